@@ -1,0 +1,1 @@
+//! webtune-engine (being written).

@@ -1,0 +1,1 @@
+//! webtune-lab (being written).

@@ -1,0 +1,172 @@
+//! Error kinds: every way a request can fail, each counted apart and named in reports.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Why one request failed. The names are the JSON keys and the report labels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The server actively refused the TCP connection (RST to our SYN: nothing listens).
+    ConnectRefused,
+    /// The TCP connection was not established within `--connect-timeout`.
+    ConnectTimeout,
+    /// Any other failure to connect (unreachable network, no local ports left, ...).
+    ConnectOther,
+    /// The connection was reset (ECONNRESET / EPIPE) while sending or receiving.
+    Reset,
+    /// No complete response within `--timeout` after the request was sent.
+    RequestTimeout,
+    /// The server closed the connection before a complete response arrived.
+    ClosedEarly,
+    /// The response could not be parsed: bad status line, bad header, bad chunk size,
+    /// or bytes after the end of the body.
+    Malformed,
+    /// A complete response whose status is not among the expected ones.
+    UnexpectedStatus,
+}
+
+impl ErrorKind {
+    pub const ALL: [ErrorKind; 8] = [
+        ErrorKind::ConnectRefused,
+        ErrorKind::ConnectTimeout,
+        ErrorKind::ConnectOther,
+        ErrorKind::Reset,
+        ErrorKind::RequestTimeout,
+        ErrorKind::ClosedEarly,
+        ErrorKind::Malformed,
+        ErrorKind::UnexpectedStatus,
+    ];
+
+    /// Stable snake_case name (the JSON key).
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::ConnectRefused => "connect_refused",
+            ErrorKind::ConnectTimeout => "connect_timeout",
+            ErrorKind::ConnectOther => "connect_other",
+            ErrorKind::Reset => "reset",
+            ErrorKind::RequestTimeout => "request_timeout",
+            ErrorKind::ClosedEarly => "closed_early",
+            ErrorKind::Malformed => "malformed",
+            ErrorKind::UnexpectedStatus => "unexpected_status",
+        }
+    }
+
+    /// A phrase a person reads in a report.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ErrorKind::ConnectRefused => "connect refused",
+            ErrorKind::ConnectTimeout => "connect timeout",
+            ErrorKind::ConnectOther => "connect failed (other)",
+            ErrorKind::Reset => "connection reset",
+            ErrorKind::RequestTimeout => "request timeout",
+            ErrorKind::ClosedEarly => "closed before a complete response",
+            ErrorKind::Malformed => "malformed response",
+            ErrorKind::UnexpectedStatus => "unexpected status",
+        }
+    }
+
+    /// True for failures to establish a connection (ab's "Connect" failures).
+    pub fn is_connect(self) -> bool {
+        matches!(
+            self,
+            ErrorKind::ConnectRefused | ErrorKind::ConnectTimeout | ErrorKind::ConnectOther
+        )
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// A fixed-size counter per error kind: cheap to bump on the hot path, merged at the end.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ErrorCounts([u64; 8]);
+
+impl ErrorCounts {
+    #[inline]
+    pub fn add(&mut self, kind: ErrorKind) {
+        self.0[kind.index()] += 1;
+    }
+
+    pub fn get(&self, kind: ErrorKind) -> u64 {
+        self.0[kind.index()]
+    }
+
+    pub fn total(&self) -> u64 {
+        self.0.iter().sum()
+    }
+
+    pub fn merge(&mut self, other: &ErrorCounts) {
+        for (a, b) in self.0.iter_mut().zip(other.0.iter()) {
+            *a += b;
+        }
+    }
+
+    /// The kinds that occurred, with their counts, in declaration order.
+    pub fn nonzero(&self) -> impl Iterator<Item = (ErrorKind, u64)> + '_ {
+        ErrorKind::ALL
+            .into_iter()
+            .map(|k| (k, self.get(k)))
+            .filter(|(_, n)| *n > 0)
+    }
+
+    /// Difference since an earlier snapshot of the same counters.
+    pub fn since(&self, earlier: &ErrorCounts) -> ErrorCounts {
+        let mut out = ErrorCounts::default();
+        for i in 0..8 {
+            out.0[i] = self.0[i].saturating_sub(earlier.0[i]);
+        }
+        out
+    }
+}
+
+/// Serialised as a map that always carries every kind (0 when none), so consumers can rely
+/// on the keys being present.
+impl Serialize for ErrorCounts {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let map: BTreeMap<&str, u64> = ErrorKind::ALL
+            .into_iter()
+            .map(|k| (k.name(), self.get(k)))
+            .collect();
+        map.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for ErrorCounts {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let map: BTreeMap<ErrorKind, u64> = BTreeMap::deserialize(d)?;
+        let mut out = ErrorCounts::default();
+        for (k, v) in map {
+            out.0[k.index()] = v;
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_round_trip_with_every_key() {
+        let mut c = ErrorCounts::default();
+        c.add(ErrorKind::Reset);
+        c.add(ErrorKind::Reset);
+        c.add(ErrorKind::Malformed);
+        let json = serde_json::to_value(c).unwrap();
+        assert_eq!(json["reset"], 2);
+        assert_eq!(json["connect_refused"], 0);
+        assert_eq!(json.as_object().unwrap().len(), ErrorKind::ALL.len());
+        let back: ErrorCounts = serde_json::from_value(json).unwrap();
+        assert_eq!(back, c);
+        assert_eq!(back.total(), 3);
+    }
+
+    #[test]
+    fn names_match_serde() {
+        for k in ErrorKind::ALL {
+            assert_eq!(serde_json::to_value(k).unwrap(), k.name());
+        }
+    }
+}

@@ -1,0 +1,18 @@
+//! The data model of webtune: what a run was asked to do (`RunSpec`), what it measured
+//! (`RunResult`, versioned as `webtune.run/1`), latency histograms in HdrHistogram's own
+//! serialised form, error kinds and per-interval samples.
+//!
+//! This crate owns the shapes and their (de)serialisation only. It does no I/O: no sockets,
+//! no files, no clocks. Every other crate speaks these types.
+
+pub mod errors;
+pub mod histogram;
+pub mod result;
+pub mod server;
+pub mod spec;
+
+pub use errors::{ErrorCounts, ErrorKind};
+pub use histogram::{LatencyHistogram, Percentiles};
+pub use result::{IntervalSample, LatencySummary, RunResult, SCHEMA};
+pub use server::ServerSamples;
+pub use spec::{LoadMode, RunSpec, StopCondition};

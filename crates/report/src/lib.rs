@@ -1,0 +1,1 @@
+//! webtune-report (being written).

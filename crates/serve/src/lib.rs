@@ -1,0 +1,1 @@
+//! webtune-serve (being written).
