@@ -1,1 +1,63 @@
-fn main() {}
+//! The `webtune` binary: command-line parsing and wiring only. Each subcommand lives in its
+//! own module (`*_cmd.rs`); logic that a library could own lives in the library crates.
+
+mod ab_cmd;
+mod bench_cmd;
+mod compare_cmd;
+mod http_load_cmd;
+mod lab_cmd;
+mod report_cmd;
+mod serve_cmd;
+mod sweep_cmd;
+
+use clap::{Parser, Subcommand};
+
+/// A fast, honest HTTP load generator and a tuning lab for web servers.
+#[derive(Parser)]
+#[command(name = "webtune", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run one load test against a URL (or, with no URL, the embedded target).
+    Bench(bench_cmd::BenchArgs),
+    /// Run the embedded HTTP target (empty.gif, /bytes/N, /cpu/US, /sleep/MS, /status/CODE).
+    Serve(serve_cmd::ServeArgs),
+    /// ab-compatible front end: ab's flags, ab's output layout.
+    Ab(ab_cmd::AbArgs),
+    /// http_load-compatible front end: http_load's flags, its output layout.
+    #[command(name = "http_load")]
+    HttpLoad(http_load_cmd::HttpLoadArgs),
+    /// Render a saved result (JSON) as text, ab, http_load, json, csv or HTML.
+    Report(report_cmd::ReportArgs),
+    /// The same test at several load levels: throughput, latency and errors vs load.
+    Sweep(sweep_cmd::SweepArgs),
+    /// Before → after: saved results side by side, with how sure each difference is.
+    Compare(compare_cmd::CompareArgs),
+    /// Start real web stacks (nginx, Apache, PHP) from generated configs and load them.
+    Lab(lab_cmd::LabArgs),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Bench(a) => bench_cmd::run(a),
+        Command::Serve(a) => serve_cmd::run(a),
+        Command::Ab(a) => ab_cmd::run(a),
+        Command::HttpLoad(a) => http_load_cmd::run(a),
+        Command::Report(a) => report_cmd::run(a),
+        Command::Sweep(a) => sweep_cmd::run(a),
+        Command::Compare(a) => compare_cmd::run(a),
+        Command::Lab(a) => lab_cmd::run(a),
+    };
+    match outcome {
+        Ok(code) => std::process::exit(code),
+        Err(e) => {
+            eprintln!("webtune: {e:#}");
+            std::process::exit(2);
+        }
+    }
+}
