@@ -1,1 +1,12 @@
-//! webtune-report (being written).
+//! webtune-report turns `RunResult`s into what people and programs read: the human text
+//! summary, ab's and http_load's output layouts, JSON, CSV, a self-contained HTML report
+//! with SVG plots, sweep tables and before → after comparisons.
+//!
+//! It measures nothing and does no network I/O; callers hand it results and write the
+//! strings it returns wherever they like.
+
+pub mod testkit;
+pub mod text;
+pub mod units;
+
+pub use text::render_text;

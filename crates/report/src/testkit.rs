@@ -1,0 +1,119 @@
+//! Synthetic results for tests, examples and documentation: a `RunResult` built from known
+//! latencies and counts, so every layout can be checked against numbers we chose.
+
+use webtune_model::result::{GeneratorUsage, Histograms};
+use webtune_model::{
+    ErrorCounts, ErrorKind, IntervalSample, LatencyHistogram, RunResult, RunSpec, SCHEMA,
+};
+
+/// A result of `responses` requests whose total latency cycles through `total_us`
+/// (first byte is 80% of it, connect 10% for every tenth request), with one status 404 per
+/// 50 responses, a few errors of three kinds, and a 10-interval timeline with a stall in
+/// interval 6.
+pub fn synthetic_result(responses: u64, total_us: &[u64]) -> RunResult {
+    let mut histograms = Histograms::default();
+    let mut status = std::collections::BTreeMap::new();
+    let mut connections = 0;
+    for i in 0..responses {
+        let total = total_us[(i as usize) % total_us.len().max(1)];
+        histograms.total.record(total);
+        histograms.first_byte.record(total * 8 / 10);
+        if i % 10 == 0 {
+            histograms.connect.record((total / 10).max(1));
+            connections += 1;
+        }
+        let code = if i % 50 == 49 { 404 } else { 200 };
+        *status.entry(code).or_insert(0u64) += 1;
+    }
+    let mut errors = ErrorCounts::default();
+    for _ in 0..3 {
+        errors.add(ErrorKind::ConnectRefused);
+    }
+    errors.add(ErrorKind::Reset);
+    errors.add(ErrorKind::RequestTimeout);
+    let unexpected = status.get(&404).copied().unwrap_or(0);
+    for _ in 0..unexpected {
+        errors.add(ErrorKind::UnexpectedStatus);
+    }
+    let duration_s = 10.0;
+    let body = 1234u64;
+    let header = 200u64;
+    let timeline = (0..10)
+        .map(|i| {
+            let stalled = i == 6;
+            let per = if stalled { 0 } else { responses / 9 };
+            let mut e = ErrorCounts::default();
+            if i == 3 {
+                e.add(ErrorKind::Reset);
+            }
+            IntervalSample {
+                start_s: i as f64,
+                length_s: 1.0,
+                responses: per,
+                errors: e,
+                bytes: per * (body + header),
+                open_connections: 10,
+                p50_us: if stalled { 0 } else { 1_000 + i * 100 },
+                p90_us: if stalled { 0 } else { 2_000 + i * 100 },
+                p99_us: if stalled { 0 } else { 5_000 + i * 300 },
+                max_us: if stalled { 0 } else { 9_000 + i * 300 },
+            }
+        })
+        .collect();
+    let mut result = RunResult {
+        schema: SCHEMA.into(),
+        tool: "webtune 0.1.0".into(),
+        started_at_unix_ms: 1_700_000_000_000,
+        spec: RunSpec {
+            url: "http://127.0.0.1:8080/forum/index.php?f=2".into(),
+            connections: 10,
+            threads: 2,
+            ..RunSpec::default()
+        },
+        addresses: vec!["127.0.0.1:8080".into()],
+        duration_s,
+        interrupted: false,
+        responses,
+        ok: responses - unexpected,
+        errors,
+        length_varies: responses / 20,
+        first_body_bytes: Some(body),
+        status,
+        bytes_received: responses * (body + header),
+        body_bytes: responses * body,
+        bytes_sent: responses * 80,
+        connections_opened: connections,
+        stale_reconnects: 2,
+        requests_per_s: 0.0,
+        bytes_per_s: 0.0,
+        latency: Default::default(),
+        histograms,
+        timeline,
+        generator: GeneratorUsage {
+            user_cpu_s: 0.25,
+            system_cpu_s: 0.75,
+            max_rss_kib: 8_000,
+            threads: 2,
+        },
+        server: None,
+    };
+    result.finish_summaries();
+    result
+}
+
+/// An empty histogram-free result (a run that got nothing back).
+pub fn empty_result() -> RunResult {
+    let mut r = synthetic_result(0, &[1]);
+    r.timeline.clear();
+    r.errors = ErrorCounts::default();
+    r.histograms = Histograms {
+        connect: LatencyHistogram::new(),
+        first_byte: LatencyHistogram::new(),
+        total: LatencyHistogram::new(),
+    };
+    r.length_varies = 0;
+    r.first_body_bytes = None;
+    r.stale_reconnects = 0;
+    r.finish_summaries();
+    r
+}

@@ -1,0 +1,264 @@
+//! The human summary of one run (`--format text`, the default of `webtune bench`): what was
+//! run, throughput, the latency table, status codes, errors by kind, "length varies" apart,
+//! connections, and what the generator itself cost.
+
+use crate::units::{bytes, ms, ms_f, percent, seconds};
+use std::fmt::Write as _;
+use webtune_model::{ErrorKind, Percentiles, RunResult, StopCondition};
+
+/// Column headers of the latency table, in order.
+pub const LATENCY_COLUMNS: [&str; 9] = [
+    "mean", "p50", "p75", "p90", "p95", "p99", "p99.9", "max", "count",
+];
+
+/// Render one result as the human summary.
+pub fn render_text(result: &RunResult) -> String {
+    let mut out = String::new();
+    write_header(&mut out, result);
+    write_throughput(&mut out, result);
+    write_latency_table(&mut out, result);
+    write_status(&mut out, result);
+    write_errors(&mut out, result);
+    write_connections_and_cost(&mut out, result);
+    out
+}
+
+fn write_header(out: &mut String, r: &RunResult) {
+    let spec = &r.spec;
+    let _ = writeln!(out, "{} {}", spec.method, spec.url);
+    let stop = match spec.stop {
+        StopCondition::Requests { count } => format!("{count} requests"),
+        StopCondition::Duration { seconds: s } => format!("for {}", seconds(s)),
+    };
+    let keepalive = if spec.keepalive {
+        "keep-alive"
+    } else {
+        "new connection per request"
+    };
+    let http = if spec.http10 { "HTTP/1.0" } else { "HTTP/1.1" };
+    let _ = writeln!(
+        out,
+        "  {} connections, {} threads, {stop}, {keepalive}, {http}",
+        spec.connections, spec.threads
+    );
+    if !r.addresses.is_empty() {
+        let _ = writeln!(out, "  target {}", r.addresses.join(", "));
+    }
+    let _ = writeln!(out, "  measured {}", seconds(r.duration_s));
+    if r.interrupted {
+        let _ = writeln!(out, "  INTERRUPTED — partial result");
+    }
+    out.push('\n');
+}
+
+fn write_throughput(out: &mut String, r: &RunResult) {
+    let _ = writeln!(out, "Throughput");
+    let _ = writeln!(out, "  requests/s    {:.2}", r.requests_per_s);
+    let _ = writeln!(
+        out,
+        "  transfer      {}/s received, {}/s sent",
+        bytes(r.bytes_per_s),
+        bytes(if r.duration_s > 0.0 {
+            r.bytes_sent as f64 / r.duration_s
+        } else {
+            0.0
+        })
+    );
+    let _ = writeln!(
+        out,
+        "  responses     {} ({} with an expected status), {} received",
+        r.responses,
+        r.ok,
+        bytes(r.bytes_received as f64)
+    );
+    out.push('\n');
+}
+
+fn latency_row(label: &str, p: &Percentiles) -> Vec<String> {
+    let mut row = vec![label.to_string()];
+    if p.count == 0 {
+        row.extend(std::iter::repeat_n(
+            "-".to_string(),
+            LATENCY_COLUMNS.len() - 1,
+        ));
+    } else {
+        row.push(ms_f(p.mean_us));
+        for v in [
+            p.p50_us, p.p75_us, p.p90_us, p.p95_us, p.p99_us, p.p999_us, p.max_us,
+        ] {
+            row.push(ms(v));
+        }
+    }
+    row.push(p.count.to_string());
+    row
+}
+
+fn write_latency_table(out: &mut String, r: &RunResult) {
+    let mut rows = vec![{
+        let mut h = vec!["Latency (ms)".to_string()];
+        h.extend(LATENCY_COLUMNS.iter().map(|s| s.to_string()));
+        h
+    }];
+    rows.push(latency_row("  connect", &r.latency.connect));
+    rows.push(latency_row("  first byte", &r.latency.first_byte));
+    rows.push(latency_row("  total", &r.latency.total));
+    write_aligned(out, &rows);
+    out.push('\n');
+}
+
+/// Write rows with the first column left-aligned and the others right-aligned.
+pub(crate) fn write_aligned(out: &mut String, rows: &[Vec<String>]) {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for row in rows {
+        let mut line = String::new();
+        for (c, cell) in row.iter().enumerate() {
+            if c == 0 {
+                let _ = write!(line, "{cell:<w$}", w = widths[0]);
+            } else {
+                let _ = write!(line, "  {cell:>w$}", w = widths[c]);
+            }
+        }
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+}
+
+fn write_status(out: &mut String, r: &RunResult) {
+    let _ = writeln!(out, "Status codes");
+    if r.status.is_empty() {
+        let _ = writeln!(out, "  (no complete response)");
+    }
+    for (code, n) in &r.status {
+        let note = if r.spec.status_expected(*code) {
+            ""
+        } else {
+            "  (unexpected)"
+        };
+        let _ = writeln!(out, "  {code}  {n}{note}");
+    }
+    out.push('\n');
+}
+
+fn write_errors(out: &mut String, r: &RunResult) {
+    let total = r.errors.total();
+    if total == 0 {
+        let _ = writeln!(out, "Errors          none");
+    } else {
+        let _ = writeln!(
+            out,
+            "Errors          {total} ({} of attempted requests)",
+            percent(r.error_ratio())
+        );
+        let width = ErrorKind::ALL
+            .iter()
+            .map(|k| k.describe().len())
+            .max()
+            .unwrap_or(0);
+        for (kind, n) in r.errors.nonzero() {
+            let _ = writeln!(out, "  {:<width$}  {n:>8}", kind.describe());
+        }
+    }
+    if r.length_varies > 0 {
+        let first = r
+            .first_body_bytes
+            .map(|b| format!(" ({b} bytes)"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "Length varies   {} responses differed in body length from the first{first}\n  \
+             not an error: dynamic pages vary (ab counts these as \"Failed requests (Length)\")",
+            r.length_varies
+        );
+    }
+    out.push('\n');
+}
+
+fn write_connections_and_cost(out: &mut String, r: &RunResult) {
+    let _ = writeln!(
+        out,
+        "Connections     {} opened, {} stale keep-alive reconnects",
+        r.connections_opened, r.stale_reconnects
+    );
+    let g = &r.generator;
+    let cpu = g.user_cpu_s + g.system_cpu_s;
+    let attempted = r.attempted();
+    let per_request = if attempted > 0 {
+        format!("{:.1} µs per request", cpu * 1e6 / attempted as f64)
+    } else {
+        "no requests".into()
+    };
+    let _ = writeln!(
+        out,
+        "Generator CPU   {:.2} s user + {:.2} s sys = {per_request}",
+        g.user_cpu_s, g.system_cpu_s
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::{empty_result, synthetic_result};
+
+    #[test]
+    fn summary_carries_throughput_setup_and_percentiles() {
+        let r = synthetic_result(1000, &[123, 456, 1_000, 2_500, 40_000]);
+        let text = render_text(&r);
+        assert!(text.contains("GET http://127.0.0.1:8080/forum/index.php?f=2"));
+        assert!(text.contains("10 connections, 2 threads, for 10.0 s, keep-alive"));
+        assert!(text.contains("requests/s    100.00"), "{text}");
+        let total = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("total"))
+            .unwrap();
+        let cells: Vec<&str> = total.split_whitespace().collect();
+        // label, mean, p50, p75, p90, p95, p99, p99.9, max, count
+        assert_eq!(cells.len(), 10, "{total}");
+        assert_eq!(cells[2], ms(r.latency.total.p50_us));
+        assert_eq!(cells[6], ms(r.latency.total.p99_us));
+        assert_eq!(cells[8], ms(r.latency.total.max_us));
+        assert_eq!(cells[9], "1000");
+        // µs resolution is visible: the smallest latency prints as 0.123 ms somewhere
+        let connect = text.lines().find(|l| l.contains("connect  ")).unwrap();
+        assert!(connect.contains("0.0"), "{connect}");
+    }
+
+    #[test]
+    fn errors_are_by_kind_and_length_varies_is_apart() {
+        let r = synthetic_result(1000, &[1_000]);
+        let text = render_text(&r);
+        assert!(text.contains("connect refused"), "{text}");
+        assert!(text.contains("connection reset"));
+        assert!(text.contains("unexpected status"));
+        assert!(text.contains("  404  20  (unexpected)"), "{text}");
+        let lv = text.find("Length varies").unwrap();
+        let lv = &text[lv..];
+        assert!(lv.starts_with("Length varies   50 responses"), "{lv}");
+        assert!(lv.lines().nth(1).unwrap().contains("not an error"));
+        let errors = text.lines().find(|l| l.starts_with("Errors")).unwrap();
+        assert!(errors.contains("25 ("), "{errors}");
+        assert!(text.contains("2 stale keep-alive reconnects"));
+        assert!(text.contains("100 opened"));
+        // 1.0 s CPU over 1005 attempted requests
+        assert!(text.contains("995.0 µs per request"), "{text}");
+        assert!(!text.contains("INTERRUPTED"));
+    }
+
+    #[test]
+    fn interrupted_and_empty_runs_say_so() {
+        let mut r = empty_result();
+        r.interrupted = true;
+        let text = render_text(&r);
+        assert!(text.contains("INTERRUPTED — partial result"));
+        assert!(text.contains("(no complete response)"));
+        assert!(text.contains("Errors          none"));
+        assert!(text.contains("no requests"));
+    }
+}
