@@ -13,6 +13,6 @@ pub mod spec;
 
 pub use errors::{ErrorCounts, ErrorKind};
 pub use histogram::{LatencyHistogram, Percentiles};
-pub use result::{IntervalSample, LatencySummary, RunResult, SCHEMA};
+pub use result::{IntervalSample, LatencySummary, RepeatSummary, RunResult, SCHEMA};
 pub use server::ServerSamples;
 pub use spec::{LoadMode, RunSpec, StopCondition};

@@ -103,6 +103,27 @@ pub struct RunResult {
     pub generator: GeneratorUsage,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerSamples>,
+    /// The `Server` header of the first complete response (ab's "Server Software"); None
+    /// when the server sent none or the engine did not record it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_software: Option<String>,
+    /// With `bench --repeat N`: one summary per repeat, in run order. The rest of the result
+    /// is then all repeats merged. Empty for a single run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repeats: Vec<RepeatSummary>,
+}
+
+/// What one repeat of a repeated run measured: enough to tell whether two configurations
+/// differ by more than run-to-run noise.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct RepeatSummary {
+    pub duration_s: f64,
+    pub responses: u64,
+    /// Every failed request, unexpected statuses included.
+    pub errors: u64,
+    pub requests_per_s: f64,
+    /// Total-latency summary of this repeat.
+    pub latency: Percentiles,
 }
 
 impl RunResult {

@@ -96,6 +96,8 @@ pub fn synthetic_result(responses: u64, total_us: &[u64]) -> RunResult {
             threads: 2,
         },
         server: None,
+        server_software: Some("nginx/1.22.1".into()),
+        repeats: Vec::new(),
     };
     result.finish_summaries();
     result
