@@ -1,1 +1,36 @@
-//! webtune-lab (being written).
+//! webtune-lab: real web stacks for load tests. It owns the stacks (nginx, Apache
+//! prefork / worker / event, nginx → Apache, nginx → php-fpm, an external URL), their
+//! tunable parameters and config templates, the supervision of the server processes
+//! (start, readiness, stop that leaves nothing behind, a registry that reaps what a killed
+//! webtune left), and the /proc sampler whose series go into `RunResult.server`.
+//!
+//! It does not make load (that is `webtune-engine`) and does not decide what is best (that
+//! is the tuner): it starts, samples and stops what it is told to.
+
+mod error;
+pub mod params;
+pub mod procfs;
+pub mod registry;
+pub mod render;
+pub mod stacks;
+pub mod supervisor;
+
+pub use error::LabError;
+pub use params::{parse_assignment, ParamKind, ParamSpec, Settings, Value};
+pub use registry::{clean_stale, lab_root, CleanReport};
+pub use render::{render, Layout, Programs, Rendered, ServerPlan};
+pub use stacks::{Component, Mpm, NginxRole, StackKind};
+pub use supervisor::{http_get, RunningStack, StartOptions};
+
+/// Validate `NAME=VALUE` assignments for a stack: unknown names and out-of-range values
+/// are refused with the parameter's range, and combinations Apache would silently change
+/// are refused too. Nothing is started.
+pub fn settings_for(stack: StackKind, assignments: &[String]) -> Result<Settings, LabError> {
+    let pairs: Vec<(String, String)> = assignments
+        .iter()
+        .map(|a| parse_assignment(a))
+        .collect::<Result<_, _>>()?;
+    let settings = Settings::from_assignments(stack.name(), &stack.parameters(), &pairs)?;
+    stacks::check_consistency(stack, &settings)?;
+    Ok(settings)
+}

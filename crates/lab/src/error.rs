@@ -1,0 +1,59 @@
+//! The lab's error type: every failure a user can meet, as one line that says what to do.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in the lab.
+#[derive(Debug, thiserror::Error)]
+pub enum LabError {
+    #[error("unknown stack {0:?}; `webtune lab stacks` lists them")]
+    UnknownStack(String),
+    #[error(
+        "unknown parameter {name:?} for stack {stack}; `webtune lab params {stack}` lists them"
+    )]
+    UnknownParameter { stack: String, name: String },
+    #[error("parameter {name}: {value:?} is out of range; allowed: {allowed}")]
+    OutOfRange {
+        name: String,
+        value: String,
+        allowed: String,
+    },
+    #[error("bad --set {0:?}: write NAME=VALUE")]
+    BadAssignment(String),
+    #[error("parameter {0} was set twice")]
+    DuplicateParameter(String),
+    #[error("{0}")]
+    Inconsistent(String),
+    #[error("{program} is not installed ({hint})")]
+    MissingProgram { program: String, hint: String },
+    #[error("{server} rejected the rendered config {config}: {message}")]
+    ConfigRejected {
+        server: String,
+        config: PathBuf,
+        message: String,
+    },
+    #[error("{server} did not start: {message}")]
+    StartFailed { server: String, message: String },
+    #[error("{server} left process(es) {pids:?} running after a forced stop")]
+    Survivors { server: String, pids: Vec<i32> },
+    #[error("lab directory {path}: {message}")]
+    Directory { path: PathBuf, message: String },
+    #[error("no free loopback port: {0}")]
+    NoPort(std::io::Error),
+    #[error("interrupted before the stack was ready")]
+    Interrupted,
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl LabError {
+    pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> LabError {
+        LabError::Io {
+            context: context.into(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,249 @@
+//! The registry of running stacks: one JSON file per start under
+//! `$WEBTUNE_LAB_DIR/registry/` (default `/tmp/webtune-lab-UID/`), written *before* the
+//! first server starts, naming the owner (webtune's pid and start time), the private
+//! directory and each server's session id. A stack whose owner is gone — webtune was
+//! killed with SIGKILL — is reaped by `lab clean` and at every start.
+
+use crate::procfs;
+use crate::LabError;
+use serde::{Deserialize, Serialize};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// One started stack, as recorded on disk.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    pub id: String,
+    pub stack: String,
+    pub owner_pid: i32,
+    pub owner_start_ticks: u64,
+    pub private_dir: PathBuf,
+    pub docroot: PathBuf,
+    /// Session ids (= pids of the masters) of the servers started so far.
+    pub sessions: Vec<i32>,
+}
+
+impl Entry {
+    pub fn owner_alive(&self) -> bool {
+        procfs::is_alive(self.owner_pid, self.owner_start_ticks)
+    }
+}
+
+/// The lab's root directory: `$WEBTUNE_LAB_DIR`, else `/tmp/webtune-lab-UID`. Created
+/// mode 0711 (others may pass through to the world-readable document roots but not list
+/// it); refused when it is a symlink or belongs to another user.
+pub fn lab_root() -> Result<PathBuf, LabError> {
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    let root = match std::env::var_os("WEBTUNE_LAB_DIR") {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => PathBuf::from(format!("/tmp/webtune-lab-{uid}")),
+    };
+    ensure_dir(&root, 0o711, uid)?;
+    ensure_dir(&root.join("registry"), 0o700, uid)?;
+    Ok(root)
+}
+
+fn ensure_dir(path: &Path, mode: u32, uid: u32) -> Result<(), LabError> {
+    let bad = |message: String| LabError::Directory {
+        path: path.to_path_buf(),
+        message,
+    };
+    match std::fs::DirBuilder::new().mode(mode).create(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(bad(format!("cannot create it: {e}"))),
+    }
+    let meta = std::fs::symlink_metadata(path).map_err(|e| bad(e.to_string()))?;
+    if !meta.file_type().is_dir() {
+        return Err(bad(
+            "is not a directory (remove it or set WEBTUNE_LAB_DIR)".into()
+        ));
+    }
+    if meta.uid() != uid {
+        return Err(bad(format!(
+            "belongs to uid {}, not to you (uid {uid}); set WEBTUNE_LAB_DIR to a directory of yours",
+            meta.uid()
+        )));
+    }
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .map_err(|e| bad(format!("cannot set mode {mode:o}: {e}")))?;
+    Ok(())
+}
+
+fn entry_path(root: &Path, id: &str) -> PathBuf {
+    root.join("registry").join(format!("{id}.json"))
+}
+
+/// Write (or rewrite) an entry atomically.
+pub fn write_entry(root: &Path, entry: &Entry) -> Result<(), LabError> {
+    let path = entry_path(root, &entry.id);
+    let tmp = path.with_extension("json.tmp");
+    let text = serde_json::to_string_pretty(entry)
+        .map_err(|e| LabError::Inconsistent(format!("internal: registry entry: {e}")))?;
+    std::fs::write(&tmp, text)
+        .and_then(|()| std::fs::rename(&tmp, &path))
+        .map_err(|e| LabError::io(format!("writing {}", path.display()), e))
+}
+
+pub fn remove_entry(root: &Path, id: &str) {
+    let _ = std::fs::remove_file(entry_path(root, id));
+}
+
+/// Every readable entry.
+pub fn entries(root: &Path) -> Vec<Entry> {
+    let Ok(dir) = std::fs::read_dir(root.join("registry")) else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .filter_map(|t| serde_json::from_str(&t).ok())
+        .collect()
+}
+
+/// What a clean-up found and did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CleanReport {
+    /// One line per stale stack reaped.
+    pub reaped: Vec<String>,
+    /// Processes signalled.
+    pub killed: Vec<i32>,
+    /// Processes that survived SIGKILL (should stay empty).
+    pub survivors: Vec<i32>,
+}
+
+impl CleanReport {
+    pub fn is_empty(&self) -> bool {
+        self.reaped.is_empty() && self.killed.is_empty()
+    }
+}
+
+/// The processes that belong to a start: members of its recorded sessions (checked to be
+/// ours when the session leader still runs) and anything naming its private directory.
+pub fn processes_of(entry: &Entry) -> Vec<i32> {
+    let dir_text = entry.private_dir.to_string_lossy().into_owned();
+    let mut sessions = Vec::new();
+    for &sid in &entry.sessions {
+        // A leader that runs but does not name our directory is a reused pid: not ours.
+        // (A session id cannot be reused while any member of the old session lives.)
+        let leader_is_foreign = procfs::read_stat(sid).is_some_and(|s| s.session == sid)
+            && !procfs::cmdline(sid).is_some_and(|c| c.contains(&dir_text));
+        if !leader_is_foreign {
+            sessions.push(sid);
+        }
+    }
+    let mut pids: Vec<i32> = procfs::session_members(&sessions)
+        .into_iter()
+        .map(|s| s.pid)
+        .collect();
+    for pid in procfs::processes_mentioning(&entry.private_dir) {
+        if !pids.contains(&pid) {
+            pids.push(pid);
+        }
+    }
+    pids.retain(|p| *p != std::process::id() as i32);
+    pids
+}
+
+/// Signal a set of processes: `first` (e.g. SIGTERM), wait up to `grace`, then SIGKILL
+/// whatever is left and wait up to 3 s more. Returns the pids still alive at the end.
+pub fn terminate(find: &dyn Fn() -> Vec<i32>, first: i32, grace: Duration) -> Vec<i32> {
+    let send = |pids: &[i32], signal: i32| {
+        for &pid in pids {
+            // SAFETY: kill only sends a signal; a vanished pid yields ESRCH, ignored.
+            unsafe {
+                libc::kill(pid, signal);
+            }
+        }
+    };
+    let wait_until_gone = |limit: Duration| -> Vec<i32> {
+        let deadline = Instant::now() + limit;
+        loop {
+            let left = find();
+            if left.is_empty() || Instant::now() >= deadline {
+                return left;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let pids = find();
+    if pids.is_empty() {
+        return pids;
+    }
+    send(&pids, first);
+    let left = wait_until_gone(grace);
+    if left.is_empty() {
+        return left;
+    }
+    send(&left, libc::SIGKILL);
+    wait_until_gone(Duration::from_secs(3))
+}
+
+/// Reap every stack whose owner is gone: stop its processes (SIGTERM, then SIGKILL after
+/// 2 s), remove its directories and its entry. Stacks of running webtune processes are
+/// left alone. Directories in the root with no entry at all are leftovers too.
+pub fn clean_stale(root: &Path) -> CleanReport {
+    let mut report = CleanReport::default();
+    for entry in &entries(root) {
+        if entry.owner_alive() {
+            continue;
+        }
+        let found = processes_of(entry);
+        report.killed.extend(&found);
+        let survivors = terminate(
+            &|| processes_of(entry),
+            libc::SIGTERM,
+            Duration::from_secs(2),
+        );
+        report.survivors.extend(&survivors);
+        if survivors.is_empty() {
+            remove_dirs(entry);
+            remove_entry(root, &entry.id);
+        }
+        report.reaped.push(format!(
+            "{} (dir {}, owner pid {} gone): {} process(es) stopped",
+            entry.stack,
+            entry.private_dir.display(),
+            entry.owner_pid,
+            found.len()
+        ));
+    }
+    // Directories without an entry: the entry is written before the directory is made, so
+    // a directory whose entry file is missing now was left by a clean-up that could not
+    // finish; reap it the same way.
+    if let Ok(dir) = std::fs::read_dir(root) {
+        for item in dir.flatten() {
+            let path = item.path();
+            let name = item.file_name().to_string_lossy().into_owned();
+            let id = name.strip_suffix(".www").unwrap_or(&name);
+            if name == "registry" || entry_path(root, id).exists() {
+                continue;
+            }
+            let survivors = terminate(
+                &|| procfs::processes_mentioning(&path),
+                libc::SIGTERM,
+                Duration::from_secs(2),
+            );
+            if survivors.is_empty() {
+                let _ = std::fs::remove_dir_all(&path);
+                report
+                    .reaped
+                    .push(format!("leftover directory {}", path.display()));
+            } else {
+                report.survivors.extend(survivors);
+            }
+        }
+    }
+    report
+}
+
+/// Remove a start's private directory and document root.
+pub fn remove_dirs(entry: &Entry) {
+    for dir in [&entry.private_dir, &entry.docroot] {
+        if dir.as_os_str().len() > 8 {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}

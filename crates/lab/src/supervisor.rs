@@ -1,0 +1,544 @@
+//! Process supervision: start a stack's servers (each checked by the server itself, then
+//! run in the foreground in its own session, loopback only, on a free port), wait until it
+//! answers, and stop it — orderly signal, then SIGKILL after a grace period, then verify
+//! that no process of the stack is left. `RunningStack` stops on drop, so an error or a
+//! panic in the caller still tears the stack down.
+
+use crate::params::Settings;
+use crate::registry::{self, CleanReport, Entry};
+use crate::render::{self, Layout, Programs, Readiness, Rendered, ServerPlan};
+use crate::stacks::StackKind;
+use crate::{procfs, LabError};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How a start behaves.
+#[derive(Debug, Clone)]
+pub struct StartOptions {
+    /// Longest wait for each server to answer.
+    pub ready_timeout: Duration,
+    /// Time between the orderly stop signal and SIGKILL.
+    pub stop_grace: Duration,
+    /// Keep the private directory (configs, logs) after stop.
+    pub keep_dir: bool,
+    /// Set (e.g. by a SIGINT handler) to abandon a start in progress.
+    pub interrupt: Option<Arc<AtomicBool>>,
+}
+
+impl Default for StartOptions {
+    fn default() -> Self {
+        StartOptions {
+            ready_timeout: Duration::from_secs(15),
+            stop_grace: Duration::from_secs(5),
+            keep_dir: false,
+            interrupt: None,
+        }
+    }
+}
+
+struct RunningServer {
+    plan: ServerPlan,
+    child: Child,
+}
+
+/// A started stack. Stop it with `stop()` to see whether the stop was clean; dropping it
+/// stops it too.
+pub struct RunningStack {
+    stack: StackKind,
+    root: PathBuf,
+    entry: Entry,
+    rendered: Rendered,
+    servers: Vec<RunningServer>,
+    options: StartOptions,
+    stopped: bool,
+    reaped: CleanReport,
+}
+
+static START_COUNTER: AtomicU32 = AtomicU32::new(0);
+
+impl RunningStack {
+    /// Start a stack with validated settings. First reaps what a killed webtune left.
+    pub fn start(
+        stack: StackKind,
+        settings: &Settings,
+        options: StartOptions,
+    ) -> Result<RunningStack, LabError> {
+        if stack == StackKind::External {
+            return Err(LabError::Inconsistent(
+                "the external stack is not started by the lab; give its URL instead".into(),
+            ));
+        }
+        crate::stacks::check_consistency(stack, settings)?;
+        let programs = Programs::discover();
+        for (_, component) in stack.components() {
+            programs.program_for(component)?;
+        }
+        let root = registry::lab_root()?;
+        let reaped = registry::clean_stale(&root);
+
+        let me = std::process::id() as i32;
+        let my_start = procfs::read_stat(me).map(|s| s.start_ticks).unwrap_or(0);
+        let id = format!(
+            "{}-{}-{}",
+            stack.name(),
+            me,
+            START_COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        let entry = Entry {
+            id: id.clone(),
+            stack: stack.name().to_string(),
+            owner_pid: me,
+            owner_start_ticks: my_start,
+            private_dir: root.join(&id),
+            docroot: root.join(format!("{id}.www")),
+            sessions: Vec::new(),
+        };
+        // The entry goes to disk before anything else exists, so a SIGKILL at any later
+        // point leaves something `lab clean` can find.
+        registry::write_entry(&root, &entry)?;
+        let mut running = RunningStack {
+            stack,
+            root,
+            entry,
+            rendered: Rendered {
+                configs: Vec::new(),
+                site: Vec::new(),
+                servers: Vec::new(),
+            },
+            servers: Vec::new(),
+            options,
+            stopped: false,
+            reaped,
+        };
+        // On any error below, dropping `running` stops what started and removes the files.
+        running.prepare(settings, &programs)?;
+        running.launch()?;
+        Ok(running)
+    }
+
+    fn prepare(&mut self, settings: &Settings, programs: &Programs) -> Result<(), LabError> {
+        let dir = self.entry.private_dir.clone();
+        let docroot = self.entry.docroot.clone();
+        make_dir(&dir, 0o700)?;
+        make_dir(&docroot, 0o755)?;
+        for sub in ["temp", "run"] {
+            make_dir(&dir.join(sub), 0o700)?;
+        }
+        let ports = free_ports(self.stack.components().len())?;
+        // SAFETY: geteuid has no preconditions.
+        let privileged = unsafe { libc::geteuid() } == 0;
+        let layout = Layout {
+            dir: dir.clone(),
+            docroot: docroot.clone(),
+            ports,
+            privileged,
+        };
+        self.rendered = render::render(self.stack, settings, &layout, programs)?;
+        for (name, text) in &self.rendered.configs {
+            write_file(&dir.join(name), text.as_bytes(), 0o600)?;
+        }
+        for (name, bytes) in &self.rendered.site {
+            write_file(&docroot.join(name), bytes, 0o644)?;
+        }
+        // Every server checks its own config before anything starts.
+        for plan in &self.rendered.servers {
+            check_config(plan)?;
+        }
+        Ok(())
+    }
+
+    fn launch(&mut self) -> Result<(), LabError> {
+        let plans = self.rendered.servers.clone();
+        for plan in plans {
+            let child = spawn_in_own_session(&plan, &self.entry.private_dir)?;
+            self.entry.sessions.push(child.id() as i32);
+            self.servers.push(RunningServer {
+                plan: plan.clone(),
+                child,
+            });
+            registry::write_entry(&self.root, &self.entry)?;
+            self.wait_ready(self.servers.len() - 1)?;
+        }
+        if self.stack.has_php() {
+            // The whole chain answers the CPU-bound page.
+            let front = self.front_address();
+            let deadline = Instant::now() + self.options.ready_timeout;
+            loop {
+                match http_get(front, "/cpu/1", Duration::from_secs(2)) {
+                    Ok((200, _)) => break,
+                    outcome => {
+                        if Instant::now() >= deadline {
+                            let what = match outcome {
+                                Ok((status, _)) => format!("status {status}"),
+                                Err(e) => e.to_string(),
+                            };
+                            return Err(LabError::StartFailed {
+                                server: self.stack.name().to_string(),
+                                message: format!(
+                                    "GET /cpu/1 gave {what}; logs in {}",
+                                    self.entry.private_dir.display()
+                                ),
+                            });
+                        }
+                    }
+                }
+                self.check_interrupt()?;
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        Ok(())
+    }
+
+    fn check_interrupt(&self) -> Result<(), LabError> {
+        match &self.options.interrupt {
+            Some(flag) if flag.load(Ordering::SeqCst) => Err(LabError::Interrupted),
+            _ => Ok(()),
+        }
+    }
+
+    fn wait_ready(&mut self, index: usize) -> Result<(), LabError> {
+        let deadline = Instant::now() + self.options.ready_timeout;
+        loop {
+            let server = &mut self.servers[index];
+            let address = SocketAddr::from(([127, 0, 0, 1], server.plan.port));
+            let ready = match server.plan.readiness {
+                Readiness::TcpAccept => {
+                    TcpStream::connect_timeout(&address, Duration::from_millis(500)).is_ok()
+                }
+                Readiness::HttpGet(path) => {
+                    matches!(
+                        http_get(address, path, Duration::from_secs(2)),
+                        Ok((200, _))
+                    )
+                }
+            };
+            if ready {
+                return Ok(());
+            }
+            if let Ok(Some(status)) = server.child.try_wait() {
+                return Err(LabError::StartFailed {
+                    server: server.plan.label.clone(),
+                    message: format!(
+                        "exited with {status}: {}",
+                        log_tail(&server.plan.error_log, &self.entry.private_dir)
+                    ),
+                });
+            }
+            if Instant::now() >= deadline {
+                return Err(LabError::StartFailed {
+                    server: server.plan.label.clone(),
+                    message: format!(
+                        "no answer on 127.0.0.1:{} within {:?}: {}",
+                        server.plan.port,
+                        self.options.ready_timeout,
+                        log_tail(&server.plan.error_log, &self.entry.private_dir)
+                    ),
+                });
+            }
+            self.check_interrupt()?;
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
+    pub fn stack(&self) -> StackKind {
+        self.stack
+    }
+
+    /// The address clients load (the front server).
+    pub fn front_address(&self) -> SocketAddr {
+        let port = self.rendered.servers.last().map(|s| s.port).unwrap_or(0);
+        SocketAddr::from(([127, 0, 0, 1], port))
+    }
+
+    /// `http://127.0.0.1:PORT` of the front server.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.front_address())
+    }
+
+    pub fn private_dir(&self) -> &Path {
+        &self.entry.private_dir
+    }
+
+    pub fn docroot(&self) -> &Path {
+        &self.entry.docroot
+    }
+
+    /// The rendered configs and the server plans.
+    pub fn rendered(&self) -> &Rendered {
+        &self.rendered
+    }
+
+    /// Session ids of the servers (each server's processes share its session).
+    pub fn sessions(&self) -> Vec<i32> {
+        self.entry.sessions.clone()
+    }
+
+    /// Every live process of the stack now.
+    pub fn processes(&self) -> Vec<i32> {
+        registry::processes_of(&self.entry)
+    }
+
+    /// What the start reaped from runs a killed webtune left behind.
+    pub fn reaped(&self) -> &CleanReport {
+        &self.reaped
+    }
+
+    /// Stop every server (front first) and verify that none of its processes is left.
+    pub fn stop(mut self) -> Result<(), LabError> {
+        self.stop_all()
+    }
+
+    fn stop_all(&mut self) -> Result<(), LabError> {
+        if self.stopped {
+            return Ok(());
+        }
+        self.stopped = true;
+        let mut first_error = None;
+        while let Some(mut server) = self.servers.pop() {
+            let sid = server.child.id() as i32;
+            let result = stop_server(&mut server, sid, self.options.stop_grace);
+            if let Err(e) = result {
+                first_error.get_or_insert(e);
+            }
+        }
+        // Anything else naming the directory (a server that escaped its session).
+        let entry = self.entry.clone();
+        let left = registry::terminate(
+            &|| registry::processes_of(&entry),
+            libc::SIGKILL,
+            Duration::from_secs(1),
+        );
+        if !left.is_empty() {
+            first_error.get_or_insert(LabError::Survivors {
+                server: self.stack.name().to_string(),
+                pids: left,
+            });
+        }
+        if first_error.is_none() {
+            if !self.options.keep_dir {
+                registry::remove_dirs(&self.entry);
+            }
+            registry::remove_entry(&self.root, &self.entry.id);
+        }
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for RunningStack {
+    fn drop(&mut self) {
+        if let Err(e) = self.stop_all() {
+            eprintln!("webtune lab: stopping {}: {e}", self.stack.name());
+        }
+    }
+}
+
+/// Orderly signal to the master, wait for the whole session to end, SIGKILL the session
+/// after the grace period, verify.
+fn stop_server(server: &mut RunningServer, sid: i32, grace: Duration) -> Result<(), LabError> {
+    let members = || -> Vec<i32> {
+        procfs::session_members(&[sid])
+            .into_iter()
+            .map(|s| s.pid)
+            .collect()
+    };
+    if server.child.try_wait().ok().flatten().is_none() {
+        // SAFETY: kill only sends a signal to our own child.
+        unsafe {
+            libc::kill(sid, server.plan.stop_signal);
+        }
+    }
+    let deadline = Instant::now() + grace;
+    loop {
+        let master_done = server.child.try_wait().ok().flatten().is_some();
+        if master_done && members().is_empty() {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Forced: the whole session (its process group is the session's) and stragglers.
+    // SAFETY: signals to our own child's process group and its members.
+    unsafe {
+        libc::killpg(sid, libc::SIGKILL);
+    }
+    for pid in members() {
+        // SAFETY: as above; ESRCH is ignored.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
+    let _ = server.child.wait();
+    let deadline = Instant::now() + Duration::from_secs(3);
+    loop {
+        let left = members();
+        if left.is_empty() {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            return Err(LabError::Survivors {
+                server: server.plan.label.clone(),
+                pids: left,
+            });
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn make_dir(path: &Path, mode: u32) -> Result<(), LabError> {
+    std::fs::DirBuilder::new()
+        .mode(mode)
+        .create(path)
+        .and_then(|()| std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)))
+        .map_err(|e| LabError::io(format!("creating {}", path.display()), e))
+}
+
+fn write_file(path: &Path, bytes: &[u8], mode: u32) -> Result<(), LabError> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(path)
+        .and_then(|mut f| f.write_all(bytes))
+        .and_then(|()| std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)))
+        .map_err(|e| LabError::io(format!("writing {}", path.display()), e))
+}
+
+/// Distinct free loopback ports: bind them all at once (so they differ), then release.
+fn free_ports(count: usize) -> Result<Vec<u16>, LabError> {
+    let listeners: Vec<TcpListener> = (0..count)
+        .map(|_| TcpListener::bind("127.0.0.1:0"))
+        .collect::<Result<_, _>>()
+        .map_err(LabError::NoPort)?;
+    listeners
+        .iter()
+        .map(|l| l.local_addr().map(|a| a.port()).map_err(LabError::NoPort))
+        .collect()
+}
+
+/// Run the server's own config check (`nginx -t`, `apache2 -t`, `php-fpm -t`).
+fn check_config(plan: &ServerPlan) -> Result<(), LabError> {
+    let output = Command::new(&plan.program)
+        .args(&plan.check_args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| LabError::io(format!("running {}", plan.program.display()), e))?;
+    if output.status.success() {
+        return Ok(());
+    }
+    let mut text = String::from_utf8_lossy(&output.stderr).into_owned();
+    text.push_str(&String::from_utf8_lossy(&output.stdout));
+    Err(LabError::ConfigRejected {
+        server: plan.label.clone(),
+        config: plan.config_file.clone(),
+        message: summarise_log(&text),
+    })
+}
+
+/// Start a server in the foreground in a new session (setsid): its own process group, so
+/// a signal to its group (Apache prefork signals its whole group on SIGTERM) or the
+/// terminal's Ctrl-C never reaches webtune, and webtune's never reaches it.
+fn spawn_in_own_session(plan: &ServerPlan, dir: &Path) -> Result<Child, LabError> {
+    let name = plan
+        .config_file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "server".into());
+    let out_path = dir.join(format!("{name}.out"));
+    let out = std::fs::File::create(&out_path)
+        .map_err(|e| LabError::io(format!("creating {}", out_path.display()), e))?;
+    let err = out
+        .try_clone()
+        .map_err(|e| LabError::io("duplicating a log file handle", e))?;
+    let mut command = Command::new(&plan.program);
+    command
+        .args(&plan.run_args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(out))
+        .stderr(Stdio::from(err));
+    // SAFETY: the closure runs in the child between fork and exec and calls only setsid,
+    // which is async-signal-safe.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    command.spawn().map_err(|e| LabError::StartFailed {
+        server: plan.label.clone(),
+        message: format!("cannot run {}: {e}", plan.program.display()),
+    })
+}
+
+/// The last meaningful lines of a server's error log (and its captured stdout/stderr).
+fn log_tail(error_log: &Path, dir: &Path) -> String {
+    let mut text = std::fs::read_to_string(error_log).unwrap_or_default();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            if e.file_name().to_string_lossy().ends_with(".out") {
+                text.push_str(&std::fs::read_to_string(e.path()).unwrap_or_default());
+            }
+        }
+    }
+    let summary = summarise_log(&text);
+    if summary.is_empty() {
+        format!("nothing in {}", error_log.display())
+    } else {
+        summary
+    }
+}
+
+/// The last three non-empty lines of a log, joined with " | ".
+fn summarise_log(text: &str) -> String {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let start = lines.len().saturating_sub(3);
+    lines[start..].join(" | ")
+}
+
+/// A minimal HTTP/1.0 GET over loopback: status code and the whole response body. Used
+/// for readiness checks and by tests.
+pub fn http_get(
+    address: SocketAddr,
+    path: &str,
+    timeout: Duration,
+) -> std::io::Result<(u16, Vec<u8>)> {
+    let mut stream = TcpStream::connect_timeout(&address, timeout)?;
+    stream.set_read_timeout(Some(timeout))?;
+    stream.set_write_timeout(Some(timeout))?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nUser-Agent: webtune-lab\r\n\r\n"
+    )?;
+    let mut raw = Vec::new();
+    stream.take(64 * 1024 * 1024).read_to_end(&mut raw)?;
+    let bad = || std::io::Error::new(std::io::ErrorKind::InvalidData, "not an HTTP response");
+    let head_end = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .ok_or_else(bad)?;
+    let head = String::from_utf8_lossy(&raw[..head_end]);
+    let status: u16 = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(bad)?;
+    Ok((status, raw[head_end + 4..].to_vec()))
+}
