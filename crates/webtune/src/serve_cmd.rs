@@ -1,8 +1,113 @@
-//! `webtune serve` (not written yet).
+//! `webtune serve`: runs the embedded HTTP/1.1 target (crate webtune-serve) in the
+//! foreground until SIGINT or SIGTERM, then stops it cleanly. Flags map one to one onto
+//! `webtune_serve::ServeOptions`.
 
-#[derive(clap::Args)]
-pub struct ServeArgs {}
+use std::net::SocketAddr;
+use std::time::Duration;
 
-pub fn run(_args: ServeArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("not implemented yet")
+use anyhow::Context;
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+use webtune_serve::{EmbeddedServer, ServeOptions};
+
+/// Run the embedded HTTP/1.1 target in the foreground (Ctrl-C stops it).
+///
+/// Pages: /empty.gif (43-byte GIF), /bytes/N (N bytes), /chunked/N (N bytes, chunked),
+/// /cpu/US (US microseconds of CPU work), /sleep/MS (answer after MS ms), /status/CODE, and /
+/// (the list).
+#[derive(clap::Args, Debug)]
+pub struct ServeArgs {
+    /// Address and port to listen on. Loopback by default; give 0.0.0.0:PORT to let other
+    /// machines in. Port 0 picks a free port (printed at start).
+    #[arg(long, default_value = "127.0.0.1:8080", value_name = "IP:PORT")]
+    pub addr: SocketAddr,
+
+    /// Threads serving connections [default: the number of available cores].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub workers: Option<u32>,
+
+    /// Listen backlog: connections the kernel queues before they are accepted (capped by the
+    /// kernel at net.core.somaxconn).
+    #[arg(long, default_value_t = 1024, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=i32::MAX as i64))]
+    pub backlog: u32,
+
+    /// Close a keep-alive connection after it has been idle this long (also the time a client
+    /// has to send a request head), e.g. "5s", "500ms"; "0" turns keep-alive off (one request
+    /// per connection).
+    #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = parse_duration)]
+    pub keepalive_timeout: Duration,
+
+    /// At most this many connections open at once; at the limit the server stops accepting
+    /// and new clients wait in the listen backlog until a connection closes.
+    #[arg(long, default_value_t = 10_000, value_name = "N",
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
+    pub max_connections: u64,
+}
+
+pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
+    // Take over SIGINT / SIGTERM before serving, so an early Ctrl-C still stops cleanly.
+    let mut signals =
+        Signals::new([SIGINT, SIGTERM]).context("cannot install the Ctrl-C handler")?;
+    let opts = ServeOptions {
+        addr: args.addr,
+        workers: args
+            .workers
+            .map_or_else(webtune_serve::available_cores, |n| n as usize),
+        backlog: args.backlog,
+        keepalive_timeout: args.keepalive_timeout,
+        max_connections: usize::try_from(args.max_connections).unwrap_or(usize::MAX),
+    };
+    let server = EmbeddedServer::start(opts)?;
+    eprintln!(
+        "webtune serve: listening on http://{}/ (routes: /empty.gif /bytes/N /cpu/US /sleep/MS \
+         /status/CODE; Ctrl-C stops)",
+        server.local_addr()
+    );
+    let signal = signals.forever().next();
+    server.shutdown();
+    let name = match signal {
+        Some(SIGTERM) => "SIGTERM",
+        _ => "SIGINT",
+    };
+    eprintln!("webtune serve: stopped ({name})");
+    Ok(0)
+}
+
+/// A duration such as "5s", "500ms", "1.5s", "2m" or "0"; a bare number is seconds.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let explain = || format!("{text:?} is not a duration: write e.g. 5s, 500ms, 2m or 0");
+    let value: f64 = number.parse().map_err(|_| explain())?;
+    let seconds_per_unit = match unit.trim() {
+        "" | "s" => 1.0,
+        "ms" => 1e-3,
+        "us" | "µs" => 1e-6,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        _ => return Err(explain()),
+    };
+    Duration::try_from_secs_f64(value * seconds_per_unit).map_err(|_| explain())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_in_the_usual_units() {
+        assert_eq!(parse_duration("5s"), Ok(Duration::from_secs(5)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("7"), Ok(Duration::from_secs(7)));
+        for bad in ["", "s", "-1s", "5 parsecs", "1e3s", "ms5"] {
+            assert!(parse_duration(bad).is_err(), "{bad:?} parsed");
+        }
+    }
 }
