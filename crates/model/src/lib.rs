@@ -10,6 +10,7 @@ pub mod histogram;
 pub mod result;
 pub mod server;
 pub mod spec;
+pub mod units;
 
 pub use errors::{ErrorCounts, ErrorKind};
 pub use histogram::{LatencyHistogram, Percentiles};

@@ -93,6 +93,10 @@ pub struct RunResult {
     /// Requests sent again because the server closed an idle keep-alive connection before
     /// any byte of their response (not an error: the connection was stale).
     pub stale_reconnects: u64,
+    /// Requests still in flight when the run ended (duration over or Ctrl-C, after a 1 s
+    /// grace): neither completed nor failed.
+    #[serde(default)]
+    pub abandoned: u64,
     /// Responses per second over `duration_s`.
     pub requests_per_s: f64,
     /// Bytes received per second.

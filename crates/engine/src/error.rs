@@ -1,0 +1,37 @@
+//! Errors that stop a run before it starts. Each message says what was wrong and what to do.
+
+/// Why a run could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("malformed URL {url:?}: {reason} (expected e.g. http://127.0.0.1:8080/path)")]
+    BadUrl { url: String, reason: String },
+    #[error(
+        "{scheme}:// is not supported yet: webtune speaks plain HTTP/1.x for now (use http://)"
+    )]
+    UnsupportedScheme { scheme: String },
+    #[error(
+        "cannot resolve host {host:?}: {reason} (check the name, or pass --connect-to IP:PORT)"
+    )]
+    Resolve { host: String, reason: String },
+    #[error("bad --connect-to address {addr:?}: expected IP:PORT, e.g. 127.0.0.1:8080")]
+    BadConnectTo { addr: String },
+    #[error("bad header {header:?}: {reason}")]
+    BadHeader { header: String, reason: String },
+    #[error("bad method {method:?}: a method is a token such as GET or POST")]
+    BadMethod { method: String },
+    #[error("{what} must be at least 1")]
+    Zero { what: &'static str },
+    #[error(
+        "{connections} connections need about {needed} open files but the limit is {limit}: \
+         raise it with `ulimit -n {needed}` (or lower -c)"
+    )]
+    FileLimit {
+        connections: u64,
+        needed: u64,
+        limit: u64,
+    },
+    #[error("cannot start a worker thread: {0}")]
+    Thread(std::io::Error),
+    #[error("cannot create an event loop: {0}")]
+    Poll(std::io::Error),
+}

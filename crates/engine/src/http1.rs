@@ -1,0 +1,493 @@
+//! The HTTP/1.x response parser: incremental and in place. Headers are parsed with `httparse`
+//! straight from the read buffer (copied aside only when a head spans reads); bodies are
+//! counted, never kept — by Content-Length, chunked framing, or until the server closes.
+
+/// Largest response head accepted (status line and headers).
+const MAX_HEAD: usize = 64 * 1024;
+/// Most headers parsed in one response.
+const MAX_HEADERS: usize = 64;
+
+/// Why a response could not be parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Malformed(pub &'static str);
+
+/// What the head said, once parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Head {
+    pub status: u16,
+    /// Bytes of the status line and headers.
+    pub head_bytes: usize,
+    /// The server allows reusing the connection after this response.
+    pub keep_alive: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Body {
+    Length(u64),
+    Chunked(Chunk),
+    UntilClose,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Chunk {
+    /// Reading hex digits of a chunk size (value so far, digits seen).
+    Size(u64, u8),
+    /// Skipping a chunk extension up to CR.
+    Extension(u64),
+    /// Expecting LF after the size line (then data of that size, or trailers if 0).
+    SizeLf(u64),
+    /// Inside chunk data: bytes left.
+    Data(u64),
+    DataCr,
+    DataLf,
+    /// At the start of a trailer line (or the final empty line).
+    TrailerStart,
+    /// Inside a trailer line, up to LF.
+    TrailerLine,
+    /// Saw CR of the final empty line.
+    FinalLf,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum State {
+    Head,
+    Body(Body),
+    Done,
+}
+
+/// Outcome of feeding bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// The response is not complete yet; all bytes were consumed.
+    NeedMore,
+    /// The response is complete; `consumed` bytes of the input belonged to it.
+    Complete { consumed: usize },
+}
+
+/// Parses one response at a time; `reset` prepares it for the next.
+#[derive(Debug, Clone)]
+pub struct ResponseParser {
+    state: State,
+    /// Part of a head that arrived in an earlier read.
+    pending_head: Vec<u8>,
+    head: Option<Head>,
+    body_bytes: u64,
+    no_body: bool,
+    /// Capture the `Server` header of the next response (asked once per worker).
+    want_server: bool,
+    server: Option<String>,
+}
+
+impl Default for ResponseParser {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ResponseParser {
+    pub fn new() -> Self {
+        ResponseParser {
+            state: State::Head,
+            pending_head: Vec::new(),
+            head: None,
+            body_bytes: 0,
+            no_body: false,
+            want_server: false,
+            server: None,
+        }
+    }
+
+    /// Prepare for the next response; `no_body` for the answer to a HEAD request.
+    pub fn reset(&mut self, no_body: bool) {
+        self.state = State::Head;
+        self.pending_head.clear();
+        self.head = None;
+        self.body_bytes = 0;
+        self.no_body = no_body;
+        self.want_server = false;
+        self.server = None;
+    }
+
+    /// Ask for the `Server` header of the next response.
+    pub fn capture_server(&mut self) {
+        self.want_server = true;
+    }
+
+    /// The captured `Server` header, if asked for and present.
+    pub fn take_server(&mut self) -> Option<String> {
+        self.server.take()
+    }
+
+    pub fn head(&self) -> Option<Head> {
+        self.head
+    }
+
+    pub fn body_bytes(&self) -> u64 {
+        self.body_bytes
+    }
+
+    /// True when the body runs until the server closes (not reusable afterwards).
+    pub fn until_close(&self) -> bool {
+        matches!(self.state, State::Body(Body::UntilClose))
+    }
+
+    /// Feed the next bytes read from the connection.
+    pub fn feed(&mut self, mut data: &[u8]) -> Result<Progress, Malformed> {
+        let total = data.len();
+        loop {
+            match self.state {
+                State::Done => {
+                    return Ok(Progress::Complete {
+                        consumed: total - data.len(),
+                    })
+                }
+                State::Head => {
+                    let used = self.parse_head(data)?;
+                    match used {
+                        None => return Ok(Progress::NeedMore),
+                        Some(n) => data = &data[n..],
+                    }
+                }
+                State::Body(body) => {
+                    let (used, next) = self.consume_body(body, data)?;
+                    data = &data[used..];
+                    self.state = next;
+                    if !matches!(self.state, State::Done) && data.is_empty() {
+                        return Ok(Progress::NeedMore);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The server closed the connection: is the response complete?
+    pub fn finish_at_eof(&mut self) -> bool {
+        match self.state {
+            State::Body(Body::UntilClose) => {
+                self.state = State::Done;
+                true
+            }
+            State::Done => true,
+            _ => false,
+        }
+    }
+
+    /// Parse the head; returns bytes of `data` used when the head is complete.
+    fn parse_head(&mut self, data: &[u8]) -> Result<Option<usize>, Malformed> {
+        let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+        let mut response = httparse::Response::new(&mut headers);
+        let from_pending = !self.pending_head.is_empty();
+        let buf: &[u8] = if from_pending {
+            self.pending_head.extend_from_slice(data);
+            &self.pending_head
+        } else {
+            data
+        };
+        let status = response
+            .parse(buf)
+            .map_err(|_| Malformed("bad status line or header"))?;
+        let head_len = match status {
+            httparse::Status::Partial => {
+                if buf.len() > MAX_HEAD {
+                    return Err(Malformed("response head too large"));
+                }
+                if !from_pending {
+                    self.pending_head.extend_from_slice(data);
+                }
+                return Ok(None);
+            }
+            httparse::Status::Complete(n) => n,
+        };
+        let code = response.code.unwrap_or(0);
+        let minor = response.version.unwrap_or(1);
+        let mut length: Option<u64> = None;
+        let mut chunked = false;
+        let mut close = minor == 0;
+        for h in response.headers.iter() {
+            if h.name.eq_ignore_ascii_case("content-length") {
+                let text = std::str::from_utf8(h.value).map_err(|_| Malformed("bad length"))?;
+                let n: u64 = text.trim().parse().map_err(|_| Malformed("bad length"))?;
+                if length.is_some_and(|l| l != n) {
+                    return Err(Malformed("conflicting content-length"));
+                }
+                length = Some(n);
+            } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
+                chunked = h
+                    .value
+                    .split(|&b| b == b',')
+                    .next_back()
+                    .is_some_and(|v| v.trim_ascii().eq_ignore_ascii_case(b"chunked"));
+            } else if self.want_server && h.name.eq_ignore_ascii_case("server") {
+                self.server = Some(String::from_utf8_lossy(h.value).into_owned());
+            } else if h.name.eq_ignore_ascii_case("connection") {
+                for token in h.value.split(|&b| b == b',') {
+                    let token = token.trim_ascii();
+                    if token.eq_ignore_ascii_case(b"close") {
+                        close = true;
+                    } else if token.eq_ignore_ascii_case(b"keep-alive") && minor == 0 {
+                        close = false;
+                    }
+                }
+            }
+        }
+        // Bytes of `data` that belonged to the head.
+        let used = if from_pending {
+            let earlier = self.pending_head.len() - data.len();
+            self.pending_head.clear();
+            head_len - earlier
+        } else {
+            head_len
+        };
+        if (100..200).contains(&code) {
+            // An interim response (100 Continue, 103 Early Hints): the real one follows.
+            return Ok(Some(used));
+        }
+        self.head = Some(Head {
+            status: code,
+            head_bytes: head_len,
+            keep_alive: !close,
+        });
+        let bodiless = self.no_body || code == 204 || code == 304;
+        self.state = if bodiless {
+            State::Done
+        } else if chunked {
+            State::Body(Body::Chunked(Chunk::Size(0, 0)))
+        } else if let Some(n) = length {
+            if n == 0 {
+                State::Done
+            } else {
+                State::Body(Body::Length(n))
+            }
+        } else {
+            State::Body(Body::UntilClose)
+        };
+        Ok(Some(used))
+    }
+
+    /// Consume body bytes; returns bytes used and the next state.
+    fn consume_body(&mut self, body: Body, data: &[u8]) -> Result<(usize, State), Malformed> {
+        match body {
+            Body::Length(left) => {
+                let take = (data.len() as u64).min(left);
+                self.body_bytes += take;
+                let next = if take == left {
+                    State::Done
+                } else {
+                    State::Body(Body::Length(left - take))
+                };
+                Ok((take as usize, next))
+            }
+            Body::UntilClose => {
+                self.body_bytes += data.len() as u64;
+                Ok((data.len(), State::Body(Body::UntilClose)))
+            }
+            Body::Chunked(mut chunk) => {
+                let mut i = 0;
+                while i < data.len() {
+                    let b = data[i];
+                    chunk = match chunk {
+                        Chunk::Size(v, digits) => match hex_value(b) {
+                            Some(d) => {
+                                if digits >= 15 {
+                                    return Err(Malformed("chunk size too large"));
+                                }
+                                Chunk::Size(v * 16 + d, digits + 1)
+                            }
+                            None if digits == 0 => return Err(Malformed("bad chunk size")),
+                            None if b == b'\r' => Chunk::SizeLf(v),
+                            None if b == b';' || b == b' ' || b == b'\t' => Chunk::Extension(v),
+                            None => return Err(Malformed("bad chunk size")),
+                        },
+                        Chunk::Extension(v) => {
+                            if b == b'\r' {
+                                Chunk::SizeLf(v)
+                            } else if b == b'\n' {
+                                return Err(Malformed("bad chunk size line"));
+                            } else {
+                                Chunk::Extension(v)
+                            }
+                        }
+                        Chunk::SizeLf(v) => {
+                            if b != b'\n' {
+                                return Err(Malformed("bad chunk size line"));
+                            }
+                            if v == 0 {
+                                Chunk::TrailerStart
+                            } else {
+                                Chunk::Data(v)
+                            }
+                        }
+                        Chunk::Data(left) => {
+                            let take = ((data.len() - i) as u64).min(left);
+                            self.body_bytes += take;
+                            i += take as usize;
+                            let rest = left - take;
+                            chunk = if rest == 0 {
+                                Chunk::DataCr
+                            } else {
+                                Chunk::Data(rest)
+                            };
+                            continue;
+                        }
+                        Chunk::DataCr => {
+                            if b != b'\r' {
+                                return Err(Malformed("chunk data longer than its size"));
+                            }
+                            Chunk::DataLf
+                        }
+                        Chunk::DataLf => {
+                            if b != b'\n' {
+                                return Err(Malformed("chunk data longer than its size"));
+                            }
+                            Chunk::Size(0, 0)
+                        }
+                        Chunk::TrailerStart => {
+                            if b == b'\r' {
+                                Chunk::FinalLf
+                            } else {
+                                Chunk::TrailerLine
+                            }
+                        }
+                        Chunk::TrailerLine => {
+                            if b == b'\n' {
+                                Chunk::TrailerStart
+                            } else {
+                                Chunk::TrailerLine
+                            }
+                        }
+                        Chunk::FinalLf => {
+                            if b != b'\n' {
+                                return Err(Malformed("bad end of chunked body"));
+                            }
+                            return Ok((i + 1, State::Done));
+                        }
+                    };
+                    i += 1;
+                }
+                Ok((i, State::Body(Body::Chunked(chunk))))
+            }
+        }
+    }
+}
+
+fn hex_value(b: u8) -> Option<u64> {
+    match b {
+        b'0'..=b'9' => Some((b - b'0') as u64),
+        b'a'..=b'f' => Some((b - b'a' + 10) as u64),
+        b'A'..=b'F' => Some((b - b'A' + 10) as u64),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_all(parts: &[&[u8]]) -> (Result<Progress, Malformed>, ResponseParser) {
+        let mut p = ResponseParser::new();
+        let mut last = Ok(Progress::NeedMore);
+        for part in parts {
+            last = p.feed(part);
+            if !matches!(last, Ok(Progress::NeedMore)) {
+                break;
+            }
+        }
+        (last, p)
+    }
+
+    #[test]
+    fn content_length_in_one_read() {
+        let r = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+        let (res, p) = parse_all(&[r]);
+        assert_eq!(res, Ok(Progress::Complete { consumed: r.len() }));
+        assert_eq!(p.body_bytes(), 5);
+        assert_eq!(p.head().unwrap().status, 200);
+        assert!(p.head().unwrap().keep_alive);
+    }
+
+    #[test]
+    fn head_split_across_reads_byte_by_byte() {
+        let r = b"HTTP/1.1 404 Not Found\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc";
+        let mut p = ResponseParser::new();
+        for (i, b) in r.iter().enumerate() {
+            let res = p.feed(std::slice::from_ref(b)).unwrap();
+            if i + 1 < r.len() {
+                assert_eq!(res, Progress::NeedMore, "at byte {i}");
+            } else {
+                assert_eq!(res, Progress::Complete { consumed: 1 });
+            }
+        }
+        assert_eq!(p.head().unwrap().status, 404);
+        assert!(!p.head().unwrap().keep_alive);
+    }
+
+    #[test]
+    fn chunked_with_extension_and_trailer() {
+        let r = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;x=y\r\nhello\r\nA\r\n0123456789\r\n0\r\nX-T: 1\r\n\r\n";
+        let (res, p) = parse_all(&[&r[..50], &r[50..]]);
+        assert_eq!(
+            res,
+            Ok(Progress::Complete {
+                consumed: r.len() - 50
+            })
+        );
+        assert_eq!(p.body_bytes(), 15);
+    }
+
+    #[test]
+    fn reports_leftover_bytes_as_not_consumed() {
+        let r = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokJUNK";
+        let (res, _) = parse_all(&[r]);
+        assert_eq!(
+            res,
+            Ok(Progress::Complete {
+                consumed: r.len() - 4
+            })
+        );
+    }
+
+    #[test]
+    fn malformed_inputs() {
+        for bad in [
+            &b"garbage garbage\r\n\r\n"[..],
+            b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n",
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n",
+        ] {
+            let (res, _) = parse_all(&[bad]);
+            assert!(res.is_err(), "{:?}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    #[test]
+    fn until_close_and_early_close() {
+        let (res, mut p) = parse_all(&[b"HTTP/1.0 200 OK\r\n\r\nabc"]);
+        assert_eq!(res, Ok(Progress::NeedMore));
+        assert!(p.until_close());
+        assert!(p.finish_at_eof());
+        assert_eq!(p.body_bytes(), 3);
+        let (_, mut p) = parse_all(&[b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc"]);
+        assert!(!p.finish_at_eof());
+    }
+
+    #[test]
+    fn interim_and_bodiless_responses() {
+        let r = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n";
+        let (res, p) = parse_all(&[r]);
+        assert_eq!(res, Ok(Progress::Complete { consumed: r.len() }));
+        assert_eq!(p.head().unwrap().status, 204);
+        let mut p = ResponseParser::new();
+        p.reset(true);
+        let r = b"HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n";
+        assert_eq!(p.feed(r), Ok(Progress::Complete { consumed: r.len() }));
+    }
+
+    #[test]
+    fn http10_keep_alive_needs_the_header() {
+        let (_, p) = parse_all(&[b"HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n"]);
+        assert!(!p.head().unwrap().keep_alive);
+        let (_, p) =
+            parse_all(&[b"HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 0\r\n\r\n"]);
+        assert!(p.head().unwrap().keep_alive);
+    }
+}

@@ -1,0 +1,316 @@
+//! The plan: a `RunSpec` checked and prepared for the hot path — the URL parsed, the host
+//! resolved to every address it has, the request encoded once into bytes, the file-descriptor
+//! limit checked (and the soft limit raised to the hard one when that is enough).
+
+use crate::EngineError;
+use std::net::{SocketAddr, ToSocketAddrs};
+use webtune_model::{RunSpec, StopCondition};
+
+/// Everything the workers need, computed once before the run.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Connections are spread over these round-robin (seed 004 served on ten addresses).
+    pub addresses: Vec<SocketAddr>,
+    /// The complete request, pre-encoded.
+    pub request: Vec<u8>,
+    /// HEAD responses carry no body even when they announce a length.
+    pub is_head: bool,
+    pub threads: usize,
+    pub connections: usize,
+}
+
+/// The parts of an http:// URL the engine needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Target {
+    pub host: String,
+    pub port: u16,
+    /// Path and query, starting with '/'.
+    pub path: String,
+    /// The Host header value: host, plus ":port" when it is not 80.
+    pub host_header: String,
+}
+
+/// Parse and check an http:// URL.
+pub fn parse_url(text: &str) -> Result<Target, EngineError> {
+    let parsed = url::Url::parse(text).map_err(|e| EngineError::BadUrl {
+        url: text.to_string(),
+        reason: e.to_string(),
+    })?;
+    match parsed.scheme() {
+        "http" => {}
+        other => {
+            return Err(EngineError::UnsupportedScheme {
+                scheme: other.to_string(),
+            })
+        }
+    }
+    let host = match parsed.host() {
+        Some(url::Host::Domain(d)) => d.to_string(),
+        Some(url::Host::Ipv4(ip)) => ip.to_string(),
+        Some(url::Host::Ipv6(ip)) => ip.to_string(),
+        None => {
+            return Err(EngineError::BadUrl {
+                url: text.to_string(),
+                reason: "no host".into(),
+            })
+        }
+    };
+    let port = parsed.port_or_known_default().unwrap_or(80);
+    let mut path = parsed.path().to_string();
+    if path.is_empty() {
+        path.push('/');
+    }
+    if let Some(q) = parsed.query() {
+        path.push('?');
+        path.push_str(q);
+    }
+    let host_literal = match parsed.host() {
+        Some(url::Host::Ipv6(ip)) => format!("[{ip}]"),
+        _ => host.clone(),
+    };
+    let host_header = if port == 80 {
+        host_literal
+    } else {
+        format!("{host_literal}:{port}")
+    };
+    Ok(Target {
+        host,
+        port,
+        path,
+        host_header,
+    })
+}
+
+/// Every address the host resolves to, or the `--connect-to` list.
+pub fn resolve(target: &Target, connect_to: &[String]) -> Result<Vec<SocketAddr>, EngineError> {
+    if !connect_to.is_empty() {
+        return connect_to
+            .iter()
+            .map(|a| {
+                a.trim()
+                    .parse::<SocketAddr>()
+                    .map_err(|_| EngineError::BadConnectTo { addr: a.clone() })
+            })
+            .collect();
+    }
+    let mut addrs: Vec<SocketAddr> = (target.host.as_str(), target.port)
+        .to_socket_addrs()
+        .map_err(|e| EngineError::Resolve {
+            host: target.host.clone(),
+            reason: e.to_string(),
+        })?
+        .collect();
+    addrs.dedup();
+    if addrs.is_empty() {
+        return Err(EngineError::Resolve {
+            host: target.host.clone(),
+            reason: "no addresses".into(),
+        });
+    }
+    Ok(addrs)
+}
+
+fn is_token(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+/// Encode the request once; the workers send these bytes as they are.
+pub fn encode_request(spec: &RunSpec, target: &Target) -> Result<Vec<u8>, EngineError> {
+    if !is_token(&spec.method) {
+        return Err(EngineError::BadMethod {
+            method: spec.method.clone(),
+        });
+    }
+    for (name, value) in &spec.headers {
+        if !is_token(name) {
+            return Err(EngineError::BadHeader {
+                header: format!("{name}: {value}"),
+                reason: "the name must be a token (letters, digits, '-')".into(),
+            });
+        }
+        if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
+            return Err(EngineError::BadHeader {
+                header: name.clone(),
+                reason: "the value must not contain CR, LF or NUL".into(),
+            });
+        }
+    }
+    let has = |n: &str| spec.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(n));
+    let version = if spec.http10 { "HTTP/1.0" } else { "HTTP/1.1" };
+    let mut head = format!("{} {} {}\r\n", spec.method, target.path, version);
+    if !has("host") {
+        head.push_str(&format!("Host: {}\r\n", target.host_header));
+    }
+    if !has("user-agent") {
+        head.push_str(concat!(
+            "User-Agent: webtune/",
+            env!("CARGO_PKG_VERSION"),
+            "\r\n"
+        ));
+    }
+    if !has("accept") {
+        head.push_str("Accept: */*\r\n");
+    }
+    if !has("connection") {
+        match (spec.keepalive, spec.http10) {
+            (false, _) => head.push_str("Connection: close\r\n"),
+            (true, true) => head.push_str("Connection: keep-alive\r\n"),
+            (true, false) => {}
+        }
+    }
+    if !spec.body.is_empty() && !has("content-length") {
+        head.push_str(&format!("Content-Length: {}\r\n", spec.body.len()));
+    }
+    for (name, value) in &spec.headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    let mut bytes = head.into_bytes();
+    bytes.extend_from_slice(&spec.body);
+    Ok(bytes)
+}
+
+/// Open files one connection-per-socket run needs: the sockets plus the process's own
+/// (stdio, epoll fds, the binary, libraries) with headroom.
+fn files_needed(connections: u64, threads: u64) -> u64 {
+    connections + threads * 2 + 64
+}
+
+/// Make sure this process may open `needed` files: raise the soft limit up to the hard one
+/// if that suffices (our own process only; nothing on the system changes), else refuse.
+fn ensure_file_limit(connections: u64, threads: u64) -> Result<(), EngineError> {
+    let needed = files_needed(connections, threads);
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into the struct we pass; no other memory is touched.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return Ok(()); // cannot tell: let the connects report what happens
+    }
+    if lim.rlim_cur >= needed {
+        return Ok(());
+    }
+    if lim.rlim_max >= needed {
+        let raised = libc::rlimit {
+            rlim_cur: needed,
+            rlim_max: lim.rlim_max,
+        };
+        // SAFETY: setrlimit reads the struct we pass.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+            return Ok(());
+        }
+    }
+    Err(EngineError::FileLimit {
+        connections,
+        needed,
+        limit: lim.rlim_cur,
+    })
+}
+
+/// Check a spec and prepare everything the workers need.
+pub fn build(spec: &RunSpec) -> Result<Plan, EngineError> {
+    if spec.connections == 0 {
+        return Err(EngineError::Zero {
+            what: "-c/--connections",
+        });
+    }
+    if spec.threads == 0 {
+        return Err(EngineError::Zero {
+            what: "-t/--threads",
+        });
+    }
+    if let StopCondition::Requests { count: 0 } = spec.stop {
+        return Err(EngineError::Zero {
+            what: "-n/--requests",
+        });
+    }
+    let target = parse_url(&spec.url)?;
+    let request = encode_request(spec, &target)?;
+    let addresses = resolve(&target, &spec.connect_to)?;
+    let connections = spec.connections as usize;
+    let threads = (spec.threads as usize).min(connections).max(1);
+    ensure_file_limit(connections as u64, threads as u64)?;
+    Ok(Plan {
+        addresses,
+        request,
+        is_head: spec.method.eq_ignore_ascii_case("HEAD"),
+        threads,
+        connections,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_urls() {
+        let t = parse_url("http://127.0.0.1:8080/a/b?x=1").unwrap();
+        assert_eq!(t.port, 8080);
+        assert_eq!(t.path, "/a/b?x=1");
+        assert_eq!(t.host_header, "127.0.0.1:8080");
+        let t = parse_url("http://localhost").unwrap();
+        assert_eq!(
+            (t.port, t.path.as_str(), t.host_header.as_str()),
+            (80, "/", "localhost")
+        );
+        let t = parse_url("http://[::1]:81/").unwrap();
+        assert_eq!(t.host_header, "[::1]:81");
+    }
+
+    #[test]
+    fn refuses_bad_urls_with_advice() {
+        let e = parse_url("https://example.com/").unwrap_err().to_string();
+        assert!(e.contains("https:// is not supported yet"), "{e}");
+        let e = parse_url("127.0.0.1:8080").unwrap_err().to_string();
+        assert!(e.contains("expected e.g. http://"), "{e}");
+        assert!(parse_url("not a url").is_err());
+    }
+
+    #[test]
+    fn encodes_requests() {
+        let spec = RunSpec {
+            url: "http://h:81/p".into(),
+            method: "POST".into(),
+            headers: vec![("X-A".into(), "1".into())],
+            body: b"hello".to_vec(),
+            keepalive: false,
+            ..RunSpec::default()
+        };
+        let t = parse_url(&spec.url).unwrap();
+        let text = String::from_utf8(encode_request(&spec, &t).unwrap()).unwrap();
+        assert!(
+            text.starts_with("POST /p HTTP/1.1\r\nHost: h:81\r\n"),
+            "{text}"
+        );
+        assert!(text.contains("Connection: close\r\n"));
+        assert!(text.contains("Content-Length: 5\r\n"));
+        assert!(text.ends_with("X-A: 1\r\n\r\nhello"));
+    }
+
+    #[test]
+    fn user_host_header_wins_and_injection_is_refused() {
+        let mut spec = RunSpec {
+            url: "http://h/".into(),
+            headers: vec![("Host".into(), "other".into())],
+            ..RunSpec::default()
+        };
+        let t = parse_url(&spec.url).unwrap();
+        let text = String::from_utf8(encode_request(&spec, &t).unwrap()).unwrap();
+        assert_eq!(text.matches("Host:").count(), 1);
+        assert!(text.contains("Host: other\r\n"));
+        spec.headers = vec![("X".into(), "a\r\nEvil: 1".into())];
+        assert!(encode_request(&spec, &t).is_err());
+    }
+
+    #[test]
+    fn connect_to_overrides_resolution() {
+        let t = parse_url("http://no-such-host.invalid/").unwrap();
+        let a = resolve(&t, &["127.0.0.1:1".into(), "127.0.0.2:1".into()]).unwrap();
+        assert_eq!(a.len(), 2);
+        assert!(resolve(&t, &["nonsense".into()]).is_err());
+    }
+}

@@ -1,0 +1,255 @@
+//! The engine against deliberately misbehaving servers: every failure is classified as its
+//! own kind, every run ends within its timeout, nothing panics. The servers are plain std
+//! listeners on loopback, each scripted to break HTTP in one way.
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
+use webtune_engine::{run, RunControl};
+use webtune_model::{ErrorKind, RunResult, RunSpec, StopCondition};
+
+/// A scripted server: for each connection, reads requests and lets `behave` answer.
+struct Scripted {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    accepted: Arc<AtomicUsize>,
+}
+
+impl Drop for Scripted {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = TcpStream::connect(self.addr); // wake the accept loop
+    }
+}
+
+/// Read one request head; false when the client closed.
+fn read_request(s: &mut TcpStream) -> bool {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        match s.read(&mut byte) {
+            Ok(1) => head.push(byte[0]),
+            _ => return false,
+        }
+    }
+    true
+}
+
+fn scripted(behave: fn(&mut TcpStream)) -> Scripted {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let (stop2, accepted2) = (stop.clone(), accepted.clone());
+    thread::spawn(move || {
+        for conn in listener.incoming() {
+            if stop2.load(Ordering::SeqCst) {
+                break;
+            }
+            let Ok(mut s) = conn else { continue };
+            accepted2.fetch_add(1, Ordering::SeqCst);
+            thread::spawn(move || behave(&mut s));
+        }
+    });
+    Scripted {
+        addr,
+        stop,
+        accepted,
+    }
+}
+
+fn spec_for(addr: SocketAddr, n: u64) -> RunSpec {
+    RunSpec {
+        url: format!("http://{addr}/x"),
+        connections: 1,
+        threads: 1,
+        stop: StopCondition::Requests { count: n },
+        timeout_ms: 500,
+        connect_timeout_ms: 1000,
+        ..RunSpec::default()
+    }
+}
+
+fn bench(spec: &RunSpec) -> RunResult {
+    run(spec, &RunControl::new(), &mut |_| {}).expect("run starts")
+}
+
+fn only_error(r: &RunResult, kind: ErrorKind, n: u64) {
+    assert_eq!(r.errors.get(kind), n, "{kind:?} in {:?}", r.errors);
+    assert_eq!(r.errors.total(), n, "other kinds too: {:?}", r.errors);
+}
+
+#[test]
+fn garbage_status_line_is_malformed() {
+    let s = scripted(|s| {
+        while read_request(s) {
+            let _ = s.write_all(b"HTTX/9 abc garbage\r\n\r\n");
+        }
+    });
+    let r = bench(&spec_for(s.addr, 5));
+    only_error(&r, ErrorKind::Malformed, 5);
+    assert_eq!(r.responses, 0);
+}
+
+#[test]
+fn close_mid_body_is_closed_early() {
+    let s = scripted(|s| {
+        if read_request(s) {
+            let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly part");
+        }
+    });
+    let r = bench(&spec_for(s.addr, 5));
+    only_error(&r, ErrorKind::ClosedEarly, 5);
+}
+
+#[test]
+fn reset_is_reset() {
+    let s = scripted(|s| {
+        if read_request(s) {
+            // SO_LINGER 0: close() sends RST instead of FIN.
+            let sock = socket2::SockRef::from(&*s);
+            let _ = sock.set_linger(Some(Duration::ZERO));
+        }
+    });
+    let r = bench(&spec_for(s.addr, 5));
+    only_error(&r, ErrorKind::Reset, 5);
+}
+
+#[test]
+fn silent_server_times_out_and_the_run_ends() {
+    let s = scripted(|s| {
+        if read_request(s) {
+            thread::sleep(Duration::from_secs(5));
+        }
+    });
+    let mut spec = spec_for(s.addr, 2);
+    spec.timeout_ms = 200;
+    let r = bench(&spec);
+    only_error(&r, ErrorKind::RequestTimeout, 2);
+}
+
+#[test]
+fn bad_chunk_size_is_malformed() {
+    let s = scripted(|s| {
+        while read_request(s) {
+            let _ = s.write_all(
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\nhello\r\n0\r\n\r\n",
+            );
+        }
+    });
+    let r = bench(&spec_for(s.addr, 5));
+    only_error(&r, ErrorKind::Malformed, 5);
+}
+
+#[test]
+fn bytes_after_the_body_are_malformed() {
+    let s = scripted(|s| {
+        while read_request(s) {
+            let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokEXTRA-BYTES");
+        }
+    });
+    let r = bench(&spec_for(s.addr, 5));
+    only_error(&r, ErrorKind::Malformed, 5);
+}
+
+#[test]
+fn complete_response_then_close_is_not_an_error() {
+    // The server answers in full, then closes without saying "Connection: close": the
+    // response is good, and the next request goes out on a new connection (wrk counts
+    // this as a read error; it is not one).
+    let s = scripted(|s| {
+        if read_request(s) {
+            let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+            let _ = s.shutdown(Shutdown::Write);
+            thread::sleep(Duration::from_millis(50));
+        }
+    });
+    let r = bench(&spec_for(s.addr, 10));
+    assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
+    assert_eq!(r.ok, 10);
+    // Each response came on a fresh connection, opened either after the close was seen or
+    // by a stale-connection retry (the first request's connection is never stale).
+    assert_eq!(r.connections_opened, 10);
+    assert!(r.stale_reconnects <= 9);
+}
+
+#[test]
+fn body_until_close_is_complete() {
+    let s = scripted(|s| {
+        if read_request(s) {
+            let _ = s.write_all(b"HTTP/1.0 200 OK\r\n\r\nbody until the server closes");
+        }
+    });
+    let r = bench(&spec_for(s.addr, 4));
+    assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
+    assert_eq!(
+        r.body_bytes,
+        4 * "body until the server closes".len() as u64
+    );
+    assert_eq!(r.connections_opened, 4);
+}
+
+#[test]
+fn refused_connections_are_counted_not_fatal() {
+    let port = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    }; // dropped: nothing listens there now
+    let spec = spec_for(format!("127.0.0.1:{port}").parse().unwrap(), 3);
+    let r = bench(&spec);
+    only_error(&r, ErrorKind::ConnectRefused, 3);
+}
+
+#[test]
+fn unexpected_status_is_its_own_kind_and_still_a_response() {
+    let s = scripted(|s| {
+        while read_request(s) {
+            let _ = s.write_all(b"HTTP/1.1 503 Busy\r\nContent-Length: 4\r\n\r\nbusy");
+        }
+    });
+    let r = bench(&spec_for(s.addr, 6));
+    only_error(&r, ErrorKind::UnexpectedStatus, 6);
+    assert_eq!(r.responses, 6);
+    assert_eq!(r.status.get(&503), Some(&6));
+}
+
+#[test]
+fn varying_length_is_counted_but_not_an_error() {
+    let s = scripted(|s| {
+        let mut n = 0;
+        while read_request(s) {
+            n += 1;
+            let body = if n % 2 == 0 { "longer body" } else { "short" };
+            let _ = write!(
+                s,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    let r = bench(&spec_for(s.addr, 10));
+    assert_eq!(r.errors.total(), 0);
+    assert_eq!(r.length_varies, 5);
+    assert_eq!(r.first_body_bytes, Some(5));
+}
+
+#[test]
+fn connections_spread_over_every_address() {
+    let ok = |s: &mut TcpStream| {
+        while read_request(s) {
+            let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+        }
+    };
+    let (a, b) = (scripted(ok), scripted(ok));
+    let mut spec = spec_for(a.addr, 40);
+    spec.connections = 4;
+    spec.connect_to = vec![a.addr.to_string(), b.addr.to_string()];
+    let r = bench(&spec);
+    assert_eq!(r.ok, 40);
+    assert_eq!(a.accepted.load(Ordering::SeqCst), 2);
+    assert_eq!(b.accepted.load(Ordering::SeqCst), 2);
+    assert_eq!(r.addresses.len(), 2);
+}
