@@ -5,8 +5,15 @@
 //! It measures nothing and does no network I/O; callers hand it results and write the
 //! strings it returns wherever they like.
 
+pub mod ab;
+pub mod csv;
+pub mod format;
+pub mod html;
+pub mod http_load;
+pub mod svg;
 pub mod testkit;
 pub mod text;
 pub mod units;
 
+pub use format::{render, Format};
 pub use text::render_text;

@@ -60,47 +60,70 @@ pub fn synthetic_result(responses: u64, total_us: &[u64]) -> RunResult {
             }
         })
         .collect();
-    let mut result = RunResult {
-        schema: SCHEMA.into(),
-        tool: "webtune 0.1.0".into(),
-        started_at_unix_ms: 1_700_000_000_000,
-        spec: RunSpec {
-            url: "http://127.0.0.1:8080/forum/index.php?f=2".into(),
-            connections: 10,
-            threads: 2,
-            ..RunSpec::default()
-        },
-        addresses: vec!["127.0.0.1:8080".into()],
-        duration_s,
-        interrupted: false,
-        responses,
-        ok: responses - unexpected,
-        errors,
-        length_varies: responses / 20,
-        first_body_bytes: Some(body),
-        status,
-        bytes_received: responses * (body + header),
-        body_bytes: responses * body,
-        bytes_sent: responses * 80,
-        connections_opened: connections,
-        stale_reconnects: 2,
-        requests_per_s: 0.0,
-        bytes_per_s: 0.0,
-        latency: Default::default(),
-        histograms,
-        timeline,
-        generator: GeneratorUsage {
-            user_cpu_s: 0.25,
-            system_cpu_s: 0.75,
-            max_rss_kib: 8_000,
-            threads: 2,
-        },
-        server: None,
-        server_software: Some("nginx/1.22.1".into()),
-        repeats: Vec::new(),
+    let mut result = blank_result();
+    result.spec = RunSpec {
+        url: "http://127.0.0.1:8080/forum/index.php?f=2".into(),
+        connections: 10,
+        threads: 2,
+        ..RunSpec::default()
     };
+    result.addresses = vec!["127.0.0.1:8080".into()];
+    result.duration_s = duration_s;
+    result.responses = responses;
+    result.ok = responses - unexpected;
+    result.errors = errors;
+    result.length_varies = responses / 20;
+    result.first_body_bytes = Some(body);
+    result.status = status;
+    result.bytes_received = responses * (body + header);
+    result.body_bytes = responses * body;
+    result.bytes_sent = responses * 80;
+    result.connections_opened = connections;
+    result.stale_reconnects = 2;
+    result.histograms = histograms;
+    result.timeline = timeline;
+    result.generator = GeneratorUsage {
+        user_cpu_s: 0.25,
+        system_cpu_s: 0.75,
+        max_rss_kib: 8_000,
+        threads: 2,
+    };
+    result.server_software = Some("nginx/1.22.1".into());
     result.finish_summaries();
     result
+}
+
+/// A result with every field zero or empty. Built from JSON so that fields added to
+/// `RunResult` later (always `#[serde(default)]`) never break it.
+pub fn blank_result() -> RunResult {
+    let value = serde_json::json!({
+        "schema": SCHEMA,
+        "tool": "webtune 0.1.0",
+        "started_at_unix_ms": 1_700_000_000_000u64,
+        "spec": RunSpec::default(),
+        "addresses": [],
+        "duration_s": 0.0,
+        "interrupted": false,
+        "responses": 0,
+        "ok": 0,
+        "errors": ErrorCounts::default(),
+        "length_varies": 0,
+        "first_body_bytes": null,
+        "status": {},
+        "bytes_received": 0,
+        "body_bytes": 0,
+        "bytes_sent": 0,
+        "connections_opened": 0,
+        "stale_reconnects": 0,
+        "requests_per_s": 0.0,
+        "bytes_per_s": 0.0,
+        "latency": webtune_model::LatencySummary::default(),
+        "histograms": Histograms::default(),
+        "timeline": [],
+        "generator": GeneratorUsage::default(),
+    });
+    // The literal above carries every field webtune.run/1 requires.
+    serde_json::from_value(value).expect("blank result matches the schema")
 }
 
 /// An empty histogram-free result (a run that got nothing back).

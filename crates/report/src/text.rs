@@ -93,7 +93,7 @@ fn latency_row(label: &str, p: &Percentiles) -> Vec<String> {
     row
 }
 
-fn write_latency_table(out: &mut String, r: &RunResult) {
+pub(crate) fn write_latency_table(out: &mut String, r: &RunResult) {
     let mut rows = vec![{
         let mut h = vec!["Latency (ms)".to_string()];
         h.extend(LATENCY_COLUMNS.iter().map(|s| s.to_string()));
@@ -147,7 +147,7 @@ fn write_status(out: &mut String, r: &RunResult) {
     out.push('\n');
 }
 
-fn write_errors(out: &mut String, r: &RunResult) {
+pub(crate) fn write_errors(out: &mut String, r: &RunResult) {
     let total = r.errors.total();
     if total == 0 {
         let _ = writeln!(out, "Errors          none");

@@ -1,0 +1,531 @@
+//! The self-contained HTML report: one file, no network (no CDN, fonts or scripts), inline
+//! CSS and SVG plots drawn by `svg`. For one run: summary figures, the text summary, the
+//! latency percentile curve, throughput / latency / errors over time with stalls shaded,
+//! and the server samples when the result has them. Sweeps and comparisons reuse the shell
+//! and the plots (see `sweep` and `compare`).
+
+use crate::svg::{escape, render_chart, Band, Chart, Scale, Series};
+use crate::units::{bytes, ctime_utc, ms, ms_f, percent};
+use std::fmt::Write as _;
+use webtune_model::{IntervalSample, LatencyHistogram, RunResult};
+
+const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;\
+margin:2em auto;max-width:820px;color:#222;padding:0 1em}\
+h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.8em;border-bottom:1px solid #ddd}\
+table{border-collapse:collapse;margin:.6em 0}td,th{padding:.2em .7em;text-align:right;\
+border-bottom:1px solid #eee}th:first-child,td:first-child{text-align:left}\
+pre{background:#f6f6f6;padding:.8em;overflow-x:auto;font-size:.85em}\
+figure{margin:1em 0}figcaption{font-size:.85em;color:#555}\
+.bad{color:#b00020;font-weight:bold}.note{color:#555;font-size:.9em}";
+
+/// Wrap a body in the page shell (inline style, no external resources).
+pub fn page(title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"generator\" content=\"webtune\">\n<title>{}</title>\n<style>{STYLE}</style>\n\
+         </head>\n<body>\n{body}\n</body>\n</html>\n",
+        escape(title)
+    )
+}
+
+/// A `<figure>` holding an SVG chart and a caption.
+pub fn figure(id: &str, chart: &Chart, caption: &str) -> String {
+    format!(
+        "<figure id=\"{}\">{}<figcaption>{}</figcaption></figure>\n",
+        escape(id),
+        render_chart(&format!("{id}-svg"), chart),
+        escape(caption)
+    )
+}
+
+/// An interval with requests outstanding and none completed (DESIGN.md's stall).
+pub fn is_stall(sample: &IntervalSample) -> bool {
+    sample.responses == 0 && sample.open_connections > 0
+}
+
+/// The stalled intervals of a result's timeline.
+pub fn stalls(result: &RunResult) -> Vec<&IntervalSample> {
+    result.timeline.iter().filter(|s| is_stall(s)).collect()
+}
+
+/// Percentiles plotted on the curve; x is "nines" (-log10(1 - p)), so 90 %, 99 %, 99.9 %
+/// are evenly spaced, as in HdrHistogram's percentile plots.
+const CURVE_PERCENTILES: [f64; 22] = [
+    0.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 75.0, 80.0, 85.0, 90.0, 93.0, 95.0, 97.0, 98.0,
+    99.0, 99.5, 99.9, 99.95, 99.99, 99.999,
+];
+
+fn nines(p: f64) -> f64 {
+    -(1.0 - p / 100.0).max(1e-9).log10()
+}
+
+/// Points (nines, ms) of a histogram's percentile curve, ending at its max.
+pub fn percentile_curve(h: &LatencyHistogram) -> Vec<(f64, f64)> {
+    if h.is_empty() {
+        return Vec::new();
+    }
+    let mut points: Vec<(f64, f64)> = CURVE_PERCENTILES
+        .iter()
+        .map(|&p| (nines(p), h.percentile(p) as f64 / 1000.0))
+        .collect();
+    points.push((5.3, h.max() as f64 / 1000.0));
+    points
+}
+
+/// A percentile-curve chart of several histograms (one series each).
+pub fn percentile_chart(title: &str, histograms: &[(String, &LatencyHistogram)]) -> Chart {
+    let mut chart = Chart::new(title, "percentile", "latency (ms)");
+    chart.x_ticks = Some(vec![
+        (0.0, "0%".into()),
+        (1.0, "90%".into()),
+        (2.0, "99%".into()),
+        (3.0, "99.9%".into()),
+        (4.0, "99.99%".into()),
+        (5.0, "99.999%".into()),
+        (5.3, "max".into()),
+    ]);
+    for (i, (name, h)) in histograms.iter().enumerate() {
+        if !h.is_empty() {
+            chart
+                .series
+                .push(Series::new(name.clone(), percentile_curve(h), i));
+        }
+    }
+    chart
+}
+
+fn stall_bands(result: &RunResult) -> Vec<Band> {
+    stalls(result)
+        .into_iter()
+        .map(|s| Band {
+            from_x: s.start_s,
+            to_x: s.start_s + s.length_s,
+            class: "stall".into(),
+            label: format!(
+                "stall: no response from {:.1} s to {:.1} s with {} connections open",
+                s.start_s,
+                s.start_s + s.length_s,
+                s.open_connections
+            ),
+        })
+        .collect()
+}
+
+fn timeline_points(result: &RunResult, value: impl Fn(&IntervalSample) -> f64) -> Vec<(f64, f64)> {
+    result
+        .timeline
+        .iter()
+        .map(|s| (s.start_s + s.length_s / 2.0, value(s)))
+        .collect()
+}
+
+fn per_second(count: u64, length_s: f64) -> f64 {
+    if length_s > 0.0 {
+        count as f64 / length_s
+    } else {
+        0.0
+    }
+}
+
+/// Throughput per interval, stalls shaded.
+pub fn throughput_chart(result: &RunResult) -> Chart {
+    let mut chart = Chart::new("Throughput over time", "time (s)", "responses/s");
+    chart.series.push(Series::new(
+        "responses/s",
+        timeline_points(result, |s| per_second(s.responses, s.length_s)),
+        0,
+    ));
+    chart.bands = stall_bands(result);
+    chart
+}
+
+/// p50 / p90 / p99 per interval, stalls shaded. Stalled intervals have no latency and are
+/// left out of the lines.
+pub fn latency_over_time_chart(result: &RunResult) -> Chart {
+    let mut chart = Chart::new("Latency over time", "time (s)", "latency (ms)");
+    let live: Vec<&IntervalSample> = result.timeline.iter().filter(|s| s.responses > 0).collect();
+    let points = |f: fn(&IntervalSample) -> u64| -> Vec<(f64, f64)> {
+        live.iter()
+            .map(|s| (s.start_s + s.length_s / 2.0, f(s) as f64 / 1000.0))
+            .collect()
+    };
+    chart
+        .series
+        .push(Series::new("p50", points(|s| s.p50_us), 0));
+    chart
+        .series
+        .push(Series::new("p90", points(|s| s.p90_us), 1));
+    chart
+        .series
+        .push(Series::new("p99", points(|s| s.p99_us), 2));
+    chart.bands = stall_bands(result);
+    chart
+}
+
+/// Errors per interval (all kinds), stalls shaded.
+pub fn errors_over_time_chart(result: &RunResult) -> Chart {
+    let mut chart = Chart::new("Errors over time", "time (s)", "errors/s");
+    chart.series.push(Series::new(
+        "errors/s",
+        timeline_points(result, |s| per_second(s.errors.total(), s.length_s)),
+        1,
+    ));
+    chart.bands = stall_bands(result);
+    chart
+}
+
+/// One server chart: a title and its series.
+pub type ServerChart = (String, Vec<(String, Vec<(f64, f64)>)>);
+
+/// Charts of the server samples, found by walking their JSON so that the report follows
+/// whatever shape the lab's sampler gives `ServerSamples`: an array of numbers is a series
+/// over the sample index times `interval_ms`; an array of objects gives one series per
+/// numeric field (x from its `t_s` when present); per-CPU shares (objects with `idle`) become
+/// one "CPU busy %" chart with a line per CPU.
+pub fn server_series(result: &RunResult) -> Vec<ServerChart> {
+    let Some(server) = &result.server else {
+        return Vec::new();
+    };
+    let Ok(value) = serde_json::to_value(server) else {
+        return Vec::new();
+    };
+    server_charts(&value)
+}
+
+fn server_charts(value: &serde_json::Value) -> Vec<ServerChart> {
+    let period_s = value
+        .get("interval_ms")
+        .and_then(|v| v.as_f64())
+        .filter(|v| *v > 0.0)
+        .map(|v| v / 1000.0)
+        .unwrap_or(1.0);
+    let mut found = Vec::new();
+    collect_series("", value, period_s, &mut found);
+    found
+}
+
+fn collect_series(
+    path: &str,
+    value: &serde_json::Value,
+    period_s: f64,
+    found: &mut Vec<ServerChart>,
+) {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                let child = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                collect_series(&child, v, period_s, found);
+            }
+        }
+        Value::Array(items) if !items.is_empty() => {
+            if items.iter().all(|v| v.is_number()) {
+                let points = items
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, v)| v.as_f64().map(|y| (i as f64 * period_s, y)))
+                    .collect();
+                found.push((path.to_string(), vec![(path.to_string(), points)]));
+            } else if items.iter().all(|v| v.is_object()) {
+                collect_object_rows(path, items, period_s, found);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn collect_object_rows(
+    path: &str,
+    items: &[serde_json::Value],
+    period_s: f64,
+    found: &mut Vec<ServerChart>,
+) {
+    let mut numeric_keys: Vec<String> = Vec::new();
+    let mut share_keys: Vec<String> = Vec::new();
+    for item in items {
+        if let serde_json::Value::Object(m) = item {
+            for (k, v) in m {
+                if v.is_number() && !numeric_keys.contains(k) {
+                    numeric_keys.push(k.clone());
+                }
+                let is_share_list = v
+                    .as_array()
+                    .is_some_and(|a| a.iter().any(|c| c.get("idle").is_some()));
+                if is_share_list && !share_keys.contains(k) {
+                    share_keys.push(k.clone());
+                }
+            }
+        }
+    }
+    let time_key = ["t_s", "time_s", "elapsed_s", "start_s"]
+        .into_iter()
+        .find(|k| numeric_keys.iter().any(|key| key == k));
+    let x_of = |i: usize, item: &serde_json::Value| {
+        time_key
+            .and_then(|t| item.get(t)?.as_f64())
+            .unwrap_or(i as f64 * period_s)
+    };
+    for key in &share_keys {
+        let cpus = items
+            .iter()
+            .filter_map(|item| item.get(key)?.as_array().map(Vec::len))
+            .max()
+            .unwrap_or(0);
+        let series = (0..cpus)
+            .map(|cpu| {
+                let points = items
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, item)| {
+                        let share = item.get(key)?.as_array()?.get(cpu)?;
+                        let idle = share.get("idle")?.as_f64()?;
+                        let iowait = share.get("iowait").and_then(|v| v.as_f64()).unwrap_or(0.0);
+                        Some((x_of(i, item), (100.0 - idle - iowait).max(0.0)))
+                    })
+                    .collect();
+                (format!("cpu{cpu}"), points)
+            })
+            .collect();
+        found.push((format!("{path}.{key} busy %"), series));
+    }
+    for key in numeric_keys.iter().filter(|k| Some(k.as_str()) != time_key) {
+        let points = items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, item)| Some((x_of(i, item), item.get(key)?.as_f64()?)))
+            .collect();
+        found.push((format!("{path}.{key}"), vec![(key.clone(), points)]));
+    }
+}
+
+fn summary_table(r: &RunResult) -> String {
+    let t = &r.latency.total;
+    let rows: Vec<(&str, &str, String)> = vec![
+        (
+            "requests_per_s",
+            "Requests/s",
+            format!("{:.2}", r.requests_per_s),
+        ),
+        ("responses", "Responses", r.responses.to_string()),
+        (
+            "errors",
+            "Errors",
+            format!("{} ({})", r.errors.total(), percent(r.error_ratio())),
+        ),
+        (
+            "length_varies",
+            "Length varies (not an error)",
+            r.length_varies.to_string(),
+        ),
+        ("p50_ms", "Latency p50 (ms)", ms(t.p50_us)),
+        ("p99_ms", "Latency p99 (ms)", ms(t.p99_us)),
+        ("max_ms", "Latency max (ms)", ms(t.max_us)),
+        ("mean_ms", "Latency mean (ms)", ms_f(t.mean_us)),
+        (
+            "transfer",
+            "Received",
+            format!("{}/s", bytes(r.bytes_per_s)),
+        ),
+        ("connections", "Connections", r.spec.connections.to_string()),
+        ("duration_s", "Measured (s)", format!("{:.2}", r.duration_s)),
+        ("stalls", "Stalled intervals", stalls(r).len().to_string()),
+    ];
+    let mut s = String::from("<table id=\"summary\">\n");
+    for (key, label, value) in rows {
+        let _ = writeln!(
+            s,
+            "<tr><th>{}</th><td data-figure=\"{key}\">{}</td></tr>",
+            escape(label),
+            escape(&value)
+        );
+    }
+    s.push_str("</table>\n");
+    s
+}
+
+/// The body (no page shell) of one run's report; `prefix` keeps ids unique when several
+/// runs share a page.
+pub fn run_section(result: &RunResult, prefix: &str) -> String {
+    let mut body = String::new();
+    let spec = &result.spec;
+    let _ = writeln!(
+        body,
+        "<p>{} <code>{}</code> — {} connections, started {} UTC, {}.</p>",
+        escape(&spec.method),
+        escape(&spec.url),
+        spec.connections,
+        escape(&ctime_utc(result.started_at_unix_ms)),
+        escape(&result.tool)
+    );
+    if result.interrupted {
+        body.push_str("<p class=\"bad\" id=\"interrupted\">INTERRUPTED — partial result</p>\n");
+    }
+    body.push_str("<h2>Summary</h2>\n");
+    body.push_str(&summary_table(result));
+    let _ = writeln!(
+        body,
+        "<pre id=\"{prefix}text-summary\">{}</pre>",
+        escape(&crate::text::render_text(result))
+    );
+    body.push_str("<h2>Latency percentiles</h2>\n");
+    let h = &result.histograms;
+    let curve = percentile_chart(
+        "Latency by percentile",
+        &[
+            ("total".to_string(), &h.total),
+            ("first byte".to_string(), &h.first_byte),
+            ("connect".to_string(), &h.connect),
+        ],
+    );
+    body.push_str(&figure(
+        &format!("{prefix}plot-latency-percentiles"),
+        &curve,
+        "Latency at each percentile; the x axis spreads the tail (90%, 99%, 99.9% … evenly spaced).",
+    ));
+    body.push_str("<h2>Over time</h2>\n");
+    if result.timeline.is_empty() {
+        body.push_str("<p class=\"note\">This result has no time series.</p>\n");
+    } else {
+        let stall_list = stalls(result);
+        let stall_note = if stall_list.is_empty() {
+            "No stalls.".to_string()
+        } else {
+            format!(
+                "{} stalled interval(s), shaded red: requests outstanding and none completed.",
+                stall_list.len()
+            )
+        };
+        body.push_str(&figure(
+            &format!("{prefix}plot-throughput"),
+            &throughput_chart(result),
+            &format!("Responses per second in each interval. {stall_note}"),
+        ));
+        body.push_str(&figure(
+            &format!("{prefix}plot-latency-over-time"),
+            &latency_over_time_chart(result),
+            "p50, p90 and p99 of the responses completed in each interval.",
+        ));
+        body.push_str(&figure(
+            &format!("{prefix}plot-errors-over-time"),
+            &errors_over_time_chart(result),
+            "Failed requests per second in each interval (all kinds).",
+        ));
+        if !stall_list.is_empty() {
+            let _ = writeln!(body, "<ul id=\"{prefix}stalls\">");
+            for s in stall_list {
+                let _ = writeln!(
+                    body,
+                    "<li class=\"stall\">stall from {:.1} s to {:.1} s: {} connections open, no response</li>",
+                    s.start_s,
+                    s.start_s + s.length_s,
+                    s.open_connections
+                );
+            }
+            body.push_str("</ul>\n");
+        }
+    }
+    if result.server.is_some() {
+        body.push_str("<h2>Server samples</h2>\n");
+        let series = server_series(result);
+        if series.is_empty() {
+            body.push_str("<p class=\"note\" id=\"server-samples-empty\">The server was sampled, but the samples hold no series to plot.</p>\n");
+        }
+        for (i, (name, lines)) in series.into_iter().enumerate() {
+            let mut chart = Chart::new(&format!("Server: {name}"), "time (s)", &name);
+            for (k, (line, points)) in lines.into_iter().enumerate() {
+                chart.series.push(Series::new(line, points, k));
+            }
+            body.push_str(&figure(
+                &format!("{prefix}plot-server-{i}"),
+                &chart,
+                &format!("Server-side sample {name} during the run."),
+            ));
+        }
+    }
+    body
+}
+
+/// The full HTML report of one run.
+pub fn render_html(result: &RunResult) -> String {
+    let body = format!("<h1>webtune report</h1>\n{}", run_section(result, ""));
+    page(&format!("webtune report — {}", result.spec.url), &body)
+}
+
+/// Used by sweep / compare pages: x values on a log scale when the levels span a lot.
+pub fn level_scale(levels: &[f64]) -> Scale {
+    let lo = levels.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = levels.iter().copied().fold(0.0, f64::max);
+    if lo > 0.0 && hi / lo >= 16.0 {
+        Scale::Log10
+    } else {
+        Scale::Linear
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::synthetic_result;
+
+    #[test]
+    fn report_is_self_contained_with_every_plot() {
+        let r = synthetic_result(900, &[800, 1_500, 9_000]);
+        let html = render_html(&r);
+        assert!(html.starts_with("<!DOCTYPE html>"));
+        for id in [
+            "plot-latency-percentiles",
+            "plot-throughput",
+            "plot-latency-over-time",
+            "plot-errors-over-time",
+            "summary",
+            "stalls",
+        ] {
+            assert!(html.contains(&format!("id=\"{id}\"")), "missing {id}");
+        }
+        assert!(html.contains("class=\"stall\""));
+        assert!(!html.contains("<script"));
+        assert!(!html.contains("src=\"http"));
+        assert!(!html.contains("href=\"http"));
+        assert!(!html.contains("NaN"));
+        assert!(!html.contains("server-samples"));
+    }
+
+    #[test]
+    fn server_samples_are_plotted_when_present() {
+        let mut r = synthetic_result(100, &[1_000]);
+        r.server = Some(webtune_model::ServerSamples::default());
+        let html = render_html(&r);
+        assert!(html.contains("Server samples"));
+        assert!(html.contains("server-samples-empty"));
+        let nested = serde_json::json!({
+            "interval_ms": 500,
+            "cpu_busy": [0.5, 0.75, 1.0],
+            "samples": [
+                {"t_s": 0.5, "rss_kib": 100, "cpus": [{"idle": 90.0, "iowait": 0.0}, {"idle": 20.0}]},
+                {"t_s": 1.0, "rss_kib": 120, "cpus": [{"idle": 50.0, "iowait": 10.0}, {"idle": 0.0}]}
+            ]
+        });
+        let found = server_charts(&nested);
+        assert_eq!(found.len(), 3, "{found:?}");
+        assert_eq!(found[0].0, "cpu_busy");
+        assert_eq!(found[0].1[0].1[2], (1.0, 1.0));
+        assert_eq!(found[1].0, "samples.cpus busy %");
+        assert_eq!(found[1].1.len(), 2);
+        assert_eq!(found[1].1[0].1, vec![(0.5, 10.0), (1.0, 40.0)]);
+        assert_eq!(found[1].1[1].1, vec![(0.5, 80.0), (1.0, 100.0)]);
+        assert_eq!(found[2].0, "samples.rss_kib");
+        assert_eq!(found[2].1[0].1[1], (1.0, 120.0));
+    }
+
+    #[test]
+    fn stall_is_outstanding_with_nothing_completed() {
+        let r = synthetic_result(900, &[1_000]);
+        let s = stalls(&r);
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].start_s, 6.0);
+    }
+}

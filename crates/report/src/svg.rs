@@ -1,0 +1,376 @@
+//! SVG line charts, written by hand as text: axes with round-number ticks, one polyline per
+//! series, a legend, shaded bands (stalls) and labelled vertical markers (the knee).
+//! No scripts, no fonts or styles fetched: the SVG is inlined into the HTML report.
+
+use std::fmt::Write as _;
+
+/// Escape text for XML / HTML content and attribute values.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Colours for series, in order; readable on white and for common colour blindness
+/// (the Okabe–Ito palette, https://jfly.uni-koeln.de/color/).
+pub const PALETTE: [&str; 7] = [
+    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000",
+];
+
+/// One line on a chart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+    pub color: String,
+}
+
+impl Series {
+    pub fn new(name: impl Into<String>, points: Vec<(f64, f64)>, index: usize) -> Series {
+        Series {
+            name: name.into(),
+            points,
+            color: PALETTE[index % PALETTE.len()].to_string(),
+        }
+    }
+}
+
+/// A shaded x range, e.g. a stall.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Band {
+    pub from_x: f64,
+    pub to_x: f64,
+    /// CSS class, e.g. "stall".
+    pub class: String,
+    pub label: String,
+}
+
+/// A labelled vertical line, e.g. the knee of a sweep.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Marker {
+    pub x: f64,
+    pub class: String,
+    pub label: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    Linear,
+    Log10,
+}
+
+/// A chart to draw.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chart {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub series: Vec<Series>,
+    pub bands: Vec<Band>,
+    pub markers: Vec<Marker>,
+    pub x_scale: Scale,
+    /// Tick positions and labels for x; None for round-number ticks.
+    pub x_ticks: Option<Vec<(f64, String)>>,
+}
+
+impl Chart {
+    pub fn new(title: &str, x_label: &str, y_label: &str) -> Chart {
+        Chart {
+            title: title.into(),
+            x_label: x_label.into(),
+            y_label: y_label.into(),
+            series: Vec::new(),
+            bands: Vec::new(),
+            markers: Vec::new(),
+            x_scale: Scale::Linear,
+            x_ticks: None,
+        }
+    }
+}
+
+const WIDTH: f64 = 760.0;
+const HEIGHT: f64 = 300.0;
+const LEFT: f64 = 70.0;
+const RIGHT: f64 = 20.0;
+const TOP: f64 = 30.0;
+const BOTTOM: f64 = 48.0;
+
+/// Round-number ticks covering [lo, hi]: steps of 1, 2 or 5 times a power of ten.
+pub fn nice_ticks(lo: f64, hi: f64, wanted: usize) -> Vec<f64> {
+    if !(lo.is_finite() && hi.is_finite()) || hi <= lo {
+        return vec![lo];
+    }
+    let raw = (hi - lo) / wanted.max(1) as f64;
+    let power = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * power)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * power);
+    let first = (lo / step).ceil() * step;
+    let mut ticks = Vec::new();
+    let mut t = first;
+    while t <= hi + step * 1e-9 && ticks.len() < 50 {
+        ticks.push(t);
+        t += step;
+    }
+    ticks
+}
+
+/// A number as a tick label: no needless decimals.
+pub fn tick_label(v: f64) -> String {
+    let a = v.abs();
+    if a == 0.0 {
+        "0".into()
+    } else if a >= 1e6 {
+        format!("{:.1}M", v / 1e6).replace(".0M", "M")
+    } else if a >= 1e4 {
+        format!("{:.0}k", v / 1e3)
+    } else if a >= 100.0 || (v.fract() == 0.0) {
+        format!("{v:.0}")
+    } else if a >= 1.0 {
+        format!("{v:.1}")
+    } else {
+        let s = format!("{v:.3}");
+        s.trim_end_matches('0').to_string()
+    }
+}
+
+/// Draw a chart as an `<svg>` element. `id` becomes the element's id.
+pub fn render_chart(id: &str, chart: &Chart) -> String {
+    let tx = |x: f64| match chart.x_scale {
+        Scale::Linear => x,
+        Scale::Log10 => x.max(f64::MIN_POSITIVE).log10(),
+    };
+    let xs = chart
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| tx(p.0)))
+        .chain(chart.bands.iter().flat_map(|b| [tx(b.from_x), tx(b.to_x)]))
+        .chain(chart.markers.iter().map(|m| tx(m.x)))
+        .filter(|v| v.is_finite());
+    let (mut x_lo, mut x_hi) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+        (lo.min(v), hi.max(v))
+    });
+    if !x_lo.is_finite() {
+        (x_lo, x_hi) = (0.0, 1.0);
+    }
+    if x_hi <= x_lo {
+        x_hi = x_lo + 1.0;
+    }
+    let y_max = chart
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, f64::max);
+    let y_ticks = nice_ticks(0.0, if y_max > 0.0 { y_max } else { 1.0 }, 5);
+    let y_hi = y_ticks
+        .last()
+        .copied()
+        .unwrap_or(1.0)
+        .max(y_max)
+        .max(f64::MIN_POSITIVE);
+    let plot_w = WIDTH - LEFT - RIGHT;
+    let plot_h = HEIGHT - TOP - BOTTOM;
+    let px = |x: f64| LEFT + (tx(x) - x_lo) / (x_hi - x_lo) * plot_w;
+    let py = |y: f64| TOP + plot_h - (y / y_hi) * plot_h;
+
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        r#"<svg id="{}" class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" role="img" aria-label="{}">"#,
+        escape(id),
+        escape(&chart.title)
+    );
+    let _ = write!(s, "<title>{}</title>", escape(&chart.title));
+    let _ = write!(
+        s,
+        r##"<rect x="0" y="0" width="{WIDTH}" height="{HEIGHT}" fill="#ffffff"/>"##
+    );
+    let _ = write!(
+        s,
+        r##"<text x="{LEFT}" y="18" font-size="14" font-weight="bold" fill="#222">{}</text>"##,
+        escape(&chart.title)
+    );
+    for band in &chart.bands {
+        let (a, b) = (px(band.from_x), px(band.to_x));
+        let _ = write!(
+            s,
+            r##"<rect class="{}" x="{:.1}" y="{TOP}" width="{:.1}" height="{plot_h}" fill="#d62728" fill-opacity="0.18"><title>{}</title></rect>"##,
+            escape(&band.class),
+            a.min(b),
+            (b - a).abs().max(2.0),
+            escape(&band.label)
+        );
+    }
+    // grid and y axis
+    for t in &y_ticks {
+        let y = py(*t);
+        let _ = write!(
+            s,
+            r##"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#e5e5e5"/><text x="{:.1}" y="{:.1}" font-size="11" text-anchor="end" fill="#444">{}</text>"##,
+            WIDTH - RIGHT,
+            LEFT - 6.0,
+            y + 4.0,
+            tick_label(*t)
+        );
+    }
+    let x_ticks: Vec<(f64, String)> = match &chart.x_ticks {
+        Some(t) => t.clone(),
+        None => nice_ticks(x_lo, x_hi, 8)
+            .into_iter()
+            .map(|v| (v, tick_label(v)))
+            .collect(),
+    };
+    for (v, label) in &x_ticks {
+        let x = px(*v);
+        if !(LEFT - 0.5..=WIDTH - RIGHT + 0.5).contains(&x) {
+            continue;
+        }
+        let _ = write!(
+            s,
+            r##"<line x1="{x:.1}" y1="{:.1}" x2="{x:.1}" y2="{:.1}" stroke="#888"/><text x="{x:.1}" y="{:.1}" font-size="11" text-anchor="middle" fill="#444">{}</text>"##,
+            TOP + plot_h,
+            TOP + plot_h + 4.0,
+            TOP + plot_h + 17.0,
+            escape(label)
+        );
+    }
+    let _ = write!(
+        s,
+        r##"<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{:.1}" stroke="#444"/><line x1="{LEFT}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#444"/>"##,
+        TOP + plot_h,
+        TOP + plot_h,
+        WIDTH - RIGHT,
+        TOP + plot_h
+    );
+    let _ = write!(
+        s,
+        r##"<text x="{:.1}" y="{:.1}" font-size="12" text-anchor="middle" fill="#222">{}</text>"##,
+        LEFT + plot_w / 2.0,
+        HEIGHT - 8.0,
+        escape(&chart.x_label)
+    );
+    let _ = write!(
+        s,
+        r##"<text transform="translate(14 {:.1}) rotate(-90)" font-size="12" text-anchor="middle" fill="#222">{}</text>"##,
+        TOP + plot_h / 2.0,
+        escape(&chart.y_label)
+    );
+    for marker in &chart.markers {
+        let x = px(marker.x);
+        let _ = write!(
+            s,
+            r##"<g class="{}"><line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="#333" stroke-dasharray="5 4"/><text x="{:.1}" y="{:.1}" font-size="11" fill="#333">{}</text></g>"##,
+            escape(&marker.class),
+            TOP + plot_h,
+            x + 4.0,
+            TOP + 12.0,
+            escape(&marker.label)
+        );
+    }
+    for (i, series) in chart.series.iter().enumerate() {
+        let points: Vec<String> = series
+            .points
+            .iter()
+            .filter(|(x, y)| x.is_finite() && y.is_finite())
+            .map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y)))
+            .collect();
+        let _ = write!(
+            s,
+            r#"<g class="series" data-series="{}"><polyline fill="none" stroke="{}" stroke-width="2" points="{}"/>"#,
+            escape(&series.name),
+            escape(&series.color),
+            points.join(" ")
+        );
+        if points.len() <= 40 {
+            for p in &points {
+                if let Some((x, y)) = p.split_once(',') {
+                    let _ = write!(
+                        s,
+                        r#"<circle cx="{x}" cy="{y}" r="2.5" fill="{}"/>"#,
+                        escape(&series.color)
+                    );
+                }
+            }
+        }
+        s.push_str("</g>");
+        // legend, top right, one entry per line
+        let ly = TOP + 4.0 + 15.0 * i as f64;
+        let lx = WIDTH - RIGHT - 170.0;
+        let _ = write!(
+            s,
+            r##"<rect x="{lx:.1}" y="{:.1}" width="12" height="3" fill="{}"/><text x="{:.1}" y="{:.1}" font-size="11" fill="#222">{}</text>"##,
+            ly + 4.0,
+            escape(&series.color),
+            lx + 16.0,
+            ly + 9.0,
+            escape(&series.name)
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_round_numbers() {
+        assert_eq!(
+            nice_ticks(0.0, 10.0, 5),
+            vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+        );
+        assert_eq!(nice_ticks(0.0, 0.9, 4), vec![0.0, 0.5]);
+        assert_eq!(tick_label(25_000.0), "25k");
+        assert_eq!(tick_label(0.25), "0.25");
+        assert_eq!(tick_label(2.5), "2.5");
+    }
+
+    #[test]
+    fn chart_has_series_bands_markers_and_escapes_text() {
+        let mut chart = Chart::new("a < b", "x", "y");
+        chart.series.push(Series::new(
+            "p99 & more",
+            vec![(0.0, 1.0), (1.0, 3.0), (2.0, 2.0)],
+            0,
+        ));
+        chart.bands.push(Band {
+            from_x: 1.0,
+            to_x: 2.0,
+            class: "stall".into(),
+            label: "stall at 1 s".into(),
+        });
+        chart.markers.push(Marker {
+            x: 1.5,
+            class: "knee".into(),
+            label: "knee".into(),
+        });
+        let svg = render_chart("c1", &chart);
+        assert!(svg.starts_with("<svg id=\"c1\""));
+        assert!(svg.ends_with("</svg>"));
+        assert!(svg.contains("a &lt; b"));
+        assert!(svg.contains("data-series=\"p99 &amp; more\""));
+        assert!(svg.contains("class=\"stall\""));
+        assert!(svg.contains("class=\"knee\""));
+        assert_eq!(svg.matches("<circle").count(), 3);
+    }
+
+    #[test]
+    fn empty_chart_still_draws() {
+        let svg = render_chart("e", &Chart::new("nothing", "x", "y"));
+        assert!(svg.contains("</svg>"));
+        assert!(!svg.contains("NaN"));
+    }
+}
