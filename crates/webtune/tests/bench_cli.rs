@@ -1,0 +1,165 @@
+//! `webtune bench` as a user runs it: Ctrl-C keeps a complete result and exits 130; bad input
+//! gets one line that says what to do, never a panic.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn webtune() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_webtune"))
+}
+
+/// Run to completion with a deadline; returns (status code, stdout, stderr).
+fn run_bounded(cmd: &mut Command, limit: Duration) -> (i32, String, String) {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("webtune runs");
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let out = child.wait_with_output().unwrap();
+            return (
+                status.code().unwrap_or(-1),
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            );
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("webtune did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn assert_one_line_error(code: i32, stderr: &str, needle: &str) {
+    assert_eq!(code, 2, "stderr: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains(needle), "expected {needle:?} in {stderr}");
+}
+
+#[test]
+fn sigint_keeps_a_complete_result_and_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let mut child = webtune()
+        .args(["bench", "-d", "60s", "-c", "4", "-q", "--json"])
+        .arg(&json)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: sending a signal to our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "webtune ignored SIGINT");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(130));
+    let text = std::fs::read_to_string(&json).expect("result written");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("complete JSON");
+    assert_eq!(v["schema"], "webtune.run/1");
+    assert_eq!(v["interrupted"], true);
+    assert!(v["responses"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn json_to_stdout_is_the_only_stdout() {
+    let (code, out, _) = run_bounded(
+        webtune().args(["bench", "-n", "200", "-c", "2", "--json", "-"]),
+        Duration::from_secs(30),
+    );
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("stdout is one JSON doc");
+    assert_eq!(v["ok"], 200);
+}
+
+#[test]
+fn text_summary_names_the_embedded_target() {
+    let (code, out, err) = run_bounded(
+        webtune().args(["bench", "-n", "100", "-c", "2"]),
+        Duration::from_secs(30),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("embedded target"), "{err}");
+    assert!(out.contains("/empty.gif"), "{out}");
+    assert!(out.contains("p99"), "{out}");
+}
+
+#[test]
+fn bad_input_gets_one_line_that_says_what_to_do() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["bench", "127.0.0.1:8080"], "expected e.g. http://"),
+        (
+            &["bench", "https://127.0.0.1/"],
+            "https:// is not supported yet",
+        ),
+        (
+            &["bench", "http://no-such-host.invalid/"],
+            "cannot resolve host",
+        ),
+        (&["bench", "http://127.0.0.1:1/", "-c", "0"], "at least 1"),
+        (
+            &["bench", "http://127.0.0.1:1/", "-H", "nocolon"],
+            "has no ':'",
+        ),
+        (
+            &[
+                "bench",
+                "http://127.0.0.1:1/",
+                "--body-file",
+                "/nonexistent/x",
+            ],
+            "cannot read",
+        ),
+        (
+            &["bench", "http://127.0.0.1:1/", "-d", "ten"],
+            "not a duration",
+        ),
+    ];
+    for (args, needle) in cases {
+        let (code, _, err) = run_bounded(webtune().args(*args), Duration::from_secs(20));
+        if args.contains(&"-d") {
+            // clap's own usage error: exit 2 with a message naming the value.
+            assert_eq!(code, 2, "{err}");
+            assert!(err.contains(needle), "{err}");
+            continue;
+        }
+        assert_one_line_error(code, &err, needle);
+    }
+}
+
+#[test]
+fn nothing_listening_is_reported_as_connect_errors() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/");
+    let (code, out, err) = run_bounded(
+        webtune().args(["bench", &url, "-n", "20", "-c", "2", "--json", "-"]),
+        Duration::from_secs(20),
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["errors"]["connect_refused"], 20);
+}
+
+#[test]
+fn too_many_connections_for_the_file_limit_names_ulimit() {
+    let bin = env!("CARGO_BIN_EXE_webtune");
+    let script = format!("ulimit -n 64 && exec {bin} bench http://127.0.0.1:1/ -c 500 -n 1");
+    let (code, _, err) = run_bounded(
+        Command::new("sh").args(["-c", &script]),
+        Duration::from_secs(20),
+    );
+    assert_one_line_error(code, &err, "ulimit -n");
+}
