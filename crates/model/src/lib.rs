@@ -10,6 +10,7 @@ pub mod histogram;
 pub mod result;
 pub mod server;
 pub mod spec;
+pub mod sweep;
 pub mod units;
 
 pub use errors::{ErrorCounts, ErrorKind};
