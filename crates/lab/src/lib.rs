@@ -12,14 +12,18 @@ pub mod params;
 pub mod procfs;
 pub mod registry;
 pub mod render;
+pub mod sampler;
 pub mod stacks;
+pub mod summary;
 pub mod supervisor;
 
 pub use error::LabError;
 pub use params::{parse_assignment, ParamKind, ParamSpec, Settings, Value};
 pub use registry::{clean_stale, lab_root, CleanReport};
 pub use render::{render, Layout, Programs, Rendered, ServerPlan};
+pub use sampler::{ProcessSelector, Sampler, DEFAULT_INTERVAL};
 pub use stacks::{Component, Mpm, NginxRole, StackKind};
+pub use summary::summarise;
 pub use supervisor::{http_get, RunningStack, StartOptions};
 
 /// Validate `NAME=VALUE` assignments for a stack: unknown names and out-of-range values

@@ -5,7 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use webtune_lab::{
-    http_get, procfs, settings_for, LabError, RunningStack, StackKind, StartOptions,
+    http_get, procfs, settings_for, summarise, LabError, ProcessSelector, RunningStack, Sampler,
+    StackKind, StartOptions,
 };
 
 /// Stops the stack when the test ends, even when an assertion failed first.
@@ -89,16 +90,59 @@ fn load_briefly(stack: &RunningStack, php: bool) {
             assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
             assert!(String::from_utf8_lossy(&body).starts_with("cpu 2000 us"));
         }
-        let (status, _) = get(stack, "/cpu.php?us=100");
+        // 50 ms of CPU: enough to show in /proc's tick-resolution CPU counters.
+        let (status, _) = get(stack, "/cpu.php?us=50000");
         assert_eq!(status, 200);
     }
+}
+
+/// Load briefly while the sampler runs; check what it saw of the stack's processes.
+fn sampled_load(stack: &RunningStack, php: bool) -> webtune_model::ServerSamples {
+    let sampler = Sampler::start(
+        stack.stack().name(),
+        ProcessSelector::Sessions(stack.sessions()),
+        Duration::from_millis(50),
+    );
+    std::thread::sleep(Duration::from_millis(60));
+    load_briefly(stack, php);
+    std::thread::sleep(Duration::from_millis(60));
+    let samples = sampler.finish();
+    assert!(samples.samples.len() >= 2, "{samples:?}");
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    assert_eq!(samples.cpu_count as usize, cpus);
+    let last = samples.samples.last().expect("a sample");
+    assert_eq!(last.cpus.len(), cpus);
+    assert!(
+        last.processes as usize >= stack.sessions().len(),
+        "{last:?}"
+    );
+    assert!(last.threads >= last.processes);
+    assert!(last.rss_kib > 0 && last.pss_kib > 0, "{last:?}");
+    assert!(last.open_fds > 0);
+    let switches: u64 = samples
+        .samples
+        .iter()
+        .map(|s| s.voluntary_ctxt_switches)
+        .sum();
+    assert!(switches > 0, "serving requests switches context");
+    let text = summarise(&samples, 10);
+    assert!(text.contains("busiest cpu"), "{text}");
+    assert!(text.contains("per response"), "{text}");
+    samples
 }
 
 #[test]
 fn nginx_serves_static_files_and_stops_clean() {
     let guard = start("nginx", &["worker_processes=1", "keepalive_requests=50"]);
     let stack = guard.stack();
-    load_briefly(stack, false);
+    let samples = sampled_load(stack, false);
+    // nginx: master and one worker.
+    assert!(
+        samples.samples.iter().any(|s| s.processes == 2),
+        "{samples:?}"
+    );
     let conf = config(stack, "nginx.conf");
     assert!(conf.contains("worker_processes 1;"));
     assert!(conf.contains("keepalive_requests 50;"));
@@ -120,7 +164,21 @@ fn apache_prefork_runs_php_and_stops_clean() {
         &["MaxRequestWorkers=4", "StartServers=2", "KeepAlive=off"],
     );
     let stack = guard.stack();
-    load_briefly(stack, true);
+    let samples = sampled_load(stack, true);
+    // Parent plus at most MaxRequestWorkers children.
+    assert!(
+        samples.samples.iter().all(|s| s.processes <= 5),
+        "{samples:?}"
+    );
+    let cpu: f64 = samples
+        .samples
+        .iter()
+        .map(|s| s.cpu_user_s + s.cpu_system_s)
+        .sum();
+    assert!(
+        cpu > 0.0,
+        "the CPU page burned CPU in the stack's processes"
+    );
     let conf = config(stack, "apache2.conf");
     assert!(conf.contains("\nMaxRequestWorkers 4\n"));
     assert!(conf.contains("\nKeepAlive Off\n"));

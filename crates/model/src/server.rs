@@ -1,5 +1,6 @@
-//! Server-side samples taken while a run loads a lab stack (filled by the lab's sampler).
-//! Placeholder shape; the lab owns what goes in here.
+//! Server-side samples taken while a run loads a lab stack (filled by the lab's /proc
+//! sampler, documented in `docs/result-schema.md`, section `server`). Counters are deltas
+//! over each sample's interval; gauges are the value at the sample's end.
 
 use serde::{Deserialize, Serialize};
 
@@ -8,4 +9,72 @@ use serde::{Deserialize, Serialize};
 pub struct ServerSamples {
     /// Sampling period in milliseconds.
     pub interval_ms: u64,
+    /// What was sampled: the lab stack's name, or "external".
+    pub target: String,
+    /// How the server's processes were found, e.g. "sessions 4123,4180" or
+    /// "names nginx,apache2".
+    pub selector: String,
+    /// CPUs of the host (the length of every sample's `cpus`).
+    pub cpu_count: u32,
+    /// The samples, oldest first.
+    pub samples: Vec<ServerSample>,
+    /// CPU time the sampler itself used on the host, seconds.
+    pub sampler_cpu_s: f64,
+}
+
+/// One sample: the interval that ended `t_s` seconds after sampling began.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerSample {
+    /// End of the interval, seconds since sampling began.
+    pub t_s: f64,
+    /// Length of the interval, seconds.
+    pub length_s: f64,
+    /// Per CPU (cpu0, cpu1, …): share of the interval in each state, percent.
+    pub cpus: Vec<CpuShare>,
+    /// Runnable tasks on the host at the sample (`procs_running` of /proc/stat).
+    pub run_queue: u32,
+    /// Tasks blocked on I/O at the sample (`procs_blocked`).
+    pub blocked: u32,
+    /// The server's processes and threads at the sample.
+    pub processes: u32,
+    pub threads: u32,
+    /// CPU the server's processes used in the interval, seconds.
+    pub cpu_user_s: f64,
+    pub cpu_system_s: f64,
+    /// Resident and proportional set size of the server's processes at the sample, KiB.
+    pub rss_kib: u64,
+    pub pss_kib: u64,
+    /// Context switches of the server's threads in the interval.
+    pub voluntary_ctxt_switches: u64,
+    pub involuntary_ctxt_switches: u64,
+    /// Open file descriptors of the server's processes at the sample.
+    pub open_fds: u64,
+    /// Host-wide TCP counters in the interval (TcpExt ListenOverflows, ListenDrops; Tcp
+    /// RetransSegs).
+    pub listen_overflows: u64,
+    pub listen_drops: u64,
+    pub tcp_retrans_segs: u64,
+    /// Host-wide TCP sockets in TIME_WAIT at the sample.
+    pub time_wait: u64,
+}
+
+/// How one CPU spent an interval, percent (the fields sum to about 100).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuShare {
+    /// User time, nice included.
+    pub user: f64,
+    pub system: f64,
+    pub irq: f64,
+    pub softirq: f64,
+    pub iowait: f64,
+    /// Time the hypervisor gave to someone else.
+    pub steal: f64,
+    pub idle: f64,
+}
+
+impl CpuShare {
+    /// Percent of the interval the CPU was not idle (iowait counts as idle).
+    pub fn busy(&self) -> f64 {
+        (100.0 - self.idle - self.iowait).max(0.0)
+    }
 }

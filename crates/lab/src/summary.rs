@@ -1,0 +1,222 @@
+//! The text summary of the server-side samples, printed after the bench report: busiest
+//! and idlest CPU (seed 003's scheduler piled Apache onto one CPU), context switches per
+//! request (seed 000's scheduling overhead), listen-queue overflows (seed 004's
+//! somaxconn), peak processes and memory.
+
+use std::fmt::Write;
+use webtune_model::ServerSamples;
+
+/// A few lines that say what the server side did during the run. `responses` is the
+/// run's count of complete responses (for per-request figures).
+pub fn summarise(samples: &ServerSamples, responses: u64) -> String {
+    let mut out = String::new();
+    let list = &samples.samples;
+    let seconds: f64 = list.iter().map(|s| s.length_s).sum();
+    let _ = writeln!(
+        out,
+        "Server side ({}, sampled every {} ms: {} samples over {:.1} s; {})",
+        samples.target,
+        samples.interval_ms,
+        list.len(),
+        seconds,
+        samples.selector
+    );
+    if list.is_empty() {
+        out.push_str("  no samples (the run was shorter than one interval)\n");
+        return out;
+    }
+
+    // Per CPU: time-weighted mean of each state.
+    let cpu_count = samples.cpu_count as usize;
+    let mut busy = vec![0.0f64; cpu_count];
+    let mut user = vec![0.0f64; cpu_count];
+    let mut system = vec![0.0f64; cpu_count];
+    let mut softirq = vec![0.0f64; cpu_count];
+    let mut steal = vec![0.0f64; cpu_count];
+    for s in list {
+        let w = if seconds > 0.0 {
+            s.length_s / seconds
+        } else {
+            0.0
+        };
+        for (i, c) in s.cpus.iter().enumerate().take(cpu_count) {
+            busy[i] += c.busy() * w;
+            user[i] += c.user * w;
+            system[i] += c.system * w;
+            softirq[i] += (c.softirq + c.irq) * w;
+            steal[i] += c.steal * w;
+        }
+    }
+    if cpu_count > 0 {
+        let by_busy = |a: &usize, b: &usize| busy[*a].total_cmp(&busy[*b]);
+        let busiest = (0..cpu_count).max_by(by_busy).unwrap_or(0);
+        let idlest = (0..cpu_count).min_by(by_busy).unwrap_or(0);
+        let describe = |i: usize| {
+            format!(
+                "cpu{i} {:.0}% busy (user {:.0}, sys {:.0}, irq+softirq {:.0})",
+                busy[i], user[i], system[i], softirq[i]
+            )
+        };
+        let _ = write!(out, "  CPU        busiest {}", describe(busiest));
+        if cpu_count > 1 {
+            let _ = write!(out, "; idlest {}", describe(idlest));
+        }
+        out.push('\n');
+        let spread = busy[busiest] - busy[idlest];
+        let mean_steal = steal.iter().sum::<f64>() / cpu_count as f64;
+        let _ = write!(out, "             steal {mean_steal:.1}%");
+        if cpu_count > 1 && spread >= 30.0 {
+            let _ = write!(
+                out,
+                "; UNBALANCED: {spread:.0} points between busiest and idlest CPU"
+            );
+        }
+        out.push('\n');
+    }
+    let mean_rq = list.iter().map(|s| s.run_queue as f64).sum::<f64>() / list.len() as f64;
+    let max_rq = list.iter().map(|s| s.run_queue).max().unwrap_or(0);
+    let _ = writeln!(
+        out,
+        "  run queue  mean {mean_rq:.1}, max {max_rq} runnable tasks on {cpu_count} CPU(s)"
+    );
+
+    let peak_procs = list.iter().map(|s| s.processes).max().unwrap_or(0);
+    let peak_threads = list.iter().map(|s| s.threads).max().unwrap_or(0);
+    let cpu_user: f64 = list.iter().map(|s| s.cpu_user_s).sum();
+    let cpu_sys: f64 = list.iter().map(|s| s.cpu_system_s).sum();
+    let _ = write!(
+        out,
+        "  processes  peak {peak_procs} processes, {peak_threads} threads; CPU {cpu_user:.2} s user + {cpu_sys:.2} s system"
+    );
+    if responses > 0 {
+        let _ = write!(
+            out,
+            " = {:.0} µs per response",
+            (cpu_user + cpu_sys) * 1e6 / responses as f64
+        );
+    }
+    out.push('\n');
+    let peak_rss = list.iter().map(|s| s.rss_kib).max().unwrap_or(0);
+    let peak_pss = list.iter().map(|s| s.pss_kib).max().unwrap_or(0);
+    let _ = write!(
+        out,
+        "  memory     peak RSS {}, peak PSS {}",
+        mib(peak_rss),
+        mib(peak_pss)
+    );
+    if peak_procs > 0 {
+        // RSS per process at the sample with the most processes.
+        if let Some(s) = list.iter().max_by_key(|s| s.processes) {
+            if s.processes > 0 {
+                let _ = write!(
+                    out,
+                    " ({} RSS, {} PSS per process)",
+                    mib(s.rss_kib / s.processes as u64),
+                    mib(s.pss_kib / s.processes as u64)
+                );
+            }
+        }
+    }
+    out.push('\n');
+    let vol: u64 = list.iter().map(|s| s.voluntary_ctxt_switches).sum();
+    let invol: u64 = list.iter().map(|s| s.involuntary_ctxt_switches).sum();
+    let _ = write!(
+        out,
+        "  switches   {vol} voluntary + {invol} involuntary context switches"
+    );
+    if responses > 0 {
+        let _ = write!(
+            out,
+            " = {:.1} per response ({:.2} involuntary)",
+            (vol + invol) as f64 / responses as f64,
+            invol as f64 / responses as f64
+        );
+    }
+    out.push('\n');
+    let peak_fds = list.iter().map(|s| s.open_fds).max().unwrap_or(0);
+    let overflows: u64 = list.iter().map(|s| s.listen_overflows).sum();
+    let drops: u64 = list.iter().map(|s| s.listen_drops).sum();
+    let retrans: u64 = list.iter().map(|s| s.tcp_retrans_segs).sum();
+    let peak_tw = list.iter().map(|s| s.time_wait).max().unwrap_or(0);
+    let _ = writeln!(out, "  files      peak {peak_fds} open file descriptors");
+    let _ = write!(
+        out,
+        "  network    listen overflows {overflows}, listen drops {drops}, TCP retransmits {retrans}, TIME_WAIT peak {peak_tw} (host-wide)"
+    );
+    if overflows > 0 || drops > 0 {
+        out.push_str(
+            "\n             listen queue overflowed: raise the backlog (and net.core.somaxconn) or the server's accept rate",
+        );
+    }
+    out.push('\n');
+    let _ = writeln!(
+        out,
+        "  sampler    used {:.2} s CPU on this host",
+        samples.sampler_cpu_s
+    );
+    out
+}
+
+fn mib(kib: u64) -> String {
+    format!("{:.1} MiB", kib as f64 / 1024.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use webtune_model::server::{CpuShare, ServerSample};
+
+    #[test]
+    fn names_the_busiest_cpu_and_per_response_figures() {
+        let sample = |t: f64| ServerSample {
+            t_s: t,
+            length_s: 0.25,
+            cpus: vec![
+                CpuShare {
+                    user: 80.0,
+                    system: 15.0,
+                    idle: 5.0,
+                    ..CpuShare::default()
+                },
+                CpuShare {
+                    user: 5.0,
+                    idle: 95.0,
+                    ..CpuShare::default()
+                },
+            ],
+            run_queue: 3,
+            processes: 4,
+            threads: 4,
+            cpu_user_s: 0.1,
+            cpu_system_s: 0.05,
+            rss_kib: 4096,
+            pss_kib: 2048,
+            voluntary_ctxt_switches: 100,
+            involuntary_ctxt_switches: 10,
+            listen_overflows: 2,
+            ..ServerSample::default()
+        };
+        let samples = ServerSamples {
+            interval_ms: 250,
+            target: "apache-prefork".into(),
+            selector: "sessions 1".into(),
+            cpu_count: 2,
+            samples: vec![sample(0.25), sample(0.5)],
+            sampler_cpu_s: 0.01,
+        };
+        let text = summarise(&samples, 110);
+        assert!(text.contains("busiest cpu0 95% busy"), "{text}");
+        assert!(text.contains("idlest cpu1 5% busy"), "{text}");
+        assert!(text.contains("UNBALANCED"), "{text}");
+        assert!(text.contains("2.0 per response"), "{text}");
+        assert!(text.contains("listen overflows 4"), "{text}");
+        assert!(text.contains("peak 4 processes"), "{text}");
+        assert!(text.contains("peak RSS 4.0 MiB"), "{text}");
+    }
+
+    #[test]
+    fn empty_samples_say_so() {
+        let text = summarise(&ServerSamples::default(), 0);
+        assert!(text.contains("no samples"));
+    }
+}
