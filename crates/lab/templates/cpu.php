@@ -21,4 +21,5 @@ do {
 } while (cpu_us() < $end);
 header('Content-Type: text/plain');
 header('Cache-Control: no-store');
-echo "cpu $us us, $rounds rounds, $x\n";
+// Fixed-width numbers: every answer for the same `us` has the same length.
+printf("cpu %d us, %010d rounds, %010d\n", $us, $rounds, $x);
