@@ -6,14 +6,19 @@
 //! strings it returns wherever they like.
 
 pub mod ab;
+pub mod compare;
 pub mod csv;
 pub mod format;
 pub mod html;
 pub mod http_load;
+pub mod repeat;
+pub mod stats;
 pub mod svg;
+pub mod sweep;
 pub mod testkit;
 pub mod text;
 pub mod units;
 
 pub use format::{render, Format};
+pub use repeat::with_repeats;
 pub use text::render_text;

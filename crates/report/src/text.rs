@@ -187,6 +187,13 @@ fn write_connections_and_cost(out: &mut String, r: &RunResult) {
         "Connections     {} opened, {} stale keep-alive reconnects",
         r.connections_opened, r.stale_reconnects
     );
+    if r.abandoned > 0 {
+        let _ = writeln!(
+            out,
+            "In flight       {} requests still in flight when the run ended (abandoned, not errors)",
+            r.abandoned
+        );
+    }
     let g = &r.generator;
     let cpu = g.user_cpu_s + g.system_cpu_s;
     let attempted = r.attempted();
@@ -246,6 +253,7 @@ mod tests {
         assert!(errors.contains("25 ("), "{errors}");
         assert!(text.contains("2 stale keep-alive reconnects"));
         assert!(text.contains("100 opened"));
+        assert!(!text.contains("In flight"));
         // 1.0 s CPU over 1005 attempted requests
         assert!(text.contains("995.0 µs per request"), "{text}");
         assert!(!text.contains("INTERRUPTED"));
@@ -255,10 +263,12 @@ mod tests {
     fn interrupted_and_empty_runs_say_so() {
         let mut r = empty_result();
         r.interrupted = true;
+        r.abandoned = 7;
         let text = render_text(&r);
         assert!(text.contains("INTERRUPTED — partial result"));
         assert!(text.contains("(no complete response)"));
         assert!(text.contains("Errors          none"));
         assert!(text.contains("no requests"));
+        assert!(text.contains("In flight       7 requests still in flight"));
     }
 }

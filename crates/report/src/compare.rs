@@ -1,0 +1,437 @@
+//! Before → after: several results side by side (the first is the baseline), each figure
+//! with its change in percent, as seed 000 compared "5505.80 -> 4478.60". When both sides
+//! carry repeats (`bench --repeat N`), each difference gets a 95% Welch t-interval over the
+//! per-repeat figures and a verdict; "no significant difference" when the interval holds 0.
+
+use crate::html::{figure, page, percentile_chart, throughput_chart};
+use crate::stats::{mean, welch_interval, Interval};
+use crate::svg::{escape, Series};
+use crate::units::ms_f;
+use std::fmt::Write as _;
+use webtune_model::{RepeatSummary, RunResult};
+
+/// Confidence of the intervals.
+pub const CONFIDENCE: f64 = 0.95;
+
+/// Which way is better for a figure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Better {
+    Higher,
+    Lower,
+}
+
+/// One compared figure.
+#[derive(Debug, Clone, Copy)]
+pub struct Metric {
+    pub name: &'static str,
+    pub better: Better,
+    /// The figure of a whole result.
+    pub of_result: fn(&RunResult) -> f64,
+    /// The figure of one repeat; None when repeats do not carry it.
+    pub of_repeat: Option<fn(&RepeatSummary) -> f64>,
+    /// How to print it.
+    pub show: fn(f64) -> String,
+}
+
+fn show_rate(v: f64) -> String {
+    format!("{v:.2}")
+}
+fn show_ms(v: f64) -> String {
+    ms_f(v)
+}
+fn show_count(v: f64) -> String {
+    format!("{v:.0}")
+}
+fn show_pct(v: f64) -> String {
+    format!("{v:.2}%")
+}
+
+fn error_pct(errors: u64, responses: u64) -> f64 {
+    let attempted = errors + responses;
+    if attempted == 0 {
+        0.0
+    } else {
+        errors as f64 * 100.0 / attempted as f64
+    }
+}
+
+macro_rules! latency_metric {
+    ($name:expr, $field:ident) => {
+        Metric {
+            name: $name,
+            better: Better::Lower,
+            of_result: |r| r.latency.total.$field as f64,
+            of_repeat: Some(|s| s.latency.$field as f64),
+            show: show_ms,
+        }
+    };
+}
+
+/// The figures compared, in order.
+pub fn metrics() -> Vec<Metric> {
+    vec![
+        Metric {
+            name: "requests/s",
+            better: Better::Higher,
+            of_result: |r| r.requests_per_s,
+            of_repeat: Some(|s| s.requests_per_s),
+            show: show_rate,
+        },
+        latency_metric!("mean (ms)", mean_us),
+        latency_metric!("p50 (ms)", p50_us),
+        latency_metric!("p75 (ms)", p75_us),
+        latency_metric!("p90 (ms)", p90_us),
+        latency_metric!("p95 (ms)", p95_us),
+        latency_metric!("p99 (ms)", p99_us),
+        latency_metric!("p99.9 (ms)", p999_us),
+        latency_metric!("max (ms)", max_us),
+        Metric {
+            name: "errors",
+            better: Better::Lower,
+            of_result: |r| r.errors.total() as f64,
+            of_repeat: None,
+            show: show_count,
+        },
+        Metric {
+            name: "errors %",
+            better: Better::Lower,
+            of_result: |r| r.error_ratio() * 100.0,
+            of_repeat: Some(|s| error_pct(s.errors, s.responses)),
+            show: show_pct,
+        },
+    ]
+}
+
+/// Change from `base` to `value` in percent, e.g. "+23.1%"; "n/a" from zero.
+pub fn change_pct(base: f64, value: f64) -> String {
+    if base == 0.0 {
+        if value == 0.0 {
+            "0.0%".into()
+        } else {
+            "n/a".into()
+        }
+    } else {
+        format!("{:+.1}%", (value - base) / base * 100.0)
+    }
+}
+
+/// The verdict on one figure between two repeated results.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Verdict {
+    /// Interval of mean(after) − mean(before), in the figure's unit.
+    pub interval: Interval,
+    /// The same, in percent of the baseline mean.
+    pub change_pct: f64,
+    pub low_pct: f64,
+    pub high_pct: f64,
+    pub significant: bool,
+    /// When significant: did it get better?
+    pub better: bool,
+}
+
+impl Verdict {
+    pub fn describe(&self) -> String {
+        if !self.significant {
+            "no significant difference".into()
+        } else if self.better {
+            "better".into()
+        } else {
+            "worse".into()
+        }
+    }
+}
+
+/// Compare one figure over the repeats of two results; None without ≥ 2 repeats each.
+pub fn verdict(
+    metric: &Metric,
+    before: &[RepeatSummary],
+    after: &[RepeatSummary],
+) -> Option<Verdict> {
+    let of = metric.of_repeat?;
+    let a: Vec<f64> = before.iter().map(of).collect();
+    let b: Vec<f64> = after.iter().map(of).collect();
+    let interval = welch_interval(&a, &b, CONFIDENCE)?;
+    let base = mean(&a);
+    let pct = |v: f64| {
+        if base != 0.0 {
+            v / base * 100.0
+        } else {
+            f64::NAN
+        }
+    };
+    let significant = !interval.contains_zero();
+    let went_up = interval.estimate > 0.0;
+    Some(Verdict {
+        interval,
+        change_pct: pct(interval.estimate),
+        low_pct: pct(interval.low),
+        high_pct: pct(interval.high),
+        significant,
+        better: match metric.better {
+            Better::Higher => went_up,
+            Better::Lower => !went_up,
+        },
+    })
+}
+
+fn aligned(rows: &[Vec<String>]) -> String {
+    let mut out = String::new();
+    crate::text::write_aligned(&mut out, rows);
+    out
+}
+
+fn fmt_pct_bound(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v:+.1}%")
+    } else {
+        "n/a".into()
+    }
+}
+
+/// The comparison as text: values side by side with changes vs the first, then the
+/// confidence intervals where both sides have repeats.
+pub fn render_compare_text(inputs: &[(String, &RunResult)]) -> String {
+    let mut out = String::new();
+    let Some((base_name, base)) = inputs.first() else {
+        return "nothing to compare\n".into();
+    };
+    let _ = writeln!(out, "Compared to {base_name} (first column)");
+    for (name, r) in inputs {
+        let repeats = if r.repeats.is_empty() {
+            "1 run".to_string()
+        } else {
+            format!("{} repeats", r.repeats.len())
+        };
+        let _ = writeln!(
+            out,
+            "  {name}: {} {}, {} connections, {:.1} s, {repeats}{}",
+            r.spec.method,
+            r.spec.url,
+            r.spec.connections,
+            r.duration_s,
+            if r.interrupted { ", INTERRUPTED" } else { "" }
+        );
+    }
+    out.push('\n');
+    let mut header = vec![String::new()];
+    for (i, (name, _)) in inputs.iter().enumerate() {
+        header.push(name.clone());
+        if i > 0 {
+            header.push("change".into());
+        }
+    }
+    let mut rows = vec![header];
+    for m in metrics() {
+        let base_value = (m.of_result)(base);
+        let mut row = vec![m.name.to_string()];
+        for (i, (_, r)) in inputs.iter().enumerate() {
+            let v = (m.of_result)(r);
+            row.push((m.show)(v));
+            if i > 0 {
+                row.push(change_pct(base_value, v));
+            }
+        }
+        rows.push(row);
+    }
+    out.push_str(&aligned(&rows));
+    for (name, r) in inputs.iter().skip(1) {
+        out.push('\n');
+        if base.repeats.len() >= 2 && r.repeats.len() >= 2 {
+            let _ = writeln!(
+                out,
+                "{name} vs {base_name}: 95% confidence interval of the change (Welch t, {} and {} repeats)",
+                base.repeats.len(),
+                r.repeats.len()
+            );
+            let mut rows = vec![vec![
+                String::new(),
+                "change".into(),
+                "95% CI".into(),
+                "verdict".into(),
+            ]];
+            for m in metrics() {
+                if let Some(v) = verdict(&m, &base.repeats, &r.repeats) {
+                    rows.push(vec![
+                        m.name.to_string(),
+                        fmt_pct_bound(v.change_pct),
+                        format!(
+                            "{} … {}",
+                            fmt_pct_bound(v.low_pct),
+                            fmt_pct_bound(v.high_pct)
+                        ),
+                        v.describe(),
+                    ]);
+                }
+            }
+            out.push_str(&aligned(&rows));
+        } else {
+            let _ = writeln!(
+                out,
+                "{name} vs {base_name}: no confidence interval: run both with `bench --repeat N` \
+                 (N ≥ 2; 5 or more is better). Single runs on a shared machine differ by 3–50% \
+                 from noise alone."
+            );
+        }
+    }
+    out
+}
+
+/// The comparison as an HTML page: the table, the percentile curves and throughput over
+/// time of every input overlaid.
+pub fn render_compare_html(inputs: &[(String, &RunResult)]) -> String {
+    let mut body = String::from("<h1>webtune compare</h1>\n");
+    let _ = writeln!(
+        body,
+        "<pre id=\"compare-table\">{}</pre>",
+        escape(&render_compare_text(inputs))
+    );
+    let curves: Vec<(String, &webtune_model::LatencyHistogram)> = inputs
+        .iter()
+        .map(|(name, r)| (name.clone(), &r.histograms.total))
+        .collect();
+    body.push_str(&figure(
+        "plot-compare-percentiles",
+        &percentile_chart("Latency by percentile", &curves),
+        "Total latency by percentile, one line per result.",
+    ));
+    let mut over_time = crate::svg::Chart::new("Throughput over time", "time (s)", "responses/s");
+    for (i, (name, r)) in inputs.iter().enumerate() {
+        let series = throughput_chart(r).series.into_iter().next();
+        if let Some(s) = series {
+            over_time
+                .series
+                .push(Series::new(name.clone(), s.points, i));
+        }
+    }
+    body.push_str(&figure(
+        "plot-compare-throughput",
+        &over_time,
+        "Responses per second in each interval, one line per result.",
+    ));
+    page("webtune compare", &body)
+}
+
+/// A repeat's summary from a single run's result.
+pub fn repeat_summary(r: &RunResult) -> RepeatSummary {
+    RepeatSummary {
+        duration_s: r.duration_s,
+        responses: r.responses,
+        errors: r.errors.total(),
+        requests_per_s: r.requests_per_s,
+        latency: r.latency.total,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::synthetic_result;
+    use webtune_model::Percentiles;
+
+    /// Deterministic pseudo-random normal samples (xorshift + Box–Muller).
+    fn normal_samples(seed: u64, n: usize, mean: f64, sd: f64) -> Vec<f64> {
+        let mut state = seed.max(1);
+        let mut uniform = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        (0..n)
+            .map(|_| {
+                let (u1, u2) = (uniform().max(1e-12), uniform());
+                mean + sd * (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+            })
+            .collect()
+    }
+
+    fn repeats_from(rps: &[f64]) -> Vec<RepeatSummary> {
+        rps.iter()
+            .map(|&v| RepeatSummary {
+                duration_s: 5.0,
+                responses: (v * 5.0) as u64,
+                errors: 0,
+                requests_per_s: v,
+                latency: Percentiles {
+                    count: 10,
+                    mean_us: 1e6 / v,
+                    p50_us: (1e6 / v) as u64,
+                    p99_us: (2e6 / v) as u64,
+                    ..Percentiles::default()
+                },
+            })
+            .collect()
+    }
+
+    #[test]
+    fn same_distribution_gives_no_significant_difference() {
+        let rps = &metrics()[0];
+        let a = repeats_from(&normal_samples(7, 8, 1000.0, 80.0));
+        let b = repeats_from(&normal_samples(99, 8, 1000.0, 80.0));
+        let v = verdict(rps, &a, &b).unwrap();
+        assert!(!v.significant, "{v:?}");
+        assert_eq!(v.describe(), "no significant difference");
+    }
+
+    #[test]
+    fn clear_difference_gets_a_clear_verdict() {
+        let rps = &metrics()[0];
+        let a = repeats_from(&normal_samples(7, 6, 1000.0, 50.0));
+        let b = repeats_from(&normal_samples(99, 6, 1300.0, 50.0));
+        let v = verdict(rps, &a, &b).unwrap();
+        assert!(v.significant, "{v:?}");
+        assert!(v.better);
+        assert!(v.low_pct > 5.0 && v.high_pct < 80.0, "{v:?}");
+        let p50 = metrics()
+            .into_iter()
+            .find(|m| m.name == "p50 (ms)")
+            .unwrap();
+        let lat = verdict(&p50, &a, &b).unwrap();
+        assert!(
+            lat.significant && lat.better,
+            "lower latency is better: {lat:?}"
+        );
+    }
+
+    #[test]
+    fn table_shows_values_side_by_side_with_change() {
+        let mut before = synthetic_result(1000, &[5_000]);
+        let mut after = synthetic_result(1000, &[4_000]);
+        before.requests_per_s = 3.63;
+        after.requests_per_s = 4.47;
+        let text = render_compare_text(&[
+            ("before.json".into(), &before),
+            ("after.json".into(), &after),
+        ]);
+        let rps = text.lines().find(|l| l.starts_with("requests/s")).unwrap();
+        let cells: Vec<&str> = rps.split_whitespace().collect();
+        assert_eq!(cells, ["requests/s", "3.63", "4.47", "+23.1%"]);
+        let p50 = text.lines().find(|l| l.starts_with("p50 (ms)")).unwrap();
+        assert!(p50.ends_with("-20.0%"), "{p50}");
+        assert!(text.contains("no confidence interval"));
+        // column order is input order
+        let header = text
+            .lines()
+            .find(|l| l.contains("before.json") && l.contains("after.json") && l.contains("change"))
+            .unwrap();
+        assert!(header.find("before.json") < header.find("after.json"));
+    }
+
+    #[test]
+    fn repeats_bring_intervals_and_verdicts() {
+        let mut before = synthetic_result(100, &[5_000]);
+        let mut after = synthetic_result(100, &[5_000]);
+        before.repeats = repeats_from(&normal_samples(3, 5, 1000.0, 50.0));
+        after.repeats = repeats_from(&normal_samples(4, 5, 1000.0, 50.0));
+        let text = render_compare_text(&[("a".into(), &before), ("b".into(), &after)]);
+        assert!(text.contains("95% confidence interval"), "{text}");
+        let line = text
+            .lines()
+            .filter(|l| l.starts_with("requests/s"))
+            .nth(1)
+            .unwrap();
+        assert!(line.ends_with("no significant difference"), "{line}");
+        let html = render_compare_html(&[("a".into(), &before), ("b".into(), &after)]);
+        assert!(html.contains("id=\"plot-compare-percentiles\""));
+    }
+}

@@ -1,0 +1,317 @@
+//! Sweep reports: one row per load level (throughput, p50, p99, error %), the knee, and the
+//! HTML page with the same figures plotted against the level.
+//!
+//! The knee is the level after which throughput grows by less than 5% while p99 keeps
+//! growing: past it, more load only buys latency (seed 000: ~4.5 req/s at every
+//! concurrency once the backend was saturated).
+
+use crate::html::{figure, level_scale, page, percentile_chart, run_section};
+use crate::svg::{escape, Chart, Marker, Series};
+use crate::units::ms;
+use std::fmt::Write as _;
+use webtune_model::sweep::SweepResult;
+
+/// Throughput growth below which a step counts as flat.
+pub const KNEE_GROWTH: f64 = 0.05;
+
+/// The figures of one level.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LevelRow {
+    pub level: f64,
+    pub requests_per_s: f64,
+    pub p50_us: u64,
+    pub p99_us: u64,
+    /// Failed requests, percent of attempted.
+    pub error_pct: f64,
+    pub responses: u64,
+}
+
+/// One row per level, in the order run.
+pub fn level_rows(sweep: &SweepResult) -> Vec<LevelRow> {
+    sweep
+        .levels
+        .iter()
+        .map(|l| LevelRow {
+            level: l.level,
+            requests_per_s: l.result.requests_per_s,
+            p50_us: l.result.latency.total.p50_us,
+            p99_us: l.result.latency.total.p99_us,
+            error_pct: l.result.error_ratio() * 100.0,
+            responses: l.result.responses,
+        })
+        .collect()
+}
+
+/// Index of the knee: the first level after which throughput grows by less than 5% while
+/// p99 grows. None when throughput keeps growing (or p99 does not).
+pub fn find_knee(rows: &[LevelRow]) -> Option<usize> {
+    rows.windows(2).position(|w| {
+        let (here, next) = (&w[0], &w[1]);
+        here.requests_per_s > 0.0
+            && next.requests_per_s < here.requests_per_s * (1.0 + KNEE_GROWTH)
+            && next.p99_us > here.p99_us
+    })
+}
+
+fn level_label(v: f64) -> String {
+    if v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v}")
+    }
+}
+
+/// The sweep as a text table with the knee marked.
+pub fn render_sweep_text(sweep: &SweepResult) -> String {
+    let rows = level_rows(sweep);
+    let knee = find_knee(&rows);
+    let mut out = String::new();
+    if let Some(first) = sweep.levels.first() {
+        let _ = writeln!(
+            out,
+            "Sweep over {}: {} {}",
+            sweep.variable.label(),
+            first.result.spec.method,
+            first.result.spec.url
+        );
+    }
+    if sweep.interrupted {
+        let _ = writeln!(out, "INTERRUPTED — partial sweep");
+    }
+    out.push('\n');
+    let mut table = vec![vec![
+        sweep.variable.label().to_string(),
+        "requests/s".into(),
+        "p50 (ms)".into(),
+        "p99 (ms)".into(),
+        "errors %".into(),
+        "responses".into(),
+        String::new(),
+    ]];
+    for (i, r) in rows.iter().enumerate() {
+        table.push(vec![
+            level_label(r.level),
+            format!("{:.2}", r.requests_per_s),
+            ms(r.p50_us),
+            ms(r.p99_us),
+            format!("{:.2}", r.error_pct),
+            r.responses.to_string(),
+            if Some(i) == knee {
+                "<- knee".into()
+            } else {
+                String::new()
+            },
+        ]);
+    }
+    // right-align every column, the first included (levels are numbers)
+    let widths: Vec<usize> = (0..7)
+        .map(|c| {
+            table
+                .iter()
+                .map(|r| r[c].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for row in &table {
+        let mut line = String::new();
+        for (c, cell) in row.iter().enumerate() {
+            if c == 6 {
+                let _ = write!(line, "  {cell}");
+            } else {
+                let _ = write!(
+                    line,
+                    "{}{cell:>w$}",
+                    if c == 0 { "" } else { "  " },
+                    w = widths[c]
+                );
+            }
+        }
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+    out.push('\n');
+    match knee {
+        Some(i) => {
+            let _ = writeln!(
+                out,
+                "Knee: {} {} — beyond it throughput grows by less than 5% while p99 keeps growing.",
+                level_label(rows[i].level),
+                sweep.variable.label()
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "No knee: throughput grew by 5% or more at every step (or p99 did not grow)."
+            );
+        }
+    }
+    out
+}
+
+/// CSV: the level, then the single-run CSV columns.
+pub fn render_sweep_csv(sweep: &SweepResult) -> String {
+    let mut out = format!("level,{}\n", crate::csv::csv_header());
+    for l in &sweep.levels {
+        let _ = writeln!(out, "{},{}", l.level, crate::csv::csv_row(&l.result));
+    }
+    out
+}
+
+fn knee_marker(rows: &[LevelRow]) -> Vec<Marker> {
+    find_knee(rows)
+        .map(|i| Marker {
+            x: rows[i].level,
+            class: "knee".into(),
+            label: format!("knee: {}", level_label(rows[i].level)),
+        })
+        .into_iter()
+        .collect()
+}
+
+fn level_chart(sweep: &SweepResult, rows: &[LevelRow], title: &str, y: &str) -> Chart {
+    let mut chart = Chart::new(title, sweep.variable.label(), y);
+    let levels: Vec<f64> = rows.iter().map(|r| r.level).collect();
+    chart.x_scale = level_scale(&levels);
+    chart.x_ticks = Some(levels.iter().map(|&l| (l, level_label(l))).collect());
+    chart.markers = knee_marker(rows);
+    chart
+}
+
+/// The sweep's HTML page: table, throughput / latency / error % against the level with the
+/// knee marked, every level's percentile curve, then each level's own report.
+pub fn render_sweep_html(sweep: &SweepResult) -> String {
+    let rows = level_rows(sweep);
+    let mut body = String::from("<h1>webtune sweep</h1>\n");
+    let _ = writeln!(
+        body,
+        "<pre id=\"sweep-table\">{}</pre>",
+        escape(&render_sweep_text(sweep))
+    );
+    let points = |f: fn(&LevelRow) -> f64| rows.iter().map(|r| (r.level, f(r))).collect();
+    let mut throughput = level_chart(sweep, &rows, "Throughput by level", "requests/s");
+    throughput
+        .series
+        .push(Series::new("requests/s", points(|r| r.requests_per_s), 0));
+    body.push_str(&figure(
+        "plot-sweep-throughput",
+        &throughput,
+        "Requests per second at each level; the dashed line marks the knee.",
+    ));
+    let mut latency = level_chart(sweep, &rows, "Latency by level", "latency (ms)");
+    latency
+        .series
+        .push(Series::new("p50", points(|r| r.p50_us as f64 / 1000.0), 0));
+    latency
+        .series
+        .push(Series::new("p99", points(|r| r.p99_us as f64 / 1000.0), 2));
+    body.push_str(&figure(
+        "plot-sweep-latency",
+        &latency,
+        "p50 and p99 of the total time at each level.",
+    ));
+    let mut errors = level_chart(sweep, &rows, "Errors by level", "errors (%)");
+    errors
+        .series
+        .push(Series::new("errors %", points(|r| r.error_pct), 1));
+    body.push_str(&figure(
+        "plot-sweep-errors",
+        &errors,
+        "Failed requests, percent of attempted, at each level.",
+    ));
+    let curves: Vec<(String, &webtune_model::LatencyHistogram)> = sweep
+        .levels
+        .iter()
+        .map(|l| (level_label(l.level), &l.result.histograms.total))
+        .collect();
+    body.push_str(&figure(
+        "plot-sweep-percentiles",
+        &percentile_chart("Latency by percentile at each level", &curves),
+        "Total latency by percentile, one line per level.",
+    ));
+    for (i, l) in sweep.levels.iter().enumerate() {
+        let _ = writeln!(
+            body,
+            "<h2>Level {} {}</h2>\n<section id=\"level-{i}\">",
+            level_label(l.level),
+            escape(sweep.variable.label())
+        );
+        body.push_str(&run_section(&l.result, &format!("level-{i}-")));
+        body.push_str("</section>\n");
+    }
+    page("webtune sweep", &body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::synthetic_result;
+    use webtune_model::sweep::{SweepLevel, SweepVariable};
+
+    fn row(level: f64, rps: f64, p99_ms: u64) -> LevelRow {
+        LevelRow {
+            level,
+            requests_per_s: rps,
+            p50_us: p99_ms * 500,
+            p99_us: p99_ms * 1000,
+            error_pct: 0.0,
+            responses: 0,
+        }
+    }
+
+    #[test]
+    fn knee_is_where_throughput_flattens_and_p99_grows() {
+        // seed 003's levels; saturation at 128
+        let rows = [
+            row(8.0, 100.0, 10),
+            row(32.0, 380.0, 11),
+            row(128.0, 900.0, 15),
+            row(256.0, 930.0, 40),
+            row(512.0, 935.0, 90),
+            row(1024.0, 920.0, 200),
+        ];
+        assert_eq!(find_knee(&rows), Some(2));
+    }
+
+    #[test]
+    fn no_knee_while_throughput_keeps_growing_or_p99_stays() {
+        let growing = [
+            row(1.0, 100.0, 10),
+            row(2.0, 200.0, 11),
+            row(4.0, 390.0, 12),
+        ];
+        assert_eq!(find_knee(&growing), None);
+        let flat_but_p99_steady = [row(1.0, 100.0, 10), row(2.0, 101.0, 10)];
+        assert_eq!(find_knee(&flat_but_p99_steady), None);
+        assert_eq!(find_knee(&[]), None);
+    }
+
+    #[test]
+    fn table_marks_the_knee_and_html_plots_it() {
+        let mut sweep = SweepResult::new("webtune 0.1.0", SweepVariable::Connections);
+        for (level, n, lat) in [(8.0, 800, 1_000), (32.0, 1600, 2_000), (128.0, 1610, 8_000)] {
+            sweep.levels.push(SweepLevel {
+                level,
+                result: synthetic_result(n, &[lat]),
+            });
+        }
+        let text = render_sweep_text(&sweep);
+        let knee_line = text.lines().find(|l| l.ends_with("<- knee")).unwrap();
+        assert!(knee_line.trim_start().starts_with("32 "), "{text}");
+        assert!(text.contains("Knee: 32 connections"));
+        let html = render_sweep_html(&sweep);
+        for id in [
+            "plot-sweep-throughput",
+            "plot-sweep-latency",
+            "plot-sweep-errors",
+            "plot-sweep-percentiles",
+            "level-2-plot-throughput",
+        ] {
+            assert!(html.contains(&format!("id=\"{id}\"")), "missing {id}");
+        }
+        assert!(html.contains("class=\"knee\""));
+        let csv = render_sweep_csv(&sweep);
+        assert_eq!(csv.lines().count(), 4);
+        assert!(csv.lines().nth(3).unwrap().starts_with("128,"));
+    }
+}
