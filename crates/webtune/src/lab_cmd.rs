@@ -1,8 +1,451 @@
-//! `webtune lab` (not written yet).
+//! `webtune lab`: list the stacks and their parameters, print rendered configs, start a
+//! real stack, load it with the engine while the /proc sampler watches the server, stop it
+//! leaving no process behind, and reap what a killed run left (`lab clean`).
+
+use crate::bench_cmd::{self, BenchArgs, EXIT_INTERRUPTED};
+use anyhow::{bail, Context};
+use clap::Parser;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use webtune_lab::{
+    settings_for, summarise, Layout, ProcessSelector, Programs, RunningStack, Sampler, StackKind,
+    StartOptions,
+};
+use webtune_model::units::parse_duration;
 
 #[derive(clap::Args)]
-pub struct LabArgs {}
+#[command(after_help = "Examples:\n  \
+    webtune lab stacks\n  \
+    webtune lab params apache-prefork\n  \
+    webtune lab run apache-prefork --set MaxRequestWorkers=4 --set KeepAlive=off -- -c 20 -d 10s /cpu/2000\n  \
+    webtune lab config nginx-apache --set backend.MaxRequestWorkers=4\n  \
+    webtune lab run external http://127.0.0.1:8080 --process nginx -- -c 50 -d 10s /\n  \
+    webtune lab clean")]
+pub struct LabArgs {
+    #[command(subcommand)]
+    command: LabCommand,
+}
 
-pub fn run(_args: LabArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("not implemented yet")
+#[derive(clap::Subcommand)]
+enum LabCommand {
+    /// The stacks and what each needs installed.
+    Stacks,
+    /// Every tunable parameter of a stack: name, type, range, default, directive, meaning.
+    Params {
+        /// A stack from `webtune lab stacks`.
+        stack: String,
+    },
+    /// Print the rendered configs of a stack (paths and ports are examples: each start
+    /// picks its own directory and free ports).
+    Config {
+        stack: String,
+        /// Set a parameter (repeatable), e.g. --set MaxRequestWorkers=4.
+        #[arg(long = "set", value_name = "NAME=VALUE")]
+        set: Vec<String>,
+    },
+    /// Start a stack, load it (bench flags after --, paths relative to the stack), sample
+    /// the server, stop it.
+    Run(RunArgs),
+    /// Stop anything a killed webtune run left behind (and remove its files).
+    Clean,
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// A stack from `webtune lab stacks`.
+    stack: String,
+    /// For the `external` stack only: its base URL, e.g. http://127.0.0.1:8080.
+    url: Option<String>,
+    /// Set a parameter (repeatable), e.g. --set MaxRequestWorkers=4.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    set: Vec<String>,
+    /// For `external`: sample the processes with this command name (repeatable).
+    #[arg(long = "process", value_name = "NAME")]
+    processes: Vec<String>,
+    /// Server-side sampling period.
+    #[arg(long = "sample-interval", default_value = "250ms", value_parser = parse_duration)]
+    sample_interval: Duration,
+    /// Keep the stack's private directory (configs, logs) after it stops.
+    #[arg(long = "keep")]
+    keep: bool,
+    /// bench flags and the path to load, e.g. -- -c 20 -d 10s /cpu/2000.
+    #[arg(last = true, value_name = "BENCH FLAGS")]
+    bench: Vec<String>,
+}
+
+/// The bench flags given after `--`, parsed by bench's own definition.
+#[derive(Parser)]
+#[command(name = "webtune lab run STACK --", disable_version_flag = true)]
+struct BenchLine {
+    #[command(flatten)]
+    bench: BenchArgs,
+}
+
+pub fn run(args: LabArgs) -> anyhow::Result<i32> {
+    match args.command {
+        LabCommand::Stacks => {
+            print!("{}", stacks_text());
+            Ok(0)
+        }
+        LabCommand::Params { stack } => {
+            print!("{}", params_text(StackKind::from_name(&stack)?));
+            Ok(0)
+        }
+        LabCommand::Config { stack, set } => {
+            print!("{}", config_text(StackKind::from_name(&stack)?, &set)?);
+            Ok(0)
+        }
+        LabCommand::Run(run) => run_stack(run),
+        LabCommand::Clean => clean(),
+    }
+}
+
+fn stacks_text() -> String {
+    let programs = Programs::discover();
+    let mut out = String::new();
+    for stack in StackKind::all() {
+        out.push_str(&format!("{:<20} {}\n", stack.name(), stack.summary()));
+        let needs: Vec<String> = stack
+            .requirements()
+            .iter()
+            .map(|r| {
+                let found = match r.program {
+                    "nginx" => programs.nginx.clone(),
+                    "apache2" => programs.apache2.clone(),
+                    "php-fpm" => programs.php_fpm.clone(),
+                    _ => programs.mod_php.clone(),
+                };
+                match found {
+                    Some(path) => format!("{} ({})", path.display(), r.package),
+                    None => format!("{} MISSING: apt-get install {}", r.program, r.package),
+                }
+            })
+            .collect();
+        if needs.is_empty() {
+            out.push_str(&format!("{:<20} needs: nothing (a server you run)\n", ""));
+        } else {
+            out.push_str(&format!("{:<20} needs: {}\n", "", needs.join(", ")));
+        }
+    }
+    out
+}
+
+fn params_text(stack: StackKind) -> String {
+    let params = stack.parameters();
+    if params.is_empty() {
+        return format!(
+            "{} has no parameters: the lab does not configure it\n",
+            stack.name()
+        );
+    }
+    let rows: Vec<[String; 6]> = params
+        .iter()
+        .map(|p| {
+            [
+                p.name.clone(),
+                p.kind.type_name().to_string(),
+                p.kind.allowed(),
+                p.default.to_string(),
+                p.directive.to_string(),
+                p.meaning.to_string(),
+            ]
+        })
+        .collect();
+    let header = ["name", "type", "range", "default", "directive", "meaning"].map(String::from);
+    let mut widths = [0usize; 6];
+    for row in std::iter::once(&header).chain(rows.iter()) {
+        for (w, cell) in widths.iter_mut().zip(row.iter()) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in std::iter::once(&header).chain(rows.iter()) {
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            if i == 5 {
+                line.push_str(cell);
+            } else {
+                line.push_str(&format!("{cell:<width$}  ", width = widths[i]));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn config_text(stack: StackKind, set: &[String]) -> anyhow::Result<String> {
+    if stack == StackKind::External {
+        bail!("the external stack has no config: the lab does not start it");
+    }
+    let settings = settings_for(stack, set)?;
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    let base = PathBuf::from(format!("/tmp/webtune-lab-{uid}"));
+    let layout = Layout {
+        dir: base.join(format!("{}-example", stack.name())),
+        docroot: base.join(format!("{}-example.www", stack.name())),
+        ports: (0..stack.components().len() as u16)
+            .map(|i| 8080 + i)
+            .collect(),
+        privileged: uid == 0,
+    };
+    let rendered = webtune_lab::render(stack, &settings, &layout, &Programs::discover())?;
+    let mut out = format!(
+        "# {} with {} (directory and ports are examples; each start picks its own)\n",
+        stack.name(),
+        settings.describe_changes()
+    );
+    for (name, text) in &rendered.configs {
+        out.push_str(&format!("\n# ===== {name} =====\n{text}"));
+    }
+    out.push_str("\n# ===== commands =====\n");
+    for plan in &rendered.servers {
+        let args: Vec<String> = plan
+            .run_args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        out.push_str(&format!(
+            "# {}: {} {}\n",
+            plan.label,
+            plan.program.display(),
+            args.join(" ")
+        ));
+    }
+    Ok(out)
+}
+
+fn parse_bench(words: &[String]) -> anyhow::Result<BenchArgs> {
+    let argv = std::iter::once("webtune lab run STACK --".to_string()).chain(words.iter().cloned());
+    match BenchLine::try_parse_from(argv) {
+        Ok(line) => Ok(line.bench),
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => bail!("bad bench flags after --: {}", e.kind()),
+    }
+}
+
+/// The URL to load: the stack's base URL joined with the path given after --.
+fn target_url(base: &str, given: Option<&str>, default_path: &str) -> anyhow::Result<String> {
+    let path = given.unwrap_or(default_path);
+    if path.contains("://") {
+        bail!("give a path after -- (e.g. /cpu/2000), not a URL: the lab picks the address");
+    }
+    if !path.starts_with('/') {
+        bail!("the path after -- must start with '/', e.g. /empty.gif");
+    }
+    Ok(format!("{}{path}", base.trim_end_matches('/')))
+}
+
+fn run_stack(args: RunArgs) -> anyhow::Result<i32> {
+    let stack = StackKind::from_name(&args.stack)?;
+    // Everything the user typed is checked before anything starts.
+    let settings = settings_for(stack, &args.set)?;
+    let bench = parse_bench(&args.bench)?;
+    if stack == StackKind::External {
+        if !args.set.is_empty() {
+            bail!("--set does not apply to the external stack: the lab does not configure it");
+        }
+        let base = args.url.as_deref().context(
+            "the external stack needs its URL: webtune lab run external http://HOST:PORT -- ...",
+        )?;
+        let url = if bench.url.is_some() {
+            target_url(base, bench.url.as_deref(), "/")?
+        } else {
+            base.to_string()
+        };
+        let selector = if args.processes.is_empty() {
+            ProcessSelector::Nothing
+        } else {
+            ProcessSelector::Names(args.processes.clone())
+        };
+        return load_and_report(stack, &bench, &url, selector, args.sample_interval, None);
+    }
+    if args.url.is_some() {
+        bail!(
+            "a URL only goes with the external stack; for {} give the path after --, e.g. -- /cpu/2000",
+            stack.name()
+        );
+    }
+    if !args.processes.is_empty() {
+        bail!("--process is for the external stack; lab stacks sample their own processes");
+    }
+
+    // Ctrl-C / SIGTERM while the stack starts abandons the start; during the load the
+    // bench's own handler stops the run; either way the stack is stopped below.
+    let interrupt = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(signal, Arc::clone(&interrupt))
+            .context("cannot install a signal handler")?;
+    }
+    eprintln!(
+        "lab: starting {} ({})",
+        stack.name(),
+        settings.describe_changes()
+    );
+    let options = StartOptions {
+        keep_dir: args.keep,
+        interrupt: Some(Arc::clone(&interrupt)),
+        ..StartOptions::default()
+    };
+    let running = match RunningStack::start(stack, &settings, options) {
+        Ok(r) => r,
+        Err(webtune_lab::LabError::Interrupted) => {
+            eprintln!("lab: interrupted; stack stopped");
+            return Ok(EXIT_INTERRUPTED);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    for line in &running.reaped().reaped {
+        eprintln!("lab: reaped a stack a killed webtune left: {line}");
+    }
+    eprintln!(
+        "lab: {} ready at {} (sessions {:?}, dir {})",
+        stack.name(),
+        running.base_url(),
+        running.sessions(),
+        running.private_dir().display()
+    );
+    if interrupt.load(Ordering::SeqCst) {
+        running.stop()?;
+        return Ok(EXIT_INTERRUPTED);
+    }
+    let default_path = if stack.has_php() {
+        "/cpu/2000"
+    } else {
+        "/empty.gif"
+    };
+    let url = target_url(&running.base_url(), bench.url.as_deref(), default_path)?;
+    let selector = ProcessSelector::Sessions(running.sessions());
+    let outcome = load_and_report(
+        stack,
+        &bench,
+        &url,
+        selector,
+        args.sample_interval,
+        Some(&running),
+    );
+    let dir = running.private_dir().to_path_buf();
+    let stopped = running.stop();
+    match (&outcome, stopped) {
+        (_, Err(e)) => {
+            return Err(anyhow::Error::new(e).context(format!(
+                "stopping {} (files kept in {})",
+                stack.name(),
+                dir.display()
+            )))
+        }
+        (_, Ok(())) => eprintln!("lab: {} stopped; no process of it is left", stack.name()),
+    }
+    if interrupt.load(Ordering::SeqCst) {
+        return outcome.map(|_| EXIT_INTERRUPTED);
+    }
+    outcome
+}
+
+/// Load `url` with the bench flags while the sampler watches `selector`, then print the
+/// bench report and the server-side summary and write the JSON when asked.
+fn load_and_report(
+    stack: StackKind,
+    bench: &BenchArgs,
+    url: &str,
+    selector: ProcessSelector,
+    sample_interval: Duration,
+    running: Option<&RunningStack>,
+) -> anyhow::Result<i32> {
+    let spec = bench.to_spec(url)?;
+    let sampler = Sampler::start(stack.name(), selector, sample_interval);
+    let label = format!("{} ", stack.name());
+    let outcome = bench_cmd::run_spec_quiet(&spec, &label, bench.quiet);
+    let samples = sampler.finish();
+    let (mut result, interrupted) = outcome?;
+    result.server = Some(samples);
+    let json_to_stdout = bench.json.as_deref() == Some("-");
+    if !bench.quiet && !json_to_stdout {
+        if let Some(r) = running {
+            println!("Lab stack: {} at {}", stack.name(), r.base_url());
+        }
+        print!("{}", webtune_report::render_text(&result));
+        if let Some(server) = &result.server {
+            print!("\n{}", summarise(server, result.responses));
+        }
+    }
+    if let Some(dest) = &bench.json {
+        bench_cmd::write_output(dest, &(result.to_json_pretty() + "\n"))?;
+    }
+    Ok(if interrupted { EXIT_INTERRUPTED } else { 0 })
+}
+
+fn clean() -> anyhow::Result<i32> {
+    let root = webtune_lab::lab_root()?;
+    let report = webtune_lab::clean_stale(&root);
+    for line in &report.reaped {
+        println!("reaped {line}");
+    }
+    let live = webtune_lab::registry::entries(&root)
+        .into_iter()
+        .filter(|e| e.owner_alive())
+        .count();
+    if report.is_empty() {
+        println!("nothing to clean in {}", root.display());
+    }
+    if live > 0 {
+        println!("{live} stack(s) of running webtune processes left alone");
+    }
+    if !report.survivors.is_empty() {
+        eprintln!(
+            "webtune: process(es) {:?} survived SIGKILL (zombies or another user's?)",
+            report.survivors
+        );
+        return Ok(1);
+    }
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bench_flags_after_the_separator_parse() {
+        let words: Vec<String> = ["-c", "20", "-d", "10s", "/cpu/2000"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let bench = parse_bench(&words).unwrap();
+        assert_eq!(bench.connections, 20);
+        assert_eq!(bench.url.as_deref(), Some("/cpu/2000"));
+        assert!(parse_bench(&["--no-such-flag".to_string()]).is_err());
+    }
+
+    #[test]
+    fn paths_join_the_stack_address() {
+        assert_eq!(
+            target_url("http://127.0.0.1:8080", Some("/cpu/2000"), "/").unwrap(),
+            "http://127.0.0.1:8080/cpu/2000"
+        );
+        assert_eq!(
+            target_url("http://127.0.0.1:8080/", None, "/empty.gif").unwrap(),
+            "http://127.0.0.1:8080/empty.gif"
+        );
+        assert!(target_url("http://127.0.0.1:8080", Some("http://x/"), "/").is_err());
+        assert!(target_url("http://127.0.0.1:8080", Some("cpu"), "/").is_err());
+    }
+
+    #[test]
+    fn params_and_stacks_list_everything() {
+        let text = params_text(StackKind::from_name("apache-prefork").unwrap());
+        assert!(text.contains("MaxRequestWorkers"));
+        assert!(text.contains("1..=20000"));
+        assert!(stacks_text().contains("nginx-apache"));
+        let conf = config_text(
+            StackKind::from_name("nginx-apache").unwrap(),
+            &["backend.MaxRequestWorkers=4".to_string()],
+        )
+        .unwrap();
+        assert!(conf.contains("MaxRequestWorkers 4"));
+        assert!(conf.contains("proxy_pass http://backend;"));
+    }
 }

@@ -1,0 +1,251 @@
+//! `webtune lab` end to end, through the built binary: a run prints the bench report and
+//! the server-side summary; a rejected config fails cleanly; SIGINT to webtune stops the
+//! stack with nothing left; after SIGKILL to webtune, `lab clean` reaps the stack.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::{Duration, Instant};
+
+const WEBTUNE: &str = env!("CARGO_BIN_EXE_webtune");
+
+/// A webtune child that is killed (and its stack reaped) if the test ends early.
+struct Webtune {
+    child: Option<Child>,
+    stderr: Receiver<String>,
+}
+
+impl Webtune {
+    fn spawn(args: &[&str]) -> Webtune {
+        let mut child = Command::new(WEBTUNE)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run webtune");
+        let (tx, rx) = mpsc::channel();
+        let stderr = child.stderr.take().expect("piped stderr");
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Webtune {
+            child: Some(child),
+            stderr: rx,
+        }
+    }
+
+    fn pid(&self) -> i32 {
+        self.child.as_ref().map(|c| c.id() as i32).unwrap_or(0)
+    }
+
+    /// Wait for the "ready at" line and return the stack's private directory.
+    fn wait_ready(&self) -> PathBuf {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut seen = Vec::new();
+        while Instant::now() < deadline {
+            match self.stderr.recv_timeout(Duration::from_millis(200)) {
+                Ok(line) => {
+                    if line.contains(" ready at ") {
+                        let dir = line
+                            .rsplit_once("dir ")
+                            .map(|(_, d)| d.trim_end_matches(')').to_string())
+                            .expect("dir in the ready line");
+                        return PathBuf::from(dir);
+                    }
+                    seen.push(line);
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        panic!("webtune never said ready; stderr: {seen:?}");
+    }
+
+    fn signal(&self, signal: i32) {
+        // SAFETY: sending a signal to our own child.
+        unsafe {
+            libc::kill(self.pid(), signal);
+        }
+    }
+
+    /// Wait (bounded) for exit; the exit code.
+    fn wait(&mut self, limit: Duration) -> Option<i32> {
+        let child = self.child.as_mut()?;
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Ok(Some(status)) = child.try_wait() {
+                self.child = None;
+                return Some(status.code().unwrap_or(-1));
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Webtune {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+            // Its stack now has a dead owner: reap it.
+            let _ = Command::new(WEBTUNE)
+                .args(["lab", "clean"])
+                .stdout(Stdio::null())
+                .status();
+        }
+    }
+}
+
+/// Live processes whose command line names the directory.
+fn processes_naming(dir: &Path) -> Vec<i32> {
+    let needle = dir.to_string_lossy().into_owned();
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for e in entries.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(raw) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&raw).replace('\0', " ");
+        let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| s.rsplit_once(") ").is_some_and(|(_, r)| r.starts_with('Z')))
+            .unwrap_or(false);
+        if text.contains(&needle) && !zombie {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+#[test]
+fn lab_run_prints_the_bench_report_and_the_server_side() {
+    let json = std::env::temp_dir().join(format!("webtune-lab-cli-{}.json", std::process::id()));
+    let output = Command::new(WEBTUNE)
+        .args([
+            "lab",
+            "run",
+            "apache-prefork",
+            "--set",
+            "MaxRequestWorkers=2",
+            "--sample-interval",
+            "50ms",
+            "--",
+            "-c",
+            "4",
+            "-n",
+            "40",
+            "--json",
+        ])
+        .arg(&json)
+        .arg("/cpu/1000")
+        .output()
+        .expect("run webtune");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("Server side (apache-prefork"), "{stdout}");
+    assert!(stdout.contains("context switches"), "{stdout}");
+    assert!(stderr.contains("no process of it is left"), "{stderr}");
+    let text = std::fs::read_to_string(&json).expect("json written");
+    let _ = std::fs::remove_file(&json);
+    let value: serde_json::Value = serde_json::from_str(&text).expect("valid json");
+    assert_eq!(value["responses"], 40);
+    let server = &value["server"];
+    assert_eq!(server["target"], "apache-prefork");
+    let samples = server["samples"].as_array().expect("samples");
+    assert!(!samples.is_empty());
+    // Parent plus two children at most.
+    assert!(
+        samples.iter().all(|s| s["processes"].as_u64() <= Some(3)),
+        "{server}"
+    );
+}
+
+#[test]
+fn a_rejected_config_is_one_line_and_leaves_nothing() {
+    let output = Command::new(WEBTUNE)
+        .args([
+            "lab",
+            "run",
+            "nginx-php-fpm",
+            "--set",
+            "pm.start_servers=9",
+            "--",
+            "-n",
+            "1",
+        ])
+        .output()
+        .expect("run webtune");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("php-fpm rejected"), "{stderr}");
+    let bad = Command::new(WEBTUNE)
+        .args(["lab", "run", "nginx", "--set", "worker_connections=1"])
+        .output()
+        .expect("run webtune");
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr.contains("2..=1048576"), "{stderr}");
+    assert!(
+        !stderr.contains("starting"),
+        "refused before anything starts: {stderr}"
+    );
+}
+
+#[test]
+fn sigint_to_webtune_stops_the_stack_with_nothing_left() {
+    let mut webtune = Webtune::spawn(&["lab", "run", "nginx", "--", "-c", "2", "-d", "60s"]);
+    let dir = webtune.wait_ready();
+    assert!(!processes_naming(&dir).is_empty(), "nginx runs");
+    std::thread::sleep(Duration::from_millis(500));
+    webtune.signal(libc::SIGINT);
+    let code = webtune.wait(Duration::from_secs(20));
+    assert_eq!(code, Some(130), "interrupted run exits 128+SIGINT");
+    assert!(
+        processes_naming(&dir).is_empty(),
+        "{:?}",
+        processes_naming(&dir)
+    );
+    assert!(!dir.exists(), "private dir removed");
+}
+
+#[test]
+fn after_sigkill_lab_clean_reaps_the_stack() {
+    let mut webtune =
+        Webtune::spawn(&["lab", "run", "nginx-php-fpm", "--", "-c", "1", "-d", "60s"]);
+    let dir = webtune.wait_ready();
+    webtune.signal(libc::SIGKILL);
+    assert!(webtune.wait(Duration::from_secs(10)).is_some());
+    // The servers run in their own sessions: they outlive a killed webtune...
+    assert!(
+        !processes_naming(&dir).is_empty(),
+        "servers outlive SIGKILL"
+    );
+    // ...until `lab clean` reaps them.
+    let output = Command::new(WEBTUNE)
+        .args(["lab", "clean"])
+        .output()
+        .expect("run webtune lab clean");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains(&dir.display().to_string()), "{stdout}");
+    assert!(
+        processes_naming(&dir).is_empty(),
+        "{:?}",
+        processes_naming(&dir)
+    );
+    assert!(!dir.exists());
+}
