@@ -358,7 +358,11 @@ fn load_and_report(
     let spec = bench.to_spec(url)?;
     let sampler = Sampler::start(stack.name(), selector, sample_interval);
     let label = format!("{} ", stack.name());
-    let outcome = bench_cmd::run_spec_quiet(&spec, &label, bench.quiet);
+    let outcome = if bench.quiet {
+        bench_cmd::run_spec_quiet(&spec, &label, true)
+    } else {
+        bench_cmd::run_spec(&spec, &label)
+    };
     let samples = sampler.finish();
     let (mut result, interrupted) = outcome?;
     result.server = Some(samples);
