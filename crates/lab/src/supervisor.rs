@@ -502,15 +502,38 @@ fn log_tail(error_log: &Path, dir: &Path) -> String {
     }
 }
 
-/// The last three non-empty lines of a log, joined with " | ".
+/// The last three distinct non-empty lines of a log, joined with " | " (a server that
+/// respawns a failing worker repeats the same line with new timestamps).
 fn summarise_log(text: &str) -> String {
-    let lines: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    let start = lines.len().saturating_sub(3);
-    lines[start..].join(" | ")
+    let mut lines: Vec<&str> = Vec::new();
+    for line in text.lines().rev().map(str::trim).filter(|l| !l.is_empty()) {
+        if !lines
+            .iter()
+            .any(|seen| message_part(seen) == message_part(line))
+        {
+            lines.push(line);
+        }
+        if lines.len() == 3 {
+            break;
+        }
+    }
+    lines.reverse();
+    lines.join(" | ")
+}
+
+/// A log line without its leading timestamp and pid (nginx: `2026/11/22 17:46:17
+/// [alert] 6778#6778: …`; Apache and php-fpm: `[…] …`).
+fn message_part(line: &str) -> &str {
+    match line.find("]") {
+        Some(i) => {
+            let rest = &line[i + 1..];
+            match rest.find(": ") {
+                Some(j) if rest[..j].contains('#') => &rest[j + 2..],
+                _ => rest,
+            }
+        }
+        None => line,
+    }
 }
 
 /// A minimal HTTP/1.0 GET over loopback: status code and the whole response body. Used
@@ -541,4 +564,18 @@ pub fn http_get(
         .and_then(|s| s.parse().ok())
         .ok_or_else(bad)?;
     Ok((status, raw[head_end + 4..].to_vec()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_summary_drops_repeats() {
+        let log = "2026/11/22 17:46:17 [alert] 6778#6778: 2 worker_connections are not enough\n\
+                   2026/11/22 17:46:18 [alert] 6779#6779: 2 worker_connections are not enough\n";
+        let s = summarise_log(log);
+        assert_eq!(s.matches("not enough").count(), 1, "{s}");
+        assert_eq!(summarise_log("a\n\nb\nc\nd\n"), "b | c | d");
+    }
 }

@@ -271,11 +271,17 @@ fn a_server_that_dies_at_start_leaves_nothing_behind() {
     let kind = StackKind::from_name("nginx-apache").expect("known");
     let settings =
         settings_for(kind, &["frontend.worker_connections=2".to_string()]).expect("in range");
-    let outcome = RunningStack::start(kind, &settings, StartOptions::default());
-    if let Ok(stack) = outcome {
-        // Some nginx builds accept it; then the start is fine and the test has nothing to
-        // prove beyond a clean stop.
-        stack.stop().expect("clean stop");
+    let options = StartOptions {
+        ready_timeout: Duration::from_secs(3),
+        ..StartOptions::default()
+    };
+    match RunningStack::start(kind, &settings, options) {
+        Err(LabError::StartFailed { server, message }) => {
+            assert_eq!(server, "frontend nginx");
+            assert!(message.contains("worker_connections"), "{message}");
+        }
+        Err(other) => panic!("expected a failed start, got {other}"),
+        Ok(_) => panic!("nginx ran with 2 worker_connections"),
     }
     assert!(leftovers_of("nginx-apache").is_empty());
 }
