@@ -70,7 +70,7 @@ impl AbFailures {
 }
 
 /// Host, port and path of a URL as ab prints them.
-pub(crate) fn split_url(url: &str) -> (String, u16, String) {
+pub fn split_url(url: &str) -> (String, u16, String) {
     let (scheme, rest) = url.split_once("://").unwrap_or(("http", url));
     let default_port = if scheme.eq_ignore_ascii_case("https") {
         443

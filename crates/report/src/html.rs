@@ -68,7 +68,7 @@ pub fn percentile_curve(h: &LatencyHistogram) -> Vec<(f64, f64)> {
         .iter()
         .map(|&p| (nines(p), h.percentile(p) as f64 / 1000.0))
         .collect();
-    points.push((5.3, h.max() as f64 / 1000.0));
+    points.push((5.6, h.max() as f64 / 1000.0));
     points
 }
 
@@ -82,7 +82,7 @@ pub fn percentile_chart(title: &str, histograms: &[(String, &LatencyHistogram)])
         (3.0, "99.9%".into()),
         (4.0, "99.99%".into()),
         (5.0, "99.999%".into()),
-        (5.3, "max".into()),
+        (5.6, "max".into()),
     ]);
     for (i, (name, h)) in histograms.iter().enumerate() {
         if !h.is_empty() {

@@ -101,7 +101,10 @@ const WIDTH: f64 = 760.0;
 const HEIGHT: f64 = 300.0;
 const LEFT: f64 = 70.0;
 const RIGHT: f64 = 20.0;
-const TOP: f64 = 30.0;
+/// Top margin above the legend rows.
+const TITLE_AND_LEGEND: f64 = 40.0;
+/// Legend entries per row.
+const LEGEND_PER_ROW: usize = 6;
 const BOTTOM: f64 = 48.0;
 
 /// Round-number ticks covering [lo, hi]: steps of 1, 2 or 5 times a power of ten.
@@ -180,10 +183,12 @@ pub fn render_chart(id: &str, chart: &Chart) -> String {
         .unwrap_or(1.0)
         .max(y_max)
         .max(f64::MIN_POSITIVE);
+    let legend_rows = chart.series.len().max(1).div_ceil(LEGEND_PER_ROW);
+    let top = TITLE_AND_LEGEND + 14.0 * (legend_rows - 1) as f64;
     let plot_w = WIDTH - LEFT - RIGHT;
-    let plot_h = HEIGHT - TOP - BOTTOM;
+    let plot_h = HEIGHT - top - BOTTOM;
     let px = |x: f64| LEFT + (tx(x) - x_lo) / (x_hi - x_lo) * plot_w;
-    let py = |y: f64| TOP + plot_h - (y / y_hi) * plot_h;
+    let py = |y: f64| top + plot_h - (y / y_hi) * plot_h;
 
     let mut s = String::new();
     let _ = write!(
@@ -199,14 +204,14 @@ pub fn render_chart(id: &str, chart: &Chart) -> String {
     );
     let _ = write!(
         s,
-        r##"<text x="{LEFT}" y="18" font-size="14" font-weight="bold" fill="#222">{}</text>"##,
+        r##"<text x="{LEFT}" y="15" font-size="14" font-weight="bold" fill="#222">{}</text>"##,
         escape(&chart.title)
     );
     for band in &chart.bands {
         let (a, b) = (px(band.from_x), px(band.to_x));
         let _ = write!(
             s,
-            r##"<rect class="{}" x="{:.1}" y="{TOP}" width="{:.1}" height="{plot_h}" fill="#d62728" fill-opacity="0.18"><title>{}</title></rect>"##,
+            r##"<rect class="{}" x="{:.1}" y="{top}" width="{:.1}" height="{plot_h}" fill="#d62728" fill-opacity="0.18"><title>{}</title></rect>"##,
             escape(&band.class),
             a.min(b),
             (b - a).abs().max(2.0),
@@ -240,19 +245,19 @@ pub fn render_chart(id: &str, chart: &Chart) -> String {
         let _ = write!(
             s,
             r##"<line x1="{x:.1}" y1="{:.1}" x2="{x:.1}" y2="{:.1}" stroke="#888"/><text x="{x:.1}" y="{:.1}" font-size="11" text-anchor="middle" fill="#444">{}</text>"##,
-            TOP + plot_h,
-            TOP + plot_h + 4.0,
-            TOP + plot_h + 17.0,
+            top + plot_h,
+            top + plot_h + 4.0,
+            top + plot_h + 17.0,
             escape(label)
         );
     }
     let _ = write!(
         s,
-        r##"<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{:.1}" stroke="#444"/><line x1="{LEFT}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#444"/>"##,
-        TOP + plot_h,
-        TOP + plot_h,
+        r##"<line x1="{LEFT}" y1="{top}" x2="{LEFT}" y2="{:.1}" stroke="#444"/><line x1="{LEFT}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#444"/>"##,
+        top + plot_h,
+        top + plot_h,
         WIDTH - RIGHT,
-        TOP + plot_h
+        top + plot_h
     );
     let _ = write!(
         s,
@@ -264,18 +269,18 @@ pub fn render_chart(id: &str, chart: &Chart) -> String {
     let _ = write!(
         s,
         r##"<text transform="translate(14 {:.1}) rotate(-90)" font-size="12" text-anchor="middle" fill="#222">{}</text>"##,
-        TOP + plot_h / 2.0,
+        top + plot_h / 2.0,
         escape(&chart.y_label)
     );
     for marker in &chart.markers {
         let x = px(marker.x);
         let _ = write!(
             s,
-            r##"<g class="{}"><line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="#333" stroke-dasharray="5 4"/><text x="{:.1}" y="{:.1}" font-size="11" fill="#333">{}</text></g>"##,
+            r##"<g class="{}"><line x1="{x:.1}" y1="{top}" x2="{x:.1}" y2="{:.1}" stroke="#333" stroke-dasharray="5 4"/><text x="{:.1}" y="{:.1}" font-size="11" fill="#333">{}</text></g>"##,
             escape(&marker.class),
-            TOP + plot_h,
+            top + plot_h,
             x + 4.0,
-            TOP + 12.0,
+            top + 12.0,
             escape(&marker.label)
         );
     }
@@ -305,16 +310,16 @@ pub fn render_chart(id: &str, chart: &Chart) -> String {
             }
         }
         s.push_str("</g>");
-        // legend, top right, one entry per line
-        let ly = TOP + 4.0 + 15.0 * i as f64;
-        let lx = WIDTH - RIGHT - 170.0;
+        // legend under the title, left to right, LEGEND_PER_ROW entries a row
+        let lx = LEFT + 120.0 * (i % LEGEND_PER_ROW) as f64;
+        let ly = 26.0 + 14.0 * (i / LEGEND_PER_ROW) as f64;
         let _ = write!(
             s,
-            r##"<rect x="{lx:.1}" y="{:.1}" width="12" height="3" fill="{}"/><text x="{:.1}" y="{:.1}" font-size="11" fill="#222">{}</text>"##,
-            ly + 4.0,
+            r##"<rect x="{lx:.1}" y="{:.1}" width="14" height="3" fill="{}"/><text x="{:.1}" y="{:.1}" font-size="11" fill="#222">{}</text>"##,
+            ly - 4.0,
             escape(&series.color),
-            lx + 16.0,
-            ly + 9.0,
+            lx + 18.0,
+            ly,
             escape(&series.name)
         );
     }

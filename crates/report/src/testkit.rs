@@ -2,9 +2,7 @@
 //! latencies and counts, so every layout can be checked against numbers we chose.
 
 use webtune_model::result::{GeneratorUsage, Histograms};
-use webtune_model::{
-    ErrorCounts, ErrorKind, IntervalSample, LatencyHistogram, RunResult, RunSpec, SCHEMA,
-};
+use webtune_model::{ErrorCounts, ErrorKind, IntervalSample, RunResult, RunSpec, SCHEMA};
 
 /// A result of `responses` requests whose total latency cycles through `total_us`
 /// (first byte is 80% of it, connect 10% for every tenth request), with one status 404 per
@@ -131,11 +129,7 @@ pub fn empty_result() -> RunResult {
     let mut r = synthetic_result(0, &[1]);
     r.timeline.clear();
     r.errors = ErrorCounts::default();
-    r.histograms = Histograms {
-        connect: LatencyHistogram::new(),
-        first_byte: LatencyHistogram::new(),
-        total: LatencyHistogram::new(),
-    };
+    r.histograms = Histograms::default();
     r.length_varies = 0;
     r.first_body_bytes = None;
     r.stale_reconnects = 0;

@@ -1,8 +1,80 @@
-//! `webtune compare` (not written yet).
+//! `webtune compare`: saved results side by side, in the order given, the first being the
+//! baseline; each figure with its change in percent, and with `bench --repeat N` results a
+//! 95% confidence interval per difference (see `webtune_report::compare`).
 
-#[derive(clap::Args)]
-pub struct CompareArgs {}
+use crate::bench_cmd::write_output;
+use crate::report_cmd::read_run;
+use anyhow::bail;
+use std::path::PathBuf;
 
-pub fn run(_args: CompareArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("not implemented yet")
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    webtune compare before.json after.json\n  \
+    webtune compare default.json tuned.json tuned2.json --html compare.html\n\
+    Results saved by `webtune bench --repeat N --json FILE` carry N repeats: compare then gives a\n\
+    95% confidence interval (Welch's t) for each difference, or says there is no significant one.")]
+pub struct CompareArgs {
+    /// Results saved with --json; the first is the baseline, the order is the column order.
+    #[arg(required = true, num_args = 2.., value_name = "RESULT.json")]
+    pub files: Vec<PathBuf>,
+    /// Also write the comparison as a self-contained HTML page.
+    #[arg(long = "html", value_name = "FILE")]
+    pub html: Option<String>,
+}
+
+/// Short, unique column names: file names, or whole paths when two file names collide.
+fn labels(files: &[PathBuf]) -> Vec<String> {
+    let names: Vec<String> = files
+        .iter()
+        .map(|f| {
+            f.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| f.display().to_string())
+        })
+        .collect();
+    let unique = names
+        .iter()
+        .enumerate()
+        .all(|(i, n)| !names[..i].contains(n));
+    if unique {
+        names
+    } else {
+        files.iter().map(|f| f.display().to_string()).collect()
+    }
+}
+
+pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
+    if args.files.len() < 2 {
+        bail!("give at least two results to compare");
+    }
+    let results = args
+        .files
+        .iter()
+        .map(|f| read_run(f))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let inputs: Vec<(String, &webtune_model::RunResult)> = labels(&args.files)
+        .into_iter()
+        .zip(results.iter())
+        .collect();
+    print!("{}", webtune_report::compare::render_compare_text(&inputs));
+    if let Some(dest) = &args.html {
+        write_output(dest, &webtune_report::compare::render_compare_html(&inputs))?;
+    }
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_are_file_names_unless_they_collide() {
+        let files = vec![
+            PathBuf::from("/a/before.json"),
+            PathBuf::from("/b/after.json"),
+        ];
+        assert_eq!(labels(&files), ["before.json", "after.json"]);
+        let clash = vec![PathBuf::from("/a/r.json"), PathBuf::from("/b/r.json")];
+        assert_eq!(labels(&clash), ["/a/r.json", "/b/r.json"]);
+    }
 }

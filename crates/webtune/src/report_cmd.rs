@@ -1,8 +1,106 @@
-//! `webtune report` (not written yet).
+//! `webtune report`: render a saved result (`webtune.run/1`) or sweep (`webtune.sweep/1`)
+//! in any format, and write the HTML report.
 
-#[derive(clap::Args)]
-pub struct ReportArgs {}
+use crate::bench_cmd::write_output;
+use anyhow::{bail, Context};
+use std::path::PathBuf;
+use webtune_model::sweep::{SweepResult, SWEEP_SCHEMA};
+use webtune_model::RunResult;
+use webtune_report::{render, Format};
 
-pub fn run(_args: ReportArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("not implemented yet")
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    webtune report result.json                      (the text summary)\n  \
+    webtune report result.json --format ab          (as ab would have printed it)\n  \
+    webtune report result.json --html report.html   (self-contained HTML with plots)\n  \
+    webtune report sweep.json --format csv")]
+pub struct ReportArgs {
+    /// A result saved with --json (a run or a sweep).
+    pub file: PathBuf,
+    /// Output format: text, ab, http_load, json, csv or html.
+    #[arg(short = 'f', long = "format", default_value = "text", value_parser = parse_format)]
+    pub format: Format,
+    /// Also write the HTML report to FILE.
+    #[arg(long = "html", value_name = "FILE")]
+    pub html: Option<String>,
+    /// Write the rendering to FILE instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<String>,
+}
+
+/// clap value parser for `--format`.
+pub fn parse_format(text: &str) -> Result<Format, String> {
+    text.parse::<Format>().map_err(|e| e.to_string())
+}
+
+/// What a saved file holds.
+pub enum Saved {
+    Run(Box<RunResult>),
+    Sweep(Box<SweepResult>),
+}
+
+/// Read a saved run or sweep, with a one-line error naming the file.
+pub fn read_saved(path: &std::path::Path) -> anyhow::Result<Saved> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let is_sweep = serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .and_then(|v| v.get("schema")?.as_str().map(|s| s == SWEEP_SCHEMA))
+        .unwrap_or(false);
+    if is_sweep {
+        let sweep = SweepResult::from_json(&text).with_context(|| path.display().to_string())?;
+        Ok(Saved::Sweep(Box::new(sweep)))
+    } else {
+        let run = RunResult::from_json(&text).with_context(|| path.display().to_string())?;
+        Ok(Saved::Run(Box::new(run)))
+    }
+}
+
+/// Read a saved single run (not a sweep).
+pub fn read_run(path: &std::path::Path) -> anyhow::Result<RunResult> {
+    match read_saved(path)? {
+        Saved::Run(r) => Ok(*r),
+        Saved::Sweep(_) => bail!(
+            "{} is a sweep (one result per level); give a single run's result",
+            path.display()
+        ),
+    }
+}
+
+fn render_sweep(sweep: &SweepResult, format: Format) -> anyhow::Result<String> {
+    Ok(match format {
+        Format::Text => webtune_report::sweep::render_sweep_text(sweep),
+        Format::Csv => webtune_report::sweep::render_sweep_csv(sweep),
+        Format::Json => sweep.to_json_pretty() + "\n",
+        Format::Html => webtune_report::sweep::render_sweep_html(sweep),
+        Format::Ab | Format::HttpLoad => {
+            bail!("the {format} layout shows one run; a sweep renders as text, csv, json or html")
+        }
+    })
+}
+
+pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
+    let saved = read_saved(&args.file)?;
+    let (text, html) = match &saved {
+        Saved::Run(r) => (
+            render(r, args.format),
+            args.html
+                .as_ref()
+                .map(|_| webtune_report::html::render_html(r)),
+        ),
+        Saved::Sweep(s) => (
+            render_sweep(s, args.format)?,
+            args.html
+                .as_ref()
+                .map(|_| webtune_report::sweep::render_sweep_html(s)),
+        ),
+    };
+    if let (Some(dest), Some(html)) = (&args.html, html) {
+        write_output(dest, &html)?;
+    }
+    match &args.output {
+        Some(dest) => write_output(dest, &text)?,
+        None => print!("{text}"),
+    }
+    Ok(0)
 }

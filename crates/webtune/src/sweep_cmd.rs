@@ -1,8 +1,236 @@
-//! `webtune sweep` (not written yet).
+//! `webtune sweep`: the same test at several load levels (connections, or request rates in
+//! open loop), one run per level, then a table and plots of throughput, p50, p99 and error %
+//! against the level, with the knee marked. The JSON (`webtune.sweep/1`) holds every run.
 
-#[derive(clap::Args)]
-pub struct SweepArgs {}
+use crate::bench_cmd::{
+    available_cores, parse_status_list, run_spec_quiet, write_output, EXIT_INTERRUPTED,
+};
+use anyhow::{bail, Context};
+use std::time::Duration;
+use webtune_model::sweep::{SweepLevel, SweepResult, SweepVariable};
+use webtune_model::units::parse_duration;
+use webtune_model::{RunSpec, StopCondition};
+use webtune_report::sweep::{
+    find_knee, level_rows, render_sweep_csv, render_sweep_html, render_sweep_text,
+};
 
-pub fn run(_args: SweepArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("not implemented yet")
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    webtune sweep http://127.0.0.1:8080/ -c 8,32,128,256,512,1024 -d 10s --json sweep.json\n  \
+    webtune sweep http://127.0.0.1:8080/ -c 1,2,4,8 -n 10000 --html sweep.html\n\
+    The knee is the level after which throughput grows by less than 5% while p99 keeps growing.")]
+pub struct SweepArgs {
+    /// The URL to load (http:// only).
+    pub url: String,
+    /// Connection levels, comma-separated (closed loop), e.g. 8,32,128,256.
+    #[arg(
+        short = 'c',
+        long = "connections",
+        value_delimiter = ',',
+        value_name = "N,N,…",
+        conflicts_with = "rates"
+    )]
+    pub connections: Vec<u32>,
+    /// Request rates per second, comma-separated (open loop), e.g. 1000,2000,4000.
+    #[arg(long = "rates", value_delimiter = ',', value_name = "R,R,…")]
+    pub rates: Vec<f64>,
+    /// Connections to use at each rate level (open loop).
+    #[arg(long = "rate-connections", default_value_t = 64)]
+    pub rate_connections: u32,
+    /// Length of each level's run (e.g. 10s, 500ms). Default 10s unless -n is given.
+    #[arg(short = 'd', long = "duration", value_parser = parse_duration, conflicts_with = "requests")]
+    pub duration: Option<Duration>,
+    /// Requests per level instead of a duration.
+    #[arg(short = 'n', long = "requests")]
+    pub requests: Option<u64>,
+    /// Warm-up at the start of each level: kept in its time series, left out of its summary.
+    #[arg(long = "warmup", value_parser = parse_duration)]
+    pub warmup: Option<Duration>,
+    /// Worker threads (default: available cores; never more than connections).
+    #[arg(short = 't', long = "threads")]
+    pub threads: Option<u32>,
+    /// A new connection per request.
+    #[arg(long = "no-keepalive")]
+    pub no_keepalive: bool,
+    /// HTTP method.
+    #[arg(short = 'm', long = "method", default_value = "GET")]
+    pub method: String,
+    /// Extra request header "Name: value" (repeatable).
+    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
+    /// Request body.
+    #[arg(short = 'b', long = "body")]
+    pub body: Option<String>,
+    /// Give up on a response this long after its request was sent.
+    #[arg(long = "timeout", default_value = "30s", value_parser = parse_duration)]
+    pub timeout: Duration,
+    /// Statuses that count as success, e.g. "2xx,3xx".
+    #[arg(long = "expect-status", default_value = "2xx,3xx", value_name = "LIST")]
+    pub expect_status: String,
+    /// Time-series interval.
+    #[arg(long = "interval", default_value = "1s", value_parser = parse_duration)]
+    pub interval: Duration,
+    /// Pause between levels, letting the server settle (e.g. 1s).
+    #[arg(long = "pause", default_value = "0s", value_parser = parse_duration)]
+    pub pause: Duration,
+    /// Write the sweep (every run) as JSON, schema webtune.sweep/1, to FILE or "-".
+    #[arg(long = "json", value_name = "FILE")]
+    pub json: Option<String>,
+    /// Write the HTML report (table, plots, every level) to FILE.
+    #[arg(long = "html", value_name = "FILE")]
+    pub html: Option<String>,
+    /// Also write the table as CSV (one line per level) to FILE.
+    #[arg(long = "csv", value_name = "FILE")]
+    pub csv: Option<String>,
+}
+
+fn parse_header(text: &str) -> anyhow::Result<(String, String)> {
+    let (name, value) = text
+        .split_once(':')
+        .with_context(|| format!("header {text:?} has no ':' (use -H 'Name: value')"))?;
+    Ok((name.trim().to_string(), value.trim().to_string()))
+}
+
+impl SweepArgs {
+    /// The variable swept and its levels.
+    fn levels(&self) -> anyhow::Result<(SweepVariable, Vec<f64>)> {
+        if !self.rates.is_empty() {
+            if self.rates.iter().any(|r| !r.is_finite() || *r <= 0.0) {
+                bail!("--rates must be positive numbers, e.g. --rates 1000,2000,4000");
+            }
+            return Ok((SweepVariable::Rate, self.rates.clone()));
+        }
+        if self.connections.is_empty() {
+            bail!("give the levels: -c 8,32,128 (connections) or --rates 1000,2000 (open loop)");
+        }
+        if self.connections.contains(&0) {
+            bail!("-c levels must be at least 1");
+        }
+        Ok((
+            SweepVariable::Connections,
+            self.connections.iter().map(|&c| c as f64).collect(),
+        ))
+    }
+
+    /// The run of one level.
+    fn spec_for(&self, variable: SweepVariable, level: f64) -> anyhow::Result<RunSpec> {
+        let connections = match variable {
+            SweepVariable::Connections => level as u32,
+            SweepVariable::Rate => bail!(
+                "--rates needs webtune's open-loop mode, which is not available yet; sweep connections with -c"
+            ),
+        };
+        if self.warmup.is_some() {
+            bail!("--warmup is not available yet (the engine has no warm-up window); leave it out");
+        }
+        let stop = match (self.requests, self.duration) {
+            (Some(0), _) => bail!("-n must be at least 1"),
+            (Some(count), _) => StopCondition::Requests { count },
+            (None, Some(d)) => StopCondition::Duration {
+                seconds: d.as_secs_f64(),
+            },
+            (None, None) => StopCondition::Duration { seconds: 10.0 },
+        };
+        let body = self.body.clone().unwrap_or_default().into_bytes();
+        Ok(RunSpec {
+            url: self.url.clone(),
+            method: self.method.clone(),
+            headers: self
+                .headers
+                .iter()
+                .map(|h| parse_header(h))
+                .collect::<anyhow::Result<_>>()?,
+            body_bytes: body.len() as u64,
+            body,
+            connections,
+            threads: self
+                .threads
+                .unwrap_or_else(available_cores)
+                .min(connections)
+                .max(1),
+            stop,
+            keepalive: !self.no_keepalive,
+            timeout_ms: self.timeout.as_millis() as u64,
+            expect_status: parse_status_list(&self.expect_status)?,
+            interval_ms: self.interval.as_millis() as u64,
+            ..RunSpec::default()
+        })
+    }
+}
+
+fn level_label(v: f64) -> String {
+    if v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v}")
+    }
+}
+
+pub fn run(args: SweepArgs) -> anyhow::Result<i32> {
+    let (variable, levels) = args.levels()?;
+    // Check every level's spec before the first run, so a bad flag fails at once.
+    let specs = levels
+        .iter()
+        .map(|&l| args.spec_for(variable, l))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let mut sweep = SweepResult::new(&format!("webtune {}", env!("CARGO_PKG_VERSION")), variable);
+    for (i, (level, spec)) in levels.iter().zip(&specs).enumerate() {
+        if i > 0 && !args.pause.is_zero() {
+            std::thread::sleep(args.pause);
+        }
+        eprintln!(
+            "webtune sweep: level {}/{}: {} {}",
+            i + 1,
+            levels.len(),
+            level_label(*level),
+            variable.label()
+        );
+        let label = format!(
+            "[{}/{} {}={}] ",
+            i + 1,
+            levels.len(),
+            variable.label(),
+            level_label(*level)
+        );
+        let (result, interrupted) = run_spec_quiet(spec, &label, false)?;
+        eprintln!(
+            "  {:.2} requests/s, p99 {} ms, {} errors",
+            result.requests_per_s,
+            webtune_report::units::ms(result.latency.total.p99_us),
+            result.errors.total()
+        );
+        sweep.levels.push(SweepLevel {
+            level: *level,
+            result,
+        });
+        if interrupted {
+            sweep.interrupted = true;
+            eprintln!(
+                "webtune sweep: interrupted: keeping the {} level(s) measured",
+                sweep.levels.len()
+            );
+            break;
+        }
+    }
+    let rows = level_rows(&sweep);
+    sweep.knee = find_knee(&rows).map(|i| rows[i].level);
+    let json_to_stdout = args.json.as_deref() == Some("-");
+    if !json_to_stdout {
+        println!();
+        print!("{}", render_sweep_text(&sweep));
+    }
+    if let Some(dest) = &args.json {
+        write_output(dest, &(sweep.to_json_pretty() + "\n"))?;
+    }
+    if let Some(dest) = &args.html {
+        write_output(dest, &render_sweep_html(&sweep))?;
+    }
+    if let Some(dest) = &args.csv {
+        write_output(dest, &render_sweep_csv(&sweep))?;
+    }
+    Ok(if sweep.interrupted {
+        EXIT_INTERRUPTED
+    } else {
+        0
+    })
 }

@@ -1,0 +1,249 @@
+//! The HTML reports in a real browser: Debian's `chromium`, headless, loads each report
+//! from a file with the network cut off (every host name resolves to nothing), the test
+//! reads the DOM back (`--dump-dom`) and checks that the plots and figures are there, and
+//! a screenshot is taken.
+//!
+//! Needs the `chromium` package (apt-get install -y chromium). Without it the test fails
+//! and says so, unless WEBTUNE_SKIP_BROWSER=1.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use webtune_model::sweep::{SweepLevel, SweepResult, SweepVariable};
+use webtune_report::testkit::synthetic_result;
+
+const BROWSER_TIMEOUT: Duration = Duration::from_secs(120);
+
+fn browser() -> Option<PathBuf> {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .flat_map(|name| {
+            std::env::var_os("PATH")
+                .map(|p| {
+                    std::env::split_paths(&p)
+                        .map(|d| d.join(name))
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default()
+        })
+        .find(|p| p.is_file())
+}
+
+/// The browser, or None when the test may be skipped; panics with the reason otherwise.
+fn browser_or_skip() -> Option<PathBuf> {
+    match browser() {
+        Some(b) => Some(b),
+        None if std::env::var("WEBTUNE_SKIP_BROWSER").as_deref() == Ok("1") => {
+            eprintln!("chromium not found: HTML browser test SKIPPED (WEBTUNE_SKIP_BROWSER=1)");
+            None
+        }
+        None => panic!(
+            "chromium is not installed: the HTML report cannot be checked in a browser. \
+             Install it (apt-get install -y chromium) or set WEBTUNE_SKIP_BROWSER=1 to skip."
+        ),
+    }
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("webtune-html-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+/// Run headless chromium on a file with a fresh profile; returns stdout.
+fn chromium(browser: &Path, work: &Path, extra: &[String], page: &Path) -> String {
+    let profile = work.join(format!("profile-{}", extra.len()));
+    let out_path = work.join(format!("chromium-{}.out", extra.len()));
+    let out_file = std::fs::File::create(&out_path).expect("output file");
+    let mut child = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--host-resolver-rules=MAP * ~NOTFOUND",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(extra)
+        .arg(format!("file://{}", page.display()))
+        .stdout(out_file)
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("chromium starts");
+    let started = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if started.elapsed() > BROWSER_TIMEOUT => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("chromium did not finish within {BROWSER_TIMEOUT:?}");
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(100)),
+            Err(e) => panic!("waiting for chromium: {e}"),
+        }
+    }
+    std::fs::read_to_string(&out_path).unwrap_or_default()
+}
+
+fn webtune(args: &[&str]) {
+    let out = Command::new(env!("CARGO_BIN_EXE_webtune"))
+        .args(args)
+        .output()
+        .expect("webtune runs");
+    assert!(
+        out.status.success(),
+        "webtune {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The text of the element with this id (crude: from its opening tag to the matching
+/// closing tag of the same name, enough for the report's flat structure).
+fn element<'a>(dom: &'a str, tag: &str, id: &str) -> &'a str {
+    let open = format!("<{tag} id=\"{id}\"");
+    let start = dom
+        .find(&open)
+        .unwrap_or_else(|| panic!("no <{tag} id={id:?}> in the DOM"));
+    let close = format!("</{tag}>");
+    let end = dom[start..]
+        .find(&close)
+        .map(|e| start + e + close.len())
+        .unwrap_or(dom.len());
+    &dom[start..end]
+}
+
+fn assert_plot(dom: &str, id: &str) {
+    let fig = element(dom, "figure", id);
+    assert!(fig.contains("<svg"), "{id}: no svg");
+    assert!(fig.contains("<polyline"), "{id}: no line");
+    assert!(fig.contains("<figcaption>"), "{id}: no caption");
+}
+
+fn assert_self_contained(html: &str) {
+    assert!(
+        !html.contains("<script"),
+        "the report must not need scripts"
+    );
+    for attr in [
+        "src=\"http",
+        "href=\"http",
+        "src=\"//",
+        "href=\"//",
+        "@import",
+        "url(",
+    ] {
+        assert!(!html.contains(attr), "external resource: {attr}");
+    }
+}
+
+#[test]
+fn run_report_renders_in_headless_chromium() {
+    let Some(browser) = browser_or_skip() else {
+        return;
+    };
+    let work = temp_dir("run");
+    let json = work.join("result.json");
+    let html = work.join("report.html");
+    let result = synthetic_result(900, &[800, 1_500, 9_000, 40_000]);
+    std::fs::write(&json, result.to_json_pretty()).unwrap();
+    webtune(&[
+        "report",
+        json.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    assert_self_contained(&std::fs::read_to_string(&html).unwrap());
+
+    let dom = chromium(&browser, &work, &["--dump-dom".to_string()], &html);
+    assert!(
+        dom.contains("<h1>webtune report</h1>"),
+        "DOM not loaded:\n{dom}"
+    );
+    for id in [
+        "plot-latency-percentiles",
+        "plot-throughput",
+        "plot-latency-over-time",
+        "plot-errors-over-time",
+    ] {
+        assert_plot(&dom, id);
+    }
+    // the stall at 6 s is shaded on the time plots and listed
+    assert!(element(&dom, "figure", "plot-throughput").contains("class=\"stall\""));
+    assert!(element(&dom, "ul", "stalls").contains("stall from 6.0 s to 7.0 s"));
+    // the summary figures
+    let summary = element(&dom, "table", "summary");
+    assert!(
+        summary.contains("data-figure=\"requests_per_s\">90.00<"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("data-figure=\"p99_ms\">40.03<"),
+        "{summary}"
+    );
+    assert!(element(&dom, "pre", "text-summary").contains("Latency (ms)"));
+
+    let shot = work.join("report.png");
+    chromium(
+        &browser,
+        &work,
+        &[
+            format!("--screenshot={}", shot.display()),
+            "--window-size=1000,2600".to_string(),
+            "--hide-scrollbars".to_string(),
+        ],
+        &html,
+    );
+    let png = std::fs::read(&shot).expect("chromium wrote a screenshot");
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    assert!(
+        png.len() > 20_000,
+        "screenshot suspiciously small: {} bytes",
+        png.len()
+    );
+    eprintln!("screenshot: {}", shot.display());
+}
+
+#[test]
+fn sweep_report_renders_in_headless_chromium() {
+    let Some(browser) = browser_or_skip() else {
+        return;
+    };
+    let work = temp_dir("sweep");
+    let mut sweep = SweepResult::new("webtune 0.1.0", SweepVariable::Connections);
+    for (level, n, lat) in [
+        (8.0, 800, 1_000),
+        (32.0, 1_600, 2_000),
+        (128.0, 1_620, 8_000),
+    ] {
+        sweep.levels.push(SweepLevel {
+            level,
+            result: synthetic_result(n, &[lat]),
+        });
+    }
+    let json = work.join("sweep.json");
+    let html = work.join("sweep.html");
+    std::fs::write(&json, sweep.to_json_pretty()).unwrap();
+    webtune(&[
+        "report",
+        json.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    assert_self_contained(&std::fs::read_to_string(&html).unwrap());
+    let dom = chromium(&browser, &work, &["--dump-dom".to_string()], &html);
+    for id in [
+        "plot-sweep-throughput",
+        "plot-sweep-latency",
+        "plot-sweep-errors",
+        "plot-sweep-percentiles",
+    ] {
+        assert_plot(&dom, id);
+    }
+    assert!(element(&dom, "figure", "plot-sweep-throughput").contains("class=\"knee\""));
+    assert!(element(&dom, "pre", "sweep-table").contains("Knee: 32 connections"));
+}
