@@ -249,3 +249,54 @@ fn after_sigkill_lab_clean_reaps_the_stack() {
     );
     assert!(!dir.exists());
 }
+
+#[test]
+fn external_stack_loads_a_url_and_samples_named_processes() {
+    // A server "somebody else" runs: here an nginx the lab library starts.
+    let stack = webtune_lab::StackKind::Nginx;
+    let settings = webtune_lab::settings_for(stack, &[]).expect("defaults");
+    let running = webtune_lab::RunningStack::start(stack, &settings, Default::default())
+        .expect("nginx starts");
+    let output = Command::new(WEBTUNE)
+        .args(["lab", "run", "external"])
+        .arg(running.base_url())
+        .args([
+            "--process",
+            "nginx",
+            "--",
+            "-c",
+            "2",
+            "-n",
+            "50",
+            "--json",
+            "-",
+        ])
+        .arg("/empty.gif")
+        .output()
+        .expect("run webtune");
+    running.stop().expect("clean stop");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    let value: serde_json::Value = serde_json::from_str(&stdout).expect("json on stdout");
+    assert_eq!(value["responses"], 50);
+    assert_eq!(value["first_body_bytes"], 43);
+    assert_eq!(value["server"]["selector"], "names nginx");
+    let samples = value["server"]["samples"].as_array().expect("samples");
+    assert!(
+        samples.iter().any(|s| s["processes"].as_u64() >= Some(2)),
+        "master and worker seen: {samples:?}"
+    );
+    // No --set for a server the lab does not configure.
+    let refused = Command::new(WEBTUNE)
+        .args([
+            "lab",
+            "run",
+            "external",
+            "http://127.0.0.1:1",
+            "--set",
+            "KeepAlive=off",
+        ])
+        .output()
+        .expect("run webtune");
+    assert_eq!(refused.status.code(), Some(2));
+}
