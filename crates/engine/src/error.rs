@@ -30,6 +30,10 @@ pub enum EngineError {
         needed: u64,
         limit: u64,
     },
+    #[error("{0}")]
+    Scenario(String),
+    #[error("bad load settings: {0}")]
+    BadLoad(String),
     #[error("cannot start a worker thread: {0}")]
     Thread(std::io::Error),
     #[error("cannot create an event loop: {0}")]

@@ -76,7 +76,13 @@ pub struct ResponseParser {
     /// Capture the `Server` header of the next response (asked once per worker).
     want_server: bool,
     server: Option<String>,
+    /// Keep body bytes (for a scenario's body check), up to `MAX_CAPTURE`.
+    keep_body: bool,
+    body: Vec<u8>,
 }
+
+/// Most body bytes kept for a body check.
+const MAX_CAPTURE: usize = 16 * 1024 * 1024;
 
 impl Default for ResponseParser {
     fn default() -> Self {
@@ -94,6 +100,8 @@ impl ResponseParser {
             no_body: false,
             want_server: false,
             server: None,
+            keep_body: false,
+            body: Vec::new(),
         }
     }
 
@@ -106,6 +114,24 @@ impl ResponseParser {
         self.no_body = no_body;
         self.want_server = false;
         self.server = None;
+        self.body.clear();
+    }
+
+    /// Keep this response's body bytes (for a body check).
+    pub fn capture_body(&mut self, keep: bool) {
+        self.keep_body = keep;
+    }
+
+    /// The kept body (empty unless `capture_body(true)`).
+    pub fn body(&self) -> &[u8] {
+        &self.body
+    }
+
+    fn keep(&mut self, bytes: &[u8]) {
+        if self.keep_body && self.body.len() < MAX_CAPTURE {
+            let room = MAX_CAPTURE - self.body.len();
+            self.body.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        }
     }
 
     /// Ask for the `Server` header of the next response.
@@ -270,6 +296,7 @@ impl ResponseParser {
             Body::Length(left) => {
                 let take = (data.len() as u64).min(left);
                 self.body_bytes += take;
+                self.keep(&data[..take as usize]);
                 let next = if take == left {
                     State::Done
                 } else {
@@ -279,6 +306,7 @@ impl ResponseParser {
             }
             Body::UntilClose => {
                 self.body_bytes += data.len() as u64;
+                self.keep(data);
                 Ok((data.len(), State::Body(Body::UntilClose)))
             }
             Body::Chunked(mut chunk) => {
@@ -320,6 +348,7 @@ impl ResponseParser {
                         Chunk::Data(left) => {
                             let take = ((data.len() - i) as u64).min(left);
                             self.body_bytes += take;
+                            self.keep(&data[i..i + take as usize]);
                             i += take as usize;
                             let rest = left - take;
                             chunk = if rest == 0 {
@@ -480,6 +509,19 @@ mod tests {
         p.reset(true);
         let r = b"HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n";
         assert_eq!(p.feed(r), Ok(Progress::Complete { consumed: r.len() }));
+    }
+
+    #[test]
+    fn captures_chunked_bodies_only_when_asked() {
+        let r = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n";
+        let mut p = ResponseParser::new();
+        p.capture_body(true);
+        assert!(matches!(p.feed(r), Ok(Progress::Complete { .. })));
+        assert_eq!(p.body(), b"abcde");
+        p.reset(false);
+        p.capture_body(false);
+        assert!(matches!(p.feed(r), Ok(Progress::Complete { .. })));
+        assert!(p.body().is_empty());
     }
 
     #[test]

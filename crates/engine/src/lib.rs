@@ -10,23 +10,34 @@
 mod error;
 pub mod http1;
 pub mod plan;
+mod probe;
 pub mod recorder;
+pub mod rng;
+pub mod scenario;
+pub mod schedule;
 mod usage;
 mod worker;
 
 pub use error::EngineError;
 pub use plan::Plan;
 
-use recorder::{FirstLength, IntervalReport, Recorder};
+use recorder::{stalled_stretches, FirstLength, IntervalReport, Recorder, SLOT_MS};
+use schedule::Ramp;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use webtune_model::result::{GeneratorUsage, Histograms};
 use webtune_model::{
-    ErrorCounts, IntervalSample, LatencyHistogram, RunResult, RunSpec, StopCondition, SCHEMA,
+    ErrorCounts, IntervalSample, LatencyHistogram, LoadMode, RunResult, RunSpec, Schedule, Stall,
+    StopCondition, Validity, SCHEMA,
 };
-use worker::{run_worker, WorkerConfig};
+use worker::{run_worker, Pacing, WorkerConfig};
+
+/// Schedule lag above this at p99 means the generator, not the server, set the pace.
+pub const MAX_VALID_LAG_US: u64 = 1_000;
+/// Generator CPU busier than this (share of its threads' time) means it was saturated.
+pub const MAX_VALID_CPU_BUSY: f64 = 0.9;
 
 /// A handle to stop a running test from another thread (or a signal handler's flag).
 #[derive(Debug, Clone, Default)]
@@ -91,26 +102,30 @@ pub fn run(
     on_progress: &mut dyn FnMut(&Progress),
 ) -> Result<RunResult, EngineError> {
     let plan = plan::build(spec)?;
-    let request = Arc::new(plan.request.clone());
-    let first_length = Arc::new(FirstLength::default());
+    let end_s = run_length(spec)?;
+    let window = measurement_window(spec, end_s)?;
+    let requests = Arc::new(plan.requests.clone());
+    let picker = plan.picker.clone().map(Arc::new);
+    let first_lengths: Arc<Vec<FirstLength>> = Arc::new(
+        (0..plan.requests.len())
+            .map(|_| FirstLength::default())
+            .collect(),
+    );
+    let host_header: Arc<str> = Arc::from(plan.host_header.as_str());
     let interval = Duration::from_millis(spec.interval_ms.max(10));
     let usage_before = usage::process_usage();
     let started_at_unix_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0);
-    let start = Instant::now();
-    let (send_until, budgets) = match spec.stop {
-        StopCondition::Duration { seconds } => (
-            Some(start + Duration::from_secs_f64(seconds.max(0.0))),
-            vec![None; plan.threads],
-        ),
-        StopCondition::Requests { count } => (
-            None,
-            split(count, plan.threads).into_iter().map(Some).collect(),
-        ),
+    let budgets: Vec<Option<u64>> = match spec.stop {
+        StopCondition::Requests { count } if spec.stages.is_empty() => {
+            split(count, plan.threads).into_iter().map(Some).collect()
+        }
+        _ => vec![None; plan.threads],
     };
     let conn_shares = split(plan.connections as u64, plan.threads);
+    let start = Instant::now();
     let (tx, rx) = mpsc::channel::<IntervalReport>();
     let mut handles = Vec::with_capacity(plan.threads);
     let mut next_conn = 0usize;
@@ -120,21 +135,27 @@ pub fn run(
             .collect();
         next_conn += *share as usize;
         let cfg = WorkerConfig {
-            request: Arc::clone(&request),
-            is_head: plan.is_head,
+            requests: Arc::clone(&requests),
+            picker: picker.clone(),
+            think: plan.think,
+            named: plan.named,
+            host_header: Arc::clone(&host_header),
+            http10: spec.http10,
             conn_addrs,
             budget: budgets[w],
-            send_until,
+            end_s,
+            pacing: pacing_for(spec, end_s, w, plan.threads, *share, plan.connections),
+            window,
             keepalive: spec.keepalive,
             max_requests_per_conn: spec.max_requests_per_conn,
             connect_timeout: Duration::from_millis(spec.connect_timeout_ms.max(1)),
             timeout: Duration::from_millis(spec.timeout_ms.max(1)),
-            expect_status: spec.expect_status.clone(),
             start,
             interval,
             stop: control.flag(),
-            first_length: Arc::clone(&first_length),
+            first_lengths: Arc::clone(&first_lengths),
             reports: tx.clone(),
+            seed: 0x5eed_0000 + w as u64,
         };
         let handle = std::thread::Builder::new()
             .name(format!("webtune-worker-{w}"))
@@ -143,6 +164,28 @@ pub fn run(
         handles.push(handle);
     }
     drop(tx);
+    let probe_done = Arc::new(AtomicBool::new(false));
+    let probe_handle = match (&plan.probe, &spec.probe) {
+        (Some((addrs, request)), Some(p)) => {
+            let cfg = probe::ProbeConfig {
+                addrs: addrs.clone(),
+                request: request.clone(),
+                rate_per_s: p.rate_per_s,
+                connect_timeout: Duration::from_millis(spec.connect_timeout_ms.max(1)),
+                timeout: Duration::from_millis(spec.timeout_ms.max(1)),
+                start,
+                done: Arc::clone(&probe_done),
+                expect: spec.clone(),
+            };
+            Some(
+                std::thread::Builder::new()
+                    .name("webtune-probe".into())
+                    .spawn(move || probe::run_probe(cfg))
+                    .map_err(EngineError::Thread)?,
+            )
+        }
+        _ => None,
+    };
 
     // Gather interval reports until every worker has hung up.
     let mut intervals: BTreeMap<u64, IntervalTotals> = BTreeMap::new();
@@ -186,16 +229,22 @@ pub fn run(
         }
     }
     let mut total = Recorder::default();
+    let mut failure = None;
     for handle in handles {
         match handle.join() {
             Ok(Ok(rec)) => total.merge(&rec),
-            Ok(Err(e)) => return Err(EngineError::Poll(e)),
+            Ok(Err(e)) => failure = Some(EngineError::Poll(e)),
             Err(_) => {
-                return Err(EngineError::Thread(std::io::Error::other(
+                failure = Some(EngineError::Thread(std::io::Error::other(
                     "worker panicked",
                 )))
             }
         }
+    }
+    probe_done.store(true, Ordering::Relaxed);
+    let probe_result = probe_handle.and_then(|h| h.join().ok());
+    if let Some(e) = failure {
+        return Err(e);
     }
     let elapsed = start.elapsed();
     let usage_after = usage::process_usage();
@@ -220,6 +269,46 @@ pub fn run(
             }
         })
         .collect();
+    let slot_s = SLOT_MS as f64 / 1000.0;
+    let stalls = stalled_stretches(&total.slots)
+        .into_iter()
+        .map(|(first, n)| Stall {
+            start_s: first as f64 * slot_s,
+            length_s: n as f64 * slot_s,
+        })
+        .collect();
+    let measured_s = (elapsed_s.min(window.1) - window.0).max(1e-9);
+    let cpu_s = usage_after
+        .user
+        .saturating_sub(usage_before.user)
+        .as_secs_f64()
+        + usage_after
+            .system
+            .saturating_sub(usage_before.system)
+            .as_secs_f64();
+    let schedule = match spec.load {
+        LoadMode::Open { rate, .. } => Some(Schedule {
+            requested_rate: if spec.stages.is_empty() {
+                rate
+            } else {
+                Ramp::from_stages(&spec.stages).peak()
+            },
+            achieved_rate: total.sent as f64 / measured_s,
+            lag: Default::default(),
+            lag_histogram: total.lag.clone(),
+            not_sent: total.not_sent,
+        }),
+        LoadMode::Closed => None,
+    };
+    let by_name = if plan.named {
+        plan.requests
+            .iter()
+            .zip(total.names.iter())
+            .map(|(r, n)| (r.name.clone(), n.clone()))
+            .collect()
+    } else {
+        BTreeMap::new()
+    };
 
     let mut result = RunResult {
         schema: SCHEMA.to_string(),
@@ -231,13 +320,13 @@ pub fn run(
             ..spec.clone()
         },
         addresses: plan.addresses.iter().map(|a| a.to_string()).collect(),
-        duration_s: elapsed_s,
+        duration_s: measured_s,
         interrupted: control.stop_requested(),
         responses: total.responses,
         ok: total.ok,
         errors: total.errors,
         length_varies: total.length_varies,
-        first_body_bytes: first_length.get(),
+        first_body_bytes: first_lengths.first().and_then(FirstLength::get),
         status: total.status,
         bytes_received: total.bytes_received,
         body_bytes: total.body_bytes,
@@ -252,6 +341,7 @@ pub fn run(
             connect: total.connect,
             first_byte: total.first_byte,
             total: total.total,
+            service: total.service,
         },
         timeline,
         generator: GeneratorUsage {
@@ -269,9 +359,129 @@ pub fn run(
         server: None,
         server_software: total.server_software,
         repeats: Vec::new(),
+        schedule,
+        validity: Validity::default(),
+        stalls,
+        by_name,
+        probe: probe_result,
     };
     result.finish_summaries();
+    result.validity = judge(&result, cpu_s, elapsed_s);
     Ok(result)
+}
+
+/// How long the run sends, in seconds (None: until `-n` is done).
+fn run_length(spec: &RunSpec) -> Result<Option<f64>, EngineError> {
+    if !spec.stages.is_empty() {
+        let total = spec.stages_seconds();
+        if total.is_nan() || total <= 0.0 {
+            return Err(EngineError::BadLoad("--stages last no time at all".into()));
+        }
+        return Ok(Some(total));
+    }
+    if let LoadMode::Open { rate, .. } = spec.load {
+        if rate.is_nan() || rate <= 0.0 || rate.is_infinite() {
+            return Err(EngineError::BadLoad(format!(
+                "--rate must be a positive number of requests per second, not {rate}"
+            )));
+        }
+    }
+    Ok(match spec.stop {
+        StopCondition::Duration { seconds } => Some(seconds.max(0.0)),
+        StopCondition::Requests { .. } => None,
+    })
+}
+
+/// The stretch of the run (seconds) whose finished requests make the summary.
+fn measurement_window(spec: &RunSpec, end_s: Option<f64>) -> Result<(f64, f64), EngineError> {
+    let warm = spec.warmup_s.max(0.0);
+    let cool = spec.cooldown_s.max(0.0);
+    let end = match end_s {
+        // Without a cool-down the window stays open through the drain of in-flight requests.
+        Some(_) if cool == 0.0 => f64::INFINITY,
+        Some(e) => e - cool,
+        None if cool > 0.0 => {
+            return Err(EngineError::BadLoad(
+                "--cooldown needs a timed run (-d or --stages), not -n".into(),
+            ))
+        }
+        None => f64::INFINITY,
+    };
+    if end <= warm {
+        return Err(EngineError::BadLoad(format!(
+            "--warmup {warm}s and --cooldown {cool}s leave nothing to measure in a {:.1}s run",
+            end_s.unwrap_or(0.0)
+        )));
+    }
+    Ok((warm, end))
+}
+
+/// Worker `w`'s pacing: its share of the connections ramp or of the rate.
+fn pacing_for(
+    spec: &RunSpec,
+    end_s: Option<f64>,
+    w: usize,
+    threads: usize,
+    conns: u64,
+    all_conns: usize,
+) -> Pacing {
+    match spec.load {
+        LoadMode::Closed => Pacing::Closed {
+            ramp: (!spec.stages.is_empty()).then(|| {
+                Ramp::from_stages(&spec.stages).scaled(conns as f64 / all_conns.max(1) as f64)
+            }),
+        },
+        LoadMode::Open { rate, arrival } => {
+            let ramp = if spec.stages.is_empty() {
+                Ramp::constant(rate, end_s.unwrap_or(f64::INFINITY))
+            } else {
+                Ramp::from_stages(&spec.stages)
+            };
+            Pacing::Open {
+                ramp: ramp.scaled(1.0 / threads as f64),
+                arrival,
+                first_work: w as f64 / threads as f64,
+            }
+        }
+    }
+}
+
+/// Was the generator the limit? Says why, in words a report can print.
+fn judge(result: &RunResult, cpu_s: f64, elapsed_s: f64) -> Validity {
+    let threads = result.generator.threads.max(1) as f64;
+    let cpu_busy = if elapsed_s > 0.0 {
+        cpu_s / (elapsed_s * threads)
+    } else {
+        0.0
+    };
+    let mut reasons = Vec::new();
+    if cpu_busy > MAX_VALID_CPU_BUSY {
+        reasons.push(format!(
+            "the generator's CPU was {:.0}% busy across its {} thread(s)",
+            cpu_busy * 100.0,
+            threads
+        ));
+    }
+    if let Some(s) = &result.schedule {
+        if s.lag.p99_us > MAX_VALID_LAG_US {
+            reasons.push(format!(
+                "requests were sent late: schedule lag p99 {:.2} ms (max {:.2} ms)",
+                s.lag.p99_us as f64 / 1000.0,
+                s.lag.max_us as f64 / 1000.0
+            ));
+        }
+        if s.not_sent > 0 {
+            reasons.push(format!(
+                "{} requests fell due but could not be sent (all {} connections busy)",
+                s.not_sent, result.spec.connections
+            ));
+        }
+    }
+    Validity {
+        client_limited: !reasons.is_empty(),
+        reasons,
+        cpu_busy,
+    }
 }
 
 #[cfg(test)]

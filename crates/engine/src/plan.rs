@@ -2,19 +2,43 @@
 //! resolved to every address it has, the request encoded once into bytes, the file-descriptor
 //! limit checked (and the soft limit raised to the hard one when that is enough).
 
+use crate::rng::Rng;
+use crate::scenario::{self, RequestDef, Think, WeightedPicker};
 use crate::EngineError;
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::Path;
 use webtune_model::{RunSpec, StopCondition};
 
-/// Everything the workers need, computed once before the run.
+/// One kind of request the workers send: the plain URL's, or one name of a scenario.
 #[derive(Debug, Clone)]
+pub struct PlannedRequest {
+    pub name: String,
+    /// The whole request, encoded once, when nothing in it varies.
+    pub fixed_bytes: Option<Vec<u8>>,
+    /// The scenario definition to render per request when something varies.
+    pub def: Option<RequestDef>,
+    /// HEAD responses carry no body even when they announce a length.
+    pub is_head: bool,
+    pub expect_status: Vec<(u16, u16)>,
+    /// The response body must contain this (scenario `body_contains`).
+    pub body_contains: Option<Vec<u8>>,
+}
+
+/// Everything the workers need, computed once before the run.
+#[derive(Debug)]
 pub struct Plan {
     /// Connections are spread over these round-robin (seed 004 served on ten addresses).
     pub addresses: Vec<SocketAddr>,
-    /// The complete request, pre-encoded.
-    pub request: Vec<u8>,
-    /// HEAD responses carry no body even when they announce a length.
-    pub is_head: bool,
+    pub requests: Vec<PlannedRequest>,
+    /// Picks a request by weight (scenarios); None means always request 0.
+    pub picker: Option<WeightedPicker>,
+    /// Closed loop: pause per connection between an answer and its next request.
+    pub think: Think,
+    /// True for scenario runs: results are broken down per request name.
+    pub named: bool,
+    pub host_header: String,
+    /// The probe's target and request, if `--probe` was given.
+    pub probe: Option<(Vec<SocketAddr>, Vec<u8>)>,
     pub threads: usize,
     pub connections: usize,
 }
@@ -228,15 +252,85 @@ pub fn build(spec: &RunSpec) -> Result<Plan, EngineError> {
         });
     }
     let target = parse_url(&spec.url)?;
-    let request = encode_request(spec, &target)?;
     let addresses = resolve(&target, &spec.connect_to)?;
+    let (requests, picker, think, named) = match &spec.scenario {
+        None => {
+            let request = PlannedRequest {
+                name: "request".into(),
+                fixed_bytes: Some(encode_request(spec, &target)?),
+                def: None,
+                is_head: spec.method.eq_ignore_ascii_case("HEAD"),
+                expect_status: spec.expect_status.clone(),
+                body_contains: None,
+            };
+            (vec![request], None, Think::None, false)
+        }
+        Some(path) => {
+            let sc = scenario::load(Path::new(path))
+                .map_err(|e| EngineError::Scenario(e.to_string()))?;
+            let mut rng = Rng::seeded(0);
+            let requests = sc
+                .requests
+                .iter()
+                .map(|def| {
+                    let fixed = def.path.is_static()
+                        && def.body.is_static()
+                        && def.headers.iter().all(|(_, v)| v.is_static());
+                    let fixed_bytes = fixed.then(|| {
+                        let mut out = Vec::new();
+                        scenario::encode_into(
+                            def,
+                            &target.host_header,
+                            spec.keepalive,
+                            spec.http10,
+                            &mut rng,
+                            0,
+                            &mut out,
+                        );
+                        out
+                    });
+                    PlannedRequest {
+                        name: def.name.clone(),
+                        fixed_bytes,
+                        def: (!fixed).then(|| def.clone()),
+                        is_head: def.method.eq_ignore_ascii_case("HEAD"),
+                        expect_status: def.expect_status.clone(),
+                        body_contains: def.body_contains.clone(),
+                    }
+                })
+                .collect::<Vec<_>>();
+            let weights: Vec<u32> = sc.requests.iter().map(|d| d.weight).collect();
+            (
+                requests,
+                Some(WeightedPicker::new(&weights)),
+                sc.think,
+                true,
+            )
+        }
+    };
+    let probe = match &spec.probe {
+        None => None,
+        Some(p) => {
+            let t = parse_url(&p.url)?;
+            let probe_spec = RunSpec {
+                url: p.url.clone(),
+                keepalive: true,
+                ..RunSpec::default()
+            };
+            Some((resolve(&t, &[])?, encode_request(&probe_spec, &t)?))
+        }
+    };
     let connections = spec.connections as usize;
     let threads = (spec.threads as usize).min(connections).max(1);
-    ensure_file_limit(connections as u64, threads as u64)?;
+    ensure_file_limit(connections as u64 + 1, threads as u64)?;
     Ok(Plan {
         addresses,
-        request,
-        is_head: spec.method.eq_ignore_ascii_case("HEAD"),
+        requests,
+        picker,
+        think,
+        named,
+        host_header: target.host_header,
+        probe,
         threads,
         connections,
     })

@@ -1,12 +1,19 @@
 //! Per-worker recording: histograms and counters owned by one thread, never shared on the hot
 //! path. A worker hands the coordinator a small `IntervalReport` once per interval and its
 //! whole `Recorder` at the end; the coordinator merges them.
+//!
+//! The summary (counts, histograms) takes only what finished inside the measurement window
+//! (after `--warmup`, before `--cooldown`); the interval reports and the stall slots take
+//! everything, so the time series shows the warm-up too.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use webtune_model::{ErrorCounts, ErrorKind, LatencyHistogram};
+use webtune_model::{ErrorCounts, ErrorKind, LatencyHistogram, NamedResult};
 
-/// Body length of the first complete response of the run (shared by all workers; written
+/// Stall detection granularity.
+pub const SLOT_MS: u64 = 100;
+
+/// Body length of the first complete response to one request (shared by all workers; written
 /// once, then only read, so it costs no contention).
 #[derive(Debug)]
 pub struct FirstLength(AtomicU64);
@@ -46,14 +53,28 @@ impl FirstLength {
 /// One complete response, as the worker saw it.
 #[derive(Debug, Clone, Copy)]
 pub struct Completion {
+    /// Index of the request (scenario name) it answered.
+    pub request: usize,
     pub status: u16,
     pub expected: bool,
+    /// The scenario's body check failed.
+    pub check_failed: bool,
     pub connect_us: Option<u64>,
     pub first_byte_us: u64,
+    /// From the request's start (intended start in open loop).
     pub total_us: u64,
+    /// Open loop: from the actual send.
+    pub service_us: Option<u64>,
     pub bytes: u64,
     pub body_bytes: u64,
     pub length_varies: bool,
+}
+
+/// Per 100 ms of the run: how many requests finished, and whether any was outstanding.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Slot {
+    pub finished: u32,
+    pub busy: bool,
 }
 
 /// Everything one worker measured.
@@ -62,6 +83,12 @@ pub struct Recorder {
     pub connect: LatencyHistogram,
     pub first_byte: LatencyHistogram,
     pub total: LatencyHistogram,
+    pub service: LatencyHistogram,
+    /// Open loop: how late each request was sent after its intended start.
+    pub lag: LatencyHistogram,
+    pub not_sent: u64,
+    /// Requests sent inside the window (open loop's achieved rate).
+    pub sent: u64,
     pub responses: u64,
     pub ok: u64,
     pub errors: ErrorCounts,
@@ -76,6 +103,9 @@ pub struct Recorder {
     pub abandoned: u64,
     /// The `Server` header of the first response this worker saw.
     pub server_software: Option<String>,
+    /// Per request name, for scenarios (empty otherwise).
+    pub names: Vec<NamedResult>,
+    pub slots: Vec<Slot>,
     interval: IntervalReport,
 }
 
@@ -91,37 +121,101 @@ pub struct IntervalReport {
 }
 
 impl Recorder {
+    /// A recorder that also keeps one `NamedResult` per scenario request.
+    pub fn with_names(names: usize) -> Recorder {
+        Recorder {
+            names: vec![NamedResult::default(); names],
+            ..Recorder::default()
+        }
+    }
+
+    fn slot(&mut self, index: usize) -> &mut Slot {
+        if index >= self.slots.len() {
+            self.slots.resize(index + 1, Slot::default());
+        }
+        &mut self.slots[index]
+    }
+
+    /// Requests were outstanding from slot `from` through slot `to`.
+    pub fn mark_busy(&mut self, from: usize, to: usize) {
+        for i in from..=to {
+            self.slot(i).busy = true;
+        }
+    }
+
     #[inline]
-    pub fn complete(&mut self, c: &Completion) {
+    pub fn complete(&mut self, c: &Completion, slot: usize, in_window: bool) {
+        self.slot(slot).finished += 1;
+        let kind = if !c.expected {
+            Some(ErrorKind::UnexpectedStatus)
+        } else if c.check_failed {
+            Some(ErrorKind::BodyCheck)
+        } else {
+            None
+        };
+        self.interval.responses += 1;
+        self.interval.bytes += c.bytes;
+        self.interval.latency.record(c.total_us);
+        if let Some(k) = kind {
+            self.interval.errors.add(k);
+        }
+        if !in_window {
+            return;
+        }
         self.responses += 1;
         if let Some(us) = c.connect_us {
             self.connect.record(us);
         }
         self.first_byte.record(c.first_byte_us);
         self.total.record(c.total_us);
+        if let Some(us) = c.service_us {
+            self.service.record(us);
+        }
         *self.status.entry(c.status).or_insert(0) += 1;
-        if c.expected {
-            self.ok += 1;
-        } else {
-            self.errors.add(ErrorKind::UnexpectedStatus);
-            self.interval.errors.add(ErrorKind::UnexpectedStatus);
+        match kind {
+            Some(k) => self.errors.add(k),
+            None => self.ok += 1,
         }
         if c.length_varies {
             self.length_varies += 1;
         }
         self.bytes_received += c.bytes;
         self.body_bytes += c.body_bytes;
-        self.interval.responses += 1;
-        self.interval.bytes += c.bytes;
-        self.interval.latency.record(c.total_us);
+        if let Some(n) = self.names.get_mut(c.request) {
+            n.responses += 1;
+            *n.status.entry(c.status).or_insert(0) += 1;
+            match kind {
+                Some(k) => n.errors.add(k),
+                None => n.ok += 1,
+            }
+            if c.length_varies {
+                n.length_varies += 1;
+            }
+            n.body_bytes += c.body_bytes;
+            n.histogram.record(c.total_us);
+        }
     }
 
     #[inline]
-    pub fn error(&mut self, kind: ErrorKind, bytes: u64) {
-        self.errors.add(kind);
-        self.bytes_received += bytes;
+    pub fn error(
+        &mut self,
+        kind: ErrorKind,
+        request: usize,
+        bytes: u64,
+        slot: usize,
+        in_window: bool,
+    ) {
+        self.slot(slot).finished += 1;
         self.interval.errors.add(kind);
         self.interval.bytes += bytes;
+        if !in_window {
+            return;
+        }
+        self.errors.add(kind);
+        self.bytes_received += bytes;
+        if let Some(n) = self.names.get_mut(request) {
+            n.errors.add(kind);
+        }
     }
 
     /// Close the current interval and return its report.
@@ -136,6 +230,10 @@ impl Recorder {
         self.connect.merge(&other.connect);
         self.first_byte.merge(&other.first_byte);
         self.total.merge(&other.total);
+        self.service.merge(&other.service);
+        self.lag.merge(&other.lag);
+        self.not_sent += other.not_sent;
+        self.sent += other.sent;
         self.responses += other.responses;
         self.ok += other.ok;
         self.errors.merge(&other.errors);
@@ -152,7 +250,54 @@ impl Recorder {
         if self.server_software.is_none() {
             self.server_software.clone_from(&other.server_software);
         }
+        if self.names.len() < other.names.len() {
+            self.names.resize(other.names.len(), NamedResult::default());
+        }
+        for (mine, theirs) in self.names.iter_mut().zip(&other.names) {
+            merge_named(mine, theirs);
+        }
+        if self.slots.len() < other.slots.len() {
+            self.slots.resize(other.slots.len(), Slot::default());
+        }
+        for (mine, theirs) in self.slots.iter_mut().zip(&other.slots) {
+            mine.finished += theirs.finished;
+            mine.busy |= theirs.busy;
+        }
     }
+}
+
+/// Add one per-name result into another (exact: histograms merge bucket by bucket).
+pub fn merge_named(into: &mut NamedResult, from: &NamedResult) {
+    into.responses += from.responses;
+    into.ok += from.ok;
+    into.errors.merge(&from.errors);
+    for (k, v) in &from.status {
+        *into.status.entry(*k).or_insert(0) += v;
+    }
+    into.length_varies += from.length_varies;
+    into.body_bytes += from.body_bytes;
+    into.histogram.merge(&from.histogram);
+}
+
+/// Stretches of slots with requests outstanding and none finished, as (start slot, slots).
+pub fn stalled_stretches(slots: &[Slot]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut run: Option<usize> = None;
+    for (i, s) in slots.iter().enumerate() {
+        let stalled = s.busy && s.finished == 0;
+        match (stalled, run) {
+            (true, None) => run = Some(i),
+            (false, Some(start)) => {
+                out.push((start, i - start));
+                run = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(start) = run {
+        out.push((start, slots.len() - start));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -167,5 +312,44 @@ mod tests {
         assert!(!f.varies(10));
         assert!(f.varies(11));
         assert_eq!(f.get(), Some(10));
+    }
+
+    #[test]
+    fn stalls_are_busy_slots_without_finishes() {
+        let s = |finished, busy| Slot { finished, busy };
+        let slots = [
+            s(3, true),
+            s(0, true),
+            s(0, true),
+            s(1, true),
+            s(0, false),
+            s(0, true),
+        ];
+        assert_eq!(stalled_stretches(&slots), vec![(1, 2), (5, 1)]);
+    }
+
+    #[test]
+    fn outside_the_window_only_the_time_series_counts() {
+        let mut r = Recorder::default();
+        let c = Completion {
+            request: 0,
+            status: 200,
+            expected: true,
+            check_failed: false,
+            connect_us: None,
+            first_byte_us: 5,
+            total_us: 10,
+            service_us: None,
+            bytes: 100,
+            body_bytes: 50,
+            length_varies: false,
+        };
+        r.complete(&c, 0, false);
+        assert_eq!(r.responses, 0);
+        assert_eq!(r.slots[0].finished, 1);
+        r.complete(&c, 1, true);
+        assert_eq!(r.responses, 1);
+        let report = r.take_interval(0, 0);
+        assert_eq!(report.responses, 2);
     }
 }

@@ -5,45 +5,84 @@
 //! `read`; readiness comes from one `epoll_wait` shared by all ready connections. A short
 //! read means the socket was drained at that moment, so no extra read is spent to see
 //! EAGAIN; a later arrival raises a new edge.
+//!
+//! Closed loop: each connection sends its next request when the previous answer ends (after
+//! an optional think time); a ramp changes how many connections may be busy. Open loop:
+//! requests fall due on a schedule; a due request takes an idle connection, or opens one up
+//! to the cap, or waits in the queue — and its latency counts from when it was due. A
+//! timerfd wakes the loop at the next due time with microsecond precision (epoll's own
+//! timeout has millisecond steps).
 
 use crate::http1::{Progress as ParseProgress, ResponseParser};
-use crate::recorder::{Completion, FirstLength, IntervalReport, Recorder};
+use crate::plan::PlannedRequest;
+use crate::recorder::{Completion, FirstLength, IntervalReport, Recorder, SLOT_MS};
+use crate::rng::Rng;
+use crate::scenario::{self, Think, WeightedPicker};
+use crate::schedule::Ramp;
 use mio::net::TcpStream;
+use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use webtune_model::ErrorKind;
+use webtune_model::{Arrival, ErrorKind};
 
 /// How long in-flight requests may finish after sending stops (duration end or Ctrl-C).
 pub const DRAIN_GRACE: Duration = Duration::from_secs(1);
-/// How often deadlines (connect and request timeouts) are checked.
-const DEADLINE_SCAN: Duration = Duration::from_millis(20);
+/// How often deadlines (connect and request timeouts) and ramps are checked.
+const TICK: Duration = Duration::from_millis(20);
 const READ_BUFFER: usize = 64 * 1024;
+const TIMER: Token = Token(usize::MAX - 1);
+
+/// How this worker paces its requests.
+pub enum Pacing {
+    Closed {
+        /// Connections this worker may keep busy over time (None: all of them).
+        ramp: Option<Ramp>,
+    },
+    Open {
+        /// This worker's share of the rate, requests/s over time.
+        ramp: Ramp,
+        arrival: Arrival,
+        /// Work (in requests) before this worker's first one: interleaves the workers.
+        first_work: f64,
+    },
+}
 
 /// Everything one worker needs; built by the coordinator.
 pub struct WorkerConfig {
-    pub request: Arc<Vec<u8>>,
-    pub is_head: bool,
+    pub requests: Arc<Vec<PlannedRequest>>,
+    pub picker: Option<Arc<WeightedPicker>>,
+    pub think: Think,
+    pub named: bool,
+    pub host_header: Arc<str>,
+    pub http10: bool,
     /// Socket address for each of this worker's connections (round-robin over addresses).
     pub conn_addrs: Vec<SocketAddr>,
     /// This worker's share of `-n`, if given.
     pub budget: Option<u64>,
-    /// Stop sending at this instant, if the run is timed.
-    pub send_until: Option<Instant>,
+    /// Stop sending this long after the start, if the run is timed.
+    pub end_s: Option<f64>,
+    pub pacing: Pacing,
+    /// The measurement window (seconds since start): summary counts only what finishes in it.
+    pub window: (f64, f64),
     pub keepalive: bool,
     pub max_requests_per_conn: Option<u64>,
     pub connect_timeout: Duration,
     pub timeout: Duration,
-    pub expect_status: Vec<(u16, u16)>,
     pub start: Instant,
     pub interval: Duration,
     pub stop: Arc<AtomicBool>,
-    pub first_length: Arc<FirstLength>,
+    /// Body length of the first response, per request.
+    pub first_lengths: Arc<Vec<FirstLength>>,
     pub reports: Sender<IntervalReport>,
+    pub seed: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,10 +97,16 @@ struct Conn {
     stream: Option<TcpStream>,
     addr: SocketAddr,
     phase: Phase,
+    /// Which planned request is in flight.
+    request: usize,
+    /// Rendered request bytes when the request varies (else the plan's fixed bytes).
+    rendered: Vec<u8>,
     /// Request bytes written so far.
     written: usize,
-    /// When the current request began (its connect, if it opened the connection).
+    /// When the current request actually began (its connect, if it opened the connection).
     started: Instant,
+    /// Open loop: when it was due. Latency counts from here.
+    intended: Option<Instant>,
     /// When this request's connection attempt began, if it opened one.
     opened_at: Option<Instant>,
     connect_us: Option<u64>,
@@ -80,26 +125,45 @@ struct Worker {
     conns: Vec<Conn>,
     rec: Recorder,
     buf: Vec<u8>,
+    rng: Rng,
+    /// Per request name: `{seq}` counters.
+    seqs: Vec<u64>,
     sending: bool,
     remaining: Option<u64>,
     active: usize,
     open: u64,
-    /// Connections waiting to start their next request (after a failure).
+    /// Closed loop: connections (by index) that may be busy now.
+    allowed: usize,
+    /// Closed loop: connections waiting to start their next request (after a failure or a
+    /// ramp-up).
     ready: Vec<usize>,
+    /// Closed loop: connections thinking until a time.
+    thinking: BinaryHeap<Reverse<(Instant, usize)>>,
+    /// Open loop: due requests (their intended times) waiting for a connection.
+    pending: VecDeque<Instant>,
+    /// Open loop: idle connections, connected ones preferred.
+    idle_connected: Vec<usize>,
+    idle_fresh: Vec<usize>,
+    /// Open loop: the next intended start, and the schedule position (work) it is at.
+    next_due: Option<(Instant, f64)>,
+    timer: Option<OwnedFd>,
 }
 
 /// Run one worker to the end; returns what it measured.
 pub fn run_worker(cfg: WorkerConfig) -> io::Result<Recorder> {
     let now = Instant::now();
-    let conns = cfg
+    let conns: Vec<Conn> = cfg
         .conn_addrs
         .iter()
         .map(|&addr| Conn {
             stream: None,
             addr,
             phase: Phase::Idle,
+            request: 0,
+            rendered: Vec::new(),
             written: 0,
             started: now,
+            intended: None,
             opened_at: None,
             connect_us: None,
             first_byte: None,
@@ -109,17 +173,27 @@ pub fn run_worker(cfg: WorkerConfig) -> io::Result<Recorder> {
             parser: ResponseParser::new(),
         })
         .collect();
+    let names = if cfg.named { cfg.requests.len() } else { 0 };
     let mut w = Worker {
         remaining: cfg.budget,
+        rng: Rng::seeded(cfg.seed),
+        seqs: vec![0; cfg.requests.len()],
+        allowed: conns.len(),
+        idle_fresh: (0..conns.len()).rev().collect(),
+        conns,
         cfg,
         poll: Poll::new()?,
-        conns,
-        rec: Recorder::default(),
+        rec: Recorder::with_names(names),
         buf: vec![0; READ_BUFFER],
         sending: true,
         active: 0,
         open: 0,
         ready: Vec::new(),
+        thinking: BinaryHeap::new(),
+        pending: VecDeque::new(),
+        idle_connected: Vec::new(),
+        next_due: None,
+        timer: None,
     };
     w.event_loop()?;
     Ok(w.rec)
@@ -144,36 +218,153 @@ fn io_error_kind(e: &io::Error) -> ErrorKind {
     }
 }
 
+/// A non-blocking monotonic timerfd, registered for readability.
+fn create_timer(poll: &Poll) -> io::Result<OwnedFd> {
+    // SAFETY: plain syscall; the returned fd is owned below.
+    let fd = unsafe {
+        libc::timerfd_create(
+            libc::CLOCK_MONOTONIC,
+            libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fd is a fresh descriptor we own.
+    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    poll.registry()
+        .register(&mut SourceFd(&owned.as_raw_fd()), TIMER, Interest::READABLE)?;
+    Ok(owned)
+}
+
+/// Arm the timer to fire once after `after` (at least 1 µs).
+fn arm_timer(timer: &OwnedFd, after: Duration) {
+    let after = after.max(Duration::from_micros(1));
+    let spec = libc::itimerspec {
+        it_interval: libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        },
+        it_value: libc::timespec {
+            tv_sec: after.as_secs() as libc::time_t,
+            tv_nsec: after.subsec_nanos() as libc::c_long,
+        },
+    };
+    // SAFETY: valid fd and a fully initialised itimerspec.
+    unsafe { libc::timerfd_settime(timer.as_raw_fd(), 0, &spec, std::ptr::null_mut()) };
+}
+
+fn drain_timer(timer: &OwnedFd) {
+    let mut expirations = [0u8; 8];
+    // SAFETY: reading 8 bytes into a buffer of 8 bytes from our own fd.
+    unsafe { libc::read(timer.as_raw_fd(), expirations.as_mut_ptr().cast(), 8) };
+}
+
 impl Worker {
+    fn seconds_since_start(&self, at: Instant) -> f64 {
+        at.saturating_duration_since(self.cfg.start).as_secs_f64()
+    }
+
+    fn slot_of(&self, at: Instant) -> usize {
+        (at.saturating_duration_since(self.cfg.start).as_millis() as u64 / SLOT_MS) as usize
+    }
+
+    fn in_window(&self, at: Instant) -> bool {
+        let t = self.seconds_since_start(at);
+        t >= self.cfg.window.0 && t < self.cfg.window.1
+    }
+
+    fn is_open_loop(&self) -> bool {
+        matches!(self.cfg.pacing, Pacing::Open { .. })
+    }
+
+    /// The first due time of the open-loop schedule.
+    fn first_due(&mut self) -> Option<(Instant, f64)> {
+        let (ramp, arrival, first_work) = match &self.cfg.pacing {
+            Pacing::Open {
+                ramp,
+                arrival,
+                first_work,
+            } => (ramp, *arrival, *first_work),
+            Pacing::Closed { .. } => return None,
+        };
+        let work = match arrival {
+            Arrival::Uniform => first_work,
+            Arrival::Poisson => self.rng.exp(1.0),
+        };
+        let t = ramp.advance(0.0, work)?;
+        Some((self.cfg.start + Duration::from_secs_f64(t), t))
+    }
+
+    /// The due time after the one at schedule position `t` seconds.
+    fn following_due(&mut self, t: f64) -> Option<(Instant, f64)> {
+        let (ramp, arrival) = match &self.cfg.pacing {
+            Pacing::Open { ramp, arrival, .. } => (ramp, *arrival),
+            Pacing::Closed { .. } => return None,
+        };
+        let work = match arrival {
+            Arrival::Uniform => 1.0,
+            Arrival::Poisson => self.rng.exp(1.0),
+        };
+        let next = ramp.advance(t, work)?;
+        if self.cfg.end_s.is_some_and(|end| next >= end) {
+            return None;
+        }
+        Some((self.cfg.start + Duration::from_secs_f64(next), next))
+    }
+
     fn event_loop(&mut self) -> io::Result<()> {
         let mut events = Events::with_capacity(1024);
         let interval = self.cfg.interval;
         let mut interval_index: u64 = 0;
         let mut next_interval = self.cfg.start + interval;
-        let mut next_scan = Instant::now() + DEADLINE_SCAN;
+        let mut next_tick = Instant::now();
         let mut drain_until: Option<Instant> = None;
+        let end_at = self
+            .cfg
+            .end_s
+            .map(|s| self.cfg.start + Duration::from_secs_f64(s));
 
-        for i in 0..self.conns.len() {
-            if self.may_start() {
-                self.start_request(i, Instant::now());
+        if self.is_open_loop() {
+            self.timer = Some(create_timer(&self.poll)?);
+            self.next_due = self.first_due();
+            if self.next_due.is_none() {
+                self.sending = false;
             }
+        } else {
+            self.update_allowed(Instant::now());
+            for i in 0..self.allowed {
+                self.ready.push(i);
+            }
+            self.ready.reverse();
         }
         loop {
             let now = Instant::now();
             if self.sending {
-                let timed_out = self.cfg.send_until.is_some_and(|t| now >= t);
-                if timed_out || self.cfg.stop.load(Ordering::Relaxed) {
-                    self.sending = false;
-                    self.ready.clear();
+                let over = end_at.is_some_and(|t| now >= t);
+                if over || self.cfg.stop.load(Ordering::Relaxed) {
+                    self.stop_sending();
                     drain_until = Some(now + DRAIN_GRACE);
                 }
             }
-            while let Some(i) = self.ready.pop() {
-                if self.conns[i].phase == Phase::Idle && self.may_start() {
-                    self.start_request(i, now);
+            if self.is_open_loop() {
+                self.release_due(now);
+            } else {
+                while let Some(Reverse((at, i))) = self.thinking.peek().copied() {
+                    if at > now {
+                        break;
+                    }
+                    self.thinking.pop();
+                    self.ready.push(i);
+                }
+                while let Some(i) = self.ready.pop() {
+                    if self.conns[i].phase == Phase::Idle && i < self.allowed && self.may_start() {
+                        self.start_request(i, now, None);
+                    }
                 }
             }
-            if self.active == 0 && (!self.sending || self.remaining == Some(0)) {
+            let done_sending = !self.sending || self.remaining == Some(0);
+            if self.active == 0 && self.pending.is_empty() && done_sending {
                 break;
             }
             if drain_until.is_some_and(|t| now >= t) {
@@ -186,17 +377,28 @@ impl Worker {
                 interval_index += 1;
                 next_interval += interval;
             }
-            if now >= next_scan {
+            if now >= next_tick {
                 self.expire(now);
-                next_scan = now + DEADLINE_SCAN;
+                if !self.is_open_loop() {
+                    self.update_allowed(now);
+                }
+                next_tick = now + TICK;
             }
-            let mut wake = next_scan.min(next_interval);
+            let mut wake = next_tick.min(next_interval);
             if let Some(t) = drain_until {
                 wake = wake.min(t);
             }
             if self.sending {
-                if let Some(t) = self.cfg.send_until {
+                if let Some(t) = end_at {
                     wake = wake.min(t);
+                }
+            }
+            if let Some(Reverse((at, _))) = self.thinking.peek() {
+                wake = wake.min(*at);
+            }
+            if let (Some((due, _)), Some(timer)) = (self.next_due, self.timer.as_ref()) {
+                if self.sending && due < wake && due > now {
+                    arm_timer(timer, due - now);
                 }
             }
             let timeout = if self.ready.is_empty() {
@@ -204,21 +406,83 @@ impl Worker {
             } else {
                 Duration::ZERO
             };
-            match self.poll.poll(&mut events, Some(timeout)) {
+            let busy_from = (self.active > 0).then(|| self.slot_of(now));
+            let polled = self.poll.poll(&mut events, Some(timeout));
+            if let Some(from) = busy_from {
+                let to = self.slot_of(Instant::now());
+                self.rec.mark_busy(from, to);
+            }
+            match polled {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
             }
             for event in events.iter() {
-                let i = event.token().0;
-                if i < self.conns.len() {
-                    self.on_event(i, event);
+                let token = event.token();
+                if token == TIMER {
+                    if let Some(t) = self.timer.as_ref() {
+                        drain_timer(t);
+                    }
+                } else if token.0 < self.conns.len() {
+                    self.on_event(token.0, event);
                 }
             }
         }
         let report = self.rec.take_interval(interval_index, self.open);
         let _ = self.cfg.reports.send(report);
         Ok(())
+    }
+
+    fn stop_sending(&mut self) {
+        self.sending = false;
+        self.ready.clear();
+        self.thinking.clear();
+        self.rec.not_sent += self.pending.len() as u64;
+        self.pending.clear();
+        self.next_due = None;
+    }
+
+    /// Closed loop with a ramp: how many connections may be busy now.
+    fn update_allowed(&mut self, now: Instant) {
+        let Pacing::Closed { ramp: Some(ramp) } = &self.cfg.pacing else {
+            return;
+        };
+        let t = self.seconds_since_start(now);
+        let target = (ramp.at(t).round() as usize).min(self.conns.len());
+        if target > self.allowed {
+            for i in self.allowed..target {
+                self.ready.push(i);
+            }
+        }
+        self.allowed = target;
+    }
+
+    /// Open loop: queue every request that has fallen due, and start as many as there are
+    /// connections for.
+    fn release_due(&mut self, now: Instant) {
+        while self.sending {
+            let Some((due, t)) = self.next_due else { break };
+            if due > now {
+                break;
+            }
+            if !self.may_start() {
+                self.next_due = None;
+                break;
+            }
+            self.pending.push_back(due);
+            self.next_due = self.following_due(t);
+        }
+        while let Some(&due) = self.pending.front() {
+            let Some(i) = self.idle_connected.pop().or_else(|| self.idle_fresh.pop()) else {
+                break;
+            };
+            self.pending.pop_front();
+            self.start_request(i, now, Some(due));
+        }
+        if self.next_due.is_none() && self.pending.is_empty() && self.sending {
+            // Nothing more will fall due: finish like a timed run whose end has come.
+            self.sending = false;
+        }
     }
 
     /// Take one request from the budget, if sending and any is left.
@@ -236,20 +500,51 @@ impl Worker {
         }
     }
 
-    fn start_request(&mut self, i: usize, now: Instant) {
+    fn pick_request(&mut self) -> usize {
+        match &self.cfg.picker {
+            Some(p) => p.pick(&mut self.rng),
+            None => 0,
+        }
+    }
+
+    fn start_request(&mut self, i: usize, now: Instant, intended: Option<Instant>) {
         self.active += 1;
-        let is_head = self.cfg.is_head;
+        let request = self.pick_request();
+        let planned = &self.cfg.requests[request];
         let c = &mut self.conns[i];
+        c.request = request;
+        if let Some(def) = planned.def.as_ref() {
+            let seq = self.seqs[request];
+            self.seqs[request] += 1;
+            scenario::encode_into(
+                def,
+                &self.cfg.host_header,
+                self.cfg.keepalive,
+                self.cfg.http10,
+                &mut self.rng,
+                seq,
+                &mut c.rendered,
+            );
+        }
         c.received = 0;
         c.first_byte = None;
         c.connect_us = None;
         c.opened_at = None;
         c.started = now;
-        c.parser.reset(is_head);
+        c.intended = intended;
+        c.parser.reset(planned.is_head);
+        c.parser.capture_body(planned.body_contains.is_some());
         if self.rec.responses == 0 && self.rec.server_software.is_none() {
             c.parser.capture_server();
         }
-        if c.stream.is_some() {
+        let connected = c.stream.is_some();
+        if let Some(due) = intended {
+            if self.in_window(now) {
+                self.rec.lag.record(micros(due, now));
+                self.rec.sent += 1;
+            }
+        }
+        if connected {
             self.begin_send(i, now);
         } else {
             self.open_connection(i, now);
@@ -291,13 +586,17 @@ impl Worker {
     }
 
     fn write_some(&mut self, i: usize) {
-        let request = Arc::clone(&self.cfg.request);
+        let requests = Arc::clone(&self.cfg.requests);
         let c = &mut self.conns[i];
+        let bytes: &[u8] = match &requests[c.request].fixed_bytes {
+            Some(b) => b,
+            None => &c.rendered,
+        };
         let Some(stream) = c.stream.as_mut() else {
             return;
         };
-        while c.written < request.len() {
-            match stream.write(&request[c.written..]) {
+        while c.written < bytes.len() {
+            match stream.write(&bytes[c.written..]) {
                 Ok(0) => return self.io_failure(i, &io::ErrorKind::WriteZero.into()),
                 Ok(n) => c.written += n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
@@ -306,7 +605,7 @@ impl Worker {
             }
         }
         c.phase = Phase::Receiving;
-        self.rec.bytes_sent += request.len() as u64;
+        self.rec.bytes_sent += bytes.len() as u64;
     }
 
     fn on_event(&mut self, i: usize, event: &mio::event::Event) {
@@ -420,7 +719,7 @@ impl Worker {
     fn retry_stale(&mut self, i: usize, now: Instant) {
         self.rec.stale_reconnects += 1;
         self.close(i);
-        let is_head = self.cfg.is_head;
+        let is_head = self.cfg.requests[self.conns[i].request].is_head;
         let c = &mut self.conns[i];
         c.parser.reset(is_head);
         let started = c.started;
@@ -429,23 +728,32 @@ impl Worker {
     }
 
     fn complete(&mut self, i: usize, now: Instant, closed_by_server: bool) {
+        let slot = self.slot_of(now);
+        let in_window = self.in_window(now);
         let c = &mut self.conns[i];
+        let planned = &self.cfg.requests[c.request];
         let head = c.parser.head();
         let status = head.map(|h| h.status).unwrap_or(0);
         let body_bytes = c.parser.body_bytes();
+        let check_failed = planned
+            .body_contains
+            .as_deref()
+            .is_some_and(|needle| !contains(c.parser.body(), needle));
         let completion = Completion {
+            request: c.request,
             status,
-            expected: self
-                .cfg
+            expected: planned
                 .expect_status
                 .iter()
                 .any(|&(lo, hi)| status >= lo && status <= hi),
+            check_failed,
             connect_us: c.connect_us,
             first_byte_us: micros(c.started, c.first_byte.unwrap_or(now)),
-            total_us: micros(c.started, now),
+            total_us: micros(c.intended.unwrap_or(c.started), now),
+            service_us: c.intended.map(|_| micros(c.started, now)),
             bytes: c.received,
             body_bytes,
-            length_varies: self.cfg.first_length.varies(body_bytes),
+            length_varies: self.cfg.first_lengths[c.request].varies(body_bytes),
         };
         if let Some(server) = c.parser.take_server() {
             self.rec.server_software.get_or_insert(server);
@@ -457,22 +765,52 @@ impl Worker {
             && head.is_some_and(|h| h.keep_alive)
             && self.cfg.max_requests_per_conn.is_none_or(|m| c.served < m);
         self.active -= 1;
-        self.rec.complete(&completion);
+        self.rec.complete(&completion, slot, in_window);
         if !reusable {
             self.close(i);
         }
-        if self.may_start() {
-            self.start_request(i, now);
+        self.next_request(i, now);
+    }
+
+    /// A connection has become free: give it its next request.
+    fn next_request(&mut self, i: usize, now: Instant) {
+        if self.is_open_loop() {
+            if let Some(due) = self.pending.pop_front() {
+                self.start_request(i, now, Some(due));
+            } else if self.conns[i].stream.is_some() {
+                self.idle_connected.push(i);
+            } else {
+                self.idle_fresh.push(i);
+            }
+            return;
+        }
+        if i >= self.allowed {
+            self.close(i); // ramping down: this connection rests
+            return;
+        }
+        let pause = self.cfg.think.sample(&mut self.rng);
+        if !pause.is_zero() {
+            if self.sending {
+                self.thinking.push(Reverse((now + pause, i)));
+            }
+        } else if self.may_start() {
+            self.start_request(i, now, None);
         }
     }
 
     fn fail(&mut self, i: usize, kind: ErrorKind) {
-        let received = self.conns[i].received;
-        self.rec.error(kind, received);
+        let now = Instant::now();
+        let (slot, in_window) = (self.slot_of(now), self.in_window(now));
+        let (request, received) = (self.conns[i].request, self.conns[i].received);
+        self.rec.error(kind, request, received, slot, in_window);
         self.active -= 1;
         self.close(i);
         self.conns[i].phase = Phase::Idle;
-        self.ready.push(i);
+        if self.is_open_loop() {
+            self.idle_fresh.push(i);
+        } else {
+            self.ready.push(i);
+        }
     }
 
     fn close(&mut self, i: usize) {
@@ -510,4 +848,9 @@ impl Worker {
             }
         }
     }
+}
+
+/// Does `haystack` contain `needle`?
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    needle.is_empty() || haystack.windows(needle.len()).any(|w| w == needle)
 }

@@ -24,10 +24,12 @@ pub enum ErrorKind {
     Malformed,
     /// A complete response whose status is not among the expected ones.
     UnexpectedStatus,
+    /// A complete response whose body lacks the scenario's `body_contains` text.
+    BodyCheck,
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 8] = [
+    pub const ALL: [ErrorKind; KINDS] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::ConnectOther,
@@ -36,6 +38,7 @@ impl ErrorKind {
         ErrorKind::ClosedEarly,
         ErrorKind::Malformed,
         ErrorKind::UnexpectedStatus,
+        ErrorKind::BodyCheck,
     ];
 
     /// Stable snake_case name (the JSON key).
@@ -49,6 +52,7 @@ impl ErrorKind {
             ErrorKind::ClosedEarly => "closed_early",
             ErrorKind::Malformed => "malformed",
             ErrorKind::UnexpectedStatus => "unexpected_status",
+            ErrorKind::BodyCheck => "body_check",
         }
     }
 
@@ -63,7 +67,13 @@ impl ErrorKind {
             ErrorKind::ClosedEarly => "closed before a complete response",
             ErrorKind::Malformed => "malformed response",
             ErrorKind::UnexpectedStatus => "unexpected status",
+            ErrorKind::BodyCheck => "body check failed",
         }
+    }
+
+    /// True for kinds where a complete response arrived (it also counts as a response).
+    pub fn has_response(self) -> bool {
+        matches!(self, ErrorKind::UnexpectedStatus | ErrorKind::BodyCheck)
     }
 
     /// True for failures to establish a connection (ab's "Connect" failures).
@@ -79,9 +89,12 @@ impl ErrorKind {
     }
 }
 
+/// How many error kinds there are.
+pub const KINDS: usize = 9;
+
 /// A fixed-size counter per error kind: cheap to bump on the hot path, merged at the end.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ErrorCounts([u64; 8]);
+pub struct ErrorCounts([u64; KINDS]);
 
 impl ErrorCounts {
     #[inline]
@@ -114,7 +127,7 @@ impl ErrorCounts {
     /// Difference since an earlier snapshot of the same counters.
     pub fn since(&self, earlier: &ErrorCounts) -> ErrorCounts {
         let mut out = ErrorCounts::default();
-        for i in 0..8 {
+        for i in 0..KINDS {
             out.0[i] = self.0[i].saturating_sub(earlier.0[i]);
         }
         out

@@ -15,6 +15,9 @@ pub mod units;
 
 pub use errors::{ErrorCounts, ErrorKind};
 pub use histogram::{LatencyHistogram, Percentiles};
-pub use result::{IntervalSample, LatencySummary, RepeatSummary, RunResult, SCHEMA};
+pub use result::{
+    IntervalSample, LatencySummary, NamedResult, RepeatSummary, RunResult, Schedule, Stall,
+    Validity, SCHEMA,
+};
 pub use server::ServerSamples;
-pub use spec::{LoadMode, RunSpec, StopCondition};
+pub use spec::{Arrival, LoadMode, ProbeSpec, RunSpec, Stage, StopCondition};

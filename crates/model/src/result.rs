@@ -14,6 +14,10 @@ pub struct LatencySummary {
     pub connect: Percentiles,
     pub first_byte: Percentiles,
     pub total: Percentiles,
+    /// Open loop only: from the actual send (what the server took), beside `total`, which is
+    /// from the intended start. Empty in closed loop, where the two are the same.
+    #[serde(default)]
+    pub service: Percentiles,
 }
 
 /// The three histograms, in HdrHistogram's serialised form.
@@ -23,8 +27,66 @@ pub struct Histograms {
     pub connect: LatencyHistogram,
     /// From the request's start to the first byte of the response.
     pub first_byte: LatencyHistogram,
-    /// From the request's start (including connect when it opened one) to the last byte.
+    /// From the request's start (including connect when it opened one) to the last byte;
+    /// in open loop from its intended start (coordinated-omission corrected).
     pub total: LatencyHistogram,
+    /// Open loop only: from the actual send to the last byte.
+    #[serde(default)]
+    pub service: LatencyHistogram,
+}
+
+/// Open loop: how well the generator kept to its schedule.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Schedule {
+    /// Requests per second asked for (the peak, when stages ramp it).
+    pub requested_rate: f64,
+    /// Requests sent per second in the measured window.
+    pub achieved_rate: f64,
+    /// How late requests were sent after their intended start, µs.
+    pub lag: Percentiles,
+    pub lag_histogram: LatencyHistogram,
+    /// Requests that were due but could not start before the end (no free connection).
+    pub not_sent: u64,
+}
+
+/// Did the generator, not the server, limit this run?
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Validity {
+    /// True when the numbers describe the client rather than the server.
+    pub client_limited: bool,
+    /// Why (empty when valid).
+    pub reasons: Vec<String>,
+    /// Generator CPU time / (wall time × worker threads): 1.0 means every worker thread was
+    /// busy all the time.
+    pub cpu_busy: f64,
+}
+
+/// A stretch with requests outstanding and none finished (100 ms granularity).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Stall {
+    /// Seconds since the run began.
+    pub start_s: f64,
+    pub length_s: f64,
+}
+
+/// One request name of a scenario (or the probe): its own counts and latency.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NamedResult {
+    pub responses: u64,
+    pub ok: u64,
+    pub errors: ErrorCounts,
+    pub status: BTreeMap<u16, u64>,
+    pub length_varies: u64,
+    pub body_bytes: u64,
+    /// Total latency (as the run's `total`).
+    pub latency: Percentiles,
+    pub histogram: LatencyHistogram,
+}
+
+impl NamedResult {
+    pub fn finish(&mut self) {
+        self.latency = self.histogram.percentiles();
+    }
 }
 
 /// One interval of the time series.
@@ -107,6 +169,21 @@ pub struct RunResult {
     pub generator: GeneratorUsage,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerSamples>,
+    /// Open loop: the schedule's report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<Schedule>,
+    /// Whether the generator was the limit.
+    #[serde(default)]
+    pub validity: Validity,
+    /// Stretches with requests outstanding and none finished.
+    #[serde(default)]
+    pub stalls: Vec<Stall>,
+    /// Scenario runs: every figure per request name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub by_name: BTreeMap<String, NamedResult>,
+    /// The responsiveness probe's own results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<NamedResult>,
     /// The `Server` header of the first complete response (ab's "Server Software"); None
     /// when the server sent none or the engine did not record it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -133,7 +210,12 @@ pub struct RepeatSummary {
 impl RunResult {
     /// Requests that completed or failed.
     pub fn attempted(&self) -> u64 {
-        self.responses + self.errors.total() - self.errors.get(crate::ErrorKind::UnexpectedStatus)
+        let with_response: u64 = crate::ErrorKind::ALL
+            .into_iter()
+            .filter(|k| k.has_response())
+            .map(|k| self.errors.get(k))
+            .sum();
+        self.responses + self.errors.total() - with_response
     }
 
     /// Fraction (0..=1) of attempted requests that failed, counting unexpected statuses.
@@ -167,7 +249,17 @@ impl RunResult {
             connect: self.histograms.connect.percentiles(),
             first_byte: self.histograms.first_byte.percentiles(),
             total: self.histograms.total.percentiles(),
+            service: self.histograms.service.percentiles(),
         };
+        for named in self.by_name.values_mut() {
+            named.finish();
+        }
+        if let Some(p) = self.probe.as_mut() {
+            p.finish();
+        }
+        if let Some(s) = self.schedule.as_mut() {
+            s.lag = s.lag_histogram.percentiles();
+        }
     }
 
     pub fn to_json_pretty(&self) -> String {

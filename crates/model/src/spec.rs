@@ -19,6 +19,38 @@ pub enum StopCondition {
 pub enum LoadMode {
     /// Each connection sends its next request when the previous answer ends.
     Closed,
+    /// Requests are due at a rate, whatever the answers do (wrk2's model). Latency is measured
+    /// from each request's intended start (coordinated-omission corrected).
+    Open {
+        /// Requests per second, all threads together (the peak when stages ramp it).
+        rate: f64,
+        arrival: Arrival,
+    },
+}
+
+/// How intended start times are spaced in open loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrival {
+    /// Evenly spaced.
+    Uniform,
+    /// Exponential gaps (a Poisson process), as independent users arrive.
+    Poisson,
+}
+
+/// One ramp stage: over `seconds`, move linearly from the previous target to `target`
+/// (connections in closed loop, requests/s in open loop). The first stage starts from 0.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Stage {
+    pub seconds: f64,
+    pub target: f64,
+}
+
+/// The responsiveness probe: one extra connection at a slow, steady pace (seed 001's browser).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProbeSpec {
+    pub url: String,
+    pub rate_per_s: f64,
 }
 
 /// One load test, as the user asked for it.
@@ -51,6 +83,24 @@ pub struct RunSpec {
     pub expect_status: Vec<(u16, u16)>,
     /// Time-series interval in milliseconds.
     pub interval_ms: u64,
+    /// Ramp stages (replace the fixed connections or rate; their total length is the run's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<Stage>,
+    /// Seconds at the start kept in the time series but left out of the summary.
+    #[serde(default)]
+    pub warmup_s: f64,
+    /// Seconds at the end kept in the time series but left out of the summary.
+    #[serde(default)]
+    pub cooldown_s: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<ProbeSpec>,
+    /// The scenario file the requests came from, if any (a record; `url` is its base URL).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario: Option<String>,
+    /// Closed loop: pause per connection between an answer and the next request, e.g.
+    /// "100ms", "uniform:50ms:150ms", "exp:100ms" (a record of the scenario's setting).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think: Option<String>,
 }
 
 impl Default for RunSpec {
@@ -73,6 +123,12 @@ impl Default for RunSpec {
             connect_to: Vec::new(),
             expect_status: vec![(200, 399)],
             interval_ms: 1_000,
+            stages: Vec::new(),
+            warmup_s: 0.0,
+            cooldown_s: 0.0,
+            probe: None,
+            scenario: None,
+            think: None,
         }
     }
 }
@@ -83,5 +139,14 @@ impl RunSpec {
         self.expect_status
             .iter()
             .any(|&(lo, hi)| status >= lo && status <= hi)
+    }
+
+    /// Total length of the ramp stages, seconds (0 without stages).
+    pub fn stages_seconds(&self) -> f64 {
+        self.stages.iter().map(|s| s.seconds).sum()
+    }
+
+    pub fn is_open_loop(&self) -> bool {
+        matches!(self.load, LoadMode::Open { .. })
     }
 }

@@ -17,6 +17,7 @@ pub mod svg;
 pub mod sweep;
 pub mod testkit;
 pub mod text;
+pub mod timing;
 pub mod units;
 
 pub use format::{render, Format};

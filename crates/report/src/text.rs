@@ -2,6 +2,7 @@
 //! run, throughput, the latency table, status codes, errors by kind, "length varies" apart,
 //! connections, and what the generator itself cost.
 
+use crate::timing;
 use crate::units::{bytes, ms, ms_f, percent, seconds};
 use std::fmt::Write as _;
 use webtune_model::{ErrorKind, Percentiles, RunResult, StopCondition};
@@ -16,10 +17,15 @@ pub fn render_text(result: &RunResult) -> String {
     let mut out = String::new();
     write_header(&mut out, result);
     write_throughput(&mut out, result);
+    timing::write_schedule(&mut out, result);
     write_latency_table(&mut out, result);
+    timing::write_by_name(&mut out, result);
+    timing::write_probe(&mut out, result);
     write_status(&mut out, result);
     write_errors(&mut out, result);
+    timing::write_stalls(&mut out, result);
     write_connections_and_cost(&mut out, result);
+    timing::write_validity(&mut out, result);
     out
 }
 
@@ -101,7 +107,16 @@ pub(crate) fn write_latency_table(out: &mut String, r: &RunResult) {
     }];
     rows.push(latency_row("  connect", &r.latency.connect));
     rows.push(latency_row("  first byte", &r.latency.first_byte));
-    rows.push(latency_row("  total", &r.latency.total));
+    if r.latency.service.count > 0 {
+        // Open loop: both views side by side, so a reader sees how much queueing hid.
+        rows.push(latency_row(
+            "  total (from intended start)",
+            &r.latency.total,
+        ));
+        rows.push(latency_row("  service (from send)", &r.latency.service));
+    } else {
+        rows.push(latency_row("  total", &r.latency.total));
+    }
     write_aligned(out, &rows);
     out.push('\n');
 }

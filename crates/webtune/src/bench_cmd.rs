@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 use webtune_engine::{Progress, RunControl};
 use webtune_model::units::parse_duration;
-use webtune_model::{RunResult, RunSpec, StopCondition};
+use webtune_model::{Arrival, LoadMode, ProbeSpec, RunResult, RunSpec, Stage, StopCondition};
 
 /// Exit status after an interrupted run (128 + SIGINT), as shells expect.
 pub const EXIT_INTERRUPTED: i32 = 130;
@@ -22,10 +22,42 @@ pub struct BenchArgs {
     /// The URL to load (http:// only). Without one, the embedded target is started on a free
     /// loopback port and /empty.gif is benchmarked.
     pub url: Option<String>,
-    /// Concurrent connections (closed loop: each sends its next request when the previous
-    /// answer ends).
-    #[arg(short = 'c', long = "connections", default_value_t = 10)]
-    pub connections: u32,
+    /// Concurrent connections. Closed loop (default 10): each sends its next request when the
+    /// previous answer ends. Open loop (--rate; default 1000): the most connections opened
+    /// to keep the schedule.
+    #[arg(short = 'c', long = "connections")]
+    pub connections: Option<u32>,
+    /// Open loop: send this many requests per second in all, whatever the answers do, and
+    /// measure latency from each request's intended start (coordinated-omission corrected).
+    #[arg(long = "rate", value_name = "REQ/S")]
+    pub rate: Option<f64>,
+    /// Open loop: spacing of intended starts, uniform or poisson.
+    #[arg(long = "arrival", default_value = "uniform", value_parser = ["uniform", "poisson"])]
+    pub arrival: String,
+    /// Ramp linearly from 0 through DURATION:TARGET points, e.g. 10s:50,30s:200,10s:0.
+    /// TARGET is connections (closed loop) or requests/s (with --rate). Sets the run's length.
+    #[arg(long = "stages", value_name = "DUR:TARGET,…", conflicts_with_all = ["duration", "requests"])]
+    pub stages: Option<String>,
+    /// Keep the first stretch in the time series but out of the summary.
+    #[arg(long = "warmup", value_parser = parse_duration, value_name = "DURATION")]
+    pub warmup: Option<Duration>,
+    /// Keep the last stretch in the time series but out of the summary (timed runs only).
+    #[arg(long = "cooldown", value_parser = parse_duration, value_name = "DURATION")]
+    pub cooldown: Option<Duration>,
+    /// Print the per-interval time series as a table too.
+    #[arg(long = "timeline")]
+    pub timeline: bool,
+    /// A workload file (TOML): named requests with weights, URL templates, checks, think
+    /// time. See docs/scenarios.md. The URL argument, if given, is its base URL.
+    #[arg(long = "scenario", value_name = "FILE")]
+    pub scenario: Option<PathBuf>,
+    /// One extra connection sending requests to this URL at a slow steady pace while the load
+    /// runs; its latency is reported apart (how a user's browser fares under the load).
+    #[arg(long = "probe", value_name = "URL")]
+    pub probe: Option<String>,
+    /// Requests per second of the probe.
+    #[arg(long = "probe-rate", default_value_t = 1.0, value_name = "REQ/S")]
+    pub probe_rate: f64,
     /// Stop after exactly this many requests have completed or failed.
     #[arg(short = 'n', long = "requests", conflicts_with = "duration")]
     pub requests: Option<u64>,
@@ -79,6 +111,16 @@ pub struct BenchArgs {
     /// Write the full result as JSON (schema webtune.run/1) to FILE, or "-" for stdout.
     #[arg(long = "json", value_name = "FILE")]
     pub json: Option<String>,
+    /// Layout of the summary on stdout: text, ab, http_load, json, csv or html.
+    #[arg(long = "format", default_value = "text", value_name = "FORMAT")]
+    pub format: webtune_report::Format,
+    /// Write a self-contained HTML report (SVG plots, no network) to FILE.
+    #[arg(long = "html", value_name = "FILE")]
+    pub html: Option<String>,
+    /// Run the test N times and keep every run's summary (compare then reports confidence
+    /// intervals). The result's totals are all runs merged.
+    #[arg(long = "repeat", default_value_t = 1, value_name = "N")]
+    pub repeat: u32,
     /// No progress line and no text summary (errors still go to stderr).
     #[arg(short = 'q', long = "quiet")]
     pub quiet: bool,
@@ -125,6 +167,30 @@ pub fn parse_status_list(text: &str) -> anyhow::Result<Vec<(u16, u16)>> {
     Ok(out)
 }
 
+/// Parse "10s:50,30s:200,10s:0" into ramp stages.
+pub fn parse_stages(text: &str) -> anyhow::Result<Vec<Stage>> {
+    let mut out = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (dur, target) = part
+            .split_once(':')
+            .with_context(|| format!("stage {part:?} is not DURATION:TARGET (e.g. 10s:50)"))?;
+        let seconds = parse_duration(dur)
+            .map_err(|e| anyhow::anyhow!("stage {part:?}: {e}"))?
+            .as_secs_f64();
+        let target: f64 = target
+            .trim()
+            .parse()
+            .ok()
+            .filter(|t: &f64| t.is_finite() && *t >= 0.0)
+            .with_context(|| format!("stage {part:?}: the target must be a number ≥ 0"))?;
+        out.push(Stage { seconds, target });
+    }
+    if out.is_empty() {
+        bail!("--stages is empty (e.g. 10s:50,30s:200,10s:0)");
+    }
+    Ok(out)
+}
+
 fn parse_header(text: &str) -> anyhow::Result<(String, String)> {
     let (name, value) = text
         .split_once(':')
@@ -148,6 +214,33 @@ impl BenchArgs {
                 .with_context(|| format!("cannot read --body-file {}", path.display()))?,
             (None, None) => Vec::new(),
         };
+        let stages = match &self.stages {
+            Some(text) => parse_stages(text)?,
+            None => Vec::new(),
+        };
+        let load = match self.rate {
+            None => LoadMode::Closed,
+            Some(rate) => LoadMode::Open {
+                rate,
+                arrival: if self.arrival == "poisson" {
+                    Arrival::Poisson
+                } else {
+                    Arrival::Uniform
+                },
+            },
+        };
+        let default_connections = if self.rate.is_some() { 1000 } else { 10 };
+        let connections = match (self.connections, stages.is_empty(), self.rate) {
+            (Some(c), _, _) => c,
+            // A closed-loop ramp needs as many connections as its highest target.
+            (None, false, None) => stages
+                .iter()
+                .map(|s| s.target.ceil() as u32)
+                .max()
+                .unwrap_or(1)
+                .max(1),
+            _ => default_connections,
+        };
         let stop = match (self.requests, self.duration) {
             (Some(count), _) => StopCondition::Requests { count },
             (None, Some(d)) => StopCondition::Duration {
@@ -165,9 +258,18 @@ impl BenchArgs {
                 .collect::<anyhow::Result<_>>()?,
             body_bytes: body.len() as u64,
             body,
-            connections: self.connections,
+            connections,
             threads: self.threads.unwrap_or_else(available_cores),
             stop,
+            load,
+            stages,
+            warmup_s: self.warmup.map(|d| d.as_secs_f64()).unwrap_or(0.0),
+            cooldown_s: self.cooldown.map(|d| d.as_secs_f64()).unwrap_or(0.0),
+            probe: self.probe.as_ref().map(|url| ProbeSpec {
+                url: url.clone(),
+                rate_per_s: self.probe_rate,
+            }),
+            scenario: self.scenario.as_ref().map(|p| p.display().to_string()),
             keepalive: !self.no_keepalive,
             http10: self.http10,
             max_requests_per_conn: self.max_requests_per_conn,
@@ -271,15 +373,30 @@ pub fn write_output(dest: &str, text: &str) -> anyhow::Result<()> {
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
-    // With no URL, serve the embedded target in this process and benchmark it.
+    if args.repeat == 0 {
+        bail!("--repeat must be at least 1");
+    }
+    // The base URL: the argument, else the scenario's base_url, else the embedded target.
+    let scenario_base = match &args.scenario {
+        Some(path) => webtune_engine::scenario::load(path)
+            .map_err(|e| anyhow::anyhow!("{e}"))?
+            .base_url
+            .clone(),
+        None => None,
+    };
     let mut embedded = None;
-    let url = match &args.url {
-        Some(u) => u.clone(),
+    let url = match args.url.clone().or(scenario_base) {
+        Some(u) => u,
         None => {
             let server =
                 webtune_serve::EmbeddedServer::start(webtune_serve::ServeOptions::default())
                     .context("cannot start the embedded target")?;
-            let url = format!("http://{}/empty.gif", server.local_addr());
+            let path = if args.scenario.is_some() {
+                ""
+            } else {
+                "/empty.gif"
+            };
+            let url = format!("http://{}{path}", server.local_addr());
             eprintln!(
                 "webtune: no URL given: benchmarking the embedded target at {url} \
                  (it runs in this process and shares the CPU with the generator)"
@@ -289,10 +406,29 @@ pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
         }
     };
     let spec = args.to_spec(&url)?;
-    let (result, interrupted) = run_spec_quiet(&spec, "", args.quiet)?;
+    let mut runs = Vec::new();
+    let mut interrupted = false;
+    for i in 0..args.repeat {
+        let label = if args.repeat > 1 {
+            format!("run {}/{} ", i + 1, args.repeat)
+        } else {
+            String::new()
+        };
+        let (result, stopped) = run_spec_quiet(&spec, &label, args.quiet)?;
+        runs.push(result);
+        if stopped {
+            interrupted = true;
+            break;
+        }
+    }
     if let Some(server) = embedded {
         server.shutdown();
     }
+    let result = if runs.len() > 1 {
+        webtune_report::with_repeats(runs).context("no run to report")?
+    } else {
+        runs.pop().context("no run to report")?
+    };
     emit(&result, &args)?;
     Ok(if interrupted { EXIT_INTERRUPTED } else { 0 })
 }
@@ -301,10 +437,20 @@ pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
 fn emit(result: &RunResult, args: &BenchArgs) -> anyhow::Result<()> {
     let json_to_stdout = args.json.as_deref() == Some("-");
     if !args.quiet && !json_to_stdout {
-        print!("{}", webtune_report::render_text(result));
+        let mut out = webtune_report::render(result, args.format);
+        if args.timeline && args.format == webtune_report::Format::Text {
+            out.push_str(&webtune_report::timing::render_timeline(result));
+        }
+        print!("{out}");
     }
     if let Some(dest) = &args.json {
         write_output(dest, &(result.to_json_pretty() + "\n"))?;
+    }
+    if let Some(dest) = &args.html {
+        write_output(
+            dest,
+            &webtune_report::render(result, webtune_report::Format::Html),
+        )?;
     }
     Ok(())
 }
@@ -326,6 +472,17 @@ mod tests {
         assert!(parse_status_list("9xx").is_err());
         assert!(parse_status_list("abc").is_err());
         assert!(parse_status_list("").is_err());
+    }
+
+    #[test]
+    fn stages_parse_and_refuse_nonsense() {
+        let st = parse_stages("10s:50, 30s:200,10s:0").unwrap();
+        assert_eq!(st.len(), 3);
+        assert_eq!(st[1].seconds, 30.0);
+        assert_eq!(st[1].target, 200.0);
+        assert!(parse_stages("10s").is_err());
+        assert!(parse_stages("10s:-1").is_err());
+        assert!(parse_stages("").is_err());
     }
 
     #[test]
