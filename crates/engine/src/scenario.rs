@@ -30,7 +30,7 @@ const DEFAULT_EXPECT: [(u16, u16); 2] = [(200, 299), (300, 399)];
 pub enum ScenarioError {
     #[error("cannot read {file}: {reason}; check the path and that the file is readable")]
     Read { file: String, reason: String },
-    #[error("{file}: {}{problem}; {fix}", request_label(.request))]
+    #[error("{file}: {}{problem}{}", request_label(.request), fix_suffix(.fix))]
     Invalid {
         file: String,
         /// The request's name (or "#N" when it has none); `None` for file-wide problems.
@@ -44,6 +44,14 @@ fn request_label(request: &Option<String>) -> String {
     match request {
         Some(name) => format!("request {name:?}: "),
         None => String::new(),
+    }
+}
+
+fn fix_suffix(fix: &str) -> String {
+    if fix.is_empty() {
+        String::new()
+    } else {
+        format!("; {fix}")
     }
 }
 
@@ -574,7 +582,7 @@ fn parse_placeholder(
                 if let Some(b) = place.bad_byte(table.cell(row, column)) {
                     return Err(problem(
                         format!(
-                            "{} column {column_name:?} row {} contains {}, which cannot go {}",
+                            "{} column {column_name:?} data row {} contains {}, which cannot go {}",
                             table.file,
                             row + 1,
                             describe_byte(b),
@@ -1020,14 +1028,14 @@ pub fn parse_str(text: &str, base_dir: &Path, origin: &str) -> Result<Scenario, 
             }
             ("think", toml::Value::String(t)) => {
                 think = Think::parse(&t).map_err(|e| {
-                    file_error(e, "think is one string, e.g. think = \"uniform:50ms:150ms\"")
+                    file_error(e, "")
                 })?;
             }
             ("think", toml::Value::Integer(0)) => think = Think::None,
             ("request", toml::Value::Array(items)) => raw_requests = items,
             ("base_url" | "think", other) => {
                 return Err(file_error(
-                    format!("{key} is a {}, not a string", other.type_str()),
+                    format!("{key} must be a string, not {}", other.type_str()),
                     "quote the value",
                 ))
             }
