@@ -58,6 +58,44 @@ fn exchange(addr: std::net::SocketAddr, request: &[u8]) -> (u16, Vec<u8>) {
     (status, response[head_end + 4..].to_vec())
 }
 
+/// The first fenced block of `lang` in `text`.
+fn fenced<'a>(text: &'a str, lang: &str) -> &'a str {
+    let open = format!("```{lang}\n");
+    let start = text.find(&open).expect("a fenced block") + open.len();
+    let len = text[start..].find("```").expect("a closing fence");
+    &text[start..start + len]
+}
+
+#[test]
+fn the_complete_example_in_the_docs_loads() {
+    let docs = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/scenarios.md"),
+    )
+    .expect("docs/scenarios.md");
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("users.csv"), fenced(&docs, "csv")).unwrap();
+    let file = dir.path().join("forum.toml");
+    std::fs::write(&file, fenced(&docs, "toml")).unwrap();
+    let s = load_ok(&file);
+    assert_eq!(s.weights(), [20, 20, 60, 2]);
+    assert_eq!(
+        s.think,
+        Think::Uniform(Duration::from_millis(50), Duration::from_millis(150))
+    );
+    let login = &s.requests[3];
+    let mut out = Vec::new();
+    let mut rng = Rng::seeded(3);
+    for seq in 0..20 {
+        scenario::encode_into(login, "h", true, false, &mut rng, seq, &mut out);
+        let text = String::from_utf8(out.clone()).unwrap();
+        let ok = text.ends_with("username=alice&password=secret1")
+            && text.contains("X-User: alice\r\n")
+            || text.ends_with("username=bob&password=pass,with,commas")
+                && text.contains("X-User: bob\r\n");
+        assert!(ok, "{text}");
+    }
+}
+
 #[test]
 fn the_embedded_mix_passes_its_checks_against_the_embedded_target() {
     let s = load_ok(&shipped("embedded-mix.toml"));
