@@ -266,6 +266,12 @@ struct State {
     last_cpu: HashMap<i32, (u64, u64)>,
     /// Per thread (pid, tid): context switches at the previous sample.
     last_switches: HashMap<(i32, i32), (u64, u64)>,
+    /// Per process: PSS at its last reading. Reading `smaps_rollup` walks the process's
+    /// page tables, the sampler's dearest read, so PSS is refreshed about once a second.
+    pss_cache: HashMap<i32, u64>,
+    /// Samples between PSS refreshes, and samples since the last one.
+    pss_every: u32,
+    since_pss: u32,
     ticks: f64,
     page_kib: u64,
     own_cpu_at_start: f64,
@@ -290,6 +296,9 @@ impl State {
             last_net: read_net_counters(),
             last_cpu: HashMap::new(),
             last_switches: HashMap::new(),
+            pss_cache: HashMap::new(),
+            pss_every: (1000 / interval.as_millis().max(1)).clamp(1, 1000) as u32,
+            since_pss: 0,
             ticks: procfs::ticks_per_second() as f64,
             page_kib: procfs::page_kib(),
             own_cpu_at_start: own_thread_cpu_s(),
@@ -348,6 +357,9 @@ impl State {
         }
         let mut cpu_now = HashMap::new();
         let mut switches_now = HashMap::new();
+        let mut pss_now = HashMap::new();
+        let refresh_pss = self.since_pss == 0;
+        self.since_pss = (self.since_pss + 1) % self.pss_every;
         let me = std::process::id() as i32;
         for stat in procfs::all_pids()
             .into_iter()
@@ -358,7 +370,12 @@ impl State {
             totals.processes += 1;
             totals.threads += stat.num_threads as u32;
             totals.rss_kib += stat.rss_pages * self.page_kib;
-            totals.pss_kib += read_pss_kib(stat.pid);
+            let pss = match self.pss_cache.get(&stat.pid) {
+                Some(known) if !refresh_pss => *known,
+                _ => read_pss_kib(stat.pid),
+            };
+            pss_now.insert(stat.pid, pss);
+            totals.pss_kib += pss;
             totals.fds += count_fds(stat.pid);
             let (u0, s0) = self.last_cpu.get(&stat.pid).copied().unwrap_or((0, 0));
             totals.user_ticks += stat.utime.saturating_sub(u0);
@@ -388,6 +405,7 @@ impl State {
         }
         self.last_cpu = cpu_now;
         self.last_switches = switches_now;
+        self.pss_cache = pss_now;
         totals
     }
 
