@@ -14,12 +14,14 @@
 //! and, except `/chunked`, `Content-Length`; there is no `Date` header.
 //!
 //! Connections: keep-alive as HTTP/1.1 defines it (HTTP/1.0 when the client sends
-//! `Connection: keep-alive`), closed after `keepalive_timeout` idle; TCP_NODELAY on every
+//! `Connection: keep-alive`), closed after `keepalive_timeout` without traffic (checked by one
+//! coarse timer per connection, not per request); TCP_NODELAY on every
 //! accepted socket. At `max_connections` open connections the server stops calling accept:
 //! further clients complete the TCP handshake into the listen backlog and wait there, unserved,
 //! until a connection closes.
 
 mod body;
+mod idle;
 mod routes;
 mod server;
 
@@ -38,8 +40,11 @@ pub struct ServeOptions {
     pub workers: usize,
     /// Listen backlog, set before `listen` (the kernel caps it at `net.core.somaxconn`).
     pub backlog: u32,
-    /// An idle keep-alive connection is closed after this long (it is also the time a client
-    /// has to send a request head). Zero turns keep-alive off: one request per connection.
+    /// A connection with no traffic and no answer pending for this long is closed: an idle
+    /// keep-alive connection, a client that sends nothing, or one that stops reading its
+    /// response. It is checked every quarter of the timeout, so the close comes between 1
+    /// and 1.25 times it. Zero turns keep-alive off (one request per connection; a silent
+    /// client is then closed after 10 s).
     pub keepalive_timeout: Duration,
     /// At most this many connections are open at once; at the limit the server stops
     /// accepting (new clients wait in the backlog) until one closes.

@@ -16,12 +16,12 @@ use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::Service;
 use hyper::{Request, Response};
-use hyper_util::rt::{TokioIo, TokioTimer};
 use socket2::{Domain, Protocol, Socket, Type};
 use tokio::net::TcpListener;
 use tokio::sync::{oneshot, Semaphore};
 
 use crate::body::ResponseBody;
+use crate::idle::{run_until_idle, Activity, WatchedIo};
 use crate::routes::{respond, Reply, RouteContext};
 use crate::{ServeError, ServeOptions};
 
@@ -37,6 +37,8 @@ const ACCEPT_ERROR_PAUSE: Duration = Duration::from_millis(20);
 struct Shared {
     http: http1::Builder,
     routes: RouteContext,
+    /// A connection with no traffic for this long is closed.
+    idle_timeout: Duration,
 }
 
 /// A running embedded server. Dropping it stops it, like [`EmbeddedServer::shutdown`].
@@ -76,15 +78,10 @@ impl EmbeddedServer {
 
         let keep_alive = !opts.keepalive_timeout.is_zero();
         let mut http = http1::Builder::new();
-        http.timer(TokioTimer::new())
-            .keep_alive(keep_alive)
-            // hyper's header-read timer runs from the moment it waits for a request head,
-            // which on a kept-alive connection is the idle time: the keep-alive timeout.
-            .header_read_timeout(if keep_alive {
-                opts.keepalive_timeout
-            } else {
-                FIRST_REQUEST_TIMEOUT
-            })
+        http.keep_alive(keep_alive)
+            // Idle connections are closed by `idle::run_until_idle` instead: hyper's timer
+            // costs an armed timer per request.
+            .header_read_timeout(None)
             // RFC 9110 §6.6.1 lets a server leave Date out; a benchmark target saves the work.
             .auto_date_header(false);
         let shared = Arc::new(Shared {
@@ -92,6 +89,11 @@ impl EmbeddedServer {
             routes: RouteContext {
                 keep_alive,
                 stopping: AtomicBool::new(false),
+            },
+            idle_timeout: if keep_alive {
+                opts.keepalive_timeout
+            } else {
+                FIRST_REQUEST_TIMEOUT
             },
         });
 
@@ -218,15 +220,16 @@ async fn accept_loop(listener: StdTcpListener, slots: Arc<Semaphore>, shared: Ar
         let _ = stream.set_nodelay(true);
         let shared = Arc::clone(&shared);
         tokio::spawn(async move {
+            let activity = Arc::new(Activity::default());
             let handler = Handler {
                 shared: Arc::clone(&shared),
+                activity: Arc::clone(&activity),
             };
-            // Errors here are the client's doing (reset, timeout, garbage); the connection
-            // simply ends.
-            let _ = shared
+            // Errors are the client's doing (reset, garbage); the connection simply ends.
+            let connection = shared
                 .http
-                .serve_connection(TokioIo::new(stream), handler)
-                .await;
+                .serve_connection(WatchedIo::new(stream, Arc::clone(&activity)), handler);
+            run_until_idle(connection, &activity, shared.idle_timeout).await;
             drop(slot);
         });
     }
@@ -235,6 +238,7 @@ async fn accept_loop(listener: StdTcpListener, slots: Arc<Semaphore>, shared: Ar
 /// The hyper service of one connection.
 struct Handler {
     shared: Arc<Shared>,
+    activity: Arc<Activity>,
 }
 
 impl Service<Request<Incoming>> for Handler {
@@ -246,7 +250,12 @@ impl Service<Request<Incoming>> for Handler {
         match respond(&req, &self.shared.routes) {
             Reply::Now(response) => Answer::Ready(Some(response)),
             Reply::After(delay, response) => {
-                Answer::Delayed(Box::pin(tokio::time::sleep(delay)), Some(response))
+                self.activity.set_answer_pending(true);
+                Answer::Delayed {
+                    sleep: Box::pin(tokio::time::sleep(delay)),
+                    response: Some(response),
+                    activity: Arc::clone(&self.activity),
+                }
             }
         }
     }
@@ -255,7 +264,12 @@ impl Service<Request<Incoming>> for Handler {
 /// A response now, or after a timer (`/sleep`): no thread is held while waiting.
 enum Answer {
     Ready(Option<Response<ResponseBody>>),
-    Delayed(Pin<Box<tokio::time::Sleep>>, Option<Response<ResponseBody>>),
+    Delayed {
+        sleep: Pin<Box<tokio::time::Sleep>>,
+        response: Option<Response<ResponseBody>>,
+        /// Told when the answer is ready, so the idle watchdog leaves the wait alone.
+        activity: Arc<Activity>,
+    },
 }
 
 impl Future for Answer {
@@ -264,7 +278,17 @@ impl Future for Answer {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let (response, ready) = match self.get_mut() {
             Answer::Ready(response) => (response, true),
-            Answer::Delayed(sleep, response) => (response, sleep.as_mut().poll(cx).is_ready()),
+            Answer::Delayed {
+                sleep,
+                response,
+                activity,
+            } => {
+                let ready = sleep.as_mut().poll(cx).is_ready();
+                if ready {
+                    activity.set_answer_pending(false);
+                }
+                (response, ready)
+            }
         };
         if !ready {
             return Poll::Pending;

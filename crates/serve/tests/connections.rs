@@ -48,6 +48,25 @@ fn idle_keep_alive_connection_is_closed_after_the_timeout() {
 }
 
 #[test]
+fn a_silent_new_connection_is_closed_after_the_timeout() {
+    let server = start_server(|o| o.keepalive_timeout = Duration::from_millis(200));
+    let mut client = Client::connect(server.local_addr());
+    assert!(
+        client.server_closes(),
+        "a connection that never sent a request stays open"
+    );
+}
+
+#[test]
+fn a_sleep_longer_than_the_keepalive_timeout_is_still_answered() {
+    let server = start_server(|o| o.keepalive_timeout = Duration::from_millis(100));
+    let mut client = Client::connect(server.local_addr());
+    let response = client.get("/sleep/600");
+    assert_eq!(response.status, 200);
+    assert_eq!(client.get("/empty.gif").body, EMPTY_GIF);
+}
+
+#[test]
 fn zero_keepalive_timeout_means_one_request_per_connection() {
     let server = start_server(|o| o.keepalive_timeout = Duration::ZERO);
     let mut client = Client::connect(server.local_addr());

@@ -32,9 +32,9 @@ pub struct ServeArgs {
           value_parser = clap::value_parser!(u32).range(1..=i32::MAX as i64))]
     pub backlog: u32,
 
-    /// Close a keep-alive connection after it has been idle this long (also the time a client
-    /// has to send a request head), e.g. "5s", "500ms"; "0" turns keep-alive off (one request
-    /// per connection).
+    /// Close a connection after this long without traffic: an idle keep-alive connection,
+    /// or a client that sends nothing, e.g. "5s", "500ms". "0" turns keep-alive off (one
+    /// request per connection).
     #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = parse_duration)]
     pub keepalive_timeout: Duration,
 
