@@ -865,7 +865,9 @@ pub fn encode_into(
     out: &mut Vec<u8>,
 ) {
     out.clear();
-    let row_draw = rng.next_u64();
+    let uses_csv =
+        def.path.has_csv || def.body.has_csv || def.headers.iter().any(|(_, v)| v.has_csv);
+    let row_draw = if uses_csv { rng.next_u64() } else { 0 };
     // A templated body is rendered first to learn its length, then rotated behind the head.
     let dynamic_body = !def.body.is_static();
     let body_len = if dynamic_body {
