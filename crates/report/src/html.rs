@@ -7,7 +7,7 @@
 use crate::svg::{escape, render_chart, Band, Chart, Scale, Series};
 use crate::units::{bytes, ctime_utc, ms, ms_f, percent};
 use std::fmt::Write as _;
-use webtune_model::{IntervalSample, LatencyHistogram, RunResult};
+use webtune_model::{IntervalSample, LatencyHistogram, RunResult, Stall};
 
 const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;\
 margin:2em auto;max-width:820px;color:#222;padding:0 1em}\
@@ -43,9 +43,22 @@ pub fn is_stall(sample: &IntervalSample) -> bool {
     sample.responses == 0 && sample.open_connections > 0
 }
 
-/// The stalled intervals of a result's timeline.
-pub fn stalls(result: &RunResult) -> Vec<&IntervalSample> {
-    result.timeline.iter().filter(|s| is_stall(s)).collect()
+/// The stalls of a run: the engine's own (100 ms granularity) when it recorded any,
+/// otherwise the stalled intervals of the timeline (results saved before the engine kept
+/// stalls, or merged ones).
+pub fn stalls(result: &RunResult) -> Vec<Stall> {
+    if !result.stalls.is_empty() {
+        return result.stalls.clone();
+    }
+    result
+        .timeline
+        .iter()
+        .filter(|s| is_stall(s))
+        .map(|s| Stall {
+            start_s: s.start_s,
+            length_s: s.length_s,
+        })
+        .collect()
 }
 
 /// Percentiles plotted on the curve; x is "nines" (-log10(1 - p)), so 90 %, 99 %, 99.9 %
@@ -102,10 +115,9 @@ fn stall_bands(result: &RunResult) -> Vec<Band> {
             to_x: s.start_s + s.length_s,
             class: "stall".into(),
             label: format!(
-                "stall: no response from {:.1} s to {:.1} s with {} connections open",
+                "stall: requests outstanding and none finished from {:.1} s to {:.1} s",
                 s.start_s,
-                s.start_s + s.length_s,
-                s.open_connections
+                s.start_s + s.length_s
             ),
         })
         .collect()
@@ -332,7 +344,7 @@ fn summary_table(r: &RunResult) -> String {
         ),
         ("connections", "Connections", r.spec.connections.to_string()),
         ("duration_s", "Measured (s)", format!("{:.2}", r.duration_s)),
-        ("stalls", "Stalled intervals", stalls(r).len().to_string()),
+        ("stalls", "Stalls", stalls(r).len().to_string()),
     ];
     let mut s = String::from("<table id=\"summary\">\n");
     for (key, label, value) in rows {
@@ -364,6 +376,14 @@ pub fn run_section(result: &RunResult, prefix: &str) -> String {
     if result.interrupted {
         body.push_str("<p class=\"bad\" id=\"interrupted\">INTERRUPTED — partial result</p>\n");
     }
+    if result.validity.client_limited {
+        let _ = writeln!(
+            body,
+            "<p class=\"bad\" id=\"{prefix}validity\">WARNING: the generator was the limit — these \
+             numbers describe the client, not the server: {}</p>",
+            escape(&result.validity.reasons.join("; "))
+        );
+    }
     body.push_str("<h2>Summary</h2>\n");
     body.push_str(&summary_table(result));
     let _ = writeln!(
@@ -373,19 +393,47 @@ pub fn run_section(result: &RunResult, prefix: &str) -> String {
     );
     body.push_str("<h2>Latency percentiles</h2>\n");
     let h = &result.histograms;
-    let curve = percentile_chart(
-        "Latency by percentile",
-        &[
-            ("total".to_string(), &h.total),
-            ("first byte".to_string(), &h.first_byte),
-            ("connect".to_string(), &h.connect),
-        ],
-    );
+    let open_loop = !h.service.is_empty();
+    let mut curves: Vec<(String, &LatencyHistogram)> = vec![(
+        if open_loop {
+            "total (from intended start)".to_string()
+        } else {
+            "total".to_string()
+        },
+        &h.total,
+    )];
+    if open_loop {
+        curves.push(("service (from send)".to_string(), &h.service));
+    }
+    curves.push(("first byte".to_string(), &h.first_byte));
+    curves.push(("connect".to_string(), &h.connect));
+    if let Some(probe) = &result.probe {
+        curves.push(("probe".to_string(), &probe.histogram));
+    }
+    let caption = if open_loop {
+        "Latency at each percentile; the x axis spreads the tail (90%, 99%, 99.9% … evenly \
+         spaced). Open loop: total is measured from each request's intended start (what a user \
+         arriving on schedule waited), service from its actual send."
+    } else {
+        "Latency at each percentile; the x axis spreads the tail (90%, 99%, 99.9% … evenly spaced)."
+    };
     body.push_str(&figure(
         &format!("{prefix}plot-latency-percentiles"),
-        &curve,
-        "Latency at each percentile; the x axis spreads the tail (90%, 99%, 99.9% … evenly spaced).",
+        &percentile_chart("Latency by percentile", &curves),
+        caption,
     ));
+    if !result.by_name.is_empty() {
+        let named: Vec<(String, &LatencyHistogram)> = result
+            .by_name
+            .iter()
+            .map(|(name, n)| (name.clone(), &n.histogram))
+            .collect();
+        body.push_str(&figure(
+            &format!("{prefix}plot-by-name"),
+            &percentile_chart("Latency by percentile, per request name", &named),
+            "Total latency of each request name of the scenario.",
+        ));
+    }
     body.push_str("<h2>Over time</h2>\n");
     if result.timeline.is_empty() {
         body.push_str("<p class=\"note\">This result has no time series.</p>\n");
@@ -395,7 +443,7 @@ pub fn run_section(result: &RunResult, prefix: &str) -> String {
             "No stalls.".to_string()
         } else {
             format!(
-                "{} stalled interval(s), shaded red: requests outstanding and none completed.",
+                "{} stall(s), shaded red: requests outstanding and none completed.",
                 stall_list.len()
             )
         };
@@ -419,10 +467,9 @@ pub fn run_section(result: &RunResult, prefix: &str) -> String {
             for s in stall_list {
                 let _ = writeln!(
                     body,
-                    "<li class=\"stall\">stall from {:.1} s to {:.1} s: {} connections open, no response</li>",
+                    "<li class=\"stall\">stall from {:.1} s to {:.1} s: requests outstanding, none finished</li>",
                     s.start_s,
-                    s.start_s + s.length_s,
-                    s.open_connections
+                    s.start_s + s.length_s
                 );
             }
             body.push_str("</ul>\n");
@@ -523,9 +570,46 @@ mod tests {
 
     #[test]
     fn stall_is_outstanding_with_nothing_completed() {
-        let r = synthetic_result(900, &[1_000]);
+        let mut r = synthetic_result(900, &[1_000]);
         let s = stalls(&r);
         assert_eq!(s.len(), 1);
         assert_eq!(s[0].start_s, 6.0);
+        // the engine's own finer stalls win when present
+        r.stalls = vec![
+            Stall {
+                start_s: 2.3,
+                length_s: 0.4,
+            },
+            Stall {
+                start_s: 6.0,
+                length_s: 1.0,
+            },
+        ];
+        assert_eq!(stalls(&r), r.stalls);
+        let html = render_html(&r);
+        assert!(html.contains("stall from 2.3 s to 2.7 s"));
+        assert_eq!(html.matches("<rect class=\"stall\"").count(), 2 * 3);
+    }
+
+    #[test]
+    fn open_loop_service_probe_names_and_validity_are_shown() {
+        let mut r = synthetic_result(300, &[2_000, 9_000]);
+        for v in [1_000, 1_500, 2_000] {
+            r.histograms.service.record(v);
+        }
+        let mut probe = webtune_model::NamedResult::default();
+        probe.histogram.record(3_000);
+        r.probe = Some(probe.clone());
+        r.by_name.insert("topic_list".into(), probe);
+        r.validity.client_limited = true;
+        r.validity.reasons = vec!["generator CPU 98% busy".into()];
+        let html = render_html(&r);
+        assert!(html.contains("data-series=\"service (from send)\""));
+        assert!(html.contains("data-series=\"total (from intended start)\""));
+        assert!(html.contains("data-series=\"probe\""));
+        assert!(html.contains("id=\"plot-by-name\""));
+        assert!(html.contains("data-series=\"topic_list\""));
+        assert!(html.contains("id=\"validity\""));
+        assert!(html.contains("generator CPU 98% busy"));
     }
 }

@@ -5,13 +5,15 @@
 
 use crate::bench_cmd::{available_cores, run_spec_quiet, write_output, EXIT_INTERRUPTED};
 use anyhow::{bail, Context};
-use webtune_model::{RunSpec, StopCondition};
+use webtune_model::{Arrival, LoadMode, RunSpec, StopCondition};
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Usage (http_load's own):\n  \
     webtune http_load [-parallel N | -rate N] [-fetches N | -seconds N] [-timeout SECS] [-jitter] URL_FILE\n\
-    URL_FILE holds one URL a line; each fetch picks one at random, as http_load does.\n\
-    webtune extras: -json FILE, -html FILE. Refused: -checksum -throttle -proxy -cipher -sip.\n\
+    URL_FILE holds one URL a line; each fetch picks one at random, as http_load does (all URLs\n\
+    on one server). -rate is open loop (latency from each fetch's due time); -jitter makes the\n\
+    arrivals Poisson. webtune extras: -json FILE, -html FILE.\n\
+    Refused: -checksum -throttle -proxy -cipher -sip.\n\
     Example:\n  echo http://127.0.0.1:8080/empty.gif > urls.txt\n  \
     webtune http_load -parallel 100 -seconds 10 urls.txt")]
 pub struct HttpLoadArgs {
@@ -118,23 +120,119 @@ pub fn read_url_file(path: &str) -> anyhow::Result<Vec<String>> {
     Ok(urls)
 }
 
-/// The run http_load would make.
-pub fn to_spec(o: &HttpLoadOptions, urls: &[String]) -> anyhow::Result<RunSpec> {
-    if o.rate.is_some() {
-        bail!("-rate needs webtune's open-loop mode, which is not available yet; use -parallel N");
-    }
-    let url = match urls {
-        [one] => one.clone(),
-        _ => bail!(
-            "the URL file has {} URLs; picking among several URLs at random needs engine support \
-             that is not there yet: give a file with one URL",
-            urls.len()
-        ),
+/// The scheme://host:port part of a URL, and its path (with query), for grouping a URL file
+/// by server.
+fn split_origin(url: &str) -> anyhow::Result<(String, String)> {
+    let (scheme, rest) = url
+        .split_once("://")
+        .with_context(|| format!("{url:?} is not a URL (http://host/path)"))?;
+    let (authority, path) = match rest.find(['/', '?']) {
+        Some(i) if rest[i..].starts_with('/') => (&rest[..i], rest[i..].to_string()),
+        Some(i) => (&rest[..i], format!("/{}", &rest[i..])),
+        None => (rest, "/".to_string()),
     };
-    let parallel = o.parallel.unwrap_or(1);
-    if parallel == 0 {
-        bail!("-parallel must be at least 1");
+    Ok((
+        format!("{}://{authority}", scheme.to_ascii_lowercase()),
+        path,
+    ))
+}
+
+/// A scenario request name for the i-th URL (scenario names allow letters, digits, '_', '-'
+/// and '.', at most 64): "url1", then the path with other characters as '_'.
+fn request_name(i: usize, path: &str) -> String {
+    let mut name = format!("url{}", i + 1);
+    let cleaned: String = path
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "_-.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let cleaned = cleaned.trim_matches('_');
+    if !cleaned.is_empty() {
+        name.push('_');
+        name.extend(cleaned.chars().take(64 - name.len() - 1));
     }
+    name
+}
+
+/// A TOML basic string.
+fn toml_string(text: &str) -> String {
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A scenario (docs/scenarios.md) that picks one of the URLs at random, each equally often,
+/// as http_load does. Every URL must be on the same server (one host and port).
+pub fn url_mix_scenario(urls: &[String]) -> anyhow::Result<(String, String)> {
+    let mut origin = None;
+    let mut text = String::new();
+    for (i, url) in urls.iter().enumerate() {
+        let (o, path) = split_origin(url)?;
+        match &origin {
+            None => origin = Some(o),
+            Some(first) if *first != o => bail!(
+                "the URL file mixes servers ({first} and {o}); webtune http_load loads one server \
+                 at a time: split the file by host and port"
+            ),
+            Some(_) => {}
+        }
+        // Braces are placeholders in scenario paths; double them to keep them literal.
+        let literal = path.replace('{', "{{").replace('}', "}}");
+        text.push_str(&format!(
+            "[[request]]\nname = {}\npath = {}\n\n",
+            toml_string(&request_name(i, &path)),
+            toml_string(&literal)
+        ));
+    }
+    let origin = origin.context("the URL file holds no URL")?;
+    let head = format!("base_url = {}\n\n", toml_string(&origin));
+    Ok((origin, head + &text))
+}
+
+/// The run http_load would make. With several URLs, `scenario` is the path of the URL-mix
+/// scenario file written for it.
+pub fn to_spec(
+    o: &HttpLoadOptions,
+    urls: &[String],
+    scenario: Option<&str>,
+) -> anyhow::Result<RunSpec> {
+    let url = match (urls, scenario) {
+        ([one], _) => one.clone(),
+        (_, Some(_)) => split_origin(&urls[0])?.0,
+        _ => bail!("several URLs need a URL-mix scenario"),
+    };
+    let (connections, load) = match (o.parallel, o.rate) {
+        (Some(0), _) => bail!("-parallel must be at least 1"),
+        (Some(p), _) => (p, LoadMode::Closed),
+        (None, Some(rate)) if rate.is_finite() && rate > 0.0 => (
+            // http_load -rate opens connections as fetches fall due; cap them as bench does.
+            OPEN_LOOP_CONNECTIONS,
+            LoadMode::Open {
+                rate,
+                // http_load's -jitter varies each interval by about ±10%; webtune's nearest
+                // honest equivalent is Poisson arrivals.
+                arrival: if o.jitter {
+                    Arrival::Poisson
+                } else {
+                    Arrival::Uniform
+                },
+            },
+        ),
+        _ => bail!("-rate needs a positive number of fetches per second"),
+    };
     let stop = match (o.fetches, o.seconds) {
         (Some(0), _) => bail!("-fetches must be at least 1"),
         (Some(n), _) => StopCondition::Requests { count: n },
@@ -147,9 +245,11 @@ pub fn to_spec(o: &HttpLoadOptions, urls: &[String]) -> anyhow::Result<RunSpec> 
     }
     Ok(RunSpec {
         url,
-        connections: parallel,
-        threads: available_cores().min(parallel).max(1),
+        connections,
+        threads: available_cores().min(connections).max(1),
         stop,
+        load,
+        scenario: scenario.map(str::to_string),
         // http_load opens a new connection for every fetch and speaks HTTP/1.0.
         keepalive: false,
         http10: true,
@@ -158,14 +258,34 @@ pub fn to_spec(o: &HttpLoadOptions, urls: &[String]) -> anyhow::Result<RunSpec> 
     })
 }
 
+/// Most connections open at once under -rate (bench's open-loop default).
+const OPEN_LOOP_CONNECTIONS: u32 = 1000;
+
 pub fn run(args: HttpLoadArgs) -> anyhow::Result<i32> {
     let options = parse_options(&args.raw)?;
     if options.jitter && options.rate.is_none() {
         eprintln!("webtune http_load: -jitter varies -rate; with -parallel it changes nothing");
     }
     let urls = read_url_file(&options.url_file)?;
-    let spec = to_spec(&options, &urls)?;
-    let (result, interrupted) = run_spec_quiet(&spec, "", false)?;
+    // Several URLs: a scenario file that picks among them at random, removed afterwards.
+    let scenario_file = if urls.len() > 1 {
+        let (_, text) = url_mix_scenario(&urls)?;
+        let path = std::env::temp_dir().join(format!(
+            "webtune-http_load-{}-urls.toml",
+            std::process::id()
+        ));
+        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        Some(path)
+    } else {
+        None
+    };
+    let scenario = scenario_file.as_ref().map(|p| p.display().to_string());
+    let outcome = to_spec(&options, &urls, scenario.as_deref())
+        .and_then(|spec| run_spec_quiet(&spec, "", false));
+    if let Some(path) = &scenario_file {
+        let _ = std::fs::remove_file(path);
+    }
+    let (result, interrupted) = outcome?;
     print!("{}", webtune_report::http_load::render_http_load(&result));
     if interrupted {
         println!("INTERRUPTED — partial result");
@@ -194,7 +314,7 @@ mod tests {
         assert_eq!(o.seconds, Some(10.0));
         assert_eq!(o.timeout_s, Some(5.0));
         assert_eq!(o.url_file, "urls.txt");
-        let spec = to_spec(&o, &["http://127.0.0.1/".into()]).unwrap();
+        let spec = to_spec(&o, &["http://127.0.0.1/".into()], None).unwrap();
         assert_eq!(spec.connections, 100);
         assert!(!spec.keepalive);
         assert_eq!(spec.stop, StopCondition::Duration { seconds: 10.0 });
@@ -207,8 +327,43 @@ mod tests {
         assert!(e("-parallel 1 u").contains("-fetches N or -seconds N"));
         assert!(e("-parallel 1 -fetches 5 -throttle u").contains("-throttle is not supported"));
         assert!(e("-parallel x -fetches 5 u").contains("not a number"));
-        let o = parse_options(&args("-rate 10 -fetches 5 u")).unwrap();
-        let err = to_spec(&o, &["http://h/".into()]).unwrap_err().to_string();
-        assert!(err.contains("open-loop"), "{err}");
+        let o = parse_options(&args("-rate 0 -fetches 5 u")).unwrap();
+        let err = to_spec(&o, &["http://h/".into()], None)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("-rate needs a positive"), "{err}");
+        let mixed = url_mix_scenario(&["http://a/x".into(), "http://b/y".into()]);
+        assert!(mixed.unwrap_err().to_string().contains("mixes servers"));
+    }
+
+    #[test]
+    fn rate_is_open_loop_and_jitter_poisson() {
+        let o = parse_options(&args("-rate 50 -jitter -seconds 2 u")).unwrap();
+        let spec = to_spec(&o, &["http://h/".into()], None).unwrap();
+        assert_eq!(
+            spec.load,
+            LoadMode::Open {
+                rate: 50.0,
+                arrival: Arrival::Poisson
+            }
+        );
+    }
+
+    #[test]
+    fn several_urls_become_an_equal_mix_on_one_server() {
+        let urls = vec![
+            "http://127.0.0.1:8080/a?x=\"1\"".to_string(),
+            "http://127.0.0.1:8080/{b}".to_string(),
+            "http://127.0.0.1:8080".to_string(),
+        ];
+        let (origin, text) = url_mix_scenario(&urls).unwrap();
+        assert_eq!(origin, "http://127.0.0.1:8080");
+        assert!(text.starts_with("base_url = \"http://127.0.0.1:8080\"\n"));
+        assert!(text.contains("path = \"/a?x=\\\"1\\\"\"\n"), "{text}");
+        assert!(text.contains("path = \"/{{b}}\"\n"), "{text}");
+        assert!(text.contains("name = \"url3\"\npath = \"/\""), "{text}");
+        assert!(text.contains("name = \"url1_a_x__1\"\n"), "{text}");
+        assert_eq!(request_name(0, &"/x".repeat(100)).len(), 63);
+        assert_eq!(text.matches("[[request]]").count(), 3);
     }
 }

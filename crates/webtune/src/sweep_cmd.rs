@@ -9,7 +9,7 @@ use anyhow::{bail, Context};
 use std::time::Duration;
 use webtune_model::sweep::{SweepLevel, SweepResult, SweepVariable};
 use webtune_model::units::parse_duration;
-use webtune_model::{RunSpec, StopCondition};
+use webtune_model::{Arrival, LoadMode, RunSpec, StopCondition};
 use webtune_report::sweep::{
     find_knee, level_rows, render_sweep_csv, render_sweep_html, render_sweep_text,
 };
@@ -17,7 +17,8 @@ use webtune_report::sweep::{
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:\n  \
     webtune sweep http://127.0.0.1:8080/ -c 8,32,128,256,512,1024 -d 10s --json sweep.json\n  \
-    webtune sweep http://127.0.0.1:8080/ -c 1,2,4,8 -n 10000 --html sweep.html\n\
+    webtune sweep http://127.0.0.1:8080/ -c 1,2,4,8 -n 10000 --html sweep.html\n  \
+    webtune sweep http://127.0.0.1:8080/ --rates 1000,2000,4000,8000 -d 10s --warmup 2s\n\
     The knee is the level after which throughput grows by less than 5% while p99 keeps growing.")]
 pub struct SweepArgs {
     /// The URL to load (http:// only).
@@ -34,16 +35,21 @@ pub struct SweepArgs {
     /// Request rates per second, comma-separated (open loop), e.g. 1000,2000,4000.
     #[arg(long = "rates", value_delimiter = ',', value_name = "R,R,…")]
     pub rates: Vec<f64>,
-    /// Connections to use at each rate level (open loop).
-    #[arg(long = "rate-connections", default_value_t = 64)]
+    /// Open loop: the most connections opened at each rate level (a request due while all
+    /// are busy waits, and the wait counts).
+    #[arg(long = "rate-connections", default_value_t = 1000)]
     pub rate_connections: u32,
+    /// Open loop: how intended start times are spaced.
+    #[arg(long = "arrival", default_value = "uniform", value_parser = ["uniform", "poisson"])]
+    pub arrival: String,
     /// Length of each level's run (e.g. 10s, 500ms). Default 10s unless -n is given.
     #[arg(short = 'd', long = "duration", value_parser = parse_duration, conflicts_with = "requests")]
     pub duration: Option<Duration>,
     /// Requests per level instead of a duration.
     #[arg(short = 'n', long = "requests")]
     pub requests: Option<u64>,
-    /// Warm-up at the start of each level: kept in its time series, left out of its summary.
+    /// Warm-up at the start of each level: kept in its time series, left out of its summary
+    /// (as bench --warmup).
     #[arg(long = "warmup", value_parser = parse_duration)]
     pub warmup: Option<Duration>,
     /// Worker threads (default: available cores; never more than connections).
@@ -114,15 +120,20 @@ impl SweepArgs {
 
     /// The run of one level.
     fn spec_for(&self, variable: SweepVariable, level: f64) -> anyhow::Result<RunSpec> {
-        let connections = match variable {
-            SweepVariable::Connections => level as u32,
-            SweepVariable::Rate => bail!(
-                "--rates needs webtune's open-loop mode, which is not available yet; sweep connections with -c"
+        let (connections, load) = match variable {
+            SweepVariable::Connections => (level as u32, LoadMode::Closed),
+            SweepVariable::Rate => (
+                self.rate_connections.max(1),
+                LoadMode::Open {
+                    rate: level,
+                    arrival: if self.arrival == "poisson" {
+                        Arrival::Poisson
+                    } else {
+                        Arrival::Uniform
+                    },
+                },
             ),
         };
-        if self.warmup.is_some() {
-            bail!("--warmup is not available yet (the engine has no warm-up window); leave it out");
-        }
         let stop = match (self.requests, self.duration) {
             (Some(0), _) => bail!("-n must be at least 1"),
             (Some(count), _) => StopCondition::Requests { count },
@@ -149,6 +160,8 @@ impl SweepArgs {
                 .min(connections)
                 .max(1),
             stop,
+            load,
+            warmup_s: self.warmup.map(|d| d.as_secs_f64()).unwrap_or(0.0),
             keepalive: !self.no_keepalive,
             timeout_ms: self.timeout.as_millis() as u64,
             expect_status: parse_status_list(&self.expect_status)?,

@@ -408,6 +408,62 @@ fn http_load_layout_and_numbers() {
 }
 
 #[test]
+fn http_load_picks_urls_at_random_and_paces_with_rate() {
+    let server = embedded();
+    let dir = temp_dir("http-load-mix");
+    let urls = dir.join("urls.txt");
+    let base = format!("http://{}", server.local_addr());
+    std::fs::write(&urls, format!("{base}/bytes/10\n{base}/bytes/30\n")).unwrap();
+    let json = dir.join("r.json");
+    let out = stdout_of(&webtune(&[
+        "http_load",
+        "-parallel",
+        "4",
+        "-fetches",
+        "400",
+        "-json",
+        json.to_str().unwrap(),
+        urls.to_str().unwrap(),
+    ]));
+    let r = RunResult::from_json(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(r.responses, 400, "{out}");
+    assert_eq!(r.by_name.len(), 2, "one breakdown per URL");
+    for (name, named) in &r.by_name {
+        // a fair coin over 400 fetches: far outside 120..280 would mean no random pick
+        assert!(
+            (120..=280).contains(&named.responses),
+            "{name}: {}",
+            named.responses
+        );
+    }
+    // every fetch's body is 10 or 30 bytes: both must have been fetched
+    assert!(
+        r.body_bytes > 400 * 10 && r.body_bytes < 400 * 30,
+        "{}",
+        r.body_bytes
+    );
+    // lengths are compared per URL, as http_load does: two fixed sizes are no bad count
+    assert!(!out.contains("bad byte counts"), "{out}");
+
+    std::fs::write(&urls, format!("{base}/empty.gif\n")).unwrap();
+    let out = stdout_of(&webtune(&[
+        "http_load",
+        "-rate",
+        "200",
+        "-seconds",
+        "1",
+        "-json",
+        json.to_str().unwrap(),
+        urls.to_str().unwrap(),
+    ]));
+    server.shutdown();
+    let r = RunResult::from_json(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(r.spec.is_open_loop());
+    assert!((150..=250).contains(&r.attempted()), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn http_load_refuses_what_it_cannot_do() {
     let dir = temp_dir("http-load-refuse");
     let urls = dir.join("urls.txt");
@@ -531,5 +587,41 @@ fn sweep_runs_every_level_and_saves_them() {
         );
     }
     assert!(out.contains("requests/s") && out.contains("p99 (ms)"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn sweep_over_rates_is_open_loop_with_warmup() {
+    let server = embedded();
+    let dir = temp_dir("sweep-rates");
+    let json = dir.join("s.json");
+    let url = format!("http://{}/empty.gif", server.local_addr());
+    let out = stdout_of(&webtune(&[
+        "sweep",
+        &url,
+        "--rates",
+        "100,200",
+        "-d",
+        "600ms",
+        "--warmup",
+        "100ms",
+        "--rate-connections",
+        "8",
+        "--json",
+        json.to_str().unwrap(),
+    ]));
+    server.shutdown();
+    let sweep =
+        webtune_model::sweep::SweepResult::from_json(&std::fs::read_to_string(&json).unwrap())
+            .unwrap();
+    assert_eq!(sweep.variable, webtune_model::sweep::SweepVariable::Rate);
+    let levels: Vec<f64> = sweep.levels.iter().map(|l| l.level).collect();
+    assert_eq!(levels, [100.0, 200.0]);
+    for l in &sweep.levels {
+        assert!(l.result.spec.is_open_loop());
+        assert_eq!(l.result.spec.warmup_s, 0.1);
+        assert_eq!(l.result.spec.connections, 8);
+    }
+    assert!(out.contains("rate (req/s)"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
