@@ -13,43 +13,12 @@ ROUNDS=${1:-3}
 SECS=${2:-5}
 CONNS=${CONNS:-100}
 THREADS=${THREADS:-1}
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/.." && pwd)
-WEBTUNE=${WEBTUNE:-$top/target/release/webtune}
-[ -x "$WEBTUNE" ] || (cd "$top" && cargo build --release -q -p webtune)
-for tool in nginx wrk ab python3; do
-  command -v $tool >/dev/null || [ -x /usr/sbin/$tool ] || { echo "needs $tool (apt-get install nginx-light wrk apache2-utils)"; exit 1; }
+source "$(dirname "$0")/lib.sh"
+ensure_webtune
+for tool in wrk ab python3; do
+  command -v $tool >/dev/null || { echo "needs $tool (apt-get install nginx-light wrk apache2-utils)"; exit 1; }
 done
-
-work=$(mktemp -d /tmp/webtune-vs-wrk.XXXXXX)
-chmod 755 "$work"
-mkdir -p "$work/www"
-printf 'GIF89a\x01\x00\x01\x00\x80\x00\x00\x00\x00\x00\xff\xff\xff\x21\xf9\x04\x01\x00\x00\x00\x00\x2c\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02\x44\x01\x00\x3b' > "$work/www/empty.gif"
-chmod -R a+rX "$work/www"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-cat > "$work/nginx.conf" <<CONF
-daemon off;
-worker_processes 1;
-worker_rlimit_nofile 20000;
-pid $work/nginx.pid;
-error_log $work/error.log;
-events { worker_connections 12000; }
-http {
-  access_log off;
-  client_body_temp_path $work/cb; proxy_temp_path $work/px; fastcgi_temp_path $work/fc;
-  uwsgi_temp_path $work/uw; scgi_temp_path $work/sc;
-  keepalive_requests 1000000;
-  keepalive_timeout 60s;
-  server { listen 127.0.0.1:$port backlog=4096; root $work/www; }
-}
-CONF
-/usr/sbin/nginx -p "$work/" -c "$work/nginx.conf" -e "$work/error.log" &
-ngx=$!
-cleanup() { kill -TERM $ngx 2>/dev/null || true; wait $ngx 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT INT TERM
-for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.05; done
-URL=http://127.0.0.1:$port/empty.gif
-ulimit -n 20000 2>/dev/null || true
+start_nginx
 
 # measure NAME CMD... : runs CMD under rusage.py, parses the request count, appends a row.
 rows="$work/rows"

@@ -1,0 +1,41 @@
+# Shared by the bench scripts: start nginx from Debian's package in a private directory
+# (1 worker, 43-byte empty.gif, keep-alive, loopback) and stop it on exit.
+#   source bench/lib.sh; start_nginx   → sets $work, $port, $URL
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/.." && pwd)
+WEBTUNE=${WEBTUNE:-$top/target/release/webtune}
+
+ensure_webtune() {
+  [ -x "$WEBTUNE" ] || (cd "$top" && cargo build --release -q -p webtune)
+}
+
+start_nginx() {
+  work=$(mktemp -d /tmp/webtune-bench.XXXXXX)
+  chmod 755 "$work"
+  mkdir -p "$work/www"
+  printf 'GIF89a\x01\x00\x01\x00\x80\x00\x00\x00\x00\x00\xff\xff\xff\x21\xf9\x04\x01\x00\x00\x00\x00\x2c\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02\x44\x01\x00\x3b' > "$work/www/empty.gif"
+  chmod -R a+rX "$work/www"
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  cat > "$work/nginx.conf" <<CONF
+daemon off;
+worker_processes 1;
+worker_rlimit_nofile 20000;
+pid $work/nginx.pid;
+error_log $work/error.log;
+events { worker_connections 12000; }
+http {
+  access_log off;
+  client_body_temp_path $work/cb; proxy_temp_path $work/px; fastcgi_temp_path $work/fc;
+  uwsgi_temp_path $work/uw; scgi_temp_path $work/sc;
+  keepalive_requests 1000000;
+  keepalive_timeout 60s;
+  server { listen 127.0.0.1:$port backlog=4096; root $work/www; }
+}
+CONF
+  /usr/sbin/nginx -p "$work/" -c "$work/nginx.conf" -e "$work/error.log" &
+  ngx=$!
+  trap 'kill -TERM $ngx 2>/dev/null || true; wait $ngx 2>/dev/null || true; rm -rf "$work"' EXIT INT TERM
+  for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.05; done
+  URL=http://127.0.0.1:$port/empty.gif
+  ulimit -n 20000 2>/dev/null || true
+}
