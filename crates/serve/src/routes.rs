@@ -266,7 +266,12 @@ fn finish<B>(
 ) -> Response<ResponseBody> {
     let known_len = response.body().exact_len();
     if req.method() == Method::HEAD {
-        if let Some(len) = known_len {
+        // 204 and 304 carry no Content-Length (RFC 9110 §8.6).
+        let may_announce = !matches!(
+            response.status(),
+            StatusCode::NO_CONTENT | StatusCode::NOT_MODIFIED
+        );
+        if let Some(len) = known_len.filter(|_| may_announce) {
             response
                 .headers_mut()
                 .insert(CONTENT_LENGTH, HeaderValue::from(len));

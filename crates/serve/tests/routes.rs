@@ -95,7 +95,15 @@ fn unknown_paths_are_404_and_bad_numbers_400() {
     let server = start_server(|_| {});
     let mut client = Client::connect(server.local_addr());
     for path in ["/nope", "/empty.gif/", "/bytes", "/files/1"] {
-        assert_eq!(client.get(path).status, 404, "{path}");
+        let response = client.get(path);
+        assert_eq!(response.status, 404, "{path}");
+        assert!(response
+            .header("server")
+            .is_some_and(|s| s.starts_with("webtune/")));
+        assert_eq!(
+            response.header("content-length"),
+            Some(response.body.len().to_string().as_str())
+        );
     }
     for path in [
         "/bytes/abc",
@@ -149,6 +157,9 @@ fn head_announces_the_length_and_keeps_the_connection() {
     assert_eq!(response.header("content-length"), Some("43"));
     let response = client.request("HEAD", "/chunked/100");
     assert_eq!(response.status, 200);
+    let response = client.request("HEAD", "/status/204");
+    assert_eq!(response.status, 204);
+    assert_eq!(response.header("content-length"), None);
     // No body bytes were sent: the next response on the connection parses cleanly.
     let response = client.get("/bytes/7");
     assert_eq!(response.body.len(), 7);
