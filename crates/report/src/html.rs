@@ -186,134 +186,6 @@ pub fn errors_over_time_chart(result: &RunResult) -> Chart {
     chart
 }
 
-/// One server chart: a title and its series.
-pub type ServerChart = (String, Vec<(String, Vec<(f64, f64)>)>);
-
-/// Charts of the server samples, found by walking their JSON so that the report follows
-/// whatever shape the lab's sampler gives `ServerSamples`: an array of numbers is a series
-/// over the sample index times `interval_ms`; an array of objects gives one series per
-/// numeric field (x from its `t_s` when present); per-CPU shares (objects with `idle`) become
-/// one "CPU busy %" chart with a line per CPU.
-pub fn server_series(result: &RunResult) -> Vec<ServerChart> {
-    let Some(server) = &result.server else {
-        return Vec::new();
-    };
-    let Ok(value) = serde_json::to_value(server) else {
-        return Vec::new();
-    };
-    server_charts(&value)
-}
-
-fn server_charts(value: &serde_json::Value) -> Vec<ServerChart> {
-    let period_s = value
-        .get("interval_ms")
-        .and_then(|v| v.as_f64())
-        .filter(|v| *v > 0.0)
-        .map(|v| v / 1000.0)
-        .unwrap_or(1.0);
-    let mut found = Vec::new();
-    collect_series("", value, period_s, &mut found);
-    found
-}
-
-fn collect_series(
-    path: &str,
-    value: &serde_json::Value,
-    period_s: f64,
-    found: &mut Vec<ServerChart>,
-) {
-    use serde_json::Value;
-    match value {
-        Value::Object(map) => {
-            for (k, v) in map {
-                let child = if path.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{path}.{k}")
-                };
-                collect_series(&child, v, period_s, found);
-            }
-        }
-        Value::Array(items) if !items.is_empty() => {
-            if items.iter().all(|v| v.is_number()) {
-                let points = items
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, v)| v.as_f64().map(|y| (i as f64 * period_s, y)))
-                    .collect();
-                found.push((path.to_string(), vec![(path.to_string(), points)]));
-            } else if items.iter().all(|v| v.is_object()) {
-                collect_object_rows(path, items, period_s, found);
-            }
-        }
-        _ => {}
-    }
-}
-
-fn collect_object_rows(
-    path: &str,
-    items: &[serde_json::Value],
-    period_s: f64,
-    found: &mut Vec<ServerChart>,
-) {
-    let mut numeric_keys: Vec<String> = Vec::new();
-    let mut share_keys: Vec<String> = Vec::new();
-    for item in items {
-        if let serde_json::Value::Object(m) = item {
-            for (k, v) in m {
-                if v.is_number() && !numeric_keys.contains(k) {
-                    numeric_keys.push(k.clone());
-                }
-                let is_share_list = v
-                    .as_array()
-                    .is_some_and(|a| a.iter().any(|c| c.get("idle").is_some()));
-                if is_share_list && !share_keys.contains(k) {
-                    share_keys.push(k.clone());
-                }
-            }
-        }
-    }
-    let time_key = ["t_s", "time_s", "elapsed_s", "start_s"]
-        .into_iter()
-        .find(|k| numeric_keys.iter().any(|key| key == k));
-    let x_of = |i: usize, item: &serde_json::Value| {
-        time_key
-            .and_then(|t| item.get(t)?.as_f64())
-            .unwrap_or(i as f64 * period_s)
-    };
-    for key in &share_keys {
-        let cpus = items
-            .iter()
-            .filter_map(|item| item.get(key)?.as_array().map(Vec::len))
-            .max()
-            .unwrap_or(0);
-        let series = (0..cpus)
-            .map(|cpu| {
-                let points = items
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, item)| {
-                        let share = item.get(key)?.as_array()?.get(cpu)?;
-                        let idle = share.get("idle")?.as_f64()?;
-                        let iowait = share.get("iowait").and_then(|v| v.as_f64()).unwrap_or(0.0);
-                        Some((x_of(i, item), (100.0 - idle - iowait).max(0.0)))
-                    })
-                    .collect();
-                (format!("cpu{cpu}"), points)
-            })
-            .collect();
-        found.push((format!("{path}.{key} busy %"), series));
-    }
-    for key in numeric_keys.iter().filter(|k| Some(k.as_str()) != time_key) {
-        let points = items
-            .iter()
-            .enumerate()
-            .filter_map(|(i, item)| Some((x_of(i, item), item.get(key)?.as_f64()?)))
-            .collect();
-        found.push((format!("{path}.{key}"), vec![(key.clone(), points)]));
-    }
-}
-
 fn summary_table(r: &RunResult) -> String {
     let t = &r.latency.total;
     let rows: Vec<(&str, &str, String)> = vec![
@@ -475,21 +347,30 @@ pub fn run_section(result: &RunResult, prefix: &str) -> String {
             body.push_str("</ul>\n");
         }
     }
-    if result.server.is_some() {
+    if let Some(server) = &result.server {
         body.push_str("<h2>Server samples</h2>\n");
-        let series = server_series(result);
-        if series.is_empty() {
-            body.push_str("<p class=\"note\" id=\"server-samples-empty\">The server was sampled, but the samples hold no series to plot.</p>\n");
+        let _ = writeln!(
+            body,
+            "<p id=\"{prefix}server-summary\">{} ({}): {} samples every {} ms on {} CPUs; the \
+             sampler itself used {:.2} s of CPU.</p>",
+            escape(&server.target),
+            escape(&server.selector),
+            server.samples.len(),
+            server.interval_ms,
+            server.cpu_count,
+            server.sampler_cpu_s
+        );
+        let plots = crate::server_plots::server_plots(server);
+        if plots.is_empty() {
+            body.push_str("<p class=\"note\" id=\"server-samples-empty\">The server was sampled, but no sample was taken.</p>\n");
         }
-        for (i, (name, lines)) in series.into_iter().enumerate() {
-            let mut chart = Chart::new(&format!("Server: {name}"), "time (s)", &name);
-            for (k, (line, points)) in lines.into_iter().enumerate() {
-                chart.series.push(Series::new(line, points, k));
-            }
+        for plot in plots {
+            let mut chart = Chart::new(plot.title, "time since sampling began (s)", plot.y_label);
+            chart.series = plot.series;
             body.push_str(&figure(
-                &format!("{prefix}plot-server-{i}"),
+                &format!("{prefix}plot-server-{}", plot.id),
                 &chart,
-                &format!("Server-side sample {name} during the run."),
+                plot.caption,
             ));
         }
     }
@@ -548,24 +429,22 @@ mod tests {
         let html = render_html(&r);
         assert!(html.contains("Server samples"));
         assert!(html.contains("server-samples-empty"));
-        let nested = serde_json::json!({
-            "interval_ms": 500,
-            "cpu_busy": [0.5, 0.75, 1.0],
-            "samples": [
-                {"t_s": 0.5, "rss_kib": 100, "cpus": [{"idle": 90.0, "iowait": 0.0}, {"idle": 20.0}]},
-                {"t_s": 1.0, "rss_kib": 120, "cpus": [{"idle": 50.0, "iowait": 10.0}, {"idle": 0.0}]}
-            ]
+        let mut server = webtune_model::ServerSamples::default();
+        server.samples.push(webtune_model::server::ServerSample {
+            t_s: 1.0,
+            length_s: 1.0,
+            ..Default::default()
         });
-        let found = server_charts(&nested);
-        assert_eq!(found.len(), 3, "{found:?}");
-        assert_eq!(found[0].0, "cpu_busy");
-        assert_eq!(found[0].1[0].1[2], (1.0, 1.0));
-        assert_eq!(found[1].0, "samples.cpus busy %");
-        assert_eq!(found[1].1.len(), 2);
-        assert_eq!(found[1].1[0].1, vec![(0.5, 10.0), (1.0, 40.0)]);
-        assert_eq!(found[1].1[1].1, vec![(0.5, 80.0), (1.0, 100.0)]);
-        assert_eq!(found[2].0, "samples.rss_kib");
-        assert_eq!(found[2].1[0].1[1], (1.0, 120.0));
+        r.server = Some(server);
+        let html = render_html(&r);
+        for id in [
+            "plot-server-cpu",
+            "plot-server-memory",
+            "plot-server-tcp",
+            "server-summary",
+        ] {
+            assert!(html.contains(&format!("id=\"{id}\"")), "missing {id}");
+        }
     }
 
     #[test]

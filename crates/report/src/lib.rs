@@ -12,6 +12,7 @@ pub mod format;
 pub mod html;
 pub mod http_load;
 pub mod repeat;
+pub mod server_plots;
 pub mod stats;
 pub mod svg;
 pub mod sweep;

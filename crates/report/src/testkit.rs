@@ -136,3 +136,54 @@ pub fn empty_result() -> RunResult {
     r.finish_summaries();
     r
 }
+
+/// Server samples as the lab's sampler takes them: `n` half-second samples on two CPUs, the
+/// first CPU much busier than the second (seed 003's imbalance), memory growing slowly.
+pub fn synthetic_server_samples(n: usize) -> webtune_model::ServerSamples {
+    use webtune_model::server::{CpuShare, ServerSample};
+    let samples = (0..n)
+        .map(|i| {
+            let t = (i + 1) as f64 * 0.5;
+            ServerSample {
+                t_s: t,
+                length_s: 0.5,
+                cpus: vec![
+                    CpuShare {
+                        user: 70.0,
+                        system: 25.0,
+                        idle: 5.0,
+                        ..CpuShare::default()
+                    },
+                    CpuShare {
+                        user: 10.0,
+                        system: 5.0,
+                        steal: 2.0,
+                        idle: 83.0,
+                        ..CpuShare::default()
+                    },
+                ],
+                run_queue: 3,
+                processes: 5,
+                threads: 5,
+                cpu_user_s: 0.4,
+                cpu_system_s: 0.1,
+                rss_kib: 60_000 + i as u64 * 100,
+                pss_kib: 40_000 + i as u64 * 100,
+                voluntary_ctxt_switches: 2_000,
+                involuntary_ctxt_switches: 300,
+                open_fds: 40,
+                listen_overflows: if i == 3 { 12 } else { 0 },
+                time_wait: 100,
+                ..ServerSample::default()
+            }
+        })
+        .collect();
+    webtune_model::ServerSamples {
+        interval_ms: 500,
+        target: "nginx".into(),
+        selector: "sessions 4123".into(),
+        cpu_count: 2,
+        samples,
+        sampler_cpu_s: 0.02,
+    }
+}

@@ -149,7 +149,8 @@ fn run_report_renders_in_headless_chromium() {
     let work = temp_dir("run");
     let json = work.join("result.json");
     let html = work.join("report.html");
-    let result = synthetic_result(900, &[800, 1_500, 9_000, 40_000]);
+    let mut result = synthetic_result(900, &[800, 1_500, 9_000, 40_000]);
+    result.server = Some(webtune_report::testkit::synthetic_server_samples(20));
     std::fs::write(&json, result.to_json_pretty()).unwrap();
     webtune(&[
         "report",
@@ -169,8 +170,16 @@ fn run_report_renders_in_headless_chromium() {
         "plot-throughput",
         "plot-latency-over-time",
         "plot-errors-over-time",
+        "plot-server-cpu",
+        "plot-server-memory",
+        "plot-server-tcp",
     ] {
         assert_plot(&dom, id);
+    }
+    // one line per CPU in the server's CPU plot
+    let cpu = element(&dom, "figure", "plot-server-cpu");
+    for line in ["cpu0", "cpu1", "steal (mean)"] {
+        assert!(cpu.contains(&format!("data-series=\"{line}\"")), "{line}");
     }
     // the stall at 6 s is shaded on the time plots and listed
     assert!(element(&dom, "figure", "plot-throughput").contains("class=\"stall\""));
@@ -193,7 +202,7 @@ fn run_report_renders_in_headless_chromium() {
         &work,
         &[
             format!("--screenshot={}", shot.display()),
-            "--window-size=1000,2600".to_string(),
+            "--window-size=1000,5200".to_string(),
             "--hide-scrollbars".to_string(),
         ],
         &html,
