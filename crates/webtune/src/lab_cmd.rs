@@ -419,7 +419,7 @@ mod tests {
             .map(|s| s.to_string())
             .collect();
         let bench = parse_bench(&words).unwrap();
-        assert_eq!(bench.connections, 20);
+        assert_eq!(bench.connections, Some(20));
         assert_eq!(bench.url.as_deref(), Some("/cpu/2000"));
         assert!(parse_bench(&["--no-such-flag".to_string()]).is_err());
     }
