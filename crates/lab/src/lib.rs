@@ -8,6 +8,7 @@
 //! is the tuner): it starts, samples and stops what it is told to.
 
 mod error;
+pub mod forum;
 pub mod params;
 pub mod procfs;
 pub mod registry;

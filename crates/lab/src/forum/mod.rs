@@ -1,0 +1,223 @@
+//! Seed 003's workload: a PHP forum (our own, in `crates/lab/apps/forum/`) on a private
+//! MariaDB, with deterministic generated data.
+//!
+//! - `data`: the generator (forums, topics, users, posts with realistic shapes), its TSV
+//!   files and checksum;
+//! - `dataset`: the loaded MariaDB data directory, cached per `(posts, seed)`;
+//! - `dbparams`: MariaDB's tunable parameters (`db.*`);
+//! - `mariadb`: one private MariaDB instance (config, start, readiness, stop, registry);
+//! - `app`: the PHP files, their per-run configuration, the scenario;
+//! - `ForumDatabase` and `ForumStack` (here): a started database with the forum's account,
+//!   and a PHP-capable lab stack serving the forum on it.
+//!
+//! It does not make load or decide what is best: it starts, serves and stops.
+
+pub mod app;
+pub mod data;
+pub mod dataset;
+pub mod dbparams;
+pub mod mariadb;
+mod rng;
+
+pub use data::{checksum, generate, DataSummary, Shape};
+pub use dataset::Dataset;
+pub use mariadb::{DbOptions, RunningDatabase};
+
+use crate::params::Settings;
+use crate::registry;
+use crate::stacks::StackKind;
+use crate::supervisor::{http_get, RunningStack, StartOptions};
+use crate::LabError;
+use mariadb::{db_failed, make_dir, DbPrograms, InstanceFiles, Purpose};
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+/// The private database of one run, with the forum loaded and a fresh password for the
+/// pages' read-only account.
+pub struct ForumDatabase {
+    db: RunningDatabase,
+    password: String,
+    summary: DataSummary,
+}
+
+impl ForumDatabase {
+    /// Copy the cached data directory into a new instance directory under the lab root,
+    /// render its my.cnf from `settings` (`db.*`), start it and set the account's password.
+    pub fn start(
+        dataset: &Dataset,
+        settings: &Settings,
+        options: DbOptions,
+    ) -> Result<ForumDatabase, LabError> {
+        let programs = DbPrograms::discover()?;
+        let root = registry::lab_root()?;
+        registry::clean_stale(&root);
+        let entry = mariadb::new_entry("mariadb", &|id| root.join(id));
+        // On disk before anything exists, so a SIGKILL later leaves something to reap.
+        registry::write_entry(&root, &entry)?;
+        let prepared = (|| {
+            // 0711: the web servers' workers (www-data when the lab runs as root) pass
+            // through to the socket; they cannot list the directory, and data/ is 0700.
+            make_dir(&entry.private_dir, 0o711)?;
+            let files = InstanceFiles::in_dir(&entry.private_dir);
+            dataset::copy_datadir(&dataset.datadir(), &files.datadir)?;
+            let port = mariadb::free_port()?;
+            let config = mariadb::render_config(&files, settings, Purpose::Run { port })?;
+            Ok::<_, LabError>((config, port))
+        })();
+        let (config, port) = match prepared {
+            Ok(p) => p,
+            Err(e) => {
+                registry::remove_dirs(&entry);
+                registry::remove_entry(&root, &entry.id);
+                return Err(e);
+            }
+        };
+        let db = RunningDatabase::launch(&root, entry, &programs, &config, Some(port), options)?;
+        let password = mariadb::random_password()?;
+        db.admin_sql(&format!(
+            "ALTER USER '{}'@'localhost' IDENTIFIED BY '{password}';",
+            mariadb::APP_USER
+        ))?;
+        Ok(ForumDatabase {
+            db,
+            password,
+            summary: dataset.summary.clone(),
+        })
+    }
+
+    /// The PHP configuration the pages read.
+    pub fn app_config(&self) -> Result<String, LabError> {
+        app::render_config(self.db.socket(), &self.password)
+    }
+
+    pub fn database(&self) -> &RunningDatabase {
+        &self.db
+    }
+
+    pub fn summary(&self) -> &DataSummary {
+        &self.summary
+    }
+
+    /// Stop the server and verify nothing is left.
+    pub fn stop(self) -> Result<(), LabError> {
+        self.db.stop()
+    }
+}
+
+/// A PHP-capable lab stack serving the forum, with its private database: the database
+/// starts first and stops last.
+pub struct ForumStack {
+    // Dropped in declaration order: the web stack first, then the database.
+    stack: Option<RunningStack>,
+    database: Option<ForumDatabase>,
+}
+
+impl ForumStack {
+    /// Start the database from the cached dataset, then the stack, then install the forum
+    /// into the stack's document root and wait until a forum page answers through the
+    /// front server.
+    pub fn start(
+        stack: StackKind,
+        web_settings: &Settings,
+        db_settings: &Settings,
+        dataset: &Dataset,
+        start: StartOptions,
+        db_options: DbOptions,
+    ) -> Result<ForumStack, LabError> {
+        if !stack.has_php() {
+            return Err(LabError::Inconsistent(format!(
+                "the forum needs PHP; {} serves static files only (use apache-prefork, apache-worker, apache-event, nginx-apache or nginx-php-fpm)",
+                stack.name()
+            )));
+        }
+        let ready_timeout = start.ready_timeout;
+        let database = ForumDatabase::start(dataset, db_settings, db_options)?;
+        let running = RunningStack::start(stack, web_settings, start)?;
+        app::install(running.docroot(), &database.app_config()?)?;
+        let forum = ForumStack {
+            stack: Some(running),
+            database: Some(database),
+        };
+        forum.wait_for_page(ready_timeout)?;
+        Ok(forum)
+    }
+
+    fn wait_for_page(&self, timeout: Duration) -> Result<(), LabError> {
+        let address = self.front_address();
+        let deadline = Instant::now() + timeout;
+        loop {
+            let outcome = http_get(address, "/viewtopic.php?t=1", Duration::from_secs(5));
+            match &outcome {
+                Ok((200, body)) if contains(body, app::PAGE_MARKER.as_bytes()) => return Ok(()),
+                _ if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(100)),
+                _ => {
+                    let what = match outcome {
+                        Ok((status, body)) => format!(
+                            "status {status}: {}",
+                            String::from_utf8_lossy(&body[..body.len().min(200)])
+                        ),
+                        Err(e) => e.to_string(),
+                    };
+                    return Err(db_failed(format!(
+                        "the forum does not answer through {}: GET /viewtopic.php?t=1 gave {what}",
+                        self.base_url()
+                    )));
+                }
+            }
+        }
+    }
+
+    fn running(&self) -> Option<&RunningStack> {
+        self.stack.as_ref()
+    }
+
+    /// The address clients load (the front server).
+    pub fn front_address(&self) -> SocketAddr {
+        self.running()
+            .map(|s| s.front_address())
+            .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 0)))
+    }
+
+    /// `http://127.0.0.1:PORT` of the front server.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.front_address())
+    }
+
+    pub fn stack(&self) -> Option<&RunningStack> {
+        self.running()
+    }
+
+    pub fn database(&self) -> Option<&ForumDatabase> {
+        self.database.as_ref()
+    }
+
+    /// Session ids of every server, the database's included (for the sampler).
+    pub fn sessions(&self) -> Vec<i32> {
+        let mut sessions = self.running().map(|s| s.sessions()).unwrap_or_default();
+        if let Some(sid) = self.database.as_ref().and_then(|d| d.db.session()) {
+            sessions.push(sid);
+        }
+        sessions
+    }
+
+    /// Every live process of the stack and the database now.
+    pub fn processes(&self) -> Vec<i32> {
+        let mut pids = self.running().map(|s| s.processes()).unwrap_or_default();
+        if let Some(db) = &self.database {
+            pids.extend(db.db.processes());
+        }
+        pids
+    }
+
+    /// Stop the web stack, then the database; the first error is reported, both are
+    /// stopped either way.
+    pub fn stop(mut self) -> Result<(), LabError> {
+        let web = self.stack.take().map(|s| s.stop()).unwrap_or(Ok(()));
+        let db = self.database.take().map(|d| d.stop()).unwrap_or(Ok(()));
+        web.and(db)
+    }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}

@@ -1,0 +1,110 @@
+//! The forum's data and its private MariaDB: generation is deterministic (same seed, same
+//! checksum; another seed, another checksum), and a private instance starts from the
+//! cached data, answers, and stops leaving no process behind.
+
+use std::path::PathBuf;
+use webtune_lab::forum::{self, dataset, dbparams, DbOptions, ForumDatabase};
+
+#[test]
+fn same_seed_same_data_other_seed_other_data() {
+    let a = forum::checksum(2_000, 1).unwrap();
+    let b = forum::checksum(2_000, 1).unwrap();
+    let c = forum::checksum(2_000, 2).unwrap();
+    let d = forum::checksum(2_001, 1).unwrap();
+    assert_eq!(a, b, "the same seed must give the same data");
+    assert_ne!(a, c, "another seed must give other data");
+    assert_ne!(a, d, "another size must give other data");
+
+    // The files written are exactly the bytes the checksum covers.
+    let dir = scratch_dir("generate");
+    let summary = forum::generate(2_000, 1, &dir).unwrap();
+    assert_eq!(summary.checksum, a);
+    let written: u64 = forum::data::TABLES
+        .iter()
+        .map(|t| {
+            std::fs::metadata(dir.join(format!("{t}.tsv")))
+                .unwrap()
+                .len()
+        })
+        .sum();
+    assert_eq!(written, summary.bytes);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_sizes_are_refused_with_the_range() {
+    let err = forum::checksum(5, 1).unwrap_err().to_string();
+    assert!(err.contains("100..="), "{err}");
+}
+
+fn scratch_dir(name: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("webtune-forum-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn mariadb_installed() -> bool {
+    forum::mariadb::DbPrograms::discover().is_ok()
+}
+
+#[test]
+fn private_mariadb_starts_from_the_cache_answers_and_stops() {
+    if !mariadb_installed() {
+        eprintln!("skipped: mariadb-server is not installed");
+        return;
+    }
+    let mut steps = Vec::new();
+    let data = dataset::ensure(2_000, 11, &DbOptions::default(), &mut |s| {
+        steps.push(s.to_string())
+    })
+    .unwrap();
+    // A second call comes from the cache.
+    let again = dataset::ensure(2_000, 11, &DbOptions::default(), &mut |_| {}).unwrap();
+    assert!(!again.built_now);
+    assert_eq!(again.summary, data.summary);
+
+    let settings = dbparams::settings_for(&["db.max_connections=40".into()]).unwrap();
+    let db = ForumDatabase::start(&data, &settings, DbOptions::default()).unwrap();
+    let server = db.database();
+    let pids = server.processes();
+    assert_eq!(pids.len(), 1, "one mariadbd: {pids:?}");
+    let counts = server
+        .admin_sql("SELECT COUNT(*) FROM forum.posts; SELECT COUNT(*) FROM forum.topics; SELECT @@max_connections, @@bind_address;")
+        .unwrap();
+    let lines: Vec<&str> = counts.lines().collect();
+    assert_eq!(lines[0], "2000");
+    assert_eq!(lines[1], data.summary.shape.topics.to_string());
+    assert_eq!(lines[2], "40\t127.0.0.1");
+    // The pages' account reads and cannot write.
+    let config = db.app_config().unwrap();
+    assert!(config.contains(&server.socket().display().to_string()));
+    let dir = server.dir().to_path_buf();
+    db.stop().unwrap();
+    for pid in pids {
+        assert!(
+            !std::path::Path::new(&format!("/proc/{pid}")).exists()
+                || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .map(|s| s.contains(") Z "))
+                    .unwrap_or(true),
+            "mariadbd {pid} is still running"
+        );
+    }
+    assert!(!dir.exists(), "{} was not removed", dir.display());
+}
+
+#[test]
+fn shipped_scenario_matches_seed_003_data() {
+    let shipped = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/scenarios/forum.toml"),
+    )
+    .unwrap();
+    let shape = forum::Shape::for_posts(forum::data::SEED_003_POSTS).unwrap();
+    let rendered = forum::app::scenario(&shape, "http://127.0.0.1:8080");
+    for line in rendered.lines().filter(|l| {
+        l.starts_with("path") || l.starts_with("weight") || l.starts_with("body_contains")
+    }) {
+        assert!(shipped.contains(line), "forum.toml lacks {line:?}");
+    }
+}

@@ -1,0 +1,152 @@
+//! The forum's pages under real lab stacks (Apache prefork + mod_php, nginx + php-fpm) on
+//! the private MariaDB: valid ids give complete pages of tens of KB whose sizes vary with
+//! the content, invalid or malformed ids give a proper 404, output is escaped, the
+//! configuration file is not readable over HTTP, and stopping leaves no process.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+use webtune_lab::forum::{app, dataset, dbparams, DbOptions, ForumStack};
+use webtune_lab::{http_get, settings_for, StackKind, StartOptions};
+
+fn installed(stack: StackKind) -> bool {
+    let programs = webtune_lab::Programs::discover();
+    stack
+        .components()
+        .iter()
+        .all(|(_, c)| programs.program_for(*c).is_ok())
+        && webtune_lab::forum::mariadb::DbPrograms::discover().is_ok()
+}
+
+fn get(address: SocketAddr, path: &str) -> (u16, String) {
+    let (status, body) = http_get(address, path, Duration::from_secs(10)).unwrap();
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+fn complete(body: &str) -> bool {
+    body.contains(app::PAGE_MARKER) && body.trim_end().ends_with("</html>")
+}
+
+fn check_pages(stack: StackKind) {
+    if !installed(stack) {
+        eprintln!(
+            "skipped: {} or mariadb-server is not installed",
+            stack.name()
+        );
+        return;
+    }
+    let data = dataset::ensure(2_000, 11, &DbOptions::default(), &mut |_| {}).unwrap();
+    let shape = data.summary.shape;
+    let forum = ForumStack::start(
+        stack,
+        &settings_for(stack, &[]).unwrap(),
+        &dbparams::settings_for(&[]).unwrap(),
+        &data,
+        StartOptions::default(),
+        DbOptions::default(),
+    )
+    .unwrap();
+    let address = forum.front_address();
+
+    let (status, index) = get(address, "/index.php");
+    assert_eq!(status, 200, "{index}");
+    assert!(complete(&index));
+    assert!(
+        index.contains("viewforum.php?f=1"),
+        "the index links its forums"
+    );
+    assert!(index.len() > 5_000, "index is {} bytes", index.len());
+
+    let (status, list) = get(address, "/viewforum.php?f=1");
+    assert_eq!(status, 200, "{list}");
+    assert!(complete(&list));
+    assert!(
+        list.contains("viewtopic.php?t="),
+        "a topic list links its topics"
+    );
+    // A page past the end shows the last page (phpBB clamps the same way).
+    let (status, past_end) = get(address, "/viewforum.php?f=1&page=9999");
+    assert_eq!(status, 200);
+    assert!(complete(&past_end));
+
+    let mut sizes = Vec::new();
+    for t in [1, 2, 3, shape.topics / 2, shape.topics] {
+        let (status, thread) = get(address, &format!("/viewtopic.php?t={t}"));
+        assert_eq!(status, 200, "topic {t}: {thread}");
+        assert!(complete(&thread), "topic {t}");
+        assert!(thread.contains("class=\"post "), "topic {t} shows posts");
+        sizes.push(thread.len());
+    }
+    eprintln!(
+        "{}: index {} B, list {} B, threads {sizes:?}",
+        stack.name(),
+        index.len(),
+        list.len()
+    );
+    sizes.sort_unstable();
+    sizes.dedup();
+    assert!(sizes.len() > 1, "page sizes vary with content: {sizes:?}");
+
+    // Invalid and malformed ids: 404, without the marker of a complete page.
+    let last_forum = shape.forums;
+    let last_topic = shape.topics;
+    for path in [
+        format!("/viewtopic.php?t={}", last_topic + 1),
+        "/viewtopic.php?t=0".to_string(),
+        "/viewtopic.php?t=-1".to_string(),
+        "/viewtopic.php?t=abc".to_string(),
+        "/viewtopic.php?t=1e3".to_string(),
+        "/viewtopic.php?t[]=1".to_string(),
+        "/viewtopic.php?t=99999999999999999999".to_string(),
+        "/viewtopic.php".to_string(),
+        "/viewtopic.php?t=1&page=x".to_string(),
+        format!("/viewforum.php?f={}", last_forum + 1),
+        "/viewforum.php?f=%27%20OR%201=1".to_string(),
+        "/viewforum.php".to_string(),
+        "/forum-config.php".to_string(),
+    ] {
+        let (status, body) = get(address, &path);
+        assert_eq!(status, 404, "{path}: {body}");
+        assert!(!body.contains(app::PAGE_MARKER), "{path}");
+        assert!(!body.contains("password"), "{path}");
+    }
+
+    // Output is escaped: a post quoting a <script> tag shows it as text.
+    let database = forum.database().unwrap().database();
+    let topic = database
+        .admin_sql(
+            "SELECT p.topic_id FROM forum.posts p JOIN forum.topics t ON t.id = p.topic_id \
+             WHERE p.body LIKE '%<script>%' AND t.replies < 15 ORDER BY p.id LIMIT 1;",
+        )
+        .unwrap();
+    let topic = topic.trim();
+    eprintln!("escaping checked on topic {topic:?}");
+    if !topic.is_empty() {
+        let (status, thread) = get(address, &format!("/viewtopic.php?t={topic}"));
+        assert_eq!(status, 200);
+        assert!(thread.contains("&lt;script&gt;alert("), "topic {topic}");
+        assert!(!thread.contains("<script>"), "topic {topic}");
+    }
+
+    let pids = forum.processes();
+    assert!(pids.len() >= 2, "web server and mariadbd: {pids:?}");
+    forum.stop().unwrap();
+    let alive: Vec<i32> = pids
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .map(|s| !s.contains(") Z "))
+                .unwrap_or(false)
+        })
+        .collect();
+    assert!(alive.is_empty(), "left running: {alive:?}");
+}
+
+#[test]
+fn forum_pages_under_apache_prefork_with_mod_php() {
+    check_pages(StackKind::Apache(webtune_lab::Mpm::Prefork));
+}
+
+#[test]
+fn forum_pages_under_nginx_with_php_fpm() {
+    check_pages(StackKind::NginxPhpFpm);
+}
