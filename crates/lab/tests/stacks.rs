@@ -221,6 +221,27 @@ fn nginx_apache_proxies_to_the_backend_and_stops_clean() {
 }
 
 #[test]
+fn nginx_apache_event_with_upstream_keepalive_runs_php_and_stops_clean() {
+    let guard = start(
+        "nginx-apache-event",
+        &[
+            "backend.pm.max_children=4",
+            "frontend.upstream_keepalive=4",
+            "frontend.proxy_buffering=off",
+        ],
+    );
+    let stack = guard.stack();
+    load_briefly(stack, true);
+    let nginx = config(stack, "nginx.conf");
+    assert!(nginx.contains("proxy_buffering off;"));
+    assert!(nginx.contains("proxy_http_version 1.1;"));
+    assert!(config(stack, "apache2.conf").contains("mod_mpm_event.so"));
+    // php-fpm, Apache, nginx: three sessions.
+    assert_eq!(stack.sessions().len(), 3);
+    guard.stop_and_verify();
+}
+
+#[test]
 fn nginx_php_fpm_runs_php_and_stops_clean() {
     let guard = start("nginx-php-fpm", &["pm=static", "pm.max_children=2"]);
     let stack = guard.stack();
