@@ -231,8 +231,7 @@ impl ResponseParser {
         let mut close = minor == 0;
         for h in response.headers.iter() {
             if h.name.eq_ignore_ascii_case("content-length") {
-                let text = std::str::from_utf8(h.value).map_err(|_| Malformed("bad length"))?;
-                let n: u64 = text.trim().parse().map_err(|_| Malformed("bad length"))?;
+                let n = parse_length(h.value).ok_or(Malformed("bad length"))?;
                 if length.is_some_and(|l| l != n) {
                     return Err(Malformed("conflicting content-length"));
                 }
@@ -399,6 +398,17 @@ impl ResponseParser {
     }
 }
 
+/// A Content-Length value: decimal digits, optional surrounding whitespace.
+fn parse_length(value: &[u8]) -> Option<u64> {
+    let digits = value.trim_ascii();
+    if digits.is_empty() || digits.len() > 19 {
+        return None;
+    }
+    digits.iter().try_fold(0u64, |n, &b| {
+        b.is_ascii_digit().then(|| n * 10 + u64::from(b - b'0'))
+    })
+}
+
 fn hex_value(b: u8) -> Option<u64> {
     match b {
         b'0'..=b'9' => Some((b - b'0') as u64),
@@ -522,6 +532,16 @@ mod tests {
         p.capture_body(false);
         assert!(matches!(p.feed(r), Ok(Progress::Complete { .. })));
         assert!(p.body().is_empty());
+    }
+
+    #[test]
+    fn lengths_parse_strictly() {
+        assert_eq!(parse_length(b" 42 "), Some(42));
+        assert_eq!(parse_length(b"0"), Some(0));
+        assert_eq!(parse_length(b""), None);
+        assert_eq!(parse_length(b"4 2"), None);
+        assert_eq!(parse_length(b"-1"), None);
+        assert_eq!(parse_length(b"99999999999999999999"), None);
     }
 
     #[test]

@@ -106,6 +106,8 @@ pub struct Recorder {
     /// Per request name, for scenarios (empty otherwise).
     pub names: Vec<NamedResult>,
     pub slots: Vec<Slot>,
+    /// Slots before this one are already marked busy (marking is then O(1) per call).
+    busy_through: usize,
     interval: IntervalReport,
 }
 
@@ -138,9 +140,14 @@ impl Recorder {
 
     /// Requests were outstanding from slot `from` through slot `to`.
     pub fn mark_busy(&mut self, from: usize, to: usize) {
+        let from = from.max(self.busy_through);
+        if from > to {
+            return;
+        }
         for i in from..=to {
             self.slot(i).busy = true;
         }
+        self.busy_through = to + 1;
     }
 
     #[inline]
