@@ -118,9 +118,23 @@ impl RunningStack {
             reaped,
         };
         // On any error below, dropping `running` stops what started and removes the files.
-        running.prepare(settings, &programs)?;
-        running.launch()?;
-        Ok(running)
+        let outcome = running
+            .prepare(settings, &programs)
+            .and_then(|()| running.launch());
+        match outcome {
+            Ok(()) => Ok(running),
+            Err(e) => {
+                // A terminal's Ctrl-C also reaches the config checks webtune runs in its own
+                // process group; what failed then is the interruption, not the server.
+                let interrupted = running.check_interrupt().is_err();
+                drop(running);
+                Err(if interrupted {
+                    LabError::Interrupted
+                } else {
+                    e
+                })
+            }
+        }
     }
 
     fn prepare(&mut self, settings: &Settings, programs: &Programs) -> Result<(), LabError> {

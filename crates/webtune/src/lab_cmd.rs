@@ -223,7 +223,14 @@ fn parse_bench(words: &[String]) -> anyhow::Result<BenchArgs> {
     match BenchLine::try_parse_from(argv) {
         Ok(line) => Ok(line.bench),
         Err(e) if !e.use_stderr() => e.exit(),
-        Err(e) => bail!("bad bench flags after --: {}", e.kind()),
+        Err(e) => {
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or_default();
+            bail!(
+                "bench flags after --: {} (see webtune bench --help)",
+                first.trim_start_matches("error: ")
+            )
+        }
     }
 }
 
