@@ -5,72 +5,21 @@
 //! Tolerances are stated per test; they are wide because the client and the server share two
 //! cores here.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+mod support;
+
+use std::net::SocketAddr;
 use std::sync::Arc;
-use std::thread;
 use std::time::{Duration, Instant};
+use support::{http_server, TestServer};
 use webtune_engine::{run, RunControl};
 use webtune_model::{Arrival, LoadMode, RunResult, RunSpec, Stage, StopCondition};
 
-/// What the test server does for the n-th request (counted over all connections).
+/// What the test server waits before answering the n-th request (over all connections).
 type Behaviour = dyn Fn(u64, &str) -> Duration + Send + Sync;
 
-struct DelayServer {
-    addr: SocketAddr,
-    stop: Arc<AtomicBool>,
-}
-
-impl Drop for DelayServer {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        let _ = TcpStream::connect(self.addr);
-    }
-}
-
-/// A thread-per-connection keep-alive server that answers each request with a 2-byte body
-/// after the delay `behave` gives it.
-fn delay_server(behave: Arc<Behaviour>) -> DelayServer {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let counter = Arc::new(AtomicU64::new(0));
-    let stop2 = stop.clone();
-    thread::spawn(move || {
-        for conn in listener.incoming() {
-            if stop2.load(Ordering::SeqCst) {
-                break;
-            }
-            let Ok(mut s) = conn else { continue };
-            let (behave, counter) = (behave.clone(), counter.clone());
-            thread::spawn(move || {
-                let _ = s.set_nodelay(true);
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 4096];
-                loop {
-                    while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-                        match s.read(&mut chunk) {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                        }
-                    }
-                    let end = buf.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
-                    let head = String::from_utf8_lossy(&buf[..end]).into_owned();
-                    buf.drain(..end);
-                    let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
-                    let n = counter.fetch_add(1, Ordering::SeqCst);
-                    thread::sleep(behave(n, &path));
-                    if s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-                        .is_err()
-                    {
-                        return;
-                    }
-                }
-            });
-        }
-    });
-    DelayServer { addr, stop }
+/// A keep-alive server answering "ok" after the delay `behave` gives each request.
+fn delay_server(behave: Arc<Behaviour>) -> TestServer {
+    http_server(move |n, path| (behave(n, path), b"ok".to_vec()))
 }
 
 /// 2 ms for most requests, 50 ms for every 20th (LAB-NOTES' known-delay server).

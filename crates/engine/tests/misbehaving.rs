@@ -2,63 +2,25 @@
 //! own kind, every run ends within its timeout, nothing panics. The servers are plain std
 //! listeners on loopback, each scripted to break HTTP in one way.
 
-use std::io::{Read, Write};
+mod support;
+
+use std::io::Write;
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::thread;
 use std::time::Duration;
+use support::{read_head, serve_connections, TestServer};
 use webtune_engine::{run, RunControl};
 use webtune_model::{ErrorKind, RunResult, RunSpec, StopCondition};
 
-/// A scripted server: for each connection, reads requests and lets `behave` answer.
-struct Scripted {
-    addr: SocketAddr,
-    stop: Arc<AtomicBool>,
-    accepted: Arc<AtomicUsize>,
-}
-
-impl Drop for Scripted {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        let _ = TcpStream::connect(self.addr); // wake the accept loop
-    }
-}
-
-/// Read one request head; false when the client closed.
+/// Read one request head; false when the client closed (the engine never pipelines).
 fn read_request(s: &mut TcpStream) -> bool {
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") {
-        match s.read(&mut byte) {
-            Ok(1) => head.push(byte[0]),
-            _ => return false,
-        }
-    }
-    true
+    read_head(s, &mut Vec::new()).is_some()
 }
 
-fn scripted(behave: fn(&mut TcpStream)) -> Scripted {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let accepted = Arc::new(AtomicUsize::new(0));
-    let (stop2, accepted2) = (stop.clone(), accepted.clone());
-    thread::spawn(move || {
-        for conn in listener.incoming() {
-            if stop2.load(Ordering::SeqCst) {
-                break;
-            }
-            let Ok(mut s) = conn else { continue };
-            accepted2.fetch_add(1, Ordering::SeqCst);
-            thread::spawn(move || behave(&mut s));
-        }
-    });
-    Scripted {
-        addr,
-        stop,
-        accepted,
-    }
+/// A server whose every connection is handled by `behave`.
+fn scripted(behave: fn(&mut TcpStream)) -> TestServer {
+    serve_connections(move |mut s| behave(&mut s))
 }
 
 fn spec_for(addr: SocketAddr, n: u64) -> RunSpec {

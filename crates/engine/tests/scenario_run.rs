@@ -2,69 +2,38 @@
 //! stay in range (checked by the server), a failed body check is counted under its name, and
 //! every figure is broken down per name.
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+mod support;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::thread;
+use std::time::Duration;
+use support::{http_server, TestServer};
 use webtune_engine::{run, RunControl};
 use webtune_model::{ErrorKind, RunSpec, StopCondition};
 
-/// Answers every request; counts `/t?id=N` requests whose N is outside 1..=150000.
-fn range_checking_server(out_of_range: Arc<AtomicU64>) -> std::net::SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(mut s) = conn else { continue };
-            let bad = out_of_range.clone();
-            thread::spawn(move || serve(&mut s, &bad));
-        }
-    });
-    addr
-}
-
-fn serve(s: &mut TcpStream, bad: &AtomicU64) {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    loop {
-        while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-            match s.read(&mut chunk) {
-                Ok(0) | Err(_) => return,
-                Ok(n) => buf.extend_from_slice(&chunk[..n]),
-            }
-        }
-        let end = buf.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
-        let head = String::from_utf8_lossy(&buf[..end]).into_owned();
-        buf.drain(..end);
-        let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
+/// Answers every request ("<html>…</html>" under /page, "plain" elsewhere); counts
+/// `/t?id=N` requests whose N is outside 1..=150000.
+fn range_checking_server(out_of_range: Arc<AtomicU64>) -> TestServer {
+    http_server(move |_, path| {
         if let Some(id) = path.strip_prefix("/t?id=") {
-            match id.parse::<u64>() {
-                Ok(n) if (1..=150_000).contains(&n) => {}
-                _ => {
-                    bad.fetch_add(1, Ordering::SeqCst);
-                }
+            if !id.parse::<u64>().is_ok_and(|n| (1..=150_000).contains(&n)) {
+                out_of_range.fetch_add(1, Ordering::SeqCst);
             }
         }
-        let body = if path.starts_with("/page") {
-            "<html>a forum page</html>"
+        let body: &[u8] = if path.starts_with("/page") {
+            b"<html>a forum page</html>"
         } else {
-            "plain"
+            b"plain"
         };
-        let reply = format!(
-            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
-        );
-        if s.write_all(reply.as_bytes()).is_err() {
-            return;
-        }
-    }
+        (Duration::ZERO, body.to_vec())
+    })
 }
 
 #[test]
 fn weighted_scenario_breaks_down_per_name() {
     let bad = Arc::new(AtomicU64::new(0));
-    let addr = range_checking_server(bad.clone());
+    let srv = range_checking_server(bad.clone());
+    let addr = srv.addr;
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("mix.toml");
     std::fs::write(
@@ -147,7 +116,8 @@ fn scenario_against_the_embedded_target_runs_clean() {
 #[test]
 fn think_time_paces_each_connection_in_closed_loop() {
     let bad = Arc::new(AtomicU64::new(0));
-    let addr = range_checking_server(bad);
+    let srv = range_checking_server(bad);
+    let addr = srv.addr;
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("think.toml");
     std::fs::write(
