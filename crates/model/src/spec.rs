@@ -97,10 +97,6 @@ pub struct RunSpec {
     /// The scenario file the requests came from, if any (a record; `url` is its base URL).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scenario: Option<String>,
-    /// Closed loop: pause per connection between an answer and the next request, e.g.
-    /// "100ms", "uniform:50ms:150ms", "exp:100ms" (a record of the scenario's setting).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub think: Option<String>,
 }
 
 impl Default for RunSpec {
@@ -128,7 +124,6 @@ impl Default for RunSpec {
             cooldown_s: 0.0,
             probe: None,
             scenario: None,
-            think: None,
         }
     }
 }
