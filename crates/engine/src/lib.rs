@@ -320,6 +320,7 @@ pub fn run(
             ..spec.clone()
         },
         addresses: plan.addresses.iter().map(|a| a.to_string()).collect(),
+        skipped_addresses: plan.skipped.iter().map(|a| a.to_string()).collect(),
         duration_s: measured_s,
         interrupted: control.stop_requested(),
         responses: total.responses,

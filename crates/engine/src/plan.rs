@@ -37,6 +37,9 @@ pub struct Plan {
     /// True for scenario runs: results are broken down per request name.
     pub named: bool,
     pub host_header: String,
+    /// Resolved addresses left out because they refused a test connection while others
+    /// accepted (`localhost` is ::1 and 127.0.0.1; most servers listen on one of them).
+    pub skipped: Vec<SocketAddr>,
     /// The probe's target and request, if `--probe` was given.
     pub probe: Option<(Vec<SocketAddr>, Vec<u8>)>,
     pub threads: usize,
@@ -196,6 +199,26 @@ pub fn encode_request(spec: &RunSpec, target: &Target) -> Result<Vec<u8>, Engine
     Ok(bytes)
 }
 
+/// Of several resolved addresses, keep those that accept a test connection; if none does,
+/// keep them all (the run then reports the connect errors).
+fn keep_listening(
+    addrs: Vec<SocketAddr>,
+    connect_timeout_ms: u64,
+) -> (Vec<SocketAddr>, Vec<SocketAddr>) {
+    if addrs.len() < 2 {
+        return (addrs, Vec::new());
+    }
+    let timeout = std::time::Duration::from_millis(connect_timeout_ms.clamp(1, 1000));
+    let (up, down): (Vec<SocketAddr>, Vec<SocketAddr>) = addrs
+        .iter()
+        .partition(|a| std::net::TcpStream::connect_timeout(a, timeout).is_ok());
+    if up.is_empty() {
+        (addrs, Vec::new())
+    } else {
+        (up, down)
+    }
+}
+
 /// Open files one connection-per-socket run needs: the sockets plus the process's own
 /// (stdio, epoll fds, the binary, libraries) with headroom.
 fn files_needed(connections: u64, threads: u64) -> u64 {
@@ -252,7 +275,12 @@ pub fn build(spec: &RunSpec) -> Result<Plan, EngineError> {
         });
     }
     let target = parse_url(&spec.url)?;
-    let addresses = resolve(&target, &spec.connect_to)?;
+    let resolved = resolve(&target, &spec.connect_to)?;
+    let (addresses, skipped) = if spec.connect_to.is_empty() {
+        keep_listening(resolved, spec.connect_timeout_ms)
+    } else {
+        (resolved, Vec::new()) // the user named them: use them all, as asked
+    };
     let (requests, picker, think, named) = match &spec.scenario {
         None => {
             let request = PlannedRequest {
@@ -330,6 +358,7 @@ pub fn build(spec: &RunSpec) -> Result<Plan, EngineError> {
         think,
         named,
         host_header: target.host_header,
+        skipped,
         probe,
         threads,
         connections,
@@ -398,6 +427,21 @@ mod tests {
         assert!(text.contains("Host: other\r\n"));
         spec.headers = vec![("X".into(), "a\r\nEvil: 1".into())];
         assert!(encode_request(&spec, &t).is_err());
+    }
+
+    #[test]
+    fn addresses_that_refuse_are_left_out_unless_all_do() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let up = listener.local_addr().unwrap();
+        let down: SocketAddr = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap()
+        };
+        let (kept, skipped) = keep_listening(vec![up, down], 500);
+        assert_eq!((kept, skipped), (vec![up], vec![down]));
+        let (kept, skipped) = keep_listening(vec![down, down], 500);
+        assert_eq!(kept.len(), 2);
+        assert!(skipped.is_empty());
     }
 
     #[test]

@@ -130,6 +130,10 @@ pub struct RunResult {
     pub spec: RunSpec,
     /// The socket addresses the connections were spread over.
     pub addresses: Vec<String>,
+    /// Resolved addresses left out because they refused a test connection while others
+    /// accepted it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped_addresses: Vec<String>,
     /// Length of the measurement, seconds.
     pub duration_s: f64,
     /// True when the run was stopped early (Ctrl-C / SIGTERM).

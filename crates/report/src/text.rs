@@ -17,6 +17,7 @@ pub fn render_text(result: &RunResult) -> String {
     let mut out = String::new();
     write_header(&mut out, result);
     write_throughput(&mut out, result);
+    write_repeats(&mut out, result);
     timing::write_schedule(&mut out, result);
     write_latency_table(&mut out, result);
     timing::write_by_name(&mut out, result);
@@ -49,6 +50,13 @@ fn write_header(out: &mut String, r: &RunResult) {
     );
     if !r.addresses.is_empty() {
         let _ = writeln!(out, "  target {}", r.addresses.join(", "));
+    }
+    if !r.skipped_addresses.is_empty() {
+        let _ = writeln!(
+            out,
+            "  skipped {} (resolved, but refused a test connection)",
+            r.skipped_addresses.join(", ")
+        );
     }
     let _ = writeln!(out, "  measured {}", seconds(r.duration_s));
     if r.interrupted {
@@ -144,6 +152,44 @@ pub(crate) fn write_aligned(out: &mut String, rows: &[Vec<String>]) {
         }
         let _ = writeln!(out, "{}", line.trim_end());
     }
+}
+
+/// With `bench --repeat N`: one line per repeat and the spread of their throughput, so a
+/// reader sees the run-to-run noise before trusting a difference.
+fn write_repeats(out: &mut String, r: &RunResult) {
+    if r.repeats.len() < 2 {
+        return;
+    }
+    let rates: Vec<f64> = r.repeats.iter().map(|s| s.requests_per_s).collect();
+    let mean = crate::stats::mean(&rates);
+    let sd = crate::stats::sample_variance(&rates).sqrt();
+    let (lo, hi) = rates
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+            (lo.min(v), hi.max(v))
+        });
+    let _ = writeln!(
+        out,
+        "Repeats         {} runs (figures above are all runs merged): requests/s {mean:.2} ± {sd:.2} (sd), \
+         {lo:.2} … {hi:.2}",
+        r.repeats.len()
+    );
+    let mut rows = vec![["  run", "requests/s", "p50 (ms)", "p99 (ms)", "max (ms)", "errors"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect::<Vec<_>>()];
+    for (i, s) in r.repeats.iter().enumerate() {
+        rows.push(vec![
+            format!("  {}", i + 1),
+            format!("{:.2}", s.requests_per_s),
+            ms(s.latency.p50_us),
+            ms(s.latency.p99_us),
+            ms(s.latency.max_us),
+            s.errors.to_string(),
+        ]);
+    }
+    write_aligned(out, &rows);
+    out.push('\n');
 }
 
 fn write_status(out: &mut String, r: &RunResult) {
@@ -272,6 +318,24 @@ mod tests {
         // 1.0 s CPU over 1005 attempted requests
         assert!(text.contains("995.0 µs per request"), "{text}");
         assert!(!text.contains("INTERRUPTED"));
+    }
+
+    #[test]
+    fn repeats_are_listed_with_their_spread() {
+        let runs = vec![
+            synthetic_result(1000, &[1_000]),
+            synthetic_result(1200, &[1_000]),
+            synthetic_result(1100, &[2_000]),
+        ];
+        let merged = crate::with_repeats(runs).unwrap();
+        let text = render_text(&merged);
+        assert!(
+            text.contains("Repeats         3 runs (figures above are all runs merged): requests/s 110.00 ± 10.00 (sd), 100.00 … 120.00"),
+            "{text}"
+        );
+        let third = text.lines().find(|l| l.trim_start().starts_with("3 ")).unwrap();
+        assert!(third.contains("110.00") && third.contains("2.000"), "{third}");
+        assert!(!render_text(&synthetic_result(10, &[1])).contains("Repeats"));
     }
 
     #[test]
