@@ -287,7 +287,7 @@ impl State {
                 selector: selector.describe(),
                 cpu_count: host.cpus.len() as u32,
                 samples: Vec::new(),
-                sampler_cpu_s: 0.0,
+                ..ServerSamples::default()
             },
             selector,
             started: Instant::now(),

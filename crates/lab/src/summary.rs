@@ -202,6 +202,8 @@ mod tests {
             selector: "sessions 1".into(),
             cpu_count: 2,
             samples: vec![sample(0.25), sample(0.5)],
+            parameters: Default::default(),
+            parameters_set: Vec::new(),
             sampler_cpu_s: 0.01,
         };
         let text = summarise(&samples, 110);

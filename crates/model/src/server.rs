@@ -3,6 +3,7 @@
 //! over each sample's interval; gauges are the value at the sample's end.
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// What the server-side sampler saw during a run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -16,6 +17,13 @@ pub struct ServerSamples {
     pub selector: String,
     /// CPUs of the host (the length of every sample's `cpus`).
     pub cpu_count: u32,
+    /// The stack's configuration: every parameter's value, defaults included (empty for
+    /// `external`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub parameters: BTreeMap<String, String>,
+    /// The parameters set explicitly (`--set`), in the order given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parameters_set: Vec<String>,
     /// The samples, oldest first.
     pub samples: Vec<ServerSample>,
     /// CPU time the sampler itself used on the host, seconds.

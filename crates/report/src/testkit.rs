@@ -139,6 +139,10 @@ pub fn empty_result() -> RunResult {
 
 /// Server samples as the lab's sampler takes them: `n` half-second samples on two CPUs, the
 /// first CPU much busier than the second (seed 003's imbalance), memory growing slowly.
+// Assigned field by field on purpose: fields the sampler gains later keep their defaults
+// without this function having to change (a struct literal would not compile, and
+// `..Default::default()` is flagged as needless while no field is left over).
+#[allow(clippy::field_reassign_with_default)]
 pub fn synthetic_server_samples(n: usize) -> webtune_model::ServerSamples {
     use webtune_model::server::{CpuShare, ServerSample};
     let samples = (0..n)
@@ -178,12 +182,12 @@ pub fn synthetic_server_samples(n: usize) -> webtune_model::ServerSamples {
             }
         })
         .collect();
-    webtune_model::ServerSamples {
-        interval_ms: 500,
-        target: "nginx".into(),
-        selector: "sessions 4123".into(),
-        cpu_count: 2,
-        samples,
-        sampler_cpu_s: 0.02,
-    }
+    let mut server = webtune_model::ServerSamples::default();
+    server.interval_ms = 500;
+    server.target = "nginx".into();
+    server.selector = "sessions 4123".into();
+    server.cpu_count = 2;
+    server.samples = samples;
+    server.sampler_cpu_s = 0.02;
+    server
 }

@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use webtune_lab::{
-    settings_for, summarise, Layout, ProcessSelector, Programs, RunningStack, Sampler, StackKind,
-    StartOptions,
+    settings_for, summarise, Layout, ProcessSelector, Programs, RunningStack, Sampler, Settings,
+    StackKind, StartOptions,
 };
 use webtune_model::units::parse_duration;
 
@@ -268,7 +268,16 @@ fn run_stack(args: RunArgs) -> anyhow::Result<i32> {
         } else {
             ProcessSelector::Names(args.processes.clone())
         };
-        return load_and_report(stack, &bench, &url, selector, args.sample_interval, None);
+        return load_and_report(Load {
+            stack,
+            settings: &settings,
+            bench: &bench,
+            url,
+            selector,
+            sample_interval: args.sample_interval,
+            running: None,
+            interrupt: None,
+        });
     }
     if args.url.is_some() {
         bail!(
@@ -326,14 +335,16 @@ fn run_stack(args: RunArgs) -> anyhow::Result<i32> {
     };
     let url = target_url(&running.base_url(), bench.url.as_deref(), default_path)?;
     let selector = ProcessSelector::Sessions(running.sessions());
-    let outcome = load_and_report(
+    let outcome = load_and_report(Load {
         stack,
-        &bench,
-        &url,
+        settings: &settings,
+        bench: &bench,
+        url,
         selector,
-        args.sample_interval,
-        Some(&running),
-    );
+        sample_interval: args.sample_interval,
+        running: Some(&running),
+        interrupt: Some(&interrupt),
+    });
     let dir = running.private_dir().to_path_buf();
     let stopped = running.stop();
     match (&outcome, stopped) {
@@ -352,31 +363,65 @@ fn run_stack(args: RunArgs) -> anyhow::Result<i32> {
     outcome
 }
 
-/// Load `url` with the bench flags while the sampler watches `selector`, then print the
-/// bench report and the server-side summary and write the JSON when asked.
-fn load_and_report(
+/// One load of a stack: what to load and how to watch it.
+struct Load<'a> {
     stack: StackKind,
-    bench: &BenchArgs,
-    url: &str,
+    settings: &'a Settings,
+    bench: &'a BenchArgs,
+    url: String,
     selector: ProcessSelector,
     sample_interval: Duration,
-    running: Option<&RunningStack>,
-) -> anyhow::Result<i32> {
-    let spec = bench.to_spec(url)?;
+    running: Option<&'a RunningStack>,
+    /// Set by SIGINT/SIGTERM before the bench installs its own handlers.
+    interrupt: Option<&'a AtomicBool>,
+}
+
+/// Load the URL with the bench flags while the sampler watches the server, then print the
+/// bench report and the server-side summary and write the JSON when asked.
+fn load_and_report(load: Load) -> anyhow::Result<i32> {
+    let Load {
+        stack,
+        settings,
+        bench,
+        url,
+        selector,
+        sample_interval,
+        running,
+        interrupt,
+    } = load;
+    let spec = bench.to_spec(&url)?;
     let sampler = Sampler::start(stack.name(), selector, sample_interval);
     let label = format!("{} ", stack.name());
+    // Checked as late as possible: from here to the bench's own handler (installed first
+    // thing in run_spec) a signal would only set this flag, and the load would run its
+    // full length.
+    if interrupt.is_some_and(|flag| flag.load(Ordering::SeqCst)) {
+        drop(sampler);
+        eprintln!("lab: interrupted before the load began");
+        return Ok(EXIT_INTERRUPTED);
+    }
     let outcome = if bench.quiet {
         bench_cmd::run_spec_quiet(&spec, &label, true)
     } else {
         bench_cmd::run_spec(&spec, &label)
     };
-    let samples = sampler.finish();
+    let mut samples = sampler.finish();
+    samples.parameters = settings
+        .iter()
+        .map(|(name, value)| (name.to_string(), value.to_string()))
+        .collect();
+    samples.parameters_set = settings.explicitly_set().to_vec();
     let (mut result, interrupted) = outcome?;
     result.server = Some(samples);
     let json_to_stdout = bench.json.as_deref() == Some("-");
     if !bench.quiet && !json_to_stdout {
         if let Some(r) = running {
-            println!("Lab stack: {} at {}", stack.name(), r.base_url());
+            println!(
+                "Lab stack: {} ({}) at {}",
+                stack.name(),
+                settings.describe_changes(),
+                r.base_url()
+            );
         }
         print!("{}", webtune_report::render_text(&result));
         if let Some(server) = &result.server {

@@ -165,6 +165,12 @@ fn lab_run_prints_the_bench_report_and_the_server_side() {
     assert_eq!(value["responses"], 40);
     let server = &value["server"];
     assert_eq!(server["target"], "apache-prefork");
+    assert_eq!(server["parameters"]["MaxRequestWorkers"], "2");
+    assert_eq!(server["parameters"]["KeepAlive"], "on");
+    assert_eq!(
+        server["parameters_set"],
+        serde_json::json!(["MaxRequestWorkers"])
+    );
     let samples = server["samples"].as_array().expect("samples");
     assert!(!samples.is_empty());
     // Parent plus two children at most.
