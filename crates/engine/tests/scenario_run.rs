@@ -115,6 +115,7 @@ fn scenario_against_the_embedded_target_runs_clean() {
 
 #[test]
 fn think_time_paces_each_connection_in_closed_loop() {
+    let _serial = support::one_at_a_time();
     let bad = Arc::new(AtomicU64::new(0));
     let srv = range_checking_server(bad);
     let addr = srv.addr;

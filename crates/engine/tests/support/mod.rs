@@ -98,3 +98,10 @@ where
         }
     })
 }
+
+/// Tests that compare measured latency with known delays take this lock, so the tests of one
+/// binary (which cargo runs in parallel) do not compete for the CPU and distort each other.
+pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
