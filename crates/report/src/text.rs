@@ -174,10 +174,17 @@ fn write_repeats(out: &mut String, r: &RunResult) {
          {lo:.2} … {hi:.2}",
         r.repeats.len()
     );
-    let mut rows = vec![["  run", "requests/s", "p50 (ms)", "p99 (ms)", "max (ms)", "errors"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect::<Vec<_>>()];
+    let mut rows = vec![[
+        "  run",
+        "requests/s",
+        "p50 (ms)",
+        "p99 (ms)",
+        "max (ms)",
+        "errors",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect::<Vec<_>>()];
     for (i, s) in r.repeats.iter().enumerate() {
         rows.push(vec![
             format!("  {}", i + 1),
@@ -333,8 +340,14 @@ mod tests {
             text.contains("Repeats         3 runs (figures above are all runs merged): requests/s 110.00 ± 10.00 (sd), 100.00 … 120.00"),
             "{text}"
         );
-        let third = text.lines().find(|l| l.trim_start().starts_with("3 ")).unwrap();
-        assert!(third.contains("110.00") && third.contains("2.000"), "{third}");
+        let third = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("3 "))
+            .unwrap();
+        assert!(
+            third.contains("110.00") && third.contains("2.000"),
+            "{third}"
+        );
         assert!(!render_text(&synthetic_result(10, &[1])).contains("Repeats"));
     }
 

@@ -625,3 +625,47 @@ fn sweep_over_rates_is_open_loop_with_warmup() {
     assert!(out.contains("rate (req/s)"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn compare_with_repeats_gives_intervals_and_verdicts() {
+    let dir = temp_dir("compare-repeats");
+    // Two configurations measured five times each: A and A' differ only by noise, B is
+    // clearly faster.
+    let runs = |rates: &[u64]| {
+        webtune_report::with_repeats(
+            rates
+                .iter()
+                .map(|&n| webtune_report::testkit::synthetic_result(n, &[1_000]))
+                .collect(),
+        )
+        .unwrap()
+    };
+    let a = runs(&[1000, 1040, 980, 1010, 990]);
+    let a_again = runs(&[1020, 970, 1005, 995, 1030]);
+    let b = runs(&[1400, 1380, 1420, 1390, 1410]);
+    let paths: Vec<PathBuf> = ["a.json", "a2.json", "b.json"]
+        .iter()
+        .map(|n| dir.join(n))
+        .collect();
+    for (path, r) in paths.iter().zip([&a, &a_again, &b]) {
+        std::fs::write(path, r.to_json_pretty()).unwrap();
+    }
+    let p = |i: usize| paths[i].to_str().unwrap().to_string();
+    let out = stdout_of(&webtune(&["compare", &p(0), &p(1), &p(2)]));
+    let section = |name: &str| {
+        let start = out
+            .find(&format!("{name} vs a.json: 95% confidence interval"))
+            .unwrap_or_else(|| panic!("no interval for {name}:\n{out}"));
+        out[start..]
+            .lines()
+            .find(|l| l.starts_with("requests/s"))
+            .unwrap()
+            .to_string()
+    };
+    assert!(
+        section("a2.json").ends_with("no significant difference"),
+        "{out}"
+    );
+    assert!(section("b.json").ends_with("better"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
