@@ -64,7 +64,20 @@ pub fn summarise(samples: &ServerSamples, responses: u64) -> String {
         out.push('\n');
         let spread = busy[busiest] - busy[idlest];
         let mean_steal = steal.iter().sum::<f64>() / cpu_count as f64;
-        let _ = write!(out, "             steal {mean_steal:.1}%");
+        // Where the host's CPU went: the server's share, and everything else (the
+        // generator, the sampler, other processes) — LAB-NOTES: record other CPU per run.
+        let host_busy_s: f64 = list
+            .iter()
+            .map(|s| s.cpus.iter().map(|c| c.busy() / 100.0).sum::<f64>() * s.length_s)
+            .sum();
+        let server_s: f64 = list.iter().map(|s| s.cpu_user_s + s.cpu_system_s).sum();
+        let _ = write!(
+            out,
+            "             host busy {host_busy_s:.1} of {:.1} CPU-s: server {server_s:.1}, rest {:.1} \
+             (generator, sampler, other processes); steal {mean_steal:.1}%",
+            seconds * cpu_count as f64,
+            (host_busy_s - server_s).max(0.0)
+        );
         if cpu_count > 1 && spread >= 30.0 {
             let _ = write!(
                 out,
@@ -210,6 +223,11 @@ mod tests {
         assert!(text.contains("busiest cpu0 95% busy"), "{text}");
         assert!(text.contains("idlest cpu1 5% busy"), "{text}");
         assert!(text.contains("UNBALANCED"), "{text}");
+        // 0.5 s × (95% + 5%) busy = 0.5 CPU-s, of which the server used 0.3.
+        assert!(
+            text.contains("host busy 0.5 of 1.0 CPU-s: server 0.3, rest 0.2"),
+            "{text}"
+        );
         assert!(text.contains("2.0 per response"), "{text}");
         assert!(text.contains("listen overflows 4"), "{text}");
         assert!(text.contains("peak 4 processes"), "{text}");
