@@ -234,6 +234,7 @@ pub fn render_compare_text(inputs: &[(String, &RunResult)]) -> String {
         rows.push(row);
     }
     out.push_str(&aligned(&rows));
+    out.push_str(&configuration_differences(inputs));
     for (name, r) in inputs.iter().skip(1) {
         out.push('\n');
         if base.repeats.len() >= 2 && r.repeats.len() >= 2 {
@@ -274,6 +275,50 @@ pub fn render_compare_text(inputs: &[(String, &RunResult)]) -> String {
         }
     }
     out
+}
+
+/// The lab parameters whose values differ between the inputs (from `server.parameters`),
+/// one row per parameter and a column per input; empty when the inputs carry none.
+pub fn configuration_differences(inputs: &[(String, &RunResult)]) -> String {
+    let params: Vec<Option<&std::collections::BTreeMap<String, String>>> = inputs
+        .iter()
+        .map(|(_, r)| {
+            r.server
+                .as_ref()
+                .map(|s| &s.parameters)
+                .filter(|p| !p.is_empty())
+        })
+        .collect();
+    if params.iter().filter(|p| p.is_some()).count() < 2 {
+        return String::new();
+    }
+    let mut names: Vec<&String> = params.iter().flatten().flat_map(|p| p.keys()).collect();
+    names.sort();
+    names.dedup();
+    let mut rows = vec![{
+        let mut h = vec!["Configuration".to_string()];
+        h.extend(inputs.iter().map(|(n, _)| n.clone()));
+        h
+    }];
+    for name in names {
+        let values: Vec<String> = params
+            .iter()
+            .map(|p| {
+                p.and_then(|p| p.get(name))
+                    .cloned()
+                    .unwrap_or_else(|| "-".into())
+            })
+            .collect();
+        if values.iter().any(|v| *v != values[0]) {
+            let mut row = vec![format!("  {name}")];
+            row.extend(values);
+            rows.push(row);
+        }
+    }
+    if rows.len() == 1 {
+        return "\nConfiguration: the same lab parameters in every input.\n".into();
+    }
+    format!("\n{}", aligned(&rows))
 }
 
 /// The comparison as an HTML page: the table, the percentile curves and throughput over
@@ -415,6 +460,30 @@ mod tests {
             .find(|l| l.contains("before.json") && l.contains("after.json") && l.contains("change"))
             .unwrap();
         assert!(header.find("before.json") < header.find("after.json"));
+    }
+
+    #[test]
+    fn configuration_differences_are_listed() {
+        let mut a = synthetic_result(10, &[1_000]);
+        let mut b = synthetic_result(10, &[1_000]);
+        let mut sa = webtune_model::ServerSamples::default();
+        sa.parameters.insert("max_clients".into(), "12".into());
+        sa.parameters.insert("keepalive".into(), "on".into());
+        let mut sb = sa.clone();
+        sb.parameters.insert("max_clients".into(), "4".into());
+        a.server = Some(sa);
+        b.server = Some(sb);
+        let text = render_compare_text(&[("before".into(), &a), ("after".into(), &b)]);
+        let row = text.lines().find(|l| l.contains("max_clients")).unwrap();
+        assert_eq!(
+            row.split_whitespace().collect::<Vec<_>>(),
+            ["max_clients", "12", "4"]
+        );
+        assert!(!text.contains("keepalive"));
+        let plain = synthetic_result(10, &[1_000]);
+        assert!(
+            configuration_differences(&[("x".into(), &plain), ("y".into(), &plain)]).is_empty()
+        );
     }
 
     #[test]

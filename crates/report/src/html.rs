@@ -360,6 +360,26 @@ pub fn run_section(result: &RunResult, prefix: &str) -> String {
             server.cpu_count,
             server.sampler_cpu_s
         );
+        if !server.parameters.is_empty() {
+            let _ = writeln!(
+                body,
+                "<table id=\"{prefix}server-parameters\"><tr><th>parameter</th><th>value</th><th></th></tr>"
+            );
+            for (name, value) in &server.parameters {
+                let set = server
+                    .parameters_set
+                    .iter()
+                    .any(|s| s == name || s.split_once('=').is_some_and(|(n, _)| n == name));
+                let _ = writeln!(
+                    body,
+                    "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    escape(name),
+                    escape(value),
+                    if set { "set" } else { "default" }
+                );
+            }
+            body.push_str("</table>\n");
+        }
         let plots = crate::server_plots::server_plots(server);
         if plots.is_empty() {
             body.push_str("<p class=\"note\" id=\"server-samples-empty\">The server was sampled, but no sample was taken.</p>\n");
