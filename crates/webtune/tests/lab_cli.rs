@@ -10,15 +10,51 @@ use std::time::{Duration, Instant};
 
 const WEBTUNE: &str = env!("CARGO_BIN_EXE_webtune");
 
+/// A lab root of the test's own (`WEBTUNE_LAB_DIR`), so that no other lab user on this
+/// machine reaps the test's stacks first; reaped and removed when the test ends.
+struct LabDir(PathBuf);
+
+impl LabDir {
+    fn new(name: &str) -> LabDir {
+        LabDir(std::env::temp_dir().join(format!("webtune-lab-test-{}-{name}", std::process::id())))
+    }
+
+    fn command(&self) -> Command {
+        let mut command = Command::new(WEBTUNE);
+        command.env("WEBTUNE_LAB_DIR", &self.0);
+        command
+    }
+}
+
+impl Drop for LabDir {
+    fn drop(&mut self) {
+        let _ = self
+            .command()
+            .args(["lab", "clean"])
+            .stdout(Stdio::null())
+            .status();
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// A webtune child that is killed (and its stack reaped) if the test ends early.
 struct Webtune {
     child: Option<Child>,
     stderr: Receiver<String>,
+    lab_dir: Option<PathBuf>,
 }
 
 impl Webtune {
     fn spawn(args: &[&str]) -> Webtune {
-        let mut child = Command::new(WEBTUNE)
+        Webtune::spawn_in(None, args)
+    }
+
+    fn spawn_in(lab_dir: Option<&LabDir>, args: &[&str]) -> Webtune {
+        let mut command = match lab_dir {
+            Some(dir) => dir.command(),
+            None => Command::new(WEBTUNE),
+        };
+        let mut child = command
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -37,6 +73,7 @@ impl Webtune {
         Webtune {
             child: Some(child),
             stderr: rx,
+            lab_dir: lab_dir.map(|d| d.0.clone()),
         }
     }
 
@@ -97,10 +134,11 @@ impl Drop for Webtune {
             let _ = child.kill();
             let _ = child.wait();
             // Its stack now has a dead owner: reap it.
-            let _ = Command::new(WEBTUNE)
-                .args(["lab", "clean"])
-                .stdout(Stdio::null())
-                .status();
+            let mut clean = Command::new(WEBTUNE);
+            if let Some(dir) = &self.lab_dir {
+                clean.env("WEBTUNE_LAB_DIR", dir);
+            }
+            let _ = clean.args(["lab", "clean"]).stdout(Stdio::null()).status();
         }
     }
 }
@@ -230,9 +268,13 @@ fn sigint_to_webtune_stops_the_stack_with_nothing_left() {
 
 #[test]
 fn after_sigkill_lab_clean_reaps_the_stack() {
-    let mut webtune =
-        Webtune::spawn(&["lab", "run", "nginx-php-fpm", "--", "-c", "1", "-d", "60s"]);
+    let lab = LabDir::new("clean");
+    let mut webtune = Webtune::spawn_in(
+        Some(&lab),
+        &["lab", "run", "nginx-php-fpm", "--", "-c", "1", "-d", "60s"],
+    );
     let dir = webtune.wait_ready();
+    assert!(dir.starts_with(&lab.0), "{dir:?}");
     webtune.signal(libc::SIGKILL);
     assert!(webtune.wait(Duration::from_secs(10)).is_some());
     // The servers run in their own sessions: they outlive a killed webtune...
@@ -241,7 +283,8 @@ fn after_sigkill_lab_clean_reaps_the_stack() {
         "servers outlive SIGKILL"
     );
     // ...until `lab clean` reaps them.
-    let output = Command::new(WEBTUNE)
+    let output = lab
+        .command()
         .args(["lab", "clean"])
         .output()
         .expect("run webtune lab clean");
@@ -254,6 +297,58 @@ fn after_sigkill_lab_clean_reaps_the_stack() {
         processes_naming(&dir)
     );
     assert!(!dir.exists());
+}
+
+#[test]
+fn after_sigkill_the_next_start_reaps_the_stack() {
+    let lab = LabDir::new("next-start");
+    let mut webtune = Webtune::spawn_in(
+        Some(&lab),
+        &["lab", "run", "apache-prefork", "--", "-c", "1", "-d", "60s"],
+    );
+    let dir = webtune.wait_ready();
+    webtune.signal(libc::SIGKILL);
+    assert!(webtune.wait(Duration::from_secs(10)).is_some());
+    assert!(
+        !processes_naming(&dir).is_empty(),
+        "Apache outlives SIGKILL"
+    );
+    let output = lab
+        .command()
+        .args(["lab", "run", "nginx", "--", "-c", "1", "-n", "5"])
+        .output()
+        .expect("run webtune");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("reaped a stack a killed webtune left"),
+        "{stderr}"
+    );
+    assert!(stderr.contains(&dir.display().to_string()), "{stderr}");
+    assert!(
+        processes_naming(&dir).is_empty(),
+        "{:?}",
+        processes_naming(&dir)
+    );
+}
+
+#[test]
+fn sigterm_to_webtune_stops_apache_prefork_with_nothing_left() {
+    // Apache prefork signals its whole process group on SIGTERM: in its own session it
+    // cannot take webtune down with it, and webtune's SIGTERM stops it cleanly.
+    let mut webtune =
+        Webtune::spawn(&["lab", "run", "apache-prefork", "--", "-c", "2", "-d", "60s"]);
+    let dir = webtune.wait_ready();
+    std::thread::sleep(Duration::from_millis(500));
+    webtune.signal(libc::SIGTERM);
+    let code = webtune.wait(Duration::from_secs(20));
+    assert_eq!(code, Some(130), "interrupted run exits 130");
+    assert!(
+        processes_naming(&dir).is_empty(),
+        "{:?}",
+        processes_naming(&dir)
+    );
+    assert!(!dir.exists(), "private dir removed");
 }
 
 #[test]
