@@ -455,8 +455,13 @@ mod tests {
             length_s: 1.0,
             ..Default::default()
         });
+        server.parameters.insert("max_clients".into(), "4".into());
+        server.parameters.insert("keepalive".into(), "on".into());
+        server.parameters_set = vec!["max_clients".into()];
         r.server = Some(server);
         let html = render_html(&r);
+        assert!(html.contains("<tr><td>max_clients</td><td>4</td><td>set</td></tr>"));
+        assert!(html.contains("<tr><td>keepalive</td><td>on</td><td>default</td></tr>"));
         for id in [
             "plot-server-cpu",
             "plot-server-memory",
