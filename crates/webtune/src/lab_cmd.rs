@@ -237,6 +237,9 @@ fn parse_bench(words: &[String]) -> anyhow::Result<BenchArgs> {
 /// The URL to load: the stack's base URL joined with the path given after --.
 fn target_url(base: &str, given: Option<&str>, default_path: &str) -> anyhow::Result<String> {
     let path = given.unwrap_or(default_path);
+    if path.is_empty() {
+        return Ok(base.trim_end_matches('/').to_string());
+    }
     if path.contains("://") {
         bail!("give a path after -- (e.g. /cpu/2000), not a URL: the lab picks the address");
     }
@@ -328,7 +331,10 @@ fn run_stack(args: RunArgs) -> anyhow::Result<i32> {
         running.stop()?;
         return Ok(EXIT_INTERRUPTED);
     }
-    let default_path = if stack.has_php() {
+    // With a scenario, the URL is its base: the scenario's requests carry the paths.
+    let default_path = if bench.scenario.is_some() {
+        ""
+    } else if stack.has_php() {
         "/cpu/2000"
     } else {
         "/empty.gif"
@@ -389,9 +395,19 @@ fn load_and_report(load: Load) -> anyhow::Result<i32> {
         running,
         interrupt,
     } = load;
+    if bench.repeat == 0 {
+        bail!("--repeat must be at least 1");
+    }
+    // A probe path is relative to the stack, like the load's path.
+    let mut bench = bench.clone();
+    if let Some(probe) = bench.probe.clone() {
+        if probe.starts_with('/') {
+            let base = url_base(&url);
+            bench.probe = Some(format!("{base}{probe}"));
+        }
+    }
     let spec = bench.to_spec(&url)?;
     let sampler = Sampler::start(stack.name(), selector, sample_interval);
-    let label = format!("{} ", stack.name());
     // Checked as late as possible: from here to the bench's own handler (installed first
     // thing in run_spec) a signal would only set this flag, and the load would run its
     // full length.
@@ -400,22 +416,54 @@ fn load_and_report(load: Load) -> anyhow::Result<i32> {
         eprintln!("lab: interrupted before the load began");
         return Ok(EXIT_INTERRUPTED);
     }
-    let outcome = if bench.quiet {
-        bench_cmd::run_spec_quiet(&spec, &label, true)
-    } else {
-        bench_cmd::run_spec(&spec, &label)
-    };
+    // Repeats load the same running stack, one after the other, as `bench --repeat` does.
+    let mut runs = Vec::new();
+    let mut interrupted = false;
+    let mut failure = None;
+    for i in 0..bench.repeat {
+        let label = if bench.repeat > 1 {
+            format!("{} run {}/{} ", stack.name(), i + 1, bench.repeat)
+        } else {
+            format!("{} ", stack.name())
+        };
+        let outcome = if bench.quiet {
+            bench_cmd::run_spec_quiet(&spec, &label, true)
+        } else {
+            bench_cmd::run_spec(&spec, &label)
+        };
+        match outcome {
+            Ok((result, stopped)) => {
+                runs.push(result);
+                if stopped {
+                    interrupted = true;
+                    break;
+                }
+            }
+            Err(e) => {
+                failure = Some(e);
+                break;
+            }
+        }
+    }
     let mut samples = sampler.finish();
+    if let Some(e) = failure {
+        return Err(e);
+    }
     samples.parameters = settings
         .iter()
         .map(|(name, value)| (name.to_string(), value.to_string()))
         .collect();
     samples.parameters_set = settings.explicitly_set().to_vec();
-    let (mut result, interrupted) = outcome?;
+    let mut result = if runs.len() > 1 {
+        webtune_report::with_repeats(runs).context("no run to report")?
+    } else {
+        runs.pop().context("no run to report")?
+    };
     result.server = Some(samples);
     let json_to_stdout = bench.json.as_deref() == Some("-");
     if !bench.quiet && !json_to_stdout {
-        if let Some(r) = running {
+        let text = bench.format == webtune_report::Format::Text;
+        if let (Some(r), true) = (running, text) {
             println!(
                 "Lab stack: {} ({}) at {}",
                 stack.name(),
@@ -423,15 +471,32 @@ fn load_and_report(load: Load) -> anyhow::Result<i32> {
                 r.base_url()
             );
         }
-        print!("{}", webtune_report::render_text(&result));
-        if let Some(server) = &result.server {
+        let mut out = webtune_report::render(&result, bench.format);
+        if bench.timeline && text {
+            out.push_str(&webtune_report::timing::render_timeline(&result));
+        }
+        print!("{out}");
+        if let (Some(server), true) = (&result.server, text) {
             print!("\n{}", summarise(server, result.responses));
         }
     }
     if let Some(dest) = &bench.json {
         bench_cmd::write_output(dest, &(result.to_json_pretty() + "\n"))?;
     }
+    if let Some(dest) = &bench.html {
+        let html = webtune_report::render(&result, webtune_report::Format::Html);
+        bench_cmd::write_output(dest, &html)?;
+    }
     Ok(if interrupted { EXIT_INTERRUPTED } else { 0 })
+}
+
+/// `http://host:port` of a URL (everything before the path).
+fn url_base(url: &str) -> &str {
+    let after_scheme = url.find("://").map(|i| i + 3).unwrap_or(0);
+    match url[after_scheme..].find('/') {
+        Some(i) => &url[..after_scheme + i],
+        None => url,
+    }
 }
 
 fn clean() -> anyhow::Result<i32> {
@@ -488,6 +553,12 @@ mod tests {
         );
         assert!(target_url("http://127.0.0.1:8080", Some("http://x/"), "/").is_err());
         assert!(target_url("http://127.0.0.1:8080", Some("cpu"), "/").is_err());
+        assert_eq!(
+            target_url("http://127.0.0.1:8080/", None, "").unwrap(),
+            "http://127.0.0.1:8080"
+        );
+        assert_eq!(url_base("http://127.0.0.1:8080/cpu/1"), "http://127.0.0.1:8080");
+        assert_eq!(url_base("http://127.0.0.1:8080"), "http://127.0.0.1:8080");
     }
 
     #[test]
