@@ -32,7 +32,7 @@ pub struct AbArgs {
     /// Seconds to max. to spend on benchmarking.
     #[arg(short = 't', value_name = "timelimit")]
     pub timelimit: Option<f64>,
-    /// Seconds to max. wait for each response (default 30).
+    /// Seconds to max. wait for each response.
     #[arg(short = 's', value_name = "timeout", default_value_t = 30.0)]
     pub timeout: f64,
     /// Use HTTP KeepAlive feature.
@@ -53,7 +53,7 @@ pub struct AbArgs {
     /// File containing data to PUT. Remember also to set -T.
     #[arg(short = 'u', value_name = "putfile")]
     pub putfile: Option<PathBuf>,
-    /// Content-type header to use for POST/PUT data (default text/plain).
+    /// Content-type header to use for POST/PUT data.
     #[arg(short = 'T', value_name = "content-type", default_value = "text/plain")]
     pub content_type: String,
     /// Method name.
