@@ -322,13 +322,20 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
     let (host, _, _) = split_url(&spec.url);
     println!("This is webtune {version}, ab-compatible front end (ApacheBench 2.3 layout)");
     println!();
-    println!("Benchmarking {host} (be patient)");
-    let (result, interrupted) = run_spec_quiet(&spec, "", args.quiet)?;
-    let complete = result.attempted();
-    if complete > 150 {
-        println!("Finished {complete} requests");
+    // As ab: up to 150 requests the dots and "done" follow on the same stdout line; above,
+    // progress and "Finished N requests" go to stderr.
+    let small = matches!(spec.stop, StopCondition::Requests { count } if count <= 150);
+    if small {
+        print!("Benchmarking {host} (be patient)");
+        let _ = std::io::Write::flush(&mut std::io::stdout());
     } else {
-        println!("..done");
+        println!("Benchmarking {host} (be patient)");
+    }
+    let (result, interrupted) = run_spec_quiet(&spec, "", args.quiet)?;
+    if small {
+        println!(".....done");
+    } else {
+        eprintln!("Finished {} requests", result.attempted());
     }
     println!();
     println!();
