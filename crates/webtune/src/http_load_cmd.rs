@@ -211,7 +211,8 @@ pub fn to_spec(
 ) -> anyhow::Result<RunSpec> {
     let url = match (urls, scenario) {
         ([one], _) => one.clone(),
-        (_, Some(_)) => split_origin(&urls[0])?.0,
+        ([first, ..], Some(_)) => split_origin(first)?.0,
+        ([], _) => bail!("the URL file holds no URL"),
         _ => bail!("several URLs need a URL-mix scenario"),
     };
     let (connections, load) = match (o.parallel, o.rate) {
