@@ -82,7 +82,31 @@ impl RunningStack {
         }
         let root = registry::lab_root()?;
         let reaped = registry::clean_stale(&root);
+        // The ports are free when picked but released before the servers bind them; on a
+        // busy host a client's outgoing connection can take one in between. Such a start
+        // fails fast (the server exits), and is retried with new ports.
+        let mut attempt = 1;
+        loop {
+            match Self::start_once(stack, settings, &options, &programs, &root, &reaped) {
+                Err(LabError::StartFailed { server, message })
+                    if attempt < 3 && message.contains("in use") =>
+                {
+                    eprintln!("webtune lab: {server}: port taken meanwhile ({message}); retrying");
+                    attempt += 1;
+                }
+                outcome => return outcome,
+            }
+        }
+    }
 
+    fn start_once(
+        stack: StackKind,
+        settings: &Settings,
+        options: &StartOptions,
+        programs: &Programs,
+        root: &Path,
+        reaped: &CleanReport,
+    ) -> Result<RunningStack, LabError> {
         let me = std::process::id() as i32;
         let my_start = procfs::read_stat(me).map(|s| s.start_ticks).unwrap_or(0);
         let id = format!(
@@ -102,10 +126,10 @@ impl RunningStack {
         };
         // The entry goes to disk before anything else exists, so a SIGKILL at any later
         // point leaves something `lab clean` can find.
-        registry::write_entry(&root, &entry)?;
+        registry::write_entry(root, &entry)?;
         let mut running = RunningStack {
             stack,
-            root,
+            root: root.to_path_buf(),
             entry,
             rendered: Rendered {
                 configs: Vec::new(),
@@ -113,13 +137,13 @@ impl RunningStack {
                 servers: Vec::new(),
             },
             servers: Vec::new(),
-            options,
+            options: options.clone(),
             stopped: false,
-            reaped,
+            reaped: reaped.clone(),
         };
         // On any error below, dropping `running` stops what started and removes the files.
         let outcome = running
-            .prepare(settings, &programs)
+            .prepare(settings, programs)
             .and_then(|()| running.launch());
         match outcome {
             Ok(()) => Ok(running),
