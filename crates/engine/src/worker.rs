@@ -147,6 +147,8 @@ struct Worker {
     /// Open loop: the next intended start, and the schedule position (work) it is at.
     next_due: Option<(Instant, f64)>,
     timer: Option<OwnedFd>,
+    /// When the timer is set to fire (it is one-shot: None once it fired).
+    timer_set_for: Option<Instant>,
 }
 
 /// Run one worker to the end; returns what it measured.
@@ -194,6 +196,7 @@ pub fn run_worker(cfg: WorkerConfig) -> io::Result<Recorder> {
         idle_connected: Vec::new(),
         next_due: None,
         timer: None,
+        timer_set_for: None,
     };
     w.event_loop()?;
     Ok(w.rec)
@@ -252,12 +255,6 @@ fn arm_timer(timer: &OwnedFd, after: Duration) {
     };
     // SAFETY: valid fd and a fully initialised itimerspec.
     unsafe { libc::timerfd_settime(timer.as_raw_fd(), 0, &spec, std::ptr::null_mut()) };
-}
-
-fn drain_timer(timer: &OwnedFd) {
-    let mut expirations = [0u8; 8];
-    // SAFETY: reading 8 bytes into a buffer of 8 bytes from our own fd.
-    unsafe { libc::read(timer.as_raw_fd(), expirations.as_mut_ptr().cast(), 8) };
 }
 
 impl Worker {
@@ -397,8 +394,9 @@ impl Worker {
                 wake = wake.min(*at);
             }
             if let (Some((due, _)), Some(timer)) = (self.next_due, self.timer.as_ref()) {
-                if self.sending && due < wake && due > now {
+                if self.sending && due < wake && due > now && self.timer_set_for != Some(due) {
                     arm_timer(timer, due - now);
+                    self.timer_set_for = Some(due);
                 }
             }
             let timeout = if self.ready.is_empty() {
@@ -420,9 +418,9 @@ impl Worker {
             for event in events.iter() {
                 let token = event.token();
                 if token == TIMER {
-                    if let Some(t) = self.timer.as_ref() {
-                        drain_timer(t);
-                    }
+                    // Edge-triggered epoll reports every expiry, and arming again resets
+                    // the expiry count: no read is needed to drain it.
+                    self.timer_set_for = None;
                 } else if token.0 < self.conns.len() {
                     self.on_event(token.0, event);
                 }

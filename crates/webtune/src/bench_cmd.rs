@@ -278,7 +278,6 @@ impl BenchArgs {
             connect_to: self.connect_to.clone(),
             expect_status: parse_status_list(&self.expect_status)?,
             interval_ms: self.interval.as_millis() as u64,
-            ..RunSpec::default()
         })
     }
 }
