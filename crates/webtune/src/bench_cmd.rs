@@ -38,15 +38,45 @@ pub struct BenchArgs {
     /// TARGET is connections (closed loop) or requests/s (with --rate). Sets the run's length.
     #[arg(long = "stages", value_name = "DUR:TARGET,…", conflicts_with_all = ["duration", "requests"])]
     pub stages: Option<String>,
+    /// Print the per-interval time series as a table too.
+    #[arg(long = "timeline")]
+    pub timeline: bool,
+    /// Stop after exactly this many requests have completed or failed.
+    #[arg(short = 'n', long = "requests", conflicts_with = "duration")]
+    pub requests: Option<u64>,
+    /// Stop sending after this long (e.g. 10s, 500ms, 2m). Default 10s unless -n is given.
+    #[arg(short = 'd', long = "duration", value_parser = parse_duration)]
+    pub duration: Option<Duration>,
+    /// Write the full result as JSON (schema webtune.run/1) to FILE, or "-" for stdout.
+    #[arg(long = "json", value_name = "FILE")]
+    pub json: Option<String>,
+    /// Layout of the summary on stdout: text, ab, http_load, json, csv or html.
+    #[arg(long = "format", default_value = "text", value_name = "FORMAT")]
+    pub format: webtune_report::Format,
+    /// Write a self-contained HTML report (SVG plots, no network) to FILE.
+    #[arg(long = "html", value_name = "FILE")]
+    pub html: Option<String>,
+    /// Run the test N times and keep every run's summary (compare then reports confidence
+    /// intervals). The result's totals are all runs merged.
+    #[arg(long = "repeat", default_value_t = 1, value_name = "N")]
+    pub repeat: u32,
+    /// No progress line and no text summary (errors still go to stderr).
+    #[arg(short = 'q', long = "quiet")]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub request: RequestArgs,
+}
+
+/// What every command that sends load shares (bench, sweep, lab run): how requests look,
+/// how connections behave, timeouts, checks, the window and the probe.
+#[derive(clap::Args, Debug, Clone)]
+pub struct RequestArgs {
     /// Keep the first stretch in the time series but out of the summary.
     #[arg(long = "warmup", value_parser = parse_duration, value_name = "DURATION")]
     pub warmup: Option<Duration>,
     /// Keep the last stretch in the time series but out of the summary (timed runs only).
     #[arg(long = "cooldown", value_parser = parse_duration, value_name = "DURATION")]
     pub cooldown: Option<Duration>,
-    /// Print the per-interval time series as a table too.
-    #[arg(long = "timeline")]
-    pub timeline: bool,
     /// A workload file (TOML): named requests with weights, URL templates, checks, think
     /// time. See docs/scenarios.md. The URL argument, if given, is its base URL.
     #[arg(long = "scenario", value_name = "FILE")]
@@ -58,12 +88,6 @@ pub struct BenchArgs {
     /// Requests per second of the probe.
     #[arg(long = "probe-rate", default_value_t = 1.0, value_name = "REQ/S")]
     pub probe_rate: f64,
-    /// Stop after exactly this many requests have completed or failed.
-    #[arg(short = 'n', long = "requests", conflicts_with = "duration")]
-    pub requests: Option<u64>,
-    /// Stop sending after this long (e.g. 10s, 500ms, 2m). Default 10s unless -n is given.
-    #[arg(short = 'd', long = "duration", value_parser = parse_duration)]
-    pub duration: Option<Duration>,
     /// Worker threads (default: available cores; never more than connections).
     #[arg(short = 't', long = "threads")]
     pub threads: Option<u32>,
@@ -108,22 +132,6 @@ pub struct BenchArgs {
     /// Time-series interval.
     #[arg(long = "interval", default_value = "1s", value_parser = parse_duration)]
     pub interval: Duration,
-    /// Write the full result as JSON (schema webtune.run/1) to FILE, or "-" for stdout.
-    #[arg(long = "json", value_name = "FILE")]
-    pub json: Option<String>,
-    /// Layout of the summary on stdout: text, ab, http_load, json, csv or html.
-    #[arg(long = "format", default_value = "text", value_name = "FORMAT")]
-    pub format: webtune_report::Format,
-    /// Write a self-contained HTML report (SVG plots, no network) to FILE.
-    #[arg(long = "html", value_name = "FILE")]
-    pub html: Option<String>,
-    /// Run the test N times and keep every run's summary (compare then reports confidence
-    /// intervals). The result's totals are all runs merged.
-    #[arg(long = "repeat", default_value_t = 1, value_name = "N")]
-    pub repeat: u32,
-    /// No progress line and no text summary (errors still go to stderr).
-    #[arg(short = 'q', long = "quiet")]
-    pub quiet: bool,
 }
 
 /// Parse "2xx,3xx", "200-299", "404" into inclusive ranges.
@@ -205,31 +213,76 @@ pub fn available_cores() -> u32 {
         .unwrap_or(1)
 }
 
-impl BenchArgs {
-    /// The run these flags describe, against `url`.
-    pub fn to_spec(&self, url: &str) -> anyhow::Result<RunSpec> {
+impl RequestArgs {
+    /// Fill in everything these flags decide.
+    pub fn apply(&self, spec: &mut RunSpec) -> anyhow::Result<()> {
         let body = match (&self.body, &self.body_file) {
             (Some(b), _) => b.clone().into_bytes(),
             (None, Some(path)) => std::fs::read(path)
                 .with_context(|| format!("cannot read --body-file {}", path.display()))?,
             (None, None) => Vec::new(),
         };
+        spec.method = self.method.clone();
+        spec.headers = self
+            .headers
+            .iter()
+            .map(|h| parse_header(h))
+            .collect::<anyhow::Result<_>>()?;
+        spec.body_bytes = body.len() as u64;
+        spec.body = body;
+        spec.threads = self.threads.unwrap_or_else(available_cores);
+        spec.keepalive = !self.no_keepalive;
+        spec.http10 = self.http10;
+        spec.max_requests_per_conn = self.max_requests_per_conn;
+        spec.connect_timeout_ms = self.connect_timeout.as_millis() as u64;
+        spec.timeout_ms = self.timeout.as_millis() as u64;
+        spec.connect_to = self.connect_to.clone();
+        spec.expect_status = parse_status_list(&self.expect_status)?;
+        spec.interval_ms = self.interval.as_millis() as u64;
+        spec.warmup_s = self.warmup.map(|d| d.as_secs_f64()).unwrap_or(0.0);
+        spec.cooldown_s = self.cooldown.map(|d| d.as_secs_f64()).unwrap_or(0.0);
+        spec.probe = self.probe.as_ref().map(|url| ProbeSpec {
+            url: url.clone(),
+            rate_per_s: self.probe_rate,
+        });
+        spec.scenario = self.scenario.as_ref().map(|p| p.display().to_string());
+        Ok(())
+    }
+}
+
+/// Open-loop pacing from `--rate` and `--arrival`.
+pub fn load_mode(rate: Option<f64>, arrival: &str) -> LoadMode {
+    match rate {
+        None => LoadMode::Closed,
+        Some(rate) => LoadMode::Open {
+            rate,
+            arrival: if arrival == "poisson" {
+                Arrival::Poisson
+            } else {
+                Arrival::Uniform
+            },
+        },
+    }
+}
+
+/// `-n` or `-d` (10 s when neither is given).
+pub fn stop_condition(requests: Option<u64>, duration: Option<Duration>) -> StopCondition {
+    match (requests, duration) {
+        (Some(count), _) => StopCondition::Requests { count },
+        (None, Some(d)) => StopCondition::Duration {
+            seconds: d.as_secs_f64(),
+        },
+        (None, None) => StopCondition::Duration { seconds: 10.0 },
+    }
+}
+
+impl BenchArgs {
+    /// The run these flags describe, against `url`.
+    pub fn to_spec(&self, url: &str) -> anyhow::Result<RunSpec> {
         let stages = match &self.stages {
             Some(text) => parse_stages(text)?,
             None => Vec::new(),
         };
-        let load = match self.rate {
-            None => LoadMode::Closed,
-            Some(rate) => LoadMode::Open {
-                rate,
-                arrival: if self.arrival == "poisson" {
-                    Arrival::Poisson
-                } else {
-                    Arrival::Uniform
-                },
-            },
-        };
-        let default_connections = if self.rate.is_some() { 1000 } else { 10 };
         let connections = match (self.connections, stages.is_empty(), self.rate) {
             (Some(c), _, _) => c,
             // A closed-loop ramp needs as many connections as its highest target.
@@ -239,46 +292,19 @@ impl BenchArgs {
                 .max()
                 .unwrap_or(1)
                 .max(1),
-            _ => default_connections,
+            (None, _, Some(_)) => 1000,
+            (None, _, None) => 10,
         };
-        let stop = match (self.requests, self.duration) {
-            (Some(count), _) => StopCondition::Requests { count },
-            (None, Some(d)) => StopCondition::Duration {
-                seconds: d.as_secs_f64(),
-            },
-            (None, None) => StopCondition::Duration { seconds: 10.0 },
-        };
-        Ok(RunSpec {
+        let mut spec = RunSpec {
             url: url.to_string(),
-            method: self.method.clone(),
-            headers: self
-                .headers
-                .iter()
-                .map(|h| parse_header(h))
-                .collect::<anyhow::Result<_>>()?,
-            body_bytes: body.len() as u64,
-            body,
             connections,
-            threads: self.threads.unwrap_or_else(available_cores),
-            stop,
-            load,
+            stop: stop_condition(self.requests, self.duration),
+            load: load_mode(self.rate, &self.arrival),
             stages,
-            warmup_s: self.warmup.map(|d| d.as_secs_f64()).unwrap_or(0.0),
-            cooldown_s: self.cooldown.map(|d| d.as_secs_f64()).unwrap_or(0.0),
-            probe: self.probe.as_ref().map(|url| ProbeSpec {
-                url: url.clone(),
-                rate_per_s: self.probe_rate,
-            }),
-            scenario: self.scenario.as_ref().map(|p| p.display().to_string()),
-            keepalive: !self.no_keepalive,
-            http10: self.http10,
-            max_requests_per_conn: self.max_requests_per_conn,
-            connect_timeout_ms: self.connect_timeout.as_millis() as u64,
-            timeout_ms: self.timeout.as_millis() as u64,
-            connect_to: self.connect_to.clone(),
-            expect_status: parse_status_list(&self.expect_status)?,
-            interval_ms: self.interval.as_millis() as u64,
-        })
+            ..RunSpec::default()
+        };
+        self.request.apply(&mut spec)?;
+        Ok(spec)
     }
 }
 
@@ -334,13 +360,8 @@ impl ProgressLine {
     }
 }
 
-/// Run one spec with a progress line and Ctrl-C handling. Returns the result and whether
-/// the run was interrupted.
-pub fn run_spec(spec: &RunSpec, label: &str) -> anyhow::Result<(RunResult, bool)> {
-    run_spec_quiet(spec, label, false)
-}
-
-/// As `run_spec`, without the progress line when `quiet`.
+/// Run one spec with a progress line (unless `quiet`) and Ctrl-C handling. Returns the
+/// result and whether the run was interrupted.
 pub fn run_spec_quiet(
     spec: &RunSpec,
     label: &str,
@@ -372,11 +393,8 @@ pub fn write_output(dest: &str, text: &str) -> anyhow::Result<()> {
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
-    if args.repeat == 0 {
-        bail!("--repeat must be at least 1");
-    }
     // The base URL: the argument, else the scenario's base_url, else the embedded target.
-    let scenario_base = match &args.scenario {
+    let scenario_base = match &args.request.scenario {
         Some(path) => webtune_engine::scenario::load(path)
             .map_err(|e| anyhow::anyhow!("{e}"))?
             .base_url
@@ -390,7 +408,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
             let server =
                 webtune_serve::EmbeddedServer::start(webtune_serve::ServeOptions::default())
                     .context("cannot start the embedded target")?;
-            let path = if args.scenario.is_some() {
+            let path = if args.request.scenario.is_some() {
                 ""
             } else {
                 "/empty.gif"
@@ -405,40 +423,70 @@ pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
         }
     };
     let spec = args.to_spec(&url)?;
+    let outcome = run_repeats(&spec, &args, "");
+    if let Some(server) = embedded {
+        server.shutdown();
+    }
+    let (result, interrupted) = outcome?;
+    emit(&result, &args, "", "")?;
+    Ok(if interrupted { EXIT_INTERRUPTED } else { 0 })
+}
+
+/// Run `spec` `--repeat` times (stopping early when interrupted); the result is the one
+/// run, or all runs merged with a summary of each. Returns it and whether it was
+/// interrupted.
+pub fn run_repeats(
+    spec: &RunSpec,
+    args: &BenchArgs,
+    label: &str,
+) -> anyhow::Result<(RunResult, bool)> {
+    if args.repeat == 0 {
+        bail!("--repeat must be at least 1");
+    }
     let mut runs = Vec::new();
     let mut interrupted = false;
     for i in 0..args.repeat {
         let label = if args.repeat > 1 {
-            format!("run {}/{} ", i + 1, args.repeat)
+            format!("{label}run {}/{} ", i + 1, args.repeat)
         } else {
-            String::new()
+            label.to_string()
         };
-        let (result, stopped) = run_spec_quiet(&spec, &label, args.quiet)?;
+        let (result, stopped) = run_spec_quiet(spec, &label, args.quiet)?;
         runs.push(result);
         if stopped {
             interrupted = true;
             break;
         }
     }
-    if let Some(server) = embedded {
-        server.shutdown();
-    }
     let result = if runs.len() > 1 {
         webtune_report::with_repeats(runs).context("no run to report")?
     } else {
         runs.pop().context("no run to report")?
     };
-    emit(&result, &args)?;
-    Ok(if interrupted { EXIT_INTERRUPTED } else { 0 })
+    Ok((result, interrupted))
 }
 
-/// Print the summary and write the requested files.
-fn emit(result: &RunResult, args: &BenchArgs) -> anyhow::Result<()> {
+/// Print the summary in `--format` (with `header` and `footer` around it in text format) and
+/// write the `--json` and `--html` files.
+pub fn emit(
+    result: &RunResult,
+    args: &BenchArgs,
+    header: &str,
+    footer: &str,
+) -> anyhow::Result<()> {
     let json_to_stdout = args.json.as_deref() == Some("-");
     if !args.quiet && !json_to_stdout {
-        let mut out = webtune_report::render(result, args.format);
-        if args.timeline && args.format == webtune_report::Format::Text {
+        let text = args.format == webtune_report::Format::Text;
+        let mut out = String::new();
+        if text {
+            out.push_str(header);
+        }
+        out.push_str(&webtune_report::render(result, args.format));
+        if args.timeline && text {
             out.push_str(&webtune_report::timing::render_timeline(result));
+        }
+        if text {
+            out.push_str(footer);
         }
         print!("{out}");
     }

@@ -332,7 +332,7 @@ fn run_stack(args: RunArgs) -> anyhow::Result<i32> {
         return Ok(EXIT_INTERRUPTED);
     }
     // With a scenario, the URL is its base: the scenario's requests carry the paths.
-    let default_path = if bench.scenario.is_some() {
+    let default_path = if bench.request.scenario.is_some() {
         ""
     } else if stack.has_php() {
         "/cpu/2000"
@@ -395,15 +395,12 @@ fn load_and_report(load: Load) -> anyhow::Result<i32> {
         running,
         interrupt,
     } = load;
-    if bench.repeat == 0 {
-        bail!("--repeat must be at least 1");
-    }
     // A probe path is relative to the stack, like the load's path.
     let mut bench = bench.clone();
-    if let Some(probe) = bench.probe.clone() {
+    if let Some(probe) = bench.request.probe.clone() {
         if probe.starts_with('/') {
             let base = url_base(&url);
-            bench.probe = Some(format!("{base}{probe}"));
+            bench.request.probe = Some(format!("{base}{probe}"));
         }
     }
     let spec = bench.to_spec(&url)?;
@@ -417,76 +414,32 @@ fn load_and_report(load: Load) -> anyhow::Result<i32> {
         return Ok(EXIT_INTERRUPTED);
     }
     // Repeats load the same running stack, one after the other, as `bench --repeat` does.
-    let mut runs = Vec::new();
-    let mut interrupted = false;
-    let mut failure = None;
-    for i in 0..bench.repeat {
-        let label = if bench.repeat > 1 {
-            format!("{} run {}/{} ", stack.name(), i + 1, bench.repeat)
-        } else {
-            format!("{} ", stack.name())
-        };
-        let outcome = if bench.quiet {
-            bench_cmd::run_spec_quiet(&spec, &label, true)
-        } else {
-            bench_cmd::run_spec(&spec, &label)
-        };
-        match outcome {
-            Ok((result, stopped)) => {
-                runs.push(result);
-                if stopped {
-                    interrupted = true;
-                    break;
-                }
-            }
-            Err(e) => {
-                failure = Some(e);
-                break;
-            }
-        }
-    }
+    let outcome = bench_cmd::run_repeats(&spec, &bench, &format!("{} ", stack.name()));
     let mut samples = sampler.finish();
-    if let Some(e) = failure {
-        return Err(e);
-    }
+    let (mut result, interrupted) = outcome?;
     samples.parameters = settings
         .iter()
         .map(|(name, value)| (name.to_string(), value.to_string()))
         .collect();
     samples.parameters_set = settings.explicitly_set().to_vec();
-    let mut result = if runs.len() > 1 {
-        webtune_report::with_repeats(runs).context("no run to report")?
-    } else {
-        runs.pop().context("no run to report")?
-    };
+    if let Some(r) = running {
+        samples.log_messages = r.log_messages();
+    }
     result.server = Some(samples);
-    let json_to_stdout = bench.json.as_deref() == Some("-");
-    if !bench.quiet && !json_to_stdout {
-        let text = bench.format == webtune_report::Format::Text;
-        if let (Some(r), true) = (running, text) {
-            println!(
-                "Lab stack: {} ({}) at {}",
-                stack.name(),
-                settings.describe_changes(),
-                r.base_url()
-            );
-        }
-        let mut out = webtune_report::render(&result, bench.format);
-        if bench.timeline && text {
-            out.push_str(&webtune_report::timing::render_timeline(&result));
-        }
-        print!("{out}");
-        if let (Some(server), true) = (&result.server, text) {
-            print!("\n{}", summarise(server, result.responses));
-        }
-    }
-    if let Some(dest) = &bench.json {
-        bench_cmd::write_output(dest, &(result.to_json_pretty() + "\n"))?;
-    }
-    if let Some(dest) = &bench.html {
-        let html = webtune_report::render(&result, webtune_report::Format::Html);
-        bench_cmd::write_output(dest, &html)?;
-    }
+    let header = match running {
+        Some(r) => format!(
+            "Lab stack: {} ({}) at {}\n",
+            stack.name(),
+            settings.describe_changes(),
+            r.base_url()
+        ),
+        None => String::new(),
+    };
+    let footer = match &result.server {
+        Some(server) => format!("\n{}", summarise(server, result.responses)),
+        None => String::new(),
+    };
+    bench_cmd::emit(&result, &bench, &header, &footer)?;
     Ok(if interrupted { EXIT_INTERRUPTED } else { 0 })
 }
 
@@ -557,7 +510,10 @@ mod tests {
             target_url("http://127.0.0.1:8080/", None, "").unwrap(),
             "http://127.0.0.1:8080"
         );
-        assert_eq!(url_base("http://127.0.0.1:8080/cpu/1"), "http://127.0.0.1:8080");
+        assert_eq!(
+            url_base("http://127.0.0.1:8080/cpu/1"),
+            "http://127.0.0.1:8080"
+        );
         assert_eq!(url_base("http://127.0.0.1:8080"), "http://127.0.0.1:8080");
     }
 

@@ -3,13 +3,13 @@
 //! against the level, with the knee marked. The JSON (`webtune.sweep/1`) holds every run.
 
 use crate::bench_cmd::{
-    available_cores, parse_status_list, run_spec_quiet, write_output, EXIT_INTERRUPTED,
+    load_mode, run_spec_quiet, stop_condition, write_output, RequestArgs, EXIT_INTERRUPTED,
 };
-use anyhow::{bail, Context};
+use anyhow::bail;
 use std::time::Duration;
 use webtune_model::sweep::{SweepLevel, SweepResult, SweepVariable};
 use webtune_model::units::parse_duration;
-use webtune_model::{Arrival, LoadMode, RunSpec, StopCondition};
+use webtune_model::{LoadMode, RunSpec};
 use webtune_report::sweep::{
     find_knee, level_rows, render_sweep_csv, render_sweep_html, render_sweep_text,
 };
@@ -48,34 +48,8 @@ pub struct SweepArgs {
     /// Requests per level instead of a duration.
     #[arg(short = 'n', long = "requests")]
     pub requests: Option<u64>,
-    /// Warm-up at the start of each level: kept in its time series, left out of its summary
-    /// (as bench --warmup).
-    #[arg(long = "warmup", value_parser = parse_duration)]
-    pub warmup: Option<Duration>,
-    /// Worker threads (default: available cores; never more than connections).
-    #[arg(short = 't', long = "threads")]
-    pub threads: Option<u32>,
-    /// A new connection per request.
-    #[arg(long = "no-keepalive")]
-    pub no_keepalive: bool,
-    /// HTTP method.
-    #[arg(short = 'm', long = "method", default_value = "GET")]
-    pub method: String,
-    /// Extra request header "Name: value" (repeatable).
-    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
-    pub headers: Vec<String>,
-    /// Request body.
-    #[arg(short = 'b', long = "body")]
-    pub body: Option<String>,
-    /// Give up on a response this long after its request was sent.
-    #[arg(long = "timeout", default_value = "30s", value_parser = parse_duration)]
-    pub timeout: Duration,
-    /// Statuses that count as success, e.g. "2xx,3xx".
-    #[arg(long = "expect-status", default_value = "2xx,3xx", value_name = "LIST")]
-    pub expect_status: String,
-    /// Time-series interval.
-    #[arg(long = "interval", default_value = "1s", value_parser = parse_duration)]
-    pub interval: Duration,
+    #[command(flatten)]
+    pub request: RequestArgs,
     /// Pause between levels, letting the server settle (e.g. 1s).
     #[arg(long = "pause", default_value = "0s", value_parser = parse_duration)]
     pub pause: Duration,
@@ -88,13 +62,6 @@ pub struct SweepArgs {
     /// Also write the table as CSV (one line per level) to FILE.
     #[arg(long = "csv", value_name = "FILE")]
     pub csv: Option<String>,
-}
-
-fn parse_header(text: &str) -> anyhow::Result<(String, String)> {
-    let (name, value) = text
-        .split_once(':')
-        .with_context(|| format!("header {text:?} has no ':' (use -H 'Name: value')"))?;
-    Ok((name.trim().to_string(), value.trim().to_string()))
 }
 
 impl SweepArgs {
@@ -124,50 +91,21 @@ impl SweepArgs {
             SweepVariable::Connections => (level as u32, LoadMode::Closed),
             SweepVariable::Rate => (
                 self.rate_connections.max(1),
-                LoadMode::Open {
-                    rate: level,
-                    arrival: if self.arrival == "poisson" {
-                        Arrival::Poisson
-                    } else {
-                        Arrival::Uniform
-                    },
-                },
+                load_mode(Some(level), &self.arrival),
             ),
         };
-        let stop = match (self.requests, self.duration) {
-            (Some(0), _) => bail!("-n must be at least 1"),
-            (Some(count), _) => StopCondition::Requests { count },
-            (None, Some(d)) => StopCondition::Duration {
-                seconds: d.as_secs_f64(),
-            },
-            (None, None) => StopCondition::Duration { seconds: 10.0 },
-        };
-        let body = self.body.clone().unwrap_or_default().into_bytes();
-        Ok(RunSpec {
+        if self.requests == Some(0) {
+            bail!("-n must be at least 1");
+        }
+        let mut spec = RunSpec {
             url: self.url.clone(),
-            method: self.method.clone(),
-            headers: self
-                .headers
-                .iter()
-                .map(|h| parse_header(h))
-                .collect::<anyhow::Result<_>>()?,
-            body_bytes: body.len() as u64,
-            body,
             connections,
-            threads: self
-                .threads
-                .unwrap_or_else(available_cores)
-                .min(connections)
-                .max(1),
-            stop,
+            stop: stop_condition(self.requests, self.duration),
             load,
-            warmup_s: self.warmup.map(|d| d.as_secs_f64()).unwrap_or(0.0),
-            keepalive: !self.no_keepalive,
-            timeout_ms: self.timeout.as_millis() as u64,
-            expect_status: parse_status_list(&self.expect_status)?,
-            interval_ms: self.interval.as_millis() as u64,
             ..RunSpec::default()
-        })
+        };
+        self.request.apply(&mut spec)?;
+        Ok(spec)
     }
 }
 
