@@ -631,6 +631,15 @@ pub fn check_consistency(
                          {thread_limit}; raise {prefix}ThreadLimit too"
                     )));
                 }
+                if threads > 0 && max_workers % threads != 0 {
+                    let lower = (max_workers / threads).max(1) * threads;
+                    return Err(LabError::Inconsistent(format!(
+                        "{prefix}MaxRequestWorkers {max_workers} is not a multiple of \
+                         {prefix}ThreadsPerChild {threads}: Apache would lower it to {lower}; \
+                         use {lower} or {}",
+                        lower + threads
+                    )));
+                }
                 if max_workers > server_limit * threads {
                     return Err(LabError::Inconsistent(format!(
                         "{prefix}MaxRequestWorkers {max_workers} exceeds {prefix}ServerLimit × \
@@ -695,10 +704,16 @@ mod tests {
                 .collect();
             Settings::from_assignments(stack.name(), &specs, &a).unwrap()
         };
-        assert!(check_consistency(stack, &set(&[("MaxRequestWorkers", "4")])).is_ok());
+        assert!(check_consistency(
+            stack,
+            &set(&[("MaxRequestWorkers", "50"), ("ThreadsPerChild", "25")])
+        )
+        .is_ok());
         let err = check_consistency(stack, &set(&[("MaxRequestWorkers", "1000")]));
         assert!(err.unwrap_err().to_string().contains("ServerLimit"));
         let err = check_consistency(stack, &set(&[("ThreadsPerChild", "100")]));
         assert!(err.unwrap_err().to_string().contains("ThreadLimit"));
+        let err = check_consistency(stack, &set(&[("MaxRequestWorkers", "40")]));
+        assert!(err.unwrap_err().to_string().contains("use 25 or 50"));
     }
 }

@@ -167,7 +167,33 @@ pub fn summarise(samples: &ServerSamples, responses: u64) -> String {
         "  sampler    used {:.2} s CPU on this host",
         samples.sampler_cpu_s
     );
+    write_log_messages(&mut out, samples);
     out
+}
+
+/// The servers' warnings and errors, most frequent first, at most ten lines.
+fn write_log_messages(out: &mut String, samples: &ServerSamples) {
+    if samples.log_messages.is_empty() {
+        return;
+    }
+    let mut messages: Vec<_> = samples.log_messages.iter().collect();
+    messages.sort_by_key(|m| std::cmp::Reverse(m.count));
+    let total: u64 = messages.iter().map(|m| m.count).sum();
+    let _ = writeln!(
+        out,
+        "  logs       {total} warning/error line(s) from the servers, {} distinct:",
+        messages.len()
+    );
+    for m in messages.iter().take(10) {
+        let _ = writeln!(
+            out,
+            "             {} [{}] ×{}: {}",
+            m.server, m.level, m.count, m.message
+        );
+    }
+    if messages.len() > 10 {
+        let _ = writeln!(out, "             … and {} more", messages.len() - 10);
+    }
 }
 
 fn mib(kib: u64) -> String {
@@ -217,6 +243,12 @@ mod tests {
             samples: vec![sample(0.25), sample(0.5)],
             parameters: Default::default(),
             parameters_set: Vec::new(),
+            log_messages: vec![webtune_model::server::LogMessage {
+                server: "php-fpm".into(),
+                level: "warn".into(),
+                message: "server reached pm.max_children setting (5), consider raising it".into(),
+                count: 3,
+            }],
             sampler_cpu_s: 0.01,
         };
         let text = summarise(&samples, 110);
@@ -232,6 +264,10 @@ mod tests {
         assert!(text.contains("listen overflows 4"), "{text}");
         assert!(text.contains("peak 4 processes"), "{text}");
         assert!(text.contains("peak RSS 4.0 MiB"), "{text}");
+        assert!(
+            text.contains("php-fpm [warn] ×3: server reached pm.max_children"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -323,6 +323,25 @@ impl RunningStack {
         registry::processes_of(&self.entry)
     }
 
+    /// The warnings and errors the servers logged so far, deduplicated (read them before
+    /// `stop`, which removes the logs with the private directory).
+    pub fn log_messages(&self) -> Vec<webtune_model::server::LogMessage> {
+        let mut all = Vec::new();
+        for plan in &self.rendered.servers {
+            let stem = plan
+                .config_file
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let out = self.entry.private_dir.join(format!("{stem}.out"));
+            all.extend(crate::logs::collect(
+                &plan.label,
+                &[plan.error_log.as_path(), out.as_path()],
+            ));
+        }
+        all
+    }
+
     /// What the start reaped from runs a killed webtune left behind.
     pub fn reaped(&self) -> &CleanReport {
         &self.reaped

@@ -192,7 +192,7 @@ fn apache_worker_and_event_run_php_fpm_and_stop_clean() {
         ("apache-worker", "ThreadsPerChild=10"),
         ("apache-event", "AsyncRequestWorkerFactor=1.5"),
     ] {
-        let guard = start(stack, &[extra, "pm.max_children=3", "MaxRequestWorkers=40"]);
+        let guard = start(stack, &[extra, "pm.max_children=3", "MaxRequestWorkers=50"]);
         let s = guard.stack();
         load_briefly(s, true);
         assert!(config(s, "php-fpm.conf").contains("pm.max_children = 3"));
@@ -319,4 +319,40 @@ fn unknown_and_out_of_range_parameters_are_refused_before_start() {
     );
     let err = settings_for(kind, &["KeepAlive=On\nUser root".to_string()]).unwrap_err();
     assert!(err.to_string().contains("on|off"), "{err}");
+}
+
+#[test]
+fn the_servers_warnings_are_collected_from_their_logs() {
+    // One PHP process and four requests at once: php-fpm warns that it reached
+    // pm.max_children (its maintenance runs once a second, so the load lasts ~1.6 s).
+    let guard = start(
+        "nginx-php-fpm",
+        &[
+            "pm.max_children=1",
+            "pm.start_servers=1",
+            "pm.min_spare_servers=1",
+            "pm.max_spare_servers=1",
+        ],
+    );
+    let stack = guard.stack();
+    let address = stack.front_address();
+    let clients: Vec<_> = (0..4)
+        .map(|_| {
+            std::thread::spawn(move || {
+                http_get(address, "/cpu/400000", Duration::from_secs(20)).map(|(s, _)| s)
+            })
+        })
+        .collect();
+    for client in clients {
+        let status = client.join().expect("client thread");
+        assert_eq!(status.ok(), Some(200));
+    }
+    let messages = stack.log_messages();
+    let reached = messages
+        .iter()
+        .find(|m| m.message.contains("pm.max_children"))
+        .unwrap_or_else(|| panic!("no max_children warning in {messages:?}"));
+    assert_eq!(reached.server, "php-fpm");
+    assert_eq!(reached.level, "warn");
+    guard.stop_and_verify();
 }

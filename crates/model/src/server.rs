@@ -28,6 +28,22 @@ pub struct ServerSamples {
     pub samples: Vec<ServerSample>,
     /// CPU time the sampler itself used on the host, seconds.
     pub sampler_cpu_s: f64,
+    /// Warnings and errors the servers logged from their start to the end of the load,
+    /// deduplicated (empty for `external`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub log_messages: Vec<LogMessage>,
+}
+
+/// One distinct warning or error line of a server's log, with how often it occurred.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogMessage {
+    /// The server that logged it, e.g. "frontend nginx", "apache2 (prefork)", "php-fpm".
+    pub server: String,
+    /// Severity as the server wrote it: warn, error, crit, alert, emerg.
+    pub level: String,
+    /// The message without timestamp, process ids and per-request details.
+    pub message: String,
+    pub count: u64,
 }
 
 /// One sample: the interval that ended `t_s` seconds after sampling began.
