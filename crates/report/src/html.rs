@@ -214,7 +214,11 @@ fn summary_table(r: &RunResult) -> String {
             "Received",
             format!("{}/s", bytes(r.bytes_per_s)),
         ),
-        ("connections", "Connections", r.spec.connections.to_string()),
+        (
+            "connections",
+            "Connections",
+            format!("{} ({} opened)", r.spec.connections, r.connections_opened),
+        ),
         ("duration_s", "Measured (s)", format!("{:.2}", r.duration_s)),
         ("stalls", "Stalls", stalls(r).len().to_string()),
     ];

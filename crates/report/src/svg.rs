@@ -103,8 +103,26 @@ const LEFT: f64 = 70.0;
 const RIGHT: f64 = 20.0;
 /// Top margin above the legend rows.
 const TITLE_AND_LEGEND: f64 = 40.0;
-/// Legend entries per row.
-const LEGEND_PER_ROW: usize = 6;
+/// Rough width of one character of the 11 px legend text (no font metrics without a
+/// browser; a little generous so entries never overlap).
+const LEGEND_CHAR_W: f64 = 6.4;
+
+/// Where each legend entry goes: (x, row), flowed left to right by the width of its label
+/// and wrapped at the right edge.
+fn legend_layout<'a>(names: impl Iterator<Item = &'a str>) -> Vec<(f64, usize)> {
+    let (mut x, mut row) = (LEFT, 0usize);
+    let mut out = Vec::new();
+    for name in names {
+        let w = 18.0 + LEGEND_CHAR_W * name.chars().count() as f64 + 16.0;
+        if x > LEFT && x + w > WIDTH - RIGHT {
+            x = LEFT;
+            row += 1;
+        }
+        out.push((x, row));
+        x += w;
+    }
+    out
+}
 const BOTTOM: f64 = 48.0;
 
 /// Round-number ticks covering [lo, hi]: steps of 1, 2 or 5 times a power of ten.
@@ -183,7 +201,8 @@ pub fn render_chart(id: &str, chart: &Chart) -> String {
         .unwrap_or(1.0)
         .max(y_max)
         .max(f64::MIN_POSITIVE);
-    let legend_rows = chart.series.len().max(1).div_ceil(LEGEND_PER_ROW);
+    let legend = legend_layout(chart.series.iter().map(|s| s.name.as_str()));
+    let legend_rows = legend.last().map(|&(_, row)| row + 1).unwrap_or(1);
     let top = TITLE_AND_LEGEND + 14.0 * (legend_rows - 1) as f64;
     let plot_w = WIDTH - LEFT - RIGHT;
     let plot_h = HEIGHT - top - BOTTOM;
@@ -310,9 +329,9 @@ pub fn render_chart(id: &str, chart: &Chart) -> String {
             }
         }
         s.push_str("</g>");
-        // legend under the title, left to right, LEGEND_PER_ROW entries a row
-        let lx = LEFT + 120.0 * (i % LEGEND_PER_ROW) as f64;
-        let ly = 26.0 + 14.0 * (i / LEGEND_PER_ROW) as f64;
+        // legend under the title, flowed left to right
+        let (lx, row) = legend[i];
+        let ly = 26.0 + 14.0 * row as f64;
         let _ = write!(
             s,
             r##"<rect x="{lx:.1}" y="{:.1}" width="14" height="3" fill="{}"/><text x="{:.1}" y="{:.1}" font-size="11" fill="#222">{}</text>"##,
@@ -330,6 +349,32 @@ pub fn render_chart(id: &str, chart: &Chart) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn legend_entries_never_overlap_and_wrap() {
+        let names = [
+            "total (from intended start)",
+            "service (from send)",
+            "first byte",
+            "connect",
+            "a rather long name for a fifth series",
+            "x",
+        ];
+        let layout = legend_layout(names.iter().copied());
+        for (i, pair) in layout.windows(2).enumerate() {
+            let ((x0, r0), (x1, r1)) = (pair[0], pair[1]);
+            if r0 == r1 {
+                let needed = 18.0 + LEGEND_CHAR_W * names[i].chars().count() as f64;
+                assert!(x1 - x0 >= needed, "{} overlaps {}", names[i], names[i + 1]);
+            } else {
+                assert_eq!(x1, LEFT);
+            }
+        }
+        assert!(
+            layout.last().unwrap().1 >= 1,
+            "six long names need a second row"
+        );
+    }
 
     #[test]
     fn ticks_are_round_numbers() {
