@@ -108,3 +108,41 @@ fn shipped_scenario_matches_seed_003_data() {
         assert!(shipped.contains(line), "forum.toml lacks {line:?}");
     }
 }
+
+#[test]
+fn lab_clean_reaps_a_database_whose_owner_is_gone() {
+    if !mariadb_installed() {
+        eprintln!("skipped: mariadb-server is not installed");
+        return;
+    }
+    let data = dataset::ensure(2_000, 11, &DbOptions::default(), &mut |_| {}).unwrap();
+    let db = ForumDatabase::start(
+        &data,
+        &dbparams::settings_for(&[]).unwrap(),
+        DbOptions::default(),
+    )
+    .unwrap();
+    let dir = db.database().dir().to_path_buf();
+    let pids = db.database().processes();
+    assert_eq!(pids.len(), 1, "{pids:?}");
+    // Make the registry entry look like a killed webtune's: same pid, another start time.
+    let root = webtune_lab::lab_root().unwrap();
+    let id = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let entry_path = root.join("registry").join(format!("{id}.json"));
+    let mut entry: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&entry_path).unwrap()).unwrap();
+    entry["owner_start_ticks"] = serde_json::json!(1);
+    std::fs::write(&entry_path, entry.to_string()).unwrap();
+
+    let report = webtune_lab::clean_stale(&root);
+    assert!(
+        report.reaped.iter().any(|line| line.contains(&id)),
+        "{report:?}"
+    );
+    assert!(report.survivors.is_empty(), "{report:?}");
+    assert!(db.database().processes().is_empty());
+    assert!(!dir.exists());
+    assert!(!entry_path.exists());
+    // Stopping what was already reaped is not an error.
+    db.stop().unwrap();
+}
