@@ -32,6 +32,39 @@ use mariadb::{db_failed, make_dir, DbPrograms, InstanceFiles, Purpose};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+/// What the forum needs on this host besides a PHP-capable stack, and whether it is
+/// there: (what, where it was found, the Debian package that provides it).
+pub fn requirements() -> Vec<(&'static str, Option<std::path::PathBuf>, &'static str)> {
+    let programs = DbPrograms::discover().ok();
+    vec![
+        (
+            "mariadbd",
+            programs.as_ref().map(|p| p.server.clone()),
+            "mariadb-server",
+        ),
+        (
+            "mariadb (client)",
+            programs.as_ref().map(|p| p.client.clone()),
+            "mariadb-client",
+        ),
+        ("PHP mysqli", php_mysqli(), "php-mysql"),
+    ]
+}
+
+/// PHP's mysqli extension, which the pages use: Debian's `/usr/lib/php/API/mysqli.so`,
+/// or the `modules` directories other distributions use.
+pub fn php_mysqli() -> Option<std::path::PathBuf> {
+    let debian = std::fs::read_dir("/usr/lib/php")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path().join("mysqli.so"));
+    let others = ["/usr/lib64/php/modules", "/usr/lib/php/modules"]
+        .iter()
+        .map(|d| std::path::Path::new(d).join("mysqli.so"));
+    debian.chain(others).find(|p| p.is_file())
+}
+
 /// The private database of one run, with the forum loaded and a fresh password for the
 /// pages' read-only account.
 pub struct ForumDatabase {
@@ -129,6 +162,12 @@ impl ForumStack {
                 "the forum needs PHP; {} serves static files only (use apache-prefork, apache-worker, apache-event, nginx-apache or nginx-php-fpm)",
                 stack.name()
             )));
+        }
+        if php_mysqli().is_none() {
+            return Err(LabError::MissingProgram {
+                program: "PHP's mysqli extension".into(),
+                hint: "install the Debian package php-mysql".into(),
+            });
         }
         let ready_timeout = start.ready_timeout;
         let database = ForumDatabase::start(dataset, db_settings, db_options)?;
