@@ -430,6 +430,14 @@ impl RunningDatabase {
         registry::processes_of(&self.entry)
     }
 
+    /// The warnings and errors mariadbd logged so far (`[Warning]`, `[ERROR]`), without
+    /// timestamps and ids, deduplicated and counted ("Aborted connection … (Got an error
+    /// reading communication packets)" tells of clients that went away mid-query).
+    pub fn log_messages(&self) -> Vec<webtune_model::server::LogMessage> {
+        let text = std::fs::read_to_string(&self.files.error_log).unwrap_or_default();
+        summarise_server_log(&text)
+    }
+
     /// Run SQL as the administrator (over the socket, authenticated as the OS user that
     /// runs the lab) and return the client's tab-separated output, without column names.
     pub fn admin_sql(&self, sql: &str) -> Result<String, LabError> {
@@ -531,6 +539,53 @@ impl Drop for RunningDatabase {
     }
 }
 
+/// Most distinct messages kept.
+const MAX_DISTINCT_MESSAGES: usize = 20;
+
+/// mariadbd's log lines (`2026-11-22 18:50:35 5479 [Warning] Aborted connection 5479 to
+/// db: 'forum' …`) of warning level or worse, as counted messages: the timestamp, the
+/// thread id and every other number are dropped so repeats collapse into one.
+pub fn summarise_server_log(text: &str) -> Vec<webtune_model::server::LogMessage> {
+    let mut messages: Vec<webtune_model::server::LogMessage> = Vec::new();
+    for line in text.lines() {
+        let (level, marker) = if line.contains("[ERROR]") {
+            ("error", "[ERROR]")
+        } else if line.contains("[Warning]") {
+            ("warn", "[Warning]")
+        } else {
+            continue;
+        };
+        let after = line.split_once(marker).map(|(_, m)| m).unwrap_or(line);
+        let mut message = String::with_capacity(after.len());
+        let mut in_number = false;
+        for c in after.trim().chars() {
+            if c.is_ascii_digit() {
+                if !in_number {
+                    message.push('N');
+                }
+                in_number = true;
+            } else {
+                in_number = false;
+                message.push(c);
+            }
+        }
+        if let Some(seen) = messages
+            .iter_mut()
+            .find(|m| m.level == level && m.message == message)
+        {
+            seen.count += 1;
+        } else if messages.len() < MAX_DISTINCT_MESSAGES {
+            messages.push(webtune_model::server::LogMessage {
+                server: "mariadbd".into(),
+                level: level.into(),
+                message,
+                count: 1,
+            });
+        }
+    }
+    messages
+}
+
 /// Does the socket answer with MariaDB's greeting (protocol version 10)? A server still
 /// starting does not listen; one that refuses (too many connections) sends an error
 /// packet (0xff) instead.
@@ -628,4 +683,26 @@ pub(crate) fn free_port() -> Result<u16, LabError> {
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
         .map_err(LabError::NoPort)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_log_lines_collapse_into_counted_messages() {
+        let log = "2026-11-22 18:50:35 0 [Note] mariadbd: ready for connections.\n\
+            2026-11-22 18:50:35 5479 [Warning] Aborted connection 5479 to db: 'forum' user: 'forum' host: 'localhost' (Got an error reading communication packets)\n\
+            2026-11-22 18:50:36 5480 [Warning] Aborted connection 5480 to db: 'forum' user: 'forum' host: 'localhost' (Got an error reading communication packets)\n\
+            2026-11-22 18:50:37 0 [ERROR] mariadbd: Out of memory\n";
+        let messages = summarise_server_log(log);
+        assert_eq!(messages.len(), 2, "{messages:?}");
+        assert_eq!(messages[0].level, "warn");
+        assert_eq!(messages[0].count, 2);
+        assert!(messages[0]
+            .message
+            .starts_with("Aborted connection N to db"));
+        assert_eq!(messages[1].level, "error");
+        assert_eq!(messages[1].message, "mariadbd: Out of memory");
+    }
 }

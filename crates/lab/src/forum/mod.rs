@@ -239,6 +239,16 @@ impl ForumStack {
         sessions
     }
 
+    /// The warnings and errors every server logged so far, the database's included
+    /// (read them before `stop`, which removes the logs).
+    pub fn log_messages(&self) -> Vec<webtune_model::server::LogMessage> {
+        let mut messages = self.running().map(|s| s.log_messages()).unwrap_or_default();
+        if let Some(db) = &self.database {
+            messages.extend(db.db.log_messages());
+        }
+        messages
+    }
+
     /// Every live process of the stack and the database now.
     pub fn processes(&self) -> Vec<i32> {
         let mut pids = self.running().map(|s| s.processes()).unwrap_or_default();
