@@ -2,6 +2,8 @@
 //! real stack, load it with the engine while the /proc sampler watches the server, stop it
 //! leaving no process behind, and reap what a killed run left (`lab clean`).
 
+mod forum;
+
 use crate::bench_cmd::{self, BenchArgs, EXIT_INTERRUPTED};
 use anyhow::{bail, Context};
 use clap::Parser;
@@ -22,6 +24,9 @@ use webtune_model::units::parse_duration;
     webtune lab run apache-prefork --set MaxRequestWorkers=4 --set KeepAlive=off -- -c 20 -d 10s /cpu/2000\n  \
     webtune lab config nginx-apache --set backend.MaxRequestWorkers=4\n  \
     webtune lab run external http://127.0.0.1:8080 --process nginx -- -c 50 -d 10s /\n  \
+    webtune lab data --posts 150000 --seed 3\n  \
+    webtune lab sweep apache-prefork --app forum -c 8,32,128,256,512,1024 -d 10s --html forum.html\n  \
+    webtune lab params mariadb\n  \
     webtune lab clean")]
 pub struct LabArgs {
     #[command(subcommand)]
@@ -34,7 +39,7 @@ enum LabCommand {
     Stacks,
     /// Every tunable parameter of a stack: name, type, range, default, directive, meaning.
     Params {
-        /// A stack from `webtune lab stacks`.
+        /// A stack from `webtune lab stacks`, or `mariadb` for the forum's database (db.*).
         stack: String,
     },
     /// Print the rendered configs of a stack (paths and ports are examples: each start
@@ -48,6 +53,12 @@ enum LabCommand {
     /// Start a stack, load it (bench flags after --, paths relative to the stack), sample
     /// the server, stop it.
     Run(RunArgs),
+    /// Generate seed 003's forum data (deterministic for a seed) and cache it loaded into
+    /// a MariaDB data directory, so lab runs with --app forum start at once.
+    Data(forum::DataArgs),
+    /// Start a stack (with --app forum: and its database), run one load level after the
+    /// other (seed 003: -c 8,32,128,256,512,1024), sample the servers, stop everything.
+    Sweep(forum::SweepArgs),
     /// Stop anything a killed webtune run left behind (and remove its files).
     Clean,
 }
@@ -70,6 +81,13 @@ struct RunArgs {
     /// Keep the stack's private directory (configs, logs) after it stops.
     #[arg(long = "keep")]
     keep: bool,
+    /// What the stack serves: its built-in site, or seed 003's forum on a private MariaDB
+    /// (then `--set db.NAME=VALUE` tunes the database, and without a path after -- the
+    /// forum's 20/20/60 scenario is loaded).
+    #[arg(long = "app", value_enum, default_value = "site")]
+    app: forum::App,
+    #[command(flatten)]
+    data: forum::DataChoice,
     /// bench flags and the path to load, e.g. -- -c 20 -d 10s /cpu/2000.
     #[arg(last = true, value_name = "BENCH FLAGS")]
     bench: Vec<String>,
@@ -89,6 +107,13 @@ pub fn run(args: LabArgs) -> anyhow::Result<i32> {
             print!("{}", stacks_text());
             Ok(0)
         }
+        LabCommand::Params { stack } if forum::is_database(&stack) => {
+            print!(
+                "{}",
+                params_table(&webtune_lab::forum::dbparams::parameters())
+            );
+            Ok(0)
+        }
         LabCommand::Params { stack } => {
             print!("{}", params_text(StackKind::from_name(&stack)?));
             Ok(0)
@@ -98,6 +123,8 @@ pub fn run(args: LabArgs) -> anyhow::Result<i32> {
             Ok(0)
         }
         LabCommand::Run(run) => run_stack(run),
+        LabCommand::Data(data) => forum::run_data(data),
+        LabCommand::Sweep(sweep) => forum::run_sweep(sweep),
         LabCommand::Clean => clean(),
     }
 }
@@ -129,6 +156,7 @@ fn stacks_text() -> String {
             out.push_str(&format!("{:<20} needs: {}\n", "", needs.join(", ")));
         }
     }
+    out.push_str(&forum::requirements_text());
     out
 }
 
@@ -140,6 +168,11 @@ fn params_text(stack: StackKind) -> String {
             stack.name()
         );
     }
+    params_table(&params)
+}
+
+/// Parameters as a table: name, type, range, default, directive, meaning.
+fn params_table(params: &[webtune_lab::ParamSpec]) -> String {
     let rows: Vec<[String; 6]> = params
         .iter()
         .map(|p| {
@@ -250,6 +283,19 @@ fn target_url(base: &str, given: Option<&str>, default_path: &str) -> anyhow::Re
 }
 
 fn run_stack(args: RunArgs) -> anyhow::Result<i32> {
+    if args.app == forum::App::Forum {
+        if args.url.is_some() || !args.processes.is_empty() {
+            bail!("--app forum starts its own stack: no URL and no --process");
+        }
+        return forum::run_forum(
+            &args.stack,
+            &args.set,
+            &args.data,
+            &args.bench,
+            args.sample_interval,
+            args.keep,
+        );
+    }
     let stack = StackKind::from_name(&args.stack)?;
     // Everything the user typed is checked before anything starts.
     let settings = settings_for(stack, &args.set)?;

@@ -1,0 +1,294 @@
+//! `webtune lab … --app forum` end to end, through the built binary: a short forum sweep
+//! under Apache prefork + mod_php and under nginx + php-fpm completes with every body check
+//! passing and all three pages loaded, the database and the stack are stopped, and no
+//! process or directory of the run is left; bad input fails with one line before anything
+//! starts.
+
+use std::path::Path;
+use std::process::Command;
+
+const WEBTUNE: &str = env!("CARGO_BIN_EXE_webtune");
+
+fn installed() -> bool {
+    let programs = ["mariadbd", "mariadb-install-db", "apache2", "nginx"];
+    programs.iter().all(|p| {
+        ["/usr/sbin", "/usr/bin", "/sbin", "/bin"]
+            .iter()
+            .any(|d| Path::new(d).join(p).is_file())
+    })
+}
+
+/// Live processes whose command line names the directory.
+fn processes_naming(dir: &Path) -> Vec<i32> {
+    let needle = dir.to_string_lossy().into_owned();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()))
+        .filter(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|raw| String::from_utf8_lossy(&raw).replace('\0', " "))
+                .unwrap_or_default();
+            let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .map(|s| s.rsplit_once(") ").is_some_and(|(_, r)| r.starts_with('Z')))
+                .unwrap_or(false);
+            cmdline.contains(&needle) && !zombie
+        })
+        .collect()
+}
+
+fn forum_sweep(stack: &str) {
+    if !installed() {
+        eprintln!("skipped: mariadb-server, apache2 or nginx is not installed");
+        return;
+    }
+    // A lab root of this test's own, so "nothing left" is exact.
+    let root = std::env::temp_dir().join(format!("wt-forum-{stack}-{}", std::process::id()));
+    let json = root.with_extension("json");
+    let output = Command::new(WEBTUNE)
+        .env("WEBTUNE_LAB_DIR", &root)
+        .args([
+            "lab",
+            "sweep",
+            stack,
+            "--app",
+            "forum",
+            "--posts",
+            "2000",
+            "--seed",
+            "11",
+            "-c",
+            "2,6",
+            "-d",
+            "1500ms",
+            "--warmup",
+            "300ms",
+            "--cooldown",
+            "200ms",
+            "--pause",
+            "0s",
+            "--sample-interval",
+            "100ms",
+            "--json",
+        ])
+        .arg(&json)
+        .output()
+        .expect("run webtune");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("connections  served"), "{stdout}");
+    assert!(stdout.contains("Server side ("), "{stdout}");
+    assert!(
+        stderr.contains("and its database stopped; no process of them is left"),
+        "{stderr}"
+    );
+
+    let text = std::fs::read_to_string(&json).expect("json written");
+    let _ = std::fs::remove_file(&json);
+    let sweep: serde_json::Value = serde_json::from_str(&text).expect("valid json");
+    assert_eq!(sweep["schema"], "webtune.sweep/1");
+    let levels = sweep["levels"].as_array().expect("levels");
+    assert_eq!(levels.len(), 2);
+    for level in levels {
+        let result = &level["result"];
+        let responses = result["responses"].as_u64().unwrap();
+        assert!(responses > 0, "{result}");
+        assert_eq!(
+            result["ok"].as_u64().unwrap(),
+            responses,
+            "every body check passed"
+        );
+        for (kind, count) in result["errors"].as_object().unwrap() {
+            assert_eq!(count.as_u64(), Some(0), "{kind} errors");
+        }
+        let names = result["by_name"].as_object().expect("by_name");
+        for name in ["forum_list", "topic_list", "thread"] {
+            assert!(
+                names
+                    .get(name)
+                    .is_some_and(|n| n["responses"].as_u64() > Some(0)),
+                "{name} was loaded: {names:?}"
+            );
+        }
+        // The sampler watched the database too.
+        let server = &result["server"];
+        assert!(!server["samples"].as_array().unwrap().is_empty());
+    }
+
+    // Nothing is left: no process naming the lab root, no directory, no registry entry.
+    assert!(processes_naming(&root).is_empty());
+    let left: Vec<String> = std::fs::read_dir(&root)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n != "registry")
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(left.is_empty(), "left in the lab root: {left:?}");
+    let entries = std::fs::read_dir(root.join("registry"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert_eq!(entries, 0, "registry entries left");
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn forum_sweep_under_apache_prefork() {
+    forum_sweep("apache-prefork");
+}
+
+#[test]
+fn forum_sweep_under_nginx_php_fpm() {
+    forum_sweep("nginx-php-fpm");
+}
+
+#[test]
+fn bad_forum_input_fails_with_one_line_before_anything_starts() {
+    for (args, expect) in [
+        (
+            vec!["lab", "sweep", "nginx", "--app", "forum", "-c", "2"],
+            "needs a stack with PHP",
+        ),
+        (
+            vec![
+                "lab",
+                "sweep",
+                "apache-prefork",
+                "-c",
+                "2",
+                "--set",
+                "db.max_connections=1",
+            ],
+            "10..=100000",
+        ),
+        (
+            vec![
+                "lab",
+                "sweep",
+                "apache-prefork",
+                "-c",
+                "2",
+                "--set",
+                "db.nonsense=1",
+            ],
+            "lab params mariadb",
+        ),
+        (
+            vec!["lab", "sweep", "apache-prefork", "-c", "0"],
+            "at least 1",
+        ),
+        (vec!["lab", "data", "--posts", "5"], "100..="),
+    ] {
+        let output = Command::new(WEBTUNE)
+            .args(&args)
+            .output()
+            .expect("run webtune");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expect), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn data_checksum_is_deterministic_and_params_list_the_database() {
+    let run = |seed: &str| {
+        let output = Command::new(WEBTUNE)
+            .args([
+                "lab",
+                "data",
+                "--posts",
+                "1000",
+                "--seed",
+                seed,
+                "--checksum",
+            ])
+            .output()
+            .expect("run webtune");
+        assert_eq!(output.status.code(), Some(0));
+        String::from_utf8_lossy(&output.stdout).trim().to_string()
+    };
+    assert_eq!(run("5"), run("5"));
+    assert_ne!(run("5"), run("6"));
+    let output = Command::new(WEBTUNE)
+        .args(["lab", "params", "mariadb"])
+        .output()
+        .expect("run webtune");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("db.thread_cache_size"), "{stdout}");
+    assert!(stdout.contains("db.innodb_buffer_pool_size"), "{stdout}");
+}
+
+#[test]
+fn sigint_during_a_forum_sweep_keeps_what_was_measured_and_leaves_nothing() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    if !installed() {
+        eprintln!("skipped: mariadb-server, apache2 or nginx is not installed");
+        return;
+    }
+    let root = std::env::temp_dir().join(format!("wt-forum-sigint-{}", std::process::id()));
+    let mut child = Command::new(WEBTUNE)
+        .env("WEBTUNE_LAB_DIR", &root)
+        .args([
+            "lab",
+            "sweep",
+            "apache-event",
+            "--app",
+            "forum",
+            "--posts",
+            "2000",
+            "--seed",
+            "11",
+            "-c",
+            "2,4",
+            "-d",
+            "20s",
+            "--warmup",
+            "0s",
+            "--cooldown",
+            "0s",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run webtune");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let mut seen = String::new();
+    // Wait (bounded by the sweep's own start timeouts) until the stack is ready.
+    for line in lines.by_ref().map_while(Result::ok) {
+        seen.push_str(&line);
+        seen.push('\n');
+        if line.contains(" ready at ") {
+            break;
+        }
+    }
+    assert!(seen.contains(" ready at "), "{seen}");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // SAFETY: a signal to our own child.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = child.wait().expect("wait");
+    let rest = rest.join("\n");
+    assert_eq!(status.code(), Some(130), "{seen}{rest}");
+    assert!(rest.contains("interrupted"), "{rest}");
+    assert!(rest.contains("no process of them is left"), "{rest}");
+    assert!(processes_naming(&root).is_empty());
+    let left: Vec<String> = std::fs::read_dir(&root)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n != "registry")
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(left.is_empty(), "left in the lab root: {left:?}");
+    let _ = std::fs::remove_dir_all(&root);
+}
