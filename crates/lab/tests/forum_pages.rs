@@ -15,6 +15,7 @@ fn installed(stack: StackKind) -> bool {
         .iter()
         .all(|(_, c)| programs.program_for(*c).is_ok())
         && webtune_lab::forum::mariadb::DbPrograms::discover().is_ok()
+        && webtune_lab::forum::php_mysqli().is_some()
 }
 
 fn get(address: SocketAddr, path: &str) -> (u16, String) {
@@ -29,7 +30,7 @@ fn complete(body: &str) -> bool {
 fn check_pages(stack: StackKind) {
     if !installed(stack) {
         eprintln!(
-            "skipped: {} or mariadb-server is not installed",
+            "skipped: {}, mariadb-server or php-mysql is not installed",
             stack.name()
         );
         return;

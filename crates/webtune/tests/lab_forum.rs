@@ -11,11 +11,15 @@ const WEBTUNE: &str = env!("CARGO_BIN_EXE_webtune");
 
 fn installed() -> bool {
     let programs = ["mariadbd", "mariadb-install-db", "apache2", "nginx"];
-    programs.iter().all(|p| {
-        ["/usr/sbin", "/usr/bin", "/sbin", "/bin"]
-            .iter()
-            .any(|d| Path::new(d).join(p).is_file())
-    })
+    let mysqli = std::fs::read_dir("/usr/lib/php")
+        .map(|d| d.flatten().any(|e| e.path().join("mysqli.so").is_file()))
+        .unwrap_or(false);
+    mysqli
+        && programs.iter().all(|p| {
+            ["/usr/sbin", "/usr/bin", "/sbin", "/bin"]
+                .iter()
+                .any(|d| Path::new(d).join(p).is_file())
+        })
 }
 
 /// Live processes whose command line names the directory.
@@ -41,7 +45,7 @@ fn processes_naming(dir: &Path) -> Vec<i32> {
 
 fn forum_sweep(stack: &str) {
     if !installed() {
-        eprintln!("skipped: mariadb-server, apache2 or nginx is not installed");
+        eprintln!("skipped: mariadb-server, php-mysql, apache2 or nginx is not installed");
         return;
     }
     // A lab root of this test's own, so "nothing left" is exact.
@@ -228,7 +232,7 @@ fn sigint_during_a_forum_sweep_keeps_what_was_measured_and_leaves_nothing() {
     use std::io::{BufRead, BufReader};
     use std::process::Stdio;
     if !installed() {
-        eprintln!("skipped: mariadb-server, apache2 or nginx is not installed");
+        eprintln!("skipped: mariadb-server, php-mysql, apache2 or nginx is not installed");
         return;
     }
     let root = std::env::temp_dir().join(format!("wt-forum-sigint-{}", std::process::id()));
