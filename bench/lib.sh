@@ -4,6 +4,12 @@
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/.." && pwd)
 WEBTUNE=${WEBTUNE:-$top/target/release/webtune}
+NGINX_BIN=${NGINX_BIN:-/usr/sbin/nginx}
+# Optional pinning on machines with cores to spare: SERVER_CPUS=2 CLIENT_CPUS=4 bench/...
+# keeps nginx and the generator on cores of their own, away from each other's noise.
+server_pin=(); client_pin=()
+[ -n "${SERVER_CPUS:-}" ] && server_pin=(taskset -c "$SERVER_CPUS")
+[ -n "${CLIENT_CPUS:-}" ] && client_pin=(taskset -c "$CLIENT_CPUS")
 
 ensure_webtune() {
   [ -x "$WEBTUNE" ] || (cd "$top" && cargo build --release -q -p webtune)
@@ -32,7 +38,7 @@ http {
   server { listen 127.0.0.1:$port backlog=4096; root $work/www; }
 }
 CONF
-  /usr/sbin/nginx -p "$work/" -c "$work/nginx.conf" -e "$work/error.log" &
+  "${server_pin[@]}" "$NGINX_BIN" -p "$work/" -c "$work/nginx.conf" -e "$work/error.log" &
   ngx=$!
   trap 'kill -TERM $ngx 2>/dev/null || true; wait $ngx 2>/dev/null || true; rm -rf "$work"' EXIT INT TERM
   for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.05; done

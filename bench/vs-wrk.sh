@@ -25,7 +25,7 @@ rows="$work/rows"
 measure() {
   local name=$1; shift
   local out="$work/out" ru="$work/ru"
-  python3 "$here/rusage.py" "$ru" -- "$@" > "$out" 2>&1 || true
+  python3 "$here/rusage.py" "$ru" -- "${client_pin[@]}" "$@" > "$out" 2>&1 || true
   local reqs
   case $name in
     wrk*) reqs=$(awk '/requests in/ {print $1}' "$out") ;;
@@ -42,7 +42,7 @@ measure() {
   echo "$name $reqs $secs $user $sys $rss" >> "$rows"
 }
 
-echo "nginx 1 worker on $URL; $ROUNDS rounds x ${SECS}s, c=$CONNS, t=$THREADS; $(nproc) cores"
+echo "nginx 1 worker on $URL; $ROUNDS rounds x ${SECS}s, c=$CONNS, t=$THREADS; $(nproc) cores${SERVER_CPUS:+; nginx on CPU $SERVER_CPUS, client on CPU $CLIENT_CPUS}"
 for r in $(seq "$ROUNDS"); do
   measure wrk-ka wrk -t"$THREADS" -c"$CONNS" -d"${SECS}s" "$URL"
   measure webtune-ka "$WEBTUNE" bench "$URL" -t "$THREADS" -c "$CONNS" -d "${SECS}s" -q --json "$work/w.json"
@@ -75,7 +75,7 @@ PY
 
 echo
 echo "webtune RSS with 10,000 open connections (keep-alive, 5 s):"
-"$WEBTUNE" bench "$URL" -t "$THREADS" -c 10000 -d 5s -q --json "$work/w10k.json" || true
+"${client_pin[@]}" "$WEBTUNE" bench "$URL" -t "$THREADS" -c 10000 -d 5s -q --json "$work/w10k.json" || true
 python3 - "$work/w10k.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))

@@ -349,6 +349,11 @@ pub fn build(spec: &RunSpec) -> Result<Plan, EngineError> {
         }
     };
     let connections = spec.connections as usize;
+    if connections >= 1 << 24 {
+        return Err(EngineError::BadLoad(format!(
+            "-c {connections} is more connections than one run can track (16,777,215 at most)"
+        )));
+    }
     let threads = (spec.threads as usize).min(connections).max(1);
     ensure_file_limit(connections as u64 + 1, threads as u64)?;
     Ok(Plan {

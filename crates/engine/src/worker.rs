@@ -38,7 +38,12 @@ pub const DRAIN_GRACE: Duration = Duration::from_secs(1);
 /// How often deadlines (connect and request timeouts) and ramps are checked.
 const TICK: Duration = Duration::from_millis(20);
 const READ_BUFFER: usize = 64 * 1024;
-const TIMER: Token = Token(usize::MAX - 1);
+const TIMER: Token = Token(usize::MAX);
+/// A token is (socket generation << INDEX_BITS) | connection index: an event still queued
+/// for a closed socket carries an old generation and is dropped, so a reused index never
+/// takes another socket's event for its own.
+const INDEX_BITS: u32 = 24;
+const INDEX_MASK: usize = (1 << INDEX_BITS) - 1;
 
 /// How this worker paces its requests.
 pub enum Pacing {
@@ -95,6 +100,8 @@ enum Phase {
 
 struct Conn {
     stream: Option<TcpStream>,
+    /// Bumped for every new socket; part of its event token.
+    generation: usize,
     addr: SocketAddr,
     phase: Phase,
     /// Which planned request is in flight.
@@ -159,6 +166,7 @@ pub fn run_worker(cfg: WorkerConfig) -> io::Result<Recorder> {
         .iter()
         .map(|&addr| Conn {
             stream: None,
+            generation: 0,
             addr,
             phase: Phase::Idle,
             request: 0,
@@ -200,6 +208,13 @@ pub fn run_worker(cfg: WorkerConfig) -> io::Result<Recorder> {
     };
     w.event_loop()?;
     Ok(w.rec)
+}
+
+/// The event token of connection `index`'s socket number `generation` (the generation is
+/// cut short of the top bit, so no token is ever `TIMER`).
+fn token_of(index: usize, generation: usize) -> Token {
+    let generation_mask = usize::MAX >> (INDEX_BITS + 1);
+    Token(((generation & generation_mask) << INDEX_BITS) | index)
 }
 
 fn micros(from: Instant, to: Instant) -> u64 {
@@ -421,8 +436,15 @@ impl Worker {
                     // Edge-triggered epoll reports every expiry, and arming again resets
                     // the expiry count: no read is needed to drain it.
                     self.timer_set_for = None;
-                } else if token.0 < self.conns.len() {
-                    self.on_event(token.0, event);
+                } else {
+                    let i = token.0 & INDEX_MASK;
+                    if self
+                        .conns
+                        .get(i)
+                        .is_some_and(|c| token_of(i, c.generation) == token)
+                    {
+                        self.on_event(i, event);
+                    }
                 }
             }
         }
@@ -555,9 +577,11 @@ impl Worker {
             Ok(s) => s,
             Err(e) => return self.fail(i, connect_error_kind(&e)),
         };
+        let generation = self.conns[i].generation.wrapping_add(1);
+        self.conns[i].generation = generation;
         if let Err(e) = self.poll.registry().register(
             &mut stream,
-            Token(i),
+            token_of(i, generation),
             Interest::READABLE | Interest::WRITABLE,
         ) {
             drop(stream);
@@ -630,14 +654,11 @@ impl Worker {
         let Some(stream) = c.stream.as_ref() else {
             return;
         };
+        // Tokens carry the socket's generation, so this event is this socket's own: readiness
+        // in the connecting phase means the connect finished, and SO_ERROR says how.
         match stream.take_error() {
             Ok(Some(e)) | Err(e) => return self.fail(i, connect_error_kind(&e)),
             Ok(None) => {}
-        }
-        match stream.peer_addr() {
-            Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::NotConnected => return, // still connecting
-            Err(e) => return self.fail(i, connect_error_kind(&e)),
         }
         let _ = stream.set_nodelay(true);
         if let Some(t) = c.opened_at {
@@ -813,8 +834,10 @@ impl Worker {
 
     fn close(&mut self, i: usize) {
         let c = &mut self.conns[i];
-        if let Some(mut stream) = c.stream.take() {
-            let _ = self.poll.registry().deregister(&mut stream);
+        // Closing the socket removes it from the epoll set (Linux drops a closed file from
+        // every interest list), so no deregister call is spent; a stale event still queued
+        // for it carries an old generation and is ignored.
+        if c.stream.take().is_some() {
             self.open -= 1;
         }
         c.served = 0;
@@ -851,4 +874,17 @@ impl Worker {
 /// Does `haystack` contain `needle`?
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     needle.is_empty() || haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_tell_generations_apart_and_never_equal_the_timer() {
+        assert_ne!(token_of(5, 1), token_of(5, 2));
+        assert_eq!(token_of(5, 7).0 & INDEX_MASK, 5);
+        assert_ne!(token_of(INDEX_MASK, usize::MAX), TIMER);
+        assert_eq!(token_of(3, usize::MAX).0 & INDEX_MASK, 3);
+    }
 }
