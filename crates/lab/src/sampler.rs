@@ -77,8 +77,11 @@ impl Sampler {
                         _ => break,
                     }
                 }
-                // The last, shorter interval, unless it is too short to mean anything.
-                if state.last_at.elapsed() >= Duration::from_millis(20) {
+                // The last, shorter interval, unless it is too short to mean anything — but a
+                // run shorter than one interval still gets its one sample.
+                if state.out.samples.is_empty()
+                    || state.last_at.elapsed() >= Duration::from_millis(20)
+                {
                     state.take_sample();
                 }
                 state.finish()
