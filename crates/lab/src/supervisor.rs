@@ -32,6 +32,18 @@ pub struct StartOptions {
     pub interrupt: Option<Arc<AtomicBool>>,
 }
 
+impl StartOptions {
+    /// For a database: crash recovery or a big buffer pool make the start slow, and an
+    /// orderly shutdown flushes the pool, so both waits are longer.
+    pub fn database() -> StartOptions {
+        StartOptions {
+            ready_timeout: Duration::from_secs(60),
+            stop_grace: Duration::from_secs(30),
+            ..StartOptions::default()
+        }
+    }
+}
+
 impl Default for StartOptions {
     fn default() -> Self {
         StartOptions {

@@ -56,17 +56,17 @@ fn private_mariadb_starts_from_the_cache_answers_and_stops() {
         return;
     }
     let mut steps = Vec::new();
-    let data = dataset::ensure(2_000, 11, &DbOptions::default(), &mut |s| {
+    let data = dataset::ensure(2_000, 11, &DbOptions::database(), &mut |s| {
         steps.push(s.to_string())
     })
     .unwrap();
     // A second call comes from the cache.
-    let again = dataset::ensure(2_000, 11, &DbOptions::default(), &mut |_| {}).unwrap();
+    let again = dataset::ensure(2_000, 11, &DbOptions::database(), &mut |_| {}).unwrap();
     assert!(!again.built_now);
     assert_eq!(again.summary, data.summary);
 
     let settings = dbparams::settings_for(&["db.max_connections=40".into()]).unwrap();
-    let db = ForumDatabase::start(&data, &settings, DbOptions::default()).unwrap();
+    let db = ForumDatabase::start(&data, &settings, DbOptions::database()).unwrap();
     let server = db.database();
     let pids = server.processes();
     assert_eq!(pids.len(), 1, "one mariadbd: {pids:?}");
@@ -115,11 +115,11 @@ fn lab_clean_reaps_a_database_whose_owner_is_gone() {
         eprintln!("skipped: mariadb-server is not installed");
         return;
     }
-    let data = dataset::ensure(2_000, 11, &DbOptions::default(), &mut |_| {}).unwrap();
+    let data = dataset::ensure(2_000, 11, &DbOptions::database(), &mut |_| {}).unwrap();
     let db = ForumDatabase::start(
         &data,
         &dbparams::settings_for(&[]).unwrap(),
-        DbOptions::default(),
+        DbOptions::database(),
     )
     .unwrap();
     let dir = db.database().dir().to_path_buf();

@@ -35,7 +35,7 @@ fn check_pages(stack: StackKind) {
         );
         return;
     }
-    let data = dataset::ensure(2_000, 11, &DbOptions::default(), &mut |_| {}).unwrap();
+    let data = dataset::ensure(2_000, 11, &DbOptions::database(), &mut |_| {}).unwrap();
     let shape = data.summary.shape;
     let forum = ForumStack::start(
         stack,
@@ -43,7 +43,7 @@ fn check_pages(stack: StackKind) {
         &dbparams::settings_for(&[]).unwrap(),
         &data,
         StartOptions::default(),
-        DbOptions::default(),
+        DbOptions::database(),
     )
     .unwrap();
     let address = forum.front_address();

@@ -13,7 +13,7 @@ use std::path::Path;
 
 /// Bumped whenever the schema or the generator's output changes: cached data built by
 /// another version is not reused.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 /// Topics per page of a forum's topic list (phpBB's default is 25).
 pub const TOPICS_PER_PAGE: u64 = 25;
 /// Posts per page of a thread (phpBB's default is 10; 15 makes pages of tens of KB).

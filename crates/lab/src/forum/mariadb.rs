@@ -16,8 +16,7 @@ use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 /// The database the forum lives in, and the read-only account its pages use.
@@ -224,30 +223,9 @@ pub(crate) fn write_private_file(path: &Path, text: &str) -> Result<(), LabError
         .map_err(|e| LabError::io(format!("writing {}", path.display()), e))
 }
 
-/// How an instance starts and stops.
-#[derive(Debug, Clone)]
-pub struct DbOptions {
-    /// Longest wait for the socket to answer (crash recovery or a big buffer pool take
-    /// a while).
-    pub ready_timeout: Duration,
-    /// Time between SIGTERM (orderly shutdown) and SIGKILL.
-    pub stop_grace: Duration,
-    /// Keep the instance directory (config, logs, data) after the stop.
-    pub keep_dir: bool,
-    /// Set (e.g. by a SIGINT handler) to abandon a start in progress.
-    pub interrupt: Option<Arc<AtomicBool>>,
-}
-
-impl Default for DbOptions {
-    fn default() -> Self {
-        DbOptions {
-            ready_timeout: Duration::from_secs(60),
-            stop_grace: Duration::from_secs(30),
-            keep_dir: false,
-            interrupt: None,
-        }
-    }
-}
+/// How an instance starts and stops: the lab's start options; `DbOptions::database()` gives
+/// a database's longer waits.
+pub type DbOptions = crate::supervisor::StartOptions;
 
 static INSTANCE_COUNTER: AtomicU32 = AtomicU32::new(0);
 

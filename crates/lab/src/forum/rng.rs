@@ -2,29 +2,19 @@
 //! depends only on the seed, so the same seed gives the same forum on every machine and
 //! every build.
 //!
-//! The algorithms are SplitMix64 (to spread a seed over the state) and xoshiro256**
-//! (Blackman and Vigna, "Scrambled linear pseudorandom number generators", 2018,
-//! <https://prng.di.unimi.it/>), written here from their published descriptions.
+//! The generator itself is the engine's (`webtune_engine::rng`, xoshiro256** seeded through
+//! SplitMix64); this module adds streams, Pareto draws and a Zipf sampler.
 
-/// xoshiro256** seeded through SplitMix64.
+use webtune_engine::rng::Rng;
+
+/// The engine's generator (xoshiro256** seeded through SplitMix64), with what the forum
+/// needs on top: independent streams and heavy-tailed draws.
 #[derive(Debug, Clone)]
-pub struct ForumRng {
-    state: [u64; 4],
-}
+pub struct ForumRng(Rng);
 
 impl ForumRng {
     pub fn new(seed: u64) -> ForumRng {
-        let mut x = seed;
-        let mut next = || {
-            x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = x;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        };
-        ForumRng {
-            state: [next(), next(), next(), next()],
-        }
+        ForumRng(Rng::seeded(seed))
     }
 
     /// A generator for one purpose, derived from a seed and a stream number, so that
@@ -33,38 +23,24 @@ impl ForumRng {
         ForumRng::new(seed ^ stream.wrapping_mul(0xD6E8_FEB8_6659_FD93))
     }
 
-    pub fn next_u64(&mut self) -> u64 {
-        let s = &mut self.state;
-        let result = s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
-        let t = s[1] << 17;
-        s[2] ^= s[0];
-        s[3] ^= s[1];
-        s[1] ^= s[2];
-        s[0] ^= s[3];
-        s[2] ^= t;
-        s[3] = s[3].rotate_left(45);
-        result
-    }
-
     /// Uniform in [0, 1).
     pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+        self.0.unit()
     }
 
-    /// Uniform in `0..n` (n > 0), by multiply-shift (Lemire); the tiny bias is irrelevant
-    /// for generating test data.
+    /// Uniform in `0..n` (n > 0).
     pub fn below(&mut self, n: u64) -> u64 {
-        ((self.next_u64() as u128 * n.max(1) as u128) >> 64) as u64
+        self.0.below(n.max(1))
     }
 
     /// Uniform in `lo..=hi`.
     pub fn between(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.below(hi.saturating_sub(lo) + 1)
+        self.0.between(lo, hi)
     }
 
     /// Exponentially distributed with this mean.
     pub fn exponential(&mut self, mean: f64) -> f64 {
-        -mean * (1.0 - self.unit()).ln()
+        self.0.exp(mean)
     }
 
     /// Pareto distributed with scale 1 and shape `alpha` (heavy tail for small alpha).
@@ -108,13 +84,13 @@ mod tests {
     #[test]
     fn same_seed_same_numbers() {
         let a: Vec<u64> = (0..5)
-            .scan(ForumRng::new(7), |r, _| Some(r.next_u64()))
+            .scan(ForumRng::new(7), |r, _| Some(r.0.next_u64()))
             .collect();
         let b: Vec<u64> = (0..5)
-            .scan(ForumRng::new(7), |r, _| Some(r.next_u64()))
+            .scan(ForumRng::new(7), |r, _| Some(r.0.next_u64()))
             .collect();
         let c: Vec<u64> = (0..5)
-            .scan(ForumRng::new(8), |r, _| Some(r.next_u64()))
+            .scan(ForumRng::new(8), |r, _| Some(r.0.next_u64()))
             .collect();
         assert_eq!(a, b);
         assert_ne!(a, c);

@@ -156,7 +156,7 @@ pub fn run_data(args: DataArgs) -> anyhow::Result<i32> {
 }
 
 fn ensure_dataset(posts: u64, seed: u64) -> anyhow::Result<Dataset> {
-    let dataset = dataset::ensure(posts, seed, &DbOptions::default(), &mut |step| {
+    let dataset = dataset::ensure(posts, seed, &DbOptions::database(), &mut |step| {
         eprintln!("lab data: {step}")
     })?;
     Ok(dataset)
@@ -255,7 +255,7 @@ fn start_forum(
     let db_options = DbOptions {
         keep_dir: keep,
         interrupt: Some(Arc::clone(interrupt)),
-        ..DbOptions::default()
+        ..DbOptions::database()
     };
     match ForumStack::start(plan.stack, &plan.web, &plan.db, dataset, start, db_options) {
         Ok(forum) => {
