@@ -608,26 +608,34 @@ impl Worker {
     }
 
     fn write_some(&mut self, i: usize) {
-        let requests = Arc::clone(&self.cfg.requests);
         let c = &mut self.conns[i];
-        let bytes: &[u8] = match &requests[c.request].fixed_bytes {
+        let bytes: &[u8] = match &self.cfg.requests[c.request].fixed_bytes {
             Some(b) => b,
             None => &c.rendered,
         };
         let Some(stream) = c.stream.as_mut() else {
             return;
         };
-        while c.written < bytes.len() {
+        // Write what the socket takes; act on the outcome once the borrows have ended.
+        let outcome = loop {
+            if c.written >= bytes.len() {
+                break Ok(bytes.len());
+            }
             match stream.write(&bytes[c.written..]) {
-                Ok(0) => return self.io_failure(i, &io::ErrorKind::WriteZero.into()),
+                Ok(0) => break Err(io::ErrorKind::WriteZero.into()),
                 Ok(n) => c.written += n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return self.io_failure(i, &e),
+                Err(e) => break Err(e),
             }
+        };
+        match outcome {
+            Ok(len) => {
+                c.phase = Phase::Receiving;
+                self.rec.bytes_sent += len as u64;
+            }
+            Err(e) => self.io_failure(i, &e),
         }
-        c.phase = Phase::Receiving;
-        self.rec.bytes_sent += bytes.len() as u64;
     }
 
     fn on_event(&mut self, i: usize, event: &mio::event::Event) {
