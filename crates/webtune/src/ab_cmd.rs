@@ -361,7 +361,24 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
     if let Some(dest) = &args.html {
         write_output(dest, &webtune_report::html::render_html(&result))?;
     }
-    Ok(if interrupted { EXIT_INTERRUPTED } else { 0 })
+    if interrupted {
+        return Ok(EXIT_INTERRUPTED);
+    }
+    // ab gives up with a non-zero status when it cannot talk to the server at all; scripts
+    // rely on that. webtune still prints what it measured, then fails the same way.
+    if result.responses == 0 && result.errors.total() > 0 {
+        let kinds: Vec<String> = result
+            .errors
+            .nonzero()
+            .map(|(kind, n)| format!("{n} {}", kind.describe()))
+            .collect();
+        eprintln!(
+            "webtune ab: no request got a response ({}); exit status 1, as ab fails",
+            kinds.join(", ")
+        );
+        return Ok(1);
+    }
+    Ok(0)
 }
 
 #[cfg(test)]

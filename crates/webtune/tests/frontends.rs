@@ -681,3 +681,20 @@ fn compare_with_repeats_gives_intervals_and_verdicts() {
     assert!(section("b.json").ends_with("better"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn ab_fails_like_ab_when_no_request_gets_a_response() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/");
+    let out = webtune(&["ab", "-n", "5", "-c", "1", &url]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no request got a response"), "{stderr}");
+    assert!(stderr.contains("5 connect refused"), "{stderr}");
+    // What was measured is still printed, in ab's layout.
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Complete requests:"));
+}
