@@ -39,31 +39,10 @@ pub const MAX_VALID_LAG_US: u64 = 1_000;
 /// Generator CPU busier than this (share of its threads' time) means it was saturated.
 pub const MAX_VALID_CPU_BUSY: f64 = 0.9;
 
-/// A handle to stop a running test from another thread (or a signal handler's flag).
-#[derive(Debug, Clone, Default)]
-pub struct RunControl {
-    stop: Arc<AtomicBool>,
-}
-
-impl RunControl {
-    pub fn new() -> RunControl {
-        RunControl::default()
-    }
-
-    /// Stop sending; in-flight requests get up to a second, then the result is returned.
-    pub fn request_stop(&self) {
-        self.stop.store(true, Ordering::Relaxed);
-    }
-
-    pub fn stop_requested(&self) -> bool {
-        self.stop.load(Ordering::Relaxed)
-    }
-
-    /// The flag itself, for `signal_hook::flag::register`.
-    pub fn flag(&self) -> Arc<AtomicBool> {
-        Arc::clone(&self.stop)
-    }
-}
+/// A handle to stop a running test from another thread: the one stop token the binary's
+/// signal handlers set, shared with the lab (see `webtune_model::StopToken`). Stopping
+/// lets in-flight requests finish for up to a second, then the result is returned.
+pub type RunControl = webtune_model::StopToken;
 
 /// A live view of a run, handed to the caller about once per interval.
 #[derive(Debug, Clone, Copy, Default)]

@@ -15,9 +15,9 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
+use webtune_model::StopToken;
 
 /// How a start behaves.
 #[derive(Debug, Clone)]
@@ -28,8 +28,9 @@ pub struct StartOptions {
     pub stop_grace: Duration,
     /// Keep the private directory (configs, logs) after stop.
     pub keep_dir: bool,
-    /// Set (e.g. by a SIGINT handler) to abandon a start in progress.
-    pub interrupt: Option<Arc<AtomicBool>>,
+    /// The run's stop token (set by the binary's signal handlers): abandons a start in
+    /// progress.
+    pub interrupt: Option<StopToken>,
 }
 
 impl StartOptions {
@@ -248,7 +249,7 @@ impl RunningStack {
 
     fn check_interrupt(&self) -> Result<(), LabError> {
         match &self.options.interrupt {
-            Some(flag) if flag.load(Ordering::SeqCst) => Err(LabError::Interrupted),
+            Some(stop) if stop.stop_requested() => Err(LabError::Interrupted),
             _ => Ok(()),
         }
     }

@@ -10,6 +10,7 @@ pub mod histogram;
 pub mod result;
 pub mod server;
 pub mod spec;
+pub mod stop;
 pub mod sweep;
 pub mod units;
 
@@ -21,3 +22,4 @@ pub use result::{
 };
 pub use server::ServerSamples;
 pub use spec::{Arrival, LoadMode, ProbeSpec, RunSpec, Stage, StopCondition};
+pub use stop::StopToken;

@@ -6,12 +6,11 @@ use anyhow::{bail, Context};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Duration;
-use webtune_engine::{Progress, RunControl};
+use webtune_engine::Progress;
 use webtune_model::units::parse_duration;
 use webtune_model::{Arrival, LoadMode, ProbeSpec, RunResult, RunSpec, Stage, StopCondition};
 
-/// Exit status after an interrupted run (128 + SIGINT), as shells expect.
-pub const EXIT_INTERRUPTED: i32 = 130;
+pub use crate::signals::EXIT_INTERRUPTED;
 
 #[derive(clap::Args, Debug, Clone)]
 #[command(after_help = "Examples:\n  \
@@ -308,19 +307,6 @@ impl BenchArgs {
     }
 }
 
-/// Install Ctrl-C / SIGTERM handling for one run: the first signal asks the run to stop
-/// (in-flight requests get a second, then the result is kept); a second one exits at once.
-fn install_signal_handlers(control: &RunControl) -> anyhow::Result<()> {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    for sig in [SIGINT, SIGTERM] {
-        signal_hook::flag::register_conditional_shutdown(sig, EXIT_INTERRUPTED, control.flag())
-            .context("cannot install a signal handler")?;
-        signal_hook::flag::register(sig, control.flag())
-            .context("cannot install a signal handler")?;
-    }
-    Ok(())
-}
-
 /// A one-line live view on stderr, redrawn in place; only when stderr is a terminal.
 pub struct ProgressLine {
     enabled: bool,
@@ -360,15 +346,14 @@ impl ProgressLine {
     }
 }
 
-/// Run one spec with a progress line (unless `quiet`) and Ctrl-C handling. Returns the
-/// result and whether the run was interrupted.
+/// Run one spec with a progress line (unless `quiet`), stopped by the process's stop token
+/// (Ctrl-C, SIGTERM, SIGHUP). Returns the result and whether the run was interrupted.
 pub fn run_spec_quiet(
     spec: &RunSpec,
     label: &str,
     quiet: bool,
 ) -> anyhow::Result<(RunResult, bool)> {
-    let control = RunControl::new();
-    install_signal_handlers(&control)?;
+    let control = crate::signals::stop_token();
     let mut line = ProgressLine::new(label, quiet);
     let result = webtune_engine::run(spec, &control, &mut |p| line.update(p));
     line.finish();

@@ -8,14 +8,13 @@ use crate::bench_cmd::{self, BenchArgs, EXIT_INTERRUPTED};
 use anyhow::{bail, Context};
 use clap::Parser;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 use webtune_lab::{
     settings_for, summarise, Layout, ProcessSelector, Programs, RunningStack, Sampler, Settings,
     StackKind, StartOptions,
 };
 use webtune_model::units::parse_duration;
+use webtune_model::StopToken;
 
 #[derive(clap::Args)]
 #[command(after_help = "Examples:\n  \
@@ -338,13 +337,9 @@ fn run_stack(args: RunArgs) -> anyhow::Result<i32> {
         bail!("--process is for the external stack; lab stacks sample their own processes");
     }
 
-    // Ctrl-C / SIGTERM while the stack starts abandons the start; during the load the
-    // bench's own handler stops the run; either way the stack is stopped below.
-    let interrupt = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(signal, Arc::clone(&interrupt))
-            .context("cannot install a signal handler")?;
-    }
+    // A stop signal while the stack starts abandons the start; during the load it stops the
+    // run; either way the stack is stopped below.
+    let interrupt = crate::signals::stop_token();
     eprintln!(
         "lab: starting {} ({})",
         stack.name(),
@@ -352,7 +347,7 @@ fn run_stack(args: RunArgs) -> anyhow::Result<i32> {
     );
     let options = StartOptions {
         keep_dir: args.keep,
-        interrupt: Some(Arc::clone(&interrupt)),
+        interrupt: Some(interrupt.clone()),
         ..StartOptions::default()
     };
     let running = match RunningStack::start(stack, &settings, options) {
@@ -373,7 +368,7 @@ fn run_stack(args: RunArgs) -> anyhow::Result<i32> {
         running.sessions(),
         running.private_dir().display()
     );
-    if interrupt.load(Ordering::SeqCst) {
+    if interrupt.stop_requested() {
         running.stop()?;
         return Ok(EXIT_INTERRUPTED);
     }
@@ -409,7 +404,7 @@ fn run_stack(args: RunArgs) -> anyhow::Result<i32> {
         }
         (_, Ok(())) => eprintln!("lab: {} stopped; no process of it is left", stack.name()),
     }
-    if interrupt.load(Ordering::SeqCst) {
+    if interrupt.stop_requested() {
         return outcome.map(|_| EXIT_INTERRUPTED);
     }
     outcome
@@ -424,8 +419,8 @@ struct Load<'a> {
     selector: ProcessSelector,
     sample_interval: Duration,
     running: Option<&'a RunningStack>,
-    /// Set by SIGINT/SIGTERM before the bench installs its own handlers.
-    interrupt: Option<&'a AtomicBool>,
+    /// The process's stop token, when a stack was started for this load.
+    interrupt: Option<&'a StopToken>,
 }
 
 /// Load the URL with the bench flags while the sampler watches the server, then print the
@@ -451,10 +446,8 @@ fn load_and_report(load: Load) -> anyhow::Result<i32> {
     }
     let spec = bench.to_spec(&url)?;
     let sampler = Sampler::start(stack.name(), selector, sample_interval);
-    // Checked as late as possible: from here to the bench's own handler (installed first
-    // thing in run_spec) a signal would only set this flag, and the load would run its
-    // full length.
-    if interrupt.is_some_and(|flag| flag.load(Ordering::SeqCst)) {
+    // A stop asked for while the stack started: no load at all.
+    if interrupt.is_some_and(|stop| stop.stop_requested()) {
         drop(sampler);
         eprintln!("lab: interrupted before the load began");
         return Ok(EXIT_INTERRUPTED);

@@ -8,6 +8,7 @@ mod http_load_cmd;
 mod lab_cmd;
 mod report_cmd;
 mod serve_cmd;
+mod signals;
 mod sweep_cmd;
 
 use clap::{Parser, Subcommand};
@@ -43,6 +44,10 @@ enum Command {
 
 fn main() {
     let cli = Cli::parse();
+    if let Err(e) = signals::install() {
+        eprintln!("webtune: {e:#}");
+        std::process::exit(2);
+    }
     let outcome = match cli.command {
         Command::Bench(a) => bench_cmd::run(a),
         Command::Serve(a) => serve_cmd::run(a),

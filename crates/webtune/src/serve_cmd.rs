@@ -1,13 +1,10 @@
 //! `webtune serve`: runs the embedded HTTP/1.1 target (crate webtune-serve) in the
-//! foreground until SIGINT or SIGTERM, then stops it cleanly. Flags map one to one onto
+//! foreground until SIGINT, SIGTERM or SIGHUP, then stops it cleanly. Flags map one to one onto
 //! `webtune_serve::ServeOptions`.
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use anyhow::Context;
-use signal_hook::consts::{SIGINT, SIGTERM};
-use signal_hook::iterator::Signals;
 use webtune_serve::{EmbeddedServer, ServeOptions};
 
 /// Run the embedded HTTP/1.1 target in the foreground (Ctrl-C stops it).
@@ -46,9 +43,8 @@ pub struct ServeArgs {
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
-    // Take over SIGINT / SIGTERM before serving, so an early Ctrl-C still stops cleanly.
-    let mut signals =
-        Signals::new([SIGINT, SIGTERM]).context("cannot install the Ctrl-C handler")?;
+    // main installed the signal handlers before this: an early Ctrl-C still stops cleanly.
+    let stop = crate::signals::stop_token();
     let opts = ServeOptions {
         addr: args.addr,
         workers: args
@@ -64,12 +60,11 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
          /status/CODE; Ctrl-C stops)",
         server.local_addr()
     );
-    let signal = signals.forever().next();
+    while !stop.stop_requested() {
+        std::thread::sleep(Duration::from_millis(50));
+    }
     server.shutdown();
-    let name = match signal {
-        Some(SIGTERM) => "SIGTERM",
-        _ => "SIGINT",
-    };
+    let name = crate::signals::first_signal_name().unwrap_or("stop");
     eprintln!("webtune serve: stopped ({name})");
     Ok(0)
 }

@@ -1,5 +1,6 @@
-//! `webtune bench` as a user runs it: Ctrl-C keeps a complete result and exits 130; bad input
-//! gets one line that says what to do, never a panic.
+//! `webtune bench` as a user runs it: Ctrl-C, SIGTERM and SIGHUP keep a complete result and
+//! exit 130 (a sweep keeps its levels); bad input gets one line that says what to do, never
+//! a panic.
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -40,8 +41,9 @@ fn assert_one_line_error(code: i32, stderr: &str, needle: &str) {
     assert!(stderr.contains(needle), "expected {needle:?} in {stderr}");
 }
 
-#[test]
-fn sigint_keeps_a_complete_result_and_exits_130() {
+/// Start a 60 s bench writing JSON, send it `signals` (1.5 s in, then 0.2 s apart), and
+/// check that it stops at once with a complete, interrupted result and exit 130.
+fn stops_with_a_complete_result_on(signals: &[i32]) {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     let mut child = webtune()
@@ -52,22 +54,101 @@ fn sigint_keeps_a_complete_result_and_exits_130() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(1500));
-    // SAFETY: sending a signal to our own child process.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    for &signal in signals {
+        // SAFETY: sending a signal to our own child process.
+        unsafe { libc::kill(child.id() as i32, signal) };
+        std::thread::sleep(Duration::from_millis(200));
+    }
     let deadline = Instant::now() + Duration::from_secs(20);
     let status = loop {
         if let Some(s) = child.try_wait().unwrap() {
             break s;
         }
-        assert!(Instant::now() < deadline, "webtune ignored SIGINT");
+        assert!(Instant::now() < deadline, "webtune ignored {signals:?}");
         std::thread::sleep(Duration::from_millis(20));
     };
-    assert_eq!(status.code(), Some(130));
+    assert_eq!(status.code(), Some(130), "after {signals:?}");
     let text = std::fs::read_to_string(&json).expect("result written");
     let v: serde_json::Value = serde_json::from_str(&text).expect("complete JSON");
     assert_eq!(v["schema"], "webtune.run/1");
     assert_eq!(v["interrupted"], true);
     assert!(v["responses"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn sigint_keeps_a_complete_result_and_exits_130() {
+    stops_with_a_complete_result_on(&[libc::SIGINT]);
+}
+
+#[test]
+fn sigterm_and_sighup_stop_like_sigint() {
+    stops_with_a_complete_result_on(&[libc::SIGTERM]);
+    stops_with_a_complete_result_on(&[libc::SIGHUP]);
+    // A hang-up often arrives twice (kernel and shell): the second must not cut the
+    // result short.
+    stops_with_a_complete_result_on(&[libc::SIGHUP, libc::SIGHUP]);
+}
+
+#[test]
+fn sighup_during_a_sweep_keeps_the_levels_measured() {
+    let server = Command::new(env!("CARGO_BIN_EXE_webtune"))
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut server = KillOnDrop(server);
+    let mut banner = String::new();
+    let stderr = server.0.stderr.take().unwrap();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(stderr), &mut banner).unwrap();
+    let url = banner
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .expect("banner names the URL")
+        .to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("s.json");
+    let mut child = webtune()
+        .args([
+            "sweep",
+            &format!("{url}empty.gif"),
+            "-c",
+            "1,2,4",
+            "-d",
+            "20s",
+            "--json",
+        ])
+        .arg(&json)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: sending a signal to our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGHUP) };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "webtune sweep ignored SIGHUP");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(130));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("sweep written")).unwrap();
+    assert_eq!(v["interrupted"], true, "{v}");
+}
+
+/// A child process killed when the test ends.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 #[test]

@@ -267,6 +267,43 @@ fn sigint_to_webtune_stops_the_stack_with_nothing_left() {
 }
 
 #[test]
+fn sighup_to_webtune_stops_nginx_apache_with_nothing_left() {
+    // A dropped ssh session: SIGHUP is a stop like SIGTERM, the result is kept, and both
+    // servers of the two-tier stack are stopped.
+    let json = std::env::temp_dir().join(format!("wt-sighup-{}.json", std::process::id()));
+    let json_arg = json.to_string_lossy().into_owned();
+    let mut webtune = Webtune::spawn(&[
+        "lab",
+        "run",
+        "nginx-apache",
+        "--",
+        "-c",
+        "2",
+        "-d",
+        "60s",
+        "--json",
+        &json_arg,
+    ]);
+    let dir = webtune.wait_ready();
+    assert!(!processes_naming(&dir).is_empty(), "the stack runs");
+    std::thread::sleep(Duration::from_millis(500));
+    webtune.signal(libc::SIGHUP);
+    let code = webtune.wait(Duration::from_secs(30));
+    assert_eq!(code, Some(130), "a run stopped by SIGHUP exits 130");
+    assert!(
+        processes_naming(&dir).is_empty(),
+        "{:?}",
+        processes_naming(&dir)
+    );
+    assert!(!dir.exists(), "private dir removed");
+    let text = std::fs::read_to_string(&json).expect("the result was written");
+    let _ = std::fs::remove_file(&json);
+    let v: serde_json::Value = serde_json::from_str(&text).expect("complete JSON");
+    assert_eq!(v["interrupted"], true);
+    assert!(v["server"].is_object(), "the server section is kept");
+}
+
+#[test]
 fn after_sigkill_lab_clean_reaps_the_stack() {
     let lab = LabDir::new("clean");
     let mut webtune = Webtune::spawn_in(

@@ -228,7 +228,9 @@ fn data_checksum_is_deterministic_and_params_list_the_database() {
 }
 
 #[test]
-fn sigint_during_a_forum_sweep_keeps_what_was_measured_and_leaves_nothing() {
+fn sighup_during_a_forum_sweep_keeps_what_was_measured_and_leaves_nothing() {
+    // SIGHUP (a dropped ssh session) stops like SIGINT and SIGTERM: they share one handler,
+    // and lab_cli.rs covers SIGINT and SIGTERM on the web stacks.
     use std::io::{BufRead, BufReader};
     use std::process::Stdio;
     if !installed() {
@@ -276,7 +278,7 @@ fn sigint_during_a_forum_sweep_keeps_what_was_measured_and_leaves_nothing() {
     std::thread::sleep(std::time::Duration::from_millis(1500));
     // SAFETY: a signal to our own child.
     unsafe {
-        libc::kill(child.id() as i32, libc::SIGINT);
+        libc::kill(child.id() as i32, libc::SIGHUP);
     }
     let rest: Vec<String> = lines.map_while(Result::ok).collect();
     let status = child.wait().expect("wait");

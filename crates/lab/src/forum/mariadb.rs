@@ -344,8 +344,8 @@ impl RunningDatabase {
                     self.log_tail()
                 )));
             }
-            if let Some(flag) = &self.options.interrupt {
-                if flag.load(Ordering::SeqCst) {
+            if let Some(stop) = &self.options.interrupt {
+                if stop.stop_requested() {
                     return Err(LabError::Interrupted);
                 }
             }

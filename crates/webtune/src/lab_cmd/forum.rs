@@ -9,15 +9,13 @@ use super::{load_and_report, parse_bench, target_url, Load};
 use crate::bench_cmd::{run_spec_quiet, write_output, BenchArgs, EXIT_INTERRUPTED};
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 use webtune_lab::forum::{self, data, dataset, dbparams, Dataset, DbOptions, ForumStack};
 use webtune_lab::{settings_for, summarise, ProcessSelector, Sampler, StackKind, StartOptions};
 use webtune_model::server::LogMessage;
 use webtune_model::sweep::{SweepLevel, SweepResult, SweepVariable};
 use webtune_model::units::parse_duration;
-use webtune_model::RunResult;
+use webtune_model::{RunResult, StopToken};
 use webtune_report::sweep::{find_knee, level_rows, render_sweep_csv, render_sweep_html};
 
 /// The application a lab stack serves.
@@ -239,7 +237,7 @@ fn start_forum(
     plan: &Plan,
     dataset: &Dataset,
     keep: bool,
-    interrupt: &Arc<AtomicBool>,
+    interrupt: &StopToken,
 ) -> anyhow::Result<Option<ForumStack>> {
     eprintln!(
         "lab: starting {} with the forum ({}) on MariaDB {}",
@@ -249,12 +247,12 @@ fn start_forum(
     );
     let start = StartOptions {
         keep_dir: keep,
-        interrupt: Some(Arc::clone(interrupt)),
+        interrupt: Some(interrupt.clone()),
         ..StartOptions::default()
     };
     let db_options = DbOptions {
         keep_dir: keep,
-        interrupt: Some(Arc::clone(interrupt)),
+        interrupt: Some(interrupt.clone()),
         ..DbOptions::database()
     };
     match ForumStack::start(plan.stack, &plan.web, &plan.db, dataset, start, db_options) {
@@ -287,15 +285,6 @@ fn stop_forum(forum: ForumStack, stack: StackKind) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn signal_flag() -> anyhow::Result<Arc<AtomicBool>> {
-    let interrupt = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(signal, Arc::clone(&interrupt))
-            .context("cannot install a signal handler")?;
-    }
-    Ok(interrupt)
-}
-
 /// Write the forum's scenario for this dataset into `dir` and return its path.
 fn write_scenario(dir: &Path, dataset: &Dataset, base_url: &str) -> anyhow::Result<PathBuf> {
     let path = dir.join("forum-scenario.toml");
@@ -320,7 +309,7 @@ pub fn run_forum(
     let plan = plan(stack, set)?;
     let mut bench = parse_bench(bench_words)?;
     let dataset = ensure_dataset(data_choice.posts, data_choice.seed)?;
-    let interrupt = signal_flag()?;
+    let interrupt = crate::signals::stop_token();
     let Some(forum) = start_forum(&plan, &dataset, keep, &interrupt)? else {
         eprintln!("lab: interrupted; stack and database stopped");
         return Ok(EXIT_INTERRUPTED);
@@ -349,7 +338,7 @@ pub fn run_forum(
         })
     })();
     stop_forum(forum, plan.stack)?;
-    if interrupt.load(Ordering::SeqCst) {
+    if interrupt.stop_requested() {
         return outcome.map(|_| EXIT_INTERRUPTED);
     }
     outcome
@@ -407,7 +396,7 @@ pub fn run_sweep(args: SweepArgs) -> anyhow::Result<i32> {
     }
     let plan = plan(&args.stack, &args.set)?;
     let dataset = ensure_dataset(args.data.posts, args.data.seed)?;
-    let interrupt = signal_flag()?;
+    let interrupt = crate::signals::stop_token();
     let Some(forum) = start_forum(&plan, &dataset, args.keep, &interrupt)? else {
         eprintln!("lab: interrupted; stack and database stopped");
         return Ok(EXIT_INTERRUPTED);
@@ -448,10 +437,10 @@ fn run_site_sweep(args: SweepArgs) -> anyhow::Result<i32> {
         bail!("lab sweep starts its stack; for a server you run use `webtune sweep URL`");
     }
     let settings = settings_for(stack, &args.set)?;
-    let interrupt = signal_flag()?;
+    let interrupt = crate::signals::stop_token();
     let options = StartOptions {
         keep_dir: args.keep,
-        interrupt: Some(Arc::clone(&interrupt)),
+        interrupt: Some(interrupt.clone()),
         ..StartOptions::default()
     };
     eprintln!(
@@ -497,7 +486,7 @@ fn sweep_levels(
     watched: &Watched,
     url: &str,
     scenario: Option<&Path>,
-    interrupt: &Arc<AtomicBool>,
+    interrupt: &StopToken,
 ) -> anyhow::Result<SweepResult> {
     let Watched {
         stack,
@@ -536,7 +525,7 @@ fn sweep_levels(
             level: f64::from(connections),
             result,
         });
-        if interrupted || interrupt.load(Ordering::SeqCst) {
+        if interrupted || interrupt.stop_requested() {
             sweep.interrupted = true;
             eprintln!(
                 "lab sweep: interrupted: keeping the {} level(s) measured",

@@ -1,0 +1,85 @@
+//! Signal handling for every command, installed once in `main`. SIGINT, SIGTERM and SIGHUP
+//! all set the one stop token (`stop_token()`) that the engine, the lab and every loop over
+//! runs read: the run stops sending, in-flight requests get a second, what was measured is
+//! written, lab stacks are stopped, and the command exits `EXIT_INTERRUPTED`.
+//!
+//! SIGHUP is what a process gets when its ssh session or terminal goes away, so it is a stop
+//! like SIGTERM, and a terminal that hung up is swapped for /dev/null so that writing the
+//! report cannot fail (files asked for are still written). A second SIGINT or SIGTERM exits
+//! at once (the user insists; lab servers left then are reaped by the next `lab` command or
+//! `lab clean`); a repeated SIGHUP does not, because a hang-up often delivers it twice (the
+//! kernel to the foreground group, the shell to each of its jobs).
+
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::OnceLock;
+use webtune_model::StopToken;
+
+/// Exit status after a run stopped by a signal (128 + SIGINT, as shells expect for Ctrl-C),
+/// whichever of SIGINT, SIGTERM or SIGHUP stopped it.
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+static STOP: OnceLock<StopToken> = OnceLock::new();
+static FIRST_SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+/// The process's stop token (a fresh one that nothing sets when `install` was not called).
+pub fn stop_token() -> StopToken {
+    STOP.get_or_init(StopToken::new).clone()
+}
+
+/// The name of the first stop signal received, if any.
+pub fn first_signal_name() -> Option<&'static str> {
+    match FIRST_SIGNAL.load(Ordering::SeqCst) {
+        SIGINT => Some("SIGINT"),
+        SIGTERM => Some("SIGTERM"),
+        SIGHUP => Some("SIGHUP"),
+        _ => None,
+    }
+}
+
+/// Route SIGINT, SIGTERM and SIGHUP to the stop token, from a thread of their own.
+pub fn install() -> anyhow::Result<()> {
+    let token = stop_token();
+    let mut signals = Signals::new([SIGINT, SIGTERM, SIGHUP])
+        .map_err(|e| anyhow::anyhow!("cannot install the signal handlers: {e}"))?;
+    std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            for signal in signals.forever() {
+                if signal == SIGHUP {
+                    detach_hung_up_terminal();
+                }
+                let insisting = token.stop_requested() && signal != SIGHUP;
+                if insisting {
+                    std::process::exit(EXIT_INTERRUPTED);
+                }
+                let _ =
+                    FIRST_SIGNAL.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
+                token.request_stop();
+            }
+        })
+        .map_err(|e| anyhow::anyhow!("cannot start the signal thread: {e}"))?;
+    Ok(())
+}
+
+/// Point stdout and stderr at /dev/null when they are a terminal that hung up (every write
+/// to it would fail with EIO); leave files and pipes alone.
+fn detach_hung_up_terminal() {
+    // SAFETY: plain libc calls on descriptors this process owns; open's path is a valid
+    // NUL-terminated string, and a failed call leaves the descriptor as it was.
+    unsafe {
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if null < 0 {
+            return;
+        }
+        for fd in [libc::STDOUT_FILENO, libc::STDERR_FILENO] {
+            if libc::isatty(fd) == 0
+                && std::io::Error::last_os_error().raw_os_error() == Some(libc::EIO)
+            {
+                libc::dup2(null, fd);
+            }
+        }
+        libc::close(null);
+    }
+}
