@@ -7,6 +7,7 @@
 
 pub mod errors;
 pub mod histogram;
+mod merge;
 pub mod result;
 pub mod server;
 pub mod spec;

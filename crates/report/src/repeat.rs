@@ -5,54 +5,17 @@
 use crate::compare::repeat_summary;
 use webtune_model::RunResult;
 
-/// Merge repeated runs of one spec into one result with `repeats` filled. None when
-/// `runs` is empty. The timeline of each repeat follows the previous one's end.
+/// Merge repeated runs of one spec into one result with `repeats` filled (see
+/// `RunResult::merge`). None when `runs` is empty. The timeline of each repeat follows the
+/// previous one's end.
 pub fn with_repeats(runs: Vec<RunResult>) -> Option<RunResult> {
     let mut iter = runs.into_iter();
     let mut merged = iter.next()?;
     let mut repeats = vec![repeat_summary(&merged)];
     for run in iter {
         repeats.push(repeat_summary(&run));
-        let offset = merged.duration_s;
-        merged.duration_s += run.duration_s;
-        merged.interrupted |= run.interrupted;
-        merged.responses += run.responses;
-        merged.ok += run.ok;
-        merged.errors.merge(&run.errors);
-        merged.length_varies += run.length_varies;
-        if merged.first_body_bytes.is_none() {
-            merged.first_body_bytes = run.first_body_bytes;
-        }
-        for (code, n) in &run.status {
-            *merged.status.entry(*code).or_insert(0) += n;
-        }
-        merged.bytes_received += run.bytes_received;
-        merged.body_bytes += run.body_bytes;
-        merged.bytes_sent += run.bytes_sent;
-        merged.connections_opened += run.connections_opened;
-        merged.stale_reconnects += run.stale_reconnects;
-        merged.abandoned += run.abandoned;
-        merged.histograms.connect.merge(&run.histograms.connect);
-        merged
-            .histograms
-            .first_byte
-            .merge(&run.histograms.first_byte);
-        merged.histograms.total.merge(&run.histograms.total);
-        merged
-            .timeline
-            .extend(run.timeline.into_iter().map(|mut s| {
-                s.start_s += offset;
-                s
-            }));
-        let g = &mut merged.generator;
-        g.user_cpu_s += run.generator.user_cpu_s;
-        g.system_cpu_s += run.generator.system_cpu_s;
-        g.max_rss_kib = g.max_rss_kib.max(run.generator.max_rss_kib);
-        if merged.server_software.is_none() {
-            merged.server_software = run.server_software;
-        }
+        merged.merge(&run);
     }
-    merged.finish_summaries();
     merged.repeats = if repeats.len() > 1 {
         repeats
     } else {
@@ -83,5 +46,73 @@ mod tests {
         assert_eq!(merged.status[&200], a.status[&200] + b.status[&200]);
         assert!(with_repeats(Vec::new()).is_none());
         assert!(with_repeats(vec![a]).unwrap().repeats.is_empty());
+    }
+
+    /// An open-loop scenario run with a probe, stalls and a verdict: every part survives
+    /// the merge (the first repeat's verdict beside summed totals was the old fault).
+    fn open_loop_run(responses: u64, lag_us: u64, client_limited: bool) -> RunResult {
+        let mut run = synthetic_result(responses, &[1_000, 2_000]);
+        for _ in 0..responses {
+            run.histograms.service.record(800);
+        }
+        let mut lag = webtune_model::LatencyHistogram::new();
+        for _ in 0..responses {
+            lag.record(lag_us);
+        }
+        run.schedule = Some(webtune_model::Schedule {
+            requested_rate: 100.0,
+            achieved_rate: responses as f64 / run.duration_s,
+            lag: lag.percentiles(),
+            lag_histogram: lag,
+            not_sent: 2,
+        });
+        let mut named = webtune_model::NamedResult {
+            responses,
+            ok: responses,
+            ..Default::default()
+        };
+        named.histogram.record(1_500);
+        run.by_name.insert("home".into(), named.clone());
+        run.probe = Some(named);
+        run.stalls = vec![webtune_model::Stall {
+            start_s: 6.0,
+            length_s: 1.0,
+        }];
+        run.validity = webtune_model::Validity {
+            client_limited,
+            reasons: if client_limited {
+                vec!["schedule lag p99 5 ms".into()]
+            } else {
+                Vec::new()
+            },
+            cpu_busy: if client_limited { 0.95 } else { 0.2 },
+        };
+        run.finish_summaries();
+        run
+    }
+
+    #[test]
+    fn merge_keeps_service_schedule_names_probe_stalls_and_the_verdict() {
+        let a = open_loop_run(100, 50, false);
+        let b = open_loop_run(300, 5_000, true);
+        let merged = with_repeats(vec![a, b]).unwrap();
+        assert_eq!(merged.histograms.service.count(), 400);
+        assert_eq!(merged.latency.service.count, 400);
+        let schedule = merged.schedule.as_ref().unwrap();
+        assert_eq!(schedule.lag_histogram.count(), 400);
+        assert!(schedule.lag.p99_us >= 4_900, "{:?}", schedule.lag);
+        assert_eq!(schedule.not_sent, 4);
+        assert!((schedule.achieved_rate - 20.0).abs() < 1e-9);
+        assert_eq!(merged.by_name["home"].responses, 400);
+        assert_eq!(merged.by_name["home"].latency.count, 2);
+        assert_eq!(merged.probe.as_ref().unwrap().histogram.count(), 2);
+        let starts: Vec<f64> = merged.stalls.iter().map(|s| s.start_s).collect();
+        assert_eq!(starts, vec![6.0, 16.0]);
+        assert!(
+            merged.validity.client_limited,
+            "a limited repeat limits the merge"
+        );
+        assert_eq!(merged.validity.reasons.len(), 1);
+        assert_eq!(merged.validity.cpu_busy, 0.95);
     }
 }

@@ -1,0 +1,170 @@
+//! Combining results: `RunResult::merge` folds a later run of the same spec into an earlier
+//! one (the repeats of `bench --repeat`, a tuner's re-measurements), exactly where the data
+//! allows it: counts add, histograms merge bucket by bucket, time series, stalls and
+//! server samples follow one another, and the summaries are recomputed from the merged raw
+//! data. Results measured at the same time by several generators (shards) need a different
+//! rule for time and are not merged here.
+
+use crate::result::{NamedResult, RunResult, Schedule, Validity};
+use crate::server::{LogMessage, ServerSamples};
+use std::collections::BTreeMap;
+
+impl RunResult {
+    /// Fold `later` (a run of the same spec that began after this one ended) into this
+    /// result. Times in `later` (timeline, stalls, server samples) are shifted to follow
+    /// this run's measurement. The summaries (rates, percentiles) are recomputed. `repeats`
+    /// is left alone: the caller decides whether the runs are listed one by one.
+    pub fn merge(&mut self, later: &RunResult) {
+        let offset = self.duration_s;
+        self.duration_s += later.duration_s;
+        self.interrupted |= later.interrupted;
+        self.started_at_unix_ms = self.started_at_unix_ms.min(later.started_at_unix_ms);
+        union_into(&mut self.addresses, &later.addresses);
+        union_into(&mut self.skipped_addresses, &later.skipped_addresses);
+
+        self.responses += later.responses;
+        self.ok += later.ok;
+        self.errors.merge(&later.errors);
+        self.length_varies += later.length_varies;
+        if self.first_body_bytes.is_none() {
+            self.first_body_bytes = later.first_body_bytes;
+        }
+        add_counts(&mut self.status, &later.status);
+        self.bytes_received += later.bytes_received;
+        self.body_bytes += later.body_bytes;
+        self.bytes_sent += later.bytes_sent;
+        self.connections_opened += later.connections_opened;
+        self.stale_reconnects += later.stale_reconnects;
+        self.abandoned += later.abandoned;
+
+        let h = &mut self.histograms;
+        h.connect.merge(&later.histograms.connect);
+        h.first_byte.merge(&later.histograms.first_byte);
+        h.total.merge(&later.histograms.total);
+        h.service.merge(&later.histograms.service);
+
+        self.timeline
+            .extend(later.timeline.iter().cloned().map(|mut sample| {
+                sample.start_s += offset;
+                sample
+            }));
+        self.stalls
+            .extend(later.stalls.iter().copied().map(|mut stall| {
+                stall.start_s += offset;
+                stall
+            }));
+
+        let g = &mut self.generator;
+        g.user_cpu_s += later.generator.user_cpu_s;
+        g.system_cpu_s += later.generator.system_cpu_s;
+        g.max_rss_kib = g.max_rss_kib.max(later.generator.max_rss_kib);
+        g.threads = g.threads.max(later.generator.threads);
+
+        merge_schedule(
+            &mut self.schedule,
+            later.schedule.as_ref(),
+            offset,
+            later.duration_s,
+        );
+        merge_validity(&mut self.validity, &later.validity);
+        for (name, named) in &later.by_name {
+            self.by_name.entry(name.clone()).or_default().merge(named);
+        }
+        match (&mut self.probe, &later.probe) {
+            (Some(mine), Some(theirs)) => mine.merge(theirs),
+            (None, Some(theirs)) => self.probe = Some(theirs.clone()),
+            _ => {}
+        }
+        match (&mut self.server, &later.server) {
+            (Some(mine), Some(theirs)) => merge_server(mine, theirs),
+            (None, Some(theirs)) => self.server = Some(theirs.clone()),
+            _ => {}
+        }
+        if self.server_software.is_none() {
+            self.server_software = later.server_software.clone();
+        }
+        self.finish_summaries();
+    }
+}
+
+impl NamedResult {
+    /// Add another measurement of the same request name.
+    pub fn merge(&mut self, other: &NamedResult) {
+        self.responses += other.responses;
+        self.ok += other.ok;
+        self.errors.merge(&other.errors);
+        add_counts(&mut self.status, &other.status);
+        self.length_varies += other.length_varies;
+        self.body_bytes += other.body_bytes;
+        self.histogram.merge(&other.histogram);
+        self.finish();
+    }
+}
+
+fn union_into(into: &mut Vec<String>, more: &[String]) {
+    for item in more {
+        if !into.contains(item) {
+            into.push(item.clone());
+        }
+    }
+}
+
+fn add_counts<K: Ord + Copy>(into: &mut BTreeMap<K, u64>, more: &BTreeMap<K, u64>) {
+    for (key, n) in more {
+        *into.entry(*key).or_insert(0) += n;
+    }
+}
+
+/// Requests sent add up over the runs' combined length; lag histograms merge; the requested
+/// rate is the highest asked for.
+fn merge_schedule(
+    mine: &mut Option<Schedule>,
+    theirs: Option<&Schedule>,
+    my_duration_s: f64,
+    their_duration_s: f64,
+) {
+    let Some(theirs) = theirs else { return };
+    let Some(mine) = mine.as_mut() else {
+        *mine = Some(theirs.clone());
+        return;
+    };
+    let total_s = my_duration_s + their_duration_s;
+    let sent = mine.achieved_rate * my_duration_s + theirs.achieved_rate * their_duration_s;
+    mine.achieved_rate = if total_s > 0.0 { sent / total_s } else { 0.0 };
+    mine.requested_rate = mine.requested_rate.max(theirs.requested_rate);
+    mine.lag_histogram.merge(&theirs.lag_histogram);
+    mine.not_sent += theirs.not_sent;
+}
+
+/// The merged run was client-limited when any of its runs was; every distinct reason is
+/// kept, and the CPU figure is the busiest run's.
+fn merge_validity(mine: &mut Validity, theirs: &Validity) {
+    mine.client_limited |= theirs.client_limited;
+    union_into(&mut mine.reasons, &theirs.reasons);
+    mine.cpu_busy = mine.cpu_busy.max(theirs.cpu_busy);
+}
+
+/// Samples follow one another; log messages of the same server, level and text add up.
+fn merge_server(mine: &mut ServerSamples, theirs: &ServerSamples) {
+    let offset = mine.samples.last().map_or(0.0, |s| s.t_s);
+    mine.samples
+        .extend(theirs.samples.iter().cloned().map(|mut sample| {
+            sample.t_s += offset;
+            sample
+        }));
+    mine.sampler_cpu_s += theirs.sampler_cpu_s;
+    for message in &theirs.log_messages {
+        match mine
+            .log_messages
+            .iter_mut()
+            .find(|m| same_message(m, message))
+        {
+            Some(m) => m.count += message.count,
+            None => mine.log_messages.push(message.clone()),
+        }
+    }
+}
+
+fn same_message(a: &LogMessage, b: &LogMessage) -> bool {
+    a.server == b.server && a.level == b.level && a.message == b.message
+}
