@@ -30,6 +30,8 @@ pub fn with_repeats(runs: Vec<RunResult>) -> Option<RunResult> {
         merged.body_bytes += run.body_bytes;
         merged.bytes_sent += run.bytes_sent;
         merged.connections_opened += run.connections_opened;
+        merged.peak_open_connections = merged.peak_open_connections.max(run.peak_open_connections);
+        merged.keepalive_responses += run.keepalive_responses;
         merged.stale_reconnects += run.stale_reconnects;
         merged.abandoned += run.abandoned;
         merged.histograms.connect.merge(&run.histograms.connect);
