@@ -21,7 +21,7 @@ mod worker;
 pub use error::EngineError;
 pub use plan::Plan;
 
-use recorder::{stalled_stretches, FirstLength, IntervalReport, Recorder, SLOT_MS};
+use recorder::{stalled_stretches, FirstLength, IntervalReport, OpenGauge, Recorder, SLOT_MS};
 use schedule::Ramp;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -106,6 +106,7 @@ pub fn run(
     let conn_shares = split(plan.connections as u64, plan.threads);
     let start = Instant::now();
     let (tx, rx) = mpsc::channel::<IntervalReport>();
+    let open_gauge = Arc::new(OpenGauge::default());
     let mut handles = Vec::with_capacity(plan.threads);
     let mut next_conn = 0usize;
     for (w, share) in conn_shares.iter().enumerate() {
@@ -133,6 +134,7 @@ pub fn run(
             interval,
             stop: control.flag(),
             first_lengths: Arc::clone(&first_lengths),
+            open_gauge: Arc::clone(&open_gauge),
             reports: tx.clone(),
             seed: 0x5eed_0000 + w as u64,
         };
@@ -312,6 +314,8 @@ pub fn run(
         body_bytes: total.body_bytes,
         bytes_sent: total.bytes_sent,
         connections_opened: total.connections_opened,
+        peak_open_connections: open_gauge.peak(),
+        keepalive_responses: total.keepalive_responses,
         stale_reconnects: total.stale_reconnects,
         abandoned: total.abandoned,
         requests_per_s: 0.0,

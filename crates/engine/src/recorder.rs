@@ -50,6 +50,33 @@ impl FirstLength {
     }
 }
 
+/// Connections open right now and the most ever open at once, all workers together. Touched
+/// only when a socket opens or closes (next to a connect and a close syscall, so it adds
+/// nothing that matters), never per request on a kept-alive connection.
+#[derive(Debug, Default)]
+pub struct OpenGauge {
+    open: AtomicU64,
+    peak: AtomicU64,
+}
+
+impl OpenGauge {
+    pub fn opened(&self) {
+        let now = self.open.fetch_add(1, Ordering::Relaxed) + 1;
+        if now > self.peak.load(Ordering::Relaxed) {
+            self.peak.fetch_max(now, Ordering::Relaxed);
+        }
+    }
+
+    pub fn closed(&self) {
+        self.open.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// The most connections open at the same moment so far.
+    pub fn peak(&self) -> u64 {
+        self.peak.load(Ordering::Relaxed)
+    }
+}
+
 /// One complete response, as the worker saw it.
 #[derive(Debug, Clone, Copy)]
 pub struct Completion {
@@ -68,6 +95,8 @@ pub struct Completion {
     pub bytes: u64,
     pub body_bytes: u64,
     pub length_varies: bool,
+    /// The server left the connection open for another request (ab's "Keep-Alive").
+    pub kept_alive: bool,
 }
 
 /// Per 100 ms of the run: how many requests finished, and whether any was outstanding.
@@ -98,6 +127,7 @@ pub struct Recorder {
     pub body_bytes: u64,
     pub bytes_sent: u64,
     pub connections_opened: u64,
+    pub keepalive_responses: u64,
     pub stale_reconnects: u64,
     /// Requests still in flight when the run ended (not errors: the run stopped waiting).
     pub abandoned: u64,
@@ -170,6 +200,9 @@ impl Recorder {
             return;
         }
         self.responses += 1;
+        if c.kept_alive {
+            self.keepalive_responses += 1;
+        }
         if let Some(us) = c.connect_us {
             self.connect.record(us);
         }
@@ -252,6 +285,7 @@ impl Recorder {
         self.body_bytes += other.body_bytes;
         self.bytes_sent += other.bytes_sent;
         self.connections_opened += other.connections_opened;
+        self.keepalive_responses += other.keepalive_responses;
         self.stale_reconnects += other.stale_reconnects;
         self.abandoned += other.abandoned;
         if self.server_software.is_none() {
@@ -322,6 +356,18 @@ mod tests {
     }
 
     #[test]
+    fn open_gauge_keeps_the_peak_of_simultaneous_connections() {
+        let g = OpenGauge::default();
+        g.opened();
+        g.closed();
+        g.opened();
+        g.opened();
+        g.closed();
+        g.opened();
+        assert_eq!(g.peak(), 2);
+    }
+
+    #[test]
     fn stalls_are_busy_slots_without_finishes() {
         let s = |finished, busy| Slot { finished, busy };
         let slots = [
@@ -350,12 +396,14 @@ mod tests {
             bytes: 100,
             body_bytes: 50,
             length_varies: false,
+            kept_alive: true,
         };
         r.complete(&c, 0, false);
         assert_eq!(r.responses, 0);
         assert_eq!(r.slots[0].finished, 1);
         r.complete(&c, 1, true);
         assert_eq!(r.responses, 1);
+        assert_eq!(r.keepalive_responses, 1);
         let report = r.take_interval(0, 0);
         assert_eq!(report.responses, 2);
     }

@@ -1,5 +1,6 @@
 //! One worker thread: it owns its connections, its event loop (mio, edge-triggered epoll),
-//! its recorder. Nothing is shared on the per-request path: no lock, no atomic write.
+//! its recorder. Nothing is shared on the per-request path: no lock, no atomic write (only
+//! opening or closing a socket touches the shared open-connection gauge).
 //!
 //! Per request on a kept-alive connection the worker makes one `write` and (usually) one
 //! `read`; readiness comes from one `epoll_wait` shared by all ready connections. A short
@@ -15,7 +16,7 @@
 
 use crate::http1::{Progress as ParseProgress, ResponseParser};
 use crate::plan::PlannedRequest;
-use crate::recorder::{Completion, FirstLength, IntervalReport, Recorder, SLOT_MS};
+use crate::recorder::{Completion, FirstLength, IntervalReport, OpenGauge, Recorder, SLOT_MS};
 use crate::rng::Rng;
 use crate::scenario::{self, Think, WeightedPicker};
 use crate::schedule::Ramp;
@@ -86,6 +87,8 @@ pub struct WorkerConfig {
     pub stop: Arc<AtomicBool>,
     /// Body length of the first response, per request.
     pub first_lengths: Arc<Vec<FirstLength>>,
+    /// Connections open across all workers, and their peak.
+    pub open_gauge: Arc<OpenGauge>,
     pub reports: Sender<IntervalReport>,
     pub seed: u64,
 }
@@ -589,6 +592,7 @@ impl Worker {
         }
         self.rec.connections_opened += 1;
         self.open += 1;
+        self.cfg.open_gauge.opened();
         let timeout = self.cfg.connect_timeout;
         let c = &mut self.conns[i];
         c.stream = Some(stream);
@@ -781,6 +785,7 @@ impl Worker {
             bytes: c.received,
             body_bytes,
             length_varies: self.cfg.first_lengths[c.request].varies(body_bytes),
+            kept_alive: !closed_by_server && head.is_some_and(|h| h.keep_alive),
         };
         if let Some(server) = c.parser.take_server() {
             self.rec.server_software.get_or_insert(server);
@@ -847,6 +852,7 @@ impl Worker {
         // for it carries an old generation and is ignored.
         if c.stream.take().is_some() {
             self.open -= 1;
+            self.cfg.open_gauge.closed();
         }
         c.served = 0;
     }

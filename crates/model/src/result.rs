@@ -156,6 +156,15 @@ pub struct RunResult {
     pub body_bytes: u64,
     pub bytes_sent: u64,
     pub connections_opened: u64,
+    /// The most connections held open at the same moment, across all threads (exact: from
+    /// each socket's connect to its close). 0 in results written before it was recorded.
+    #[serde(default)]
+    pub peak_open_connections: u64,
+    /// Complete responses after which the server kept the connection open for another
+    /// request (HTTP/1.0: `Connection: keep-alive`; HTTP/1.1: no `Connection: close`), ab's
+    /// "Keep-Alive requests". 0 in results written before it was recorded.
+    #[serde(default)]
+    pub keepalive_responses: u64,
     /// Requests sent again because the server closed an idle keep-alive connection before
     /// any byte of their response (not an error: the connection was stale).
     pub stale_reconnects: u64,

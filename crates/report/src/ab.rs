@@ -234,9 +234,6 @@ pub fn render_ab(result: &RunResult, layout: &AbLayout) -> String {
             failures.connect, failures.receive, failures.length, failures.exceptions
         );
     }
-    if spec.keepalive {
-        let _ = writeln!(out, "Keep-Alive requests:    {}", result.responses);
-    }
     let non_2xx: u64 = result
         .status
         .iter()
@@ -245,6 +242,14 @@ pub fn render_ab(result: &RunResult, layout: &AbLayout) -> String {
         .sum();
     if non_2xx > 0 {
         let _ = writeln!(out, "Non-2xx responses:      {non_2xx}");
+    }
+    if spec.keepalive {
+        // ab counts the responses the server offered to keep the connection open for.
+        let _ = writeln!(
+            out,
+            "Keep-Alive requests:    {}",
+            result.keepalive_responses
+        );
     }
     let _ = writeln!(
         out,
@@ -447,7 +452,8 @@ mod tests {
 
     #[test]
     fn counts_and_failures_follow_ab() {
-        let r = synthetic_result(1000, &[1_000, 2_000, 3_000, 4_000]);
+        let mut r = synthetic_result(1000, &[1_000, 2_000, 3_000, 4_000]);
+        r.keepalive_responses = 990;
         let text = render_ab(&r, &AbLayout::default());
         assert!(text.contains("Server Software:        nginx/1.22.1\n"));
         assert!(text.contains("Server Port:            8080\n"));
@@ -457,8 +463,8 @@ mod tests {
         // 3 connect + 2 receive + 50 length
         assert!(text.contains("Failed requests:        55\n"));
         assert!(text.contains("   (Connect: 3, Receive: 2, Length: 50, Exceptions: 0)\n"));
-        assert!(text.contains("Non-2xx responses:      20\n"));
-        assert!(text.contains("Keep-Alive requests:    1000\n"));
+        // ab's order: Non-2xx, then Keep-Alive (the responses the server kept alive)
+        assert!(text.contains("Non-2xx responses:      20\nKeep-Alive requests:    990\n"));
         assert!(text.contains("Requests per second:    100.00 [#/sec] (mean)\n"));
         assert!(text.contains(" 100%      4 (longest request)\n"), "{text}");
         assert!(text.contains("  50%      2\n"));

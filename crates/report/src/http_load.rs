@@ -11,9 +11,13 @@ use crate::units::c_g;
 use std::fmt::Write as _;
 use webtune_model::{ErrorKind, LatencyHistogram, RunResult};
 
-/// The most connections open at once: the timeline's peak, or the configured connections
-/// when there is no timeline.
+/// The most connections open at the same moment (http_load's "max parallel"), as the engine
+/// recorded it. Results saved before that was recorded fall back to the timeline's peak (open
+/// connections at interval ends), then to the configured connections.
 pub fn max_parallel(result: &RunResult) -> u64 {
+    if result.peak_open_connections > 0 {
+        return result.peak_open_connections;
+    }
     result
         .timeline
         .iter()
@@ -110,5 +114,17 @@ mod tests {
         assert_eq!(lines[8], "  code 200 -- 980");
         assert_eq!(lines[9], "  code 404 -- 20");
         assert!(text.contains("\nwebtune:\nLatency (ms)"));
+    }
+
+    #[test]
+    fn max_parallel_is_the_recorded_peak_not_the_cap() {
+        let mut r = synthetic_result(100, &[1_000]);
+        r.spec.connections = 1000;
+        r.peak_open_connections = 2;
+        assert_eq!(max_parallel(&r), 2);
+        assert!(render_http_load(&r).starts_with("105 fetches, 2 max parallel, "));
+        // results saved before the peak was recorded: the timeline's peak
+        r.peak_open_connections = 0;
+        assert_eq!(max_parallel(&r), 10);
     }
 }

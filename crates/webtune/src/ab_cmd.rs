@@ -4,6 +4,7 @@
 
 use crate::bench_cmd::{available_cores, run_spec_quiet, write_output, EXIT_INTERRUPTED};
 use anyhow::{bail, Context};
+use base64::Engine as _;
 use std::path::PathBuf;
 use webtune_model::{RunSpec, StopCondition};
 use webtune_report::ab::{ab_gnuplot, ab_percentile_csv, render_ab, split_url, AbLayout};
@@ -22,7 +23,8 @@ const AB_TIMELIMIT_REQUESTS: u64 = 50_000;
 )]
 pub struct AbArgs {
     /// [http://]hostname[:port]/path
-    pub url: String,
+    #[arg(required_unless_present = "version")]
+    pub url: Option<String>,
     /// Number of requests to perform (ab's default: 1).
     #[arg(short = 'n', value_name = "requests")]
     pub requests: Option<u64>,
@@ -188,12 +190,15 @@ impl AbArgs {
     }
 
     /// ab accepts "hostname:port/path" without a scheme.
-    fn full_url(&self) -> String {
-        if self.url.contains("://") {
-            self.url.clone()
+    fn full_url(&self) -> anyhow::Result<String> {
+        let Some(url) = &self.url else {
+            bail!("give a URL: [http://]hostname[:port]/path");
+        };
+        Ok(if url.contains("://") {
+            url.clone()
         } else {
-            format!("http://{}", self.url)
-        }
+            format!("http://{url}")
+        })
     }
 
     /// The run ab would make with these options.
@@ -228,7 +233,10 @@ impl AbArgs {
         if let Some(auth) = &self.auth {
             headers.push((
                 "Authorization".into(),
-                format!("Basic {}", base64(auth.as_bytes())),
+                format!(
+                    "Basic {}",
+                    base64::engine::general_purpose::STANDARD.encode(auth.as_bytes())
+                ),
             ));
         }
         if body_file.is_some() {
@@ -250,7 +258,7 @@ impl AbArgs {
             }
         }
         Ok(RunSpec {
-            url: self.full_url(),
+            url: self.full_url()?,
             method,
             headers,
             body_bytes: body.len() as u64,
@@ -265,28 +273,6 @@ impl AbArgs {
             ..RunSpec::default()
         })
     }
-}
-
-/// Standard base64 (RFC 4648) for the Basic authorization header.
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 pub fn run(args: AbArgs) -> anyhow::Result<i32> {
@@ -386,11 +372,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn base64_matches_rfc4648_vectors() {
-        assert_eq!(base64(b""), "");
-        assert_eq!(base64(b"f"), "Zg==");
-        assert_eq!(base64(b"fo"), "Zm8=");
-        assert_eq!(base64(b"foo"), "Zm9v");
-        assert_eq!(base64(b"user:pass"), "dXNlcjpwYXNz");
+    fn basic_auth_is_base64_of_user_and_password() {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            ab: AbArgs,
+        }
+        let cli = Cli::parse_from(["ab", "-A", "user:pass", "http://127.0.0.1/"]);
+        let spec = cli.ab.to_spec().unwrap();
+        assert!(spec
+            .headers
+            .contains(&("Authorization".into(), "Basic dXNlcjpwYXNz".into())));
     }
 }

@@ -698,3 +698,81 @@ fn ab_fails_like_ab_when_no_request_gets_a_response() {
     // What was measured is still printed, in ab's layout.
     assert!(String::from_utf8_lossy(&out.stdout).contains("Complete requests:"));
 }
+
+#[test]
+fn ab_keepalive_requests_counts_responses_the_server_kept_alive() {
+    // A server that closes every connection: no response was kept alive, as ab reports it.
+    let closing = webtune_serve::EmbeddedServer::start(webtune_serve::ServeOptions {
+        workers: 1,
+        keepalive_timeout: Duration::ZERO,
+        ..Default::default()
+    })
+    .expect("embedded target starts");
+    let url = format!("http://{}/bytes/12", closing.local_addr());
+    let out = stdout_of(&webtune(&["ab", "-k", "-n", "40", "-c", "2", &url]));
+    closing.shutdown();
+    assert_eq!(field(&out, "Complete requests:"), "40");
+    assert!(out.contains("\nKeep-Alive requests:    0\n"), "{out}");
+    // One that answers "Connection: close" explicitly.
+    let url = varying_length_server();
+    let out = stdout_of(&webtune(&["ab", "-k", "-l", "-n", "30", "-c", "2", &url]));
+    assert_eq!(field(&out, "Complete requests:"), "30");
+    assert_eq!(field(&out, "Keep-Alive requests:"), "0");
+
+    // Keep-alive on, non-2xx answers: every response kept alive, and ab's line order
+    // (Non-2xx responses before Keep-Alive requests).
+    let server = embedded();
+    let url = format!("http://{}/status/404", server.local_addr());
+    let out = stdout_of(&webtune(&["ab", "-k", "-n", "60", "-c", "3", &url]));
+    server.shutdown();
+    assert_eq!(field(&out, "Complete requests:"), "60");
+    assert!(
+        out.contains("\nNon-2xx responses:      60\nKeep-Alive requests:    60\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn ab_v_prints_a_version_and_exits_0() {
+    let out = webtune(&["ab", "-V"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout_of(&out);
+    assert!(
+        text.starts_with(&format!("This is webtune {}", env!("CARGO_PKG_VERSION"))),
+        "{text}"
+    );
+    assert!(!text.contains("Benchmarking"), "{text}");
+}
+
+#[test]
+fn http_load_rate_reports_the_connections_actually_used_at_once() {
+    let server = embedded();
+    let dir = temp_dir("http-load-peak");
+    let urls = dir.join("urls.txt");
+    std::fs::write(&urls, format!("http://{}/empty.gif\n", server.local_addr())).unwrap();
+    let json = dir.join("r.json");
+    let out = stdout_of(&webtune(&[
+        "http_load",
+        "-rate",
+        "50",
+        "-seconds",
+        "1",
+        "-json",
+        json.to_str().unwrap(),
+        urls.to_str().unwrap(),
+    ]));
+    server.shutdown();
+    let r = RunResult::from_json(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let first = out.lines().next().unwrap_or_default();
+    let parallel: u64 = first
+        .split(", ")
+        .nth(1)
+        .and_then(|p| p.strip_suffix(" max parallel"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no max parallel in {first:?}"));
+    assert_eq!(parallel, r.peak_open_connections, "{out}");
+    // One fetch every 20 ms, each done well inside that on loopback: the connections in use
+    // at once are a handful, not the open-loop cap of 1000 (20 would take a 400 ms stall).
+    assert!((1..=20).contains(&parallel), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
