@@ -230,9 +230,8 @@ pub fn render_compare_text(inputs: &[(String, &RunResult)]) -> String {
         };
         let _ = writeln!(
             out,
-            "  {name}: {} {}, {} connections, {:.1} s, {repeats}{}",
-            r.spec.method,
-            r.spec.url,
+            "  {name}: {}, {} connections, {:.1} s, {repeats}{}",
+            crate::text::headline(r),
             r.spec.connections,
             r.duration_s,
             if r.interrupted { ", INTERRUPTED" } else { "" }

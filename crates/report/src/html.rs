@@ -268,11 +268,18 @@ fn summary_table(r: &RunResult) -> String {
 pub fn run_section(result: &RunResult, prefix: &str) -> String {
     let mut body = String::new();
     let spec = &result.spec;
+    let what = match &spec.scenario {
+        // a scenario's requests go to several URLs with their own methods
+        Some(_) => escape(&crate::text::headline(result)),
+        None => format!(
+            "{} <code>{}</code>",
+            escape(&spec.method),
+            escape(&spec.url)
+        ),
+    };
     let _ = writeln!(
         body,
-        "<p>{} <code>{}</code> — {} connections, started {} UTC, {}.</p>",
-        escape(&spec.method),
-        escape(&spec.url),
+        "<p>{what} — {} connections, started {} UTC, {}.</p>",
         spec.connections,
         escape(&ctime_utc(result.started_at_unix_ms)),
         escape(&result.tool)
@@ -432,7 +439,10 @@ pub fn run_section(result: &RunResult, prefix: &str) -> String {
 /// The full HTML report of one run.
 pub fn render_html(result: &RunResult) -> String {
     let body = format!("<h1>webtune report</h1>\n{}", run_section(result, ""));
-    page(&format!("webtune report — {}", result.spec.url), &body)
+    page(
+        &format!("webtune report — {}", crate::text::headline(result)),
+        &body,
+    )
 }
 
 /// Used by sweep / compare pages: x values on a log scale when the levels span a lot.

@@ -116,10 +116,9 @@ pub fn render_sweep_text(sweep: &SweepResult) -> String {
     if let Some(first) = sweep.levels.first() {
         let _ = writeln!(
             out,
-            "Sweep over {}: {} {}",
+            "Sweep over {}: {}",
             sweep.variable.label(),
-            first.result.spec.method,
-            first.result.spec.url
+            crate::text::headline(&first.result)
         );
     }
     if sweep.interrupted {
