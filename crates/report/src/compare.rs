@@ -600,7 +600,10 @@ mod tests {
         for (rep, p99) in after.repeats.iter_mut().zip([100, 3_000, 150]) {
             rep.latency.p99_us = p99;
         }
-        let p99 = metrics().into_iter().find(|m| m.name == "p99 (ms)").unwrap();
+        let p99 = metrics()
+            .into_iter()
+            .find(|m| m.name == "p99 (ms)")
+            .unwrap();
         let v = verdict(&p99, &before.repeats, &after.repeats).unwrap();
         assert!(v.low > -100.0 && v.change < 0.0, "{v:?}");
         let text = render_compare_text(&[("b".into(), &before), ("a".into(), &after)]);

@@ -470,7 +470,9 @@ mod tests {
     #[test]
     fn y_axis_reaches_above_the_data() {
         // RSS ~15 MiB used to sit over a top label of 10
-        for y_max in [14.9, 15.3, 0.9, 1.0, 7.0, 99.0, 101.0, 0.012, 123_456.0, 3.0] {
+        for y_max in [
+            14.9, 15.3, 0.9, 1.0, 7.0, 99.0, 101.0, 0.012, 123_456.0, 3.0,
+        ] {
             let ticks = y_axis_ticks(y_max);
             let top = *ticks.last().unwrap();
             assert!(top >= y_max, "{y_max}: {ticks:?}");

@@ -451,16 +451,32 @@ mod tests {
             "{text}"
         );
         assert!(line("64").ends_with("<- knee"), "{text}");
-        assert!(line("128").ends_with("cut short (not in the knee)"), "{text}");
+        assert!(
+            line("128").ends_with("cut short (not in the knee)"),
+            "{text}"
+        );
         assert!(text.contains("left out of the knee"), "{text}");
         let csv = render_sweep_csv(&sweep);
         assert!(csv.starts_with("level,stall_s,note,"));
         assert!(
-            csv.lines().nth(2).unwrap().starts_with("32,1.000,\"stalled 1.0 s\","),
+            csv.lines()
+                .nth(2)
+                .unwrap()
+                .starts_with("32,1.000,\"stalled 1.0 s\","),
             "{csv}"
         );
-        assert!(csv.lines().nth(3).unwrap().starts_with("64,0.000,\"knee\","), "{csv}");
-        assert!(csv.lines().nth(4).unwrap().starts_with("128,0.000,\"cut short\","));
+        assert!(
+            csv.lines()
+                .nth(3)
+                .unwrap()
+                .starts_with("64,0.000,\"knee\","),
+            "{csv}"
+        );
+        assert!(csv
+            .lines()
+            .nth(4)
+            .unwrap()
+            .starts_with("128,0.000,\"cut short\","));
         let html = render_sweep_html(&sweep);
         let table = &html[html.find("id=\"sweep-table\"").unwrap()..];
         assert!(table.contains("stalled 1.0 s (not in the knee)"));
