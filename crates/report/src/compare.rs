@@ -1,10 +1,13 @@
 //! Before → after: several results side by side (the first is the baseline), each figure
 //! with its change in percent, as seed 000 compared "5505.80 -> 4478.60". When both sides
-//! carry repeats (`bench --repeat N`), each difference gets a 95% Welch t-interval over the
+//! carry repeats (`bench --repeat N`), each change gets a 95% confidence interval over the
 //! per-repeat figures and a verdict; "no significant difference" when the interval holds 0.
+//! Latency and throughput are positive, so their interval is Welch's t on the log scale (a
+//! ratio of geometric means, never below −100%); error % is a difference in points. The
+//! first table shows the same point estimate as the interval table when both have repeats.
 
 use crate::html::{figure, page, percentile_chart, throughput_chart};
-use crate::stats::{mean, welch_interval, Interval};
+use crate::stats::{log_ratio_interval, welch_interval};
 use crate::svg::{escape, Series};
 use crate::units::ms_f;
 use std::fmt::Write as _;
@@ -20,11 +23,21 @@ pub enum Better {
     Lower,
 }
 
+/// How a change of a figure is measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeKind {
+    /// Relative change of a positive quantity, in percent (the ratio minus 1).
+    Ratio,
+    /// Difference in the figure's own unit; for a percentage, in percentage points.
+    Points,
+}
+
 /// One compared figure.
 #[derive(Debug, Clone, Copy)]
 pub struct Metric {
     pub name: &'static str,
     pub better: Better,
+    pub change: ChangeKind,
     /// The figure of a whole result.
     pub of_result: fn(&RunResult) -> f64,
     /// The figure of one repeat; None when repeats do not carry it.
@@ -60,6 +73,7 @@ macro_rules! latency_metric {
         Metric {
             name: $name,
             better: Better::Lower,
+            change: ChangeKind::Ratio,
             of_result: |r| r.latency.total.$field as f64,
             of_repeat: Some(|s| s.latency.$field as f64),
             show: show_ms,
@@ -73,6 +87,7 @@ pub fn metrics() -> Vec<Metric> {
         Metric {
             name: "requests/s",
             better: Better::Higher,
+            change: ChangeKind::Ratio,
             of_result: |r| r.requests_per_s,
             of_repeat: Some(|s| s.requests_per_s),
             show: show_rate,
@@ -88,6 +103,7 @@ pub fn metrics() -> Vec<Metric> {
         Metric {
             name: "errors",
             better: Better::Lower,
+            change: ChangeKind::Ratio,
             of_result: |r| r.errors.total() as f64,
             of_repeat: None,
             show: show_count,
@@ -95,6 +111,7 @@ pub fn metrics() -> Vec<Metric> {
         Metric {
             name: "errors %",
             better: Better::Lower,
+            change: ChangeKind::Points,
             of_result: |r| r.error_ratio() * 100.0,
             of_repeat: Some(|s| error_pct(s.errors, s.responses)),
             show: show_pct,
@@ -118,12 +135,15 @@ pub fn change_pct(base: f64, value: f64) -> String {
 /// The verdict on one figure between two repeated results.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Verdict {
-    /// Interval of mean(after) − mean(before), in the figure's unit.
-    pub interval: Interval,
-    /// The same, in percent of the baseline mean.
-    pub change_pct: f64,
-    pub low_pct: f64,
-    pub high_pct: f64,
+    pub kind: ChangeKind,
+    /// The point estimate and the interval's bounds: for `Ratio` the change in percent of
+    /// the baseline (ratio of the repeats' geometric means, minus 1; never below −100%), for
+    /// `Points` the difference of the repeats' means in the figure's unit.
+    pub change: f64,
+    pub low: f64,
+    pub high: f64,
+    /// Welch–Satterthwaite degrees of freedom.
+    pub df: f64,
     pub significant: bool,
     /// When significant: did it get better?
     pub better: bool,
@@ -139,9 +159,21 @@ impl Verdict {
             "worse".into()
         }
     }
+
+    /// A value of this verdict as text: "+12.3%" or "+0.40 pp".
+    pub fn show(&self, v: f64) -> String {
+        if !v.is_finite() {
+            return "n/a".into();
+        }
+        match self.kind {
+            ChangeKind::Ratio => format!("{v:+.1}%"),
+            ChangeKind::Points => format!("{v:+.2} pp"),
+        }
+    }
 }
 
-/// Compare one figure over the repeats of two results; None without ≥ 2 repeats each.
+/// Compare one figure over the repeats of two results. None without ≥ 2 repeats each, for
+/// a figure the repeats do not carry, or for a ratio when a repeat measured 0.
 pub fn verdict(
     metric: &Metric,
     before: &[RepeatSummary],
@@ -150,22 +182,24 @@ pub fn verdict(
     let of = metric.of_repeat?;
     let a: Vec<f64> = before.iter().map(of).collect();
     let b: Vec<f64> = after.iter().map(of).collect();
-    let interval = welch_interval(&a, &b, CONFIDENCE)?;
-    let base = mean(&a);
-    let pct = |v: f64| {
-        if base != 0.0 {
-            v / base * 100.0
-        } else {
-            f64::NAN
+    let (change, low, high, df) = match metric.change {
+        ChangeKind::Ratio => {
+            let i = log_ratio_interval(&a, &b, CONFIDENCE)?;
+            (i.change * 100.0, i.low * 100.0, i.high * 100.0, i.df)
+        }
+        ChangeKind::Points => {
+            let i = welch_interval(&a, &b, CONFIDENCE)?;
+            (i.estimate, i.low, i.high, i.df)
         }
     };
-    let significant = !interval.contains_zero();
-    let went_up = interval.estimate > 0.0;
+    let significant = !(low <= 0.0 && high >= 0.0);
+    let went_up = change > 0.0;
     Some(Verdict {
-        interval,
-        change_pct: pct(interval.estimate),
-        low_pct: pct(interval.low),
-        high_pct: pct(interval.high),
+        kind: metric.change,
+        change,
+        low,
+        high,
+        df,
         significant,
         better: match metric.better {
             Better::Higher => went_up,
@@ -178,14 +212,6 @@ fn aligned(rows: &[Vec<String>]) -> String {
     let mut out = String::new();
     crate::text::write_aligned(&mut out, rows);
     out
-}
-
-fn fmt_pct_bound(v: f64) -> String {
-    if v.is_finite() {
-        format!("{v:+.1}%")
-    } else {
-        "n/a".into()
-    }
 }
 
 /// The comparison as text: values side by side with changes vs the first, then the
@@ -204,9 +230,8 @@ pub fn render_compare_text(inputs: &[(String, &RunResult)]) -> String {
         };
         let _ = writeln!(
             out,
-            "  {name}: {} {}, {} connections, {:.1} s, {repeats}{}",
-            r.spec.method,
-            r.spec.url,
+            "  {name}: {}, {} connections, {:.1} s, {repeats}{}",
+            crate::text::headline(r),
             r.spec.connections,
             r.duration_s,
             if r.interrupted { ", INTERRUPTED" } else { "" }
@@ -221,6 +246,7 @@ pub fn render_compare_text(inputs: &[(String, &RunResult)]) -> String {
         }
     }
     let mut rows = vec![header];
+    let mut from_repeats = false;
     for m in metrics() {
         let base_value = (m.of_result)(base);
         let mut row = vec![m.name.to_string()];
@@ -228,19 +254,34 @@ pub fn render_compare_text(inputs: &[(String, &RunResult)]) -> String {
             let v = (m.of_result)(r);
             row.push((m.show)(v));
             if i > 0 {
-                row.push(change_pct(base_value, v));
+                // the interval table's estimate when there is one, so the tables agree
+                match verdict(&m, &base.repeats, &r.repeats) {
+                    Some(verdict) => {
+                        from_repeats = true;
+                        row.push(verdict.show(verdict.change));
+                    }
+                    None => row.push(change_pct(base_value, v)),
+                }
             }
         }
         rows.push(row);
     }
     out.push_str(&aligned(&rows));
+    if from_repeats {
+        out.push_str(
+            "change: over the repeats where both sides have them (ratio of their geometric \
+             means; errors % in\n  percentage points), as in the interval table; the columns \
+             show the repeats merged.\n",
+        );
+    }
     out.push_str(&configuration_differences(inputs));
     for (name, r) in inputs.iter().skip(1) {
         out.push('\n');
         if base.repeats.len() >= 2 && r.repeats.len() >= 2 {
             let _ = writeln!(
                 out,
-                "{name} vs {base_name}: 95% confidence interval of the change (Welch t, {} and {} repeats)",
+                "{name} vs {base_name}: 95% confidence interval of the change (Welch t, on the \
+                 log scale for ratios; {} and {} repeats)",
                 base.repeats.len(),
                 r.repeats.len()
             );
@@ -254,13 +295,16 @@ pub fn render_compare_text(inputs: &[(String, &RunResult)]) -> String {
                 if let Some(v) = verdict(&m, &base.repeats, &r.repeats) {
                     rows.push(vec![
                         m.name.to_string(),
-                        fmt_pct_bound(v.change_pct),
-                        format!(
-                            "{} … {}",
-                            fmt_pct_bound(v.low_pct),
-                            fmt_pct_bound(v.high_pct)
-                        ),
+                        v.show(v.change),
+                        format!("{} … {}", v.show(v.low), v.show(v.high)),
                         v.describe(),
+                    ]);
+                } else if m.of_repeat.is_some() {
+                    rows.push(vec![
+                        m.name.to_string(),
+                        "n/a".into(),
+                        "n/a".into(),
+                        "a repeat measured 0: no ratio".into(),
                     ]);
                 }
             }
@@ -426,7 +470,7 @@ mod tests {
         let v = verdict(rps, &a, &b).unwrap();
         assert!(v.significant, "{v:?}");
         assert!(v.better);
-        assert!(v.low_pct > 5.0 && v.high_pct < 80.0, "{v:?}");
+        assert!(v.low > 5.0 && v.high < 80.0, "{v:?}");
         let p50 = metrics()
             .into_iter()
             .find(|m| m.name == "p50 (ms)")
@@ -502,5 +546,74 @@ mod tests {
         assert!(line.ends_with("no significant difference"), "{line}");
         let html = render_compare_html(&[("a".into(), &before), ("b".into(), &after)]);
         assert!(html.contains("id=\"plot-compare-percentiles\""));
+    }
+
+    /// The percent cells of a row ("+1.2%", "-3.4%"), in order.
+    fn percents(line: &str) -> Vec<f64> {
+        line.split_whitespace()
+            .filter_map(|c| c.strip_suffix('%'))
+            .filter_map(|c| c.parse().ok())
+            .collect()
+    }
+
+    #[test]
+    fn a_file_compared_with_itself_changes_by_zero_with_an_interval_around_it() {
+        let mut r = synthetic_result(100, &[5_000]);
+        // three repeats whose p99 spread widely, as on a shared machine
+        r.repeats = repeats_from(&[1000.0, 3000.0, 200.0]);
+        for (rep, p99) in r.repeats.iter_mut().zip([4_000, 1_000, 25_000]) {
+            rep.latency.p99_us = p99;
+        }
+        let text = render_compare_text(&[("a.json".into(), &r), ("a.json".into(), &r)]);
+        let interval_table = &text[text.find("95% confidence interval").unwrap()..];
+        let mut checked = 0;
+        for line in interval_table.lines().skip(2) {
+            if line.ends_with("a repeat measured 0: no ratio") {
+                continue;
+            }
+            if line.starts_with("errors %") {
+                assert!(line.contains("+0.00 pp"), "{line}");
+                continue;
+            }
+            let p = percents(line);
+            assert_eq!(p.len(), 3, "{line}");
+            assert_eq!(p[0], 0.0, "{line}");
+            assert!(p[1] > -100.0 && p[1] <= 0.0 && p[2] >= 0.0, "{line}");
+            assert!(line.ends_with("no significant difference"), "{line}");
+            checked += 1;
+        }
+        assert_eq!(checked, 4, "requests/s, mean, p50, p99: {text}");
+        // the first table shows the same estimate: 0% everywhere
+        let first = &text[..text.find("95% confidence interval").unwrap()];
+        for line in first.lines().filter(|l| l.starts_with("p99 (ms)")) {
+            assert!(line.ends_with("+0.0%"), "{line}");
+        }
+    }
+
+    #[test]
+    fn latency_interval_stays_above_minus_100_percent_and_tables_agree() {
+        let mut before = synthetic_result(100, &[5_000]);
+        let mut after = synthetic_result(100, &[5_000]);
+        before.repeats = repeats_from(&[1000.0, 1100.0, 900.0]);
+        after.repeats = repeats_from(&[1000.0, 1100.0, 900.0]);
+        // after's p99 fell a lot, noisily: a difference of means would reach below −100%
+        for (rep, p99) in after.repeats.iter_mut().zip([100, 3_000, 150]) {
+            rep.latency.p99_us = p99;
+        }
+        let p99 = metrics()
+            .into_iter()
+            .find(|m| m.name == "p99 (ms)")
+            .unwrap();
+        let v = verdict(&p99, &before.repeats, &after.repeats).unwrap();
+        assert!(v.low > -100.0 && v.change < 0.0, "{v:?}");
+        let text = render_compare_text(&[("b".into(), &before), ("a".into(), &after)]);
+        let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("p99 (ms)")).collect();
+        assert_eq!(rows.len(), 2, "{text}");
+        // the first table's change is the interval table's estimate
+        let first = percents(rows[0]);
+        let second = percents(rows[1]);
+        assert_eq!(first.last(), second.first(), "{text}");
+        assert!(second.iter().all(|&p| p > -100.0), "{text}");
+        assert!(text.contains("ratio of their geometric"), "{text}");
     }
 }

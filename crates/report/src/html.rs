@@ -44,14 +44,13 @@ pub fn is_stall(sample: &IntervalSample) -> bool {
 }
 
 /// The stalls of a run: the engine's own (100 ms granularity) when it recorded any,
-/// otherwise the stalled intervals of the timeline (results saved before the engine kept
-/// stalls, or merged ones).
+/// otherwise the stalled intervals of the timeline as plotted (results saved before the
+/// engine kept stalls, or merged ones; a run's last few milliseconds are no stall).
 pub fn stalls(result: &RunResult) -> Vec<Stall> {
     if !result.stalls.is_empty() {
         return result.stalls.clone();
     }
-    result
-        .timeline
+    plotted_intervals(&result.timeline)
         .iter()
         .filter(|s| is_stall(s))
         .map(|s| Stall {
@@ -123,9 +122,37 @@ fn stall_bands(result: &RunResult) -> Vec<Band> {
         .collect()
 }
 
+/// The timeline as plotted. A run's last interval is often a few milliseconds long: the
+/// responses still in flight at the deadline. Its handful of responses over so short a time
+/// is no throughput to speak of, and plotted on its own it shows a collapse at the end of
+/// every run (and a zig-zag where `--repeat` runs follow each other). So an interval shorter
+/// than half the others that directly follows another is folded into it: counts summed,
+/// lengths added (rates stay over the real time), percentiles those of the busier part.
+pub fn plotted_intervals(timeline: &[IntervalSample]) -> Vec<IntervalSample> {
+    let nominal = timeline.iter().map(|s| s.length_s).fold(0.0f64, f64::max);
+    let mut out: Vec<IntervalSample> = Vec::with_capacity(timeline.len());
+    for s in timeline {
+        let short = s.length_s < nominal / 2.0;
+        match out.last_mut() {
+            Some(prev) if short && (prev.start_s + prev.length_s - s.start_s).abs() < 1e-3 => {
+                if s.responses > prev.responses {
+                    (prev.p50_us, prev.p90_us, prev.p99_us) = (s.p50_us, s.p90_us, s.p99_us);
+                }
+                prev.max_us = prev.max_us.max(s.max_us);
+                prev.length_s += s.length_s;
+                prev.responses += s.responses;
+                prev.errors.merge(&s.errors);
+                prev.bytes += s.bytes;
+                prev.open_connections = s.open_connections;
+            }
+            _ => out.push(s.clone()),
+        }
+    }
+    out
+}
+
 fn timeline_points(result: &RunResult, value: impl Fn(&IntervalSample) -> f64) -> Vec<(f64, f64)> {
-    result
-        .timeline
+    plotted_intervals(&result.timeline)
         .iter()
         .map(|s| (s.start_s + s.length_s / 2.0, value(s)))
         .collect()
@@ -155,7 +182,8 @@ pub fn throughput_chart(result: &RunResult) -> Chart {
 /// left out of the lines.
 pub fn latency_over_time_chart(result: &RunResult) -> Chart {
     let mut chart = Chart::new("Latency over time", "time (s)", "latency (ms)");
-    let live: Vec<&IntervalSample> = result.timeline.iter().filter(|s| s.responses > 0).collect();
+    let intervals = plotted_intervals(&result.timeline);
+    let live: Vec<&IntervalSample> = intervals.iter().filter(|s| s.responses > 0).collect();
     let points = |f: fn(&IntervalSample) -> u64| -> Vec<(f64, f64)> {
         live.iter()
             .map(|s| (s.start_s + s.length_s / 2.0, f(s) as f64 / 1000.0))
@@ -240,11 +268,18 @@ fn summary_table(r: &RunResult) -> String {
 pub fn run_section(result: &RunResult, prefix: &str) -> String {
     let mut body = String::new();
     let spec = &result.spec;
+    let what = match &spec.scenario {
+        // a scenario's requests go to several URLs with their own methods
+        Some(_) => escape(&crate::text::headline(result)),
+        None => format!(
+            "{} <code>{}</code>",
+            escape(&spec.method),
+            escape(&spec.url)
+        ),
+    };
     let _ = writeln!(
         body,
-        "<p>{} <code>{}</code> — {} connections, started {} UTC, {}.</p>",
-        escape(&spec.method),
-        escape(&spec.url),
+        "<p>{what} — {} connections, started {} UTC, {}.</p>",
         spec.connections,
         escape(&ctime_utc(result.started_at_unix_ms)),
         escape(&result.tool)
@@ -404,7 +439,10 @@ pub fn run_section(result: &RunResult, prefix: &str) -> String {
 /// The full HTML report of one run.
 pub fn render_html(result: &RunResult) -> String {
     let body = format!("<h1>webtune report</h1>\n{}", run_section(result, ""));
-    page(&format!("webtune report — {}", result.spec.url), &body)
+    page(
+        &format!("webtune report — {}", crate::text::headline(result)),
+        &body,
+    )
 }
 
 /// Used by sweep / compare pages: x values on a log scale when the levels span a lot.
@@ -444,6 +482,69 @@ mod tests {
         assert!(!html.contains("href=\"http"));
         assert!(!html.contains("NaN"));
         assert!(!html.contains("server-samples"));
+    }
+
+    fn interval(start_s: f64, length_s: f64, responses: u64) -> IntervalSample {
+        IntervalSample {
+            start_s,
+            length_s,
+            responses,
+            open_connections: 2,
+            p50_us: 1_000,
+            ..IntervalSample::default()
+        }
+    }
+
+    #[test]
+    fn rates_are_over_each_intervals_real_length_and_the_last_ms_do_not_collapse() {
+        let mut r = synthetic_result(100, &[1_000]);
+        // 1000/s for two seconds, the deadline's in-flight responses in the last 4 ms
+        r.timeline = vec![
+            interval(0.0, 1.0, 1_000),
+            interval(1.0, 1.0, 1_000),
+            interval(2.0, 0.004, 2),
+        ];
+        let points = &throughput_chart(&r).series[0].points;
+        assert_eq!(points.len(), 2, "{points:?}");
+        assert_eq!(points[0], (0.5, 1_000.0));
+        let (x, rate) = points[1];
+        assert!((x - 1.502).abs() < 1e-9, "{x}");
+        assert!((rate - 1_002.0 / 1.004).abs() < 1e-9, "{rate}");
+        // a short last interval that is not a tail (a -n run's last 0.6 s) is over 0.6 s
+        r.timeline = vec![interval(0.0, 1.0, 1_000), interval(1.0, 1.0, 1_000)];
+        r.timeline.push(interval(2.0, 0.6, 600));
+        let points = &throughput_chart(&r).series[0].points;
+        assert_eq!(points[2], (2.3, 1_000.0));
+        // nothing to fold: a single short run keeps its one interval
+        r.timeline = vec![interval(0.0, 0.3, 30)];
+        assert_eq!(throughput_chart(&r).series[0].points, vec![(0.15, 100.0)]);
+        // a zero-response tail is no stall
+        r.stalls.clear();
+        r.timeline = vec![interval(0.0, 1.0, 1_000), interval(1.0, 0.002, 0)];
+        assert!(stalls(&r).is_empty());
+    }
+
+    #[test]
+    fn repeats_follow_each_other_without_zig_zag() {
+        let run = |n: u64| {
+            let mut r = synthetic_result(n, &[1_000]);
+            r.stalls.clear();
+            r.duration_s = 2.003;
+            r.timeline = vec![
+                interval(0.0, 1.0, 1_000),
+                interval(1.0, 1.0, 1_000),
+                interval(2.0, 0.003, 1),
+            ];
+            r
+        };
+        let merged = crate::with_repeats(vec![run(10), run(10), run(10)]).unwrap();
+        let points = &throughput_chart(&merged).series[0].points;
+        assert_eq!(points.len(), 6, "{points:?}");
+        for &(_, rate) in points {
+            assert!((rate - 1_000.0).abs() < 5.0, "{points:?}");
+        }
+        let latency = latency_over_time_chart(&merged);
+        assert_eq!(latency.series[0].points.len(), 6);
     }
 
     #[test]

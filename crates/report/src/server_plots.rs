@@ -100,8 +100,8 @@ pub fn server_plots(server: &ServerSamples) -> Vec<ServerPlot> {
                 line(samples, "RSS", 0, |s| mib(s.rss_kib)),
                 line(samples, "PSS", 1, |s| mib(s.pss_kib)),
             ],
-            caption: "Resident and proportional set size of the server's processes (RAM / RSS \
-                      per process bounds how many processes fit, seed 001).",
+            caption: "Resident and proportional set size of the server's processes, summed over \
+                      them (RAM divided by the RSS of one process bounds how many fit).",
         },
         ServerPlot {
             id: "processes",
@@ -154,8 +154,9 @@ pub fn server_plots(server: &ServerSamples) -> Vec<ServerPlot> {
                     per_second(s.tcp_retrans_segs as f64, s)
                 }),
             ],
-            caption: "Connections dropped because a listen queue was full (raise the backlog and \
-                      somaxconn, seed 004) and TCP segments retransmitted, per second.",
+            caption: "Connections dropped because a listen queue was full (a longer backlog and \
+                      net.core.somaxconn help) and TCP segments retransmitted, per second, \
+                      host-wide.",
         },
     ]
 }
@@ -204,5 +205,21 @@ mod tests {
         let tcp = plots.iter().find(|p| p.id == "tcp").unwrap();
         assert_eq!(tcp.series[0].points[1], (1.0, 10.0));
         assert!(server_plots(&ServerSamples::default()).is_empty());
+    }
+
+    #[test]
+    fn captions_say_what_the_plot_shows_not_which_seed() {
+        let server = ServerSamples {
+            samples: vec![sample(0.5, [90.0, 10.0])],
+            ..ServerSamples::default()
+        };
+        for plot in server_plots(&server) {
+            assert!(
+                !plot.caption.to_lowercase().contains("seed"),
+                "{}: {}",
+                plot.id,
+                plot.caption
+            );
+        }
     }
 }

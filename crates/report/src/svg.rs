@@ -147,6 +147,25 @@ pub fn nice_ticks(lo: f64, hi: f64, wanted: usize) -> Vec<f64> {
     ticks
 }
 
+/// The y axis ticks from 0 for data up to `y_max`: round numbers whose last one is at or
+/// above the data, so the top label is never below the highest point.
+pub fn y_axis_ticks(y_max: f64) -> Vec<f64> {
+    let top = if y_max.is_finite() && y_max > 0.0 {
+        y_max
+    } else {
+        1.0
+    };
+    let mut ticks = nice_ticks(0.0, top, 5);
+    if let [first, second, ..] = ticks[..] {
+        let step = second - first;
+        while ticks.last().is_some_and(|&t| t < top * (1.0 - 1e-12)) && ticks.len() < 60 {
+            let next = ticks[ticks.len() - 1] + step;
+            ticks.push(next);
+        }
+    }
+    ticks
+}
+
 /// A number as a tick label: no needless decimals.
 pub fn tick_label(v: f64) -> String {
     let a = v.abs();
@@ -194,14 +213,28 @@ pub fn render_chart(id: &str, chart: &Chart) -> String {
         .flat_map(|s| s.points.iter().map(|p| p.1))
         .filter(|v| v.is_finite())
         .fold(0.0f64, f64::max);
-    let y_ticks = nice_ticks(0.0, if y_max > 0.0 { y_max } else { 1.0 }, 5);
+    let y_ticks = y_axis_ticks(y_max);
     let y_hi = y_ticks
         .last()
         .copied()
         .unwrap_or(1.0)
         .max(y_max)
         .max(f64::MIN_POSITIVE);
-    let legend = legend_layout(chart.series.iter().map(|s| s.name.as_str()));
+    let legend_names: Vec<String> = chart
+        .series
+        .iter()
+        .enumerate()
+        .map(|(i, series)| {
+            match chart.series[..i]
+                .iter()
+                .find(|other| !series.points.is_empty() && other.points == series.points)
+            {
+                Some(other) => format!("{} (same as {})", series.name, other.name),
+                None => series.name.clone(),
+            }
+        })
+        .collect();
+    let legend = legend_layout(legend_names.iter().map(|s| s.as_str()));
     let legend_rows = legend.last().map(|&(_, row)| row + 1).unwrap_or(1);
     let top = TITLE_AND_LEGEND + 14.0 * (legend_rows - 1) as f64;
     let plot_w = WIDTH - LEFT - RIGHT;
@@ -304,6 +337,11 @@ pub fn render_chart(id: &str, chart: &Chart) -> String {
         );
     }
     for (i, series) in chart.series.iter().enumerate() {
+        // A line identical to an earlier one would hide it: draw it dashed over the earlier
+        // one and say so in the legend.
+        let same_as = chart.series[..i]
+            .iter()
+            .find(|other| !series.points.is_empty() && other.points == series.points);
         let points: Vec<String> = series
             .points
             .iter()
@@ -312,9 +350,14 @@ pub fn render_chart(id: &str, chart: &Chart) -> String {
             .collect();
         let _ = write!(
             s,
-            r#"<g class="series" data-series="{}"><polyline fill="none" stroke="{}" stroke-width="2" points="{}"/>"#,
+            r#"<g class="series" data-series="{}"><polyline fill="none" stroke="{}" stroke-width="2"{} points="{}"/>"#,
             escape(&series.name),
             escape(&series.color),
+            if same_as.is_some() {
+                r#" stroke-dasharray="7 5""#
+            } else {
+                ""
+            },
             points.join(" ")
         );
         if points.len() <= 40 {
@@ -339,7 +382,7 @@ pub fn render_chart(id: &str, chart: &Chart) -> String {
             escape(&series.color),
             lx + 18.0,
             ly,
-            escape(&series.name)
+            escape(&legend_names[i])
         );
     }
     s.push_str("</svg>");
@@ -422,5 +465,43 @@ mod tests {
         let svg = render_chart("e", &Chart::new("nothing", "x", "y"));
         assert!(svg.contains("</svg>"));
         assert!(!svg.contains("NaN"));
+    }
+
+    #[test]
+    fn y_axis_reaches_above_the_data() {
+        // RSS ~15 MiB used to sit over a top label of 10
+        for y_max in [
+            14.9, 15.3, 0.9, 1.0, 7.0, 99.0, 101.0, 0.012, 123_456.0, 3.0,
+        ] {
+            let ticks = y_axis_ticks(y_max);
+            let top = *ticks.last().unwrap();
+            assert!(top >= y_max, "{y_max}: {ticks:?}");
+            assert!(ticks.len() <= 12, "{y_max}: {ticks:?}");
+        }
+        assert_eq!(y_axis_ticks(14.9), vec![0.0, 5.0, 10.0, 15.0]);
+        let empty = y_axis_ticks(0.0);
+        assert_eq!(empty.len(), 6, "{empty:?}");
+        assert!((empty[5] - 1.0).abs() < 1e-9, "{empty:?}");
+        let mut chart = Chart::new("memory", "t", "MiB");
+        chart
+            .series
+            .push(Series::new("RSS", vec![(0.0, 14.0), (1.0, 14.9)], 0));
+        let svg = render_chart("m", &chart);
+        assert!(svg.contains(">15</text>"), "{svg}");
+    }
+
+    #[test]
+    fn identical_series_stay_visible() {
+        let mut chart = Chart::new("memory", "t", "MiB");
+        let points = vec![(0.0, 1.0), (1.0, 2.0)];
+        chart.series.push(Series::new("RSS", points.clone(), 0));
+        chart.series.push(Series::new("PSS", points, 1));
+        chart
+            .series
+            .push(Series::new("other", vec![(0.0, 3.0), (1.0, 2.0)], 2));
+        let svg = render_chart("m", &chart);
+        assert_eq!(svg.matches("stroke-dasharray=\"7 5\"").count(), 1, "{svg}");
+        assert!(svg.contains(">PSS (same as RSS)</text>"), "{svg}");
+        assert!(svg.contains(">other</text>"));
     }
 }

@@ -3,9 +3,11 @@
 //!
 //! The knee is the level after which throughput grows by less than 5% while p99 keeps
 //! growing: past it, more load only buys latency (seed 000: ~4.5 req/s at every
-//! concurrency once the backend was saturated).
+//! concurrency once the backend was saturated). A level that stalled (requests outstanding
+//! and none finished) or was cut short (interrupted) is marked and left out of the knee:
+//! its figures do not describe the load level.
 
-use crate::html::{figure, level_scale, page, percentile_chart, run_section};
+use crate::html::{figure, level_scale, page, percentile_chart, run_section, stalls};
 use crate::svg::{escape, Chart, Marker, Series};
 use crate::units::ms;
 use std::fmt::Write as _;
@@ -24,6 +26,30 @@ pub struct LevelRow {
     /// Failed requests, percent of attempted.
     pub error_pct: f64,
     pub responses: u64,
+    /// Seconds the level spent stalled (requests outstanding, none finished).
+    pub stall_s: f64,
+    /// The level's run was interrupted before its end.
+    pub cut_short: bool,
+}
+
+impl LevelRow {
+    /// Whether the level's figures can feed the knee: no stall and not cut short.
+    pub fn trusted(&self) -> bool {
+        !self.cut_short && self.stall_s <= 0.0
+    }
+
+    /// Why the level is left out of the knee ("stalled 1.7 s", "cut short"); empty when
+    /// it is not.
+    pub fn flaw(&self) -> String {
+        let mut notes = Vec::new();
+        if self.stall_s > 0.0 {
+            notes.push(format!("stalled {:.1} s", self.stall_s));
+        }
+        if self.cut_short {
+            notes.push("cut short".to_string());
+        }
+        notes.join(", ")
+    }
 }
 
 /// One row per level, in the order run.
@@ -38,25 +64,40 @@ pub fn level_rows(sweep: &SweepResult) -> Vec<LevelRow> {
             p99_us: l.result.latency.total.p99_us,
             error_pct: l.result.error_ratio() * 100.0,
             responses: l.result.responses,
+            stall_s: stalls(&l.result).iter().fold(0.0, |t, s| t + s.length_s),
+            cut_short: l.result.interrupted,
         })
         .collect()
 }
 
-/// Index of the knee: the first level after which throughput grows by less than 5% — no
-/// later level beats it by 5% or more, so a noisy dip does not count — while p99 keeps
-/// growing (the next level's p99 is higher). None when throughput keeps growing or p99 does
-/// not.
+/// Index (into `rows`) of the knee: the first level after which throughput grows by less
+/// than 5% — no later level beats it by 5% or more, so a noisy dip does not count — while p99
+/// keeps growing (the next level's p99 is higher). Stalled and cut-short levels are skipped
+/// as if they had not run. None when throughput keeps growing or p99 does not.
 pub fn find_knee(rows: &[LevelRow]) -> Option<usize> {
-    (0..rows.len().saturating_sub(1)).find(|&i| {
-        let here = &rows[i];
-        let best_later = rows[i + 1..]
+    let trusted: Vec<&LevelRow> = rows.iter().filter(|r| r.trusted()).collect();
+    let k = (0..trusted.len().saturating_sub(1)).find(|&i| {
+        let here = trusted[i];
+        let best_later = trusted[i + 1..]
             .iter()
             .map(|r| r.requests_per_s)
             .fold(f64::NEG_INFINITY, f64::max);
         here.requests_per_s > 0.0
             && best_later < here.requests_per_s * (1.0 + KNEE_GROWTH)
-            && rows[i + 1].p99_us > here.p99_us
-    })
+            && trusted[i + 1].p99_us > here.p99_us
+    })?;
+    rows.iter().position(|r| std::ptr::eq(r, trusted[k]))
+}
+
+/// The last column of a level's row: why it is left out of the knee, or that it is the knee.
+fn note(row: &LevelRow, is_knee: bool) -> String {
+    if is_knee {
+        "<- knee".into()
+    } else if row.trusted() {
+        String::new()
+    } else {
+        format!("{} (not in the knee)", row.flaw())
+    }
 }
 
 fn level_label(v: f64) -> String {
@@ -75,10 +116,9 @@ pub fn render_sweep_text(sweep: &SweepResult) -> String {
     if let Some(first) = sweep.levels.first() {
         let _ = writeln!(
             out,
-            "Sweep over {}: {} {}",
+            "Sweep over {}: {}",
             sweep.variable.label(),
-            first.result.spec.method,
-            first.result.spec.url
+            crate::text::headline(&first.result)
         );
     }
     if sweep.interrupted {
@@ -102,11 +142,7 @@ pub fn render_sweep_text(sweep: &SweepResult) -> String {
             ms(r.p99_us),
             format!("{:.2}", r.error_pct),
             r.responses.to_string(),
-            if Some(i) == knee {
-                "<- knee".into()
-            } else {
-                String::new()
-            },
+            note(r, Some(i) == knee),
         ]);
     }
     // right-align every column, the first included (levels are numbers)
@@ -136,6 +172,13 @@ pub fn render_sweep_text(sweep: &SweepResult) -> String {
         let _ = writeln!(out, "{}", line.trim_end());
     }
     out.push('\n');
+    if rows.iter().any(|r| !r.trusted()) {
+        let _ = writeln!(
+            out,
+            "Levels marked stalled (requests outstanding and none finished) or cut short \
+             (interrupted) are left out of the knee."
+        );
+    }
     match knee {
         Some(i) => {
             let _ = writeln!(
@@ -155,16 +198,36 @@ pub fn render_sweep_text(sweep: &SweepResult) -> String {
     out
 }
 
-/// CSV: the level, then the single-run CSV columns.
+/// CSV: the level, its stalled seconds, its note (`knee`, or why it is left out of the knee:
+/// `stalled 1.7 s`, `cut short`), then the single-run CSV columns.
 pub fn render_sweep_csv(sweep: &SweepResult) -> String {
-    let mut out = format!("level,{}\n", crate::csv::csv_header());
-    for l in &sweep.levels {
-        let _ = writeln!(out, "{},{}", l.level, crate::csv::csv_row(&l.result));
+    let rows = level_rows(sweep);
+    let knee = find_knee(&rows);
+    let mut out = format!("level,stall_s,note,{}\n", crate::csv::csv_header());
+    for (i, (l, r)) in sweep.levels.iter().zip(&rows).enumerate() {
+        let note = if Some(i) == knee {
+            "knee".to_string()
+        } else {
+            r.flaw()
+        };
+        let _ = writeln!(
+            out,
+            "{},{:.3},\"{note}\",{}",
+            l.level,
+            r.stall_s,
+            crate::csv::csv_row(&l.result)
+        );
     }
     out
 }
 
+/// The knee's marker, and one per level left out of it (class `flawed`).
 fn knee_marker(rows: &[LevelRow]) -> Vec<Marker> {
+    let flawed = rows.iter().filter(|r| !r.trusted()).map(|r| Marker {
+        x: r.level,
+        class: "flawed".into(),
+        label: r.flaw(),
+    });
     find_knee(rows)
         .map(|i| Marker {
             x: rows[i].level,
@@ -172,6 +235,7 @@ fn knee_marker(rows: &[LevelRow]) -> Vec<Marker> {
             label: format!("knee: {}", level_label(rows[i].level)),
         })
         .into_iter()
+        .chain(flawed)
         .collect()
 }
 
@@ -202,7 +266,8 @@ pub fn render_sweep_html(sweep: &SweepResult) -> String {
     body.push_str(&figure(
         "plot-sweep-throughput",
         &throughput,
-        "Requests per second at each level; the dashed line marks the knee.",
+        "Requests per second at each level; the dashed line marks the knee (levels that \
+         stalled or were cut short are marked too, and left out of it).",
     ));
     let mut latency = level_chart(sweep, &rows, "Latency by level", "latency (ms)");
     latency
@@ -251,7 +316,7 @@ pub fn render_sweep_html(sweep: &SweepResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::synthetic_result;
+    use crate::testkit::{synthetic_result, synthetic_result_without_stall};
     use webtune_model::sweep::{SweepLevel, SweepVariable};
 
     fn row(level: f64, rps: f64, p99_ms: u64) -> LevelRow {
@@ -262,6 +327,8 @@ mod tests {
             p99_us: p99_ms * 1000,
             error_pct: 0.0,
             responses: 0,
+            stall_s: 0.0,
+            cut_short: false,
         }
     }
 
@@ -311,7 +378,7 @@ mod tests {
         for (level, n, lat) in [(8.0, 800, 1_000), (32.0, 1600, 2_000), (128.0, 1610, 8_000)] {
             sweep.levels.push(SweepLevel {
                 level,
-                result: synthetic_result(n, &[lat]),
+                result: synthetic_result_without_stall(n, &[lat]),
             });
         }
         let text = render_sweep_text(&sweep);
@@ -332,5 +399,87 @@ mod tests {
         let csv = render_sweep_csv(&sweep);
         assert_eq!(csv.lines().count(), 4);
         assert!(csv.lines().nth(3).unwrap().starts_with("128,"));
+    }
+
+    #[test]
+    fn stalled_and_cut_short_levels_are_marked_and_left_out_of_the_knee() {
+        // Without the flaws the knee is 128: flat after it while p99 grows.
+        let mut rows = vec![
+            row(8.0, 100.0, 10),
+            row(32.0, 380.0, 11),
+            row(128.0, 900.0, 15),
+            row(256.0, 930.0, 40),
+            row(512.0, 935.0, 90),
+        ];
+        assert_eq!(find_knee(&rows), Some(2));
+        // 128 stalled for 1.7 s: its figures do not count, and 32 → 256 grew a lot.
+        rows[2].stall_s = 1.7;
+        assert_eq!(find_knee(&rows), Some(3));
+        // a cut-short level is skipped the same way
+        rows[3].cut_short = true;
+        assert_eq!(find_knee(&rows), None, "8 and 32 grew on to 512");
+        assert!(!rows[2].trusted() && !rows[3].trusted());
+        assert_eq!(rows[2].flaw(), "stalled 1.7 s");
+        assert_eq!(rows[3].flaw(), "cut short");
+
+        let mut sweep = SweepResult::new("webtune 0.1.0", SweepVariable::Connections);
+        for (level, n, lat) in [
+            (8.0, 800, 1_000),
+            (32.0, 1600, 2_000),
+            (64.0, 1610, 8_000),
+            (128.0, 1620, 9_000),
+            (256.0, 1630, 10_000),
+        ] {
+            sweep.levels.push(SweepLevel {
+                level,
+                result: synthetic_result_without_stall(n, &[lat]),
+            });
+        }
+        // 32 would be the knee; with it stalled (synthetic_result's 1 s stall) the knee is
+        // 64, and the interrupted level 128 is marked too.
+        sweep.levels[1].result = synthetic_result(1600, &[2_000]);
+        sweep.levels[3].result.interrupted = true;
+        let text = render_sweep_text(&sweep);
+        let line = |lvl: &str| {
+            text.lines()
+                .find(|l| l.trim_start().starts_with(&format!("{lvl} ")))
+                .unwrap_or_else(|| panic!("no {lvl}: {text}"))
+                .to_string()
+        };
+        assert!(
+            line("32").ends_with("stalled 1.0 s (not in the knee)"),
+            "{text}"
+        );
+        assert!(line("64").ends_with("<- knee"), "{text}");
+        assert!(
+            line("128").ends_with("cut short (not in the knee)"),
+            "{text}"
+        );
+        assert!(text.contains("left out of the knee"), "{text}");
+        let csv = render_sweep_csv(&sweep);
+        assert!(csv.starts_with("level,stall_s,note,"));
+        assert!(
+            csv.lines()
+                .nth(2)
+                .unwrap()
+                .starts_with("32,1.000,\"stalled 1.0 s\","),
+            "{csv}"
+        );
+        assert!(
+            csv.lines()
+                .nth(3)
+                .unwrap()
+                .starts_with("64,0.000,\"knee\","),
+            "{csv}"
+        );
+        assert!(csv
+            .lines()
+            .nth(4)
+            .unwrap()
+            .starts_with("128,0.000,\"cut short\","));
+        let html = render_sweep_html(&sweep);
+        let table = &html[html.find("id=\"sweep-table\"").unwrap()..];
+        assert!(table.contains("stalled 1.0 s (not in the knee)"));
+        assert!(html.contains("class=\"flawed\""));
     }
 }

@@ -91,6 +91,18 @@ pub fn synthetic_result(responses: u64, total_us: &[u64]) -> RunResult {
     result
 }
 
+/// `synthetic_result` without its stall: interval 6 answered like the others (a steady
+/// level, for sweeps whose knee it should feed).
+pub fn synthetic_result_without_stall(responses: u64, total_us: &[u64]) -> RunResult {
+    let mut result = synthetic_result(responses, total_us);
+    let busy = result.timeline[5].clone();
+    result.timeline[6] = webtune_model::IntervalSample {
+        start_s: 6.0,
+        ..busy
+    };
+    result
+}
+
 /// A result with every field zero or empty. Built from JSON so that fields added to
 /// `RunResult` later (always `#[serde(default)]`) never break it.
 pub fn blank_result() -> RunResult {

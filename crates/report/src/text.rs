@@ -30,9 +30,27 @@ pub fn render_text(result: &RunResult) -> String {
     out
 }
 
+/// What was run, in one line: "GET http://host/path", or for a scenario run (whose requests
+/// go to several URLs, each with its own method) "scenario forum.toml (3 request names) on
+/// http://host".
+pub fn headline(r: &RunResult) -> String {
+    let spec = &r.spec;
+    match &spec.scenario {
+        Some(path) => {
+            let names = match r.by_name.len() {
+                0 => String::new(),
+                1 => " (1 request name)".to_string(),
+                n => format!(" ({n} request names)"),
+            };
+            format!("scenario {path}{names} on {}", spec.url)
+        }
+        None => format!("{} {}", spec.method, spec.url),
+    }
+}
+
 fn write_header(out: &mut String, r: &RunResult) {
     let spec = &r.spec;
-    let _ = writeln!(out, "{} {}", spec.method, spec.url);
+    let _ = writeln!(out, "{}", headline(r));
     let stop = match spec.stop {
         StopCondition::Requests { count } => format!("{count} requests"),
         StopCondition::Duration { seconds: s } => format!("for {}", seconds(s)),
@@ -235,10 +253,14 @@ pub(crate) fn write_errors(out: &mut String, r: &RunResult) {
         }
     }
     if r.length_varies > 0 {
-        let first = r
-            .first_body_bytes
-            .map(|b| format!(" ({b} bytes)"))
-            .unwrap_or_default();
+        // a scenario compares each request name with its own first response
+        let first = if !r.by_name.is_empty() {
+            " response of their request name (per name below)".to_string()
+        } else {
+            r.first_body_bytes
+                .map(|b| format!(" ({b} bytes)"))
+                .unwrap_or_default()
+        };
         let _ = writeln!(
             out,
             "Length varies   {} responses differed in body length from the first{first}\n  \
@@ -362,5 +384,31 @@ mod tests {
         assert!(text.contains("Errors          none"));
         assert!(text.contains("no requests"));
         assert!(text.contains("In flight       7 requests still in flight"));
+    }
+
+    #[test]
+    fn a_scenario_run_is_headlined_as_its_scenario_and_length_is_per_name() {
+        let mut r = synthetic_result(100, &[1_000]);
+        r.spec.url = "http://127.0.0.1:8080".into();
+        r.spec.scenario = Some("forum.toml".into());
+        for name in ["topic_list", "post"] {
+            r.by_name
+                .insert(name.into(), webtune_model::NamedResult::default());
+        }
+        let text = render_text(&r);
+        let first = text.lines().next().unwrap();
+        assert_eq!(
+            first,
+            "scenario forum.toml (2 request names) on http://127.0.0.1:8080"
+        );
+        assert!(!text.contains("GET http://127.0.0.1:8080"), "{text}");
+        assert!(
+            text.contains("from the first response of their request name"),
+            "{text}"
+        );
+        assert!(!text.contains("(1234 bytes)"), "{text}");
+        let html = crate::html::render_html(&r);
+        assert!(html.contains("<title>webtune report — scenario forum.toml"));
+        assert!(!html.contains("GET <code>"));
     }
 }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use webtune_model::sweep::{SweepLevel, SweepResult, SweepVariable};
-use webtune_report::testkit::synthetic_result;
+use webtune_report::testkit::{synthetic_result, synthetic_result_without_stall};
 
 const BROWSER_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -231,7 +231,8 @@ fn sweep_report_renders_in_headless_chromium() {
     ] {
         sweep.levels.push(SweepLevel {
             level,
-            result: synthetic_result(n, &[lat]),
+            // steady levels: a stalled one would be left out of the knee
+            result: synthetic_result_without_stall(n, &[lat]),
         });
     }
     let json = work.join("sweep.json");
