@@ -41,6 +41,8 @@ pub enum LabError {
     NoPort(std::io::Error),
     #[error("interrupted before the stack was ready")]
     Interrupted,
+    #[error(transparent)]
+    Engine(#[from] webtune_engine::EngineError),
     #[error("{context}: {source}")]
     Io {
         context: String,

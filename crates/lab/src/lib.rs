@@ -18,6 +18,7 @@ pub mod sampler;
 pub mod stacks;
 pub mod summary;
 pub mod supervisor;
+pub mod trial;
 
 pub use error::LabError;
 pub use params::{parse_assignment, ParamKind, ParamSpec, Settings, Value};
@@ -27,6 +28,7 @@ pub use sampler::{ProcessSelector, Sampler, DEFAULT_INTERVAL};
 pub use stacks::{Component, Mpm, NginxRole, StackKind};
 pub use summary::summarise;
 pub use supervisor::{http_get, RunningStack, StartOptions};
+pub use trial::{Level, LevelResult, Target, Trial, TrialEvents, TrialOutcome};
 
 /// Validate `NAME=VALUE` assignments for a stack: unknown names and out-of-range values
 /// are refused with the parameter's range, and combinations Apache would silently change

@@ -1,0 +1,539 @@
+//! The trial: the one library seam between measuring and deciding. A trial is a target (a
+//! lab stack with typed settings, the forum on a PHP stack with its database, or a server
+//! the user runs), a load (a `RunSpec` whose URL is a path on the target), and the levels
+//! to load it at. Running it starts the target, loads it level after level while the /proc
+//! sampler watches the server, records the configuration and what the servers logged in
+//! each level's `server` section, and stops the target leaving nothing behind — also when
+//! the stop token is set or a step fails. `lab run`, `lab sweep`, `sweep` and the tuner are
+//! callers of `run`; none of them goes through command-line words.
+
+use crate::forum::{self, Dataset, DbOptions, ForumStack};
+use crate::{LabError, ProcessSelector, RunningStack, Sampler, Settings, StackKind, StartOptions};
+use std::path::PathBuf;
+use std::time::Duration;
+use webtune_engine::Progress;
+use webtune_model::server::LogMessage;
+use webtune_model::{LoadMode, RunResult, RunSpec, StopToken};
+
+/// What a trial loads.
+pub enum Target {
+    /// A lab stack, started with these settings for the trial and stopped after it.
+    Stack { kind: StackKind, settings: Settings },
+    /// Seed 003's forum on a PHP stack, with its private database (`db` holds `db.*`).
+    Forum {
+        kind: StackKind,
+        web: Settings,
+        db: Settings,
+        dataset: Box<Dataset>,
+    },
+    /// A server the user runs, at `base_url`; `processes` names what the sampler watches
+    /// (none: no server-side sampling).
+    External {
+        base_url: String,
+        processes: Vec<String>,
+    },
+}
+
+impl Target {
+    /// The name results carry (`server.target`): the stack's name, or "external".
+    pub fn name(&self) -> &'static str {
+        match self {
+            Target::Stack { kind, .. } | Target::Forum { kind, .. } => kind.name(),
+            Target::External { .. } => StackKind::External.name(),
+        }
+    }
+
+    /// Every parameter's value (web and database), as results record them.
+    fn parameters(&self) -> Vec<(String, String)> {
+        let list = |s: &Settings| -> Vec<(String, String)> {
+            s.iter()
+                .map(|(name, value)| (name.to_string(), value.to_string()))
+                .collect()
+        };
+        match self {
+            Target::Stack { settings, .. } => list(settings),
+            Target::Forum { web, db, .. } => [list(web), list(db)].concat(),
+            Target::External { .. } => Vec::new(),
+        }
+    }
+
+    /// The parameters set explicitly, in the order given.
+    fn parameters_set(&self) -> Vec<String> {
+        match self {
+            Target::Stack { settings, .. } => settings.explicitly_set().to_vec(),
+            Target::Forum { web, db, .. } => {
+                [web.explicitly_set().to_vec(), db.explicitly_set().to_vec()].concat()
+            }
+            Target::External { .. } => Vec::new(),
+        }
+    }
+
+    /// "defaults", or the settings that differ from them.
+    pub fn describe_settings(&self) -> String {
+        match self {
+            Target::Stack { settings, .. } => settings.describe_changes(),
+            Target::Forum { web, db, .. } => {
+                let (web, db) = (web.describe_changes(), db.describe_changes());
+                match (web.as_str(), db.as_str()) {
+                    (_, "defaults") => web,
+                    ("defaults", _) => db,
+                    _ => format!("{web} {db}"),
+                }
+            }
+            Target::External { .. } => "not configured by webtune".into(),
+        }
+    }
+}
+
+/// One load level of a trial.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Level {
+    /// The load spec as given.
+    AsSpecified,
+    /// Closed loop with this many connections.
+    Connections(u32),
+    /// Open loop at this many requests per second (connections as given: the cap).
+    Rate(f64),
+}
+
+impl Level {
+    /// The number a sweep's table shows for this level (0 for `AsSpecified`).
+    pub fn value(self) -> f64 {
+        match self {
+            Level::AsSpecified => 0.0,
+            Level::Connections(c) => f64::from(c),
+            Level::Rate(r) => r,
+        }
+    }
+
+    /// "c=32", "rate=500/s", or "" for the spec as given.
+    pub fn label(self) -> String {
+        match self {
+            Level::AsSpecified => String::new(),
+            Level::Connections(c) => format!("c={c}"),
+            Level::Rate(r) => format!("rate={r}/s"),
+        }
+    }
+
+    /// The spec of this level.
+    pub fn apply(self, spec: &RunSpec) -> RunSpec {
+        let mut spec = spec.clone();
+        match self {
+            Level::AsSpecified => {}
+            Level::Connections(c) => {
+                spec.connections = c;
+                spec.load = LoadMode::Closed;
+            }
+            Level::Rate(r) => {
+                let arrival = match spec.load {
+                    LoadMode::Open { arrival, .. } => arrival,
+                    LoadMode::Closed => webtune_model::Arrival::Uniform,
+                };
+                spec.load = LoadMode::Open { rate: r, arrival };
+            }
+        }
+        spec
+    }
+}
+
+/// A target, the load, and the levels to load it at.
+pub struct Trial {
+    pub target: Target,
+    /// The load of every level. Its `url` (and a probe's) is a path on the target, e.g.
+    /// "/cpu/2000"; empty means the target's base URL (with a scenario: the scenario's
+    /// requests carry the paths). A full URL is allowed for `External` only.
+    pub load: RunSpec,
+    /// At least one; `Level::AsSpecified` runs the spec as given.
+    pub levels: Vec<Level>,
+    /// Runs per level, one after the other, merged into one result (`RunResult::merge`).
+    pub repeat: u32,
+    /// Rest between levels (the server drains its queues and TIME_WAIT).
+    pub pause: Duration,
+    /// Server-side sampling period.
+    pub sample_interval: Duration,
+    /// Keep the stack's private directory (configs, logs) after it stops.
+    pub keep_dir: bool,
+}
+
+impl Trial {
+    /// A trial of `load` on `target` at one level, as specified.
+    pub fn new(target: Target, load: RunSpec) -> Trial {
+        Trial {
+            target,
+            load,
+            levels: vec![Level::AsSpecified],
+            repeat: 1,
+            pause: Duration::ZERO,
+            sample_interval: crate::DEFAULT_INTERVAL,
+            keep_dir: false,
+        }
+    }
+}
+
+/// What one level measured.
+pub struct LevelResult {
+    pub level: Level,
+    /// With the `server` section filled in when the target's processes were sampled.
+    pub result: RunResult,
+}
+
+/// What a trial measured: one result per level run, in order.
+pub struct TrialOutcome {
+    pub levels: Vec<LevelResult>,
+    /// True when the stop token ended the trial early (the levels measured are kept).
+    pub interrupted: bool,
+    /// The target's base URL.
+    pub base_url: String,
+}
+
+/// What a caller hears while a trial runs (progress lines, logs). Every method has an
+/// empty default.
+pub trait TrialEvents {
+    /// Before the target starts: what starts.
+    fn starting(&mut self, _target: &Target) {}
+    /// Stacks that a killed webtune left, reaped before this start.
+    fn reaped(&mut self, _lines: &[String]) {}
+    /// The target answers at `base_url`; `detail` says what runs (sessions, directory).
+    fn ready(&mut self, _base_url: &str, _detail: &str) {}
+    /// Run `run` of `runs` of level `index` (of `count`) begins.
+    fn run_starting(&mut self, _index: usize, _count: usize, _level: Level, _run: u32, _runs: u32) {
+    }
+    /// The engine's live view, about once per interval.
+    fn progress(&mut self, _progress: &Progress) {}
+    /// A level is measured (all its runs merged).
+    fn level_done(&mut self, _index: usize, _level: &LevelResult) {}
+    /// The target was stopped; nothing of it is left.
+    fn stopped(&mut self, _target: &Target) {}
+}
+
+/// Events nobody listens to.
+pub struct Silent;
+
+impl TrialEvents for Silent {}
+
+/// What a running target offers the loop: its base URL, the processes to sample and the
+/// servers' logs.
+enum Started {
+    Stack(RunningStack),
+    Forum(ForumStack),
+    External,
+}
+
+impl Started {
+    fn selector(&self, target: &Target) -> ProcessSelector {
+        match (self, target) {
+            (Started::Stack(s), _) => ProcessSelector::Sessions(s.sessions()),
+            (Started::Forum(f), _) => ProcessSelector::Sessions(f.sessions()),
+            (Started::External, Target::External { processes, .. }) if !processes.is_empty() => {
+                ProcessSelector::Names(processes.clone())
+            }
+            (Started::External, _) => ProcessSelector::Nothing,
+        }
+    }
+
+    fn log_messages(&self) -> Vec<LogMessage> {
+        match self {
+            Started::Stack(s) => s.log_messages(),
+            Started::Forum(f) => f.log_messages(),
+            Started::External => Vec::new(),
+        }
+    }
+
+    fn stop(self) -> Result<(), LabError> {
+        match self {
+            Started::Stack(s) => s.stop(),
+            Started::Forum(f) => f.stop(),
+            Started::External => Ok(()),
+        }
+    }
+}
+
+/// Run a trial: start the target, load it at every level, stop it. A stop asked for
+/// (`stop`) ends the trial after the run in progress, keeping what was measured; the
+/// target is stopped on every path. A start abandoned by the stop token returns an outcome
+/// with no level and `interrupted` set.
+pub fn run(
+    trial: &Trial,
+    stop: &StopToken,
+    events: &mut dyn TrialEvents,
+) -> Result<TrialOutcome, LabError> {
+    if trial.levels.is_empty() || trial.repeat == 0 {
+        return Err(LabError::Inconsistent(
+            "a trial needs at least one level and one run".into(),
+        ));
+    }
+    events.starting(&trial.target);
+    let started = match start(trial, stop, events) {
+        Ok(started) => started,
+        Err(LabError::Interrupted) => {
+            return Ok(TrialOutcome {
+                levels: Vec::new(),
+                interrupted: true,
+                base_url: String::new(),
+            })
+        }
+        Err(e) => return Err(e),
+    };
+    let (base_url, started) = started;
+    let measured = load_levels(trial, &started, &base_url, stop, events);
+    let stopped = started.stop();
+    if stopped.is_ok() && !matches!(trial.target, Target::External { .. }) {
+        events.stopped(&trial.target);
+    }
+    let (levels, interrupted) = measured?;
+    stopped?;
+    Ok(TrialOutcome {
+        levels,
+        interrupted,
+        base_url,
+    })
+}
+
+fn start(
+    trial: &Trial,
+    stop: &StopToken,
+    events: &mut dyn TrialEvents,
+) -> Result<(String, Started), LabError> {
+    let options = StartOptions {
+        keep_dir: trial.keep_dir,
+        interrupt: Some(stop.clone()),
+        ..StartOptions::default()
+    };
+    match &trial.target {
+        Target::Stack { kind, settings } => {
+            let running = RunningStack::start(*kind, settings, options)?;
+            events.reaped(&running.reaped().reaped);
+            let base = running.base_url();
+            events.ready(
+                &base,
+                &format!(
+                    "sessions {:?}, dir {}",
+                    running.sessions(),
+                    running.private_dir().display()
+                ),
+            );
+            Ok((base, Started::Stack(running)))
+        }
+        Target::Forum {
+            kind,
+            web,
+            db,
+            dataset,
+        } => {
+            let db_options = DbOptions {
+                keep_dir: trial.keep_dir,
+                interrupt: Some(stop.clone()),
+                ..DbOptions::database()
+            };
+            let forum = ForumStack::start(*kind, web, db, dataset, options, db_options)?;
+            let base = forum.base_url();
+            events.ready(&base, &format!("sessions {:?}", forum.sessions()));
+            Ok((base, Started::Forum(forum)))
+        }
+        Target::External { base_url, .. } => Ok((base_url.clone(), Started::External)),
+    }
+}
+
+/// The load's full URL on a target at `base`: `path` joined to it, or a scenario's base.
+fn full_url(base: &str, path: &str) -> String {
+    if path.contains("://") {
+        path.to_string()
+    } else {
+        format!("{}{path}", base.trim_end_matches('/'))
+    }
+}
+
+/// The spec of the whole trial on the started target: URLs made absolute, the forum's
+/// scenario written into the stack's directory when no other workload was given.
+fn absolute_spec(
+    trial: &Trial,
+    started: &Started,
+    base: &str,
+) -> Result<(RunSpec, Option<PathBuf>), LabError> {
+    let mut spec = trial.load.clone();
+    let mut written = None;
+    if let (Target::Forum { dataset, .. }, Started::Forum(forum)) = (&trial.target, started) {
+        if spec.scenario.is_none() && spec.url.is_empty() {
+            let dir = match forum.stack() {
+                Some(stack) => stack.private_dir().to_path_buf(),
+                None => std::env::temp_dir(),
+            };
+            let path = dir.join("forum-scenario.toml");
+            std::fs::write(&path, forum::app::scenario(&dataset.summary.shape, base))
+                .map_err(|e| LabError::io(format!("cannot write {}", path.display()), e))?;
+            spec.scenario = Some(path.display().to_string());
+            written = Some(path);
+        }
+    }
+    spec.url = full_url(base, &spec.url);
+    if let Some(probe) = spec.probe.as_mut() {
+        probe.url = full_url(base, &probe.url);
+    }
+    Ok((spec, written))
+}
+
+type Levels = (Vec<LevelResult>, bool);
+
+fn load_levels(
+    trial: &Trial,
+    started: &Started,
+    base: &str,
+    stop: &StopToken,
+    events: &mut dyn TrialEvents,
+) -> Result<Levels, LabError> {
+    let (spec, _scenario) = absolute_spec(trial, started, base)?;
+    let selector = started.selector(&trial.target);
+    let mut logged_before: Vec<LogMessage> = Vec::new();
+    let mut levels = Vec::new();
+    let count = trial.levels.len();
+    for (index, &level) in trial.levels.iter().enumerate() {
+        if stop.stop_requested() {
+            return Ok((levels, true));
+        }
+        if index > 0 && !trial.pause.is_zero() {
+            sleep_unless_stopped(trial.pause, stop);
+        }
+        let level_spec = level.apply(&spec);
+        let sampler = (!matches!(selector, ProcessSelector::Nothing))
+            .then(|| Sampler::start(trial.target.name(), selector.clone(), trial.sample_interval));
+        let mut runs: Option<RunResult> = None;
+        let mut run_error = None;
+        for run in 1..=trial.repeat {
+            events.run_starting(index, count, level, run, trial.repeat);
+            match webtune_engine::run(&level_spec, stop, &mut |p| events.progress(p)) {
+                Ok(result) => match runs.as_mut() {
+                    Some(merged) => merged.merge(&result),
+                    None => runs = Some(result),
+                },
+                Err(e) => {
+                    run_error = Some(e);
+                    break;
+                }
+            }
+            if stop.stop_requested() {
+                break;
+            }
+        }
+        let samples = sampler.map(Sampler::finish);
+        if let Some(e) = run_error {
+            return Err(LabError::Engine(e));
+        }
+        let Some(mut result) = runs else {
+            return Ok((levels, true));
+        };
+        if let Some(mut samples) = samples {
+            samples.parameters = trial.target.parameters().into_iter().collect();
+            samples.parameters_set = trial.target.parameters_set();
+            // The servers' logs grow over the trial: each level keeps what it added.
+            let logged = started.log_messages();
+            samples.log_messages = new_messages(&logged, &logged_before);
+            logged_before = logged;
+            result.server = Some(samples);
+        }
+        let interrupted = result.interrupted || stop.stop_requested();
+        let level_result = LevelResult { level, result };
+        events.level_done(index, &level_result);
+        levels.push(level_result);
+        if interrupted {
+            return Ok((levels, true));
+        }
+    }
+    Ok((levels, false))
+}
+
+fn sleep_unless_stopped(length: Duration, stop: &StopToken) {
+    let end = std::time::Instant::now() + length;
+    while !stop.stop_requested() {
+        let now = std::time::Instant::now();
+        if now >= end {
+            return;
+        }
+        std::thread::sleep((end - now).min(Duration::from_millis(50)));
+    }
+}
+
+/// The messages of `now` minus what `before` already counted.
+pub fn new_messages(now: &[LogMessage], before: &[LogMessage]) -> Vec<LogMessage> {
+    now.iter()
+        .filter_map(|m| {
+            let seen = before
+                .iter()
+                .filter(|b| b.server == m.server && b.level == m.level && b.message == m.message)
+                .map(|b| b.count)
+                .sum::<u64>();
+            (m.count > seen).then(|| LogMessage {
+                count: m.count - seen,
+                ..m.clone()
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(text: &str, count: u64) -> LogMessage {
+        LogMessage {
+            server: "mariadbd".into(),
+            level: "warn".into(),
+            message: text.into(),
+            count,
+        }
+    }
+
+    #[test]
+    fn each_level_keeps_only_the_log_lines_it_added() {
+        let before = vec![message("a", 2), message("b", 1)];
+        let now = vec![message("a", 5), message("b", 1), message("c", 1)];
+        let added = new_messages(&now, &before);
+        assert_eq!(added, vec![message("a", 3), message("c", 1)]);
+        assert!(new_messages(&before, &before).is_empty());
+    }
+
+    #[test]
+    fn levels_set_connections_or_rate() {
+        let spec = RunSpec {
+            connections: 10,
+            ..RunSpec::default()
+        };
+        assert_eq!(Level::AsSpecified.apply(&spec).connections, 10);
+        let c = Level::Connections(64).apply(&spec);
+        assert_eq!(c.connections, 64);
+        assert!(!c.is_open_loop());
+        let r = Level::Rate(500.0).apply(&spec);
+        assert!(r.is_open_loop());
+        assert_eq!(r.connections, 10);
+        assert_eq!(Level::Rate(500.0).label(), "rate=500/s");
+        assert_eq!(Level::Connections(8).value(), 8.0);
+    }
+
+    #[test]
+    fn paths_join_the_base_and_urls_stay() {
+        assert_eq!(
+            full_url("http://127.0.0.1:8080/", "/cpu/1"),
+            "http://127.0.0.1:8080/cpu/1"
+        );
+        assert_eq!(
+            full_url("http://127.0.0.1:8080", ""),
+            "http://127.0.0.1:8080"
+        );
+        assert_eq!(full_url("http://a:1", "http://b:2/x"), "http://b:2/x");
+    }
+
+    #[test]
+    fn a_trial_without_levels_is_refused_before_anything_starts() {
+        let mut trial = Trial::new(
+            Target::External {
+                base_url: "http://127.0.0.1:1".into(),
+                processes: Vec::new(),
+            },
+            RunSpec::default(),
+        );
+        trial.levels.clear();
+        let e = run(&trial, &StopToken::new(), &mut Silent)
+            .err()
+            .expect("refused");
+        assert!(e.to_string().contains("at least one level"), "{e}");
+    }
+}
