@@ -214,8 +214,8 @@ impl TrialEvents for Silent {}
 /// What a running target offers the loop: its base URL, the processes to sample and the
 /// servers' logs.
 enum Started {
-    Stack(RunningStack),
-    Forum(ForumStack),
+    Stack(Box<RunningStack>),
+    Forum(Box<ForumStack>),
     External,
 }
 
@@ -241,8 +241,8 @@ impl Started {
 
     fn stop(self) -> Result<(), LabError> {
         match self {
-            Started::Stack(s) => s.stop(),
-            Started::Forum(f) => f.stop(),
+            Started::Stack(s) => (*s).stop(),
+            Started::Forum(f) => (*f).stop(),
             Started::External => Ok(()),
         }
     }
@@ -312,7 +312,7 @@ fn start(
                     running.private_dir().display()
                 ),
             );
-            Ok((base, Started::Stack(running)))
+            Ok((base, Started::Stack(Box::new(running))))
         }
         Target::Forum {
             kind,
@@ -328,7 +328,7 @@ fn start(
             let forum = ForumStack::start(*kind, web, db, dataset, options, db_options)?;
             let base = forum.base_url();
             events.ready(&base, &format!("sessions {:?}", forum.sessions()));
-            Ok((base, Started::Forum(forum)))
+            Ok((base, Started::Forum(Box::new(forum))))
         }
         Target::External { base_url, .. } => Ok((base_url.clone(), Started::External)),
     }
