@@ -19,6 +19,7 @@ pub mod stacks;
 pub mod summary;
 pub mod supervisor;
 pub mod trial;
+pub mod tuning;
 
 pub use error::LabError;
 pub use params::{parse_assignment, ParamKind, ParamSpec, Settings, Value};
