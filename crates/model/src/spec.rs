@@ -136,16 +136,14 @@ impl Default for RunSpec {
 pub enum SpecError {
     #[error("{flag} must be at least 1")]
     Zero { flag: &'static str },
-    #[error("{flag} must be longer than 0 (e.g. {flag} {example})")]
+    #[error("{flag} must be longer than 0 (e.g. {example})")]
     ZeroDuration {
         flag: &'static str,
         example: &'static str,
     },
     #[error("{flag} needs a timed run (-d or --stages), not -n")]
     NeedsTimedRun { flag: &'static str },
-    #[error(
-        "--warmup {warmup}s and --cooldown {cooldown}s leave nothing to measure in a {length}s run"
-    )]
+    #[error("{} leave nothing to measure in a {length}s run", window_flags(*.warmup, *.cooldown))]
     NothingToMeasure {
         warmup: f64,
         cooldown: f64,
@@ -155,6 +153,15 @@ pub enum SpecError {
     NotPositive { flag: &'static str, value: f64 },
     #[error("--stages: {0}")]
     BadStages(String),
+}
+
+/// "--warmup 2s", "--cooldown 1s" or both, as a refusal names them.
+fn window_flags(warmup: f64, cooldown: f64) -> String {
+    match (warmup > 0.0, cooldown > 0.0) {
+        (true, false) => format!("--warmup {warmup}s would"),
+        (false, true) => format!("--cooldown {cooldown}s would"),
+        _ => format!("--warmup {warmup}s and --cooldown {cooldown}s"),
+    }
 }
 
 impl RunSpec {
@@ -174,13 +181,13 @@ impl RunSpec {
             return zero("--max-requests-per-conn");
         }
         if self.connect_timeout_ms == 0 {
-            return zero_duration("--connect-timeout", "5s");
+            return zero_duration("--connect-timeout", "--connect-timeout 5s");
         }
         if self.timeout_ms == 0 {
-            return zero_duration("--timeout", "30s");
+            return zero_duration("--timeout", "--timeout 30s");
         }
         if self.interval_ms == 0 {
-            return zero_duration("--interval", "1s");
+            return zero_duration("--interval", "--interval 1s");
         }
         if let LoadMode::Open { rate, .. } = self.load {
             if !(rate.is_finite() && rate > 0.0) {
@@ -258,7 +265,7 @@ impl RunSpec {
             }
             StopCondition::Duration { .. } => Err(SpecError::ZeroDuration {
                 flag: "-d/--duration",
-                example: "10s",
+                example: "-d 10s",
             }),
         }
     }
