@@ -32,8 +32,8 @@ pub enum EngineError {
     },
     #[error(
         "{connections} connections need about {needed} open files but the hard limit is \
-         {hard}: lower -c to at most {most}, or raise the hard limit first (as root: \
-         `ulimit -Hn {needed}`, or limits.conf / systemd LimitNOFILE)"
+         {hard}: lower -c to at most {most}, or raise the hard limit first (as root \
+         `ulimit -n {needed}` raises both; or limits.conf, systemd LimitNOFILE)"
     )]
     HardFileLimit {
         connections: u64,
