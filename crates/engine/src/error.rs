@@ -30,6 +30,19 @@ pub enum EngineError {
         needed: u64,
         limit: u64,
     },
+    #[error(
+        "{connections} connections need about {needed} open files but the hard limit is \
+         {hard}: lower -c to at most {most}, or raise the hard limit first (as root \
+         `ulimit -n {needed}` raises both; or limits.conf, systemd LimitNOFILE)"
+    )]
+    HardFileLimit {
+        connections: u64,
+        needed: u64,
+        hard: u64,
+        most: u64,
+    },
+    #[error(transparent)]
+    Spec(#[from] webtune_model::SpecError),
     #[error("{0}")]
     Scenario(String),
     #[error("bad load settings: {0}")]

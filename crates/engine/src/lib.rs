@@ -81,8 +81,8 @@ pub fn run(
     on_progress: &mut dyn FnMut(&Progress),
 ) -> Result<RunResult, EngineError> {
     let plan = plan::build(spec)?;
-    let end_s = run_length(spec)?;
-    let window = measurement_window(spec, end_s)?;
+    let end_s = run_length(spec);
+    let window = measurement_window(spec, end_s);
     let requests = Arc::new(plan.requests.clone());
     let picker = plan.picker.clone().map(Arc::new);
     let first_lengths: Arc<Vec<FirstLength>> = Arc::new(
@@ -354,50 +354,29 @@ pub fn run(
     Ok(result)
 }
 
-/// How long the run sends, in seconds (None: until `-n` is done).
-fn run_length(spec: &RunSpec) -> Result<Option<f64>, EngineError> {
+/// How long the run sends, in seconds (None: until `-n` is done). The spec is validated
+/// (`RunSpec::validate`) before this is asked.
+fn run_length(spec: &RunSpec) -> Option<f64> {
     if !spec.stages.is_empty() {
-        let total = spec.stages_seconds();
-        if total.is_nan() || total <= 0.0 {
-            return Err(EngineError::BadLoad("--stages last no time at all".into()));
-        }
-        return Ok(Some(total));
+        return Some(spec.stages_seconds());
     }
-    if let LoadMode::Open { rate, .. } = spec.load {
-        if rate.is_nan() || rate <= 0.0 || rate.is_infinite() {
-            return Err(EngineError::BadLoad(format!(
-                "--rate must be a positive number of requests per second, not {rate}"
-            )));
-        }
-    }
-    Ok(match spec.stop {
-        StopCondition::Duration { seconds } => Some(seconds.max(0.0)),
+    match spec.stop {
+        StopCondition::Duration { seconds } => Some(seconds),
         StopCondition::Requests { .. } => None,
-    })
+    }
 }
 
 /// The stretch of the run (seconds) whose finished requests make the summary.
-fn measurement_window(spec: &RunSpec, end_s: Option<f64>) -> Result<(f64, f64), EngineError> {
+/// `RunSpec::validate` has made sure it is not empty.
+fn measurement_window(spec: &RunSpec, end_s: Option<f64>) -> (f64, f64) {
     let warm = spec.warmup_s.max(0.0);
     let cool = spec.cooldown_s.max(0.0);
     let end = match end_s {
         // Without a cool-down the window stays open through the drain of in-flight requests.
-        Some(_) if cool == 0.0 => f64::INFINITY,
-        Some(e) => e - cool,
-        None if cool > 0.0 => {
-            return Err(EngineError::BadLoad(
-                "--cooldown needs a timed run (-d or --stages), not -n".into(),
-            ))
-        }
-        None => f64::INFINITY,
+        Some(e) if cool > 0.0 => e - cool,
+        _ => f64::INFINITY,
     };
-    if end <= warm {
-        return Err(EngineError::BadLoad(format!(
-            "--warmup {warm}s and --cooldown {cool}s leave nothing to measure in a {:.1}s run",
-            end_s.unwrap_or(0.0)
-        )));
-    }
-    Ok((warm, end))
+    (warm, end)
 }
 
 /// Worker `w`'s pacing: its share of the connections ramp or of the rate.

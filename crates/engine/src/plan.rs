@@ -7,7 +7,7 @@ use crate::scenario::{self, RequestDef, Think, WeightedPicker};
 use crate::EngineError;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::Path;
-use webtune_model::{RunSpec, StopCondition};
+use webtune_model::RunSpec;
 
 /// One kind of request the workers send: the plain URL's, or one name of a scenario.
 #[derive(Debug, Clone)]
@@ -226,8 +226,10 @@ fn files_needed(connections: u64, threads: u64) -> u64 {
 }
 
 /// Make sure this process may open `needed` files: raise the soft limit up to the hard one
-/// if that suffices (our own process only; nothing on the system changes), else refuse.
-fn ensure_file_limit(connections: u64, threads: u64) -> Result<(), EngineError> {
+/// if that suffices (our own process only; nothing on the system changes), else refuse,
+/// naming the hard limit when it is the obstacle (only root can raise that). `extra` of
+/// the `connections` are the run's own (the probe's), not the user's `-c`.
+fn ensure_file_limit(connections: u64, extra: u64, threads: u64) -> Result<(), EngineError> {
     let needed = files_needed(connections, threads);
     let mut lim = libc::rlimit {
         rlim_cur: 0,
@@ -250,8 +252,16 @@ fn ensure_file_limit(connections: u64, threads: u64) -> Result<(), EngineError> 
             return Ok(());
         }
     }
+    if lim.rlim_max < needed {
+        return Err(EngineError::HardFileLimit {
+            connections: connections.saturating_sub(extra),
+            needed,
+            hard: lim.rlim_max,
+            most: lim.rlim_max.saturating_sub(needed - connections + extra),
+        });
+    }
     Err(EngineError::FileLimit {
-        connections,
+        connections: connections.saturating_sub(extra),
         needed,
         limit: lim.rlim_cur,
     })
@@ -259,21 +269,9 @@ fn ensure_file_limit(connections: u64, threads: u64) -> Result<(), EngineError> 
 
 /// Check a spec and prepare everything the workers need.
 pub fn build(spec: &RunSpec) -> Result<Plan, EngineError> {
-    if spec.connections == 0 {
-        return Err(EngineError::Zero {
-            what: "-c/--connections",
-        });
-    }
-    if spec.threads == 0 {
-        return Err(EngineError::Zero {
-            what: "-t/--threads",
-        });
-    }
-    if let StopCondition::Requests { count: 0 } = spec.stop {
-        return Err(EngineError::Zero {
-            what: "-n/--requests",
-        });
-    }
+    // The spec's own checks (zero counts, lengths, timeouts; warm-up and cool-down) come
+    // first, before anything is resolved or connected.
+    spec.validate()?;
     let target = parse_url(&spec.url)?;
     let resolved = resolve(&target, &spec.connect_to)?;
     let (addresses, skipped) = if spec.connect_to.is_empty() {
@@ -355,7 +353,7 @@ pub fn build(spec: &RunSpec) -> Result<Plan, EngineError> {
         )));
     }
     let threads = (spec.threads as usize).min(connections).max(1);
-    ensure_file_limit(connections as u64 + 1, threads as u64)?;
+    ensure_file_limit(connections as u64 + 1, 1, threads as u64)?;
     Ok(Plan {
         addresses,
         requests,

@@ -171,34 +171,15 @@ impl Think {
     }
 }
 
-/// Parse "0", "250us", "100ms", "1.5s", "2m".
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+/// A think time: the workspace's one duration grammar (`webtune_model::parse_duration`),
+/// except that a bare number other than "0" is refused here: in a scenario file "5" is more
+/// likely meant as milliseconds than as seconds.
+fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
-    if text == "0" {
-        return Ok(Duration::ZERO);
+    if text != "0" && !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        return Err(format!("{text:?} has no unit; write e.g. {text}ms"));
     }
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let value: f64 = number
-        .parse()
-        .ok()
-        .filter(|v: &f64| v.is_finite() && *v >= 0.0)
-        .ok_or_else(|| format!("{text:?} is not a duration (e.g. 100ms, 1.5s, 250us)"))?;
-    let seconds = match unit.trim() {
-        "us" | "µs" => value / 1e6,
-        "ms" => value / 1e3,
-        "s" => value,
-        "m" | "min" => value * 60.0,
-        "" => return Err(format!("{text:?} has no unit; write e.g. {number}ms")),
-        other => {
-            return Err(format!(
-                "{text:?} has an unknown unit {other:?} (use us, ms, s, m)"
-            ))
-        }
-    };
-    Duration::try_from_secs_f64(seconds).map_err(|_| format!("{text:?} is out of range"))
+    webtune_model::parse_duration(text).map_err(|e| e.to_string())
 }
 
 /// One named request of the mix.
@@ -773,44 +754,13 @@ fn parse_csv(text: &str) -> Result<Vec<CsvRecord>, String> {
     Ok(records)
 }
 
-/// Parse status lists like the bench command's `--expect-status`: each entry "2xx", "200" or
-/// "200-299", or several separated by commas.
+/// Parse status lists like the bench command's `--expect-status` (the one grammar,
+/// `webtune_model::StatusRanges`): each entry "2xx", "200" or "200-299", or several
+/// separated by commas.
 pub fn parse_status_ranges(list: &[String]) -> Result<Vec<(u16, u16)>, String> {
-    let mut out = Vec::new();
-    for part in list
-        .iter()
-        .flat_map(|entry| entry.split(','))
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-    {
-        let lower = part.to_ascii_lowercase();
-        let bad = || format!("bad status {part:?} (write e.g. \"200\", \"2xx\" or \"200-299\")");
-        let range = if let Some(class) = lower.strip_suffix("xx") {
-            let c: u16 = class
-                .parse()
-                .ok()
-                .filter(|c| (1..=5).contains(c))
-                .ok_or_else(|| format!("bad status class {part:?} (use 1xx … 5xx)"))?;
-            (c * 100, c * 100 + 99)
-        } else if let Some((a, b)) = lower.split_once('-') {
-            let a: u16 = a.trim().parse().map_err(|_| bad())?;
-            let b: u16 = b.trim().parse().map_err(|_| bad())?;
-            (a, b)
-        } else {
-            let s: u16 = lower.parse().map_err(|_| bad())?;
-            (s, s)
-        };
-        if range.0 < 100 || range.1 > 999 || range.0 > range.1 {
-            return Err(format!(
-                "status range {part:?} must lie within 100-999, low end first"
-            ));
-        }
-        out.push(range);
-    }
-    if out.is_empty() {
-        return Err("the status list is empty (write e.g. [\"2xx\", \"3xx\"])".into());
-    }
-    Ok(out)
+    webtune_model::StatusRanges::parse_all(list.iter().map(String::as_str))
+        .map(webtune_model::StatusRanges::into_pairs)
+        .map_err(|e| e.to_string())
 }
 
 /// Picks request indices in proportion to their weights in O(log n) (a binary search over

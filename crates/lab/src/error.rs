@@ -17,6 +17,14 @@ pub enum LabError {
         value: String,
         allowed: String,
     },
+    #[error("parameter {name}: {value:?} is not {expected}; allowed: {allowed}")]
+    NotAllowed {
+        name: String,
+        value: String,
+        /// "a number", "a whole number", "on or off", "one of the choices".
+        expected: &'static str,
+        allowed: String,
+    },
     #[error("bad --set {0:?}: write NAME=VALUE")]
     BadAssignment(String),
     #[error("parameter {0} was set twice")]

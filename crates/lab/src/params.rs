@@ -111,6 +111,12 @@ impl ParamSpec {
             value: text.to_string(),
             allowed: self.kind.allowed(),
         };
+        let wrong_kind = |expected| LabError::NotAllowed {
+            name: self.name.clone(),
+            value: text.to_string(),
+            expected,
+            allowed: self.kind.allowed(),
+        };
         let text = text.trim();
         match &self.kind {
             ParamKind::Int { min, max, keyword } => {
@@ -119,9 +125,14 @@ impl ParamSpec {
                         return Ok(Value::Word(word));
                     }
                 }
-                // Digits only: no sign tricks, no spaces, no units.
+                // Digits only: no sign tricks, no spaces, no units. A negative number is
+                // a number out of range; a fraction or a word is not a whole number.
                 if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-                    return Err(refuse());
+                    return Err(match looks_numeric(text) {
+                        true if !text.contains('.') => refuse(),
+                        true => wrong_kind("a whole number"),
+                        false => wrong_kind("a number"),
+                    });
                 }
                 let n: i64 = text.parse().map_err(|_| refuse())?;
                 if n < *min || n > *max {
@@ -131,7 +142,11 @@ impl ParamSpec {
             }
             ParamKind::Float { min, max } => {
                 if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
-                    return Err(refuse());
+                    return Err(if looks_numeric(text) {
+                        refuse()
+                    } else {
+                        wrong_kind("a number")
+                    });
                 }
                 let x: f64 = text.parse().map_err(|_| refuse())?;
                 if !x.is_finite() || x < *min || x > *max {
@@ -142,15 +157,23 @@ impl ParamSpec {
             ParamKind::Switch => match text.to_ascii_lowercase().as_str() {
                 "on" | "true" | "yes" | "1" => Ok(Value::Switch(true)),
                 "off" | "false" | "no" | "0" => Ok(Value::Switch(false)),
-                _ => Err(refuse()),
+                _ => Err(wrong_kind("on or off")),
             },
             ParamKind::Choice(words) => words
                 .iter()
                 .find(|w| w.eq_ignore_ascii_case(text))
                 .map(|w| Value::Word(w))
-                .ok_or_else(refuse),
+                .ok_or_else(|| wrong_kind("one of the choices")),
         }
     }
+}
+
+/// Digits with at most one '.', after an optional '-': a number, even if not one allowed.
+fn looks_numeric(text: &str) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    digits.bytes().any(|b| b.is_ascii_digit())
+        && digits.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        && digits.matches('.').count() <= 1
 }
 
 /// Split `NAME=VALUE`.
@@ -298,6 +321,37 @@ mod tests {
         };
         assert_eq!(kw.parse("auto").unwrap().to_string(), "auto");
         assert_eq!(kw.parse("2").unwrap(), Value::Int(2));
+    }
+
+    #[test]
+    fn a_word_is_not_a_number_and_a_number_is_out_of_range() {
+        let kw = ParamSpec {
+            kind: ParamKind::Int {
+                min: 1,
+                max: 64,
+                keyword: Some("auto"),
+            },
+            ..int_spec("worker_processes", 1, 64)
+        };
+        let err = |v: &str| kw.parse(v).unwrap_err().to_string();
+        assert_eq!(
+            err("abc"),
+            "parameter worker_processes: \"abc\" is not a number; allowed: 1..=64 or auto"
+        );
+        assert!(
+            err("1.5").contains("is not a whole number"),
+            "{}",
+            err("1.5")
+        );
+        assert!(err("65").contains("is out of range"), "{}", err("65"));
+        assert!(err("-3").contains("is out of range"), "{}", err("-3"));
+        let sw = ParamSpec {
+            kind: ParamKind::Switch,
+            default: Value::Switch(true),
+            ..int_spec("KeepAlive", 0, 0)
+        };
+        let e = sw.parse("maybe").unwrap_err().to_string();
+        assert!(e.contains("is not on or off; allowed: on|off"), "{e}");
     }
 
     #[test]

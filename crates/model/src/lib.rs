@@ -22,5 +22,6 @@ pub use result::{
     Validity, SCHEMA,
 };
 pub use server::ServerSamples;
-pub use spec::{Arrival, LoadMode, ProbeSpec, RunSpec, Stage, StopCondition};
+pub use spec::{Arrival, LoadMode, ProbeSpec, RunSpec, SpecError, Stage, StopCondition};
 pub use stop::StopToken;
+pub use units::{parse_duration, DurationError, StatusError, StatusRanges};

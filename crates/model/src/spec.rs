@@ -1,5 +1,7 @@
 //! What a run was asked to do. A `RunSpec` is pure data: the engine turns it into a plan
 //! (resolved addresses, pre-encoded request bytes), and the result carries it as a record.
+//! `RunSpec::validate` is the one place that decides whether a spec can measure anything;
+//! every command and the engine ask it, so they refuse the same specs with the same words.
 
 use serde::{Deserialize, Serialize};
 
@@ -128,7 +130,146 @@ impl Default for RunSpec {
     }
 }
 
+/// Why a spec cannot run (or could run but would measure nothing). Messages name the
+/// command-line flags, as the user gave them there.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SpecError {
+    #[error("{flag} must be at least 1")]
+    Zero { flag: &'static str },
+    #[error("{flag} must be longer than 0 (e.g. {example})")]
+    ZeroDuration {
+        flag: &'static str,
+        example: &'static str,
+    },
+    #[error("{flag} needs a timed run (-d or --stages), not -n")]
+    NeedsTimedRun { flag: &'static str },
+    #[error("{} leave nothing to measure in a {length}s run", window_flags(*.warmup, *.cooldown))]
+    NothingToMeasure {
+        warmup: f64,
+        cooldown: f64,
+        length: f64,
+    },
+    #[error("{flag} must be a positive number, not {value}")]
+    NotPositive { flag: &'static str, value: f64 },
+    #[error("--stages: {0}")]
+    BadStages(String),
+}
+
+/// "--warmup 2s", "--cooldown 1s" or both, as a refusal names them.
+fn window_flags(warmup: f64, cooldown: f64) -> String {
+    match (warmup > 0.0, cooldown > 0.0) {
+        (true, false) => format!("--warmup {warmup}s would"),
+        (false, true) => format!("--cooldown {cooldown}s would"),
+        _ => format!("--warmup {warmup}s and --cooldown {cooldown}s"),
+    }
+}
+
 impl RunSpec {
+    /// Can this spec measure anything? Refuses zero counts and lengths, zero timeouts and
+    /// intervals, a warm-up or cool-down on a `-n` run, and a warm-up plus cool-down that
+    /// leave nothing of the run. Touches no network: the engine checks the URL.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        let zero = |flag| Err(SpecError::Zero { flag });
+        let zero_duration = |flag, example| Err(SpecError::ZeroDuration { flag, example });
+        if self.connections == 0 {
+            return zero("-c/--connections");
+        }
+        if self.threads == 0 {
+            return zero("-t/--threads");
+        }
+        if self.max_requests_per_conn == Some(0) {
+            return zero("--max-requests-per-conn");
+        }
+        if self.connect_timeout_ms == 0 {
+            return zero_duration("--connect-timeout", "--connect-timeout 5s");
+        }
+        if self.timeout_ms == 0 {
+            return zero_duration("--timeout", "--timeout 30s");
+        }
+        if self.interval_ms == 0 {
+            return zero_duration("--interval", "--interval 1s");
+        }
+        if let LoadMode::Open { rate, .. } = self.load {
+            if !(rate.is_finite() && rate > 0.0) {
+                return Err(SpecError::NotPositive {
+                    flag: "--rate",
+                    value: rate,
+                });
+            }
+        }
+        if let Some(probe) = &self.probe {
+            if !(probe.rate_per_s.is_finite() && probe.rate_per_s > 0.0) {
+                return Err(SpecError::NotPositive {
+                    flag: "--probe-rate",
+                    value: probe.rate_per_s,
+                });
+            }
+        }
+        for (flag, seconds) in [("--warmup", self.warmup_s), ("--cooldown", self.cooldown_s)] {
+            if !(seconds.is_finite() && seconds >= 0.0) {
+                return Err(SpecError::NotPositive {
+                    flag,
+                    value: seconds,
+                });
+            }
+        }
+        let length = self.run_seconds()?;
+        let (warmup, cooldown) = (self.warmup_s, self.cooldown_s);
+        match length {
+            None if warmup > 0.0 => Err(SpecError::NeedsTimedRun { flag: "--warmup" }),
+            None if cooldown > 0.0 => Err(SpecError::NeedsTimedRun { flag: "--cooldown" }),
+            Some(length) if warmup + cooldown >= length && warmup + cooldown > 0.0 => {
+                Err(SpecError::NothingToMeasure {
+                    warmup,
+                    cooldown,
+                    length,
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// How long the run sends, in seconds (None: until `-n` requests are done), checked to
+    /// be a positive length.
+    fn run_seconds(&self) -> Result<Option<f64>, SpecError> {
+        if !self.stages.is_empty() {
+            for stage in &self.stages {
+                if !(stage.seconds.is_finite() && stage.seconds >= 0.0) {
+                    return Err(SpecError::BadStages(format!(
+                        "a stage lasts {}s; write e.g. 10s:50",
+                        stage.seconds
+                    )));
+                }
+                if !(stage.target.is_finite() && stage.target >= 0.0) {
+                    return Err(SpecError::BadStages(format!(
+                        "the target must be a number ≥ 0, not {}",
+                        stage.target
+                    )));
+                }
+            }
+            let total = self.stages_seconds();
+            if total <= 0.0 {
+                return Err(SpecError::BadStages(
+                    "the stages last no time at all".into(),
+                ));
+            }
+            return Ok(Some(total));
+        }
+        match self.stop {
+            StopCondition::Requests { count: 0 } => Err(SpecError::Zero {
+                flag: "-n/--requests",
+            }),
+            StopCondition::Requests { .. } => Ok(None),
+            StopCondition::Duration { seconds } if seconds.is_finite() && seconds > 0.0 => {
+                Ok(Some(seconds))
+            }
+            StopCondition::Duration { .. } => Err(SpecError::ZeroDuration {
+                flag: "-d/--duration",
+                example: "-d 10s",
+            }),
+        }
+    }
+
     /// Is this status among the expected ones?
     pub fn status_expected(&self, status: u16) -> bool {
         self.expect_status
@@ -143,5 +284,127 @@ impl RunSpec {
 
     pub fn is_open_loop(&self) -> bool {
         matches!(self.load, LoadMode::Open { .. })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timed(seconds: f64) -> RunSpec {
+        RunSpec {
+            stop: StopCondition::Duration { seconds },
+            ..RunSpec::default()
+        }
+    }
+
+    #[test]
+    fn the_default_spec_is_valid() {
+        assert_eq!(RunSpec::default().validate(), Ok(()));
+    }
+
+    #[test]
+    fn zero_lengths_counts_and_timeouts_are_refused() {
+        let bad = [
+            (timed(0.0), "-d/--duration must be longer than 0"),
+            (
+                RunSpec {
+                    stop: StopCondition::Requests { count: 0 },
+                    ..RunSpec::default()
+                },
+                "-n/--requests must be at least 1",
+            ),
+            (
+                RunSpec {
+                    connections: 0,
+                    ..RunSpec::default()
+                },
+                "-c/--connections must be at least 1",
+            ),
+            (
+                RunSpec {
+                    timeout_ms: 0,
+                    ..RunSpec::default()
+                },
+                "--timeout must be longer than 0",
+            ),
+            (
+                RunSpec {
+                    connect_timeout_ms: 0,
+                    ..RunSpec::default()
+                },
+                "--connect-timeout must be longer than 0",
+            ),
+            (
+                RunSpec {
+                    interval_ms: 0,
+                    ..RunSpec::default()
+                },
+                "--interval must be longer than 0",
+            ),
+            (
+                RunSpec {
+                    load: LoadMode::Open {
+                        rate: 0.0,
+                        arrival: Arrival::Uniform,
+                    },
+                    ..RunSpec::default()
+                },
+                "--rate must be a positive number",
+            ),
+            (
+                RunSpec {
+                    stages: vec![Stage {
+                        seconds: 0.0,
+                        target: 5.0,
+                    }],
+                    ..RunSpec::default()
+                },
+                "no time at all",
+            ),
+        ];
+        for (spec, words) in bad {
+            let e = spec.validate().expect_err(words).to_string();
+            assert!(e.contains(words), "{e:?} lacks {words:?}");
+        }
+    }
+
+    #[test]
+    fn warmup_and_cooldown_must_leave_something() {
+        let with = |seconds, warmup_s, cooldown_s| RunSpec {
+            warmup_s,
+            cooldown_s,
+            ..timed(seconds)
+        };
+        assert_eq!(with(3.0, 1.0, 1.0).validate(), Ok(()));
+        // A warm-up as long as the run, alone or with a cool-down: nothing left.
+        for spec in [
+            with(1.0, 2.0, 0.0),
+            with(2.0, 1.0, 1.0),
+            with(1.0, 1.0, 0.0),
+        ] {
+            assert!(matches!(
+                spec.validate(),
+                Err(SpecError::NothingToMeasure { .. })
+            ));
+        }
+        let counted = RunSpec {
+            stop: StopCondition::Requests { count: 100 },
+            warmup_s: 1.0,
+            ..RunSpec::default()
+        };
+        assert_eq!(
+            counted.validate(),
+            Err(SpecError::NeedsTimedRun { flag: "--warmup" })
+        );
+        let ramp = RunSpec {
+            stages: vec![Stage {
+                seconds: 4.0,
+                target: 5.0,
+            }],
+            warmup_s: 1.0,
+            ..timed(0.0)
+        };
+        assert_eq!(ramp.validate(), Ok(()), "stages set the length, not -d");
     }
 }

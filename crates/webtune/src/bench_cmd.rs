@@ -7,8 +7,10 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 use webtune_engine::Progress;
-use webtune_model::units::parse_duration;
-use webtune_model::{Arrival, LoadMode, ProbeSpec, RunResult, RunSpec, Stage, StopCondition};
+use webtune_model::{
+    parse_duration, Arrival, LoadMode, ProbeSpec, RunResult, RunSpec, Stage, StatusRanges,
+    StopCondition,
+};
 
 pub use crate::signals::EXIT_INTERRUPTED;
 
@@ -43,23 +45,33 @@ pub struct BenchArgs {
     /// Stop after exactly this many requests have completed or failed.
     #[arg(short = 'n', long = "requests", conflicts_with = "duration")]
     pub requests: Option<u64>,
-    /// Stop sending after this long (e.g. 10s, 500ms, 2m). Default 10s unless -n is given.
-    #[arg(short = 'd', long = "duration", value_parser = parse_duration)]
+    /// Stop sending after this long (e.g. 10s, 500ms, 1m30s). Default 10s unless -n is given.
+    #[arg(short = 'd', long = "duration", value_parser = parse_duration, value_name = "DURATION")]
     pub duration: Option<Duration>,
     /// Write the full result as JSON (schema webtune.run/1) to FILE, or "-" for stdout.
     #[arg(long = "json", value_name = "FILE")]
     pub json: Option<String>,
     /// Layout of the summary on stdout: text, ab, http_load, json, csv or html.
-    #[arg(long = "format", default_value = "text", value_name = "FORMAT")]
+    #[arg(
+        short = 'f',
+        long = "format",
+        default_value = "text",
+        value_name = "FORMAT"
+    )]
     pub format: webtune_report::Format,
     /// Write a self-contained HTML report (SVG plots, no network) to FILE.
     #[arg(long = "html", value_name = "FILE")]
     pub html: Option<String>,
+    /// Also write the summary as CSV (a header line and one line of figures) to FILE or "-".
+    #[arg(long = "csv", value_name = "FILE")]
+    pub csv: Option<String>,
     /// Run the test N times and keep every run's summary (compare then reports confidence
     /// intervals). The result's totals are all runs merged.
-    #[arg(long = "repeat", default_value_t = 1, value_name = "N")]
+    #[arg(long = "repeat", default_value_t = 1, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..))]
     pub repeat: u32,
-    /// No progress line and no text summary (errors still go to stderr).
+    /// No progress line and no human (text) summary; a --format other than text is still
+    /// printed, and files are still written. Errors still go to stderr.
     #[arg(short = 'q', long = "quiet")]
     pub quiet: bool,
     #[command(flatten)]
@@ -112,10 +124,12 @@ pub struct RequestArgs {
     #[arg(long = "body-file", value_name = "FILE")]
     pub body_file: Option<PathBuf>,
     /// Give up connecting after this long.
-    #[arg(long = "connect-timeout", default_value = "5s", value_parser = parse_duration)]
+    #[arg(long = "connect-timeout", default_value = "5s", value_parser = parse_duration,
+          value_name = "DURATION")]
     pub connect_timeout: Duration,
     /// Give up on a response this long after its request was sent.
-    #[arg(long = "timeout", default_value = "30s", value_parser = parse_duration)]
+    #[arg(long = "timeout", default_value = "30s", value_parser = parse_duration,
+          value_name = "DURATION")]
     pub timeout: Duration,
     /// Connect to these addresses instead of resolving the URL's host (IP:PORT[,IP:PORT…]);
     /// connections are spread over them round-robin.
@@ -129,49 +143,9 @@ pub struct RequestArgs {
     #[arg(long = "expect-status", default_value = "2xx,3xx", value_name = "LIST")]
     pub expect_status: String,
     /// Time-series interval.
-    #[arg(long = "interval", default_value = "1s", value_parser = parse_duration)]
+    #[arg(long = "interval", default_value = "1s", value_parser = parse_duration,
+          value_name = "DURATION")]
     pub interval: Duration,
-}
-
-/// Parse "2xx,3xx", "200-299", "404" into inclusive ranges.
-pub fn parse_status_list(text: &str) -> anyhow::Result<Vec<(u16, u16)>> {
-    let mut out = Vec::new();
-    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let lower = part.to_ascii_lowercase();
-        let range = if let Some(class) = lower.strip_suffix("xx") {
-            let c: u16 = class
-                .parse()
-                .ok()
-                .filter(|c| (1..=5).contains(c))
-                .with_context(|| {
-                    format!("bad status class {part:?} in --expect-status (use 1xx … 5xx)")
-                })?;
-            (c * 100, c * 100 + 99)
-        } else if let Some((a, b)) = lower.split_once('-') {
-            let a: u16 = a
-                .trim()
-                .parse()
-                .with_context(|| format!("bad status {part:?}"))?;
-            let b: u16 = b
-                .trim()
-                .parse()
-                .with_context(|| format!("bad status {part:?}"))?;
-            (a, b)
-        } else {
-            let s: u16 = lower.parse().with_context(|| {
-                format!("bad status {part:?} in --expect-status (e.g. 200, 2xx, 200-299)")
-            })?;
-            (s, s)
-        };
-        if range.0 < 100 || range.1 > 999 || range.0 > range.1 {
-            bail!("status range {part:?} is outside 100-999");
-        }
-        out.push(range);
-    }
-    if out.is_empty() {
-        bail!("--expect-status is empty (e.g. 2xx,3xx)");
-    }
-    Ok(out)
 }
 
 /// Parse "10s:50,30s:200,10s:0" into ramp stages.
@@ -236,7 +210,9 @@ impl RequestArgs {
         spec.connect_timeout_ms = self.connect_timeout.as_millis() as u64;
         spec.timeout_ms = self.timeout.as_millis() as u64;
         spec.connect_to = self.connect_to.clone();
-        spec.expect_status = parse_status_list(&self.expect_status)?;
+        spec.expect_status = StatusRanges::parse(&self.expect_status)
+            .map_err(|e| anyhow::anyhow!("--expect-status: {e}"))?
+            .into_pairs();
         spec.interval_ms = self.interval.as_millis() as u64;
         spec.warmup_s = self.warmup.map(|d| d.as_secs_f64()).unwrap_or(0.0);
         spec.cooldown_s = self.cooldown.map(|d| d.as_secs_f64()).unwrap_or(0.0);
@@ -276,7 +252,8 @@ pub fn stop_condition(requests: Option<u64>, duration: Option<Duration>) -> Stop
 }
 
 impl BenchArgs {
-    /// The run these flags describe, against `url`.
+    /// The run these flags describe, against `url`, checked by `RunSpec::validate` (a spec
+    /// that would measure nothing is refused here, before anything starts).
     pub fn to_spec(&self, url: &str) -> anyhow::Result<RunSpec> {
         let stages = match &self.stages {
             Some(text) => parse_stages(text)?,
@@ -303,6 +280,7 @@ impl BenchArgs {
             ..RunSpec::default()
         };
         self.request.apply(&mut spec)?;
+        spec.validate()?;
         Ok(spec)
     }
 }
@@ -386,6 +364,8 @@ pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
             .clone(),
         None => None,
     };
+    // Every flag is checked before the embedded target starts (the URL is the engine's).
+    let mut spec = args.to_spec("")?;
     let mut embedded = None;
     let url = match args.url.clone().or(scenario_base) {
         Some(u) => u,
@@ -407,7 +387,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
             url
         }
     };
-    let spec = args.to_spec(&url)?;
+    spec.url = url;
     let outcome = run_repeats(&spec, &args, "");
     if let Some(server) = embedded {
         server.shutdown();
@@ -425,18 +405,29 @@ pub fn run_repeats(
     args: &BenchArgs,
     label: &str,
 ) -> anyhow::Result<(RunResult, bool)> {
-    if args.repeat == 0 {
+    run_spec_repeated(spec, args.repeat, label, args.quiet)
+}
+
+/// Run `spec` `repeat` times (bench's and sweep's `--repeat`), stopping early when
+/// interrupted; the result is the one run, or all runs merged with a summary of each.
+pub fn run_spec_repeated(
+    spec: &RunSpec,
+    repeat: u32,
+    label: &str,
+    quiet: bool,
+) -> anyhow::Result<(RunResult, bool)> {
+    if repeat == 0 {
         bail!("--repeat must be at least 1");
     }
     let mut runs = Vec::new();
     let mut interrupted = false;
-    for i in 0..args.repeat {
-        let label = if args.repeat > 1 {
-            format!("{label}run {}/{} ", i + 1, args.repeat)
+    for i in 0..repeat {
+        let label = if repeat > 1 {
+            format!("{label}run {}/{} ", i + 1, repeat)
         } else {
             label.to_string()
         };
-        let (result, stopped) = run_spec_quiet(spec, &label, args.quiet)?;
+        let (result, stopped) = run_spec_quiet(spec, &label, quiet)?;
         runs.push(result);
         if stopped {
             interrupted = true;
@@ -460,7 +451,9 @@ pub fn emit(
     footer: &str,
 ) -> anyhow::Result<()> {
     let json_to_stdout = args.json.as_deref() == Some("-");
-    if !args.quiet && !json_to_stdout {
+    // Quiet drops the human summary only: a --format asked for is still printed.
+    let quiet = args.quiet && args.format == webtune_report::Format::Text;
+    if !quiet && !json_to_stdout {
         let text = args.format == webtune_report::Format::Text;
         let mut out = String::new();
         if text {
@@ -484,27 +477,18 @@ pub fn emit(
             &webtune_report::render(result, webtune_report::Format::Html),
         )?;
     }
+    if let Some(dest) = &args.csv {
+        write_output(
+            dest,
+            &webtune_report::render(result, webtune_report::Format::Csv),
+        )?;
+    }
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn status_lists() {
-        assert_eq!(
-            parse_status_list("2xx,3xx").unwrap(),
-            vec![(200, 299), (300, 399)]
-        );
-        assert_eq!(
-            parse_status_list("200-204, 404").unwrap(),
-            vec![(200, 204), (404, 404)]
-        );
-        assert!(parse_status_list("9xx").is_err());
-        assert!(parse_status_list("abc").is_err());
-        assert!(parse_status_list("").is_err());
-    }
 
     #[test]
     fn stages_parse_and_refuse_nonsense() {

@@ -13,8 +13,7 @@ use webtune_lab::{
     settings_for, summarise, Layout, ProcessSelector, Programs, RunningStack, Sampler, Settings,
     StackKind, StartOptions,
 };
-use webtune_model::units::parse_duration;
-use webtune_model::StopToken;
+use webtune_model::{parse_duration, StopToken};
 
 #[derive(clap::Args)]
 #[command(after_help = "Examples:\n  \
@@ -44,6 +43,7 @@ enum LabCommand {
     /// Print the rendered configs of a stack (paths and ports are examples: each start
     /// picks its own directory and free ports).
     Config {
+        /// A stack from `webtune lab stacks`.
         stack: String,
         /// Set a parameter (repeatable), e.g. --set MaxRequestWorkers=4.
         #[arg(long = "set", value_name = "NAME=VALUE")]
@@ -75,7 +75,8 @@ struct RunArgs {
     #[arg(long = "process", value_name = "NAME")]
     processes: Vec<String>,
     /// Server-side sampling period.
-    #[arg(long = "sample-interval", default_value = "250ms", value_parser = parse_duration)]
+    #[arg(long = "sample-interval", default_value = "250ms", value_parser = parse_duration,
+          value_name = "DURATION")]
     sample_interval: Duration,
     /// Keep the stack's private directory (configs, logs) after it stops.
     #[arg(long = "keep")]
@@ -299,6 +300,7 @@ fn run_stack(args: RunArgs) -> anyhow::Result<i32> {
     // Everything the user typed is checked before anything starts.
     let settings = settings_for(stack, &args.set)?;
     let bench = parse_bench(&args.bench)?;
+    bench.to_spec("")?; // a run that would measure nothing is refused before the start
     if stack == StackKind::External {
         if !args.set.is_empty() {
             bail!("--set does not apply to the external stack: the lab does not configure it");

@@ -25,7 +25,8 @@ struct Cli {
 enum Command {
     /// Run one load test against a URL (or, with no URL, the embedded target).
     Bench(bench_cmd::BenchArgs),
-    /// Run the embedded HTTP target (empty.gif, /bytes/N, /cpu/US, /sleep/MS, /status/CODE).
+    /// Run the embedded HTTP target (/empty.gif, /bytes/N, /chunked/N, /cpu/US, /sleep/MS,
+    /// /status/CODE).
     Serve(serve_cmd::ServeArgs),
     /// ab-compatible front end: ab's flags, ab's output layout.
     Ab(ab_cmd::AbArgs),

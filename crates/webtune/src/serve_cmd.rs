@@ -5,6 +5,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use webtune_model::parse_duration;
 use webtune_serve::{EmbeddedServer, ServeOptions};
 
 /// Run the embedded HTTP/1.1 target in the foreground (Ctrl-C stops it).
@@ -30,7 +31,7 @@ pub struct ServeArgs {
     pub backlog: u32,
 
     /// Close a connection after this long without traffic: an idle keep-alive connection,
-    /// or a client that sends nothing, e.g. "5s", "500ms". "0" turns keep-alive off (one
+    /// or a client that sends nothing, e.g. "5s", "500ms", "1m30s". "0" turns keep-alive off (one
     /// request per connection).
     #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = parse_duration)]
     pub keepalive_timeout: Duration,
@@ -56,8 +57,8 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
     };
     let server = EmbeddedServer::start(opts)?;
     eprintln!(
-        "webtune serve: listening on http://{}/ (routes: /empty.gif /bytes/N /cpu/US /sleep/MS \
-         /status/CODE; Ctrl-C stops)",
+        "webtune serve: listening on http://{}/ (routes: /empty.gif /bytes/N /chunked/N /cpu/US \
+         /sleep/MS /status/CODE; Ctrl-C stops)",
         server.local_addr()
     );
     while !stop.stop_requested() {
@@ -67,42 +68,4 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
     let name = crate::signals::first_signal_name().unwrap_or("stop");
     eprintln!("webtune serve: stopped ({name})");
     Ok(0)
-}
-
-/// A duration such as "5s", "500ms", "1.5s", "2m" or "0"; a bare number is seconds.
-fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let explain = || format!("{text:?} is not a duration: write e.g. 5s, 500ms, 2m or 0");
-    let value: f64 = number.parse().map_err(|_| explain())?;
-    let seconds_per_unit = match unit.trim() {
-        "" | "s" => 1.0,
-        "ms" => 1e-3,
-        "us" | "µs" => 1e-6,
-        "m" | "min" => 60.0,
-        "h" => 3600.0,
-        _ => return Err(explain()),
-    };
-    Duration::try_from_secs_f64(value * seconds_per_unit).map_err(|_| explain())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_parse_in_the_usual_units() {
-        assert_eq!(parse_duration("5s"), Ok(Duration::from_secs(5)));
-        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
-        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
-        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
-        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
-        assert_eq!(parse_duration("7"), Ok(Duration::from_secs(7)));
-        for bad in ["", "s", "-1s", "5 parsecs", "1e3s", "ms5"] {
-            assert!(parse_duration(bad).is_err(), "{bad:?} parsed");
-        }
-    }
 }

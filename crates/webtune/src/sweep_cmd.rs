@@ -3,13 +3,12 @@
 //! against the level, with the knee marked. The JSON (`webtune.sweep/1`) holds every run.
 
 use crate::bench_cmd::{
-    load_mode, run_spec_quiet, stop_condition, write_output, RequestArgs, EXIT_INTERRUPTED,
+    load_mode, run_spec_repeated, stop_condition, write_output, RequestArgs, EXIT_INTERRUPTED,
 };
 use anyhow::bail;
 use std::time::Duration;
 use webtune_model::sweep::{SweepLevel, SweepResult, SweepVariable};
-use webtune_model::units::parse_duration;
-use webtune_model::{LoadMode, RunSpec};
+use webtune_model::{parse_duration, LoadMode, RunSpec};
 use webtune_report::sweep::{
     find_knee, level_rows, render_sweep_csv, render_sweep_html, render_sweep_text,
 };
@@ -19,7 +18,10 @@ use webtune_report::sweep::{
     webtune sweep http://127.0.0.1:8080/ -c 8,32,128,256,512,1024 -d 10s --json sweep.json\n  \
     webtune sweep http://127.0.0.1:8080/ -c 1,2,4,8 -n 10000 --html sweep.html\n  \
     webtune sweep http://127.0.0.1:8080/ --rates 1000,2000,4000,8000 -d 10s --warmup 2s\n\
-    The knee is the level after which throughput grows by less than 5% while p99 keeps growing.")]
+    The knee is the level after which throughput grows by less than 5% while p99 keeps growing.\n\
+    Load flags and defaults are bench's (no warm-up, no cool-down, no pause): this sweeps a\n\
+    server you run, already warm. `webtune lab sweep` starts cold servers and so defaults to\n\
+    --warmup 2s --cooldown 1s --pause 1s (seed 003's protocol).")]
 pub struct SweepArgs {
     /// The URL to load (http:// only).
     pub url: String,
@@ -42,8 +44,9 @@ pub struct SweepArgs {
     /// Open loop: how intended start times are spaced.
     #[arg(long = "arrival", default_value = "uniform", value_parser = ["uniform", "poisson"])]
     pub arrival: String,
-    /// Length of each level's run (e.g. 10s, 500ms). Default 10s unless -n is given.
-    #[arg(short = 'd', long = "duration", value_parser = parse_duration, conflicts_with = "requests")]
+    /// Length of each level's run (e.g. 10s, 500ms, 1m30s). Default 10s unless -n is given.
+    #[arg(short = 'd', long = "duration", value_parser = parse_duration, conflicts_with = "requests",
+          value_name = "DURATION")]
     pub duration: Option<Duration>,
     /// Requests per level instead of a duration.
     #[arg(short = 'n', long = "requests")]
@@ -51,7 +54,8 @@ pub struct SweepArgs {
     #[command(flatten)]
     pub request: RequestArgs,
     /// Pause between levels, letting the server settle (e.g. 1s).
-    #[arg(long = "pause", default_value = "0s", value_parser = parse_duration)]
+    #[arg(long = "pause", default_value = "0s", value_parser = parse_duration,
+          value_name = "DURATION")]
     pub pause: Duration,
     /// Write the sweep (every run) as JSON, schema webtune.sweep/1, to FILE or "-".
     #[arg(long = "json", value_name = "FILE")]
@@ -62,6 +66,15 @@ pub struct SweepArgs {
     /// Also write the table as CSV (one line per level) to FILE.
     #[arg(long = "csv", value_name = "FILE")]
     pub csv: Option<String>,
+    /// Run each level N times and keep every run's summary (as bench --repeat does); the
+    /// level's figures are all its runs merged.
+    #[arg(long = "repeat", default_value_t = 1, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub repeat: u32,
+    /// No progress line, no per-level lines and no table (the files are still written;
+    /// errors still go to stderr).
+    #[arg(short = 'q', long = "quiet")]
+    pub quiet: bool,
 }
 
 impl SweepArgs {
@@ -94,9 +107,6 @@ impl SweepArgs {
                 load_mode(Some(level), &self.arrival),
             ),
         };
-        if self.requests == Some(0) {
-            bail!("-n must be at least 1");
-        }
         let mut spec = RunSpec {
             url: self.url.clone(),
             connections,
@@ -105,6 +115,7 @@ impl SweepArgs {
             ..RunSpec::default()
         };
         self.request.apply(&mut spec)?;
+        spec.validate()?;
         Ok(spec)
     }
 }
@@ -129,13 +140,15 @@ pub fn run(args: SweepArgs) -> anyhow::Result<i32> {
         if i > 0 && !args.pause.is_zero() {
             std::thread::sleep(args.pause);
         }
-        eprintln!(
-            "webtune sweep: level {}/{}: {} {}",
-            i + 1,
-            levels.len(),
-            level_label(*level),
-            variable.label()
-        );
+        if !args.quiet {
+            eprintln!(
+                "webtune sweep: level {}/{}: {} {}",
+                i + 1,
+                levels.len(),
+                level_label(*level),
+                variable.label()
+            );
+        }
         let label = format!(
             "[{}/{} {}={}] ",
             i + 1,
@@ -143,13 +156,15 @@ pub fn run(args: SweepArgs) -> anyhow::Result<i32> {
             variable.label(),
             level_label(*level)
         );
-        let (result, interrupted) = run_spec_quiet(spec, &label, false)?;
-        eprintln!(
-            "  {:.2} requests/s, p99 {} ms, {} errors",
-            result.requests_per_s,
-            webtune_report::units::ms(result.latency.total.p99_us),
-            result.errors.total()
-        );
+        let (result, interrupted) = run_spec_repeated(spec, args.repeat, &label, args.quiet)?;
+        if !args.quiet {
+            eprintln!(
+                "  {:.2} requests/s, p99 {} ms, {} errors",
+                result.requests_per_s,
+                webtune_report::units::ms(result.latency.total.p99_us),
+                result.errors.total()
+            );
+        }
         sweep.levels.push(SweepLevel {
             level: *level,
             result,
@@ -166,7 +181,7 @@ pub fn run(args: SweepArgs) -> anyhow::Result<i32> {
     let rows = level_rows(&sweep);
     sweep.knee = find_knee(&rows).map(|i| rows[i].level);
     let json_to_stdout = args.json.as_deref() == Some("-");
-    if !json_to_stdout {
+    if !json_to_stdout && !args.quiet {
         println!();
         print!("{}", render_sweep_text(&sweep));
     }

@@ -204,6 +204,10 @@ fn bad_input_gets_one_line_that_says_what_to_do() {
             &["bench", "http://127.0.0.1:1/", "-d", "ten"],
             "not a duration",
         ),
+        (
+            &["bench", "http://127.0.0.1:1/", "--expect-status", "9xx"],
+            "--expect-status: bad status class \"9xx\"",
+        ),
     ];
     for (args, needle) in cases {
         let (code, _, err) = run_bounded(webtune().args(*args), Duration::from_secs(20));
@@ -243,4 +247,149 @@ fn too_many_connections_for_the_file_limit_names_ulimit() {
         Duration::from_secs(20),
     );
     assert_one_line_error(code, &err, "ulimit -n");
+}
+
+/// Runs that would measure nothing are refused the same way by bench and sweep: one line,
+/// exit 2, and nothing measured (no stdout, no embedded target started, no file written).
+#[test]
+fn runs_that_would_measure_nothing_are_refused_before_anything_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let json = json.to_str().unwrap();
+    let url = "http://127.0.0.1:1/";
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["bench", "-d", "0s"],
+            "-d/--duration must be longer than 0",
+        ),
+        (
+            &["bench", "-d", "1s", "--warmup", "2s"],
+            "--warmup 2s would leave nothing to measure in a 1s run",
+        ),
+        (
+            &["bench", "-d", "2s", "--warmup", "1s", "--cooldown", "1s"],
+            "leave nothing to measure in a 2s run",
+        ),
+        (
+            &["bench", "-n", "100", "--warmup", "1s"],
+            "--warmup needs a timed run",
+        ),
+        (
+            &["bench", "--timeout", "0s"],
+            "--timeout must be longer than 0",
+        ),
+        (
+            &["bench", url, "--connect-timeout", "0"],
+            "--connect-timeout must be longer than 0",
+        ),
+        (
+            &["bench", "--interval", "0s"],
+            "--interval must be longer than 0",
+        ),
+        (
+            &["bench", url, "-n", "0"],
+            "-n/--requests must be at least 1",
+        ),
+        (
+            &["sweep", url, "-c", "1,2", "-d", "0s"],
+            "-d/--duration must be longer than 0",
+        ),
+        (
+            &["sweep", url, "-c", "1", "-n", "10", "--cooldown", "1s"],
+            "--cooldown needs a timed run",
+        ),
+        (
+            &["sweep", url, "-c", "1", "--timeout", "0s"],
+            "--timeout must be longer than 0",
+        ),
+    ];
+    for (args, needle) in cases {
+        let (code, out, err) = run_bounded(
+            webtune().args(*args).args(["--json", json]),
+            Duration::from_secs(20),
+        );
+        assert_one_line_error(code, &err, needle);
+        assert!(out.is_empty(), "{args:?} printed {out}");
+        assert!(!err.contains("embedded target"), "{args:?}: {err}");
+        assert!(
+            !std::path::Path::new(json).exists(),
+            "{args:?} wrote a result"
+        );
+    }
+}
+
+#[test]
+fn compound_durations_parse_everywhere() {
+    // 1m30s is 90 s: the refusal quotes it back, so it parsed (and nothing ran).
+    let (code, _, err) = run_bounded(
+        webtune().args(["bench", "-d", "1m30s", "--warmup", "1m30s"]),
+        Duration::from_secs(20),
+    );
+    assert_one_line_error(
+        code,
+        &err,
+        "--warmup 90s would leave nothing to measure in a 90s run",
+    );
+    let (code, _, err) = run_bounded(
+        webtune().args(["bench", "-d", "1m30x"]),
+        Duration::from_secs(20),
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown unit \"x\""), "{err}");
+}
+
+#[test]
+fn quiet_drops_the_human_summary_but_keeps_the_format_asked_for() {
+    let (code, out, err) = run_bounded(
+        webtune().args(["bench", "-n", "50", "-c", "2", "-q", "--format", "json"]),
+        Duration::from_secs(30),
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("stdout is the JSON");
+    assert_eq!(v["responses"], 50);
+    let (code, out, _) = run_bounded(
+        webtune().args(["bench", "-n", "50", "-c", "2", "-q", "-f", "csv"]),
+        Duration::from_secs(30),
+    );
+    assert_eq!(code, 0);
+    assert_eq!(out.lines().count(), 2, "{out}");
+    assert!(out.starts_with("url,"), "{out}");
+    let (code, out, _) = run_bounded(
+        webtune().args(["bench", "-n", "50", "-c", "2", "-q"]),
+        Duration::from_secs(30),
+    );
+    assert_eq!(code, 0);
+    assert!(out.is_empty(), "quiet text summary printed: {out}");
+}
+
+#[test]
+fn bench_writes_csv_like_sweep() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("r.csv");
+    let (code, out, err) = run_bounded(
+        webtune()
+            .args(["bench", "-n", "20", "-c", "1", "-q", "--csv"])
+            .arg(&csv),
+        Duration::from_secs(30),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.is_empty(), "{out}");
+    let text = std::fs::read_to_string(&csv).expect("CSV written");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(lines[0].starts_with("url,method,connections"), "{text}");
+    assert!(lines[1].contains(",GET,1,"), "{text}");
+}
+
+#[test]
+fn too_many_connections_for_the_hard_file_limit_names_it() {
+    let bin = env!("CARGO_BIN_EXE_webtune");
+    let script = format!("ulimit -n 20000 && exec {bin} bench http://127.0.0.1:1/ -c 40000 -n 1");
+    let (code, _, err) = run_bounded(
+        Command::new("sh").args(["-c", &script]),
+        Duration::from_secs(20),
+    );
+    assert_one_line_error(code, &err, "the hard limit is 20000");
+    assert!(err.contains("40000 connections"), "{err}");
+    assert!(err.contains("lower -c to at most"), "{err}");
 }

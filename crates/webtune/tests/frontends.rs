@@ -776,3 +776,22 @@ fn http_load_rate_reports_the_connections_actually_used_at_once() {
     assert!((1..=20).contains(&parallel), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn sweep_quiet_and_repeat_work_as_in_bench() {
+    let server = embedded();
+    let url = format!("http://{}/empty.gif", server.local_addr());
+    let out = webtune(&[
+        "sweep", &url, "-c", "1,2", "-n", "20", "--repeat", "2", "-q", "--json", "-",
+    ]);
+    server.shutdown();
+    let stdout = stdout_of(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.trim().is_empty(), "quiet sweep wrote: {stderr}");
+    let sweep = webtune_model::sweep::SweepResult::from_json(&stdout).expect("stdout is the JSON");
+    assert_eq!(sweep.levels.len(), 2);
+    for level in &sweep.levels {
+        assert_eq!(level.result.repeats.len(), 2, "each level ran twice");
+        assert_eq!(level.result.responses, 40);
+    }
+}

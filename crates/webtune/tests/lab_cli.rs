@@ -438,3 +438,38 @@ fn external_stack_loads_a_url_and_samples_named_processes() {
         .expect("run webtune");
     assert_eq!(refused.status.code(), Some(2));
 }
+
+#[test]
+fn bad_values_and_empty_runs_are_refused_before_a_stack_starts() {
+    for (args, expect) in [
+        (
+            vec!["lab", "config", "nginx", "--set", "worker_processes=abc"],
+            "parameter worker_processes: \"abc\" is not a number",
+        ),
+        (
+            vec!["lab", "run", "nginx", "--", "-d", "0s"],
+            "-d/--duration must be longer than 0",
+        ),
+        (
+            vec!["lab", "run", "nginx", "--", "-n", "5", "--warmup", "1s"],
+            "--warmup needs a timed run",
+        ),
+        (
+            // lab sweep's defaults (--warmup 2s --cooldown 1s) leave nothing of 2 s.
+            vec![
+                "lab", "sweep", "nginx", "--app", "site", "-c", "2", "-d", "2s",
+            ],
+            "leave nothing to measure in a 2s run",
+        ),
+    ] {
+        let output = Command::new(WEBTUNE)
+            .args(&args)
+            .output()
+            .expect("run webtune");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expect), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(output.stdout.is_empty(), "{args:?}");
+    }
+}
