@@ -109,9 +109,11 @@ pub struct IntervalSample {
     pub max_us: u64,
 }
 
-/// CPU and memory the generator process itself used during the run.
+/// CPU and memory the generator itself used during the run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct GeneratorUsage {
+    /// CPU of the generator's own threads (workers and probe), not of the whole process: an
+    /// in-process target (`bench` without a URL) is left out.
     pub user_cpu_s: f64,
     pub system_cpu_s: f64,
     /// Peak resident set size of the generator process, KiB.
@@ -155,7 +157,11 @@ pub struct RunResult {
     /// Body bytes received.
     pub body_bytes: u64,
     pub bytes_sent: u64,
+    /// TCP connections established (the connect succeeded).
     pub connections_opened: u64,
+    /// TCP connects started, failed ones included (refused, timed out, no local port).
+    #[serde(default)]
+    pub connect_attempts: u64,
     /// Requests sent again because the server closed an idle keep-alive connection before
     /// any byte of their response (not an error: the connection was stale).
     pub stale_reconnects: u64,

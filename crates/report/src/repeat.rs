@@ -30,6 +30,7 @@ pub fn with_repeats(runs: Vec<RunResult>) -> Option<RunResult> {
         merged.body_bytes += run.body_bytes;
         merged.bytes_sent += run.bytes_sent;
         merged.connections_opened += run.connections_opened;
+        merged.connect_attempts += run.connect_attempts;
         merged.stale_reconnects += run.stale_reconnects;
         merged.abandoned += run.abandoned;
         merged.histograms.connect.merge(&run.histograms.connect);
