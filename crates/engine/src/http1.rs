@@ -601,7 +601,11 @@ mod tests {
         for n in [63, 64, 65, 255, MAX_HEADERS] {
             let r = with_headers(n);
             let (res, p) = parse_all(&[&r]);
-            assert_eq!(res, Ok(Progress::Complete { consumed: r.len() }), "{n} headers");
+            assert_eq!(
+                res,
+                Ok(Progress::Complete { consumed: r.len() }),
+                "{n} headers"
+            );
             assert_eq!(p.body_bytes(), 2);
             // Split across reads too (the head is parsed again from the pending bytes).
             let (res, _) = parse_all(&[&r[..r.len() / 3], &r[r.len() / 3..]]);

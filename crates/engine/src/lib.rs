@@ -247,10 +247,12 @@ pub fn run(
         }
     }
     probe_done.store(true, Ordering::Relaxed);
-    let probe_result = probe_handle.and_then(|h| h.join().ok()).map(|(named, cpu)| {
-        used.add(&cpu);
-        named
-    });
+    let probe_result = probe_handle
+        .and_then(|h| h.join().ok())
+        .map(|(named, cpu)| {
+            used.add(&cpu);
+            named
+        });
     if let Some(e) = failure {
         return Err(e);
     }

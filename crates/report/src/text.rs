@@ -225,9 +225,10 @@ pub(crate) fn write_errors(out: &mut String, r: &RunResult) {
             "Errors          {total} ({} of attempted requests)",
             percent(r.error_ratio())
         );
-        let width = ErrorKind::ALL
-            .iter()
-            .map(|k| k.describe().len())
+        let width = r
+            .errors
+            .nonzero()
+            .map(|(k, _)| k.describe().len())
             .max()
             .unwrap_or(0);
         for (kind, n) in r.errors.nonzero() {
@@ -255,6 +256,19 @@ fn write_connections_and_cost(out: &mut String, r: &RunResult) {
         "Connections     {} opened, {} stale keep-alive reconnects",
         r.connections_opened, r.stale_reconnects
     );
+    let connects_failed: u64 = r
+        .errors
+        .nonzero()
+        .filter(|(k, _)| k.is_connect())
+        .map(|(_, n)| n)
+        .sum();
+    if connects_failed > 0 {
+        let _ = writeln!(
+            out,
+            "Connect tries   {} connects started, {connects_failed} failed",
+            r.connect_attempts
+        );
+    }
     if r.abandoned > 0 {
         let _ = writeln!(
             out,
@@ -321,6 +335,12 @@ mod tests {
         assert!(errors.contains("25 ("), "{errors}");
         assert!(text.contains("2 stale keep-alive reconnects"));
         assert!(text.contains("100 opened"));
+        assert!(
+            text.contains("Connect tries   103 connects started, 3 failed\n"),
+            "{text}"
+        );
+        // The kinds' column is as wide as the longest kind shown.
+        assert!(text.contains("\n  unexpected status        20\n"), "{text}");
         assert!(!text.contains("In flight"));
         // 1.0 s CPU over 1005 attempted requests
         assert!(text.contains("995.0 µs per request"), "{text}");
