@@ -5,7 +5,7 @@
 use crate::timing;
 use crate::units::{bytes, ms, ms_f, percent, seconds};
 use std::fmt::Write as _;
-use webtune_model::{ErrorKind, Percentiles, RunResult, StopCondition};
+use webtune_model::{Percentiles, RunResult, StopCondition};
 
 /// Column headers of the latency table, in order.
 pub const LATENCY_COLUMNS: [&str; 9] = [
