@@ -202,9 +202,10 @@ fn no_free_local_port_ends_at_the_duration_with_a_named_error() {
     assert_eq!(v["errors"]["connect_other"], 0);
     assert!(v["responses"].as_u64().unwrap() > 0);
     assert_eq!(v["interrupted"], false);
-    // It ended at -d: the measured length is the 2 s plus at most the 1 s drain.
+    // It ended at -d (it used to run on until killed): 2 s, plus at most the 1 s drain and
+    // some slack for a busy machine.
     assert!(
-        v["duration_s"].as_f64().unwrap() < 3.5,
+        v["duration_s"].as_f64().unwrap() < 5.0,
         "{}",
         v["duration_s"]
     );
