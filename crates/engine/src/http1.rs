@@ -2,14 +2,45 @@
 //! straight from the read buffer (copied aside only when a head spans reads); bodies are
 //! counted, never kept — by Content-Length, chunked framing, or until the server closes.
 
-/// Largest response head accepted (status line and headers).
-const MAX_HEAD: usize = 64 * 1024;
-/// Most headers parsed in one response.
-const MAX_HEADERS: usize = 64;
+use webtune_model::errors::{MAX_RESPONSE_HEADERS, MAX_RESPONSE_HEAD_BYTES};
+use webtune_model::ErrorKind;
+
+/// Largest response head accepted (status line and headers), about what browsers accept.
+const MAX_HEAD: usize = MAX_RESPONSE_HEAD_BYTES;
+/// Header slots tried first: enough for nearly every response, cheap to set up per head.
+const FAST_HEADERS: usize = 64;
+/// Most header fields accepted: a head with more than `FAST_HEADERS` is parsed again with
+/// this many slots (only those heads pay for it).
+const MAX_HEADERS: usize = MAX_RESPONSE_HEADERS;
 
 /// Why a response could not be parsed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Malformed(pub &'static str);
+
+/// Why `feed` gave up on a response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ParseError {
+    /// Not valid HTTP/1.x framing; the reason.
+    Malformed(&'static str),
+    /// The head has more than `MAX_HEADERS` fields or `MAX_HEAD` bytes.
+    HeadTooLarge,
+}
+
+impl ParseError {
+    /// The error kind a run counts this as.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            ParseError::Malformed(_) => ErrorKind::Malformed,
+            ParseError::HeadTooLarge => ErrorKind::HeaderTooLarge,
+        }
+    }
+}
+
+impl From<Malformed> for ParseError {
+    fn from(m: Malformed) -> ParseError {
+        ParseError::Malformed(m.0)
+    }
+}
 
 /// What the head said, once parsed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -158,7 +189,7 @@ impl ResponseParser {
     }
 
     /// Feed the next bytes read from the connection.
-    pub fn feed(&mut self, mut data: &[u8]) -> Result<Progress, Malformed> {
+    pub fn feed(&mut self, mut data: &[u8]) -> Result<Progress, ParseError> {
         let total = data.len();
         loop {
             match self.state {
@@ -199,8 +230,9 @@ impl ResponseParser {
     }
 
     /// Parse the head; returns bytes of `data` used when the head is complete.
-    fn parse_head(&mut self, data: &[u8]) -> Result<Option<usize>, Malformed> {
-        let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    fn parse_head(&mut self, data: &[u8]) -> Result<Option<usize>, ParseError> {
+        let mut headers = [httparse::EMPTY_HEADER; FAST_HEADERS];
+        let mut many_headers = Vec::new();
         let mut response = httparse::Response::new(&mut headers);
         let from_pending = !self.pending_head.is_empty();
         let buf: &[u8] = if from_pending {
@@ -209,19 +241,29 @@ impl ResponseParser {
         } else {
             data
         };
-        let status = response
-            .parse(buf)
-            .map_err(|_| Malformed("bad status line or header"))?;
+        let status = match response.parse(buf) {
+            Err(httparse::Error::TooManyHeaders) => {
+                many_headers.resize(MAX_HEADERS, httparse::EMPTY_HEADER);
+                response = httparse::Response::new(&mut many_headers);
+                response.parse(buf)
+            }
+            parsed => parsed,
+        };
+        let status = status.map_err(|e| match e {
+            httparse::Error::TooManyHeaders => ParseError::HeadTooLarge,
+            _ => ParseError::Malformed("bad status line or header"),
+        })?;
         let head_len = match status {
             httparse::Status::Partial => {
                 if buf.len() > MAX_HEAD {
-                    return Err(Malformed("response head too large"));
+                    return Err(ParseError::HeadTooLarge);
                 }
                 if !from_pending {
                     self.pending_head.extend_from_slice(data);
                 }
                 return Ok(None);
             }
+            httparse::Status::Complete(n) if n > MAX_HEAD => return Err(ParseError::HeadTooLarge),
             httparse::Status::Complete(n) => n,
         };
         let code = response.code.unwrap_or(0);
@@ -233,7 +275,7 @@ impl ResponseParser {
             if h.name.eq_ignore_ascii_case("content-length") {
                 let n = parse_length(h.value).ok_or(Malformed("bad length"))?;
                 if length.is_some_and(|l| l != n) {
-                    return Err(Malformed("conflicting content-length"));
+                    return Err(Malformed("conflicting content-length").into());
                 }
                 length = Some(n);
             } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
@@ -422,7 +464,7 @@ fn hex_value(b: u8) -> Option<u64> {
 mod tests {
     use super::*;
 
-    fn parse_all(parts: &[&[u8]]) -> (Result<Progress, Malformed>, ResponseParser) {
+    fn parse_all(parts: &[&[u8]]) -> (Result<Progress, ParseError>, ResponseParser) {
         let mut p = ResponseParser::new();
         let mut last = Ok(Progress::NeedMore);
         for part in parts {
@@ -542,6 +584,70 @@ mod tests {
         assert_eq!(parse_length(b"4 2"), None);
         assert_eq!(parse_length(b"-1"), None);
         assert_eq!(parse_length(b"99999999999999999999"), None);
+    }
+
+    /// A 200 with `n` header fields (Content-Length among them) and a 2-byte body.
+    fn with_headers(n: usize) -> Vec<u8> {
+        let mut r = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n".to_vec();
+        for i in 1..n {
+            r.extend_from_slice(format!("Set-Cookie: c{i}=v{i}; Path=/\r\n").as_bytes());
+        }
+        r.extend_from_slice(b"\r\nok");
+        r
+    }
+
+    #[test]
+    fn many_header_fields_are_fine_up_to_the_limit() {
+        for n in [63, 64, 65, 255, MAX_HEADERS] {
+            let r = with_headers(n);
+            let (res, p) = parse_all(&[&r]);
+            assert_eq!(
+                res,
+                Ok(Progress::Complete { consumed: r.len() }),
+                "{n} headers"
+            );
+            assert_eq!(p.body_bytes(), 2);
+            // Split across reads too (the head is parsed again from the pending bytes).
+            let (res, _) = parse_all(&[&r[..r.len() / 3], &r[r.len() / 3..]]);
+            assert_eq!(
+                res,
+                Ok(Progress::Complete {
+                    consumed: r.len() - r.len() / 3
+                }),
+                "{n} headers in two reads"
+            );
+        }
+    }
+
+    #[test]
+    fn too_many_header_fields_are_head_too_large_not_malformed() {
+        for n in [MAX_HEADERS + 1, 1000] {
+            let r = with_headers(n);
+            let (res, _) = parse_all(&[&r]);
+            assert_eq!(res, Err(ParseError::HeadTooLarge), "{n} headers");
+            assert_eq!(res.unwrap_err().kind(), ErrorKind::HeaderTooLarge);
+        }
+    }
+
+    #[test]
+    fn a_head_over_the_byte_limit_is_head_too_large() {
+        let mut r = b"HTTP/1.1 200 OK\r\nX-Big: ".to_vec();
+        r.resize(r.len() + MAX_HEAD, b'a');
+        r.extend_from_slice(b"\r\nContent-Length: 0\r\n\r\n");
+        // In 64 KiB reads, as the worker reads.
+        let parts: Vec<&[u8]> = r.chunks(64 * 1024).collect();
+        let (res, _) = parse_all(&parts);
+        assert_eq!(res, Err(ParseError::HeadTooLarge));
+        // All at once as well.
+        let (res, _) = parse_all(&[&r]);
+        assert_eq!(res, Err(ParseError::HeadTooLarge));
+        // Just under the limit is fine.
+        let mut r = b"HTTP/1.1 200 OK\r\nX-Big: ".to_vec();
+        r.resize(MAX_HEAD - 64, b'a');
+        r.extend_from_slice(b"\r\nContent-Length: 0\r\n\r\n");
+        let parts: Vec<&[u8]> = r.chunks(64 * 1024).collect();
+        let (res, _) = parse_all(&parts);
+        assert!(matches!(res, Ok(Progress::Complete { .. })), "{res:?}");
     }
 
     #[test]

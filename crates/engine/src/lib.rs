@@ -92,7 +92,6 @@ pub fn run(
     );
     let host_header: Arc<str> = Arc::from(plan.host_header.as_str());
     let interval = Duration::from_millis(spec.interval_ms.max(10));
-    let usage_before = usage::process_usage();
     let started_at_unix_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
@@ -140,7 +139,7 @@ pub fn run(
         };
         let handle = std::thread::Builder::new()
             .name(format!("webtune-worker-{w}"))
-            .spawn(move || run_worker(cfg))
+            .spawn(move || usage::measured(|| run_worker(cfg)))
             .map_err(EngineError::Thread)?;
         handles.push(handle);
     }
@@ -161,7 +160,7 @@ pub fn run(
             Some(
                 std::thread::Builder::new()
                     .name("webtune-probe".into())
-                    .spawn(move || probe::run_probe(cfg))
+                    .spawn(move || usage::measured(|| probe::run_probe(cfg)))
                     .map_err(EngineError::Thread)?,
             )
         }
@@ -210,11 +209,17 @@ pub fn run(
         }
     }
     let mut total = Recorder::default();
+    // The generator's CPU: its own threads', not the process's (an in-process target's
+    // threads are not the generator).
+    let mut used = usage::Usage::default();
     let mut failure = None;
     for handle in handles {
         match handle.join() {
-            Ok(Ok(rec)) => total.merge(&rec),
-            Ok(Err(e)) => failure = Some(EngineError::Poll(e)),
+            Ok((Ok(rec), cpu)) => {
+                total.merge(&rec);
+                used.add(&cpu);
+            }
+            Ok((Err(e), _)) => failure = Some(EngineError::Poll(e)),
             Err(_) => {
                 failure = Some(EngineError::Thread(std::io::Error::other(
                     "worker panicked",
@@ -223,12 +228,17 @@ pub fn run(
         }
     }
     probe_done.store(true, Ordering::Relaxed);
-    let probe_result = probe_handle.and_then(|h| h.join().ok());
+    let probe_result = probe_handle
+        .and_then(|h| h.join().ok())
+        .map(|(named, cpu)| {
+            used.add(&cpu);
+            named
+        });
     if let Some(e) = failure {
         return Err(e);
     }
     let elapsed = start.elapsed();
-    let usage_after = usage::process_usage();
+    let peak_rss_kib = usage::process_usage().max_rss_kib;
 
     let interval_s = interval.as_secs_f64();
     let elapsed_s = elapsed.as_secs_f64();
@@ -259,14 +269,7 @@ pub fn run(
         })
         .collect();
     let measured_s = (elapsed_s.min(window.1) - window.0).max(1e-9);
-    let cpu_s = usage_after
-        .user
-        .saturating_sub(usage_before.user)
-        .as_secs_f64()
-        + usage_after
-            .system
-            .saturating_sub(usage_before.system)
-            .as_secs_f64();
+    let cpu_s = used.cpu_s();
     let schedule = match spec.load {
         LoadMode::Open { rate, .. } => Some(Schedule {
             requested_rate: if spec.stages.is_empty() {
@@ -316,6 +319,7 @@ pub fn run(
         connections_opened: total.connections_opened,
         peak_open_connections: open_gauge.peak(),
         keepalive_responses: total.keepalive_responses,
+        connect_attempts: total.connect_attempts,
         stale_reconnects: total.stale_reconnects,
         abandoned: total.abandoned,
         requests_per_s: 0.0,
@@ -329,15 +333,9 @@ pub fn run(
         },
         timeline,
         generator: GeneratorUsage {
-            user_cpu_s: usage_after
-                .user
-                .saturating_sub(usage_before.user)
-                .as_secs_f64(),
-            system_cpu_s: usage_after
-                .system
-                .saturating_sub(usage_before.system)
-                .as_secs_f64(),
-            max_rss_kib: usage_after.max_rss_kib,
+            user_cpu_s: used.user.as_secs_f64(),
+            system_cpu_s: used.system.as_secs_f64(),
+            max_rss_kib: peak_rss_kib,
             threads: plan.threads as u32,
         },
         server: None,

@@ -100,6 +100,7 @@ fn probe_once(
                         io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => {
                             ErrorKind::ConnectTimeout
                         }
+                        io::ErrorKind::AddrNotAvailable => ErrorKind::ConnectNoLocalAddress,
                         _ => ErrorKind::ConnectOther,
                     })
                 }
@@ -137,7 +138,7 @@ fn probe_once(
                                 }
                                 break Some(done(parser));
                             }
-                            Err(_) => break Some(Outcome::Failed(ErrorKind::Malformed)),
+                            Err(e) => break Some(Outcome::Failed(e.kind())),
                         }
                     }
                     Err(e)

@@ -126,8 +126,11 @@ pub struct Recorder {
     pub bytes_received: u64,
     pub body_bytes: u64,
     pub bytes_sent: u64,
+    /// Connects that succeeded.
     pub connections_opened: u64,
     pub keepalive_responses: u64,
+    /// Connects started, failed ones included.
+    pub connect_attempts: u64,
     pub stale_reconnects: u64,
     /// Requests still in flight when the run ended (not errors: the run stopped waiting).
     pub abandoned: u64,
@@ -286,6 +289,7 @@ impl Recorder {
         self.bytes_sent += other.bytes_sent;
         self.connections_opened += other.connections_opened;
         self.keepalive_responses += other.keepalive_responses;
+        self.connect_attempts += other.connect_attempts;
         self.stale_reconnects += other.stale_reconnects;
         self.abandoned += other.abandoned;
         if self.server_software.is_none() {

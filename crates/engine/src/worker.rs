@@ -39,6 +39,12 @@ pub const DRAIN_GRACE: Duration = Duration::from_secs(1);
 /// How often deadlines (connect and request timeouts) and ramps are checked.
 const TICK: Duration = Duration::from_millis(20);
 const READ_BUFFER: usize = 64 * 1024;
+/// Closed loop: after a failed connect a connection waits this long before trying again,
+/// doubling with each further failure up to `CONNECT_BACKOFF_MAX` (less up to half, at
+/// random, so connections do not retry in step). A connect can fail at once (no local port
+/// free, refused on loopback); without a pause the loop would spin on socket/connect/close.
+const CONNECT_BACKOFF_FIRST: Duration = Duration::from_millis(1);
+const CONNECT_BACKOFF_MAX: Duration = Duration::from_millis(100);
 const TIMER: Token = Token(usize::MAX);
 /// A token is (socket generation << INDEX_BITS) | connection index: an event still queued
 /// for a closed socket carries an old generation and is dropped, so a reused index never
@@ -124,6 +130,8 @@ struct Conn {
     deadline: Instant,
     /// Requests completed on the current connection.
     served: u64,
+    /// Connects that failed in a row (reset by one that succeeds): the backoff's exponent.
+    connect_failures: u32,
     /// Bytes received for the current request.
     received: u64,
     parser: ResponseParser,
@@ -147,7 +155,7 @@ struct Worker {
     /// Closed loop: connections waiting to start their next request (after a failure or a
     /// ramp-up).
     ready: Vec<usize>,
-    /// Closed loop: connections thinking until a time.
+    /// Closed loop: connections thinking (or backing off after a failed connect) until a time.
     thinking: BinaryHeap<Reverse<(Instant, usize)>>,
     /// Open loop: due requests (their intended times) waiting for a connection.
     pending: VecDeque<Instant>,
@@ -182,6 +190,7 @@ pub fn run_worker(cfg: WorkerConfig) -> io::Result<Recorder> {
             first_byte: None,
             deadline: now,
             served: 0,
+            connect_failures: 0,
             received: 0,
             parser: ResponseParser::new(),
         })
@@ -228,6 +237,7 @@ fn connect_error_kind(e: &io::Error) -> ErrorKind {
     match e.kind() {
         io::ErrorKind::ConnectionRefused => ErrorKind::ConnectRefused,
         io::ErrorKind::TimedOut => ErrorKind::ConnectTimeout,
+        io::ErrorKind::AddrNotAvailable => ErrorKind::ConnectNoLocalAddress,
         _ => ErrorKind::ConnectOther,
     }
 }
@@ -576,6 +586,7 @@ impl Worker {
 
     fn open_connection(&mut self, i: usize, now: Instant) {
         let addr = self.conns[i].addr;
+        self.rec.connect_attempts += 1;
         let mut stream = match TcpStream::connect(addr) {
             Ok(s) => s,
             Err(e) => return self.fail(i, connect_error_kind(&e)),
@@ -590,7 +601,6 @@ impl Worker {
             drop(stream);
             return self.fail(i, connect_error_kind(&e));
         }
-        self.rec.connections_opened += 1;
         self.open += 1;
         self.cfg.open_gauge.opened();
         let timeout = self.cfg.connect_timeout;
@@ -673,6 +683,8 @@ impl Worker {
             Ok(None) => {}
         }
         let _ = stream.set_nodelay(true);
+        c.connect_failures = 0;
+        self.rec.connections_opened += 1;
         if let Some(t) = c.opened_at {
             c.connect_us = Some(micros(t, now));
         }
@@ -706,7 +718,7 @@ impl Worker {
                             }
                             return self.complete(i, now, false);
                         }
-                        Err(_) => return self.fail(i, ErrorKind::Malformed),
+                        Err(e) => return self.fail(i, e.kind()),
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
@@ -839,10 +851,26 @@ impl Worker {
         self.close(i);
         self.conns[i].phase = Phase::Idle;
         if self.is_open_loop() {
+            // The schedule paces the attempts: one per due request.
             self.idle_fresh.push(i);
+        } else if kind.is_connect() && self.sending {
+            let pause = self.connect_backoff(i);
+            self.thinking.push(Reverse((now + pause, i)));
         } else {
             self.ready.push(i);
         }
+    }
+
+    /// How long connection `i` waits after one more failed connect (see
+    /// `CONNECT_BACKOFF_FIRST`).
+    fn connect_backoff(&mut self, i: usize) -> Duration {
+        let c = &mut self.conns[i];
+        let doublings = c.connect_failures.min(16);
+        c.connect_failures = c.connect_failures.saturating_add(1);
+        let full = CONNECT_BACKOFF_FIRST
+            .saturating_mul(1 << doublings)
+            .min(CONNECT_BACKOFF_MAX);
+        full.mul_f64(1.0 - 0.5 * self.rng.unit())
     }
 
     fn close(&mut self, i: usize) {

@@ -215,3 +215,123 @@ fn connections_spread_over_every_address() {
     assert_eq!(b.accepted.load(Ordering::SeqCst), 2);
     assert_eq!(r.addresses.len(), 2);
 }
+
+/// A keep-alive server that answers every request with the same bytes.
+fn answering(response: Vec<u8>) -> TestServer {
+    serve_connections(move |mut s| {
+        while read_request(&mut s) {
+            if s.write_all(&response).is_err() {
+                break;
+            }
+        }
+    })
+}
+
+/// A 200 with `n` header fields (Content-Length among them) and the body "ok".
+fn with_headers(n: usize) -> Vec<u8> {
+    let mut r = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n".to_vec();
+    for i in 1..n {
+        r.extend_from_slice(format!("Set-Cookie: c{i}=v{i}; Path=/; HttpOnly\r\n").as_bytes());
+    }
+    r.extend_from_slice(b"\r\nok");
+    r
+}
+
+#[test]
+fn many_header_fields_are_fine() {
+    for n in [63, 64, 255] {
+        let s = answering(with_headers(n));
+        let r = bench(&spec_for(s.addr, 3));
+        assert_eq!(r.errors.total(), 0, "{n} headers: {:?}", r.errors);
+        assert_eq!(r.ok, 3, "{n} headers");
+    }
+}
+
+#[test]
+fn too_many_header_fields_are_header_too_large_not_malformed() {
+    for n in [257, 1000] {
+        let s = answering(with_headers(n));
+        let r = bench(&spec_for(s.addr, 3));
+        only_error(&r, ErrorKind::HeaderTooLarge, 3);
+    }
+}
+
+#[test]
+fn a_head_over_256_kib_is_header_too_large_not_malformed() {
+    let mut head = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n".to_vec();
+    while head.len() < 300 * 1024 {
+        head.extend_from_slice(b"X-Trace: 0123456789abcdef0123456789abcdef0123456789abcdef\r\n");
+    }
+    head.extend_from_slice(b"\r\nok");
+    let s = answering(head);
+    let r = bench(&spec_for(s.addr, 2));
+    only_error(&r, ErrorKind::HeaderTooLarge, 2);
+}
+
+#[test]
+fn odd_but_valid_responses_are_fine() {
+    let answers: Vec<&'static [u8]> = vec![
+        // Interim responses before the final one.
+        b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+        // No body after 304 and 204, whatever Content-Length says.
+        b"HTTP/1.1 304 Not Modified\r\nContent-Length: 120\r\nETag: \"x\"\r\n\r\n",
+        b"HTTP/1.1 204 No Content\r\n\r\n",
+        // Chunk extensions and trailers.
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;name=value\r\nhello\r\n0\r\nX-Trailer: yes\r\n\r\n",
+        // Chunk sizes with leading zeros and upper-case hex.
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n000A\r\n0123456789\r\n00\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nContent-Length: 0005\r\n\r\nhello",
+        // HTTP/1.0 with keep-alive.
+        b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 3\r\n\r\nabc",
+        // Header values with odd whitespace, and an empty one.
+        b"HTTP/1.1 200 OK\r\nContent-Length:   4  \r\nX-Odd:\t tab and spaces \t\r\nX-Empty:\r\n\r\nbody",
+    ];
+    let count = answers.len() as u64;
+    let s = serve_connections(move |mut s| {
+        for answer in &answers {
+            if !read_request(&mut s) || s.write_all(answer).is_err() {
+                return;
+            }
+        }
+        while read_request(&mut s) {} // more than expected: the test fails on its counts
+    });
+    let r = bench(&spec_for(s.addr, count));
+    assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
+    assert_eq!(r.ok, count);
+    assert_eq!(r.connections_opened, 1, "every answer kept the connection");
+    assert_eq!(r.body_bytes, 2 + 5 + 10 + 5 + 3 + 4);
+}
+
+#[test]
+fn head_with_content_length_has_no_body() {
+    let s = answering(b"HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\n".to_vec());
+    let mut spec = spec_for(s.addr, 3);
+    spec.method = "HEAD".into();
+    let r = bench(&spec);
+    assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
+    assert_eq!(r.ok, 3);
+    assert_eq!(r.connections_opened, 1);
+}
+
+#[test]
+fn a_refusing_server_gets_backed_off_attempts_not_a_tight_loop() {
+    let port = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    }; // dropped: nothing listens there now
+    let mut spec = spec_for(format!("127.0.0.1:{port}").parse().unwrap(), 0);
+    spec.connections = 2;
+    spec.stop = StopCondition::Duration { seconds: 1.0 };
+    let r = bench(&spec);
+    // Nothing was ever connected; every attempt is counted apart, and failed as refused.
+    assert_eq!(r.connections_opened, 0);
+    assert!(r.connect_attempts >= 2, "{}", r.connect_attempts);
+    only_error(&r, ErrorKind::ConnectRefused, r.connect_attempts);
+    // The backoff (1 ms doubling to 100 ms, jittered down to half) allows about 30 attempts
+    // per connection in a second; a tight loop makes tens of thousands.
+    assert!(
+        r.connect_attempts <= 2 * 60,
+        "{} connect attempts in 1 s from 2 connections",
+        r.connect_attempts
+    );
+}

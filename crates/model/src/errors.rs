@@ -11,7 +11,10 @@ pub enum ErrorKind {
     ConnectRefused,
     /// The TCP connection was not established within `--connect-timeout`.
     ConnectTimeout,
-    /// Any other failure to connect (unreachable network, no local ports left, ...).
+    /// No local address or port was free for the connection (EADDRNOTAVAIL: the ephemeral
+    /// port range is used up, or an IPv6 target with IPv6 off).
+    ConnectNoLocalAddress,
+    /// Any other failure to connect (unreachable network, ...).
     ConnectOther,
     /// The connection was reset (ECONNRESET / EPIPE) while sending or receiving.
     Reset,
@@ -22,6 +25,9 @@ pub enum ErrorKind {
     /// The response could not be parsed: bad status line, bad header, bad chunk size,
     /// or bytes after the end of the body.
     Malformed,
+    /// The response head exceeded the parser's limits (`MAX_RESPONSE_HEADERS` fields or
+    /// `MAX_RESPONSE_HEAD_BYTES`), about what a browser accepts.
+    HeaderTooLarge,
     /// A complete response whose status is not among the expected ones.
     UnexpectedStatus,
     /// A complete response whose body lacks the scenario's `body_contains` text.
@@ -32,11 +38,13 @@ impl ErrorKind {
     pub const ALL: [ErrorKind; KINDS] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
+        ErrorKind::ConnectNoLocalAddress,
         ErrorKind::ConnectOther,
         ErrorKind::Reset,
         ErrorKind::RequestTimeout,
         ErrorKind::ClosedEarly,
         ErrorKind::Malformed,
+        ErrorKind::HeaderTooLarge,
         ErrorKind::UnexpectedStatus,
         ErrorKind::BodyCheck,
     ];
@@ -46,11 +54,13 @@ impl ErrorKind {
         match self {
             ErrorKind::ConnectRefused => "connect_refused",
             ErrorKind::ConnectTimeout => "connect_timeout",
+            ErrorKind::ConnectNoLocalAddress => "connect_no_local_address",
             ErrorKind::ConnectOther => "connect_other",
             ErrorKind::Reset => "reset",
             ErrorKind::RequestTimeout => "request_timeout",
             ErrorKind::ClosedEarly => "closed_early",
             ErrorKind::Malformed => "malformed",
+            ErrorKind::HeaderTooLarge => "header_too_large",
             ErrorKind::UnexpectedStatus => "unexpected_status",
             ErrorKind::BodyCheck => "body_check",
         }
@@ -61,11 +71,13 @@ impl ErrorKind {
         match self {
             ErrorKind::ConnectRefused => "connect refused",
             ErrorKind::ConnectTimeout => "connect timeout",
+            ErrorKind::ConnectNoLocalAddress => "no local address/port free (EADDRNOTAVAIL)",
             ErrorKind::ConnectOther => "connect failed (other)",
             ErrorKind::Reset => "connection reset",
             ErrorKind::RequestTimeout => "request timeout",
             ErrorKind::ClosedEarly => "closed before a complete response",
             ErrorKind::Malformed => "malformed response",
+            ErrorKind::HeaderTooLarge => HEADER_TOO_LARGE,
             ErrorKind::UnexpectedStatus => "unexpected status",
             ErrorKind::BodyCheck => "body check failed",
         }
@@ -80,7 +92,10 @@ impl ErrorKind {
     pub fn is_connect(self) -> bool {
         matches!(
             self,
-            ErrorKind::ConnectRefused | ErrorKind::ConnectTimeout | ErrorKind::ConnectOther
+            ErrorKind::ConnectRefused
+                | ErrorKind::ConnectTimeout
+                | ErrorKind::ConnectNoLocalAddress
+                | ErrorKind::ConnectOther
         )
     }
 
@@ -90,7 +105,14 @@ impl ErrorKind {
 }
 
 /// How many error kinds there are.
-pub const KINDS: usize = 9;
+pub const KINDS: usize = 11;
+
+/// Most header fields a response head may have before it counts as `HeaderTooLarge`.
+pub const MAX_RESPONSE_HEADERS: usize = 256;
+/// Most bytes a response head (status line and headers) may have, likewise.
+pub const MAX_RESPONSE_HEAD_BYTES: usize = 256 * 1024;
+/// `HeaderTooLarge`'s report phrase, with the limits in it.
+const HEADER_TOO_LARGE: &str = "response header too large (over 256 fields or 256 KiB)";
 
 /// A fixed-size counter per error kind: cheap to bump on the hot path, merged at the end.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -174,6 +196,20 @@ mod tests {
         let back: ErrorCounts = serde_json::from_value(json).unwrap();
         assert_eq!(back, c);
         assert_eq!(back.total(), 3);
+    }
+
+    #[test]
+    fn header_limit_phrase_names_the_limits() {
+        let phrase = ErrorKind::HeaderTooLarge.describe();
+        assert!(phrase.contains(&format!("{MAX_RESPONSE_HEADERS} fields")));
+        assert!(phrase.contains(&format!("{} KiB", MAX_RESPONSE_HEAD_BYTES / 1024)));
+    }
+
+    #[test]
+    fn older_results_without_newer_kinds_still_read() {
+        let back: ErrorCounts = serde_json::from_str(r#"{"reset": 2}"#).unwrap();
+        assert_eq!(back.get(ErrorKind::Reset), 2);
+        assert_eq!(back.get(ErrorKind::HeaderTooLarge), 0);
     }
 
     #[test]

@@ -34,6 +34,7 @@ impl RunResult {
         self.body_bytes += later.body_bytes;
         self.bytes_sent += later.bytes_sent;
         self.connections_opened += later.connections_opened;
+        self.connect_attempts += later.connect_attempts;
         self.peak_open_connections = self.peak_open_connections.max(later.peak_open_connections);
         self.keepalive_responses += later.keepalive_responses;
         self.stale_reconnects += later.stale_reconnects;

@@ -109,9 +109,11 @@ pub struct IntervalSample {
     pub max_us: u64,
 }
 
-/// CPU and memory the generator process itself used during the run.
+/// CPU and memory the generator itself used during the run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct GeneratorUsage {
+    /// CPU of the generator's own threads (workers and probe), not of the whole process: an
+    /// in-process target (`bench` without a URL) is left out.
     pub user_cpu_s: f64,
     pub system_cpu_s: f64,
     /// Peak resident set size of the generator process, KiB.
@@ -155,6 +157,7 @@ pub struct RunResult {
     /// Body bytes received.
     pub body_bytes: u64,
     pub bytes_sent: u64,
+    /// TCP connections established (the connect succeeded).
     pub connections_opened: u64,
     /// The most connections held open at the same moment, across all threads (exact: from
     /// each socket's connect to its close). 0 in results written before it was recorded.
@@ -165,6 +168,9 @@ pub struct RunResult {
     /// "Keep-Alive requests". 0 in results written before it was recorded.
     #[serde(default)]
     pub keepalive_responses: u64,
+    /// TCP connects started, failed ones included (refused, timed out, no local port).
+    #[serde(default)]
+    pub connect_attempts: u64,
     /// Requests sent again because the server closed an idle keep-alive connection before
     /// any byte of their response (not an error: the connection was stale).
     pub stale_reconnects: u64,

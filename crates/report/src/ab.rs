@@ -60,7 +60,7 @@ impl AbFailures {
             } else {
                 result.length_varies
             },
-            exceptions: e.get(ErrorKind::Malformed),
+            exceptions: e.get(ErrorKind::Malformed) + e.get(ErrorKind::HeaderTooLarge),
         }
     }
 

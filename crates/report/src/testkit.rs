@@ -77,6 +77,7 @@ pub fn synthetic_result(responses: u64, total_us: &[u64]) -> RunResult {
     result.body_bytes = responses * body;
     result.bytes_sent = responses * 80;
     result.connections_opened = connections;
+    result.connect_attempts = connections + 3; // and 3 refused
     result.stale_reconnects = 2;
     result.histograms = histograms;
     result.timeline = timeline;

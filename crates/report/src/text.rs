@@ -5,7 +5,7 @@
 use crate::timing;
 use crate::units::{bytes, ms, ms_f, percent, seconds};
 use std::fmt::Write as _;
-use webtune_model::{ErrorKind, Percentiles, RunResult, StopCondition};
+use webtune_model::{Percentiles, RunResult, StopCondition};
 
 /// Column headers of the latency table, in order.
 pub const LATENCY_COLUMNS: [&str; 9] = [
@@ -243,9 +243,10 @@ pub(crate) fn write_errors(out: &mut String, r: &RunResult) {
             "Errors          {total} ({} of attempted requests)",
             percent(r.error_ratio())
         );
-        let width = ErrorKind::ALL
-            .iter()
-            .map(|k| k.describe().len())
+        let width = r
+            .errors
+            .nonzero()
+            .map(|(k, _)| k.describe().len())
             .max()
             .unwrap_or(0);
         for (kind, n) in r.errors.nonzero() {
@@ -277,6 +278,19 @@ fn write_connections_and_cost(out: &mut String, r: &RunResult) {
         "Connections     {} opened, {} stale keep-alive reconnects",
         r.connections_opened, r.stale_reconnects
     );
+    let connects_failed: u64 = r
+        .errors
+        .nonzero()
+        .filter(|(k, _)| k.is_connect())
+        .map(|(_, n)| n)
+        .sum();
+    if connects_failed > 0 {
+        let _ = writeln!(
+            out,
+            "Connect tries   {} connects started, {connects_failed} failed",
+            r.connect_attempts
+        );
+    }
     if r.abandoned > 0 {
         let _ = writeln!(
             out,
@@ -343,6 +357,12 @@ mod tests {
         assert!(errors.contains("25 ("), "{errors}");
         assert!(text.contains("2 stale keep-alive reconnects"));
         assert!(text.contains("100 opened"));
+        assert!(
+            text.contains("Connect tries   103 connects started, 3 failed\n"),
+            "{text}"
+        );
+        // The kinds' column is as wide as the longest kind shown.
+        assert!(text.contains("\n  unexpected status        20\n"), "{text}");
         assert!(!text.contains("In flight"));
         // 1.0 s CPU over 1005 attempted requests
         assert!(text.contains("995.0 µs per request"), "{text}");

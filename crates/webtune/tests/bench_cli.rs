@@ -238,6 +238,66 @@ fn nothing_listening_is_reported_as_connect_errors() {
     assert_eq!(v["errors"]["connect_refused"], 20);
 }
 
+/// Runs `script` with bash in a private network namespace (`unshare -n`), so it may change
+/// that namespace's sysctls without touching the host's; None when that is not permitted.
+fn in_private_netns(script: &str, limit: Duration) -> Option<(i32, String, String)> {
+    let permitted = Command::new("unshare")
+        .args(["-n", "sh", "-c", "ip link set lo up"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !permitted {
+        return None;
+    }
+    let (code, out, err) = run_bounded(
+        Command::new("unshare").args(["-n", "bash", "-c", script]),
+        limit,
+    );
+    // 77: the namespace's own setup was refused (e.g. no root for its port range).
+    (code != 77).then_some((code, out, err))
+}
+
+#[test]
+fn no_free_local_port_ends_at_the_duration_with_a_named_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let bin = env!("CARGO_BIN_EXE_webtune");
+    // 100 local ports for 120 connections: 20 of them never get one (EADDRNOTAVAIL at once).
+    let script = format!(
+        "ip link set lo up && echo '40000 40099' > /proc/sys/net/ipv4/ip_local_port_range || exit 77
+         {bin} serve --addr 127.0.0.1:18080 >/dev/null 2>&1 & srv=$!
+         for _ in $(seq 100); do (: </dev/tcp/127.0.0.1/18080) 2>/dev/null && break; sleep 0.05; done
+         {bin} bench -c 120 -t 2 -d 2s --json {json} http://127.0.0.1:18080/empty.gif
+         rc=$?; kill $srv; exit $rc",
+        json = json.display()
+    );
+    let Some((code, out, err)) = in_private_netns(&script, Duration::from_secs(60)) else {
+        eprintln!("skipped: `unshare -n` (as root) is not permitted here");
+        return;
+    };
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        out.contains("no local address/port free (EADDRNOTAVAIL)"),
+        "{out}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("result written")).unwrap();
+    assert!(v["errors"]["connect_no_local_address"].as_u64().unwrap() > 0);
+    assert_eq!(v["errors"]["connect_other"], 0);
+    assert!(v["responses"].as_u64().unwrap() > 0);
+    assert_eq!(v["interrupted"], false);
+    // It ended at -d (it used to run on until killed): 2 s, plus at most the 1 s drain and
+    // some slack for a busy machine.
+    assert!(
+        v["duration_s"].as_f64().unwrap() < 5.0,
+        "{}",
+        v["duration_s"]
+    );
+    let attempts = v["connect_attempts"].as_u64().unwrap();
+    assert!(attempts > v["connections_opened"].as_u64().unwrap());
+}
+
 #[test]
 fn too_many_connections_for_the_file_limit_names_ulimit() {
     let bin = env!("CARGO_BIN_EXE_webtune");
