@@ -360,9 +360,11 @@ fn the_servers_warnings_are_collected_from_their_logs() {
 
 #[test]
 fn a_killed_php_fpm_master_is_recorded_and_the_stop_leaves_nothing() {
-    let guard = start("nginx-php-fpm", &[]);
+    // Not nginx-php-fpm: a_config_the_server_rejects_leaves_nothing_behind looks for
+    // processes of this test process's nginx-php-fpm starts while the tests run in parallel.
+    let guard = start("apache-worker", &[]);
     let stack = guard.stack();
-    // Backends first: php-fpm's session, then nginx's; each id is its master's pid.
+    // Backends first: php-fpm's session, then Apache's; each id is its master's pid.
     let sessions = stack.sessions();
     let master = sessions[0];
     let comm = procfs::read_stat(master).expect("php-fpm runs").comm;
