@@ -9,6 +9,7 @@
 
 mod error;
 pub mod forum;
+pub mod leaders;
 pub mod logs;
 pub mod params;
 pub mod procfs;

@@ -108,6 +108,23 @@ pub fn is_alive(pid: i32, start_ticks: u64) -> bool {
     read_stat(pid).is_some_and(|s| s.start_ticks == start_ticks && s.state != 'Z')
 }
 
+/// The wait status (as `waitpid` reports it) of a zombie: field 52 of /proc/PID/stat,
+/// there once the process has exited and until its parent reaps it. None when unreadable.
+pub fn exit_status(pid: i32) -> Option<i32> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    parse_exit_status(&text)
+}
+
+fn parse_exit_status(text: &str) -> Option<i32> {
+    let close = text.rfind(')')?;
+    // Fields after the command name start at field 3; field 52 is the 50th of them.
+    text.get(close + 1..)?
+        .split_whitespace()
+        .nth(49)?
+        .parse()
+        .ok()
+}
+
 /// Clock ticks per second (for utime/stime).
 pub fn ticks_per_second() -> u64 {
     // SAFETY: sysconf only reads a configuration value.
@@ -147,6 +164,16 @@ mod tests {
         assert_eq!(s.num_threads, 4);
         assert_eq!(s.start_ticks, 5555);
         assert_eq!(s.rss_pages, 250);
+        assert_eq!(
+            parse_exit_status(text),
+            None,
+            "a short line has no exit status"
+        );
+        let mut long = text.to_string();
+        for n in 26..=52 {
+            long.push_str(&format!(" {}", if n == 52 { 9 } else { 0 }));
+        }
+        assert_eq!(parse_exit_status(&long), Some(9));
     }
 
     #[test]

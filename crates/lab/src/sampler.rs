@@ -2,7 +2,10 @@
 //! while a run loads a stack — per-CPU utilisation, run queue, the stack's processes and
 //! threads (CPU, RSS, PSS, context switches, open fds) and host-wide listen-queue
 //! overflows, TCP retransmits and TIME_WAIT sockets — and hands back `ServerSamples`.
+//! It also watches each server's main process (`leaders`) and records which died and when
+//! (`ServerSamples::deaths`).
 
+use crate::leaders::Leader;
 use crate::procfs::{self, ProcStat};
 use std::collections::HashMap;
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
@@ -261,6 +264,8 @@ fn own_thread_cpu_s() -> f64 {
 struct State {
     out: ServerSamples,
     selector: ProcessSelector,
+    /// The servers' main processes still alive at the last sample.
+    leaders: Vec<Leader>,
     started: Instant,
     last_at: Instant,
     last_host: HostStat,
@@ -292,6 +297,7 @@ impl State {
                 samples: Vec::new(),
                 ..ServerSamples::default()
             },
+            leaders: Vec::new(),
             selector,
             started: Instant::now(),
             last_at: Instant::now(),
@@ -308,6 +314,16 @@ impl State {
         };
         // Baseline of the processes that exist already: their past is not this run's.
         let _ = state.sample_processes();
+        if let ProcessSelector::Sessions(sessions) = &state.selector {
+            for &sid in sessions {
+                // A master already gone (e.g. in an earlier level of a sweep) is recorded
+                // at 0: this run, too, loads a stack without it.
+                match Leader::find(sid, 0.0) {
+                    Ok(leader) => state.leaders.push(leader),
+                    Err(death) => state.out.deaths.push(death),
+                }
+            }
+        }
         state
     }
 
@@ -324,8 +340,17 @@ impl State {
             .map(|(now, before)| cpu_share(now, before))
             .collect();
         let procs = self.sample_processes();
+        let t_s = round3(now.duration_since(self.started).as_secs_f64());
+        let out = &mut self.out;
+        self.leaders.retain(|leader| match leader.check(t_s) {
+            Some(death) => {
+                out.deaths.push(death);
+                false
+            }
+            None => true,
+        });
         self.out.samples.push(ServerSample {
-            t_s: round3(now.duration_since(self.started).as_secs_f64()),
+            t_s,
             length_s: round3(now.duration_since(self.last_at).as_secs_f64()),
             cpus,
             run_queue: host.procs_running,

@@ -1,7 +1,7 @@
 //! The text summary of the server-side samples, printed after the bench report: busiest
 //! and idlest CPU (seed 003's scheduler piled Apache onto one CPU), context switches per
 //! request (seed 000's scheduling overhead), listen-queue overflows (seed 004's
-//! somaxconn), peak processes and memory.
+//! somaxconn), peak processes and memory; first of all, a server's main process that died.
 
 use std::fmt::Write;
 use webtune_model::ServerSamples;
@@ -21,6 +21,7 @@ pub fn summarise(samples: &ServerSamples, responses: u64) -> String {
         seconds,
         samples.selector
     );
+    write_deaths(&mut out, samples);
     if list.is_empty() {
         out.push_str("  no samples (the run was shorter than one interval)\n");
         return out;
@@ -171,6 +172,28 @@ pub fn summarise(samples: &ServerSamples, responses: u64) -> String {
     out
 }
 
+/// One line per main process that died: without it the server neither replaces workers
+/// nor stops in order, so the figures after that moment describe a broken stack.
+fn write_deaths(out: &mut String, samples: &ServerSamples) {
+    for d in &samples.deaths {
+        let how = if d.how.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", d.how)
+        };
+        let when = if d.t_s > 0.0 {
+            format!("by {:.2} s into the run", d.t_s)
+        } else {
+            "before the load began".to_string()
+        };
+        let _ = writeln!(
+            out,
+            "  DIED       {} main process (pid {}){how}, {when}: the results describe a broken stack",
+            d.process, d.pid
+        );
+    }
+}
+
 /// The servers' warnings and errors, most frequent first, at most ten lines.
 fn write_log_messages(out: &mut String, samples: &ServerSamples) {
     if samples.log_messages.is_empty() {
@@ -249,6 +272,12 @@ mod tests {
                 message: "server reached pm.max_children setting (5), consider raising it".into(),
                 count: 3,
             }],
+            deaths: vec![webtune_model::server::ProcessDeath {
+                process: "nginx".into(),
+                pid: 4123,
+                t_s: 1.25,
+                how: "killed by SIGKILL".into(),
+            }],
             sampler_cpu_s: 0.01,
         };
         let text = summarise(&samples, 110);
@@ -268,11 +297,17 @@ mod tests {
             text.contains("php-fpm [warn] ×3: server reached pm.max_children"),
             "{text}"
         );
+        assert!(
+            text.lines().nth(1).is_some_and(|l| l
+                .contains("DIED       nginx main process (pid 4123) killed by SIGKILL, by 1.25 s into the run")),
+            "the death comes right after the heading: {text}"
+        );
     }
 
     #[test]
     fn empty_samples_say_so() {
         let text = summarise(&ServerSamples::default(), 0);
         assert!(text.contains("no samples"));
+        assert!(!text.contains("DIED"), "{text}");
     }
 }

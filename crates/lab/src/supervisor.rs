@@ -421,13 +421,16 @@ fn stop_server(server: &mut RunningServer, sid: i32, grace: Duration) -> Result<
             .map(|s| s.pid)
             .collect()
     };
-    if server.child.try_wait().ok().flatten().is_none() {
+    let master_gone = server.child.try_wait().ok().flatten().is_some();
+    if !master_gone {
         // SAFETY: kill only sends a signal to our own child.
         unsafe {
             libc::kill(sid, server.plan.stop_signal);
         }
     }
-    let deadline = Instant::now() + grace;
+    // A master that died during the run (kill -9, a crash) left its workers with no one
+    // to stop them in order: waiting for them would only delay the SIGKILL.
+    let deadline = Instant::now() + if master_gone { Duration::ZERO } else { grace };
     loop {
         let master_done = server.child.try_wait().ok().flatten().is_some();
         if master_done && members().is_empty() {

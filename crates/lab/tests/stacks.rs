@@ -1,6 +1,7 @@
 //! Starts every stack for real (Debian's nginx, apache2, mod_php, php-fpm), loads it with a
 //! handful of requests over loopback, checks answers and rendered configs, and checks that
-//! no process of the stack is left after stop and after a failed start.
+//! no process of the stack is left after stop and after a failed start, and after its
+//! php-fpm master was killed (which the sampler records).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -354,5 +355,42 @@ fn the_servers_warnings_are_collected_from_their_logs() {
         .unwrap_or_else(|| panic!("no max_children warning in {messages:?}"));
     assert_eq!(reached.server, "php-fpm");
     assert_eq!(reached.level, "warn");
+    guard.stop_and_verify();
+}
+
+#[test]
+fn a_killed_php_fpm_master_is_recorded_and_the_stop_leaves_nothing() {
+    // Not nginx-php-fpm: a_config_the_server_rejects_leaves_nothing_behind looks for
+    // processes of this test process's nginx-php-fpm starts while the tests run in parallel.
+    let guard = start("apache-worker", &[]);
+    let stack = guard.stack();
+    // Backends first: php-fpm's session, then Apache's; each id is its master's pid.
+    let sessions = stack.sessions();
+    let master = sessions[0];
+    let comm = procfs::read_stat(master).expect("php-fpm runs").comm;
+    assert!(comm.starts_with("php-fpm"), "{comm}");
+    let sampler = Sampler::start(
+        stack.stack().name(),
+        ProcessSelector::Sessions(sessions),
+        Duration::from_millis(50),
+    );
+    load_briefly(stack, true);
+    // SAFETY: a signal to the stack's php-fpm master, a child of this test process.
+    unsafe {
+        libc::kill(master, libc::SIGKILL);
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let samples = sampler.finish();
+    assert_eq!(samples.deaths.len(), 1, "{:?}", samples.deaths);
+    let death = &samples.deaths[0];
+    assert_eq!((death.process.as_str(), death.pid), (comm.as_str(), master));
+    assert_eq!(death.how, "killed by SIGKILL");
+    assert!(death.t_s > 0.0, "{death:?}");
+    let text = summarise(&samples, 10);
+    assert!(
+        text.contains(&format!("DIED       {comm} main process (pid {master})")),
+        "{text}"
+    );
+    // The orphaned workers are stopped with the rest: nothing is left.
     guard.stop_and_verify();
 }

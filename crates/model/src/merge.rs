@@ -147,7 +147,8 @@ fn merge_validity(mine: &mut Validity, theirs: &Validity) {
     mine.cpu_busy = mine.cpu_busy.max(theirs.cpu_busy);
 }
 
-/// Samples follow one another; log messages of the same server, level and text add up.
+/// Samples follow one another; a process that died is listed once; log messages of the
+/// same server, level and text add up.
 fn merge_server(mine: &mut ServerSamples, theirs: &ServerSamples) {
     let offset = mine.samples.last().map_or(0.0, |s| s.t_s);
     mine.samples
@@ -156,6 +157,13 @@ fn merge_server(mine: &mut ServerSamples, theirs: &ServerSamples) {
             sample
         }));
     mine.sampler_cpu_s += theirs.sampler_cpu_s;
+    for death in &theirs.deaths {
+        if !mine.deaths.iter().any(|d| d.pid == death.pid) {
+            let mut death = death.clone();
+            death.t_s += offset;
+            mine.deaths.push(death);
+        }
+    }
     for message in &theirs.log_messages {
         match mine
             .log_messages

@@ -32,6 +32,33 @@ pub struct ServerSamples {
     /// deduplicated (empty for `external`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub log_messages: Vec<LogMessage>,
+    /// Main processes of the stack (nginx master, Apache parent, php-fpm master, mariadbd)
+    /// that died while the sampler watched, in the order seen (empty when none did).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deaths: Vec<ProcessDeath>,
+}
+
+impl ServerSamples {
+    /// Did a main process of the stack die during the run?
+    pub fn server_died(&self) -> bool {
+        !self.deaths.is_empty()
+    }
+}
+
+/// A server's main process that was gone at a sample: without it the server neither
+/// replaces its workers nor stops in order, so what follows measures a broken stack.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProcessDeath {
+    /// Its command name, e.g. "nginx", "apache2", "php-fpm8.2", "mariadbd".
+    pub process: String,
+    pub pid: i32,
+    /// End of the sample interval in which it died, seconds since sampling began (0 when
+    /// it was already gone when sampling began).
+    pub t_s: f64,
+    /// How it ended, when the kernel still said: "killed by SIGKILL", "exited with status
+    /// 1"; empty when unknown.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub how: String,
 }
 
 /// One distinct warning or error line of a server's log, with how often it occurred.

@@ -399,6 +399,23 @@ pub fn run_section(result: &RunResult, prefix: &str) -> String {
             server.cpu_count,
             server.sampler_cpu_s
         );
+        for d in &server.deaths {
+            let when = if d.t_s > 0.0 {
+                format!("by {:.2} s into the run", d.t_s)
+            } else {
+                "before the load began".to_string()
+            };
+            let _ = writeln!(
+                body,
+                "<p class=\"bad\" id=\"{prefix}server-died-{}\">{} main process (pid {}) \
+                 died{}{}, {when}: the results describe a broken stack.</p>",
+                d.pid,
+                escape(&d.process),
+                d.pid,
+                if d.how.is_empty() { "" } else { ": " },
+                escape(&d.how)
+            );
+        }
         if !server.parameters.is_empty() {
             let _ = writeln!(
                 body,
@@ -563,8 +580,18 @@ mod tests {
         server.parameters.insert("max_clients".into(), "4".into());
         server.parameters.insert("keepalive".into(), "on".into());
         server.parameters_set = vec!["max_clients".into()];
+        server.deaths.push(webtune_model::server::ProcessDeath {
+            process: "apache2".into(),
+            pid: 4123,
+            t_s: 1.5,
+            how: "killed by SIGKILL".into(),
+        });
         r.server = Some(server);
         let html = render_html(&r);
+        assert!(
+            html.contains("apache2 main process (pid 4123) died: killed by SIGKILL, by 1.50 s"),
+            "{html}"
+        );
         assert!(html.contains("<tr><td>max_clients</td><td>4</td><td>set</td></tr>"));
         assert!(html.contains("<tr><td>keepalive</td><td>on</td><td>default</td></tr>"));
         for id in [

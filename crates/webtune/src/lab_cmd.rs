@@ -412,6 +412,10 @@ fn run_stack(args: RunArgs) -> anyhow::Result<i32> {
     outcome
 }
 
+/// Exit status of a lab run (or sweep) during which a server's main process died: the
+/// results were printed, but they describe a broken stack (docs/lab.md).
+pub const EXIT_SERVER_DIED: i32 = 3;
+
 /// One load of a stack: what to load and how to watch it.
 struct Load<'a> {
     stack: StackKind,
@@ -481,7 +485,14 @@ fn load_and_report(load: Load) -> anyhow::Result<i32> {
         None => String::new(),
     };
     bench_cmd::emit(&result, &bench, &header, &footer)?;
-    Ok(if interrupted { EXIT_INTERRUPTED } else { 0 })
+    let died = result.server.as_ref().is_some_and(|s| s.server_died());
+    Ok(if interrupted {
+        EXIT_INTERRUPTED
+    } else if died {
+        EXIT_SERVER_DIED
+    } else {
+        0
+    })
 }
 
 /// `http://host:port` of a URL (everything before the path).

@@ -1,6 +1,7 @@
 //! `webtune lab` end to end, through the built binary: a run prints the bench report and
 //! the server-side summary; a rejected config fails cleanly; SIGINT to webtune stops the
-//! stack with nothing left; after SIGKILL to webtune, `lab clean` reaps the stack.
+//! stack with nothing left; after SIGKILL to webtune, `lab clean` reaps the stack; a
+//! server's main process killed mid-run is reported (text, JSON, exit status 3).
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -50,6 +51,11 @@ impl Webtune {
     }
 
     fn spawn_in(lab_dir: Option<&LabDir>, args: &[&str]) -> Webtune {
+        Webtune::spawn_to(lab_dir, args, Stdio::null())
+    }
+
+    /// As `spawn_in`, with webtune's stdout going to `stdout`.
+    fn spawn_to(lab_dir: Option<&LabDir>, args: &[&str], stdout: Stdio) -> Webtune {
         let mut command = match lab_dir {
             Some(dir) => dir.command(),
             None => Command::new(WEBTUNE),
@@ -57,7 +63,7 @@ impl Webtune {
         let mut child = command
             .args(args)
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
+            .stdout(stdout)
             .stderr(Stdio::piped())
             .spawn()
             .expect("run webtune");
@@ -472,4 +478,101 @@ fn bad_values_and_empty_runs_are_refused_before_a_stack_starts() {
         assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
         assert!(output.stdout.is_empty(), "{args:?}");
     }
+}
+
+/// The parent pid of a process (field 4 of /proc/PID/stat).
+fn parent_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(") ")?
+        .1
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// kill -9 of a stack's main process (a direct child of webtune, the leader of its
+/// session) 1 s into a 3 s load: the run names it with a time in the text report and the
+/// JSON, exits 3, and no process of the stack is left.
+fn main_process_killed_mid_run_is_reported(stack: &str, process: &str) {
+    let lab = LabDir::new(&format!("died-{stack}"));
+    let json = std::env::temp_dir().join(format!(
+        "webtune-lab-died-{}-{stack}.json",
+        std::process::id()
+    ));
+    let text = std::env::temp_dir().join(format!(
+        "webtune-lab-died-{}-{stack}.txt",
+        std::process::id()
+    ));
+    let stdout = std::fs::File::create(&text).expect("stdout file");
+    let json_arg = json.display().to_string();
+    let args = [
+        "lab",
+        "run",
+        stack,
+        "--sample-interval",
+        "100ms",
+        "--",
+        "-c",
+        "4",
+        "-d",
+        "3s",
+        "--json",
+        &json_arg,
+    ];
+    let mut webtune = Webtune::spawn_to(Some(&lab), &args, Stdio::from(stdout));
+    let dir = webtune.wait_ready();
+    let masters: Vec<i32> = processes_naming(&dir)
+        .into_iter()
+        .filter(|p| parent_of(*p) == Some(webtune.pid()))
+        .collect();
+    assert_eq!(
+        masters.len(),
+        1,
+        "one server, started by webtune: {masters:?}"
+    );
+    let master = masters[0];
+    std::thread::sleep(Duration::from_secs(1));
+    // SAFETY: a signal to the stack's master, a child of our own child.
+    unsafe {
+        libc::kill(master, libc::SIGKILL);
+    }
+    let code = webtune.wait(Duration::from_secs(30));
+    let report = std::fs::read_to_string(&text).unwrap_or_default();
+    let _ = std::fs::remove_file(&text);
+    let written = std::fs::read_to_string(&json);
+    let _ = std::fs::remove_file(&json);
+    assert_eq!(code, Some(3), "a run whose server died exits 3: {report}");
+    assert!(
+        report.contains(&format!(
+            "DIED       {process} main process (pid {master}) killed by SIGKILL, by "
+        )),
+        "{report}"
+    );
+    let value: serde_json::Value =
+        serde_json::from_str(&written.expect("json written")).expect("valid json");
+    let deaths = value["server"]["deaths"].as_array().expect("deaths");
+    assert_eq!(deaths.len(), 1, "{deaths:?}");
+    assert_eq!(deaths[0]["process"], process);
+    assert_eq!(deaths[0]["pid"], master);
+    assert_eq!(deaths[0]["how"], "killed by SIGKILL");
+    // Seen at a sample after the kill, which came a second after sampling began.
+    let t_s = deaths[0]["t_s"].as_f64().expect("t_s");
+    assert!(t_s >= 1.0, "{t_s}");
+    assert!(
+        processes_naming(&dir).is_empty(),
+        "{:?}",
+        processes_naming(&dir)
+    );
+    assert!(!dir.exists(), "private dir removed");
+}
+
+#[test]
+fn nginx_master_killed_mid_run_is_reported() {
+    main_process_killed_mid_run_is_reported("nginx", "nginx");
+}
+
+#[test]
+fn apache_prefork_parent_killed_mid_run_is_reported() {
+    main_process_killed_mid_run_is_reported("apache-prefork", "apache2");
 }

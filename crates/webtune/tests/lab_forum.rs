@@ -2,7 +2,7 @@
 //! under Apache prefork + mod_php and under nginx + php-fpm completes with every body check
 //! passing and all three pages loaded, the database and the stack are stopped, and no
 //! process or directory of the run is left; bad input fails with one line before anything
-//! starts.
+//! starts; mariadbd killed during a sweep is reported and the sweep exits 3.
 
 use std::path::Path;
 use std::process::Command;
@@ -296,5 +296,107 @@ fn sighup_during_a_forum_sweep_keeps_what_was_measured_and_leaves_nothing() {
         })
         .unwrap_or_default();
     assert!(left.is_empty(), "left in the lab root: {left:?}");
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn mariadbd_killed_during_a_forum_sweep_is_reported_and_exits_3() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    if !installed() {
+        eprintln!("skipped: mariadb-server, php-mysql, apache2 or nginx is not installed");
+        return;
+    }
+    let root = std::env::temp_dir().join(format!("wt-forum-died-{}", std::process::id()));
+    let json = root.with_extension("json");
+    let mut child = Command::new(WEBTUNE)
+        .env("WEBTUNE_LAB_DIR", &root)
+        .args([
+            "lab",
+            "sweep",
+            "nginx-php-fpm",
+            "--app",
+            "forum",
+            "--posts",
+            "2000",
+            "--seed",
+            "11",
+            "-c",
+            "2,2",
+            "-d",
+            "2s",
+            "--warmup",
+            "0s",
+            "--cooldown",
+            "0s",
+            "--pause",
+            "0s",
+            "--sample-interval",
+            "100ms",
+            "--json",
+        ])
+        .arg(&json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run webtune");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let mut seen = String::new();
+    for line in lines.by_ref().map_while(Result::ok) {
+        seen.push_str(&line);
+        seen.push('\n');
+        if line.contains(" ready at ") {
+            break;
+        }
+    }
+    assert!(seen.contains(" ready at "), "{seen}");
+    // mariadbd: a direct child of webtune, named by its command.
+    let webtune = child.id().to_string();
+    let mariadbd: Vec<i32> = processes_naming(&root)
+        .into_iter()
+        .filter(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            stat.contains("(mariadbd)")
+                && stat
+                    .rsplit_once(") ")
+                    .and_then(|(_, r)| r.split_whitespace().nth(1))
+                    == Some(webtune.as_str())
+        })
+        .collect();
+    assert_eq!(mariadbd.len(), 1, "{mariadbd:?}");
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    // SAFETY: a signal to the database server, a child of our own child.
+    unsafe {
+        libc::kill(mariadbd[0], libc::SIGKILL);
+    }
+    let stdout = child.stdout.take().expect("stdout");
+    let report: Vec<String> = BufReader::new(stdout)
+        .lines()
+        .map_while(Result::ok)
+        .collect();
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = child.wait().expect("wait");
+    let report = report.join("\n");
+    let rest = rest.join("\n");
+    let written = std::fs::read_to_string(&json);
+    let _ = std::fs::remove_file(&json);
+    assert_eq!(status.code(), Some(3), "{report}\n{seen}{rest}");
+    assert!(
+        report.contains(&format!(
+            "DIED       mariadbd main process (pid {}) killed by SIGKILL, by ",
+            mariadbd[0]
+        )),
+        "{report}"
+    );
+    let value: serde_json::Value =
+        serde_json::from_str(&written.expect("json written")).expect("valid json");
+    let levels = value["levels"].as_array().expect("levels");
+    let deaths = |i: usize| levels[i]["result"]["server"]["deaths"].clone();
+    assert_eq!(deaths(0)[0]["process"], "mariadbd", "{}", deaths(0));
+    assert!(deaths(0)[0]["t_s"].as_f64() > Some(0.0), "{}", deaths(0));
+    // The next level loaded the stack without its database from the start.
+    assert_eq!(deaths(1)[0]["t_s"].as_f64(), Some(0.0), "{}", deaths(1));
+    assert!(processes_naming(&root).is_empty());
     let _ = std::fs::remove_dir_all(&root);
 }

@@ -90,7 +90,7 @@ fn check(section: &str, doc: &Doc, v: &Value) {
 }
 
 /// A result with every optional part present: open loop with a ramp, a scenario with a
-/// body check, a probe, warm-up, and two repeats.
+/// body check, a probe, warm-up, two repeats, and a lab's server section.
 fn populated_result() -> Value {
     let srv = EmbeddedServer::start(ServeOptions::default()).unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -132,6 +132,24 @@ fn populated_result() -> Value {
         start_s: 0.5,
         length_s: 0.1,
     });
+    // The lab's server section with every optional part (the sampler's shape; a real lab
+    // run with a dead master is in lab_cli.rs).
+    let mut server = webtune_report::testkit::synthetic_server_samples(2);
+    server.parameters.insert("KeepAlive".into(), "on".into());
+    server.parameters_set.push("KeepAlive".into());
+    server.log_messages.push(webtune_model::server::LogMessage {
+        server: "apache2 (prefork)".into(),
+        level: "error".into(),
+        message: "server reached MaxRequestWorkers setting".into(),
+        count: 2,
+    });
+    server.deaths.push(webtune_model::server::ProcessDeath {
+        process: "apache2".into(),
+        pid: 4123,
+        t_s: 1.25,
+        how: "killed by SIGKILL".into(),
+    });
+    merged.server = Some(server);
     serde_json::from_str(&merged.to_json_pretty()).unwrap()
 }
 
@@ -151,6 +169,9 @@ fn the_json_result_has_exactly_the_documented_fields() {
     for named in v["by_name"].as_object().unwrap().values() {
         check("by_name and probe", &doc, named);
     }
+    check("server", &doc, &v["server"]);
+    check("server samples", &doc, &v["server"]["samples"][0]);
+    check("server deaths", &doc, &v["server"]["deaths"][0]);
     // Prose sections name their fields in backticks.
     let latency_names = &doc["latency"].prose;
     for (kind, summary) in v["latency"].as_object().unwrap() {
@@ -178,4 +199,5 @@ fn the_json_result_has_exactly_the_documented_fields() {
     let back = RunResult::from_json(&v.to_string()).unwrap();
     assert_eq!(back.by_name.len(), 2);
     assert!(back.schedule.is_some() && back.probe.is_some() && back.repeats.len() == 2);
+    assert_eq!(back.server.map(|s| s.deaths.len()), Some(1));
 }

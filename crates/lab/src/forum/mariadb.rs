@@ -450,13 +450,20 @@ impl RunningDatabase {
         };
         if let Some(child) = self.child.as_mut() {
             let pid = child.id() as i32;
-            if child.try_wait().ok().flatten().is_none() {
+            let gone = child.try_wait().ok().flatten().is_some();
+            if !gone {
                 // SAFETY: a signal to our own child.
                 unsafe {
                     libc::kill(pid, libc::SIGTERM);
                 }
             }
-            let deadline = Instant::now() + self.options.stop_grace;
+            // mariadbd died during the run: nothing is left to shut down in order.
+            let grace = if gone {
+                Duration::ZERO
+            } else {
+                self.options.stop_grace
+            };
+            let deadline = Instant::now() + grace;
             let mut clean = false;
             loop {
                 let done = child.try_wait().ok().flatten().is_some();

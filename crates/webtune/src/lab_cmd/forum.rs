@@ -685,8 +685,14 @@ fn report_sweep(
     if let Some(dest) = &args.csv {
         write_output(dest, &render_sweep_csv(sweep))?;
     }
+    let died = sweep
+        .levels
+        .iter()
+        .any(|l| l.result.server.as_ref().is_some_and(|s| s.server_died()));
     Ok(if sweep.interrupted {
         EXIT_INTERRUPTED
+    } else if died {
+        super::EXIT_SERVER_DIED
     } else {
         0
     })
