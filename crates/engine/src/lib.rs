@@ -2,13 +2,15 @@
 //!
 //! A thread per core (`-t`), each owning its connections, event loop, histograms and
 //! counters (`worker`); an HTTP/1.x response parser that works in place (`http1`); the
-//! request prepared once (`plan`); per-worker recorders merged at the end (`recorder`). The
+//! request prepared once (`plan`); per-worker recorders merged at the end (`recorder`); an
+//! open-loop request's send lateness split into server wait and generator lag (`lateness`). The
 //! coordinator (`run`) splits connections and the request budget among workers, gathers one
 //! small report per worker per interval for the time series and progress, and assembles the
 //! result. It does no formatting and writes no files.
 
 mod error;
 pub mod http1;
+pub mod lateness;
 pub mod plan;
 mod probe;
 pub mod recorder;
@@ -34,7 +36,9 @@ use webtune_model::{
 };
 use worker::{run_worker, Pacing, WorkerConfig};
 
-/// Schedule lag above this at p99 means the generator, not the server, set the pace.
+/// The generator's own schedule lag (a connection was free, the request went late) above
+/// this at p99 means the generator, not the server, set the pace. Lag spent waiting for a
+/// connection while every one was busy is the server's and does not count.
 pub const MAX_VALID_LAG_US: u64 = 1_000;
 /// Generator CPU busier than this (share of its threads' time) means it was saturated.
 pub const MAX_VALID_CPU_BUSY: f64 = 0.9;
@@ -280,6 +284,10 @@ pub fn run(
             achieved_rate: total.sent as f64 / measured_s,
             lag: Default::default(),
             lag_histogram: total.lag.clone(),
+            connection_wait: Default::default(),
+            connection_wait_histogram: total.connection_wait.clone(),
+            generator_lag: Default::default(),
+            generator_lag_histogram: total.generator_lag.clone(),
             not_sent: total.not_sent,
         }),
         LoadMode::Closed => None,
@@ -424,19 +432,7 @@ fn judge(result: &RunResult, cpu_s: f64, elapsed_s: f64) -> Validity {
         ));
     }
     if let Some(s) = &result.schedule {
-        if s.lag.p99_us > MAX_VALID_LAG_US {
-            reasons.push(format!(
-                "requests were sent late: schedule lag p99 {:.2} ms (max {:.2} ms)",
-                s.lag.p99_us as f64 / 1000.0,
-                s.lag.max_us as f64 / 1000.0
-            ));
-        }
-        if s.not_sent > 0 {
-            reasons.push(format!(
-                "{} requests fell due but could not be sent (all {} connections busy)",
-                s.not_sent, result.spec.connections
-            ));
-        }
+        reasons.extend(schedule_reasons(s));
     }
     Validity {
         client_limited: !reasons.is_empty(),
@@ -445,9 +441,51 @@ fn judge(result: &RunResult, cpu_s: f64, elapsed_s: f64) -> Validity {
     }
 }
 
+/// What the open-loop schedule says against the generator. Only its own lateness counts:
+/// time a due request waited because every connection was busy (a slow or stalled server,
+/// the -c cap), and requests still waiting at the end (`not_sent`), are the server's latency,
+/// shown in the schedule report.
+fn schedule_reasons(s: &Schedule) -> Option<String> {
+    (s.generator_lag.p99_us > MAX_VALID_LAG_US).then(|| {
+        format!(
+            "requests were sent late with a connection free: generator lag p99 {:.2} ms \
+             (max {:.2} ms)",
+            s.generator_lag.p99_us as f64 / 1000.0,
+            s.generator_lag.max_us as f64 / 1000.0
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
-    use super::split;
+    use super::{schedule_reasons, split};
+    use webtune_model::Schedule;
+
+    fn schedule(wait_us: u64, own_us: u64) -> Schedule {
+        let mut s = Schedule::default();
+        for _ in 0..100 {
+            s.lag_histogram.record(wait_us + own_us);
+            s.connection_wait_histogram.record(wait_us);
+            s.generator_lag_histogram.record(own_us);
+        }
+        s.lag = s.lag_histogram.percentiles();
+        s.connection_wait = s.connection_wait_histogram.percentiles();
+        s.generator_lag = s.generator_lag_histogram.percentiles();
+        s
+    }
+
+    #[test]
+    fn waiting_for_a_busy_connection_is_not_the_generators_fault() {
+        // 1.5 s late, all of it with every connection busy (a stalled server), and requests
+        // still queued at the end: the server's latency, no verdict against the client.
+        let mut s = schedule(1_500_000, 50);
+        s.not_sent = 300;
+        assert_eq!(schedule_reasons(&s), None);
+        // 5 ms late with a connection free: the generator's own lag.
+        let s = schedule(0, 5_000);
+        let reason = schedule_reasons(&s).expect("generator lag is flagged");
+        assert!(reason.contains("generator lag p99 5.00 ms"), "{reason}");
+    }
 
     #[test]
     fn split_is_fair_and_exact() {

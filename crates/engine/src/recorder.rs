@@ -115,6 +115,10 @@ pub struct Recorder {
     pub service: LatencyHistogram,
     /// Open loop: how late each request was sent after its intended start.
     pub lag: LatencyHistogram,
+    /// Open loop: the part of `lag` spent with every connection busy (server time).
+    pub connection_wait: LatencyHistogram,
+    /// Open loop: the rest of `lag`, a connection free but the generator late.
+    pub generator_lag: LatencyHistogram,
     pub not_sent: u64,
     /// Requests sent inside the window (open loop's achieved rate).
     pub sent: u64,
@@ -275,6 +279,8 @@ impl Recorder {
         self.total.merge(&other.total);
         self.service.merge(&other.service);
         self.lag.merge(&other.lag);
+        self.connection_wait.merge(&other.connection_wait);
+        self.generator_lag.merge(&other.generator_lag);
         self.not_sent += other.not_sent;
         self.sent += other.sent;
         self.responses += other.responses;

@@ -10,11 +10,14 @@
 //! Closed loop: each connection sends its next request when the previous answer ends (after
 //! an optional think time); a ramp changes how many connections may be busy. Open loop:
 //! requests fall due on a schedule; a due request takes an idle connection, or opens one up
-//! to the cap, or waits in the queue — and its latency counts from when it was due. A
+//! to the cap, or waits in the queue — and its latency counts from when it was due. How
+//! late it was sent is split (`lateness`) into the wait with every connection busy (the
+//! server's time) and the generator's own lateness. A
 //! timerfd wakes the loop at the next due time with microsecond precision (epoll's own
 //! timeout has millisecond steps).
 
 use crate::http1::{Progress as ParseProgress, ResponseParser};
+use crate::lateness::{split_lateness, BusyClock};
 use crate::plan::PlannedRequest;
 use crate::recorder::{Completion, FirstLength, IntervalReport, OpenGauge, Recorder, SLOT_MS};
 use crate::rng::Rng;
@@ -162,6 +165,8 @@ struct Worker {
     /// Open loop: idle connections, connected ones preferred.
     idle_connected: Vec<usize>,
     idle_fresh: Vec<usize>,
+    /// Open loop: when none of the connections was idle (both lists above empty).
+    all_busy: BusyClock,
     /// Open loop: the next intended start, and the schedule position (work) it is at.
     next_due: Option<(Instant, f64)>,
     timer: Option<OwnedFd>,
@@ -214,6 +219,7 @@ pub fn run_worker(cfg: WorkerConfig) -> io::Result<Recorder> {
         thinking: BinaryHeap::new(),
         pending: VecDeque::new(),
         idle_connected: Vec::new(),
+        all_busy: BusyClock::default(),
         next_due: None,
         timer: None,
         timer_set_for: None,
@@ -493,6 +499,31 @@ impl Worker {
     /// Open loop: queue every request that has fallen due, and start as many as there are
     /// connections for.
     fn release_due(&mut self, now: Instant) {
+        self.queue_due(now);
+        while let Some(&due) = self.pending.front() {
+            let Some(i) = self.idle_connected.pop().or_else(|| self.idle_fresh.pop()) else {
+                break;
+            };
+            self.pending.pop_front();
+            self.start_request(i, now, Some(due));
+        }
+        self.note_idle(now);
+        // No request still to be sent was due before the oldest queued one (or the next).
+        let oldest = self
+            .pending
+            .front()
+            .copied()
+            .or(self.next_due.map(|(due, _)| due))
+            .unwrap_or(now);
+        self.all_busy.forget_before(oldest);
+        if self.next_due.is_none() && self.pending.is_empty() && self.sending {
+            // Nothing more will fall due: finish like a timed run whose end has come.
+            self.sending = false;
+        }
+    }
+
+    /// Open loop: queue every request that has fallen due by `now`.
+    fn queue_due(&mut self, now: Instant) {
         while self.sending {
             let Some((due, t)) = self.next_due else { break };
             if due > now {
@@ -505,17 +536,12 @@ impl Worker {
             self.pending.push_back(due);
             self.next_due = self.following_due(t);
         }
-        while let Some(&due) = self.pending.front() {
-            let Some(i) = self.idle_connected.pop().or_else(|| self.idle_fresh.pop()) else {
-                break;
-            };
-            self.pending.pop_front();
-            self.start_request(i, now, Some(due));
-        }
-        if self.next_due.is_none() && self.pending.is_empty() && self.sending {
-            // Nothing more will fall due: finish like a timed run whose end has come.
-            self.sending = false;
-        }
+    }
+
+    /// Open loop: the idle lists changed at `now`; keep the busy clock in step.
+    fn note_idle(&mut self, now: Instant) {
+        let none_idle = self.idle_connected.is_empty() && self.idle_fresh.is_empty();
+        self.all_busy.set(none_idle, now);
     }
 
     /// Take one request from the budget, if sending and any is left.
@@ -573,7 +599,10 @@ impl Worker {
         let connected = c.stream.is_some();
         if let Some(due) = intended {
             if self.in_window(now) {
+                let (wait, own) = split_lateness(&self.all_busy, due, now);
                 self.rec.lag.record(micros(due, now));
+                self.rec.connection_wait.record(wait.as_micros() as u64);
+                self.rec.generator_lag.record(own.as_micros() as u64);
                 self.rec.sent += 1;
             }
         }
@@ -819,12 +848,17 @@ impl Worker {
     /// A connection has become free: give it its next request.
     fn next_request(&mut self, i: usize, now: Instant) {
         if self.is_open_loop() {
+            // Requests that fell due while this worker handled events take the freed
+            // connection now, not at the next turn of the loop.
+            self.queue_due(now);
             if let Some(due) = self.pending.pop_front() {
                 self.start_request(i, now, Some(due));
             } else if self.conns[i].stream.is_some() {
                 self.idle_connected.push(i);
+                self.note_idle(now);
             } else {
                 self.idle_fresh.push(i);
+                self.note_idle(now);
             }
             return;
         }
@@ -853,6 +887,7 @@ impl Worker {
         if self.is_open_loop() {
             // The schedule paces the attempts: one per due request.
             self.idle_fresh.push(i);
+            self.note_idle(now);
         } else if kind.is_connect() && self.sending {
             let pause = self.connect_backoff(i);
             self.thinking.push(Reverse((now + pause, i)));

@@ -136,6 +136,10 @@ fn merge_schedule(
     mine.achieved_rate = if total_s > 0.0 { sent / total_s } else { 0.0 };
     mine.requested_rate = mine.requested_rate.max(theirs.requested_rate);
     mine.lag_histogram.merge(&theirs.lag_histogram);
+    mine.connection_wait_histogram
+        .merge(&theirs.connection_wait_histogram);
+    mine.generator_lag_histogram
+        .merge(&theirs.generator_lag_histogram);
     mine.not_sent += theirs.not_sent;
 }
 

@@ -42,9 +42,21 @@ pub struct Schedule {
     pub requested_rate: f64,
     /// Requests sent per second in the measured window.
     pub achieved_rate: f64,
-    /// How late requests were sent after their intended start, µs.
+    /// How late requests were sent after their intended start, µs (both parts below).
     pub lag: Percentiles,
     pub lag_histogram: LatencyHistogram,
+    /// The part of each request's lag spent with every connection busy (a slow or stalled
+    /// server, or the `-c` cap): server time, already inside the total latency.
+    #[serde(default)]
+    pub connection_wait: Percentiles,
+    #[serde(default)]
+    pub connection_wait_histogram: LatencyHistogram,
+    /// The rest: a connection was free but the generator sent late (its timer or CPU). Only
+    /// this part counts against the generator in the validity verdict.
+    #[serde(default)]
+    pub generator_lag: Percentiles,
+    #[serde(default)]
+    pub generator_lag_histogram: LatencyHistogram,
     /// Requests that were due but could not start before the end (no free connection).
     pub not_sent: u64,
 }
@@ -278,6 +290,8 @@ impl RunResult {
         }
         if let Some(s) = self.schedule.as_mut() {
             s.lag = s.lag_histogram.percentiles();
+            s.connection_wait = s.connection_wait_histogram.percentiles();
+            s.generator_lag = s.generator_lag_histogram.percentiles();
         }
     }
 

@@ -63,8 +63,10 @@ mod tests {
             requested_rate: 100.0,
             achieved_rate: responses as f64 / run.duration_s,
             lag: lag.percentiles(),
-            lag_histogram: lag,
+            lag_histogram: lag.clone(),
+            generator_lag_histogram: lag,
             not_sent: 2,
+            ..Default::default()
         });
         let mut named = webtune_model::NamedResult {
             responses,
@@ -102,6 +104,7 @@ mod tests {
         assert_eq!(schedule.lag_histogram.count(), 400);
         assert!(schedule.lag.p99_us >= 4_900, "{:?}", schedule.lag);
         assert_eq!(schedule.not_sent, 4);
+        assert_eq!(schedule.generator_lag.count, 400);
         assert!((schedule.achieved_rate - 20.0).abs() < 1e-9);
         assert_eq!(merged.by_name["home"].responses, 400);
         assert_eq!(merged.by_name["home"].latency.count, 2);

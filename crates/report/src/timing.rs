@@ -26,9 +26,9 @@ pub fn write_validity(out: &mut String, r: &RunResult) {
             r.generator.threads,
             match &r.schedule {
                 Some(s) => format!(
-                    ", schedule lag p99 {} ms, max {} ms",
-                    ms(s.lag.p99_us),
-                    ms(s.lag.max_us)
+                    ", generator lag p99 {} ms, max {} ms",
+                    ms(s.generator_lag.p99_us),
+                    ms(s.generator_lag.max_us)
                 ),
                 None => String::new(),
             }
@@ -36,7 +36,8 @@ pub fn write_validity(out: &mut String, r: &RunResult) {
     }
 }
 
-/// Open loop: asked-for vs achieved rate, lag, requests not sent.
+/// Open loop: asked-for vs achieved rate, lag (split into the wait for a busy connection and
+/// the generator's own), requests not sent.
 pub fn write_schedule(out: &mut String, r: &RunResult) {
     let Some(s) = &r.schedule else { return };
     let _ = writeln!(
@@ -54,6 +55,20 @@ pub fn write_schedule(out: &mut String, r: &RunResult) {
         ms(s.lag.p50_us),
         ms(s.lag.p99_us),
         ms(s.lag.max_us)
+    );
+    let _ = writeln!(
+        out,
+        "    conn wait   p50 {} ms, p99 {} ms, max {} ms (every connection busy: server time)",
+        ms(s.connection_wait.p50_us),
+        ms(s.connection_wait.p99_us),
+        ms(s.connection_wait.max_us)
+    );
+    let _ = writeln!(
+        out,
+        "    generator   p50 {} ms, p99 {} ms, max {} ms (a connection free, sent late)",
+        ms(s.generator_lag.p50_us),
+        ms(s.generator_lag.p99_us),
+        ms(s.generator_lag.max_us)
     );
     let _ = writeln!(
         out,
@@ -231,4 +246,37 @@ pub fn render_timeline(r: &RunResult) -> String {
     let _ = writeln!(out, "  (latency in ms)");
     out.push('\n');
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::synthetic_result;
+    use webtune_model::Schedule;
+
+    #[test]
+    fn schedule_shows_the_wait_for_a_busy_connection_apart_from_the_generators_lag() {
+        let mut r = synthetic_result(1000, &[1_000]);
+        let mut s = Schedule {
+            requested_rate: 2000.0,
+            achieved_rate: 1990.0,
+            ..Schedule::default()
+        };
+        // A stalled server: 1.5 s late, all of it waiting with every connection busy.
+        s.lag_histogram.record(1_500_030);
+        s.connection_wait_histogram.record(1_500_000);
+        s.generator_lag_histogram.record(30);
+        r.schedule = Some(s);
+        r.finish_summaries();
+        let mut out = String::new();
+        write_schedule(&mut out, &r);
+        assert!(out.contains("    conn wait   p50 1500"), "{out}");
+        assert!(out.contains("    generator   p50 0.030 ms"), "{out}");
+        let mut verdict = String::new();
+        write_validity(&mut verdict, &r);
+        assert!(
+            verdict.contains("kept up") && verdict.contains("generator lag p99 0.030 ms"),
+            "{verdict}"
+        );
+    }
 }
