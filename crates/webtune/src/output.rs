@@ -66,6 +66,12 @@ fn classify(dest: &str) -> io::Result<Target> {
             "the path is empty",
         ));
     }
+    if dest.ends_with('/') {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "it names a directory (give a file name)",
+        ));
+    }
     let path = resolve_symlinks(Path::new(dest))?;
     match std::fs::metadata(&path) {
         Ok(meta) if meta.is_dir() => Err(io::Error::new(
@@ -280,6 +286,7 @@ mod tests {
         );
         assert!(classify(dir.path().to_str().unwrap()).is_err());
         assert!(classify("").is_err());
+        assert!(classify("no-such-dir/").is_err());
         // A dangling relative symlink resolves beside itself.
         let link = dir.path().join("link.json");
         symlink("real.json", &link).unwrap();

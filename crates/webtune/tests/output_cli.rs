@@ -280,6 +280,28 @@ fn an_unwritable_path_is_refused_before_any_load() {
 }
 
 #[test]
+fn lab_run_refuses_an_unwritable_output_before_starting_the_stack() {
+    let (code, _, err) = run(webtune().args([
+        "lab",
+        "run",
+        "nginx",
+        "--",
+        "-c",
+        "1",
+        "-d",
+        "5s",
+        "--html",
+        "/proc/x.html",
+    ]));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("cannot write --html /proc/x.html"), "{err}");
+    assert!(
+        !err.contains("lab: starting"),
+        "the stack was started: {err}"
+    );
+}
+
+#[test]
 fn a_char_device_at_an_output_path_stays_a_char_device() {
     let dir = tempfile::tempdir().unwrap();
     let node = dir.path().join("n");
