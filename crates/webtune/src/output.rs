@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 /// Exit status when the results were measured but an output (a file, or stdout with an
 /// error other than a closed pipe) could not be written.
-pub const EXIT_OUTPUT_FAILED: i32 = 3;
+pub const EXIT_OUTPUT_FAILED: i32 = 4;
 
 /// Exit status when stdout is a pipe whose reader has gone (`| head`): 128 + SIGPIPE, what
 /// a shell shows for a program that SIGPIPE ended. Nothing is printed.

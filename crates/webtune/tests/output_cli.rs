@@ -1,7 +1,7 @@
 //! Where results go, as a user sees it: a full or closed stdout never loses the files asked
 //! for and never panics; an unwritable path is refused before any load; a device, a FIFO or
 //! a symlink at an output path is written through, never replaced. Exit codes as in
-//! docs/exit-codes.md: 3 when an output failed, 141 when stdout's reader went away.
+//! docs/exit-codes.md: 4 when an output failed, 141 when stdout's reader went away.
 
 use std::fs::File;
 use std::io::Read;
@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const EXIT_OUTPUT_FAILED: i32 = 3;
+const EXIT_OUTPUT_FAILED: i32 = 4;
 const EXIT_BROKEN_PIPE: i32 = 141;
 
 fn webtune() -> Command {
@@ -150,7 +150,7 @@ fn saved_result(dir: &Path) -> PathBuf {
 }
 
 #[test]
-fn a_full_stdout_still_writes_the_json_and_exits_3() {
+fn a_full_stdout_still_writes_the_json_and_exits_4() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     let (code, err) = run_into_dev_full(
