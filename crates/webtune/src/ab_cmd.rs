@@ -2,7 +2,8 @@
 //! layout (see `webtune_report::ab`), `-e` and `-g` files as ab writes them. ab options that
 //! webtune does not support are refused with a one-line error naming them.
 
-use crate::bench_cmd::{available_cores, run_spec_quiet, write_output, EXIT_INTERRUPTED};
+use crate::bench_cmd::{available_cores, run_spec_quiet, EXIT_INTERRUPTED};
+use crate::output::{self, Outputs};
 use anyhow::{bail, Context};
 use base64::Engine as _;
 use std::path::PathBuf;
@@ -278,13 +279,20 @@ impl AbArgs {
 pub fn run(args: AbArgs) -> anyhow::Result<i32> {
     let version = env!("CARGO_PKG_VERSION");
     if args.version {
-        println!("This is webtune {version}, ab-compatible front end (ApacheBench 2.3 layout)");
-        return Ok(0);
+        return Ok(output::print_only(&format!(
+            "This is webtune {version}, ab-compatible front end (ApacheBench 2.3 layout)\n"
+        )));
     }
     if let Some((flag, what)) = args.unsupported_option() {
         bail!("ab option {flag} ({what}) is not supported by webtune ab");
     }
     let spec = args.to_spec()?;
+    output::check_all([
+        ("-e", args.csv.as_deref()),
+        ("-g", args.gnuplot.as_deref()),
+        ("--json", args.json.as_deref()),
+        ("--html", args.html.as_deref()),
+    ])?;
     if args.timelimit.is_some() && args.requests.is_some() {
         eprintln!(
             "webtune ab: -t and -n together: running for -t seconds (ab would also stop at -n)"
@@ -306,46 +314,49 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
         }
     }
     let (host, _, _) = split_url(&spec.url);
-    println!("This is webtune {version}, ab-compatible front end (ApacheBench 2.3 layout)");
-    println!();
+    // A failing stdout is remembered and the run goes on: the files still get written.
+    let mut outputs = Outputs::new();
+    outputs.stdout(&format!(
+        "This is webtune {version}, ab-compatible front end (ApacheBench 2.3 layout)\n\n"
+    ));
     // As ab: up to 150 requests the dots and "done" follow on the same stdout line; above,
     // progress and "Finished N requests" go to stderr.
     let small = matches!(spec.stop, StopCondition::Requests { count } if count <= 150);
     if small {
-        print!("Benchmarking {host} (be patient)");
-        let _ = std::io::Write::flush(&mut std::io::stdout());
+        outputs.stdout(&format!("Benchmarking {host} (be patient)"));
     } else {
-        println!("Benchmarking {host} (be patient)");
+        outputs.stdout(&format!("Benchmarking {host} (be patient)\n"));
     }
     let (result, interrupted) = run_spec_quiet(&spec, "", args.quiet)?;
     if small {
-        println!(".....done");
+        outputs.stdout(".....done\n");
     } else {
         eprintln!("Finished {} requests", result.attempted());
     }
-    println!();
-    println!();
+    if let Some(dest) = &args.csv {
+        outputs.file("-e", dest, &ab_percentile_csv(&result));
+    }
+    if let Some(dest) = &args.gnuplot {
+        outputs.file("-g", dest, &ab_gnuplot(&result));
+    }
+    if let Some(dest) = &args.json {
+        outputs.file("--json", dest, &(result.to_json_pretty() + "\n"));
+    }
+    if let Some(dest) = &args.html {
+        outputs.file("--html", dest, &webtune_report::html::render_html(&result));
+    }
     let layout = AbLayout {
         variable_length: args.variable_length,
         percentiles: !args.no_percentiles,
         confidence: !args.no_confidence,
     };
-    print!("{}", render_ab(&result, &layout));
+    let mut report = format!("\n\n{}", render_ab(&result, &layout));
     if interrupted {
-        println!();
-        println!("INTERRUPTED — partial result");
+        report.push_str("\nINTERRUPTED — partial result\n");
     }
-    if let Some(dest) = &args.csv {
-        write_output(dest, &ab_percentile_csv(&result))?;
-    }
-    if let Some(dest) = &args.gnuplot {
-        write_output(dest, &ab_gnuplot(&result))?;
-    }
-    if let Some(dest) = &args.json {
-        write_output(dest, &(result.to_json_pretty() + "\n"))?;
-    }
-    if let Some(dest) = &args.html {
-        write_output(dest, &webtune_report::html::render_html(&result))?;
+    outputs.stdout(&report);
+    if !outputs.ok() {
+        return Ok(outputs.exit_code(0));
     }
     if interrupted {
         return Ok(EXIT_INTERRUPTED);

@@ -2,6 +2,7 @@
 //! target when no URL is given, shows a progress line on a terminal, turns Ctrl-C into a
 //! clean stop that keeps what was measured, and writes the reports.
 
+use crate::output::{self, Outputs};
 use anyhow::{bail, Context};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -340,22 +341,17 @@ pub fn run_spec_quiet(
     Ok((result, interrupted))
 }
 
-/// Write `text` to FILE atomically (temp file, then rename) or to stdout for "-".
-pub fn write_output(dest: &str, text: &str) -> anyhow::Result<()> {
-    if dest == "-" {
-        let mut out = std::io::stdout().lock();
-        out.write_all(text.as_bytes())?;
-        out.flush()?;
-        return Ok(());
-    }
-    let path = std::path::Path::new(dest);
-    let tmp = path.with_extension("webtune-partial");
-    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {dest}"))?;
-    Ok(())
+/// Check `--json` and `--html` before any load starts (see `output::check`).
+pub fn check_outputs(args: &BenchArgs) -> anyhow::Result<()> {
+    output::check_all([
+        ("--json", args.json.as_deref()),
+        ("--html", args.html.as_deref()),
+        ("--csv", args.csv.as_deref()),
+    ])
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
+    check_outputs(&args)?;
     // The base URL: the argument, else the scenario's base_url, else the embedded target.
     let scenario_base = match &args.request.scenario {
         Some(path) => webtune_engine::scenario::load(path)
@@ -393,8 +389,8 @@ pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
         server.shutdown();
     }
     let (result, interrupted) = outcome?;
-    emit(&result, &args, "", "")?;
-    Ok(if interrupted { EXIT_INTERRUPTED } else { 0 })
+    let outputs = emit(&result, &args, "", "");
+    Ok(outputs.exit_code(if interrupted { EXIT_INTERRUPTED } else { 0 }))
 }
 
 /// Run `spec` `--repeat` times (stopping early when interrupted); the result is the one
@@ -442,14 +438,21 @@ pub fn run_spec_repeated(
     Ok((result, interrupted))
 }
 
-/// Print the summary in `--format` (with `header` and `footer` around it in text format) and
-/// write the `--json` and `--html` files.
-pub fn emit(
-    result: &RunResult,
-    args: &BenchArgs,
-    header: &str,
-    footer: &str,
-) -> anyhow::Result<()> {
+/// Write the `--json` and `--html` files, then print the summary in `--format` (with
+/// `header` and `footer` around it in text format). Returns what happened to them.
+pub fn emit(result: &RunResult, args: &BenchArgs, header: &str, footer: &str) -> Outputs {
+    let mut outputs = Outputs::new();
+    // The HTML first: "--json -" goes to stdout, which comes after the files.
+    if let Some(dest) = &args.html {
+        outputs.file(
+            "--html",
+            dest,
+            &webtune_report::render(result, webtune_report::Format::Html),
+        );
+    }
+    if let Some(dest) = &args.json {
+        outputs.file("--json", dest, &(result.to_json_pretty() + "\n"));
+    }
     let json_to_stdout = args.json.as_deref() == Some("-");
     // Quiet drops the human summary only: a --format asked for is still printed.
     let quiet = args.quiet && args.format == webtune_report::Format::Text;
@@ -466,24 +469,16 @@ pub fn emit(
         if text {
             out.push_str(footer);
         }
-        print!("{out}");
-    }
-    if let Some(dest) = &args.json {
-        write_output(dest, &(result.to_json_pretty() + "\n"))?;
-    }
-    if let Some(dest) = &args.html {
-        write_output(
-            dest,
-            &webtune_report::render(result, webtune_report::Format::Html),
-        )?;
+        outputs.stdout(&out);
     }
     if let Some(dest) = &args.csv {
-        write_output(
+        outputs.file(
+            "--csv",
             dest,
             &webtune_report::render(result, webtune_report::Format::Csv),
-        )?;
+        );
     }
-    Ok(())
+    outputs
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! baseline; each figure with its change in percent, and with `bench --repeat N` results a
 //! 95% confidence interval per difference (see `webtune_report::compare`).
 
-use crate::bench_cmd::write_output;
+use crate::output::{self, Outputs};
 use crate::report_cmd::read_run;
 use anyhow::bail;
 use std::path::PathBuf;
@@ -47,6 +47,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
     if args.files.len() < 2 {
         bail!("give at least two results to compare");
     }
+    output::check_all([("--html", args.html.as_deref())])?;
     let results = args
         .files
         .iter()
@@ -56,11 +57,13 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
         .into_iter()
         .zip(results.iter())
         .collect();
-    print!("{}", webtune_report::compare::render_compare_text(&inputs));
+    let mut outputs = Outputs::new();
     if let Some(dest) = &args.html {
-        write_output(dest, &webtune_report::compare::render_compare_html(&inputs))?;
+        let html = webtune_report::compare::render_compare_html(&inputs);
+        outputs.file("--html", dest, &html);
     }
-    Ok(0)
+    outputs.stdout(&webtune_report::compare::render_compare_text(&inputs));
+    Ok(outputs.exit_code(0))
 }
 
 #[cfg(test)]

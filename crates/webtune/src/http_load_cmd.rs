@@ -3,7 +3,8 @@
 //! and its output layout (see `webtune_report::http_load`) with webtune's percentiles
 //! beneath. Like http_load, every fetch opens a new connection.
 
-use crate::bench_cmd::{available_cores, run_spec_quiet, write_output, EXIT_INTERRUPTED};
+use crate::bench_cmd::{available_cores, run_spec_quiet, EXIT_INTERRUPTED};
+use crate::output::{self, Outputs};
 use anyhow::{bail, Context};
 use webtune_model::{Arrival, LoadMode, RunSpec, StopCondition};
 
@@ -267,6 +268,10 @@ pub fn run(args: HttpLoadArgs) -> anyhow::Result<i32> {
     if options.jitter && options.rate.is_none() {
         eprintln!("webtune http_load: -jitter varies -rate; with -parallel it changes nothing");
     }
+    output::check_all([
+        ("-json", options.json.as_deref()),
+        ("-html", options.html.as_deref()),
+    ])?;
     let urls = read_url_file(&options.url_file)?;
     // Several URLs: a scenario file that picks among them at random, removed afterwards.
     let scenario_file = if urls.len() > 1 {
@@ -287,17 +292,19 @@ pub fn run(args: HttpLoadArgs) -> anyhow::Result<i32> {
         let _ = std::fs::remove_file(path);
     }
     let (result, interrupted) = outcome?;
-    print!("{}", webtune_report::http_load::render_http_load(&result));
-    if interrupted {
-        println!("INTERRUPTED — partial result");
+    let mut outputs = Outputs::new();
+    if let Some(dest) = &options.html {
+        outputs.file("-html", dest, &webtune_report::html::render_html(&result));
     }
     if let Some(dest) = &options.json {
-        write_output(dest, &(result.to_json_pretty() + "\n"))?;
+        outputs.file("-json", dest, &(result.to_json_pretty() + "\n"));
     }
-    if let Some(dest) = &options.html {
-        write_output(dest, &webtune_report::html::render_html(&result))?;
+    let mut report = webtune_report::http_load::render_http_load(&result);
+    if interrupted {
+        report.push_str("INTERRUPTED — partial result\n");
     }
-    Ok(if interrupted { EXIT_INTERRUPTED } else { 0 })
+    outputs.stdout(&report);
+    Ok(outputs.exit_code(if interrupted { EXIT_INTERRUPTED } else { 0 }))
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 mod forum;
 
 use crate::bench_cmd::{self, BenchArgs, EXIT_INTERRUPTED};
+use crate::output::{self, Outputs};
 use anyhow::{bail, Context};
 use clap::Parser;
 use std::path::PathBuf;
@@ -103,25 +104,17 @@ struct BenchLine {
 
 pub fn run(args: LabArgs) -> anyhow::Result<i32> {
     match args.command {
-        LabCommand::Stacks => {
-            print!("{}", stacks_text());
-            Ok(0)
-        }
-        LabCommand::Params { stack } if forum::is_database(&stack) => {
-            print!(
-                "{}",
-                params_table(&webtune_lab::forum::dbparams::parameters())
-            );
-            Ok(0)
-        }
-        LabCommand::Params { stack } => {
-            print!("{}", params_text(StackKind::from_name(&stack)?));
-            Ok(0)
-        }
-        LabCommand::Config { stack, set } => {
-            print!("{}", config_text(StackKind::from_name(&stack)?, &set)?);
-            Ok(0)
-        }
+        LabCommand::Stacks => Ok(output::print_only(&stacks_text())),
+        LabCommand::Params { stack } if forum::is_database(&stack) => Ok(output::print_only(
+            &params_table(&webtune_lab::forum::dbparams::parameters()),
+        )),
+        LabCommand::Params { stack } => Ok(output::print_only(&params_text(StackKind::from_name(
+            &stack,
+        )?))),
+        LabCommand::Config { stack, set } => Ok(output::print_only(&config_text(
+            StackKind::from_name(&stack)?,
+            &set,
+        )?)),
         LabCommand::Run(run) => run_stack(run),
         LabCommand::Data(data) => forum::run_data(data),
         LabCommand::Sweep(sweep) => forum::run_sweep(sweep),
@@ -301,6 +294,7 @@ fn run_stack(args: RunArgs) -> anyhow::Result<i32> {
     let settings = settings_for(stack, &args.set)?;
     let bench = parse_bench(&args.bench)?;
     bench.to_spec("")?; // a run that would measure nothing is refused before the start
+    bench_cmd::check_outputs(&bench)?;
     if stack == StackKind::External {
         if !args.set.is_empty() {
             bail!("--set does not apply to the external stack: the lab does not configure it");
@@ -484,15 +478,15 @@ fn load_and_report(load: Load) -> anyhow::Result<i32> {
         Some(server) => format!("\n{}", summarise(server, result.responses)),
         None => String::new(),
     };
-    bench_cmd::emit(&result, &bench, &header, &footer)?;
+    let outputs = bench_cmd::emit(&result, &bench, &header, &footer);
     let died = result.server.as_ref().is_some_and(|s| s.server_died());
-    Ok(if interrupted {
+    Ok(outputs.exit_code(if interrupted {
         EXIT_INTERRUPTED
     } else if died {
         EXIT_SERVER_DIED
     } else {
         0
-    })
+    }))
 }
 
 /// `http://host:port` of a URL (everything before the path).
@@ -507,27 +501,32 @@ fn url_base(url: &str) -> &str {
 fn clean() -> anyhow::Result<i32> {
     let root = webtune_lab::lab_root()?;
     let report = webtune_lab::clean_stale(&root);
+    let mut text = String::new();
     for line in &report.reaped {
-        println!("reaped {line}");
+        text.push_str(&format!("reaped {line}\n"));
     }
     let live = webtune_lab::registry::entries(&root)
         .into_iter()
         .filter(|e| e.owner_alive())
         .count();
     if report.is_empty() {
-        println!("nothing to clean in {}", root.display());
+        text.push_str(&format!("nothing to clean in {}\n", root.display()));
     }
     if live > 0 {
-        println!("{live} stack(s) of running webtune processes left alone");
+        text.push_str(&format!(
+            "{live} stack(s) of running webtune processes left alone\n"
+        ));
     }
+    let mut outputs = Outputs::new();
+    outputs.stdout(&text);
     if !report.survivors.is_empty() {
         eprintln!(
             "webtune: process(es) {:?} survived SIGKILL (zombies or another user's?)",
             report.survivors
         );
-        return Ok(1);
+        return Ok(outputs.exit_code(1));
     }
-    Ok(0)
+    Ok(outputs.exit_code(0))
 }
 
 #[cfg(test)]

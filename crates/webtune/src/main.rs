@@ -6,6 +6,7 @@ mod bench_cmd;
 mod compare_cmd;
 mod http_load_cmd;
 mod lab_cmd;
+mod output;
 mod report_cmd;
 mod serve_cmd;
 mod signals;
@@ -62,7 +63,7 @@ fn main() {
     match outcome {
         Ok(code) => std::process::exit(code),
         Err(e) => {
-            eprintln!("webtune: {e:#}");
+            output::warn(&format!("{e:#}"));
             std::process::exit(2);
         }
     }

@@ -1,7 +1,7 @@
 //! `webtune report`: render a saved result (`webtune.run/1`) or sweep (`webtune.sweep/1`)
 //! in any format, and write the HTML report.
 
-use crate::bench_cmd::write_output;
+use crate::output::{self, Outputs};
 use anyhow::{bail, Context};
 use std::path::PathBuf;
 use webtune_model::sweep::{SweepResult, SWEEP_SCHEMA};
@@ -80,6 +80,10 @@ fn render_sweep(sweep: &SweepResult, format: Format) -> anyhow::Result<String> {
 }
 
 pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
+    output::check_all([
+        ("--html", args.html.as_deref()),
+        ("-o", args.output.as_deref()),
+    ])?;
     let saved = read_saved(&args.file)?;
     let (text, html) = match &saved {
         Saved::Run(r) => (
@@ -95,12 +99,13 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
                 .map(|_| webtune_report::sweep::render_sweep_html(s)),
         ),
     };
+    let mut outputs = Outputs::new();
     if let (Some(dest), Some(html)) = (&args.html, html) {
-        write_output(dest, &html)?;
+        outputs.file("--html", dest, &html);
     }
     match &args.output {
-        Some(dest) => write_output(dest, &text)?,
-        None => print!("{text}"),
+        Some(dest) => outputs.file("-o", dest, &text),
+        None => outputs.stdout(&text),
     }
-    Ok(0)
+    Ok(outputs.exit_code(0))
 }

@@ -3,8 +3,9 @@
 //! against the level, with the knee marked. The JSON (`webtune.sweep/1`) holds every run.
 
 use crate::bench_cmd::{
-    load_mode, run_spec_repeated, stop_condition, write_output, RequestArgs, EXIT_INTERRUPTED,
+    load_mode, run_spec_repeated, stop_condition, RequestArgs, EXIT_INTERRUPTED,
 };
+use crate::output::{self, Outputs};
 use anyhow::bail;
 use std::time::Duration;
 use webtune_model::sweep::{SweepLevel, SweepResult, SweepVariable};
@@ -135,6 +136,11 @@ pub fn run(args: SweepArgs) -> anyhow::Result<i32> {
         .iter()
         .map(|&l| args.spec_for(variable, l))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    output::check_all([
+        ("--json", args.json.as_deref()),
+        ("--html", args.html.as_deref()),
+        ("--csv", args.csv.as_deref()),
+    ])?;
     let mut sweep = SweepResult::new(&format!("webtune {}", env!("CARGO_PKG_VERSION")), variable);
     for (i, (level, spec)) in levels.iter().zip(&specs).enumerate() {
         if i > 0 && !args.pause.is_zero() {
@@ -180,23 +186,24 @@ pub fn run(args: SweepArgs) -> anyhow::Result<i32> {
     }
     let rows = level_rows(&sweep);
     sweep.knee = find_knee(&rows).map(|i| rows[i].level);
-    let json_to_stdout = args.json.as_deref() == Some("-");
-    if !json_to_stdout && !args.quiet {
-        println!();
-        print!("{}", render_sweep_text(&sweep));
-    }
-    if let Some(dest) = &args.json {
-        write_output(dest, &(sweep.to_json_pretty() + "\n"))?;
-    }
+    let mut outputs = Outputs::new();
     if let Some(dest) = &args.html {
-        write_output(dest, &render_sweep_html(&sweep))?;
+        outputs.file("--html", dest, &render_sweep_html(&sweep));
     }
     if let Some(dest) = &args.csv {
-        write_output(dest, &render_sweep_csv(&sweep))?;
+        outputs.file("--csv", dest, &render_sweep_csv(&sweep));
     }
-    Ok(if sweep.interrupted {
+    // Last: "--json -" goes to stdout.
+    if let Some(dest) = &args.json {
+        outputs.file("--json", dest, &(sweep.to_json_pretty() + "\n"));
+    }
+    let json_to_stdout = args.json.as_deref() == Some("-");
+    if !json_to_stdout && !args.quiet {
+        outputs.stdout(&format!("\n{}", render_sweep_text(&sweep)));
+    }
+    Ok(outputs.exit_code(if sweep.interrupted {
         EXIT_INTERRUPTED
     } else {
         0
-    })
+    }))
 }

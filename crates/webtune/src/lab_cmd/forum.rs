@@ -6,7 +6,8 @@
 //! with warm-up and cool-down left out, and the sampler's summary.
 
 use super::{load_and_report, parse_bench, target_url, Load};
-use crate::bench_cmd::{run_spec_quiet, write_output, BenchArgs, EXIT_INTERRUPTED};
+use crate::bench_cmd::{self, run_spec_quiet, BenchArgs, EXIT_INTERRUPTED};
+use crate::output::{self, Outputs};
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -154,12 +155,10 @@ pub fn run_data(args: DataArgs) -> anyhow::Result<i32> {
     let DataChoice { posts, seed } = args.data;
     if args.checksum_only {
         let sum = data::checksum(posts, seed)?;
-        println!("{sum:016x}");
-        return Ok(0);
+        return Ok(output::print_only(&format!("{sum:016x}\n")));
     }
     let dataset = ensure_dataset(posts, seed)?;
-    print!("{}", describe_dataset(&dataset));
-    Ok(0)
+    Ok(output::print_only(&describe_dataset(&dataset)))
 }
 
 fn ensure_dataset(posts: u64, seed: u64) -> anyhow::Result<Dataset> {
@@ -318,6 +317,7 @@ pub fn run_forum(
     let plan = plan(stack, set)?;
     let mut bench = parse_bench(bench_words)?;
     bench.to_spec("")?; // a run that would measure nothing is refused before the start
+    bench_cmd::check_outputs(&bench)?;
     let dataset = ensure_dataset(data_choice.posts, data_choice.seed)?;
     let interrupt = crate::signals::stop_token();
     let Some(forum) = start_forum(&plan, &dataset, keep, &interrupt)? else {
@@ -390,6 +390,11 @@ pub fn run_sweep(args: SweepArgs) -> anyhow::Result<i32> {
     if let Some(path) = &args.scenario {
         webtune_engine::scenario::load(path).map_err(|e| anyhow::anyhow!("{e}"))?;
     }
+    output::check_all([
+        ("--json", args.json.as_deref()),
+        ("--html", args.html.as_deref()),
+        ("--csv", args.csv.as_deref()),
+    ])?;
     for &c in &args.connections {
         level_bench(&args, c, args.scenario.as_deref())?.to_spec("http://127.0.0.1:1/")?;
     }
@@ -650,6 +655,17 @@ fn report_sweep(
     settings: &str,
     sweep: &SweepResult,
 ) -> anyhow::Result<i32> {
+    let mut outputs = Outputs::new();
+    if let Some(dest) = &args.html {
+        outputs.file("--html", dest, &render_sweep_html(sweep));
+    }
+    if let Some(dest) = &args.csv {
+        outputs.file("--csv", dest, &render_sweep_csv(sweep));
+    }
+    // Last: "--json -" goes to stdout.
+    if let Some(dest) = &args.json {
+        outputs.file("--json", dest, &(sweep.to_json_pretty() + "\n"));
+    }
     let json_to_stdout = args.json.as_deref() == Some("-");
     if !json_to_stdout {
         let what = match args.app {
@@ -659,43 +675,38 @@ fn report_sweep(
             ),
             App::Site => args.path.clone(),
         };
-        println!(
-            "\nLab sweep: {} ({settings}) serving {what}; each level {:?}, of which the first {:?} and the last {:?} are left out\n",
+        let mut text = format!(
+            "\nLab sweep: {} ({settings}) serving {what}; each level {:?}, of which the first {:?} and the last {:?} are left out\n\n",
             stack.name(),
             args.duration,
             args.warmup,
             args.cooldown
         );
-        print!("{}", seed_003_table(sweep));
+        text.push_str(&seed_003_table(sweep));
         if !args.quiet {
             for level in &sweep.levels {
                 if let Some(server) = &level.result.server {
-                    println!("\n--- {} connections: server side ---", level.level);
-                    print!("{}", summarise(server, level.result.responses));
+                    text.push_str(&format!(
+                        "\n--- {} connections: server side ---\n",
+                        level.level
+                    ));
+                    text.push_str(&summarise(server, level.result.responses));
                 }
             }
         }
-    }
-    if let Some(dest) = &args.json {
-        write_output(dest, &(sweep.to_json_pretty() + "\n"))?;
-    }
-    if let Some(dest) = &args.html {
-        write_output(dest, &render_sweep_html(sweep))?;
-    }
-    if let Some(dest) = &args.csv {
-        write_output(dest, &render_sweep_csv(sweep))?;
+        outputs.stdout(&text);
     }
     let died = sweep
         .levels
         .iter()
         .any(|l| l.result.server.as_ref().is_some_and(|s| s.server_died()));
-    Ok(if sweep.interrupted {
+    Ok(outputs.exit_code(if sweep.interrupted {
         EXIT_INTERRUPTED
     } else if died {
         super::EXIT_SERVER_DIED
     } else {
         0
-    })
+    }))
 }
 
 #[cfg(test)]
