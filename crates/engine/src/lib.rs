@@ -19,9 +19,11 @@ pub mod scenario;
 pub mod schedule;
 mod usage;
 mod worker;
+mod workload;
 
 pub use error::EngineError;
 pub use plan::Plan;
+pub use workload::Workload;
 
 use recorder::{stalled_stretches, FirstLength, IntervalReport, OpenGauge, Recorder, SLOT_MS};
 use schedule::Ramp;
@@ -78,13 +80,15 @@ fn split(total: u64, parts: usize) -> Vec<u64> {
         .collect()
 }
 
-/// Run one load test to completion (or until stopped) and return everything measured.
+/// Run one load test of `workload` to completion (or until stopped) and return everything
+/// measured.
 pub fn run(
     spec: &RunSpec,
+    workload: &Workload,
     control: &RunControl,
     on_progress: &mut dyn FnMut(&Progress),
 ) -> Result<RunResult, EngineError> {
-    let plan = plan::build(spec)?;
+    let plan = plan::build(spec, workload)?;
     let end_s = run_length(spec);
     let window = measurement_window(spec, end_s);
     let requests = Arc::new(plan.requests.clone());
@@ -306,10 +310,14 @@ pub fn run(
         schema: SCHEMA.to_string(),
         tool: concat!("webtune ", env!("CARGO_PKG_VERSION")).to_string(),
         started_at_unix_ms,
-        spec: RunSpec {
-            threads: plan.threads as u32,
-            body_bytes: spec.body.len() as u64,
-            ..spec.clone()
+        spec: {
+            let mut recorded = RunSpec {
+                threads: plan.threads as u32,
+                body_bytes: spec.body.len() as u64,
+                ..spec.clone()
+            };
+            workload.record_in(&mut recorded);
+            recorded
         },
         addresses: plan.addresses.iter().map(|a| a.to_string()).collect(),
         skipped_addresses: plan.skipped.iter().map(|a| a.to_string()).collect(),

@@ -4,9 +4,8 @@
 
 use crate::rng::Rng;
 use crate::scenario::{self, RequestDef, Think, WeightedPicker};
-use crate::EngineError;
+use crate::{EngineError, Workload};
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::path::Path;
 use webtune_model::RunSpec;
 
 /// One kind of request the workers send: the plain URL's, or one name of a scenario.
@@ -268,7 +267,7 @@ fn ensure_file_limit(connections: u64, extra: u64, threads: u64) -> Result<(), E
 }
 
 /// Check a spec and prepare everything the workers need.
-pub fn build(spec: &RunSpec) -> Result<Plan, EngineError> {
+pub fn build(spec: &RunSpec, workload: &Workload) -> Result<Plan, EngineError> {
     // The spec's own checks (zero counts, lengths, timeouts; warm-up and cool-down) come
     // first, before anything is resolved or connected.
     spec.validate()?;
@@ -279,7 +278,7 @@ pub fn build(spec: &RunSpec) -> Result<Plan, EngineError> {
     } else {
         (resolved, Vec::new()) // the user named them: use them all, as asked
     };
-    let (requests, picker, think, named) = match &spec.scenario {
+    let (requests, picker, think, named) = match workload.scenario() {
         None => {
             let request = PlannedRequest {
                 name: "request".into(),
@@ -291,9 +290,7 @@ pub fn build(spec: &RunSpec) -> Result<Plan, EngineError> {
             };
             (vec![request], None, Think::None, false)
         }
-        Some(path) => {
-            let sc = scenario::load(Path::new(path))
-                .map_err(|e| EngineError::Scenario(e.to_string()))?;
+        Some(sc) => {
             let mut rng = Rng::seeded(0);
             let requests = sc
                 .requests

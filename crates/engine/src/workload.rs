@@ -95,11 +95,15 @@ mod tests {
         assert_eq!(spec.scenario.as_deref(), Some("mix"));
         let hash = spec.scenario_sha256.unwrap();
         assert_eq!(hash.len(), 64);
-        let other = Workload::from_scenario_text(&format!("{TEXT}\n"), Path::new("."), "mix")
-            .unwrap();
+        let other =
+            Workload::from_scenario_text(&format!("{TEXT}\n"), Path::new("."), "mix").unwrap();
         let mut spec2 = RunSpec::default();
         other.record_in(&mut spec2);
-        assert_ne!(spec2.scenario_sha256.unwrap(), hash, "other text, other hash");
+        assert_ne!(
+            spec2.scenario_sha256.unwrap(),
+            hash,
+            "other text, other hash"
+        );
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The engine against the embedded target: exact request counts, connection reuse, status
 //! counting, chunked bodies, and a result that round-trips through JSON.
 
-use webtune_engine::{run, RunControl};
+use webtune_engine::{run, RunControl, Workload};
 use webtune_model::{ErrorKind, RunResult, RunSpec, StopCondition};
 use webtune_serve::{EmbeddedServer, ServeOptions};
 
@@ -24,7 +24,7 @@ fn spec(srv: &EmbeddedServer, path: &str, n: u64, c: u32) -> RunSpec {
 }
 
 fn bench(spec: &RunSpec) -> RunResult {
-    run(spec, &RunControl::new(), &mut |_| {}).expect("run starts")
+    run(spec, &Workload::request(), &RunControl::new(), &mut |_| {}).expect("run starts")
 }
 
 #[test]
@@ -131,7 +131,7 @@ fn stop_request_ends_a_long_run_and_marks_it_interrupted() {
         std::thread::sleep(std::time::Duration::from_millis(300));
         stopper.request_stop();
     });
-    let r = run(&s, &control, &mut |_| {}).unwrap();
+    let r = run(&s, &Workload::request(), &control, &mut |_| {}).unwrap();
     assert!(r.interrupted);
     assert!(r.responses > 0);
     assert!(r.duration_s < 60.0);

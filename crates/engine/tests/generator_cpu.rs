@@ -3,7 +3,7 @@
 //! charged to the generator, or every such run reads as "the generator was the limit".
 //! Alone in its file so no other test's threads share the process.
 
-use webtune_engine::{run, RunControl};
+use webtune_engine::{run, RunControl, Workload};
 use webtune_model::{RunSpec, StopCondition};
 use webtune_serve::{EmbeddedServer, ServeOptions};
 
@@ -32,7 +32,7 @@ fn an_in_process_target_is_not_charged_to_the_generator() {
         ..RunSpec::default()
     };
     let before = process_cpu_s();
-    let r = run(&spec, &RunControl::new(), &mut |_| {}).expect("run starts");
+    let r = run(&spec, &Workload::request(), &RunControl::new(), &mut |_| {}).expect("run starts");
     let process = process_cpu_s() - before;
     assert_eq!(r.ok, 40, "{:?}", r.errors);
     let generator = r.generator.user_cpu_s + r.generator.system_cpu_s;

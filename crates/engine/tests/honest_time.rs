@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use support::{http_server, TestServer};
-use webtune_engine::{run, RunControl};
+use webtune_engine::{run, RunControl, Workload};
 use webtune_model::{Arrival, LoadMode, RunResult, RunSpec, Stage, StopCondition};
 
 /// What the test server waits before answering the n-th request (over all connections).
@@ -42,7 +42,7 @@ fn spec(addr: SocketAddr) -> RunSpec {
 }
 
 fn bench(spec: &RunSpec) -> RunResult {
-    run(spec, &RunControl::new(), &mut |_| {}).expect("run starts")
+    run(spec, &Workload::request(), &RunControl::new(), &mut |_| {}).expect("run starts")
 }
 
 fn ms(us: u64) -> f64 {
@@ -191,14 +191,14 @@ fn cooldown_needs_a_timed_run_and_settings_must_leave_a_window() {
     let mut s = spec(srv.addr);
     s.stop = StopCondition::Requests { count: 10 };
     s.cooldown_s = 1.0;
-    let e = run(&s, &RunControl::new(), &mut |_| {})
+    let e = run(&s, &Workload::request(), &RunControl::new(), &mut |_| {})
         .unwrap_err()
         .to_string();
     assert!(e.contains("--cooldown needs a timed run"), "{e}");
     s.stop = StopCondition::Duration { seconds: 1.0 };
     s.warmup_s = 0.6;
     s.cooldown_s = 0.6;
-    let e = run(&s, &RunControl::new(), &mut |_| {})
+    let e = run(&s, &Workload::request(), &RunControl::new(), &mut |_| {})
         .unwrap_err()
         .to_string();
     assert!(e.contains("leave nothing to measure"), "{e}");

@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 use std::thread;
 use std::time::Duration;
 use support::{read_head, serve_connections, TestServer};
-use webtune_engine::{run, RunControl};
+use webtune_engine::{run, RunControl, Workload};
 use webtune_model::{ErrorKind, RunResult, RunSpec, StopCondition};
 
 /// Read one request head; false when the client closed (the engine never pipelines).
@@ -36,7 +36,7 @@ fn spec_for(addr: SocketAddr, n: u64) -> RunSpec {
 }
 
 fn bench(spec: &RunSpec) -> RunResult {
-    run(spec, &RunControl::new(), &mut |_| {}).expect("run starts")
+    run(spec, &Workload::request(), &RunControl::new(), &mut |_| {}).expect("run starts")
 }
 
 fn only_error(r: &RunResult, kind: ErrorKind, n: u64) {

@@ -7,7 +7,7 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use webtune_engine::{run, RunControl};
+use webtune_engine::{run, RunControl, Workload};
 use webtune_model::{ErrorKind, RunResult, RunSpec, StopCondition};
 
 struct Nginx {
@@ -108,7 +108,7 @@ fn bench(nginx: &Nginx, path: &str, n: u64, c: u32, keepalive: bool) -> RunResul
         keepalive,
         ..RunSpec::default()
     };
-    run(&spec, &RunControl::new(), &mut |_| {}).expect("run starts")
+    run(&spec, &Workload::request(), &RunControl::new(), &mut |_| {}).expect("run starts")
 }
 
 #[test]

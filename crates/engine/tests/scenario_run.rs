@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use support::{http_server, TestServer};
-use webtune_engine::{run, RunControl};
+use webtune_engine::{run, RunControl, Workload};
 use webtune_model::{ErrorKind, RunSpec, StopCondition};
 
 /// Answers every request ("<html>…</html>" under /page, "plain" elsewhere); counts
@@ -63,10 +63,10 @@ path = "/t?id={rand:1:150000}"
         connections: 4,
         threads: 2,
         stop: StopCondition::Requests { count: 5000 },
-        scenario: Some(file.display().to_string()),
         ..RunSpec::default()
     };
-    let r = run(&spec, &RunControl::new(), &mut |_| {}).expect("runs");
+    let workload = Workload::from_scenario_file(&file).expect("scenario parses");
+    let r = run(&spec, &workload, &RunControl::new(), &mut |_| {}).expect("runs");
     assert_eq!(r.responses, 5000);
     assert_eq!(
         bad.load(Ordering::SeqCst),
@@ -105,10 +105,16 @@ fn scenario_against_the_embedded_target_runs_clean() {
         connections: 4,
         threads: 2,
         stop: StopCondition::Requests { count: 500 },
-        scenario: Some(file.to_string()),
         ..RunSpec::default()
     };
-    let r = run(&spec, &RunControl::new(), &mut |_| {}).expect("runs");
+    let workload = Workload::from_scenario_file(std::path::Path::new(file)).expect("parses");
+    let r = run(&spec, &workload, &RunControl::new(), &mut |_| {}).expect("runs");
+    assert_eq!(
+        r.spec.scenario.as_deref(),
+        Some(file),
+        "the result names it"
+    );
+    assert_eq!(r.spec.scenario_sha256.as_ref().map(String::len), Some(64));
     assert_eq!(r.ok, 500, "{:?}", r.errors);
     assert!(r.by_name.len() >= 3);
 }
@@ -131,10 +137,10 @@ fn think_time_paces_each_connection_in_closed_loop() {
         connections: 2,
         threads: 1,
         stop: StopCondition::Duration { seconds: 1.0 },
-        scenario: Some(file.display().to_string()),
         ..RunSpec::default()
     };
-    let r = run(&spec, &RunControl::new(), &mut |_| {}).expect("runs");
+    let workload = Workload::from_scenario_file(&file).expect("scenario parses");
+    let r = run(&spec, &workload, &RunControl::new(), &mut |_| {}).expect("runs");
     // Two connections, each one request per ~100 ms for 1 s: about 20, never hundreds.
     assert!((12..=24).contains(&r.responses), "{}", r.responses);
 }

@@ -9,9 +9,9 @@
 
 use crate::forum::{self, Dataset, DbOptions, ForumStack};
 use crate::{LabError, ProcessSelector, RunningStack, Sampler, Settings, StackKind, StartOptions};
-use std::path::PathBuf;
+use std::path::Path;
 use std::time::Duration;
-use webtune_engine::Progress;
+use webtune_engine::{Progress, Workload};
 use webtune_model::server::LogMessage;
 use webtune_model::{LoadMode, RunResult, RunSpec, StopToken};
 
@@ -143,6 +143,9 @@ pub struct Trial {
     /// "/cpu/2000"; empty means the target's base URL (with a scenario: the scenario's
     /// requests carry the paths). A full URL is allowed for `External` only.
     pub load: RunSpec,
+    /// What is sent: the load's own request, or a scenario. On a `Forum` target whose load
+    /// has no path and no scenario, the forum's 20/20/60 page mix.
+    pub workload: Workload,
     /// At least one; `Level::AsSpecified` runs the spec as given.
     pub levels: Vec<Level>,
     /// Runs per level, one after the other, merged into one result (`RunResult::merge`).
@@ -161,6 +164,7 @@ impl Trial {
         Trial {
             target,
             load,
+            workload: Workload::request(),
             levels: vec![Level::AsSpecified],
             repeat: 1,
             pause: Duration::ZERO,
@@ -343,34 +347,29 @@ fn full_url(base: &str, path: &str) -> String {
     }
 }
 
-/// The spec of the whole trial on the started target: URLs made absolute, the forum's
-/// scenario written into the stack's directory when no other workload was given.
-fn absolute_spec(
-    trial: &Trial,
-    started: &Started,
-    base: &str,
-) -> Result<(RunSpec, Option<PathBuf>), LabError> {
+/// The spec of the whole trial on the started target (URLs made absolute) and what it
+/// sends (the forum's page mix when the forum was given no other workload).
+fn absolute_spec(trial: &Trial, base: &str) -> Result<(RunSpec, Workload), LabError> {
     let mut spec = trial.load.clone();
-    let mut written = None;
-    if let (Target::Forum { dataset, .. }, Started::Forum(forum)) = (&trial.target, started) {
-        if spec.scenario.is_none() && spec.url.is_empty() {
-            let dir = match forum.stack() {
-                Some(stack) => stack.private_dir().to_path_buf(),
-                None => std::env::temp_dir(),
-            };
-            let path = dir.join("forum-scenario.toml");
-            std::fs::write(&path, forum::app::scenario(&dataset.summary.shape, base))
-                .map_err(|e| LabError::io(format!("cannot write {}", path.display()), e))?;
-            spec.scenario = Some(path.display().to_string());
-            written = Some(path);
+    let mut workload = trial.workload.clone();
+    if let Target::Forum { dataset, .. } = &trial.target {
+        if workload.scenario().is_none() && spec.url.is_empty() {
+            // The scenario's own base URL is never used (the spec's URL is), so a fixed one
+            // keeps the text, and its hash in every result, the same from run to run.
+            let text = forum::app::scenario(&dataset.summary.shape, "http://127.0.0.1");
+            workload = Workload::from_scenario_text(&text, Path::new("."), FORUM_SCENARIO)
+                .map_err(|e| LabError::Inconsistent(format!("the forum's scenario: {e}")))?;
         }
     }
     spec.url = full_url(base, &spec.url);
     if let Some(probe) = spec.probe.as_mut() {
         probe.url = full_url(base, &probe.url);
     }
-    Ok((spec, written))
+    Ok((spec, workload))
 }
+
+/// The name results give the forum's own page mix.
+pub const FORUM_SCENARIO: &str = "forum (seed 003: 20% forum list, 20% topic list, 60% thread)";
 
 type Levels = (Vec<LevelResult>, bool);
 
@@ -381,7 +380,7 @@ fn load_levels(
     stop: &StopToken,
     events: &mut dyn TrialEvents,
 ) -> Result<Levels, LabError> {
-    let (spec, _scenario) = absolute_spec(trial, started, base)?;
+    let (spec, workload) = absolute_spec(trial, base)?;
     let selector = started.selector(&trial.target);
     let mut logged_before: Vec<LogMessage> = Vec::new();
     let mut levels = Vec::new();
@@ -396,15 +395,12 @@ fn load_levels(
         let level_spec = level.apply(&spec);
         let sampler = (!matches!(selector, ProcessSelector::Nothing))
             .then(|| Sampler::start(trial.target.name(), selector.clone(), trial.sample_interval));
-        let mut runs: Option<RunResult> = None;
+        let mut runs: Vec<RunResult> = Vec::new();
         let mut run_error = None;
         for run in 1..=trial.repeat {
             events.run_starting(index, count, level, run, trial.repeat);
-            match webtune_engine::run(&level_spec, stop, &mut |p| events.progress(p)) {
-                Ok(result) => match runs.as_mut() {
-                    Some(merged) => merged.merge(&result),
-                    None => runs = Some(result),
-                },
+            match webtune_engine::run(&level_spec, &workload, stop, &mut |p| events.progress(p)) {
+                Ok(result) => runs.push(result),
                 Err(e) => {
                     run_error = Some(e);
                     break;
@@ -418,7 +414,7 @@ fn load_levels(
         if let Some(e) = run_error {
             return Err(LabError::Engine(e));
         }
-        let Some(mut result) = runs else {
+        let Some(mut result) = RunResult::merge_repeats(runs) else {
             return Ok((levels, true));
         };
         if let Some(mut samples) = samples {

@@ -5,7 +5,7 @@
 //! data. Results measured at the same time by several generators (shards) need a different
 //! rule for time and are not merged here.
 
-use crate::result::{NamedResult, RunResult, Schedule, Validity};
+use crate::result::{NamedResult, RepeatSummary, RunResult, Schedule, Validity};
 use crate::server::{LogMessage, ServerSamples};
 use std::collections::BTreeMap;
 
@@ -87,6 +87,39 @@ impl RunResult {
             self.server_software = later.server_software.clone();
         }
         self.finish_summaries();
+    }
+}
+
+impl RepeatSummary {
+    /// What one repeat measured, for the list a repeated result keeps.
+    pub fn of(run: &RunResult) -> RepeatSummary {
+        RepeatSummary {
+            duration_s: run.duration_s,
+            responses: run.responses,
+            errors: run.errors.total(),
+            requests_per_s: run.requests_per_s,
+            latency: run.latency.total,
+        }
+    }
+}
+
+impl RunResult {
+    /// Merge repeated runs of one spec, in run order, into one result whose `repeats` lists
+    /// a summary of each (empty for a single run). None when `runs` is empty.
+    pub fn merge_repeats(runs: Vec<RunResult>) -> Option<RunResult> {
+        let mut iter = runs.into_iter();
+        let mut merged = iter.next()?;
+        let mut repeats = vec![RepeatSummary::of(&merged)];
+        for run in iter {
+            repeats.push(RepeatSummary::of(&run));
+            merged.merge(&run);
+        }
+        merged.repeats = if repeats.len() > 1 {
+            repeats
+        } else {
+            Vec::new()
+        };
+        Some(merged)
     }
 }
 

@@ -96,9 +96,13 @@ pub struct RunSpec {
     pub cooldown_s: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe: Option<ProbeSpec>,
-    /// The scenario file the requests came from, if any (a record; `url` is its base URL).
+    /// The scenario the requests came from, if any: its file path or the name its caller
+    /// gave it (a record; the engine is handed the parsed scenario, and `url` is its base URL).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scenario: Option<String>,
+    /// SHA-256 (hex) of the scenario's text, so a result says exactly what was sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario_sha256: Option<String>,
 }
 
 impl Default for RunSpec {
@@ -126,6 +130,7 @@ impl Default for RunSpec {
             cooldown_s: 0.0,
             probe: None,
             scenario: None,
+            scenario_sha256: None,
         }
     }
 }

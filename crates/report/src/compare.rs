@@ -400,17 +400,6 @@ pub fn render_compare_html(inputs: &[(String, &RunResult)]) -> String {
     page("webtune compare", &body)
 }
 
-/// A repeat's summary from a single run's result.
-pub fn repeat_summary(r: &RunResult) -> RepeatSummary {
-    RepeatSummary {
-        duration_s: r.duration_s,
-        responses: r.responses,
-        errors: r.errors.total(),
-        requests_per_s: r.requests_per_s,
-        latency: r.latency.total,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,26 +2,12 @@
 //! histogram merge, summed counts, timelines one after another) and a small summary per
 //! repeat, which `compare` uses for its confidence intervals.
 
-use crate::compare::repeat_summary;
 use webtune_model::RunResult;
 
 /// Merge repeated runs of one spec into one result with `repeats` filled (see
-/// `RunResult::merge`). None when `runs` is empty. The timeline of each repeat follows the
-/// previous one's end.
+/// `RunResult::merge_repeats`). None when `runs` is empty.
 pub fn with_repeats(runs: Vec<RunResult>) -> Option<RunResult> {
-    let mut iter = runs.into_iter();
-    let mut merged = iter.next()?;
-    let mut repeats = vec![repeat_summary(&merged)];
-    for run in iter {
-        repeats.push(repeat_summary(&run));
-        merged.merge(&run);
-    }
-    merged.repeats = if repeats.len() > 1 {
-        repeats
-    } else {
-        Vec::new()
-    };
-    Some(merged)
+    RunResult::merge_repeats(runs)
 }
 
 #[cfg(test)]

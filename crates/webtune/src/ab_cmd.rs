@@ -327,7 +327,8 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
     } else {
         outputs.stdout(&format!("Benchmarking {host} (be patient)\n"));
     }
-    let (result, interrupted) = run_spec_quiet(&spec, "", args.quiet)?;
+    let (result, interrupted) =
+        run_spec_quiet(&spec, &webtune_engine::Workload::request(), "", args.quiet)?;
     if small {
         outputs.stdout(".....done\n");
     } else {

@@ -7,7 +7,7 @@ use anyhow::{bail, Context};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Duration;
-use webtune_engine::Progress;
+use webtune_engine::{Progress, Workload};
 use webtune_model::{
     parse_duration, Arrival, LoadMode, ProbeSpec, RunResult, RunSpec, Stage, StatusRanges,
     StopCondition,
@@ -221,8 +221,15 @@ impl RequestArgs {
             url: url.clone(),
             rate_per_s: self.probe_rate,
         });
-        spec.scenario = self.scenario.as_ref().map(|p| p.display().to_string());
         Ok(())
+    }
+
+    /// What the run sends: the `--scenario` file, parsed, or the URL's own request.
+    pub fn workload(&self) -> anyhow::Result<Workload> {
+        match &self.scenario {
+            Some(path) => Workload::from_scenario_file(path).map_err(|e| anyhow::anyhow!("{e}")),
+            None => Ok(Workload::request()),
+        }
     }
 }
 
@@ -329,12 +336,13 @@ impl ProgressLine {
 /// (Ctrl-C, SIGTERM, SIGHUP). Returns the result and whether the run was interrupted.
 pub fn run_spec_quiet(
     spec: &RunSpec,
+    workload: &Workload,
     label: &str,
     quiet: bool,
 ) -> anyhow::Result<(RunResult, bool)> {
     let control = crate::signals::stop_token();
     let mut line = ProgressLine::new(label, quiet);
-    let result = webtune_engine::run(spec, &control, &mut |p| line.update(p));
+    let result = webtune_engine::run(spec, workload, &control, &mut |p| line.update(p));
     line.finish();
     let result = result?;
     let interrupted = result.interrupted;
@@ -353,13 +361,8 @@ pub fn check_outputs(args: &BenchArgs) -> anyhow::Result<()> {
 pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
     check_outputs(&args)?;
     // The base URL: the argument, else the scenario's base_url, else the embedded target.
-    let scenario_base = match &args.request.scenario {
-        Some(path) => webtune_engine::scenario::load(path)
-            .map_err(|e| anyhow::anyhow!("{e}"))?
-            .base_url
-            .clone(),
-        None => None,
-    };
+    let workload = args.request.workload()?;
+    let scenario_base = workload.base_url().map(str::to_string);
     // Every flag is checked before the embedded target starts (the URL is the engine's).
     let mut spec = args.to_spec("")?;
     let mut embedded = None;
@@ -384,7 +387,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
         }
     };
     spec.url = url;
-    let outcome = run_repeats(&spec, &args, "");
+    let outcome = run_spec_repeated(&spec, &workload, args.repeat, "", args.quiet);
     if let Some(server) = embedded {
         server.shutdown();
     }
@@ -393,21 +396,11 @@ pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
     Ok(outputs.exit_code(if interrupted { EXIT_INTERRUPTED } else { 0 }))
 }
 
-/// Run `spec` `--repeat` times (stopping early when interrupted); the result is the one
-/// run, or all runs merged with a summary of each. Returns it and whether it was
-/// interrupted.
-pub fn run_repeats(
-    spec: &RunSpec,
-    args: &BenchArgs,
-    label: &str,
-) -> anyhow::Result<(RunResult, bool)> {
-    run_spec_repeated(spec, args.repeat, label, args.quiet)
-}
-
 /// Run `spec` `repeat` times (bench's and sweep's `--repeat`), stopping early when
 /// interrupted; the result is the one run, or all runs merged with a summary of each.
 pub fn run_spec_repeated(
     spec: &RunSpec,
+    workload: &Workload,
     repeat: u32,
     label: &str,
     quiet: bool,
@@ -423,7 +416,7 @@ pub fn run_spec_repeated(
         } else {
             label.to_string()
         };
-        let (result, stopped) = run_spec_quiet(spec, &label, quiet)?;
+        let (result, stopped) = run_spec_quiet(spec, workload, &label, quiet)?;
         runs.push(result);
         if stopped {
             interrupted = true;

@@ -6,6 +6,8 @@
 use crate::bench_cmd::{available_cores, run_spec_quiet, EXIT_INTERRUPTED};
 use crate::output::{self, Outputs};
 use anyhow::{bail, Context};
+use std::path::Path;
+use webtune_engine::Workload;
 use webtune_model::{Arrival, LoadMode, RunSpec, StopCondition};
 
 #[derive(clap::Args, Debug)]
@@ -203,18 +205,13 @@ pub fn url_mix_scenario(urls: &[String]) -> anyhow::Result<(String, String)> {
     Ok((origin, head + &text))
 }
 
-/// The run http_load would make. With several URLs, `scenario` is the path of the URL-mix
-/// scenario file written for it.
-pub fn to_spec(
-    o: &HttpLoadOptions,
-    urls: &[String],
-    scenario: Option<&str>,
-) -> anyhow::Result<RunSpec> {
-    let url = match (urls, scenario) {
-        ([one], _) => one.clone(),
-        ([first, ..], Some(_)) => split_origin(first)?.0,
-        ([], _) => bail!("the URL file holds no URL"),
-        _ => bail!("several URLs need a URL-mix scenario"),
+/// The run http_load would make. With several URLs, the workload is a URL-mix scenario
+/// and the spec's URL is their origin.
+pub fn to_spec(o: &HttpLoadOptions, urls: &[String]) -> anyhow::Result<RunSpec> {
+    let url = match urls {
+        [one] => one.clone(),
+        [first, ..] => split_origin(first)?.0,
+        [] => bail!("the URL file holds no URL"),
     };
     let (connections, load) = match (o.parallel, o.rate) {
         (Some(0), _) => bail!("-parallel must be at least 1"),
@@ -251,7 +248,6 @@ pub fn to_spec(
         threads: available_cores().min(connections).max(1),
         stop,
         load,
-        scenario: scenario.map(str::to_string),
         // http_load opens a new connection for every fetch and speaks HTTP/1.0.
         keepalive: false,
         http10: true,
@@ -273,25 +269,16 @@ pub fn run(args: HttpLoadArgs) -> anyhow::Result<i32> {
         ("-html", options.html.as_deref()),
     ])?;
     let urls = read_url_file(&options.url_file)?;
-    // Several URLs: a scenario file that picks among them at random, removed afterwards.
-    let scenario_file = if urls.len() > 1 {
+    // Several URLs: a scenario that picks among them at random (a value: no file).
+    let workload = if urls.len() > 1 {
         let (_, text) = url_mix_scenario(&urls)?;
-        let path = std::env::temp_dir().join(format!(
-            "webtune-http_load-{}-urls.toml",
-            std::process::id()
-        ));
-        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
-        Some(path)
+        Workload::from_scenario_text(&text, Path::new("."), "http_load URL mix")
+            .map_err(|e| anyhow::anyhow!("{e}"))?
     } else {
-        None
+        Workload::request()
     };
-    let scenario = scenario_file.as_ref().map(|p| p.display().to_string());
-    let outcome = to_spec(&options, &urls, scenario.as_deref())
-        .and_then(|spec| run_spec_quiet(&spec, "", false));
-    if let Some(path) = &scenario_file {
-        let _ = std::fs::remove_file(path);
-    }
-    let (result, interrupted) = outcome?;
+    let spec = to_spec(&options, &urls)?;
+    let (result, interrupted) = run_spec_quiet(&spec, &workload, "", false)?;
     let mut outputs = Outputs::new();
     if let Some(dest) = &options.html {
         outputs.file("-html", dest, &webtune_report::html::render_html(&result));
@@ -322,7 +309,7 @@ mod tests {
         assert_eq!(o.seconds, Some(10.0));
         assert_eq!(o.timeout_s, Some(5.0));
         assert_eq!(o.url_file, "urls.txt");
-        let spec = to_spec(&o, &["http://127.0.0.1/".into()], None).unwrap();
+        let spec = to_spec(&o, &["http://127.0.0.1/".into()]).unwrap();
         assert_eq!(spec.connections, 100);
         assert!(!spec.keepalive);
         assert_eq!(spec.stop, StopCondition::Duration { seconds: 10.0 });
@@ -336,9 +323,7 @@ mod tests {
         assert!(e("-parallel 1 -fetches 5 -throttle u").contains("-throttle is not supported"));
         assert!(e("-parallel x -fetches 5 u").contains("not a number"));
         let o = parse_options(&args("-rate 0 -fetches 5 u")).unwrap();
-        let err = to_spec(&o, &["http://h/".into()], None)
-            .unwrap_err()
-            .to_string();
+        let err = to_spec(&o, &["http://h/".into()]).unwrap_err().to_string();
         assert!(err.contains("-rate needs a positive"), "{err}");
         let mixed = url_mix_scenario(&["http://a/x".into(), "http://b/y".into()]);
         assert!(mixed.unwrap_err().to_string().contains("mixes servers"));
@@ -347,7 +332,7 @@ mod tests {
     #[test]
     fn rate_is_open_loop_and_jitter_poisson() {
         let o = parse_options(&args("-rate 50 -jitter -seconds 2 u")).unwrap();
-        let spec = to_spec(&o, &["http://h/".into()], None).unwrap();
+        let spec = to_spec(&o, &["http://h/".into()]).unwrap();
         assert_eq!(
             spec.load,
             LoadMode::Open {

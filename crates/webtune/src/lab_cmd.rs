@@ -5,16 +5,16 @@
 mod forum;
 
 use crate::bench_cmd::{self, BenchArgs, EXIT_INTERRUPTED};
+use crate::narrate::Narrator;
 use crate::output::{self, Outputs};
 use anyhow::{bail, Context};
 use clap::Parser;
 use std::path::PathBuf;
 use std::time::Duration;
-use webtune_lab::{
-    settings_for, summarise, Layout, ProcessSelector, Programs, RunningStack, Sampler, Settings,
-    StackKind, StartOptions,
-};
-use webtune_model::{parse_duration, StopToken};
+use webtune_engine::Workload;
+use webtune_lab::trial::{self, Target, Trial};
+use webtune_lab::{settings_for, summarise, Layout, Programs, StackKind};
+use webtune_model::parse_duration;
 
 #[derive(clap::Args)]
 #[command(after_help = "Examples:\n  \
@@ -260,11 +260,12 @@ fn parse_bench(words: &[String]) -> anyhow::Result<BenchArgs> {
     }
 }
 
-/// The URL to load: the stack's base URL joined with the path given after --.
-fn target_url(base: &str, given: Option<&str>, default_path: &str) -> anyhow::Result<String> {
+/// The path to load on a stack, as given after -- (or `default_path`): it must start with
+/// '/' (the lab picks the address, so a full URL is refused).
+fn load_path(given: Option<&str>, default_path: &str) -> anyhow::Result<String> {
     let path = given.unwrap_or(default_path);
     if path.is_empty() {
-        return Ok(base.trim_end_matches('/').to_string());
+        return Ok(String::new());
     }
     if path.contains("://") {
         bail!("give a path after -- (e.g. /cpu/2000), not a URL: the lab picks the address");
@@ -272,56 +273,67 @@ fn target_url(base: &str, given: Option<&str>, default_path: &str) -> anyhow::Re
     if !path.starts_with('/') {
         bail!("the path after -- must start with '/', e.g. /empty.gif");
     }
-    Ok(format!("{}{path}", base.trim_end_matches('/')))
+    Ok(path.to_string())
 }
 
 fn run_stack(args: RunArgs) -> anyhow::Result<i32> {
-    if args.app == forum::App::Forum {
-        if args.url.is_some() || !args.processes.is_empty() {
-            bail!("--app forum starts its own stack: no URL and no --process");
-        }
-        return forum::run_forum(
-            &args.stack,
-            &args.set,
-            &args.data,
-            &args.bench,
-            args.sample_interval,
-            args.keep,
-        );
-    }
-    let stack = StackKind::from_name(&args.stack)?;
     // Everything the user typed is checked before anything starts.
-    let settings = settings_for(stack, &args.set)?;
     let bench = parse_bench(&args.bench)?;
     bench.to_spec("")?; // a run that would measure nothing is refused before the start
     bench_cmd::check_outputs(&bench)?;
+    let workload = bench.request.workload()?;
+    let (target, path) = match args.app {
+        forum::App::Forum => {
+            if args.url.is_some() || !args.processes.is_empty() {
+                bail!("--app forum starts its own stack: no URL and no --process");
+            }
+            // Without a path or a scenario, the forum's own page mix (the trial's default).
+            let path = match (&bench.url, workload.scenario()) {
+                (None, None) => String::new(),
+                (given, _) => load_path(given.as_deref(), "")?,
+            };
+            (forum::target(&args.stack, &args.set, &args.data)?, path)
+        }
+        forum::App::Site => site_target(&args, &bench, &workload)?,
+    };
+    let mut load = bench.to_spec(&path)?;
+    // A probe path is relative to the stack, like the load's path (the trial joins both).
+    if let Some(probe) = load.probe.as_mut() {
+        probe.url = load_path(Some(&probe.url), "/").unwrap_or_else(|_| probe.url.clone());
+    }
+    let mut trial = Trial::new(target, load);
+    trial.workload = workload;
+    trial.repeat = bench.repeat;
+    trial.sample_interval = args.sample_interval;
+    trial.keep_dir = args.keep;
+    run_one(&trial, &bench)
+}
+
+/// The target of `lab run` on the built-in site (or an external server) and the path to
+/// load on it.
+fn site_target(
+    args: &RunArgs,
+    bench: &BenchArgs,
+    workload: &Workload,
+) -> anyhow::Result<(Target, String)> {
+    let stack = StackKind::from_name(&args.stack)?;
+    let settings = settings_for(stack, &args.set)?;
     if stack == StackKind::External {
         if !args.set.is_empty() {
             bail!("--set does not apply to the external stack: the lab does not configure it");
         }
-        let base = args.url.as_deref().context(
+        let base = args.url.clone().context(
             "the external stack needs its URL: webtune lab run external http://HOST:PORT -- ...",
         )?;
-        let url = if bench.url.is_some() {
-            target_url(base, bench.url.as_deref(), "/")?
-        } else {
-            base.to_string()
+        let path = match &bench.url {
+            Some(given) => load_path(Some(given), "/")?,
+            None => String::new(),
         };
-        let selector = if args.processes.is_empty() {
-            ProcessSelector::Nothing
-        } else {
-            ProcessSelector::Names(args.processes.clone())
+        let target = Target::External {
+            base_url: base,
+            processes: args.processes.clone(),
         };
-        return load_and_report(Load {
-            stack,
-            settings: &settings,
-            bench: &bench,
-            url,
-            selector,
-            sample_interval: args.sample_interval,
-            running: None,
-            interrupt: None,
-        });
+        return Ok((target, path));
     }
     if args.url.is_some() {
         bail!(
@@ -332,170 +344,62 @@ fn run_stack(args: RunArgs) -> anyhow::Result<i32> {
     if !args.processes.is_empty() {
         bail!("--process is for the external stack; lab stacks sample their own processes");
     }
-
-    // A stop signal while the stack starts abandons the start; during the load it stops the
-    // run; either way the stack is stopped below.
-    let interrupt = crate::signals::stop_token();
-    eprintln!(
-        "lab: starting {} ({})",
-        stack.name(),
-        settings.describe_changes()
-    );
-    let options = StartOptions {
-        keep_dir: args.keep,
-        interrupt: Some(interrupt.clone()),
-        ..StartOptions::default()
-    };
-    let running = match RunningStack::start(stack, &settings, options) {
-        Ok(r) => r,
-        Err(webtune_lab::LabError::Interrupted) => {
-            eprintln!("lab: interrupted; stack stopped");
-            return Ok(EXIT_INTERRUPTED);
-        }
-        Err(e) => return Err(e.into()),
-    };
-    for line in &running.reaped().reaped {
-        eprintln!("lab: reaped a stack a killed webtune left: {line}");
-    }
-    eprintln!(
-        "lab: {} ready at {} (sessions {:?}, dir {})",
-        stack.name(),
-        running.base_url(),
-        running.sessions(),
-        running.private_dir().display()
-    );
-    if interrupt.stop_requested() {
-        running.stop()?;
-        return Ok(EXIT_INTERRUPTED);
-    }
-    // With a scenario, the URL is its base: the scenario's requests carry the paths.
-    let default_path = if bench.request.scenario.is_some() {
+    // With a scenario, the URL is the stack's base: the scenario's requests carry the paths.
+    let default_path = if workload.scenario().is_some() {
         ""
     } else if stack.has_php() {
         "/cpu/2000"
     } else {
         "/empty.gif"
     };
-    let url = target_url(&running.base_url(), bench.url.as_deref(), default_path)?;
-    let selector = ProcessSelector::Sessions(running.sessions());
-    let outcome = load_and_report(Load {
-        stack,
-        settings: &settings,
-        bench: &bench,
-        url,
-        selector,
-        sample_interval: args.sample_interval,
-        running: Some(&running),
-        interrupt: Some(&interrupt),
-    });
-    let dir = running.private_dir().to_path_buf();
-    let stopped = running.stop();
-    match (&outcome, stopped) {
-        (_, Err(e)) => {
-            return Err(anyhow::Error::new(e).context(format!(
-                "stopping {} (files kept in {})",
-                stack.name(),
-                dir.display()
-            )))
-        }
-        (_, Ok(())) => eprintln!("lab: {} stopped; no process of it is left", stack.name()),
-    }
-    if interrupt.stop_requested() {
-        return outcome.map(|_| EXIT_INTERRUPTED);
-    }
-    outcome
+    let path = load_path(bench.url.as_deref(), default_path)?;
+    Ok((
+        Target::Stack {
+            kind: stack,
+            settings,
+        },
+        path,
+    ))
 }
 
 /// Exit status of a lab run (or sweep) during which a server's main process died: the
 /// results were printed, but they describe a broken stack (docs/lab.md).
 pub const EXIT_SERVER_DIED: i32 = 3;
 
-/// One load of a stack: what to load and how to watch it.
-struct Load<'a> {
-    stack: StackKind,
-    settings: &'a Settings,
-    bench: &'a BenchArgs,
-    url: String,
-    selector: ProcessSelector,
-    sample_interval: Duration,
-    running: Option<&'a RunningStack>,
-    /// The process's stop token, when a stack was started for this load.
-    interrupt: Option<&'a StopToken>,
-}
-
-/// Load the URL with the bench flags while the sampler watches the server, then print the
-/// bench report and the server-side summary and write the JSON when asked.
-fn load_and_report(load: Load) -> anyhow::Result<i32> {
-    let Load {
-        stack,
-        settings,
-        bench,
-        url,
-        selector,
-        sample_interval,
-        running,
-        interrupt,
-    } = load;
-    // A probe path is relative to the stack, like the load's path.
-    let mut bench = bench.clone();
-    if let Some(probe) = bench.request.probe.clone() {
-        if probe.starts_with('/') {
-            let base = url_base(&url);
-            bench.request.probe = Some(format!("{base}{probe}"));
-        }
-    }
-    let spec = bench.to_spec(&url)?;
-    let sampler = Sampler::start(stack.name(), selector, sample_interval);
-    // A stop asked for while the stack started: no load at all.
-    if interrupt.is_some_and(|stop| stop.stop_requested()) {
-        drop(sampler);
-        eprintln!("lab: interrupted before the load began");
+/// Run a one-level trial and report it as `bench` does, with the server-side summary.
+fn run_one(trial: &Trial, bench: &BenchArgs) -> anyhow::Result<i32> {
+    let stop = crate::signals::stop_token();
+    let mut narrator = Narrator::new(bench.quiet, false);
+    let outcome = trial::run(trial, &stop, &mut narrator)?;
+    let Some(level) = outcome.levels.into_iter().next() else {
+        eprintln!("lab: interrupted before the load began; nothing of the stack is left");
         return Ok(EXIT_INTERRUPTED);
-    }
-    // Repeats load the same running stack, one after the other, as `bench --repeat` does.
-    let outcome = bench_cmd::run_repeats(&spec, &bench, &format!("{} ", stack.name()));
-    let mut samples = sampler.finish();
-    let (mut result, interrupted) = outcome?;
-    samples.parameters = settings
-        .iter()
-        .map(|(name, value)| (name.to_string(), value.to_string()))
-        .collect();
-    samples.parameters_set = settings.explicitly_set().to_vec();
-    if let Some(r) = running {
-        samples.log_messages = r.log_messages();
-    }
-    result.server = Some(samples);
-    let header = match running {
-        Some(r) => format!(
+    };
+    let result = level.result;
+    let header = match &trial.target {
+        Target::External { .. } => String::new(),
+        target => format!(
             "Lab stack: {} ({}) at {}\n",
-            stack.name(),
-            settings.describe_changes(),
-            r.base_url()
+            target.name(),
+            target.describe_settings(),
+            outcome.base_url
         ),
-        None => String::new(),
     };
     let footer = match &result.server {
         Some(server) => format!("\n{}", summarise(server, result.responses)),
         None => String::new(),
     };
-    let outputs = bench_cmd::emit(&result, &bench, &header, &footer);
+    let outputs = bench_cmd::emit(&result, bench, &header, &footer);
     let died = result.server.as_ref().is_some_and(|s| s.server_died());
-    Ok(outputs.exit_code(if interrupted {
-        EXIT_INTERRUPTED
-    } else if died {
-        EXIT_SERVER_DIED
-    } else {
-        0
-    }))
-}
-
-/// `http://host:port` of a URL (everything before the path).
-fn url_base(url: &str) -> &str {
-    let after_scheme = url.find("://").map(|i| i + 3).unwrap_or(0);
-    match url[after_scheme..].find('/') {
-        Some(i) => &url[..after_scheme + i],
-        None => url,
-    }
+    Ok(
+        outputs.exit_code(if outcome.interrupted || result.interrupted {
+            EXIT_INTERRUPTED
+        } else if died {
+            EXIT_SERVER_DIED
+        } else {
+            0
+        }),
+    )
 }
 
 fn clean() -> anyhow::Result<i32> {
@@ -546,26 +450,12 @@ mod tests {
     }
 
     #[test]
-    fn paths_join_the_stack_address() {
-        assert_eq!(
-            target_url("http://127.0.0.1:8080", Some("/cpu/2000"), "/").unwrap(),
-            "http://127.0.0.1:8080/cpu/2000"
-        );
-        assert_eq!(
-            target_url("http://127.0.0.1:8080/", None, "/empty.gif").unwrap(),
-            "http://127.0.0.1:8080/empty.gif"
-        );
-        assert!(target_url("http://127.0.0.1:8080", Some("http://x/"), "/").is_err());
-        assert!(target_url("http://127.0.0.1:8080", Some("cpu"), "/").is_err());
-        assert_eq!(
-            target_url("http://127.0.0.1:8080/", None, "").unwrap(),
-            "http://127.0.0.1:8080"
-        );
-        assert_eq!(
-            url_base("http://127.0.0.1:8080/cpu/1"),
-            "http://127.0.0.1:8080"
-        );
-        assert_eq!(url_base("http://127.0.0.1:8080"), "http://127.0.0.1:8080");
+    fn load_paths_are_paths() {
+        assert_eq!(load_path(Some("/cpu/2000"), "/").unwrap(), "/cpu/2000");
+        assert_eq!(load_path(None, "/empty.gif").unwrap(), "/empty.gif");
+        assert_eq!(load_path(None, "").unwrap(), "");
+        assert!(load_path(Some("http://x/"), "/").is_err());
+        assert!(load_path(Some("cpu"), "/").is_err());
     }
 
     #[test]

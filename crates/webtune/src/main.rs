@@ -6,6 +6,7 @@ mod bench_cmd;
 mod compare_cmd;
 mod http_load_cmd;
 mod lab_cmd;
+mod narrate;
 mod output;
 mod report_cmd;
 mod serve_cmd;

@@ -2,12 +2,12 @@
 //! open loop), one run per level, then a table and plots of throughput, p50, p99 and error %
 //! against the level, with the knee marked. The JSON (`webtune.sweep/1`) holds every run.
 
-use crate::bench_cmd::{
-    load_mode, run_spec_repeated, stop_condition, RequestArgs, EXIT_INTERRUPTED,
-};
+use crate::bench_cmd::{load_mode, stop_condition, RequestArgs, EXIT_INTERRUPTED};
+use crate::narrate::Narrator;
 use crate::output::{self, Outputs};
 use anyhow::bail;
 use std::time::Duration;
+use webtune_lab::trial::{self, Level, Target, Trial};
 use webtune_model::sweep::{SweepLevel, SweepResult, SweepVariable};
 use webtune_model::{parse_duration, LoadMode, RunSpec};
 use webtune_report::sweep::{
@@ -121,14 +121,6 @@ impl SweepArgs {
     }
 }
 
-fn level_label(v: f64) -> String {
-    if v.fract() == 0.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v}")
-    }
-}
-
 pub fn run(args: SweepArgs) -> anyhow::Result<i32> {
     let (variable, levels) = args.levels()?;
     // Check every level's spec before the first run, so a bad flag fails at once.
@@ -136,53 +128,50 @@ pub fn run(args: SweepArgs) -> anyhow::Result<i32> {
         .iter()
         .map(|&l| args.spec_for(variable, l))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    let workload = args.request.workload()?;
     output::check_all([
         ("--json", args.json.as_deref()),
         ("--html", args.html.as_deref()),
         ("--csv", args.csv.as_deref()),
     ])?;
+    // One trial on a server webtune does not start: the levels one after another.
+    let mut trial = Trial::new(
+        Target::External {
+            base_url: args.url.clone(),
+            processes: Vec::new(),
+        },
+        RunSpec {
+            url: String::new(),
+            ..specs[0].clone()
+        },
+    );
+    trial.workload = workload;
+    trial.levels = levels
+        .iter()
+        .map(|&level| match variable {
+            SweepVariable::Connections => Level::Connections(level as u32),
+            SweepVariable::Rate => Level::Rate(level),
+        })
+        .collect();
+    trial.repeat = args.repeat;
+    trial.pause = args.pause;
+    let stop = crate::signals::stop_token();
+    let outcome = trial::run(&trial, &stop, &mut Narrator::new(args.quiet, !args.quiet))?;
     let mut sweep = SweepResult::new(&format!("webtune {}", env!("CARGO_PKG_VERSION")), variable);
-    for (i, (level, spec)) in levels.iter().zip(&specs).enumerate() {
-        if i > 0 && !args.pause.is_zero() {
-            std::thread::sleep(args.pause);
-        }
-        if !args.quiet {
-            eprintln!(
-                "webtune sweep: level {}/{}: {} {}",
-                i + 1,
-                levels.len(),
-                level_label(*level),
-                variable.label()
-            );
-        }
-        let label = format!(
-            "[{}/{} {}={}] ",
-            i + 1,
-            levels.len(),
-            variable.label(),
-            level_label(*level)
+    sweep.interrupted = outcome.interrupted;
+    sweep.levels = outcome
+        .levels
+        .into_iter()
+        .map(|l| SweepLevel {
+            level: l.level.value(),
+            result: l.result,
+        })
+        .collect();
+    if sweep.interrupted {
+        eprintln!(
+            "webtune sweep: interrupted: keeping the {} level(s) measured",
+            sweep.levels.len()
         );
-        let (result, interrupted) = run_spec_repeated(spec, args.repeat, &label, args.quiet)?;
-        if !args.quiet {
-            eprintln!(
-                "  {:.2} requests/s, p99 {} ms, {} errors",
-                result.requests_per_s,
-                webtune_report::units::ms(result.latency.total.p99_us),
-                result.errors.total()
-            );
-        }
-        sweep.levels.push(SweepLevel {
-            level: *level,
-            result,
-        });
-        if interrupted {
-            sweep.interrupted = true;
-            eprintln!(
-                "webtune sweep: interrupted: keeping the {} level(s) measured",
-                sweep.levels.len()
-            );
-            break;
-        }
     }
     let rows = level_rows(&sweep);
     sweep.knee = find_knee(&rows).map(|i| rows[i].level);

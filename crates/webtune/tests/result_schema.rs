@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
-use webtune_engine::{run, RunControl};
+use webtune_engine::{run, RunControl, Workload};
 use webtune_model::{Arrival, LoadMode, ProbeSpec, RunResult, RunSpec, Stage, StopCondition};
 use webtune_serve::{EmbeddedServer, ServeOptions};
 
@@ -119,12 +119,12 @@ fn populated_result() -> Value {
             url: format!("http://{}/empty.gif", srv.local_addr()),
             rate_per_s: 5.0,
         }),
-        scenario: Some(scenario.display().to_string()),
         interval_ms: 250,
         ..RunSpec::default()
     };
+    let workload = Workload::from_scenario_file(&scenario).expect("scenario parses");
     let runs: Vec<RunResult> = (0..2)
-        .map(|_| run(&spec, &RunControl::new(), &mut |_| {}).expect("runs"))
+        .map(|_| run(&spec, &workload, &RunControl::new(), &mut |_| {}).expect("runs"))
         .collect();
     let mut merged = webtune_report::with_repeats(runs).expect("merged");
     // A stall, so the stalls table has a row to check (runs here are too healthy for one).

@@ -5,17 +5,18 @@
 //! reports seed 003's figures per level — requests served, mean response time, error % —
 //! with warm-up and cool-down left out, and the sampler's summary.
 
-use super::{load_and_report, parse_bench, target_url, Load};
-use crate::bench_cmd::{self, run_spec_quiet, BenchArgs, EXIT_INTERRUPTED};
+use crate::bench_cmd::{self, EXIT_INTERRUPTED};
+use crate::narrate::Narrator;
 use crate::output::{self, Outputs};
-use anyhow::{bail, Context};
-use std::path::{Path, PathBuf};
+use anyhow::bail;
+use std::path::PathBuf;
 use std::time::Duration;
-use webtune_lab::forum::{self, data, dataset, dbparams, Dataset, DbOptions, ForumStack};
-use webtune_lab::{settings_for, summarise, ProcessSelector, Sampler, StackKind, StartOptions};
-use webtune_model::server::LogMessage;
+use webtune_engine::Workload;
+use webtune_lab::forum::{self, data, dataset, dbparams, Dataset, DbOptions};
+use webtune_lab::trial::{self, Level, Target, Trial};
+use webtune_lab::{settings_for, summarise, StackKind};
 use webtune_model::sweep::{SweepLevel, SweepResult, SweepVariable};
-use webtune_model::{parse_duration, RunResult, StopToken};
+use webtune_model::{parse_duration, RunSpec, StopCondition};
 use webtune_report::sweep::{find_knee, level_rows, render_sweep_csv, render_sweep_html};
 
 /// The application a lab stack serves.
@@ -200,8 +201,6 @@ struct Plan {
     stack: StackKind,
     web: webtune_lab::Settings,
     db: webtune_lab::Settings,
-    /// Both together, as the result records them (`server.parameters`).
-    all: webtune_lab::Settings,
 }
 
 fn plan(stack: &str, set: &[String]) -> anyhow::Result<Plan> {
@@ -215,373 +214,113 @@ fn plan(stack: &str, set: &[String]) -> anyhow::Result<Plan> {
     let (web, db) = dbparams::split_assignments(set);
     let web = settings_for(stack, &web)?;
     let db = dbparams::settings_for(&db)?;
-    let pairs: Vec<(String, String)> = set
-        .iter()
-        .map(|a| webtune_lab::parse_assignment(a))
-        .collect::<Result<_, _>>()?;
-    let specs = [stack.parameters(), dbparams::parameters()].concat();
-    let all = webtune_lab::Settings::from_assignments(stack.name(), &specs, &pairs)?;
-    Ok(Plan {
-        stack,
-        web,
-        db,
-        all,
+    Ok(Plan { stack, web, db })
+}
+
+/// The forum on `stack` with its database, the settings split between them, and the
+/// dataset built or taken from the cache: everything checked before anything starts.
+pub fn target(stack: &str, set: &[String], data: &DataChoice) -> anyhow::Result<Target> {
+    let plan = plan(stack, set)?;
+    let dataset = ensure_dataset(data.posts, data.seed)?;
+    Ok(Target::Forum {
+        kind: plan.stack,
+        web: plan.web,
+        db: plan.db,
+        dataset: Box::new(dataset),
     })
 }
 
-fn describe_settings(plan: &Plan) -> String {
-    let web = plan.web.describe_changes();
-    let db = plan.db.describe_changes();
-    match (web.as_str(), db.as_str()) {
-        ("defaults", "defaults") => "defaults".into(),
-        (_, "defaults") => web,
-        ("defaults", _) => db,
-        _ => format!("{web} {db}"),
-    }
-}
-
-/// Start the database and the stack with the forum; None when interrupted.
-fn start_forum(
-    plan: &Plan,
-    dataset: &Dataset,
-    keep: bool,
-    interrupt: &StopToken,
-) -> anyhow::Result<Option<ForumStack>> {
-    eprintln!(
-        "lab: starting {} with the forum ({}) on MariaDB {}",
-        plan.stack.name(),
-        describe_settings(plan),
-        dataset.server_version
-    );
-    let start = StartOptions {
-        keep_dir: keep,
-        interrupt: Some(interrupt.clone()),
-        ..StartOptions::default()
+/// The load of every level of a lab sweep (connections are the levels'), built from the
+/// sweep's own flags.
+fn sweep_load(args: &SweepArgs, path: &str) -> anyhow::Result<RunSpec> {
+    let spec = RunSpec {
+        url: path.to_string(),
+        connections: args.connections.first().copied().unwrap_or(1),
+        threads: args.threads.unwrap_or_else(bench_cmd::available_cores),
+        stop: StopCondition::Duration {
+            seconds: args.duration.as_secs_f64(),
+        },
+        warmup_s: args.warmup.as_secs_f64(),
+        cooldown_s: args.cooldown.as_secs_f64(),
+        timeout_ms: args.timeout.as_millis() as u64,
+        ..RunSpec::default()
     };
-    let db_options = DbOptions {
-        keep_dir: keep,
-        interrupt: Some(interrupt.clone()),
-        ..DbOptions::database()
-    };
-    match ForumStack::start(plan.stack, &plan.web, &plan.db, dataset, start, db_options) {
-        Ok(forum) => {
-            eprintln!(
-                "lab: {} ready at {} (sessions {:?}; database socket {})",
-                plan.stack.name(),
-                forum.base_url(),
-                forum.sessions(),
-                forum
-                    .database()
-                    .map(|d| d.database().socket().display().to_string())
-                    .unwrap_or_default()
-            );
-            Ok(Some(forum))
-        }
-        Err(webtune_lab::LabError::Interrupted) => Ok(None),
-        Err(e) => Err(e.into()),
-    }
+    spec.validate()?;
+    Ok(spec)
 }
 
-fn stop_forum(forum: ForumStack, stack: StackKind) -> anyhow::Result<()> {
-    forum
-        .stop()
-        .with_context(|| format!("stopping {} and its database", stack.name()))?;
-    eprintln!(
-        "lab: {} and its database stopped; no process of them is left",
-        stack.name()
-    );
-    Ok(())
-}
-
-/// Write the forum's scenario for this dataset into `dir` and return its path.
-fn write_scenario(dir: &Path, dataset: &Dataset, base_url: &str) -> anyhow::Result<PathBuf> {
-    let path = dir.join("forum-scenario.toml");
-    std::fs::write(
-        &path,
-        forum::app::scenario(&dataset.summary.shape, base_url),
-    )
-    .with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(path)
-}
-
-/// `webtune lab run STACK --app forum -- BENCH FLAGS`: without a path or --scenario in
-/// the bench flags, the forum's own scenario is loaded.
-pub fn run_forum(
-    stack: &str,
-    set: &[String],
-    data_choice: &DataChoice,
-    bench_words: &[String],
-    sample_interval: Duration,
-    keep: bool,
-) -> anyhow::Result<i32> {
-    let plan = plan(stack, set)?;
-    let mut bench = parse_bench(bench_words)?;
-    bench.to_spec("")?; // a run that would measure nothing is refused before the start
-    bench_cmd::check_outputs(&bench)?;
-    let dataset = ensure_dataset(data_choice.posts, data_choice.seed)?;
-    let interrupt = crate::signals::stop_token();
-    let Some(forum) = start_forum(&plan, &dataset, keep, &interrupt)? else {
-        eprintln!("lab: interrupted; stack and database stopped");
-        return Ok(EXIT_INTERRUPTED);
-    };
-    let outcome = (|| {
-        let base = forum.base_url();
-        let url = if bench.request.scenario.is_none() && bench.url.is_none() {
-            let dir = forum
-                .stack()
-                .map(|s| s.private_dir().to_path_buf())
-                .context("internal: the stack is gone")?;
-            bench.request.scenario = Some(write_scenario(&dir, &dataset, &base)?);
-            base
-        } else {
-            target_url(&base, bench.url.as_deref(), "/")?
-        };
-        load_and_report(Load {
-            stack: plan.stack,
-            settings: &plan.all,
-            bench: &bench,
-            url,
-            selector: ProcessSelector::Sessions(forum.sessions()),
-            sample_interval,
-            running: forum.stack(),
-            interrupt: Some(&interrupt),
-        })
-    })();
-    stop_forum(forum, plan.stack)?;
-    if interrupt.stop_requested() {
-        return outcome.map(|_| EXIT_INTERRUPTED);
-    }
-    outcome
-}
-
-/// The bench flags of one level.
-fn level_bench(
-    args: &SweepArgs,
-    connections: u32,
-    scenario: Option<&Path>,
-) -> anyhow::Result<BenchArgs> {
-    let mut words: Vec<String> = vec![
-        "-c".into(),
-        connections.to_string(),
-        "-d".into(),
-        format!("{}ms", args.duration.as_millis()),
-        "--warmup".into(),
-        format!("{}ms", args.warmup.as_millis()),
-        "--cooldown".into(),
-        format!("{}ms", args.cooldown.as_millis()),
-        "--timeout".into(),
-        format!("{}ms", args.timeout.as_millis()),
-    ];
-    if let Some(t) = args.threads {
-        words.extend(["-t".into(), t.to_string()]);
-    }
-    if let Some(path) = scenario {
-        words.extend(["--scenario".into(), path.display().to_string()]);
-    }
-    parse_bench(&words)
-}
-
-/// `webtune lab sweep STACK --app forum -c 8,32,…`.
+/// `webtune lab sweep STACK -c 8,32,…`: one trial over the connection levels.
 pub fn run_sweep(args: SweepArgs) -> anyhow::Result<i32> {
     // Everything the user typed is checked before anything starts.
     if args.connections.contains(&0) {
         bail!("-c levels must be at least 1, e.g. -c 8,32,128");
-    }
-    if let Some(path) = &args.scenario {
-        webtune_engine::scenario::load(path).map_err(|e| anyhow::anyhow!("{e}"))?;
     }
     output::check_all([
         ("--json", args.json.as_deref()),
         ("--html", args.html.as_deref()),
         ("--csv", args.csv.as_deref()),
     ])?;
-    for &c in &args.connections {
-        level_bench(&args, c, args.scenario.as_deref())?.to_spec("http://127.0.0.1:1/")?;
-    }
-    if args.app == App::Site {
-        return run_site_sweep(args);
-    }
-    let plan = plan(&args.stack, &args.set)?;
-    let dataset = ensure_dataset(args.data.posts, args.data.seed)?;
-    let interrupt = crate::signals::stop_token();
-    let Some(forum) = start_forum(&plan, &dataset, args.keep, &interrupt)? else {
-        eprintln!("lab: interrupted; stack and database stopped");
-        return Ok(EXIT_INTERRUPTED);
+    let workload = match &args.scenario {
+        Some(path) => Workload::from_scenario_file(path).map_err(|e| anyhow::anyhow!("{e}"))?,
+        None => Workload::request(),
     };
-    let base = forum.base_url();
-    let measured = (|| {
-        let scenario = match &args.scenario {
-            Some(p) => p.clone(),
-            None => {
-                let dir = forum
-                    .stack()
-                    .map(|s| s.private_dir().to_path_buf())
-                    .context("internal: the stack is gone")?;
-                write_scenario(&dir, &dataset, &base)?
+    let (target, path) = match args.app {
+        // Without --scenario the forum's own page mix (the trial's default for the forum).
+        App::Forum => (target(&args.stack, &args.set, &args.data)?, String::new()),
+        App::Site => {
+            let stack = StackKind::from_name(&args.stack)?;
+            if stack == StackKind::External {
+                bail!("lab sweep starts its stack; for a server you run use `webtune sweep URL`");
             }
-        };
-        sweep_levels(
-            &args,
-            &Watched {
-                stack: plan.stack,
-                settings: &plan.all,
-                selector: ProcessSelector::Sessions(forum.sessions()),
-                logs: &|| forum.log_messages(),
-            },
-            &base,
-            Some(&scenario),
-            &interrupt,
-        )
-    })();
-    stop_forum(forum, plan.stack)?;
-    let sweep = measured?;
-    report_sweep(&args, plan.stack, &describe_settings(&plan), &sweep)
-}
-
-fn run_site_sweep(args: SweepArgs) -> anyhow::Result<i32> {
-    let stack = StackKind::from_name(&args.stack)?;
-    if stack == StackKind::External {
-        bail!("lab sweep starts its stack; for a server you run use `webtune sweep URL`");
-    }
-    let settings = settings_for(stack, &args.set)?;
-    let interrupt = crate::signals::stop_token();
-    let options = StartOptions {
-        keep_dir: args.keep,
-        interrupt: Some(interrupt.clone()),
-        ..StartOptions::default()
+            let settings = settings_for(stack, &args.set)?;
+            let path = if workload.scenario().is_some() {
+                String::new()
+            } else {
+                super::load_path(Some(&args.path), "/")?
+            };
+            (
+                Target::Stack {
+                    kind: stack,
+                    settings,
+                },
+                path,
+            )
+        }
     };
-    eprintln!(
-        "lab: starting {} ({})",
-        stack.name(),
-        settings.describe_changes()
-    );
-    let running = match webtune_lab::RunningStack::start(stack, &settings, options) {
-        Ok(r) => r,
-        Err(webtune_lab::LabError::Interrupted) => return Ok(EXIT_INTERRUPTED),
-        Err(e) => return Err(e.into()),
-    };
-    let url = target_url(&running.base_url(), Some(&args.path), "/")?;
-    let measured = sweep_levels(
-        &args,
-        &Watched {
-            stack,
-            settings: &settings,
-            selector: ProcessSelector::Sessions(running.sessions()),
-            logs: &|| running.log_messages(),
-        },
-        &url,
-        None,
-        &interrupt,
-    );
-    running.stop()?;
-    eprintln!("lab: {} stopped; no process of it is left", stack.name());
-    report_sweep(&args, stack, &settings.describe_changes(), &measured?)
-}
-
-/// Run every level against `url` (with the scenario, if any), sampling `selector`.
-/// The running servers a sweep watches: the stack, its configuration (recorded in every
-/// level's result), the processes the sampler reads and the logs it collects.
-struct Watched<'a> {
-    stack: StackKind,
-    settings: &'a webtune_lab::Settings,
-    selector: ProcessSelector,
-    logs: &'a dyn Fn() -> Vec<LogMessage>,
-}
-
-fn sweep_levels(
-    args: &SweepArgs,
-    watched: &Watched,
-    url: &str,
-    scenario: Option<&Path>,
-    interrupt: &StopToken,
-) -> anyhow::Result<SweepResult> {
-    let Watched {
-        stack,
-        settings,
-        selector,
-        logs,
-    } = watched;
-    let mut logged_before: Vec<LogMessage> = Vec::new();
+    let mut trial = Trial::new(target, sweep_load(&args, &path)?);
+    trial.workload = workload;
+    trial.levels = args
+        .connections
+        .iter()
+        .map(|&c| Level::Connections(c))
+        .collect();
+    trial.pause = args.pause;
+    trial.sample_interval = args.sample_interval;
+    trial.keep_dir = args.keep;
+    let stop = crate::signals::stop_token();
+    let outcome = trial::run(&trial, &stop, &mut Narrator::new(args.quiet, true))?;
     let mut sweep = SweepResult::new(
         &format!("webtune {}", env!("CARGO_PKG_VERSION")),
         SweepVariable::Connections,
     );
-    let count = args.connections.len();
-    for (i, &connections) in args.connections.iter().enumerate() {
-        if i > 0 && !args.pause.is_zero() {
-            std::thread::sleep(args.pause);
-        }
-        let spec = level_bench(args, connections, scenario)?.to_spec(url)?;
-        let label = format!("[{}/{count} c={connections}] ", i + 1);
-        let sampler = Sampler::start(stack.name(), selector.clone(), args.sample_interval);
-        let outcome = run_spec_quiet(&spec, &label, args.quiet);
-        let mut samples = sampler.finish();
-        samples.parameters = settings
-            .iter()
-            .map(|(name, value)| (name.to_string(), value.to_string()))
-            .collect();
-        samples.parameters_set = settings.explicitly_set().to_vec();
-        // The servers' logs grow over the sweep: each level keeps what it added.
-        let logged = logs();
-        samples.log_messages = new_messages(&logged, &logged_before);
-        logged_before = logged;
-        let (mut result, interrupted) = outcome?;
-        result.server = Some(samples);
-        eprintln!("  {}", level_line(connections, &result));
-        sweep.levels.push(SweepLevel {
-            level: f64::from(connections),
-            result,
-        });
-        if interrupted || interrupt.stop_requested() {
-            sweep.interrupted = true;
-            eprintln!(
-                "lab sweep: interrupted: keeping the {} level(s) measured",
-                sweep.levels.len()
-            );
-            break;
-        }
+    sweep.interrupted = outcome.interrupted;
+    sweep.levels = outcome
+        .levels
+        .into_iter()
+        .map(|l| SweepLevel {
+            level: l.level.value(),
+            result: l.result,
+        })
+        .collect();
+    if sweep.interrupted {
+        eprintln!(
+            "lab sweep: interrupted: keeping the {} level(s) measured",
+            sweep.levels.len()
+        );
     }
     let rows = level_rows(&sweep);
     sweep.knee = find_knee(&rows).map(|i| rows[i].level);
-    Ok(sweep)
-}
-
-/// The messages of `now` minus what `before` already counted.
-fn new_messages(now: &[LogMessage], before: &[LogMessage]) -> Vec<LogMessage> {
-    now.iter()
-        .filter_map(|m| {
-            let seen = before
-                .iter()
-                .filter(|b| b.server == m.server && b.level == m.level && b.message == m.message)
-                .map(|b| b.count)
-                .sum::<u64>();
-            (m.count > seen).then(|| LogMessage {
-                count: m.count - seen,
-                ..m.clone()
-            })
-        })
-        .collect()
-}
-
-fn level_line(connections: u32, r: &RunResult) -> String {
-    format!(
-        "c={connections}: {} served, {:.1}/s, mean {:.1} ms, p99 {:.1} ms, errors {:.2}%{}",
-        r.responses,
-        r.requests_per_s,
-        r.latency.total.mean_us / 1000.0,
-        r.latency.total.p99_us as f64 / 1000.0,
-        r.error_ratio() * 100.0,
-        body_check_note(r)
-    )
-}
-
-fn body_check_note(r: &RunResult) -> String {
-    let failed = r.errors.get(webtune_model::ErrorKind::BodyCheck);
-    if failed > 0 {
-        format!(" ({failed} body checks failed)")
-    } else {
-        String::new()
-    }
+    report_sweep(&args, &trial.target, &sweep)
 }
 
 /// Seed 003's table: per level the requests served, mean response time and error %, with
@@ -649,12 +388,7 @@ pub fn seed_003_table(sweep: &SweepResult) -> String {
     out
 }
 
-fn report_sweep(
-    args: &SweepArgs,
-    stack: StackKind,
-    settings: &str,
-    sweep: &SweepResult,
-) -> anyhow::Result<i32> {
+fn report_sweep(args: &SweepArgs, target: &Target, sweep: &SweepResult) -> anyhow::Result<i32> {
     let mut outputs = Outputs::new();
     if let Some(dest) = &args.html {
         outputs.file("--html", dest, &render_sweep_html(sweep));
@@ -676,8 +410,9 @@ fn report_sweep(
             App::Site => args.path.clone(),
         };
         let mut text = format!(
-            "\nLab sweep: {} ({settings}) serving {what}; each level {:?}, of which the first {:?} and the last {:?} are left out\n\n",
-            stack.name(),
+            "\nLab sweep: {} ({}) serving {what}; each level {:?}, of which the first {:?} and the last {:?} are left out\n\n",
+            target.name(),
+            target.describe_settings(),
             args.duration,
             args.warmup,
             args.cooldown
@@ -713,36 +448,18 @@ fn report_sweep(
 mod tests {
     use super::*;
 
-    fn message(text: &str, count: u64) -> LogMessage {
-        LogMessage {
-            server: "mariadbd".into(),
-            level: "warn".into(),
-            message: text.into(),
-            count,
-        }
-    }
-
     #[test]
-    fn each_level_keeps_only_the_log_lines_it_added() {
-        let before = vec![message("a", 2), message("b", 1)];
-        let now = vec![message("a", 5), message("b", 1), message("c", 1)];
-        let added = new_messages(&now, &before);
-        assert_eq!(added, vec![message("a", 3), message("c", 1)]);
-        assert!(new_messages(&before, &before).is_empty());
-    }
-
-    #[test]
-    fn bench_flags_of_a_level_parse() {
-        let args = SweepArgs::try_parse_from_words(&["apache-prefork", "-c", "8,32"]);
-        let bench = level_bench(&args, 32, Some(Path::new("/tmp/x.toml"))).unwrap();
-        assert_eq!(bench.connections, Some(32));
-        assert_eq!(bench.duration, Some(Duration::from_secs(10)));
-        assert_eq!(bench.request.warmup, Some(Duration::from_secs(2)));
-        assert_eq!(bench.request.cooldown, Some(Duration::from_secs(1)));
-        assert_eq!(
-            bench.request.scenario.as_deref(),
-            Some(Path::new("/tmp/x.toml"))
-        );
+    fn a_levels_load_comes_from_the_sweeps_own_flags() {
+        let args = SweepArgs::try_parse_from_words(&["apache-prefork", "-c", "8,32", "-t", "2"]);
+        let spec = sweep_load(&args, "/cpu/2000").unwrap();
+        assert_eq!(spec.url, "/cpu/2000");
+        assert_eq!(spec.threads, 2);
+        assert_eq!(spec.stop, StopCondition::Duration { seconds: 10.0 });
+        assert_eq!(spec.warmup_s, 2.0);
+        assert_eq!(spec.cooldown_s, 1.0);
+        let short = SweepArgs::try_parse_from_words(&["nginx", "-c", "2", "-d", "2s"]);
+        let e = sweep_load(&short, "/").unwrap_err().to_string();
+        assert!(e.contains("leave nothing to measure"), "{e}");
     }
 
     impl SweepArgs {
