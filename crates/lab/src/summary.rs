@@ -279,6 +279,7 @@ mod tests {
                 how: "killed by SIGKILL".into(),
             }],
             sampler_cpu_s: 0.01,
+            host: None,
         };
         let text = summarise(&samples, 110);
         assert!(text.contains("busiest cpu0 95% busy"), "{text}");
