@@ -9,9 +9,10 @@ use anyhow::{bail, Context};
 use clap::Parser;
 use std::path::PathBuf;
 use std::time::Duration;
+use webtune_lab::supervisor::LoadSide;
 use webtune_lab::{
-    settings_for, summarise, Layout, ProcessSelector, Programs, RunningStack, Sampler, Settings,
-    StackKind, StartOptions,
+    settings_for, summarise, CpuSet, HostSettings, Layout, ProcessSelector, Programs, RunningStack,
+    Sampler, Settings, StackKind, StartOptions,
 };
 use webtune_model::{parse_duration, StopToken};
 
@@ -88,9 +89,24 @@ struct RunArgs {
     app: forum::App,
     #[command(flatten)]
     data: forum::DataChoice,
+    /// Pin the stack's processes to these CPUs, e.g. 1 or 0-1 (docs/lab.md, "Host knobs").
+    #[arg(long = "server-cpus", value_name = "LIST", value_parser = parse_cpus)]
+    server_cpus: Option<CpuSet>,
+    /// Pin the generator's threads to these CPUs, e.g. 0.
+    #[arg(long = "client-cpus", value_name = "LIST", value_parser = parse_cpus)]
+    client_cpus: Option<CpuSet>,
+    /// The front server listens on 127.0.0.1 … 127.0.0.N and the generator spreads its
+    /// connections over them (seed 004 served on ten).
+    #[arg(long = "addresses", value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=254))]
+    addresses: u32,
     /// bench flags and the path to load, e.g. -- -c 20 -d 10s /cpu/2000.
     #[arg(last = true, value_name = "BENCH FLAGS")]
     bench: Vec<String>,
+}
+
+fn parse_cpus(text: &str) -> Result<CpuSet, String> {
+    CpuSet::parse(text, webtune_lab::host::online_cpus()).map_err(|e| e.to_string())
 }
 
 /// The bench flags given after `--`, parsed by bench's own definition.
@@ -224,6 +240,7 @@ fn config_text(stack: StackKind, set: &[String]) -> anyhow::Result<String> {
             .map(|i| 8080 + i)
             .collect(),
         privileged: uid == 0,
+        addresses: 1,
     };
     let rendered = webtune_lab::render(stack, &settings, &layout, &Programs::discover())?;
     let mut out = format!(
@@ -297,6 +314,11 @@ fn run_stack(args: RunArgs) -> anyhow::Result<i32> {
         );
     }
     let stack = StackKind::from_name(&args.stack)?;
+    let host = HostSettings {
+        server_cpus: args.server_cpus.clone(),
+        client_cpus: args.client_cpus.clone(),
+        addresses: args.addresses,
+    };
     // Everything the user typed is checked before anything starts.
     let settings = settings_for(stack, &args.set)?;
     let bench = parse_bench(&args.bench)?;
@@ -304,6 +326,9 @@ fn run_stack(args: RunArgs) -> anyhow::Result<i32> {
     if stack == StackKind::External {
         if !args.set.is_empty() {
             bail!("--set does not apply to the external stack: the lab does not configure it");
+        }
+        if host.server_cpus.is_some() || host.addresses > 1 {
+            bail!("--server-cpus and --addresses need a stack the lab starts, not external");
         }
         let base = args.url.as_deref().context(
             "the external stack needs its URL: webtune lab run external http://HOST:PORT -- ...",
@@ -327,6 +352,7 @@ fn run_stack(args: RunArgs) -> anyhow::Result<i32> {
             sample_interval: args.sample_interval,
             running: None,
             interrupt: None,
+            host: &host,
         });
     }
     if args.url.is_some() {
@@ -350,6 +376,7 @@ fn run_stack(args: RunArgs) -> anyhow::Result<i32> {
     let options = StartOptions {
         keep_dir: args.keep,
         interrupt: Some(interrupt.clone()),
+        host: host.clone(),
         ..StartOptions::default()
     };
     let running = match RunningStack::start(stack, &settings, options) {
@@ -393,6 +420,7 @@ fn run_stack(args: RunArgs) -> anyhow::Result<i32> {
         sample_interval: args.sample_interval,
         running: Some(&running),
         interrupt: Some(&interrupt),
+        host: &host,
     });
     let dir = running.private_dir().to_path_buf();
     let stopped = running.stop();
@@ -427,6 +455,8 @@ struct Load<'a> {
     running: Option<&'a RunningStack>,
     /// The process's stop token, when a stack was started for this load.
     interrupt: Option<&'a StopToken>,
+    /// CPU sets and addresses.
+    host: &'a HostSettings,
 }
 
 /// Load the URL with the bench flags while the sampler watches the server, then print the
@@ -441,6 +471,7 @@ fn load_and_report(load: Load) -> anyhow::Result<i32> {
         sample_interval,
         running,
         interrupt,
+        host,
     } = load;
     // A probe path is relative to the stack, like the load's path.
     let mut bench = bench.clone();
@@ -450,7 +481,18 @@ fn load_and_report(load: Load) -> anyhow::Result<i32> {
             bench.request.probe = Some(format!("{base}{probe}"));
         }
     }
-    let spec = bench.to_spec(&url)?;
+    let mut spec = bench.to_spec(&url)?;
+    if let Some(r) = running {
+        let addresses = r.front_addresses();
+        if addresses.len() > 1 && spec.connect_to.is_empty() {
+            spec.connect_to = addresses.iter().map(|a| a.to_string()).collect();
+        }
+    }
+    // The sampler and the generator start in the stack's namespace, on the client CPUs.
+    let side = match running {
+        Some(r) => r.load_side()?,
+        None => LoadSide::client_only(host)?,
+    };
     let sampler = Sampler::start(stack.name(), selector, sample_interval);
     // A stop asked for while the stack started: no load at all.
     if interrupt.is_some_and(|stop| stop.stop_requested()) {
@@ -461,6 +503,7 @@ fn load_and_report(load: Load) -> anyhow::Result<i32> {
     // Repeats load the same running stack, one after the other, as `bench --repeat` does.
     let outcome = bench_cmd::run_repeats(&spec, &bench, &format!("{} ", stack.name()));
     let mut samples = sampler.finish();
+    drop(side);
     let (mut result, interrupted) = outcome?;
     samples.parameters = settings
         .iter()
@@ -469,6 +512,7 @@ fn load_and_report(load: Load) -> anyhow::Result<i32> {
     samples.parameters_set = settings.explicitly_set().to_vec();
     if let Some(r) = running {
         samples.log_messages = r.log_messages();
+        samples.host = r.host_section();
     }
     result.server = Some(samples);
     let header = match running {

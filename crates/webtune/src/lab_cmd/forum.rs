@@ -345,6 +345,7 @@ pub fn run_forum(
             sample_interval,
             running: forum.stack(),
             interrupt: Some(&interrupt),
+            host: &webtune_lab::HostSettings::default(),
         })
     })();
     stop_forum(forum, plan.stack)?;
