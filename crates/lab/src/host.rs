@@ -263,6 +263,12 @@ pub fn check_namespace_privilege(os: &OsValues, cap_eff: Option<u64>) -> Result<
     )))
 }
 
+/// `check_namespace_privilege` for this process and these settings: refuses `os.*`
+/// network parameters without CAP_SYS_ADMIN before anything starts.
+pub fn check_privilege(settings: &Settings) -> Result<(), LabError> {
+    check_namespace_privilege(&OsValues::from_settings(settings), effective_capabilities())
+}
+
 /// This process's effective capabilities.
 pub fn effective_capabilities() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;

@@ -321,6 +321,7 @@ fn run_stack(args: RunArgs) -> anyhow::Result<i32> {
     };
     // Everything the user typed is checked before anything starts.
     let settings = settings_for(stack, &args.set)?;
+    webtune_lab::host::check_privilege(&settings)?;
     let bench = parse_bench(&args.bench)?;
     bench.to_spec("")?; // a run that would measure nothing is refused before the start
     if stack == StackKind::External {
