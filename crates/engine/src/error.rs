@@ -32,8 +32,9 @@ pub enum EngineError {
     },
     #[error(
         "{connections} connections need about {needed} open files but the hard limit is \
-         {hard}: lower -c to at most {most}, or raise the hard limit first (as root \
-         `ulimit -n {needed}` raises both; or limits.conf, systemd LimitNOFILE)"
+         {hard}: lower -c to at most {most}, or split the load over several processes; \
+         raising the hard limit needs CAP_SYS_RESOURCE (`ulimit -n {needed}` with it; \
+         limits.conf, systemd LimitNOFILE), which even root may lack"
     )]
     HardFileLimit {
         connections: u64,

@@ -47,6 +47,9 @@ pub enum LabError {
     Directory { path: PathBuf, message: String },
     #[error("no free loopback port: {0}")]
     NoPort(std::io::Error),
+    /// A host knob (`os.*`, CPU sets, addresses) refused or failed, in one line.
+    #[error("{0}")]
+    Host(String),
     #[error("interrupted before the stack was ready")]
     Interrupted,
     #[error(transparent)]

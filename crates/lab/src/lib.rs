@@ -9,8 +9,10 @@
 
 mod error;
 pub mod forum;
+pub mod host;
 pub mod leaders;
 pub mod logs;
+pub mod netns;
 pub mod params;
 pub mod procfs;
 pub mod registry;
@@ -23,6 +25,7 @@ pub mod trial;
 pub mod tuning;
 
 pub use error::LabError;
+pub use host::{CpuSet, HostSettings};
 pub use params::{parse_assignment, ParamKind, ParamSpec, Settings, Value};
 pub use registry::{clean_stale, lab_root, CleanReport};
 pub use render::{render, Layout, Programs, Rendered, ServerPlan};
@@ -40,7 +43,20 @@ pub fn settings_for(stack: StackKind, assignments: &[String]) -> Result<Settings
         .iter()
         .map(|a| parse_assignment(a))
         .collect::<Result<_, _>>()?;
-    let settings = Settings::from_assignments(stack.name(), &stack.parameters(), &pairs)?;
+    let settings = Settings::from_assignments(stack.name(), &stack.parameters(), &pairs).map_err(
+        |e| match e {
+            // Above the hard limit: say which limit, and that it cannot be raised.
+            LabError::OutOfRange { name, value, .. }
+                if name == "os.nofile"
+                    && value
+                        .parse::<u64>()
+                        .is_ok_and(|v| v > host::nofile_hard_limit()) =>
+            {
+                host::nofile_refusal(&value)
+            }
+            e => e,
+        },
+    )?;
     stacks::check_consistency(stack, &settings)?;
     Ok(settings)
 }

@@ -22,6 +22,10 @@ pub struct Entry {
     pub docroot: PathBuf,
     /// Session ids (= pids of the masters) of the servers started so far.
     pub sessions: Vec<i32>,
+    /// Inode of the run's private network namespace (`os.*` network parameters): every
+    /// process left in it is the stack's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub netns: Option<u64>,
 }
 
 impl Entry {
@@ -141,6 +145,20 @@ pub fn processes_of(entry: &Entry) -> Vec<i32> {
     for pid in procfs::processes_mentioning(&entry.private_dir) {
         if !pids.contains(&pid) {
             pids.push(pid);
+        }
+    }
+    // Whatever else lives in the run's namespace — but only once a process known to be
+    // the stack's shows the namespace is still ours (a freed namespace's inode is reused).
+    if let Some(ns) = entry.netns {
+        if pids
+            .iter()
+            .any(|&p| crate::netns::namespace_of(p) == Some(ns))
+        {
+            for pid in procfs::all_pids() {
+                if !pids.contains(&pid) && crate::netns::namespace_of(pid) == Some(ns) {
+                    pids.push(pid);
+                }
+            }
         }
     }
     pids.retain(|p| *p != std::process::id() as i32);

@@ -38,6 +38,8 @@ pub struct Layout {
     pub ports: Vec<u16>,
     /// True when the lab runs as root: workers then need an account to run as.
     pub privileged: bool,
+    /// Loopback addresses the front server listens on: 127.0.0.1 … 127.0.0.N (N ≥ 1).
+    pub addresses: u32,
 }
 
 /// The programs and module files the servers need, found on this host.
@@ -231,6 +233,15 @@ pub fn render(
         vars.insert("dir".to_string(), dir.clone());
         vars.insert("docroot".to_string(), docroot.clone());
         vars.insert("port".to_string(), port.to_string());
+        // The front server (started last) listens on every address; the others on one.
+        let front = std::ptr::eq(component, &components[components.len() - 1].1);
+        let addresses: Vec<String> = (1..=if front {
+            layout.addresses.clamp(1, 254)
+        } else {
+            1
+        })
+            .map(|i| format!("127.0.0.{i}:{port}"))
+            .collect();
         for (name, value) in settings.iter() {
             if let Some(local) = name.strip_prefix(prefix) {
                 vars.insert(local.to_string(), render_value(*component, value));
@@ -258,6 +269,8 @@ pub fn render(
         match component {
             Component::Apache(mpm) => {
                 vars.insert("mpm".into(), mpm.name().into());
+                let listen: Vec<String> = addresses.iter().map(|a| format!("Listen {a}")).collect();
+                vars.insert("listen".into(), listen.join("\n"));
                 vars.insert(
                     "modules".into(),
                     programs.apache_modules.display().to_string(),
@@ -395,10 +408,13 @@ pub fn render(
                     .get(&format!("{prefix}reuseport"))
                     .and_then(|v| v.as_switch())
                     .unwrap_or(false);
-                vars.insert(
-                    "reuseport".into(),
-                    if reuseport { " reuseport" } else { "" }.into(),
-                );
+                let backlog = vars.get("listen_backlog").cloned().unwrap_or_default();
+                let reuse = if reuseport { " reuseport" } else { "" };
+                let listen: Vec<String> = addresses
+                    .iter()
+                    .map(|a| format!("        listen {a} backlog={backlog}{reuse};"))
+                    .collect();
+                vars.insert("listen".into(), listen.join("\n"));
                 let cache = int_of("open_file_cache");
                 vars.insert(
                     "open_file_cache".into(),
@@ -644,6 +660,7 @@ mod tests {
             docroot: PathBuf::from("/tmp/webtune-lab-0/s-1.www"),
             ports: (0..n as u16).map(|i| 18080 + i).collect(),
             privileged: true,
+            addresses: 1,
         }
     }
 
@@ -717,5 +734,37 @@ mod tests {
         assert!(site_files(StackKind::NginxPhpFpm)
             .iter()
             .any(|(n, _)| n == "cpu.php"));
+    }
+
+    #[test]
+    fn the_front_server_listens_on_every_address() {
+        let settings = |stack: StackKind| {
+            Settings::from_assignments(stack.name(), &stack.parameters(), &[]).unwrap()
+        };
+        let layout = Layout {
+            addresses: 3,
+            ..layout(2)
+        };
+        let stack = StackKind::NginxApache(Mpm::Prefork);
+        let out = render(stack, &settings(stack), &layout, &Programs::discover()).unwrap();
+        let text = |name: &str| &out.configs.iter().find(|(n, _)| n == name).unwrap().1;
+        let nginx = text("nginx.conf");
+        for i in 1..=3 {
+            assert!(
+                nginx.contains(&format!("listen 127.0.0.{i}:18081 backlog=511;")),
+                "{nginx}"
+            );
+        }
+        // The backend stays on one address.
+        assert_eq!(text("apache2.conf").matches("Listen 127.").count(), 1);
+        let stack = StackKind::Apache(Mpm::Prefork);
+        let out = render(stack, &settings(stack), &layout, &Programs::discover()).unwrap();
+        let apache = &out.configs[0].1;
+        assert!(
+            apache.contains(
+                "Listen 127.0.0.1:18080\nListen 127.0.0.2:18080\nListen 127.0.0.3:18080\n"
+            ),
+            "{apache}"
+        );
     }
 }

@@ -1,7 +1,9 @@
 //! The server-side sampler: a thread that reads /proc every interval (default 250 ms)
 //! while a run loads a stack — per-CPU utilisation, run queue, the stack's processes and
-//! threads (CPU, RSS, PSS, context switches, open fds) and host-wide listen-queue
-//! overflows, TCP retransmits and TIME_WAIT sockets — and hands back `ServerSamples`.
+//! threads (CPU, RSS, PSS, context switches, open fds) and the listen-queue overflows, TCP
+//! retransmits and TIME_WAIT sockets of its network namespace (host-wide, or the run's
+//! own when the lab made one: start it from a thread inside) — and hands back
+//! `ServerSamples`.
 //! It also watches each server's main process (`leaders`) and records which died and when
 //! (`ServerSamples::deaths`).
 
@@ -207,10 +209,18 @@ struct NetCounters {
     retrans_segs: u64,
 }
 
+/// A /proc/net file of the sampler thread's own network namespace: `/proc/net` is the
+/// main thread's, and a lab run with a private namespace samples from a thread inside it.
+fn read_net_file(name: &str) -> String {
+    std::fs::read_to_string(format!("/proc/thread-self/net/{name}"))
+        .or_else(|_| std::fs::read_to_string(format!("/proc/net/{name}")))
+        .unwrap_or_default()
+}
+
 fn read_net_counters() -> NetCounters {
-    let netstat = std::fs::read_to_string("/proc/net/netstat").unwrap_or_default();
+    let netstat = read_net_file("netstat");
     let ext = parse_keyed_table(&netstat, "TcpExt");
-    let snmp = std::fs::read_to_string("/proc/net/snmp").unwrap_or_default();
+    let snmp = read_net_file("snmp");
     let tcp = parse_keyed_table(&snmp, "Tcp");
     NetCounters {
         listen_overflows: ext.get("ListenOverflows").copied().unwrap_or(0),
@@ -331,8 +341,7 @@ impl State {
         let now = Instant::now();
         let host = parse_proc_stat(&std::fs::read_to_string("/proc/stat").unwrap_or_default());
         let net = read_net_counters();
-        let time_wait =
-            parse_time_wait(&std::fs::read_to_string("/proc/net/sockstat").unwrap_or_default());
+        let time_wait = parse_time_wait(&read_net_file("sockstat"));
         let cpus = host
             .cpus
             .iter()

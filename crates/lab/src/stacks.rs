@@ -213,6 +213,9 @@ impl StackKind {
                 all.push(spec);
             }
         }
+        if self != StackKind::External {
+            all.extend(crate::host::parameters());
+        }
         all
     }
 

@@ -153,9 +153,13 @@ pub fn summarise(samples: &ServerSamples, responses: u64) -> String {
     let retrans: u64 = list.iter().map(|s| s.tcp_retrans_segs).sum();
     let peak_tw = list.iter().map(|s| s.time_wait).max().unwrap_or(0);
     let _ = writeln!(out, "  files      peak {peak_fds} open file descriptors");
+    let scope = match samples.host.as_ref().map(|h| h.netns.as_str()) {
+        Some(ns) if !ns.is_empty() => format!("this stack's namespace {ns} only"),
+        _ => "host-wide".to_string(),
+    };
     let _ = write!(
         out,
-        "  network    listen overflows {overflows}, listen drops {drops}, TCP retransmits {retrans}, TIME_WAIT peak {peak_tw} (host-wide)"
+        "  network    listen overflows {overflows}, listen drops {drops}, TCP retransmits {retrans}, TIME_WAIT peak {peak_tw} ({scope})"
     );
     if overflows > 0 || drops > 0 {
         out.push_str(
@@ -163,6 +167,7 @@ pub fn summarise(samples: &ServerSamples, responses: u64) -> String {
         );
     }
     out.push('\n');
+    write_host(&mut out, samples);
     let _ = writeln!(
         out,
         "  sampler    used {:.2} s CPU on this host",
@@ -170,6 +175,54 @@ pub fn summarise(samples: &ServerSamples, responses: u64) -> String {
     );
     write_log_messages(&mut out, samples);
     out
+}
+
+/// What the host settings did: the namespace and its sysctls, and where each main process
+/// ran with which open-file limit, as the kernel reported them.
+fn write_host(out: &mut String, samples: &ServerSamples) {
+    let Some(host) = &samples.host else { return };
+    if !host.netns.is_empty() {
+        let set: Vec<String> = host
+            .sysctls
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  host       private network namespace {}: {} (the host's values unchanged)",
+            host.netns,
+            set.join(", ")
+        );
+    }
+    if host.addresses > 1 {
+        let _ = writeln!(
+            out,
+            "             front server on {} addresses, 127.0.0.1 … 127.0.0.{}",
+            host.addresses, host.addresses
+        );
+    }
+    let pinned = |cpus: &str| {
+        if cpus.is_empty() {
+            "not pinned".to_string()
+        } else {
+            format!("CPUs {cpus}")
+        }
+    };
+    if !host.client_cpus.is_empty() || !host.server_cpus.is_empty() {
+        let _ = writeln!(
+            out,
+            "             stack pinned: {}; generator: {}",
+            pinned(&host.server_cpus),
+            pinned(&host.client_cpus)
+        );
+    }
+    for p in &host.processes {
+        let _ = writeln!(
+            out,
+            "             {} (pid {}): open files {} soft / {} hard, runs on CPUs {}",
+            p.process, p.pid, p.nofile_soft, p.nofile_hard, p.cpus
+        );
+    }
 }
 
 /// One line per main process that died: without it the server neither replaces workers
@@ -279,6 +332,7 @@ mod tests {
                 how: "killed by SIGKILL".into(),
             }],
             sampler_cpu_s: 0.01,
+            host: None,
         };
         let text = summarise(&samples, 110);
         assert!(text.contains("busiest cpu0 95% busy"), "{text}");

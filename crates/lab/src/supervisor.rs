@@ -4,6 +4,8 @@
 //! that no process of the stack is left. `RunningStack` stops on drop, so an error or a
 //! panic in the caller still tears the stack down.
 
+use crate::host::{self, ExecLimits, HostSettings, OsValues, ThreadPin};
+use crate::netns::{Inside, NetNamespace};
 use crate::params::Settings;
 use crate::registry::{self, CleanReport, Entry};
 use crate::render::{self, Layout, Programs, Readiness, Rendered, ServerPlan};
@@ -31,6 +33,8 @@ pub struct StartOptions {
     /// The run's stop token (set by the binary's signal handlers): abandons a start in
     /// progress.
     pub interrupt: Option<StopToken>,
+    /// CPU sets and loopback addresses (the `os.*` values come with the settings).
+    pub host: HostSettings,
 }
 
 impl StartOptions {
@@ -52,6 +56,7 @@ impl Default for StartOptions {
             stop_grace: Duration::from_secs(5),
             keep_dir: false,
             interrupt: None,
+            host: HostSettings::default(),
         }
     }
 }
@@ -72,6 +77,10 @@ pub struct RunningStack {
     options: StartOptions,
     stopped: bool,
     reaped: CleanReport,
+    /// The `os.*` values of the settings.
+    os: OsValues,
+    /// The run's private network namespace, when an `os.*` network parameter is set.
+    netns: Option<NetNamespace>,
 }
 
 static START_COUNTER: AtomicU32 = AtomicU32::new(0);
@@ -89,6 +98,9 @@ impl RunningStack {
             ));
         }
         crate::stacks::check_consistency(stack, settings)?;
+        let os = OsValues::from_settings(settings);
+        host::check_namespace_privilege(&os, host::effective_capabilities())?;
+        options.host.check()?;
         let programs = Programs::discover();
         for (_, component) in stack.components() {
             programs.program_for(component)?;
@@ -136,6 +148,7 @@ impl RunningStack {
             private_dir: root.join(&id),
             docroot: root.join(format!("{id}.www")),
             sessions: Vec::new(),
+            netns: None,
         };
         // The entry goes to disk before anything else exists, so a SIGKILL at any later
         // point leaves something `lab clean` can find.
@@ -153,11 +166,25 @@ impl RunningStack {
             options: options.clone(),
             stopped: false,
             reaped: reaped.clone(),
+            os: OsValues::from_settings(settings),
+            netns: None,
         };
         // On any error below, dropping `running` stops what started and removes the files.
-        let outcome = running
-            .prepare(settings, programs)
-            .and_then(|()| running.launch());
+        let outcome = running.make_namespace().and_then(|()| {
+            // Ports, config checks, the servers and their readiness: all in the namespace.
+            let inside = running
+                .netns
+                .as_ref()
+                .map(NetNamespace::enter)
+                .transpose()?;
+            let outcome = running
+                .prepare(settings, programs)
+                .and_then(|()| running.launch());
+            match inside.map(Inside::leave) {
+                Some(Err(e)) => Err(e),
+                _ => outcome,
+            }
+        });
         match outcome {
             Ok(()) => Ok(running),
             Err(e) => {
@@ -172,6 +199,17 @@ impl RunningStack {
                 })
             }
         }
+    }
+
+    /// The run's namespace, recorded in the registry before any server exists in it.
+    fn make_namespace(&mut self) -> Result<(), LabError> {
+        if !self.os.needs_namespace() {
+            return Ok(());
+        }
+        let ns = NetNamespace::create(&self.os.sysctls)?;
+        self.entry.netns = Some(ns.inode());
+        self.netns = Some(ns);
+        registry::write_entry(&self.root, &self.entry)
     }
 
     fn prepare(&mut self, settings: &Settings, programs: &Programs) -> Result<(), LabError> {
@@ -190,6 +228,7 @@ impl RunningStack {
             docroot: docroot.clone(),
             ports,
             privileged,
+            addresses: self.options.host.addresses.max(1),
         };
         self.rendered = render::render(self.stack, settings, &layout, programs)?;
         for (name, text) in &self.rendered.configs {
@@ -207,8 +246,12 @@ impl RunningStack {
 
     fn launch(&mut self) -> Result<(), LabError> {
         let plans = self.rendered.servers.clone();
+        let limits = ExecLimits {
+            cpus: self.options.host.server_cpus.as_ref().map(|c| c.to_mask()),
+            nofile: self.os.nofile,
+        };
         for plan in plans {
-            let child = spawn_in_own_session(&plan, &self.entry.private_dir)?;
+            let child = spawn_in_own_session(&plan, &self.entry.private_dir, limits)?;
             self.entry.sessions.push(child.id() as i32);
             self.servers.push(RunningServer {
                 plan: plan.clone(),
@@ -313,6 +356,76 @@ impl RunningStack {
         format!("http://{}", self.front_address())
     }
 
+    /// Every address the front server listens on (127.0.0.1 … 127.0.0.N, `--addresses`).
+    pub fn front_addresses(&self) -> Vec<SocketAddr> {
+        let port = self.front_address().port();
+        (1..=self.options.host.addresses.max(1))
+            .map(|i| SocketAddr::from(([127, 0, 0, i as u8], port)))
+            .collect()
+    }
+
+    /// The run's private network namespace, if it has one.
+    pub fn namespace(&self) -> Option<&NetNamespace> {
+        self.netns.as_ref()
+    }
+
+    /// Put the calling thread where the load must come from: inside the stack's namespace
+    /// (so loopback stays the path) and on the client CPUs. Threads started meanwhile (the
+    /// engine's workers, the sampler) inherit both; dropping the guard undoes them.
+    pub fn load_side(&self) -> Result<LoadSide, LabError> {
+        let inside = self.netns.as_ref().map(NetNamespace::enter).transpose()?;
+        let pin = match &self.options.host.client_cpus {
+            Some(cpus) => Some(ThreadPin::pin(cpus)?),
+            None => None,
+        };
+        Ok(LoadSide {
+            _pin: pin,
+            _inside: inside,
+        })
+    }
+
+    /// What the host settings did, read back from the kernel now (the main processes'
+    /// open-file limits and CPUs); None when no host setting was made.
+    pub fn host_section(&self) -> Option<webtune_model::server::HostSection> {
+        let host = &self.options.host;
+        if host.is_default() && self.os == OsValues::default() {
+            return None;
+        }
+        Some(webtune_model::server::HostSection {
+            netns: self
+                .netns
+                .as_ref()
+                .map(NetNamespace::name)
+                .unwrap_or_default(),
+            sysctls: self
+                .netns
+                .as_ref()
+                .map(|n| n.sysctls().clone())
+                .unwrap_or_default(),
+            addresses: if host.addresses > 1 {
+                host.addresses
+            } else {
+                0
+            },
+            client_cpus: host
+                .client_cpus
+                .as_ref()
+                .map(|c| c.to_string())
+                .unwrap_or_default(),
+            server_cpus: host
+                .server_cpus
+                .as_ref()
+                .map(|c| c.to_string())
+                .unwrap_or_default(),
+            processes: self
+                .entry
+                .sessions
+                .iter()
+                .filter_map(|&pid| host::process_host(pid))
+                .collect(),
+        })
+    }
+
     pub fn private_dir(&self) -> &Path {
         &self.entry.private_dir
     }
@@ -409,6 +522,26 @@ impl Drop for RunningStack {
         if let Err(e) = self.stop_all() {
             eprintln!("webtune lab: stopping {}: {e}", self.stack.name());
         }
+    }
+}
+
+/// The load's side of a run (see `RunningStack::load_side`); undone when dropped.
+pub struct LoadSide {
+    _pin: Option<ThreadPin>,
+    _inside: Option<Inside>,
+}
+
+impl LoadSide {
+    /// Only the client CPUs (a server the lab did not start has no namespace of ours).
+    pub fn client_only(host: &HostSettings) -> Result<LoadSide, LabError> {
+        let pin = match &host.client_cpus {
+            Some(cpus) => Some(ThreadPin::pin(cpus)?),
+            None => None,
+        };
+        Ok(LoadSide {
+            _pin: pin,
+            _inside: None,
+        })
     }
 }
 
@@ -522,7 +655,11 @@ fn check_config(plan: &ServerPlan) -> Result<(), LabError> {
 /// Start a server in the foreground in a new session (setsid): its own process group, so
 /// a signal to its group (Apache prefork signals its whole group on SIGTERM) or the
 /// terminal's Ctrl-C never reaches webtune, and webtune's never reaches it.
-fn spawn_in_own_session(plan: &ServerPlan, dir: &Path) -> Result<Child, LabError> {
+fn spawn_in_own_session(
+    plan: &ServerPlan,
+    dir: &Path,
+    limits: ExecLimits,
+) -> Result<Child, LabError> {
     let name = plan
         .config_file
         .file_stem()
@@ -542,13 +679,13 @@ fn spawn_in_own_session(plan: &ServerPlan, dir: &Path) -> Result<Child, LabError
         .stdout(Stdio::from(out))
         .stderr(Stdio::from(err));
     // SAFETY: the closure runs in the child between fork and exec and calls only setsid,
-    // which is async-signal-safe.
+    // setrlimit and sched_setaffinity, which are async-signal-safe.
     unsafe {
-        command.pre_exec(|| {
+        command.pre_exec(move || {
             if libc::setsid() < 0 {
                 return Err(std::io::Error::last_os_error());
             }
-            Ok(())
+            limits.apply_in_child()
         });
     }
     command.spawn().map_err(|e| LabError::StartFailed {

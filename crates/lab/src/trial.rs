@@ -8,7 +8,11 @@
 //! callers of `run`; none of them goes through command-line words.
 
 use crate::forum::{self, Dataset, DbOptions, ForumStack};
-use crate::{LabError, ProcessSelector, RunningStack, Sampler, Settings, StackKind, StartOptions};
+use crate::supervisor::LoadSide;
+use crate::{
+    HostSettings, LabError, ProcessSelector, RunningStack, Sampler, Settings, StackKind,
+    StartOptions,
+};
 use std::path::Path;
 use std::time::Duration;
 use webtune_engine::{Progress, Workload};
@@ -156,6 +160,9 @@ pub struct Trial {
     pub sample_interval: Duration,
     /// Keep the stack's private directory (configs, logs) after it stops.
     pub keep_dir: bool,
+    /// CPU sets of the stack and the generator, and the front server's addresses (the
+    /// `os.*` values are in the target's settings).
+    pub host: HostSettings,
 }
 
 impl Trial {
@@ -170,6 +177,7 @@ impl Trial {
             pause: Duration::ZERO,
             sample_interval: crate::DEFAULT_INTERVAL,
             keep_dir: false,
+            host: HostSettings::default(),
         }
     }
 }
@@ -243,6 +251,22 @@ impl Started {
         }
     }
 
+    fn stack(&self) -> Option<&RunningStack> {
+        match self {
+            Started::Stack(s) => Some(s),
+            Started::Forum(f) => f.stack(),
+            Started::External => None,
+        }
+    }
+
+    /// Where the generator runs: in the stack's namespace, on the client CPUs.
+    fn load_side(&self, host: &HostSettings) -> Result<LoadSide, LabError> {
+        match self.stack() {
+            Some(stack) => stack.load_side(),
+            None => LoadSide::client_only(host),
+        }
+    }
+
     fn stop(self) -> Result<(), LabError> {
         match self {
             Started::Stack(s) => (*s).stop(),
@@ -301,6 +325,7 @@ fn start(
     let options = StartOptions {
         keep_dir: trial.keep_dir,
         interrupt: Some(stop.clone()),
+        host: trial.host.clone(),
         ..StartOptions::default()
     };
     match &trial.target {
@@ -349,7 +374,11 @@ fn full_url(base: &str, path: &str) -> String {
 
 /// The spec of the whole trial on the started target (URLs made absolute) and what it
 /// sends (the forum's page mix when the forum was given no other workload).
-fn absolute_spec(trial: &Trial, base: &str) -> Result<(RunSpec, Workload), LabError> {
+fn absolute_spec(
+    trial: &Trial,
+    started: &Started,
+    base: &str,
+) -> Result<(RunSpec, Workload), LabError> {
     let mut spec = trial.load.clone();
     let mut workload = trial.workload.clone();
     if let Target::Forum { dataset, .. } = &trial.target {
@@ -362,6 +391,13 @@ fn absolute_spec(trial: &Trial, base: &str) -> Result<(RunSpec, Workload), LabEr
         }
     }
     spec.url = full_url(base, &spec.url);
+    // `--addresses N`: the generator spreads its connections over every address.
+    if let Some(stack) = started.stack() {
+        let addresses = stack.front_addresses();
+        if addresses.len() > 1 && spec.connect_to.is_empty() {
+            spec.connect_to = addresses.iter().map(|a| a.to_string()).collect();
+        }
+    }
     if let Some(probe) = spec.probe.as_mut() {
         probe.url = full_url(base, &probe.url);
     }
@@ -380,7 +416,7 @@ fn load_levels(
     stop: &StopToken,
     events: &mut dyn TrialEvents,
 ) -> Result<Levels, LabError> {
-    let (spec, workload) = absolute_spec(trial, base)?;
+    let (spec, workload) = absolute_spec(trial, started, base)?;
     let selector = started.selector(&trial.target);
     let mut logged_before: Vec<LogMessage> = Vec::new();
     let mut levels = Vec::new();
@@ -393,6 +429,9 @@ fn load_levels(
             sleep_unless_stopped(trial.pause, stop);
         }
         let level_spec = level.apply(&spec);
+        // The sampler and the engine's threads start inside the stack's namespace and on
+        // the client CPUs; this thread leaves both when the level is done.
+        let side = started.load_side(&trial.host)?;
         let sampler = (!matches!(selector, ProcessSelector::Nothing))
             .then(|| Sampler::start(trial.target.name(), selector.clone(), trial.sample_interval));
         let mut runs: Vec<RunResult> = Vec::new();
@@ -411,6 +450,7 @@ fn load_levels(
             }
         }
         let samples = sampler.map(Sampler::finish);
+        drop(side);
         if let Some(e) = run_error {
             return Err(LabError::Engine(e));
         }
@@ -420,6 +460,7 @@ fn load_levels(
         if let Some(mut samples) = samples {
             samples.parameters = trial.target.parameters().into_iter().collect();
             samples.parameters_set = trial.target.parameters_set();
+            samples.host = started.stack().and_then(RunningStack::host_section);
             // The servers' logs grow over the trial: each level keeps what it added.
             let logged = started.log_messages();
             samples.log_messages = new_messages(&logged, &logged_before);

@@ -36,6 +36,55 @@ pub struct ServerSamples {
     /// that died while the sampler watched, in the order seen (empty when none did).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deaths: Vec<ProcessDeath>,
+    /// The host settings the stack ran under (lab `os.*`, `--server-cpus`, `--client-cpus`,
+    /// `--addresses`); absent when none was set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostSection>,
+}
+
+/// What a lab run changed of the host for its stack, read back from the kernel.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostSection {
+    /// "net:[4026532841]" when the stack and the generator's sockets ran in a private
+    /// network namespace: the samples' TCP counters (listen overflows, drops, retransmits,
+    /// TIME_WAIT) are then this namespace's alone, not the host's.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub netns: String,
+    /// Sysctls set inside the namespace, as read back there, e.g. "net.core.somaxconn":
+    /// "128". The host's own values are never changed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sysctls: BTreeMap<String, String>,
+    /// Loopback addresses the front server listened on (127.0.0.1 … 127.0.0.N), when more
+    /// than one.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub addresses: u32,
+    /// CPUs the generator's threads were pinned to, e.g. "0" (empty: not pinned).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub client_cpus: String,
+    /// CPUs the stack's processes were pinned to (empty: not pinned).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub server_cpus: String,
+    /// Each server's main process as /proc showed it at the end of the load: its open-file
+    /// limit and the CPUs it may run on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub processes: Vec<HostProcess>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// One server process's limits as the kernel reports them (`/proc/PID/limits`, `status`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostProcess {
+    /// Command name, e.g. "nginx", "apache2".
+    pub process: String,
+    pub pid: i32,
+    /// Soft and hard RLIMIT_NOFILE ("Max open files").
+    pub nofile_soft: u64,
+    pub nofile_hard: u64,
+    /// `Cpus_allowed_list`, e.g. "1" or "0-1".
+    pub cpus: String,
 }
 
 impl ServerSamples {

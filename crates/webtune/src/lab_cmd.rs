@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 use webtune_engine::Workload;
 use webtune_lab::trial::{self, Target, Trial};
-use webtune_lab::{settings_for, summarise, Layout, Programs, StackKind};
+use webtune_lab::{settings_for, summarise, CpuSet, HostSettings, Layout, Programs, StackKind};
 use webtune_model::parse_duration;
 
 #[derive(clap::Args)]
@@ -89,9 +89,24 @@ struct RunArgs {
     app: forum::App,
     #[command(flatten)]
     data: forum::DataChoice,
+    /// Pin the stack's processes to these CPUs, e.g. 1 or 0-1 (docs/lab.md, "Host knobs").
+    #[arg(long = "server-cpus", value_name = "LIST", value_parser = parse_cpus)]
+    server_cpus: Option<CpuSet>,
+    /// Pin the generator's threads to these CPUs, e.g. 0.
+    #[arg(long = "client-cpus", value_name = "LIST", value_parser = parse_cpus)]
+    client_cpus: Option<CpuSet>,
+    /// The front server listens on 127.0.0.1 … 127.0.0.N and the generator spreads its
+    /// connections over them (seed 004 served on ten).
+    #[arg(long = "addresses", value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=254))]
+    addresses: u32,
     /// bench flags and the path to load, e.g. -- -c 20 -d 10s /cpu/2000.
     #[arg(last = true, value_name = "BENCH FLAGS")]
     bench: Vec<String>,
+}
+
+fn parse_cpus(text: &str) -> Result<CpuSet, String> {
+    CpuSet::parse(text, webtune_lab::host::online_cpus()).map_err(|e| e.to_string())
 }
 
 /// The bench flags given after `--`, parsed by bench's own definition.
@@ -217,6 +232,7 @@ fn config_text(stack: StackKind, set: &[String]) -> anyhow::Result<String> {
             .map(|i| 8080 + i)
             .collect(),
         privileged: uid == 0,
+        addresses: 1,
     };
     let rendered = webtune_lab::render(stack, &settings, &layout, &Programs::discover())?;
     let mut out = format!(
@@ -306,6 +322,11 @@ fn run_stack(args: RunArgs) -> anyhow::Result<i32> {
     trial.repeat = bench.repeat;
     trial.sample_interval = args.sample_interval;
     trial.keep_dir = args.keep;
+    trial.host = HostSettings {
+        server_cpus: args.server_cpus.clone(),
+        client_cpus: args.client_cpus.clone(),
+        addresses: args.addresses,
+    };
     run_one(&trial, &bench)
 }
 
@@ -318,9 +339,13 @@ fn site_target(
 ) -> anyhow::Result<(Target, String)> {
     let stack = StackKind::from_name(&args.stack)?;
     let settings = settings_for(stack, &args.set)?;
+    webtune_lab::host::check_privilege(&settings)?;
     if stack == StackKind::External {
         if !args.set.is_empty() {
             bail!("--set does not apply to the external stack: the lab does not configure it");
+        }
+        if args.server_cpus.is_some() || args.addresses > 1 {
+            bail!("--server-cpus and --addresses need a stack the lab starts, not external");
         }
         let base = args.url.clone().context(
             "the external stack needs its URL: webtune lab run external http://HOST:PORT -- ...",

@@ -149,6 +149,20 @@ fn populated_result() -> Value {
         t_s: 1.25,
         how: "killed by SIGKILL".into(),
     });
+    server.host = Some(webtune_model::server::HostSection {
+        netns: "net:[4026532177]".into(),
+        sysctls: [("net.core.somaxconn".to_string(), "128".to_string())].into(),
+        addresses: 10,
+        client_cpus: "0".into(),
+        server_cpus: "1".into(),
+        processes: vec![webtune_model::server::HostProcess {
+            process: "apache2".into(),
+            pid: 4123,
+            nofile_soft: 1024,
+            nofile_hard: 20000,
+            cpus: "1".into(),
+        }],
+    });
     merged.server = Some(server);
     serde_json::from_str(&merged.to_json_pretty()).unwrap()
 }
@@ -172,6 +186,7 @@ fn the_json_result_has_exactly_the_documented_fields() {
     check("server", &doc, &v["server"]);
     check("server samples", &doc, &v["server"]["samples"][0]);
     check("server deaths", &doc, &v["server"]["deaths"][0]);
+    check("server host", &doc, &v["server"]["host"]);
     // Prose sections name their fields in backticks.
     let latency_names = &doc["latency"].prose;
     for (kind, summary) in v["latency"].as_object().unwrap() {

@@ -247,6 +247,7 @@ pub(crate) fn new_entry(id_prefix: &str, dir_for: &dyn Fn(&str) -> PathBuf) -> E
         private_dir: dir.clone(),
         docroot: dir,
         sessions: Vec::new(),
+        netns: None,
     }
 }
 

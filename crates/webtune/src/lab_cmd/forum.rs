@@ -213,6 +213,7 @@ fn plan(stack: &str, set: &[String]) -> anyhow::Result<Plan> {
     }
     let (web, db) = dbparams::split_assignments(set);
     let web = settings_for(stack, &web)?;
+    webtune_lab::host::check_privilege(&web)?;
     let db = dbparams::settings_for(&db)?;
     Ok(Plan { stack, web, db })
 }
@@ -273,6 +274,7 @@ pub fn run_sweep(args: SweepArgs) -> anyhow::Result<i32> {
                 bail!("lab sweep starts its stack; for a server you run use `webtune sweep URL`");
             }
             let settings = settings_for(stack, &args.set)?;
+            webtune_lab::host::check_privilege(&settings)?;
             let path = if workload.scenario().is_some() {
                 String::new()
             } else {
