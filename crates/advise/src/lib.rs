@@ -122,6 +122,14 @@ pub fn read_configs(inputs: &Inputs, host: &HostFacts) -> Result<Configs, Advise
         } else if inputs.discover {
             for s in host.servers.iter().filter(|s| s.kind == server) {
                 if let Some(cfg) = &s.config {
+                    if cfg.to_string_lossy().contains("/webtune-lab-") {
+                        c.notes.push(format!(
+                            "{server}: pid {} skipped: a webtune lab's own server ({})",
+                            s.master_pid,
+                            cfg.display()
+                        ));
+                        continue;
+                    }
                     candidates.push((
                         cfg.clone(),
                         format!("running (pid {})", s.master_pid),
