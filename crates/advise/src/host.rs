@@ -113,9 +113,12 @@ impl HostFacts {
         Some(hi - lo + 1)
     }
 
-    /// The first running server of a kind.
-    pub fn server(&self, kind: &str) -> Option<&RunningServer> {
-        self.servers.iter().find(|s| s.kind == kind)
+    /// The running server of a kind started with the config `main` (the one whose
+    /// processes measure the config being read).
+    pub fn server_for(&self, kind: &str, main: &std::path::Path) -> Option<&RunningServer> {
+        self.servers
+            .iter()
+            .find(|s| s.kind == kind && s.config.as_deref() == Some(main))
     }
 }
 

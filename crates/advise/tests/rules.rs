@@ -102,23 +102,40 @@ fn memory_budget() {
     assert_eq!(m.changes[0].text, "MaxRequestWorkers 61");
     // Measured PSS of a running Apache makes it critical.
     let mut h = host(2048);
+    let f = Fixture::new();
+    let main = f.file("apache2.conf", &conf);
     h.servers.push(RunningServer {
         kind: "apache2".into(),
+        config: Some(main.clone()),
         master_pid: 1,
         workers: 10,
         workers_pss_kib: 10 * 40 * 1024,
         ..RunningServer::default()
     });
-    let f = findings_with(
-        &h,
-        Run {
-            apache: Some(&conf),
-            ..Run::default()
-        },
-    );
+    let a = apache::read(&main, &[]).unwrap();
+    let f = webtune_advise::rules::run(&Layers {
+        host: &h,
+        apache: Some(&a),
+        nginx: None,
+        php_fpm: None,
+        mysql: None,
+        evidence: None,
+    });
     let m = get(&f, "memory.budget").unwrap();
     assert_eq!(m.severity, Severity::Critical);
     assert!(m.why.contains("measured"), "{}", m.why);
+    // A running Apache of another config measures nothing about this one.
+    h.servers[0].config = Some(PathBuf::from("/elsewhere/apache2.conf"));
+    let f = webtune_advise::rules::run(&Layers {
+        host: &h,
+        apache: Some(&a),
+        nginx: None,
+        php_fpm: None,
+        mysql: None,
+        evidence: None,
+    });
+    let m = get(&f, "memory.budget").unwrap();
+    assert!(m.why.contains("assumed"), "{}", m.why);
     // Enough RAM: only the calculation, as info.
     let f = findings_with(
         &host(65536),

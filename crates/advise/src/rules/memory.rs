@@ -35,7 +35,7 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
 
     if let Some(a) = l.apache {
         let m = ApacheMpm::of(a);
-        let (per, how) = per_process(l, "apache2", || {
+        let (per, how) = per_process(l, "apache2", &a.parsed.main, || {
             if m.mod_php {
                 ASSUMED_MOD_PHP_KIB
             } else if m.threaded {
@@ -73,7 +73,7 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
     }
     if let Some(f) = l.php_fpm {
         if let Some((children, at)) = fpm_children(f) {
-            let (per, how) = per_process(l, "php-fpm", || ASSUMED_FPM_KIB);
+            let (per, how) = per_process(l, "php-fpm", &f.main, || ASSUMED_FPM_KIB);
             measured_all &= !how.starts_with("assumed");
             let n = children.max(0) as u64;
             layers.push(Layer {
@@ -221,17 +221,21 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
 
 /// PSS per worker process of a server: from the running server, else from the run's
 /// samples when the run loaded that server alone, else the assumption.
-fn per_process(l: &Layers, kind: &str, assumed: impl Fn() -> u64) -> (u64, String) {
-    if let Some(s) = l.host.server(kind) {
+fn per_process(
+    l: &Layers,
+    kind: &str,
+    main: &std::path::Path,
+    assumed: impl Fn() -> u64,
+) -> (u64, String) {
+    if let Some(s) = l.host.server_for(kind, main) {
         if let Some(p) = s.pss_per_worker_kib() {
             return (
                 p.max(1),
                 format!(
-                    "measured: {} PSS over {} running workers of pid {}, RSS {} would count {}",
+                    "measured: {} PSS over {} running workers of pid {}, where RSS would say {} per worker",
                     mib(s.workers_pss_kib),
                     s.workers,
                     s.master_pid,
-                    mib(s.workers_rss_kib),
                     mib(s.workers_rss_kib / s.workers.max(1) as u64)
                 ),
             );

@@ -82,7 +82,7 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
         let rlimit = n.at_level("worker_rlimit_nofile", &[]);
         let running = l
             .host
-            .server("nginx")
+            .server_for("nginx", &n.parsed.main)
             .and_then(|s| s.nofile_soft.map(|v| (v, s.master_pid)));
         let (limit, how) = match (rlimit.and_then(|d| d.int()), running) {
             (Some(v), _) => (v, format!("worker_rlimit_nofile {v}: {}", rlimit.map(|d| d.at()).unwrap_or_default())),
