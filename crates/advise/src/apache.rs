@@ -100,8 +100,7 @@ impl ApacheConfig {
                 d.name.eq_ignore_ascii_case(name)
                     || old.is_some_and(|o| d.name.eq_ignore_ascii_case(o))
             })
-            .filter(|d| d.context.is_empty())
-            .last()
+            .rfind(|d| d.context.is_empty())
     }
 
     pub fn get_int(&self, name: &str) -> Option<(i64, &Directive)> {
@@ -245,7 +244,7 @@ impl Reader {
             if trimmed.is_empty() || trimmed.starts_with('#') {
                 continue;
             }
-            let active = stack.last().map_or(true, |o| o.active_inside);
+            let active = stack.last().is_none_or(|o| o.active_inside);
             if let Some(close) = trimmed.strip_prefix("</") {
                 let name = close.trim_end_matches('>').trim();
                 match stack.pop() {

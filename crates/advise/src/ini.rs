@@ -198,8 +198,7 @@ pub fn pools(parsed: &Parsed) -> Vec<Pool> {
                 parsed
                     .directives
                     .iter()
-                    .filter(|d| d.name == key && d.context.first() == Some(&name))
-                    .last()
+                    .rfind(|d| d.name == key && d.context.first() == Some(&name))
                     .cloned()
             };
             let int = |key: &str| get(key).and_then(|d| Some((d.int()?, d)));
@@ -224,14 +223,13 @@ pub fn mysqld_value<'a>(parsed: &'a Parsed, key: &str) -> Option<&'a Directive> 
         .directives
         .iter()
         .filter(|d| d.name == key)
-        .filter(|d| {
+        .rfind(|d| {
             d.context.first().is_some_and(|s| {
                 matches!(s.as_str(), "server" | "mysqld" | "mariadb" | "mariadbd")
                     || s.starts_with("mariadb-")
                     || s.starts_with("mysqld-")
             })
         })
-        .last()
 }
 
 #[cfg(test)]

@@ -217,7 +217,7 @@ pub fn patch_text(original: &str, changes: &[(String, Change)], comment: &str) -
             }
         }
     }
-    inserts.sort_by(|a, b| b.0.cmp(&a.0));
+    inserts.sort_by_key(|x| std::cmp::Reverse(x.0));
     for (after, new) in inserts {
         let indent = if lines[after].trim_start().starts_with('[') {
             ""

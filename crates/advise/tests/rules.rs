@@ -252,7 +252,7 @@ fn keepalive_timeout() {
     });
     let k = get(&f, "apache.keepalive_timeout").unwrap();
     assert_eq!(k.recommended, "KeepAliveTimeout 2");
-    assert_eq!(k.source.contains("seed 001"), true);
+    assert!(k.source.contains("seed 001"));
     let f = findings(Run {
         apache: Some(&format!("{EVENT}KeepAliveTimeout 15\n")),
         ..Run::default()

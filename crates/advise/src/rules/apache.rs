@@ -126,7 +126,7 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
     // KeepAlive holds a process (prefork) or thread (worker) for the whole timeout.
     let keepalive_on = a
         .get("KeepAlive")
-        .map_or(true, |d| d.value().eq_ignore_ascii_case("on"));
+        .is_none_or(|d| d.value().eq_ignore_ascii_case("on"));
     let kat = a.get_int("KeepAliveTimeout");
     let timeout = kat.map_or(5, |x| x.0);
     if keepalive_on && m.mpm != "event" && timeout > 5 {
@@ -150,7 +150,7 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
 
     // mod_php processes grow; MaxConnectionsPerChild recycles them.
     let mcpc = a.get_int("MaxConnectionsPerChild");
-    if m.mod_php && mcpc.map_or(true, |x| x.0 == 0) {
+    if m.mod_php && mcpc.is_none_or(|x| x.0 == 0) {
         let name = mcpc.map_or("MaxConnectionsPerChild".to_string(), |x| x.1.name.clone());
         out.push(
             Finding::new("apache.max_connections_per_child", Severity::Info, "apache2")

@@ -111,8 +111,7 @@ pub(crate) fn fpm_children(fpm: &Parsed) -> Option<(i64, Vec<&Directive>)> {
         if fpm
             .directives
             .iter()
-            .filter(|x| x.name == "pm.max_children" && x.context.first() == pool)
-            .last()
+            .rfind(|x| x.name == "pm.max_children" && x.context.first() == pool)
             == Some(d)
         {
             sum += d.int().unwrap_or(0);
