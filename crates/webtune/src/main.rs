@@ -2,6 +2,7 @@
 //! own module (`*_cmd.rs`); logic that a library could own lives in the library crates.
 
 mod ab_cmd;
+mod advise_cmd;
 mod bench_cmd;
 mod compare_cmd;
 mod http_load_cmd;
@@ -43,6 +44,8 @@ enum Command {
     Compare(compare_cmd::CompareArgs),
     /// Start real web stacks (nginx, Apache, PHP) from generated configs and load them.
     Lab(lab_cmd::LabArgs),
+    /// Read the host and the servers' own configs; explain every setting that matters.
+    Advise(advise_cmd::AdviseArgs),
 }
 
 fn main() {
@@ -60,6 +63,7 @@ fn main() {
         Command::Sweep(a) => sweep_cmd::run(a),
         Command::Compare(a) => compare_cmd::run(a),
         Command::Lab(a) => lab_cmd::run(a),
+        Command::Advise(a) => advise_cmd::run(a),
     };
     match outcome {
         Ok(code) => std::process::exit(code),

@@ -1,0 +1,592 @@
+//! Apache httpd's configuration, read the way httpd reads it: the whole tree from the main
+//! file with `Include`/`IncludeOptional` (wildcards, relative to ServerRoot), `<IfModule>`
+//! and `<IfDefine>` evaluated against the modules loaded so far and the defined names,
+//! `Define` and `${VAR}` (Debian's `envvars` included), line continuations and quotes.
+//! Names of 2.2 and 2.4 are both understood (MaxClients = MaxRequestWorkers).
+
+use crate::config::{Directive, Parsed};
+use crate::error::{expand_glob, read_text, AdviseError};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Modules built into Debian's and the upstream httpd binary: `<IfModule>` sees them
+/// without a LoadModule.
+const BUILT_IN: &[&str] = &[
+    "core",
+    "so",
+    "http",
+    "watchdog",
+    "log_config",
+    "logio",
+    "version",
+    "unixd",
+];
+
+/// 2.2 names and their 2.4 names.
+const RENAMED: &[(&str, &str)] = &[
+    ("MaxClients", "MaxRequestWorkers"),
+    ("MaxRequestsPerChild", "MaxConnectionsPerChild"),
+];
+
+/// Deepest include nesting followed (a loop of includes ends here with an error).
+const MAX_DEPTH: usize = 32;
+
+/// A module loaded with LoadModule.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct LoadedModule {
+    /// Its identifier, e.g. `mpm_event_module`.
+    pub name: String,
+    pub file: String,
+    /// `file:line` of the LoadModule.
+    pub at: String,
+}
+
+/// Apache's configuration after includes and conditionals.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct ApacheConfig {
+    pub parsed: Parsed,
+    pub server_root: PathBuf,
+    pub modules: Vec<LoadedModule>,
+    /// Names defined with `Define` or `-D`.
+    pub defines: BTreeMap<String, String>,
+}
+
+impl ApacheConfig {
+    /// The MPM loaded ("prefork", "worker", "event"), with where it was loaded.
+    pub fn mpm(&self) -> Option<(&str, &LoadedModule)> {
+        self.modules.iter().find_map(|m| {
+            let mpm = m.name.strip_prefix("mpm_")?.strip_suffix("_module")?;
+            Some((mpm, m))
+        })
+    }
+
+    /// Is mod_php loaded (the PHP interpreter inside each Apache process)?
+    pub fn mod_php(&self) -> Option<&LoadedModule> {
+        self.modules
+            .iter()
+            .find(|m| m.name.starts_with("php") && m.name.ends_with("_module"))
+    }
+
+    pub fn has_module(&self, name: &str) -> bool {
+        self.modules.iter().any(|m| m.name == name)
+    }
+
+    /// Does Apache hand PHP to php-fpm (mod_proxy_fcgi and a `proxy:` handler or
+    /// ProxyPass to fcgi://)?
+    pub fn proxies_to_fpm(&self) -> Option<&Directive> {
+        if !self.has_module("proxy_fcgi_module") {
+            return None;
+        }
+        self.parsed.directives.iter().find(|d| {
+            let j = d.joined().to_ascii_lowercase();
+            (d.name.eq_ignore_ascii_case("SetHandler") && j.contains("proxy:"))
+                || (d.name.eq_ignore_ascii_case("ProxyPass")
+                    || d.name.eq_ignore_ascii_case("ProxyPassMatch"))
+                    && j.contains("fcgi://")
+        })
+    }
+
+    /// The effective global value of a directive, by its 2.4 name or its 2.2 name: the
+    /// last one outside any `<VirtualHost>`/`<Directory>` section.
+    pub fn get(&self, name: &str) -> Option<&Directive> {
+        let old = RENAMED
+            .iter()
+            .find(|(_, new)| new.eq_ignore_ascii_case(name))
+            .map(|(o, _)| *o);
+        self.parsed
+            .directives
+            .iter()
+            .filter(|d| {
+                d.name.eq_ignore_ascii_case(name)
+                    || old.is_some_and(|o| d.name.eq_ignore_ascii_case(o))
+            })
+            .rfind(|d| d.context.is_empty())
+    }
+
+    pub fn get_int(&self, name: &str) -> Option<(i64, &Directive)> {
+        let d = self.get(name)?;
+        Some((d.int()?, d))
+    }
+}
+
+/// Read Apache's configuration from its main file. `defines` are the `-D` names of the
+/// command line. Debian's `envvars` beside the main file provides `${APACHE_…}`.
+pub fn read(main: &Path, defines: &[String]) -> Result<ApacheConfig, AdviseError> {
+    let main = absolute(main);
+    let server_root = main
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("/"));
+    let mut reader = Reader {
+        cfg: ApacheConfig {
+            server_root,
+            defines: defines.iter().map(|d| (d.clone(), String::new())).collect(),
+            ..ApacheConfig::default()
+        },
+        env: BTreeMap::new(),
+    };
+    let envvars = main.with_file_name("envvars");
+    if envvars.is_file() {
+        reader.env = read_envvars(&read_text(&envvars)?);
+    }
+    reader.cfg.parsed.main = main.clone();
+    reader.file(&main, &[], 0)?;
+    Ok(reader.cfg)
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map(|d| d.join(p))
+            .unwrap_or_else(|_| p.to_path_buf())
+    }
+}
+
+/// The `export NAME=value` lines of a shell file like Debian's envvars. Lines inside
+/// `if … fi` are skipped (there they only compute a suffix that is empty by default).
+pub fn read_envvars(text: &str) -> BTreeMap<String, String> {
+    let mut vars = BTreeMap::new();
+    let mut depth = 0usize;
+    for line in text.lines() {
+        let line = line.trim();
+        let first = line.split_whitespace().next().unwrap_or("");
+        match first {
+            "if" | "case" => depth += 1,
+            "fi" | "esac" => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if depth > 0 || line.starts_with('#') {
+            continue;
+        }
+        let assignment = line.strip_prefix("export ").unwrap_or(line).trim();
+        let Some((name, value)) = assignment.split_once('=') else {
+            continue;
+        };
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            continue;
+        }
+        let value = value.trim().trim_matches('"').trim_matches('\'');
+        let expanded = expand_shell(value, &vars);
+        vars.insert(name.to_string(), expanded);
+    }
+    vars
+}
+
+/// `$NAME` and `${NAME}` from `vars`; unknown names become empty, as in the shell.
+fn expand_shell(value: &str, vars: &BTreeMap<String, String>) -> String {
+    let mut out = String::new();
+    let mut rest = value;
+    while let Some(i) = rest.find('$') {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        let (name, skip) = if let Some(inner) = after.strip_prefix('{') {
+            match inner.find('}') {
+                Some(end) => (&inner[..end], end + 2),
+                None => (inner, inner.len() + 1),
+            }
+        } else {
+            let end = after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(after.len());
+            (&after[..end], end)
+        };
+        out.push_str(vars.get(name).map(String::as_str).unwrap_or(""));
+        rest = &after[skip..];
+    }
+    out.push_str(rest);
+    out
+}
+
+struct Reader {
+    cfg: ApacheConfig,
+    env: BTreeMap<String, String>,
+}
+
+/// An open section while reading one file.
+struct Open {
+    name: String,
+    line: usize,
+    /// Was the reader active when it opened, and is it active inside?
+    active_inside: bool,
+    /// Does it add a context (a real section such as VirtualHost), not a conditional?
+    context: bool,
+}
+
+impl Reader {
+    fn file(&mut self, path: &Path, context: &[String], depth: usize) -> Result<(), AdviseError> {
+        if depth > MAX_DEPTH {
+            return Err(AdviseError::syntax(
+                path,
+                1,
+                format!("includes nested deeper than {MAX_DEPTH} (an include loop?)"),
+            ));
+        }
+        let text = read_text(path)?;
+        self.cfg.parsed.files.push(path.to_path_buf());
+        let mut stack: Vec<Open> = Vec::new();
+        let mut ctx: Vec<String> = context.to_vec();
+        let lines: Vec<&str> = text.lines().collect();
+        let mut i = 0;
+        while i < lines.len() {
+            let line_no = i + 1;
+            // Continuation lines end in a backslash.
+            let mut logical = lines[i].trim_end().to_string();
+            while logical.ends_with('\\') && i + 1 < lines.len() {
+                logical.pop();
+                i += 1;
+                logical.push(' ');
+                logical.push_str(lines[i].trim());
+            }
+            i += 1;
+            let trimmed = logical.trim();
+            if trimmed.is_empty() || trimmed.starts_with('#') {
+                continue;
+            }
+            let active = stack.last().is_none_or(|o| o.active_inside);
+            if let Some(close) = trimmed.strip_prefix("</") {
+                let name = close.trim_end_matches('>').trim();
+                match stack.pop() {
+                    Some(open) if open.name.eq_ignore_ascii_case(name) => {
+                        if open.context {
+                            ctx.pop();
+                        }
+                    }
+                    Some(open) => {
+                        return Err(AdviseError::syntax(
+                            path,
+                            line_no,
+                            format!(
+                                "</{name}> closes <{}> opened at line {}",
+                                open.name, open.line
+                            ),
+                        ))
+                    }
+                    None => {
+                        return Err(AdviseError::syntax(
+                            path,
+                            line_no,
+                            format!("</{name}> without an opening <{name}>"),
+                        ))
+                    }
+                }
+                continue;
+            }
+            if let Some(open) = trimmed.strip_prefix('<') {
+                let Some(inner) = open.trim_end().strip_suffix('>') else {
+                    return Err(AdviseError::syntax(
+                        path,
+                        line_no,
+                        format!("section <{open} does not end with '>'"),
+                    ));
+                };
+                let mut words = tokenize(inner);
+                let name = if words.is_empty() {
+                    String::new()
+                } else {
+                    words.remove(0)
+                };
+                if name.is_empty() {
+                    return Err(AdviseError::syntax(path, line_no, "empty section <>"));
+                }
+                let args: Vec<String> = words.iter().map(|w| self.expand(w)).collect();
+                let (active_inside, context) = match name.to_ascii_lowercase().as_str() {
+                    "ifmodule" => (active && self.if_module(args.first()), false),
+                    "ifdefine" => (active && self.if_define(args.first()), false),
+                    // IfVersion, IfFile, If, Else…: assumed true (their content is read).
+                    n if n.starts_with("if") || n.starts_with("else") => (active, false),
+                    _ => (active, true),
+                };
+                if context && active {
+                    ctx.push(format!("{name} {}", args.join(" ")).trim().to_string());
+                }
+                stack.push(Open {
+                    name,
+                    line: line_no,
+                    active_inside,
+                    context: context && active,
+                });
+                continue;
+            }
+            if !active {
+                continue;
+            }
+            let mut words = tokenize(trimmed);
+            let name = words.remove(0);
+            let args: Vec<String> = words.iter().map(|w| self.expand(w)).collect();
+            match name.to_ascii_lowercase().as_str() {
+                "define" => {
+                    if let Some(n) = args.first() {
+                        let v = args.get(1).cloned().unwrap_or_default();
+                        self.cfg.defines.insert(n.clone(), v);
+                    }
+                }
+                "undefine" => {
+                    if let Some(n) = args.first() {
+                        self.cfg.defines.remove(n);
+                    }
+                }
+                "serverroot" => {
+                    if let Some(r) = args.first() {
+                        self.cfg.server_root = PathBuf::from(r);
+                    }
+                }
+                "include" | "includeoptional" => {
+                    let optional = name.eq_ignore_ascii_case("IncludeOptional");
+                    let Some(target) = args.first() else {
+                        return Err(AdviseError::syntax(
+                            path,
+                            line_no,
+                            format!("{name} needs a path"),
+                        ));
+                    };
+                    let target = self.cfg.server_root.join(target);
+                    let files = expand_glob(&target, (path, line_no))?;
+                    for f in files {
+                        if !f.exists() {
+                            if optional {
+                                continue;
+                            }
+                            return Err(AdviseError::syntax(
+                                path,
+                                line_no,
+                                format!("{name} {}: no such file", f.display()),
+                            ));
+                        }
+                        if f.is_dir() {
+                            continue;
+                        }
+                        self.file(&f, &ctx, depth + 1)?;
+                    }
+                }
+                "loadmodule" => {
+                    if let (Some(n), Some(f)) = (args.first(), args.get(1)) {
+                        self.cfg.modules.push(LoadedModule {
+                            name: n.clone(),
+                            file: f.clone(),
+                            at: format!("{}:{line_no}", path.display()),
+                        });
+                    }
+                }
+                _ => {}
+            }
+            self.cfg.parsed.directives.push(Directive {
+                name,
+                args,
+                file: path.to_path_buf(),
+                line: line_no,
+                context: ctx.clone(),
+                block: 0,
+            });
+        }
+        if let Some(open) = stack.pop() {
+            return Err(AdviseError::syntax(
+                path,
+                open.line,
+                format!("<{}> is never closed", open.name),
+            ));
+        }
+        Ok(())
+    }
+
+    fn expand(&self, word: &str) -> String {
+        let mut out = String::new();
+        let mut rest = word;
+        while let Some(i) = rest.find("${") {
+            out.push_str(&rest[..i]);
+            let after = &rest[i + 2..];
+            match after.find('}') {
+                Some(end) => {
+                    let name = &after[..end];
+                    match self.cfg.defines.get(name).or_else(|| self.env.get(name)) {
+                        Some(v) => out.push_str(v),
+                        None => {
+                            out.push_str("${");
+                            out.push_str(name);
+                            out.push('}');
+                        }
+                    }
+                    rest = &after[end + 1..];
+                }
+                None => {
+                    out.push_str(&rest[i..]);
+                    rest = "";
+                }
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+
+    fn if_module(&self, arg: Option<&String>) -> bool {
+        let Some(arg) = arg else { return false };
+        let (negate, id) = match arg.strip_prefix('!') {
+            Some(id) => (true, id),
+            None => (false, arg.as_str()),
+        };
+        let known = module_ids(&self.cfg.modules).iter().any(|m| m == id);
+        known != negate
+    }
+
+    fn if_define(&self, arg: Option<&String>) -> bool {
+        let Some(arg) = arg else { return false };
+        let (negate, id) = match arg.strip_prefix('!') {
+            Some(id) => (true, id),
+            None => (false, arg.as_str()),
+        };
+        self.cfg.defines.contains_key(id) != negate
+    }
+}
+
+/// The names `<IfModule>` accepts for the loaded modules: the identifier
+/// (`mpm_event_module`) and the source file (`mod_mpm_event.c`, `event.c`, `mod_php7.c`).
+fn module_ids(modules: &[LoadedModule]) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::new();
+    for b in BUILT_IN {
+        ids.push(format!("{b}_module"));
+        ids.push(format!("mod_{b}.c"));
+    }
+    ids.push("core.c".into());
+    ids.push("http_core.c".into());
+    for m in modules {
+        ids.push(m.name.clone());
+        let short = m.name.trim_end_matches("_module");
+        ids.push(format!("mod_{short}.c"));
+        if let Some(mpm) = short.strip_prefix("mpm_") {
+            ids.push(format!("{mpm}.c"));
+        }
+        if short.starts_with("php") {
+            ids.push("mod_php.c".into());
+            ids.push(format!("mod_{short}.c"));
+            let major: String = m
+                .file
+                .chars()
+                .filter(|c| c.is_ascii_digit())
+                .take(1)
+                .collect();
+            ids.push(format!("mod_php{major}.c"));
+        }
+    }
+    ids
+}
+
+/// Split a directive line into words: whitespace separates, double or single quotes keep
+/// spaces (quotes removed), a backslash escapes a quote inside quotes.
+pub fn tokenize(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut chars = line.chars().peekable();
+    while let Some(&c) = chars.peek() {
+        if c.is_whitespace() {
+            chars.next();
+            continue;
+        }
+        let mut word = String::new();
+        if c == '"' || c == '\'' {
+            chars.next();
+            while let Some(ch) = chars.next() {
+                if ch == '\\' && chars.peek() == Some(&c) {
+                    word.push(c);
+                    chars.next();
+                } else if ch == c {
+                    break;
+                } else {
+                    word.push(ch);
+                }
+            }
+        } else {
+            while let Some(&ch) = chars.peek() {
+                if ch.is_whitespace() {
+                    break;
+                }
+                word.push(ch);
+                chars.next();
+            }
+        }
+        words.push(word);
+    }
+    words
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let p = dir.join(name);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).unwrap();
+        }
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    #[test]
+    fn includes_ifmodule_define_and_old_names() {
+        let d = tempfile::tempdir().unwrap();
+        write(
+            d.path(),
+            "envvars",
+            "export APACHE_LOG_DIR=/var/log/apache2$SUFFIX\n",
+        );
+        write(
+            d.path(),
+            "mods/a.load",
+            "LoadModule mpm_worker_module x/mod_mpm_worker.so\n",
+        );
+        write(
+            d.path(),
+            "mods/b.conf",
+            "<IfModule mpm_worker_module>\n  MaxClients 300\n</IfModule>\n<IfModule mpm_prefork_module>\n  MaxClients 7\n</IfModule>\n",
+        );
+        let main = write(
+            d.path(),
+            "apache2.conf",
+            "Define X on\nIncludeOptional mods/*.load\nInclude mods/*.conf\nIncludeOptional none/*.conf\n\
+             <IfDefine X>\nErrorLog ${APACHE_LOG_DIR}/e.log\n</IfDefine>\n<IfDefine !X>\nKeepAlive Off\n</IfDefine>\n\
+             <VirtualHost *:80>\n  KeepAlive On\n</VirtualHost>\nTimeout \\\n  30\n",
+        );
+        let c = read(&main, &[]).unwrap();
+        assert_eq!(c.mpm().unwrap().0, "worker");
+        let (v, d2) = c.get_int("MaxRequestWorkers").unwrap();
+        assert_eq!(v, 300);
+        assert!(d2.at().ends_with("mods/b.conf:2"), "{}", d2.at());
+        assert_eq!(c.get("ErrorLog").unwrap().value(), "/var/log/apache2/e.log");
+        assert!(
+            c.get("KeepAlive").is_none(),
+            "the vhost's KeepAlive is not global"
+        );
+        assert_eq!(c.get("Timeout").unwrap().value(), "30");
+        assert_eq!(c.parsed.files.len(), 3);
+    }
+
+    #[test]
+    fn unclosed_and_mismatched_sections_name_file_and_line() {
+        let d = tempfile::tempdir().unwrap();
+        let main = write(
+            d.path(),
+            "a.conf",
+            "KeepAlive On\n<IfModule x>\nTimeout 5\n",
+        );
+        let e = read(&main, &[]).unwrap_err().to_string();
+        assert!(e.ends_with("a.conf:2: <IfModule> is never closed"), "{e}");
+        let main = write(d.path(), "b.conf", "<Directory />\n</IfModule>\n");
+        let e = read(&main, &[]).unwrap_err().to_string();
+        assert!(
+            e.contains("b.conf:2: </IfModule> closes <Directory>"),
+            "{e}"
+        );
+        let main = write(d.path(), "c.conf", "Include missing.conf\n");
+        let e = read(&main, &[]).unwrap_err().to_string();
+        assert!(e.contains("c.conf:1: Include"), "{e}");
+    }
+
+    #[test]
+    fn envvars_skip_if_blocks() {
+        let v = read_envvars(
+            "if [ x ]; then\n SUFFIX=\"-${X##y}\"\nelse\n SUFFIX=\nfi\nexport A=/run/a$SUFFIX\nexport B=${A}/b\n",
+        );
+        assert_eq!(v["A"], "/run/a");
+        assert_eq!(v["B"], "/run/a/b");
+    }
+}

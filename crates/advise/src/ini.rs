@@ -1,0 +1,303 @@
+//! The two ini dialects the advisor reads, with a small reader of our own (ini crates
+//! mis-read bare keys such as `skip-name-resolve`): php-fpm's (`[global]` and one section
+//! per pool, `include=` with wildcards) and MySQL/MariaDB's my.cnf (`!include FILE`,
+//! `!includedir DIR` taking `*.cnf`, bare keys, `-` and `_` alike in names).
+
+use crate::config::{Directive, Parsed};
+use crate::error::{expand_glob, read_text, AdviseError};
+use std::path::{Path, PathBuf};
+
+const MAX_DEPTH: usize = 32;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    PhpFpm,
+    MyCnf,
+}
+
+/// Read an ini tree. Each key becomes a directive named by the key, with the section as
+/// its context (`["www"]`, `["mysqld"]`); a bare key has no argument.
+pub fn read(main: &Path, dialect: Dialect) -> Result<Parsed, AdviseError> {
+    let mut parsed = Parsed {
+        main: main.to_path_buf(),
+        ..Parsed::default()
+    };
+    let mut section = String::new();
+    file(main, dialect, &mut parsed, &mut section, 0)?;
+    Ok(parsed)
+}
+
+fn file(
+    path: &Path,
+    dialect: Dialect,
+    parsed: &mut Parsed,
+    section: &mut String,
+    depth: usize,
+) -> Result<(), AdviseError> {
+    if depth > MAX_DEPTH {
+        return Err(AdviseError::syntax(
+            path,
+            1,
+            "includes nested too deep (an include loop?)",
+        ));
+    }
+    let text = read_text(path)?;
+    parsed.files.push(path.to_path_buf());
+    for (i, raw) in text.lines().enumerate() {
+        let line_no = i + 1;
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with(';') || line.starts_with('#') {
+            continue;
+        }
+        if dialect == Dialect::MyCnf {
+            if let Some(rest) = line.strip_prefix("!includedir") {
+                let dir = PathBuf::from(rest.trim());
+                let Ok(entries) = std::fs::read_dir(&dir) else {
+                    continue; // MySQL skips a missing include directory.
+                };
+                let mut files: Vec<PathBuf> = entries
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.extension().is_some_and(|x| x == "cnf") && p.is_file())
+                    .collect();
+                files.sort();
+                for f in files {
+                    file(&f, dialect, parsed, section, depth + 1)?;
+                }
+                continue;
+            }
+            if let Some(rest) = line.strip_prefix("!include") {
+                let f = PathBuf::from(rest.trim());
+                if !f.is_file() {
+                    return Err(AdviseError::syntax(
+                        path,
+                        line_no,
+                        format!("!include {}: no such file", f.display()),
+                    ));
+                }
+                file(&f, dialect, parsed, section, depth + 1)?;
+                continue;
+            }
+        }
+        if let Some(rest) = line.strip_prefix('[') {
+            let Some(name) = rest.strip_suffix(']') else {
+                return Err(AdviseError::syntax(
+                    path,
+                    line_no,
+                    format!("section {line:?} does not end with ']'"),
+                ));
+            };
+            *section = name.trim().to_string();
+            continue;
+        }
+        let (key, value) = match line.split_once('=') {
+            Some((k, v)) => (k.trim(), Some(unquote(strip_comment(v.trim())))),
+            None if dialect == Dialect::MyCnf => (line, None),
+            None => {
+                return Err(AdviseError::syntax(
+                    path,
+                    line_no,
+                    format!("expected \"name = value\", found {line:?}"),
+                ))
+            }
+        };
+        if key.is_empty() {
+            return Err(AdviseError::syntax(path, line_no, "a value without a name"));
+        }
+        let key = match dialect {
+            Dialect::MyCnf => key.replace('-', "_").to_ascii_lowercase(),
+            Dialect::PhpFpm => key.to_string(),
+        };
+        if dialect == Dialect::PhpFpm && key == "include" {
+            let value = value.unwrap_or_default();
+            let base = path.parent().unwrap_or(Path::new("/"));
+            let target = base.join(&value);
+            let saved = section.clone();
+            for f in expand_glob(&target, (path, line_no))? {
+                file(&f, dialect, parsed, section, depth + 1)?;
+            }
+            *section = saved;
+            continue;
+        }
+        parsed.directives.push(Directive {
+            name: key,
+            args: value.into_iter().collect(),
+            file: path.to_path_buf(),
+            line: line_no,
+            context: if section.is_empty() {
+                Vec::new()
+            } else {
+                vec![section.clone()]
+            },
+            block: 0,
+        });
+    }
+    Ok(())
+}
+
+/// A trailing ` # comment` or ` ; comment` outside quotes.
+fn strip_comment(v: &str) -> &str {
+    if v.starts_with('"') || v.starts_with('\'') {
+        return v;
+    }
+    for marker in [" #", "\t#", " ;", "\t;"] {
+        if let Some(i) = v.find(marker) {
+            return v[..i].trim_end();
+        }
+    }
+    v
+}
+
+fn unquote(v: &str) -> String {
+    let v = v.trim();
+    for q in ['"', '\''] {
+        if v.len() >= 2 && v.starts_with(q) && v.ends_with(q) {
+            return v[1..v.len() - 1].to_string();
+        }
+    }
+    v.to_string()
+}
+
+/// A size with MySQL's suffixes (K, M, G, T; 1024-based), in bytes.
+pub fn parse_size(v: &str) -> Option<u64> {
+    let v = v.trim();
+    let (num, mult) = match v.chars().last()?.to_ascii_uppercase() {
+        'K' => (&v[..v.len() - 1], 1u64 << 10),
+        'M' => (&v[..v.len() - 1], 1 << 20),
+        'G' => (&v[..v.len() - 1], 1 << 30),
+        'T' => (&v[..v.len() - 1], 1 << 40),
+        _ => (v, 1),
+    };
+    num.trim().parse::<u64>().ok()?.checked_mul(mult)
+}
+
+/// php-fpm's pools: one per section other than `[global]`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Pool {
+    pub name: String,
+    /// The `pm.max_children` line (php-fpm requires it).
+    pub max_children: Option<(i64, Directive)>,
+    pub pm: String,
+    pub max_requests: Option<(i64, Directive)>,
+    pub listen: Option<Directive>,
+    pub backlog: Option<(i64, Directive)>,
+}
+
+pub fn pools(parsed: &Parsed) -> Vec<Pool> {
+    let mut names: Vec<String> = Vec::new();
+    for d in &parsed.directives {
+        if let Some(s) = d.context.first() {
+            if s != "global" && !names.contains(s) {
+                names.push(s.clone());
+            }
+        }
+    }
+    names
+        .into_iter()
+        .map(|name| {
+            let get = |key: &str| {
+                parsed
+                    .directives
+                    .iter()
+                    .rfind(|d| d.name == key && d.context.first() == Some(&name))
+                    .cloned()
+            };
+            let int = |key: &str| get(key).and_then(|d| Some((d.int()?, d)));
+            Pool {
+                max_children: int("pm.max_children"),
+                pm: get("pm")
+                    .map(|d| d.value().to_string())
+                    .unwrap_or_else(|| "dynamic".into()),
+                max_requests: int("pm.max_requests"),
+                listen: get("listen"),
+                backlog: int("listen.backlog"),
+                name,
+            }
+        })
+        .collect()
+}
+
+/// The effective value of a my.cnf key for the server: the last one in a section mysqld
+/// reads (`[server]`, `[mysqld]`, `[mariadb]`, `[mariadbd]`, `[mariadb-X.Y]`).
+pub fn mysqld_value<'a>(parsed: &'a Parsed, key: &str) -> Option<&'a Directive> {
+    parsed
+        .directives
+        .iter()
+        .filter(|d| d.name == key)
+        .rfind(|d| {
+            d.context.first().is_some_and(|s| {
+                matches!(s.as_str(), "server" | "mysqld" | "mariadb" | "mariadbd")
+                    || s.starts_with("mariadb-")
+                    || s.starts_with("mysqld-")
+            })
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mycnf_bare_keys_includes_and_dashes() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join("conf.d")).unwrap();
+        std::fs::write(
+            d.path().join("conf.d/a.cnf"),
+            "[mysqld]\nskip-name-resolve\nmax-connections = 300 # more\n",
+        )
+        .unwrap();
+        std::fs::write(
+            d.path().join("conf.d/b.txt"),
+            "[mysqld]\nmax_connections=1\n",
+        )
+        .unwrap();
+        let main = d.path().join("my.cnf");
+        std::fs::write(
+            &main,
+            format!(
+                "[client]\nport=3306\n!includedir {}/conf.d\n",
+                d.path().display()
+            ),
+        )
+        .unwrap();
+        let p = read(&main, Dialect::MyCnf).unwrap();
+        let mc = mysqld_value(&p, "max_connections").unwrap();
+        assert_eq!(mc.int(), Some(300));
+        assert!(mc.at().ends_with("conf.d/a.cnf:3"));
+        let bare = mysqld_value(&p, "skip_name_resolve").unwrap();
+        assert!(bare.args.is_empty());
+        assert!(
+            mysqld_value(&p, "port").is_none(),
+            "[client] is not the server's"
+        );
+        assert_eq!(parse_size("128M"), Some(128 << 20));
+    }
+
+    #[test]
+    fn fpm_pools_and_errors() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join("pool.d")).unwrap();
+        std::fs::write(
+            d.path().join("pool.d/www.conf"),
+            "[www]\npm = static\npm.max_children = 20 ; twenty\n",
+        )
+        .unwrap();
+        std::fs::write(
+            d.path().join("pool.d/api.conf"),
+            "[api]\npm.max_children = 5\n",
+        )
+        .unwrap();
+        let main = d.path().join("php-fpm.conf");
+        std::fs::write(&main, "[global]\npid = /run/x.pid\ninclude=pool.d/*.conf\n").unwrap();
+        let p = read(&main, Dialect::PhpFpm).unwrap();
+        let pools = pools(&p);
+        assert_eq!(pools.len(), 2);
+        let sum: i64 = pools
+            .iter()
+            .filter_map(|p| p.max_children.as_ref().map(|m| m.0))
+            .sum();
+        assert_eq!(sum, 25);
+        std::fs::write(&main, "[global]\npid /run/x.pid\n").unwrap();
+        let e = read(&main, Dialect::PhpFpm).unwrap_err().to_string();
+        assert!(e.contains("php-fpm.conf:2: expected"), "{e}");
+    }
+}

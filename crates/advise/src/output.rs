@@ -1,0 +1,238 @@
+//! The advice as text (grouped by severity, ending with the recommended directives per
+//! file), and as suggested config files (`--write-patch DIR`): copies of the files a
+//! finding would change, the changed lines marked with a comment. The originals are
+//! never touched.
+
+use crate::error::AdviseError;
+use crate::finding::{Change, Severity};
+use crate::Advice;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+fn gib(kib: u64) -> String {
+    format!("{:.1} GiB", kib as f64 / 1024.0 / 1024.0)
+}
+
+/// The advice as text.
+pub fn text(a: &Advice) -> String {
+    let mut s = String::new();
+    let h = &a.host;
+    let _ = writeln!(
+        s,
+        "host: {} cores, RAM {} ({} available), somaxconn {}, local ports {}, file-max {}",
+        h.cores,
+        gib(h.mem_total_kib),
+        gib(h.mem_available_kib),
+        h.sysctls
+            .get("net.core.somaxconn")
+            .map_or("?", String::as_str),
+        h.sysctls
+            .get("net.ipv4.ip_local_port_range")
+            .map_or("?", String::as_str),
+        h.sysctls.get("fs.file-max").map_or("?", String::as_str),
+    );
+    for srv in &h.servers {
+        let _ = writeln!(
+            s,
+            "running: {} pid {} ({} workers, {:.1} MiB PSS per worker, open files {})",
+            srv.kind,
+            srv.master_pid,
+            srv.workers,
+            srv.pss_per_worker_kib().unwrap_or(0) as f64 / 1024.0,
+            srv.nofile_soft.map_or("?".to_string(), |v| v.to_string())
+        );
+    }
+    if a.configs.is_empty() {
+        let _ = writeln!(s, "read: no config (none given, none found)");
+    }
+    for c in &a.configs {
+        let _ = writeln!(
+            s,
+            "read: {} {} ({}, {} files)",
+            c.server,
+            c.main.display(),
+            c.found,
+            c.files.len()
+        );
+    }
+    for n in &a.notes {
+        let _ = writeln!(s, "note: {n}");
+    }
+    if let Some(e) = &a.evidence {
+        let _ = writeln!(s, "evidence: {}", e.cite());
+    }
+    if a.findings.is_empty() {
+        let _ = writeln!(s, "\nNo findings: nothing to change in what was read.");
+        return s;
+    }
+    for sev in [Severity::Critical, Severity::Warn, Severity::Info] {
+        let group: Vec<_> = a.findings.iter().filter(|f| f.severity == sev).collect();
+        if group.is_empty() {
+            continue;
+        }
+        let _ = writeln!(s, "\n{} ({})", sev.name().to_uppercase(), group.len());
+        for f in group {
+            let _ = writeln!(
+                s,
+                "  [{}] {}: {}",
+                f.id,
+                f.component,
+                f.directives.join(", ")
+            );
+            let _ = writeln!(s, "    current:     {}", f.current);
+            let _ = writeln!(s, "    recommended: {}", f.recommended);
+            let _ = writeln!(s, "    why:         {}", f.why);
+            for (i, e) in f.evidence.iter().enumerate() {
+                let _ = writeln!(
+                    s,
+                    "    {} {e}",
+                    if i == 0 {
+                        "evidence:   "
+                    } else {
+                        "            "
+                    }
+                );
+            }
+            let _ = writeln!(s, "    source:      {}", f.source);
+        }
+    }
+    let per_file = changes_per_file(a);
+    if !per_file.is_empty() {
+        let _ = writeln!(s, "\nRecommended directives per file:");
+        for (file, changes) in per_file {
+            let _ = writeln!(s, "  {}", file.display());
+            for (id, c) in changes {
+                let place = match (c.line, &c.section) {
+                    (Some(l), _) => format!("line {l}:"),
+                    (None, Some(sec)) => format!("add in {sec}:"),
+                    (None, None) => "add:".to_string(),
+                };
+                let _ = writeln!(s, "    {place:<12} {:<40} [{id}]", c.text);
+            }
+        }
+    }
+    s
+}
+
+/// Every change, grouped by file, with the finding it comes from.
+pub fn changes_per_file(a: &Advice) -> BTreeMap<PathBuf, Vec<(String, Change)>> {
+    let mut out: BTreeMap<PathBuf, Vec<(String, Change)>> = BTreeMap::new();
+    for f in &a.findings {
+        for c in &f.changes {
+            let list = out.entry(c.file.clone()).or_default();
+            // The first finding to change a line wins (findings are sorted most severe first).
+            if c.line.is_some() && list.iter().any(|(_, x)| x.line == c.line) {
+                continue;
+            }
+            if list.iter().any(|(_, x)| x.text == c.text) {
+                continue;
+            }
+            list.push((f.id.clone(), c.clone()));
+        }
+    }
+    out
+}
+
+/// Write suggested copies of every file a finding changes under `dir`, at the file's own
+/// path below it (`DIR/etc/apache2/apache2.conf`). Returns the files written.
+pub fn write_patch(a: &Advice, dir: &Path) -> Result<Vec<PathBuf>, AdviseError> {
+    let mut written = Vec::new();
+    for (file, changes) in changes_per_file(a) {
+        let original = crate::error::read_text(&file)?;
+        let comment = if a
+            .configs
+            .iter()
+            .any(|c| c.server == "php-fpm" && c.files.contains(&file))
+        {
+            ";"
+        } else {
+            "#"
+        };
+        let patched = patch_text(&original, &changes, comment);
+        let relative = file.strip_prefix("/").unwrap_or(&file);
+        let target = dir.join(relative);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| AdviseError::Write {
+                path: parent.to_path_buf(),
+                source: e,
+            })?;
+        }
+        std::fs::write(&target, patched).map_err(|e| AdviseError::Write {
+            path: target.clone(),
+            source: e,
+        })?;
+        written.push(target);
+    }
+    Ok(written)
+}
+
+/// Apply changes to a file's text: replaced lines keep their indentation and get a
+/// comment above saying what they were; additions go right after their section's header
+/// (`[mysqld]`, `events {`) when the file has it, else at the end.
+pub fn patch_text(original: &str, changes: &[(String, Change)], comment: &str) -> String {
+    let mut lines: Vec<String> = original.lines().map(str::to_string).collect();
+    // Insertions: (after line index, text), applied from the bottom up.
+    let mut inserts: Vec<(usize, Vec<String>)> = Vec::new();
+    let mut appended: Vec<String> = Vec::new();
+    for (id, c) in changes {
+        match c.line {
+            Some(l) if l >= 1 && l <= lines.len() => {
+                let old = lines[l - 1].clone();
+                let indent: String = old.chars().take_while(|c| c.is_whitespace()).collect();
+                lines[l - 1] = format!(
+                    "{indent}{comment} webtune advise [{id}]: was: {}\n{indent}{}",
+                    old.trim(),
+                    c.text
+                );
+            }
+            _ => {
+                let header = c.section.as_deref().and_then(|sec| {
+                    lines.iter().position(|l| {
+                        let t = l.trim();
+                        t == format!("[{sec}]")
+                            || (!sec.contains(' ') && t.starts_with(sec) && t.ends_with('{'))
+                    })
+                });
+                let new = vec![
+                    format!("{comment} webtune advise [{id}]: added"),
+                    c.text.clone(),
+                ];
+                match (header, &c.section) {
+                    (Some(h), _) => inserts.push((h, new)),
+                    (None, Some(sec))
+                        if (!sec.contains(' ') && comment != "#") || sec == "mysqld" =>
+                    {
+                        appended.push(format!("[{sec}]"));
+                        appended.extend(new);
+                    }
+                    (None, Some(sec)) => {
+                        appended.push(format!(
+                            "{comment} webtune advise [{id}]: add inside {sec}: {}",
+                            c.text
+                        ));
+                    }
+                    (None, None) => appended.extend(new),
+                }
+            }
+        }
+    }
+    inserts.sort_by_key(|x| std::cmp::Reverse(x.0));
+    for (after, new) in inserts {
+        let indent = if lines[after].trim_start().starts_with('[') {
+            ""
+        } else {
+            "    "
+        };
+        let block: Vec<String> = new.into_iter().map(|l| format!("{indent}{l}")).collect();
+        lines.splice(after + 1..after + 1, block);
+    }
+    let mut out = lines.join("\n");
+    out.push('\n');
+    if !appended.is_empty() {
+        out.push('\n');
+        out.push_str(&appended.join("\n"));
+        out.push('\n');
+    }
+    out
+}

@@ -1,0 +1,166 @@
+//! Apache's MPM arithmetic (MaxRequestWorkers against ServerLimit × ThreadsPerChild,
+//! ThreadLimit, spare threads), the MPM against the PHP in use (mod_php needs prefork),
+//! KeepAlive's timeout for the MPM in use, and MaxConnectionsPerChild with mod_php.
+
+use super::{at, replace, set, ApacheMpm, Layers};
+use crate::finding::{Finding, Severity};
+
+const MANUAL: &str = "Apache 2.4 manual, mpm_common and the MPM pages";
+
+pub(super) fn rules(l: &Layers) -> Vec<Finding> {
+    let Some(a) = l.apache else { return Vec::new() };
+    let m = ApacheMpm::of(a);
+    let main = a.parsed.main.clone();
+    let mrw_name = m.max_workers_name().to_string();
+    let mrw_at = at(m.max_workers_at, "MaxRequestWorkers", m.max_workers);
+    let mpm_at = a
+        .mpm()
+        .map(|(name, lm)| format!("LoadModule mpm_{name}_module: {}", lm.at))
+        .unwrap_or_else(|| "no MPM loaded: assumed prefork".into());
+    let mut out = Vec::new();
+
+    // MaxRequestWorkers above what ServerLimit (× ThreadsPerChild) allows.
+    let ceiling = m.server_limit * m.threads_per_child;
+    if m.max_workers > ceiling {
+        let (text, needed) = if m.threaded {
+            let needed = (m.max_workers + m.threads_per_child - 1) / m.threads_per_child;
+            (format!("ServerLimit {needed}"), needed)
+        } else {
+            (format!("ServerLimit {}", m.max_workers), m.max_workers)
+        };
+        out.push(
+            Finding::new("apache.mpm.server_limit", Severity::Warn, "apache2")
+                .directives(&[&mrw_name, "ServerLimit", "ThreadsPerChild"])
+                .values(
+                    format!("{mrw_name} {} > ServerLimit {} × ThreadsPerChild {} = {ceiling}", m.max_workers, m.server_limit, m.threads_per_child),
+                    format!("ServerLimit {needed} (or {mrw_name} {ceiling})"),
+                )
+                .why(format!(
+                    "Apache caps {mrw_name} at ServerLimit × ThreadsPerChild = {} × {} = {ceiling} and says so only in its log: the {} workers configured never exist.",
+                    m.server_limit, m.threads_per_child, m.max_workers
+                ))
+                .evidence(mrw_at.clone())
+                .evidence(at(m.server_limit_at, "ServerLimit", m.server_limit))
+                .evidence(mpm_at.clone())
+                .source(MANUAL)
+                .change(Some(set(m.server_limit_at, &main, None, text))),
+        );
+    }
+
+    if m.threaded {
+        let limit = a.get_int("ThreadLimit");
+        let thread_limit = limit.map_or(64, |(v, _)| v);
+        if m.threads_per_child > thread_limit {
+            out.push(
+                Finding::new("apache.mpm.thread_limit", Severity::Warn, "apache2")
+                    .directives(&["ThreadsPerChild", "ThreadLimit"])
+                    .values(format!("ThreadsPerChild {} > ThreadLimit {thread_limit}", m.threads_per_child), format!("ThreadLimit {}", m.threads_per_child))
+                    .why(format!("Apache lowers ThreadsPerChild to ThreadLimit ({thread_limit}); each process runs {thread_limit} threads, not {}.", m.threads_per_child))
+                    .evidence(at(m.threads_per_child_at, "ThreadsPerChild", m.threads_per_child))
+                    .evidence(at(limit.map(|x| x.1), "ThreadLimit", 64))
+                    .source(MANUAL)
+                    .change(Some(set(limit.map(|x| x.1), &main, None, format!("ThreadLimit {}", m.threads_per_child)))),
+            );
+        }
+        if m.max_workers % m.threads_per_child != 0 {
+            let down = m.max_workers / m.threads_per_child * m.threads_per_child;
+            out.push(
+                Finding::new("apache.mpm.multiple", Severity::Info, "apache2")
+                    .directives(&[&mrw_name, "ThreadsPerChild"])
+                    .values(format!("{mrw_name} {}", m.max_workers), format!("{mrw_name} {}", down.max(m.threads_per_child)))
+                    .why(format!(
+                        "{mrw_name} {} is not a multiple of ThreadsPerChild {}: Apache rounds it down to {} ({} processes × {}).",
+                        m.max_workers, m.threads_per_child, down, down / m.threads_per_child, m.threads_per_child
+                    ))
+                    .evidence(mrw_at.clone())
+                    .evidence(at(m.threads_per_child_at, "ThreadsPerChild", m.threads_per_child))
+                    .source(MANUAL)
+                    .change(replace(m.max_workers_at, format!("{mrw_name} {}", down.max(m.threads_per_child)))),
+            );
+        }
+        let min_spare = a.get_int("MinSpareThreads");
+        let max_spare = a.get_int("MaxSpareThreads");
+        let (min_v, max_v) = (
+            min_spare.map_or(75, |x| x.0),
+            max_spare.map_or(250, |x| x.0),
+        );
+        if max_v < min_v + m.threads_per_child {
+            let want = min_v + m.threads_per_child;
+            out.push(
+                Finding::new("apache.mpm.spare_threads", Severity::Info, "apache2")
+                    .directives(&["MaxSpareThreads", "MinSpareThreads", "ThreadsPerChild"])
+                    .values(format!("MaxSpareThreads {max_v}"), format!("MaxSpareThreads {want}"))
+                    .why(format!("MaxSpareThreads must be ≥ MinSpareThreads + ThreadsPerChild = {min_v} + {} = {want}; Apache raises it itself, so the setting does not mean what it says.", m.threads_per_child))
+                    .evidence(at(max_spare.map(|x| x.1), "MaxSpareThreads", 250))
+                    .evidence(at(min_spare.map(|x| x.1), "MinSpareThreads", 75))
+                    .source(MANUAL)
+                    .change(Some(set(max_spare.map(|x| x.1), &main, None, format!("MaxSpareThreads {want}")))),
+            );
+        }
+    }
+
+    // The MPM against the PHP in use.
+    if let Some(php) = a.mod_php() {
+        if m.threaded {
+            out.push(
+                Finding::new("apache.mpm.php", Severity::Critical, "apache2")
+                    .directives(&["LoadModule"])
+                    .values(format!("{} MPM with mod_php", m.mpm), "prefork MPM with mod_php, or event MPM with php-fpm (mod_proxy_fcgi)")
+                    .why("mod_php is not thread-safe in Debian's builds: a threaded MPM runs PHP requests of one process concurrently in one interpreter.".to_string())
+                    .evidence(mpm_at.clone())
+                    .evidence(format!("LoadModule {}: {}", php.name, php.at))
+                    .source("PHP manual, installation on Apache 2 (\"use the prefork MPM\"); Debian's libapache2-mod-php conflicts with threaded MPMs"),
+            );
+        }
+    } else if !m.threaded && a.proxies_to_fpm().is_some() {
+        out.push(
+            Finding::new("apache.mpm.php", Severity::Info, "apache2")
+                .directives(&["LoadModule"])
+                .values("prefork MPM, PHP in php-fpm", "event MPM (a2dismod mpm_prefork; a2enmod mpm_event)")
+                .why("With PHP in php-fpm no Apache process holds an interpreter: prefork's one process per connection only costs memory; event serves idle keep-alive connections without a thread each.".to_string())
+                .evidence(mpm_at.clone())
+                .source(MANUAL),
+        );
+    }
+
+    // KeepAlive holds a process (prefork) or thread (worker) for the whole timeout.
+    let keepalive_on = a
+        .get("KeepAlive")
+        .is_none_or(|d| d.value().eq_ignore_ascii_case("on"));
+    let kat = a.get_int("KeepAliveTimeout");
+    let timeout = kat.map_or(5, |x| x.0);
+    if keepalive_on && m.mpm != "event" && timeout > 5 {
+        let idle = m.max_workers;
+        out.push(
+            Finding::new("apache.keepalive_timeout", Severity::Warn, "apache2")
+                .directives(&["KeepAliveTimeout", "KeepAlive"])
+                .values(format!("KeepAliveTimeout {timeout}"), "KeepAliveTimeout 2")
+                .why(format!(
+                    "With the {} MPM an idle keep-alive connection holds a whole {} for KeepAliveTimeout: {idle} workers ÷ {timeout} s idle each lets only ≈{} new clients per second in while all wait; 2 s keeps the reuse and frees the worker.",
+                    m.mpm,
+                    if m.threaded { "thread" } else { "process" },
+                    idle / timeout.max(1)
+                ))
+                .evidence(at(kat.map(|x| x.1), "KeepAliveTimeout", 5))
+                .evidence(mpm_at.clone())
+                .source("seed 001 (KeepAliveTimeout 15 → 2); Apache manual, KeepAliveTimeout")
+                .change(Some(set(kat.map(|x| x.1), &main, None, "KeepAliveTimeout 2".into()))),
+        );
+    }
+
+    // mod_php processes grow; MaxConnectionsPerChild recycles them.
+    let mcpc = a.get_int("MaxConnectionsPerChild");
+    if m.mod_php && mcpc.is_none_or(|x| x.0 == 0) {
+        let name = mcpc.map_or("MaxConnectionsPerChild".to_string(), |x| x.1.name.clone());
+        out.push(
+            Finding::new("apache.max_connections_per_child", Severity::Info, "apache2")
+                .directives(&[&name])
+                .values(format!("{name} {}", mcpc.map_or(0, |x| x.0)), format!("{name} 1000"))
+                .why("0 means a process lives forever: a PHP extension or script that leaks memory grows every process until the memory budget no longer holds. 1000 connections per child recycles them at a negligible cost.".to_string())
+                .evidence(at(mcpc.map(|x| x.1), "MaxConnectionsPerChild", 0))
+                .source("seed 001 (MaxRequestsPerChild 1000); Apache manual, MaxConnectionsPerChild")
+                .change(Some(set(mcpc.map(|x| x.1), &main, None, format!("{name} 1000")))),
+        );
+    }
+    out
+}

@@ -1,0 +1,172 @@
+//! The connection chain: php-fpm's children (summed over pools) against MariaDB's
+//! max_connections and back_log, Apache's workers against php-fpm's children; and the
+//! settings along it: pm.max_requests, thread_cache_size, innodb_buffer_pool_size against
+//! the data it caches.
+
+use super::{at, fpm_children, mib, mysql_int, set, ApacheMpm, Layers};
+use crate::finding::{Finding, Severity};
+use crate::ini;
+use std::path::Path;
+
+pub(super) fn rules(l: &Layers) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let children = l.php_fpm.and_then(fpm_children);
+
+    if let (Some((sum, at_list)), Some(m)) = (&children, l.mysql) {
+        let (max_conn, mc_at) = mysql_int(m, "max_connections", 151);
+        let max_conn = max_conn as i64;
+        if *sum > max_conn {
+            let mut f = Finding::new("chain.fpm_mysql", Severity::Warn, "php-fpm → mariadb")
+                .directives(&["pm.max_children", "max_connections"])
+                .values(format!("pm.max_children {sum} (all pools) > max_connections {max_conn}"), format!("max_connections = {}", sum + 10))
+                .why(format!(
+                    "Every PHP child may hold a database connection: {sum} children against {max_conn} connections means \"Too many connections\" errors at full load; max_connections ≥ Σ pm.max_children + 10 for administration = {}.",
+                    sum + 10
+                ))
+                .evidence(at(mc_at, "max_connections", 151))
+                .source("seed 000 (the PHP → MySQL chain); MariaDB manual, max_connections")
+                .change(Some(set(mc_at, &m.main, Some("mysqld"), format!("max_connections = {}", sum + 10))));
+            for d in at_list {
+                f = f.evidence(format!("pm.max_children = {}: {}", d.value(), d.at()));
+            }
+            out.push(f);
+        }
+        if let Some(bl) = ini::mysqld_value(m, "back_log") {
+            let v = bl.int().unwrap_or(0);
+            if v < *sum {
+                out.push(
+                    Finding::new("chain.mysql_back_log", Severity::Info, "php-fpm → mariadb")
+                        .directives(&["back_log", "pm.max_children"])
+                        .values(format!("back_log = {v}"), format!("back_log = {sum}"))
+                        .why(format!("A burst of {sum} children connecting at once queues in MariaDB's listen backlog of {v}; the rest wait for SYN retries (1 s, 3 s…)."))
+                        .evidence(format!("back_log = {v}: {}", bl.at()))
+                        .source("MariaDB manual, back_log")
+                        .change(Some(set(Some(bl), &m.main, Some("mysqld"), format!("back_log = {sum}")))),
+                );
+            }
+        }
+    }
+
+    if let (Some(a), Some((sum, at_list))) = (l.apache, &children) {
+        if let Some(handler) = a.proxies_to_fpm() {
+            let m = ApacheMpm::of(a);
+            if m.max_workers > *sum {
+                let mut f = Finding::new("chain.apache_fpm", Severity::Info, "apache2 → php-fpm")
+                    .directives(&[m.max_workers_name(), "pm.max_children"])
+                    .values(format!("{} {} > pm.max_children {sum}", m.max_workers_name(), m.max_workers), format!("pm.max_children ≥ the PHP share of {} {}, within the memory budget", m.max_workers_name(), m.max_workers))
+                    .why(format!(
+                        "Up to {} Apache workers can hand PHP requests to {sum} php-fpm children: the other {} wait in php-fpm's listen backlog (and log \"pm.max_children reached\"). Fine for static files; for PHP-heavy traffic size both together.",
+                        m.max_workers,
+                        m.max_workers - sum
+                    ))
+                    .evidence(format!("{} {}: {}", handler.name, handler.joined(), handler.at()))
+                    .evidence(at(m.max_workers_at, "MaxRequestWorkers", m.max_workers))
+                    .source("php-fpm manual, pm.max_children; seed 000");
+                for d in at_list {
+                    f = f.evidence(format!("pm.max_children = {}: {}", d.value(), d.at()));
+                }
+                out.push(f);
+            }
+        }
+    }
+
+    if let Some(f) = l.php_fpm {
+        for pool in ini::pools(f) {
+            let Some((_, mc)) = &pool.max_children else {
+                continue;
+            };
+            let current = pool.max_requests.as_ref().map_or(0, |x| x.0);
+            if current == 0 {
+                out.push(
+                    Finding::new("php_fpm.max_requests", Severity::Info, "php-fpm")
+                        .directives(&["pm.max_requests"])
+                        .values(format!("pool {}: pm.max_requests {current}", pool.name), "pm.max_requests = 500")
+                        .why("0 means a child serves requests forever: memory a script or extension leaks accumulates in every child. Recycling after 500 requests costs one fork per 500 requests.".to_string())
+                        .evidence(at(pool.max_requests.as_ref().map(|x| &x.1), "pm.max_requests", 0))
+                        .source("php-fpm manual (pm.max_requests: \"useful to work around memory leaks\"); seed 001's MaxRequestsPerChild")
+                        .change(Some(match &pool.max_requests {
+                            Some((_, d)) => set(Some(d), &mc.file, None, "pm.max_requests = 500".into()),
+                            None => crate::finding::Change { file: mc.file.clone(), line: None, section: Some(pool.name.clone()), text: "pm.max_requests = 500".into() },
+                        })),
+                );
+            }
+        }
+    }
+
+    if let Some(m) = l.mysql {
+        // Connections made per request (PHP without persistent connections) need threads.
+        let clients = children.as_ref().map(|c| c.0).or_else(|| {
+            l.apache
+                .filter(|a| a.mod_php().is_some())
+                .map(|a| ApacheMpm::of(a).max_workers)
+        });
+        if let Some(tc) = ini::mysqld_value(m, "thread_cache_size") {
+            let v = tc.int().unwrap_or(0);
+            let want = clients.unwrap_or(16).clamp(8, 256);
+            if v < want.min(8) || clients.is_some_and(|c| v < c.min(256)) {
+                out.push(
+                    Finding::new("mariadb.thread_cache_size", Severity::Warn, "mariadb")
+                        .directives(&["thread_cache_size"])
+                        .values(format!("thread_cache_size = {v}"), format!("thread_cache_size = {want}"))
+                        .why(format!(
+                            "PHP opens a connection per request; without a cached thread each one costs a thread creation. {} clients of the database → thread_cache_size = min(clients, 256) = {want}.",
+                            clients.map_or("unknown (8 at least)".into(), |c| c.to_string())
+                        ))
+                        .evidence(format!("thread_cache_size = {v}: {}", tc.at()))
+                        .source("seed 000 (thread_cache set for the PHP pages); MariaDB manual, thread_cache_size")
+                        .change(Some(set(Some(tc), &m.main, Some("mysqld"), format!("thread_cache_size = {want}")))),
+                );
+            }
+        }
+
+        let (pool, pool_at) = mysql_int(m, "innodb_buffer_pool_size", 128 << 20);
+        let datadir = ini::mysqld_value(m, "datadir")
+            .map(|d| d.value().to_string())
+            .unwrap_or_else(|| "/var/lib/mysql".into());
+        if let Some(data) = innodb_bytes(Path::new(&datadir)) {
+            let ram = l.host.mem_total_kib * 1024;
+            let want = (data + data / 5).div_ceil(128 << 20) * (128 << 20);
+            let cap = ram / 100 * 70;
+            if data > pool && ram > 0 {
+                let rec = want.min(cap).max(pool);
+                out.push(
+                    Finding::new("mariadb.buffer_pool", Severity::Warn, "mariadb")
+                        .directives(&["innodb_buffer_pool_size"])
+                        .values(format!("innodb_buffer_pool_size = {}", mib(pool / 1024)), format!("innodb_buffer_pool_size = {}M", rec >> 20))
+                        .why(format!(
+                            "InnoDB data of {} does not fit a buffer pool of {}: reads go to disk. Data × 1.2, rounded up to 128 MiB = {}, at most 70% of RAM {} = {}.",
+                            mib(data / 1024), mib(pool / 1024), mib(want / 1024), mib(ram / 1024), mib(cap / 1024)
+                        ))
+                        .evidence(at(pool_at, "innodb_buffer_pool_size", "128M"))
+                        .evidence(format!("host: InnoDB files under {datadir}: {}", mib(data / 1024)))
+                        .source("MariaDB manual, InnoDB buffer pool (\"as large as possible … 70–80% of memory on a dedicated server\"); MySQLTuner")
+                        .change(Some(set(pool_at, &m.main, Some("mysqld"), format!("innodb_buffer_pool_size = {}M", rec >> 20)))),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// Bytes of InnoDB files (ibdata*, *.ibd) under the data directory; None when unreadable.
+fn innodb_bytes(dir: &Path) -> Option<u64> {
+    let mut total = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    let mut seen = 0;
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).ok()?.flatten() {
+            seen += 1;
+            if seen > 100_000 {
+                return Some(total);
+            }
+            let Ok(meta) = e.metadata() else { continue };
+            let name = e.file_name().to_string_lossy().into_owned();
+            if meta.is_dir() && d == dir {
+                stack.push(e.path());
+            } else if meta.is_file() && (name.ends_with(".ibd") || name.starts_with("ibdata")) {
+                total += meta.len();
+            }
+        }
+    }
+    Some(total)
+}

@@ -1,0 +1,180 @@
+//! The rules: each family reads the layers (host facts, the configs read, the measured
+//! evidence) and returns findings. A rule that lacks what it needs stays silent.
+
+mod apache;
+mod chain;
+mod evidence;
+mod memory;
+mod proxy;
+mod queues;
+
+use crate::apache::ApacheConfig;
+use crate::config::{Directive, Parsed};
+use crate::evidence::Evidence;
+use crate::finding::{Change, Finding};
+use crate::host::HostFacts;
+use crate::ini;
+use crate::nginx::NginxConfig;
+
+/// Everything the rules look at.
+#[derive(Debug, Clone, Copy)]
+pub struct Layers<'a> {
+    pub host: &'a HostFacts,
+    pub apache: Option<&'a ApacheConfig>,
+    pub nginx: Option<&'a NginxConfig>,
+    pub php_fpm: Option<&'a Parsed>,
+    pub mysql: Option<&'a Parsed>,
+    pub evidence: Option<&'a Evidence>,
+}
+
+/// Run every rule, most severe first (stable within a severity).
+pub fn run(l: &Layers) -> Vec<Finding> {
+    let mut out = Vec::new();
+    out.extend(memory::rules(l));
+    out.extend(apache::rules(l));
+    out.extend(proxy::rules(l));
+    out.extend(chain::rules(l));
+    out.extend(queues::rules(l));
+    out.extend(evidence::rules(l));
+    out.sort_by_key(|f| f.severity);
+    out
+}
+
+/// Apache's MPM settings in effect, with the defaults of the 2.4 manual filled in.
+#[derive(Debug, Clone)]
+pub(crate) struct ApacheMpm<'a> {
+    pub mpm: String,
+    pub threaded: bool,
+    pub max_workers: i64,
+    pub max_workers_at: Option<&'a Directive>,
+    pub server_limit: i64,
+    pub server_limit_at: Option<&'a Directive>,
+    pub threads_per_child: i64,
+    pub threads_per_child_at: Option<&'a Directive>,
+    pub mod_php: bool,
+}
+
+impl<'a> ApacheMpm<'a> {
+    pub fn of(a: &'a ApacheConfig) -> ApacheMpm<'a> {
+        let mpm = a
+            .mpm()
+            .map(|(m, _)| m.to_string())
+            .unwrap_or_else(|| "prefork".into());
+        let threaded = mpm != "prefork";
+        let get = |n: &str| a.get_int(n);
+        let (sl_default, tpc_default) = if threaded { (16, 25) } else { (256, 1) };
+        let server_limit = get("ServerLimit");
+        let tpc = if threaded {
+            get("ThreadsPerChild")
+        } else {
+            None
+        };
+        let sl = server_limit.map_or(sl_default, |(v, _)| v);
+        let t = tpc.map_or(tpc_default, |(v, _)| v).max(1);
+        let mrw = get("MaxRequestWorkers");
+        ApacheMpm {
+            threaded,
+            max_workers: mrw.map_or(sl * t, |(v, _)| v),
+            max_workers_at: mrw.map(|(_, d)| d),
+            server_limit: sl,
+            server_limit_at: server_limit.map(|(_, d)| d),
+            threads_per_child: t,
+            threads_per_child_at: tpc.map(|(_, d)| d),
+            mod_php: a.mod_php().is_some(),
+            mpm,
+        }
+    }
+
+    /// Processes at MaxRequestWorkers.
+    pub fn processes(&self) -> i64 {
+        (self.max_workers + self.threads_per_child - 1) / self.threads_per_child
+    }
+
+    /// The name MaxRequestWorkers is written under in this config (2.2: MaxClients).
+    pub fn max_workers_name(&self) -> &str {
+        self.max_workers_at
+            .map_or("MaxRequestWorkers", |d| d.name.as_str())
+    }
+}
+
+/// php-fpm's pools summed.
+pub(crate) fn fpm_children(fpm: &Parsed) -> Option<(i64, Vec<&Directive>)> {
+    let mut sum = 0;
+    let mut at = Vec::new();
+    for d in fpm
+        .directives
+        .iter()
+        .filter(|d| d.name == "pm.max_children")
+    {
+        // The last one of each pool wins.
+        let pool = d.context.first();
+        if fpm
+            .directives
+            .iter()
+            .rfind(|x| x.name == "pm.max_children" && x.context.first() == pool)
+            == Some(d)
+        {
+            sum += d.int().unwrap_or(0);
+            at.push(d);
+        }
+    }
+    (!at.is_empty()).then_some((sum, at))
+}
+
+/// A MySQL setting with its default.
+pub(crate) fn mysql_int<'a>(
+    m: &'a Parsed,
+    key: &str,
+    default: u64,
+) -> (u64, Option<&'a Directive>) {
+    match ini::mysqld_value(m, key) {
+        Some(d) => (ini::parse_size(d.value()).unwrap_or(default), Some(d)),
+        None => (default, None),
+    }
+}
+
+/// Replace the directive `d` with `text` (same file, same line).
+pub(crate) fn replace(d: Option<&Directive>, text: String) -> Option<Change> {
+    let d = d?;
+    Some(Change {
+        file: d.file.clone(),
+        line: Some(d.line),
+        section: None,
+        text,
+    })
+}
+
+/// Replace `d` when it is there, else add `text` to `main` (inside `section`).
+pub(crate) fn set(
+    d: Option<&Directive>,
+    main: &std::path::Path,
+    section: Option<&str>,
+    text: String,
+) -> Change {
+    match d {
+        Some(d) => Change {
+            file: d.file.clone(),
+            line: Some(d.line),
+            section: None,
+            text,
+        },
+        None => Change {
+            file: main.to_path_buf(),
+            line: None,
+            section: section.map(str::to_string),
+            text,
+        },
+    }
+}
+
+/// `file:line` of a directive, or "(default)".
+pub(crate) fn at(d: Option<&Directive>, name: &str, default: impl std::fmt::Display) -> String {
+    match d {
+        Some(d) => format!("{} {}: {}", d.name, d.joined(), d.at()),
+        None => format!("{name} {default} (default: not set)"),
+    }
+}
+
+pub(crate) fn mib(kib: u64) -> String {
+    format!("{:.0} MiB", kib as f64 / 1024.0)
+}

@@ -1,0 +1,180 @@
+//! The readers on Debian's stock trees (installed on the test host: /etc/apache2,
+//! /etc/nginx, /etc/php/*/fpm, /etc/mysql) and on the configs the lab renders.
+
+use std::path::{Path, PathBuf};
+use webtune_advise::{apache, ini, nginx};
+use webtune_lab::{render, Layout, Programs, Settings, StackKind};
+
+fn stock(path: &str) -> Option<PathBuf> {
+    let p = PathBuf::from(path);
+    if p.is_file() {
+        Some(p)
+    } else {
+        eprintln!("skipped: {path} is not installed here");
+        None
+    }
+}
+
+#[test]
+fn debian_apache_tree() {
+    let Some(main) = stock("/etc/apache2/apache2.conf") else {
+        return;
+    };
+    let c = apache::read(&main, &[]).unwrap();
+    // envvars expanded.
+    let log = c.get("ErrorLog").unwrap();
+    assert_eq!(log.value(), "/var/log/apache2/error.log");
+    assert!(log.at().starts_with("/etc/apache2/apache2.conf:"));
+    // The loaded MPM and its directives from mods-enabled/mpm_*.conf, through <IfModule>.
+    let (mpm, loaded) = c.mpm().expect("Debian loads one MPM");
+    assert!(["prefork", "worker", "event"].contains(&mpm));
+    assert!(
+        loaded.at.contains("/etc/apache2/mods-enabled/mpm_"),
+        "{}",
+        loaded.at
+    );
+    let mrw = c
+        .get("MaxRequestWorkers")
+        .expect("Debian's mpm_*.conf sets it");
+    assert!(
+        mrw.file.ends_with(format!("mpm_{mpm}.conf")),
+        "{}",
+        mrw.at()
+    );
+    assert!(mrw.int().is_some());
+    // Every file named is a real file, ports.conf among them.
+    assert!(c.parsed.files.iter().any(|f| f.ends_with("ports.conf")));
+    assert!(c.parsed.files.iter().all(|f| f.is_file()));
+    // <IfModule ssl_module> is not entered without mod_ssl.
+    if !c.has_module("ssl_module") {
+        assert!(!c.parsed.all("Listen").any(|d| d.value() == "443"));
+    }
+}
+
+#[test]
+fn debian_nginx_tree() {
+    let Some(main) = stock("/etc/nginx/nginx.conf") else {
+        return;
+    };
+    let c = nginx::read(&main).unwrap();
+    let (wc, at) = c.worker_connections();
+    assert!(wc > 0);
+    assert!(at.unwrap().at().starts_with("/etc/nginx/nginx.conf:"));
+    assert!(c.parsed.files.iter().any(|f| f.ends_with("mime.types")));
+    if Path::new("/etc/nginx/sites-enabled/default").is_file() {
+        let listens = c.listens();
+        assert!(listens
+            .iter()
+            .any(|(d, b)| d.file.ends_with("sites-enabled/default") && *b == 511));
+    }
+}
+
+#[test]
+fn debian_php_fpm_tree() {
+    let found: Vec<PathBuf> = glob::glob("/etc/php/*/fpm/php-fpm.conf")
+        .unwrap()
+        .filter_map(Result::ok)
+        .collect();
+    let Some(main) = found.first() else {
+        eprintln!("skipped: no php-fpm");
+        return;
+    };
+    let p = ini::read(main, ini::Dialect::PhpFpm).unwrap();
+    let pools = ini::pools(&p);
+    let www = pools
+        .iter()
+        .find(|p| p.name == "www")
+        .expect("Debian's www pool");
+    let (n, d) = www.max_children.as_ref().unwrap();
+    assert!(*n > 0);
+    assert!(d.file.ends_with("pool.d/www.conf"));
+    // A pool file alone reads too.
+    let pool_only = ini::read(&d.file, ini::Dialect::PhpFpm).unwrap();
+    assert_eq!(ini::pools(&pool_only).len(), 1);
+}
+
+#[test]
+fn debian_mysql_tree() {
+    let Some(main) = stock("/etc/mysql/my.cnf") else {
+        return;
+    };
+    let p = ini::read(&main, ini::Dialect::MyCnf).unwrap();
+    assert!(p.files.len() > 1, "!includedir followed: {:?}", p.files);
+    if let Some(b) = ini::mysqld_value(&p, "bind_address") {
+        assert!(
+            b.file.to_string_lossy().contains("mariadb.conf.d")
+                || b.file.to_string_lossy().contains("mysql")
+        );
+    }
+}
+
+fn rendered(stack: StackKind, sets: &[(&str, &str)], dir: &Path) -> Vec<PathBuf> {
+    let pairs: Vec<(String, String)> = sets
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    let settings = Settings::from_assignments(stack.name(), &stack.parameters(), &pairs).unwrap();
+    let layout = Layout {
+        dir: dir.to_path_buf(),
+        docroot: dir.join("www"),
+        ports: (0..stack.components().len() as u16)
+            .map(|i| 18080 + i)
+            .collect(),
+        privileged: false,
+    };
+    let r = render(stack, &settings, &layout, &Programs::discover()).unwrap();
+    r.configs
+        .iter()
+        .map(|(name, text)| {
+            let p = dir.join(name);
+            std::fs::write(&p, text).unwrap();
+            p
+        })
+        .collect()
+}
+
+#[test]
+fn every_lab_rendered_config_reads() {
+    for stack in StackKind::all() {
+        let d = tempfile::tempdir().unwrap();
+        for file in rendered(*stack, &[], d.path()) {
+            let name = file.file_name().unwrap().to_string_lossy().into_owned();
+            let ok = if name.starts_with("apache2") {
+                apache::read(&file, &[]).map(|c| c.parsed.directives.len())
+            } else if name.starts_with("nginx") {
+                nginx::read(&file).map(|c| c.parsed.directives.len())
+            } else if name.starts_with("php-fpm") {
+                ini::read(&file, ini::Dialect::PhpFpm).map(|c| c.directives.len())
+            } else {
+                continue;
+            };
+            assert!(ok.unwrap() > 0, "{} of {}", name, stack.name());
+        }
+    }
+}
+
+#[test]
+fn lab_values_are_read_back() {
+    let d = tempfile::tempdir().unwrap();
+    let stack = StackKind::from_name("nginx-apache-worker").unwrap();
+    rendered(
+        stack,
+        &[
+            ("backend.MaxRequestWorkers", "50"),
+            ("backend.ThreadsPerChild", "25"),
+            ("frontend.upstream_keepalive", "16"),
+        ],
+        d.path(),
+    );
+    let a = apache::read(&d.path().join("apache2.conf"), &[]).unwrap();
+    assert_eq!(a.mpm().unwrap().0, "worker");
+    assert_eq!(a.get_int("MaxRequestWorkers").unwrap().0, 50);
+    let n = nginx::read(&d.path().join("nginx.conf")).unwrap();
+    let ups = n.upstreams();
+    assert_eq!(ups.len(), 1);
+    assert!(n.parsed.all("keepalive").any(|k| k.value() == "16"));
+    assert!(n
+        .listens()
+        .iter()
+        .all(|(d, _)| d.value().starts_with("127.0.0.1:")));
+}

@@ -1,0 +1,226 @@
+//! `webtune advise` end to end through the built binary: on this host (discovery), on
+//! Debian's stock configs given by path, with a saved run as evidence, writing suggested
+//! files (the originals untouched), and bad input (exit 2, one line naming file and line).
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn webtune(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_webtune"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn advise_on_this_host() {
+    let d = tempfile::tempdir().unwrap();
+    let out_json = d.path().join("advice.json");
+    let out = webtune(&["advise", "--json", out_json.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.starts_with("host: "), "{stdout}");
+    let v = json(&out_json);
+    assert!(v["host"]["cores"].as_u64().unwrap() >= 1);
+    assert!(v["host"]["mem_total_kib"].as_u64().unwrap() > 0);
+    assert!(v["host"]["sysctls"]["net.core.somaxconn"].is_string());
+    assert!(v["findings"].is_array());
+}
+
+#[test]
+fn advise_on_debian_stock_configs() {
+    let mut args = vec!["advise", "--no-discover", "--json", "-"];
+    let stock = [
+        ("--apache-config", "/etc/apache2/apache2.conf"),
+        ("--nginx-config", "/etc/nginx/nginx.conf"),
+        ("--mysql-config", "/etc/mysql/my.cnf"),
+    ];
+    for (flag, path) in stock {
+        if Path::new(path).is_file() {
+            args.extend([flag, path]);
+        }
+    }
+    let fpm: Vec<String> = std::fs::read_dir("/etc/php")
+        .map(|r| {
+            r.flatten()
+                .map(|e| e.path().join("fpm/php-fpm.conf").display().to_string())
+                .filter(|p| Path::new(p).is_file())
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(p) = fpm.first() {
+        args.extend(["--php-fpm-config", p.as_str()]);
+    }
+    if args.len() == 4 {
+        eprintln!("skipped: no stock config installed");
+        return;
+    }
+    let out = webtune(&args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["configs"].as_array().unwrap().len(), (args.len() - 4) / 2);
+    for c in v["configs"].as_array().unwrap() {
+        assert_eq!(c["found"], "given");
+    }
+    let findings = v["findings"].as_array().unwrap();
+    assert!(!findings.is_empty(), "the memory budget at least");
+    for f in findings {
+        for field in [
+            "id",
+            "severity",
+            "component",
+            "directives",
+            "current",
+            "recommended",
+            "why",
+            "evidence",
+            "source",
+        ] {
+            assert!(!f[field].is_null(), "{field} missing in {f}");
+        }
+        assert!(["info", "warn", "critical"].contains(&f["severity"].as_str().unwrap()));
+    }
+    // Evidence points at real lines of the stock files.
+    let cited: Vec<&str> = findings
+        .iter()
+        .flat_map(|f| f["evidence"].as_array().unwrap())
+        .filter_map(|e| e.as_str())
+        .filter(|e| e.contains("/etc/"))
+        .collect();
+    assert!(!cited.is_empty());
+    for e in cited {
+        let place = e.rsplit(": ").next().unwrap();
+        let (file, line) = place.rsplit_once(':').unwrap();
+        let n: usize = line.parse().unwrap_or_else(|_| panic!("{e}"));
+        let text = std::fs::read_to_string(file).unwrap();
+        assert!(n >= 1 && n <= text.lines().count(), "{e}");
+    }
+}
+
+#[test]
+fn write_patch_leaves_the_originals_alone() {
+    let d = tempfile::tempdir().unwrap();
+    let conf = d.path().join("apache2.conf");
+    let original = "LoadModule mpm_prefork_module m/mod_mpm_prefork.so\nLoadModule php_module m/libphp.so\nKeepAlive On\nKeepAliveTimeout 15\nMaxRequestWorkers 10\nMaxConnectionsPerChild 1000\n";
+    std::fs::write(&conf, original).unwrap();
+    let patch = d.path().join("suggested");
+    let out = webtune(&[
+        "advise",
+        "--no-discover",
+        "--apache-config",
+        conf.to_str().unwrap(),
+        "--write-patch",
+        patch.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("[apache.keepalive_timeout]"), "{stdout}");
+    assert!(stdout.contains("Recommended directives per file:"));
+    assert_eq!(std::fs::read_to_string(&conf).unwrap(), original);
+    let written = patch.join(conf.strip_prefix("/").unwrap());
+    let text = std::fs::read_to_string(&written).unwrap();
+    assert!(text.contains("# webtune advise [apache.keepalive_timeout]: was: KeepAliveTimeout 15\nKeepAliveTimeout 2\n"), "{text}");
+}
+
+#[test]
+fn a_saved_run_is_evidence() {
+    let d = tempfile::tempdir().unwrap();
+    let run = d.path().join("run.json");
+    let out = webtune(&[
+        "bench",
+        "-c",
+        "2",
+        "-d",
+        "1s",
+        "--json",
+        run.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The lab's sampler fills `server`; here its log messages and counters are given.
+    let mut v = json(&run);
+    let server = webtune_model::ServerSamples {
+        target: "apache-prefork".into(),
+        samples: vec![webtune_model::server::ServerSample { listen_overflows: 7, processes: 3, pss_kib: 3000, ..Default::default() }],
+        log_messages: vec![webtune_model::server::LogMessage {
+            server: "apache2 (prefork)".into(),
+            level: "error".into(),
+            message: "server reached MaxRequestWorkers setting, consider raising the MaxRequestWorkers setting".into(),
+            count: 2,
+        }],
+        ..Default::default()
+    };
+    v["server"] = serde_json::to_value(server).unwrap();
+    std::fs::write(&run, serde_json::to_string(&v).unwrap()).unwrap();
+    let out = webtune(&["advise", "--no-discover", "--result", run.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("evidence: "), "{stdout}");
+    assert!(
+        stdout.contains("[evidence.apache_workers_full]"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("[queue.listen_overflows]"), "{stdout}");
+}
+
+fn fails_with(args: &[&str], expected: &str) {
+    let out = webtune(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(stderr.contains(expected), "{stderr} lacks {expected}");
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let d = tempfile::tempdir().unwrap();
+    fails_with(
+        &["advise", "--nginx-config", "/nonexistent/nginx.conf"],
+        "/nonexistent/nginx.conf: No such file",
+    );
+    let n = d.path().join("n.conf");
+    std::fs::write(&n, "events {\n worker_connections 10\n}\n").unwrap();
+    fails_with(
+        &["advise", "--nginx-config", n.to_str().unwrap()],
+        &format!(
+            "{}:2: \"worker_connections\" is not terminated",
+            n.display()
+        ),
+    );
+    let a = d.path().join("a.conf");
+    std::fs::write(&a, "<IfModule x>\nKeepAlive On\n").unwrap();
+    fails_with(
+        &["advise", "--apache-config", a.to_str().unwrap()],
+        &format!("{}:1: <IfModule> is never closed", a.display()),
+    );
+    let r = d.path().join("r.json");
+    std::fs::write(&r, "{\"not\": 1}").unwrap();
+    fails_with(
+        &["advise", "--result", r.to_str().unwrap()],
+        "not a webtune result",
+    );
+}
