@@ -1,7 +1,7 @@
 //! `webtune advise`: flags → `webtune_advise::advise` → text on stdout, JSON and suggested
 //! config files where asked. Read-only: it changes no config file and no sysctl.
 
-use crate::bench_cmd::write_output;
+use crate::output::{self, Outputs};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -48,29 +48,33 @@ pub fn run(args: AdviseArgs) -> anyhow::Result<i32> {
         result: args.result,
         discover: !args.no_discover,
     };
+    if let Some(dest) = &args.json {
+        output::check("--json", dest)?;
+    }
     let advice = webtune_advise::advise(&inputs)?;
     let json_to_stdout = args.json.as_deref() == Some("-");
-    if !json_to_stdout {
-        print!("{}", webtune_advise::output::text(&advice));
-    }
+    let mut outputs = Outputs::new();
     if let Some(dest) = &args.json {
         let mut text = serde_json::to_string_pretty(&advice)?;
         text.push('\n');
-        write_output(dest, &text)?;
+        outputs.file("--json", dest, &text);
+    }
+    if !json_to_stdout {
+        outputs.stdout(&webtune_advise::output::text(&advice));
     }
     if let Some(dir) = &args.write_patch {
         let written = webtune_advise::output::write_patch(&advice, dir)?;
         if !json_to_stdout {
             if written.is_empty() {
-                println!(
-                    "\nNothing written to {}: no finding changes a directive.",
+                outputs.stdout(&format!(
+                    "\nNothing written to {}: no finding changes a directive.\n",
                     dir.display()
-                );
+                ));
             }
             for w in written {
-                println!("wrote {}", w.display());
+                outputs.stdout(&format!("wrote {}\n", w.display()));
             }
         }
     }
-    Ok(0)
+    Ok(outputs.exit_code(0))
 }
