@@ -121,6 +121,7 @@ fn rendered(stack: StackKind, sets: &[(&str, &str)], dir: &Path) -> Vec<PathBuf>
             .map(|i| 18080 + i)
             .collect(),
         privileged: false,
+        addresses: 1,
     };
     let r = render(stack, &settings, &layout, &Programs::discover()).unwrap();
     r.configs
