@@ -55,6 +55,26 @@ pub struct ProbeSpec {
     pub rate_per_s: f64,
 }
 
+/// HTTPS settings (ignored for http:// URLs).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TlsOptions {
+    /// `--insecure`: accept any server certificate (signatures are still checked).
+    #[serde(default)]
+    pub insecure: bool,
+    /// `--cacert FILE`: trust the PEM certificates in this file instead of the system's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cacert: Option<String>,
+    /// `--no-tls-resume`: a full handshake on every new connection.
+    #[serde(default)]
+    pub no_resume: bool,
+}
+
+impl TlsOptions {
+    pub fn is_default(&self) -> bool {
+        *self == TlsOptions::default()
+    }
+}
+
 /// One load test, as the user asked for it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunSpec {
@@ -99,6 +119,9 @@ pub struct RunSpec {
     /// The scenario file the requests came from, if any (a record; `url` is its base URL).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scenario: Option<String>,
+    /// HTTPS: certificate checks and session resumption.
+    #[serde(default, skip_serializing_if = "TlsOptions::is_default")]
+    pub tls: TlsOptions,
 }
 
 impl Default for RunSpec {
@@ -126,6 +149,7 @@ impl Default for RunSpec {
             cooldown_s: 0.0,
             probe: None,
             scenario: None,
+            tls: TlsOptions::default(),
         }
     }
 }
