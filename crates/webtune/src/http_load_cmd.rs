@@ -5,7 +5,7 @@
 
 use crate::bench_cmd::{available_cores, run_spec_quiet, write_output, EXIT_INTERRUPTED};
 use anyhow::{bail, Context};
-use webtune_model::{Arrival, LoadMode, RunSpec, StopCondition};
+use webtune_model::{Arrival, LoadMode, RunSpec, StopCondition, TlsOptions};
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Usage (http_load's own):\n  \
@@ -255,6 +255,11 @@ pub fn to_spec(
         keepalive: false,
         http10: true,
         timeout_ms: (timeout_s * 1000.0) as u64,
+        // http_load never checks the server's certificate.
+        tls: TlsOptions {
+            insecure: true,
+            ..TlsOptions::default()
+        },
         ..RunSpec::default()
     })
 }
