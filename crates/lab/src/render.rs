@@ -155,6 +155,8 @@ pub enum Readiness {
     HttpGet(&'static str),
     /// The port accepts a TCP connection.
     TcpAccept,
+    /// `GET path` over TLS answers 200 (the front of a TLS stack).
+    HttpsGet(&'static str),
 }
 
 /// One server process to start.
@@ -231,6 +233,16 @@ pub fn render(
         vars.insert("dir".to_string(), dir.clone());
         vars.insert("docroot".to_string(), docroot.clone());
         vars.insert("port".to_string(), port.to_string());
+        // TLS stacks: the front server (started last) gets the certificate and TLS directives.
+        let tls_front = stack.is_tls() && *port == layout.ports[components.len() - 1];
+        vars.extend(crate::tls::template_vars(
+            tls_front,
+            *component,
+            prefix,
+            settings,
+            &dir,
+            &programs.apache_modules.display().to_string(),
+        ));
         for (name, value) in settings.iter() {
             if let Some(local) = name.strip_prefix(prefix) {
                 vars.insert(local.to_string(), render_value(*component, value));
@@ -359,7 +371,7 @@ pub fn render(
                     error_log: dir_path.join("apache2-error.log"),
                     port: *port,
                     stop_signal: libc::SIGTERM,
-                    readiness: Readiness::HttpGet("/empty.gif"),
+                    readiness: ready_on(tls_front, "/empty.gif"),
                 });
             }
             Component::Nginx(role) => {
@@ -494,7 +506,7 @@ pub fn render(
                     error_log,
                     port: *port,
                     stop_signal: libc::SIGQUIT,
-                    readiness: Readiness::HttpGet("/empty.gif"),
+                    readiness: ready_on(tls_front, "/empty.gif"),
                 });
             }
             Component::PhpFpm => {
@@ -529,6 +541,15 @@ pub fn render(
         site: site_files(stack),
         servers,
     })
+}
+
+/// `GET path` answers 200, over TLS on a TLS front.
+fn ready_on(tls: bool, path: &'static str) -> Readiness {
+    if tls {
+        Readiness::HttpsGet(path)
+    } else {
+        Readiness::HttpGet(path)
+    }
 }
 
 fn component_label(component: Component) -> String {

@@ -366,6 +366,12 @@ fn absolute_spec(
         }
     }
     spec.url = full_url(base, &spec.url);
+    // A TLS stack's load trusts the lab's own certificate unless told otherwise.
+    if let Started::Stack(running) = started {
+        if !spec.tls.insecure && spec.tls.cacert.is_none() {
+            spec.tls.cacert = running.certificate().map(|p| p.display().to_string());
+        }
+    }
     if let Some(probe) = spec.probe.as_mut() {
         probe.url = full_url(base, &probe.url);
     }

@@ -142,6 +142,10 @@ fn stacks_text() -> String {
                     "nginx" => programs.nginx.clone(),
                     "apache2" => programs.apache2.clone(),
                     "php-fpm" => programs.php_fpm.clone(),
+                    "openssl" => ["/usr/bin/openssl", "/usr/local/bin/openssl"]
+                        .into_iter()
+                        .map(std::path::PathBuf::from)
+                        .find(|p| p.exists()),
                     _ => programs.mod_php.clone(),
                 };
                 match found {
@@ -450,7 +454,13 @@ fn load_and_report(load: Load) -> anyhow::Result<i32> {
             bench.request.probe = Some(format!("{base}{probe}"));
         }
     }
-    let spec = bench.to_spec(&url)?;
+    let mut spec = bench.to_spec(&url)?;
+    // A TLS stack's load trusts the lab's own certificate unless told otherwise.
+    if let Some(cert) = running.and_then(|r| r.certificate()) {
+        if !spec.tls.insecure && spec.tls.cacert.is_none() {
+            spec.tls.cacert = Some(cert.display().to_string());
+        }
+    }
     let sampler = Sampler::start(stack.name(), selector, sample_interval);
     // A stop asked for while the stack started: no load at all.
     if interrupt.is_some_and(|stop| stop.stop_requested()) {
