@@ -5,9 +5,7 @@
 pub enum EngineError {
     #[error("malformed URL {url:?}: {reason} (expected e.g. http://127.0.0.1:8080/path)")]
     BadUrl { url: String, reason: String },
-    #[error(
-        "{scheme}:// is not supported yet: webtune speaks plain HTTP/1.x for now (use http://)"
-    )]
+    #[error("{scheme}:// is not supported: webtune speaks http:// and https://")]
     UnsupportedScheme { scheme: String },
     #[error(
         "cannot resolve host {host:?}: {reason} (check the name, or pass --connect-to IP:PORT)"
@@ -48,6 +46,10 @@ pub enum EngineError {
     Scenario(String),
     #[error("bad load settings: {0}")]
     BadLoad(String),
+    #[error("--cacert {path}: {reason} (give a PEM file with the CA certificate)")]
+    CaCert { path: String, reason: String },
+    #[error("TLS setup failed: {0}")]
+    Tls(String),
     #[error("cannot start a worker thread: {0}")]
     Thread(std::io::Error),
     #[error("cannot create an event loop: {0}")]

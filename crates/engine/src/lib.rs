@@ -17,6 +17,8 @@ pub mod recorder;
 pub mod rng;
 pub mod scenario;
 pub mod schedule;
+pub mod tls;
+pub mod transport;
 mod usage;
 mod worker;
 mod workload;
@@ -144,6 +146,11 @@ pub fn run(
             open_gauge: Arc::clone(&open_gauge),
             reports: tx.clone(),
             seed: 0x5eed_0000 + w as u64,
+            tls: plan
+                .tls
+                .as_ref()
+                .map(tls::TlsTarget::connector)
+                .transpose()?,
         };
         let handle = std::thread::Builder::new()
             .name(format!("webtune-worker-{w}"))
@@ -164,6 +171,7 @@ pub fn run(
                 start,
                 done: Arc::clone(&probe_done),
                 expect: spec.clone(),
+                tls: plan.probe_tls.as_ref().map(|t| t.connector()).transpose()?,
             };
             Some(
                 std::thread::Builder::new()
@@ -346,6 +354,7 @@ pub fn run(
             first_byte: total.first_byte,
             total: total.total,
             service: total.service,
+            tls_handshake: total.tls_handshake,
         },
         timeline,
         generator: GeneratorUsage {
@@ -362,6 +371,7 @@ pub fn run(
         stalls,
         by_name,
         probe: probe_result,
+        tls: plan.tls.is_some().then(|| total.tls.unwrap_or_default()),
     };
     result.finish_summaries();
     result.validity = judge(&result, cpu_s, elapsed_s);

@@ -1,9 +1,11 @@
 //! The plan: a `RunSpec` checked and prepared for the hot path — the URL parsed, the host
 //! resolved to every address it has, the request encoded once into bytes, the file-descriptor
-//! limit checked (and the soft limit raised to the hard one when that is enough).
+//! limit checked (and the soft limit raised to the hard one when that is enough), and for
+//! https:// the TLS settings (`tls::TlsTarget`).
 
 use crate::rng::Rng;
 use crate::scenario::{self, RequestDef, Think, WeightedPicker};
+use crate::tls::TlsTarget;
 use crate::{EngineError, Workload};
 use std::net::{SocketAddr, ToSocketAddrs};
 use webtune_model::RunSpec;
@@ -43,7 +45,14 @@ pub struct Plan {
     pub probe: Option<(Vec<SocketAddr>, Vec<u8>)>,
     pub threads: usize,
     pub connections: usize,
+    /// https:// targets: the TLS settings every connection shares.
+    pub tls: Option<TlsTarget>,
+    /// The probe's, when its URL is https://.
+    pub probe_tls: Option<TlsTarget>,
 }
+
+/// ALPN for HTTP/1.1 over TLS.
+const ALPN_HTTP1: &[&[u8]] = &[b"http/1.1"];
 
 /// The parts of an http:// URL the engine needs.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,24 +61,27 @@ pub struct Target {
     pub port: u16,
     /// Path and query, starting with '/'.
     pub path: String,
-    /// The Host header value: host, plus ":port" when it is not 80.
+    /// The Host header value: host, plus ":port" when it is not the scheme's default.
     pub host_header: String,
+    /// https://
+    pub tls: bool,
 }
 
-/// Parse and check an http:// URL.
+/// Parse and check an http:// or https:// URL.
 pub fn parse_url(text: &str) -> Result<Target, EngineError> {
     let parsed = url::Url::parse(text).map_err(|e| EngineError::BadUrl {
         url: text.to_string(),
         reason: e.to_string(),
     })?;
-    match parsed.scheme() {
-        "http" => {}
+    let tls = match parsed.scheme() {
+        "http" => false,
+        "https" => true,
         other => {
             return Err(EngineError::UnsupportedScheme {
                 scheme: other.to_string(),
             })
         }
-    }
+    };
     let host = match parsed.host() {
         Some(url::Host::Domain(d)) => d.to_string(),
         Some(url::Host::Ipv4(ip)) => ip.to_string(),
@@ -94,7 +106,7 @@ pub fn parse_url(text: &str) -> Result<Target, EngineError> {
         Some(url::Host::Ipv6(ip)) => format!("[{ip}]"),
         _ => host.clone(),
     };
-    let host_header = if port == 80 {
+    let host_header = if port == if tls { 443 } else { 80 } {
         host_literal
     } else {
         format!("{host_literal}:{port}")
@@ -104,6 +116,7 @@ pub fn parse_url(text: &str) -> Result<Target, EngineError> {
         port,
         path,
         host_header,
+        tls,
     })
 }
 
@@ -331,10 +344,18 @@ pub fn build(spec: &RunSpec, workload: &Workload) -> Result<Plan, EngineError> {
             )
         }
     };
+    let tls = match target.tls {
+        true => Some(TlsTarget::new(&spec.tls, &target.host, ALPN_HTTP1)?),
+        false => None,
+    };
+    let mut probe_tls = None;
     let probe = match &spec.probe {
         None => None,
         Some(p) => {
             let t = parse_url(&p.url)?;
+            if t.tls {
+                probe_tls = Some(TlsTarget::new(&spec.tls, &t.host, ALPN_HTTP1)?);
+            }
             let probe_spec = RunSpec {
                 url: p.url.clone(),
                 keepalive: true,
@@ -362,6 +383,8 @@ pub fn build(spec: &RunSpec, workload: &Workload) -> Result<Plan, EngineError> {
         probe,
         threads,
         connections,
+        tls,
+        probe_tls,
     })
 }
 
@@ -382,12 +405,19 @@ mod tests {
         );
         let t = parse_url("http://[::1]:81/").unwrap();
         assert_eq!(t.host_header, "[::1]:81");
+        let t = parse_url("https://localhost/x").unwrap();
+        assert_eq!(
+            (t.port, t.tls, t.host_header.as_str()),
+            (443, true, "localhost")
+        );
+        let t = parse_url("https://localhost:8443/").unwrap();
+        assert_eq!(t.host_header, "localhost:8443");
     }
 
     #[test]
     fn refuses_bad_urls_with_advice() {
-        let e = parse_url("https://example.com/").unwrap_err().to_string();
-        assert!(e.contains("https:// is not supported yet"), "{e}");
+        let e = parse_url("ftp://example.com/").unwrap_err().to_string();
+        assert!(e.contains("ftp:// is not supported"), "{e}");
         let e = parse_url("127.0.0.1:8080").unwrap_err().to_string();
         assert!(e.contains("expected e.g. http://"), "{e}");
         assert!(parse_url("not a url").is_err());

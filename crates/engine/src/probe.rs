@@ -2,10 +2,13 @@
 //! at a slow steady pace (default 1/s) and recording its latencies on their own. Seed 001's
 //! browser got no answer at all while ab reported a fine number; the probe turns that
 //! browser into a figure. Plain blocking I/O on its own thread: its pace is slow, and it
-//! must not share the workers' event loops.
+//! must not share the workers' event loops. It speaks through the same `Transport` (TCP or
+//! TLS) and HTTP/1 parser as the workers, in blocking mode.
 
 use crate::http1::{Progress as ParseProgress, ResponseParser};
-use std::io::{self, Read, Write};
+use crate::tls::{self, Connector};
+use crate::transport::Transport;
+use std::io;
 use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -22,6 +25,8 @@ pub struct ProbeConfig {
     /// Set when the run is over (or stopped).
     pub done: Arc<AtomicBool>,
     pub expect: RunSpec,
+    /// https:// probes: the TLS connector.
+    pub tls: Option<Connector>,
 }
 
 enum Outcome {
@@ -47,7 +52,7 @@ fn sleep_until(at: Instant, done: &AtomicBool) -> bool {
 pub fn run_probe(cfg: ProbeConfig) -> NamedResult {
     let mut result = NamedResult::default();
     let gap = Duration::from_secs_f64(1.0 / cfg.rate_per_s.max(0.001));
-    let mut conn: Option<TcpStream> = None;
+    let mut conn: Option<Transport<TcpStream>> = None;
     let mut parser = ResponseParser::new();
     let mut buf = vec![0u8; 16 * 1024];
     let mut k: u32 = 0;
@@ -80,7 +85,7 @@ pub fn run_probe(cfg: ProbeConfig) -> NamedResult {
 fn probe_once(
     cfg: &ProbeConfig,
     addr: SocketAddr,
-    conn: &mut Option<TcpStream>,
+    conn: &mut Option<Transport<TcpStream>>,
     parser: &mut ResponseParser,
     buf: &mut [u8],
 ) -> Outcome {
@@ -92,7 +97,22 @@ fn probe_once(
                     let _ = s.set_nodelay(true);
                     let _ = s.set_read_timeout(Some(cfg.timeout));
                     let _ = s.set_write_timeout(Some(cfg.timeout));
-                    *conn = Some(s);
+                    let mut t = match cfg.tls.as_ref().map(Connector::connection) {
+                        None => Transport::Tcp(s),
+                        Some(Ok(session)) => Transport::tls(s, session, false),
+                        Some(Err(_)) => return Outcome::Failed(ErrorKind::TlsHandshake),
+                    };
+                    match t.handshake() {
+                        Ok(true) => {}
+                        // Blocking: not done means the read timed out.
+                        Ok(false) => return Outcome::Failed(ErrorKind::TlsHandshake),
+                        Err(e) => {
+                            return Outcome::Failed(
+                                tls::failure_kind(&e).unwrap_or(ErrorKind::TlsHandshake),
+                            )
+                        }
+                    }
+                    *conn = Some(t);
                 }
                 Err(e) => {
                     return Outcome::Failed(match e.kind() {
@@ -112,9 +132,9 @@ fn probe_once(
         parser.reset(false);
         let mut received = 0usize;
         let mut eof = false;
-        let sent = stream.write_all(&cfg.request);
+        let sent = write_all(stream, &cfg.request);
         let outcome = match &sent {
-            Err(_) => None,
+            Err(e) => tls::failure_kind(e).map(Outcome::Failed),
             Ok(()) => loop {
                 match stream.read(buf) {
                     Ok(0) => {
@@ -150,7 +170,7 @@ fn probe_once(
                         break Some(Outcome::Failed(ErrorKind::RequestTimeout))
                     }
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(_) => break None,
+                    Err(e) => break tls::failure_kind(&e).map(Outcome::Failed),
                 }
             },
         };
@@ -163,6 +183,22 @@ fn probe_once(
         }
     }
     Outcome::Failed(ErrorKind::ClosedEarly)
+}
+
+/// Write the whole request and flush it (blocking sockets: a timeout is an error).
+fn write_all(stream: &mut Transport<TcpStream>, mut bytes: &[u8]) -> io::Result<()> {
+    while !bytes.is_empty() {
+        match stream.write(bytes) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => bytes = &bytes[n..],
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    match stream.flush()? {
+        true => Ok(()),
+        false => Err(io::ErrorKind::TimedOut.into()),
+    }
 }
 
 fn done(parser: &ResponseParser) -> Outcome {

@@ -6,9 +6,10 @@
 //! (after `--warmup`, before `--cooldown`); the interval reports and the stall slots take
 //! everything, so the time series shows the warm-up too.
 
+use crate::transport::HandshakeInfo;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use webtune_model::{ErrorCounts, ErrorKind, LatencyHistogram, NamedResult};
+use webtune_model::{ErrorCounts, ErrorKind, LatencyHistogram, NamedResult, TlsSummary};
 
 /// Stall detection granularity.
 pub const SLOT_MS: u64 = 100;
@@ -87,6 +88,8 @@ pub struct Completion {
     /// The scenario's body check failed.
     pub check_failed: bool,
     pub connect_us: Option<u64>,
+    /// TLS handshake time, for requests that opened their connection over TLS.
+    pub tls_handshake_us: Option<u64>,
     pub first_byte_us: u64,
     /// From the request's start (intended start in open loop).
     pub total_us: u64,
@@ -113,6 +116,10 @@ pub struct Recorder {
     pub first_byte: LatencyHistogram,
     pub total: LatencyHistogram,
     pub service: LatencyHistogram,
+    /// HTTPS: handshake time of new connections.
+    pub tls_handshake: LatencyHistogram,
+    /// HTTPS: handshakes full and resumed, and what the first one agreed.
+    pub tls: Option<TlsSummary>,
     /// Open loop: how late each request was sent after its intended start.
     pub lag: LatencyHistogram,
     /// Open loop: the part of `lag` spent with every connection busy (server time).
@@ -213,6 +220,9 @@ impl Recorder {
         if let Some(us) = c.connect_us {
             self.connect.record(us);
         }
+        if let Some(us) = c.tls_handshake_us {
+            self.tls_handshake.record(us);
+        }
         self.first_byte.record(c.first_byte_us);
         self.total.record(c.total_us);
         if let Some(us) = c.service_us {
@@ -265,6 +275,21 @@ impl Recorder {
         }
     }
 
+    /// A TLS handshake finished (counted whenever it happens, like `connections_opened`).
+    pub fn handshake_done(&mut self, info: &HandshakeInfo) {
+        let tls = self.tls.get_or_insert_with(|| TlsSummary {
+            version: info.version.clone(),
+            cipher: info.cipher.clone(),
+            alpn: info.alpn.clone(),
+            ..TlsSummary::default()
+        });
+        if info.resumed {
+            tls.resumed_handshakes += 1;
+        } else {
+            tls.full_handshakes += 1;
+        }
+    }
+
     /// Close the current interval and return its report.
     pub fn take_interval(&mut self, index: u64, open_connections: u64) -> IntervalReport {
         let mut report = std::mem::take(&mut self.interval);
@@ -278,6 +303,12 @@ impl Recorder {
         self.first_byte.merge(&other.first_byte);
         self.total.merge(&other.total);
         self.service.merge(&other.service);
+        self.tls_handshake.merge(&other.tls_handshake);
+        match (&mut self.tls, &other.tls) {
+            (Some(mine), Some(theirs)) => mine.merge(theirs),
+            (None, Some(theirs)) => self.tls = Some(theirs.clone()),
+            _ => {}
+        }
         self.lag.merge(&other.lag);
         self.connection_wait.merge(&other.connection_wait);
         self.generator_lag.merge(&other.generator_lag);
@@ -400,6 +431,7 @@ mod tests {
             expected: true,
             check_failed: false,
             connect_us: None,
+            tls_handshake_us: None,
             first_byte_us: 5,
             total_us: 10,
             service_us: None,

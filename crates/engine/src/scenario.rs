@@ -1074,10 +1074,10 @@ fn check_base_url(text: &str) -> Result<(), (String, String)> {
             "write e.g. base_url = \"http://127.0.0.1:8080\"".to_string(),
         )
     })?;
-    if url.scheme() != "http" {
+    if url.scheme() != "http" && url.scheme() != "https" {
         return Err((
-            format!("base_url {text:?} is not http://"),
-            "only http:// is supported; write e.g. http://127.0.0.1:8080".into(),
+            format!("base_url {text:?} is not http:// or https://"),
+            "write e.g. http://127.0.0.1:8080 or https://localhost:8443".into(),
         ));
     }
     if url.host().is_none() {

@@ -15,6 +15,10 @@
 //! server's time) and the generator's own lateness. A
 //! timerfd wakes the loop at the next due time with microsecond precision (epoll's own
 //! timeout has millisecond steps).
+//!
+//! HTTPS: each connection's bytes go through a `Transport` (plain TCP or rustls over the
+//! socket); a new TLS connection goes from connecting through a handshake phase, timed in
+//! its own histogram, before its first request is written.
 
 use crate::http1::{Progress as ParseProgress, ResponseParser};
 use crate::lateness::{split_lateness, BusyClock};
@@ -23,12 +27,14 @@ use crate::recorder::{Completion, FirstLength, IntervalReport, OpenGauge, Record
 use crate::rng::Rng;
 use crate::scenario::{self, Think, WeightedPicker};
 use crate::schedule::Ramp;
+use crate::tls::{self, Connector};
+use crate::transport::Transport;
 use mio::net::TcpStream;
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
-use std::io::{self, Read, Write};
+use std::io;
 use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -100,18 +106,22 @@ pub struct WorkerConfig {
     pub open_gauge: Arc<OpenGauge>,
     pub reports: Sender<IntervalReport>,
     pub seed: u64,
+    /// HTTPS: this worker's TLS connector (its own session cache); None for http://.
+    pub tls: Option<Connector>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
     Idle,
     Connecting,
+    /// TLS: the TCP connect is done, the handshake is under way.
+    Handshaking,
     Sending,
     Receiving,
 }
 
 struct Conn {
-    stream: Option<TcpStream>,
+    stream: Option<Transport<TcpStream>>,
     /// Bumped for every new socket; part of its event token.
     generation: usize,
     addr: SocketAddr,
@@ -129,6 +139,9 @@ struct Conn {
     /// When this request's connection attempt began, if it opened one.
     opened_at: Option<Instant>,
     connect_us: Option<u64>,
+    /// TLS: when the handshake began (the TCP connect's end), and how long it took.
+    handshake_from: Instant,
+    handshake_us: Option<u64>,
     first_byte: Option<Instant>,
     deadline: Instant,
     /// Requests completed on the current connection.
@@ -192,6 +205,8 @@ pub fn run_worker(cfg: WorkerConfig) -> io::Result<Recorder> {
             intended: None,
             opened_at: None,
             connect_us: None,
+            handshake_from: now,
+            handshake_us: None,
             first_byte: None,
             deadline: now,
             served: 0,
@@ -588,6 +603,7 @@ impl Worker {
         c.received = 0;
         c.first_byte = None;
         c.connect_us = None;
+        c.handshake_us = None;
         c.opened_at = None;
         c.started = now;
         c.intended = intended;
@@ -616,6 +632,11 @@ impl Worker {
     fn open_connection(&mut self, i: usize, now: Instant) {
         let addr = self.conns[i].addr;
         self.rec.connect_attempts += 1;
+        let session = match self.cfg.tls.as_ref().map(Connector::connection) {
+            None => None,
+            Some(Ok(session)) => Some(session),
+            Some(Err(_)) => return self.fail(i, ErrorKind::TlsHandshake),
+        };
         let mut stream = match TcpStream::connect(addr) {
             Ok(s) => s,
             Err(e) => return self.fail(i, connect_error_kind(&e)),
@@ -634,7 +655,10 @@ impl Worker {
         self.cfg.open_gauge.opened();
         let timeout = self.cfg.connect_timeout;
         let c = &mut self.conns[i];
-        c.stream = Some(stream);
+        c.stream = Some(match session {
+            None => Transport::Tcp(stream),
+            Some(session) => Transport::tls(stream, session, true),
+        });
         c.served = 0;
         c.phase = Phase::Connecting;
         c.opened_at = Some(now);
@@ -662,7 +686,12 @@ impl Worker {
         // Write what the socket takes; act on the outcome once the borrows have ended.
         let outcome = loop {
             if c.written >= bytes.len() {
-                break Ok(bytes.len());
+                // TLS may hold records the socket did not take yet (always done for TCP).
+                match stream.flush() {
+                    Ok(true) => break Ok(bytes.len()),
+                    Ok(false) => return,
+                    Err(e) => break Err(e),
+                }
             }
             match stream.write(&bytes[c.written..]) {
                 Ok(0) => break Err(io::ErrorKind::WriteZero.into()),
@@ -683,9 +712,15 @@ impl Worker {
 
     fn on_event(&mut self, i: usize, event: &mio::event::Event) {
         let now = Instant::now();
+        if event.is_readable() || event.is_read_closed() || event.is_error() {
+            if let Some(stream) = self.conns[i].stream.as_mut() {
+                stream.readable();
+            }
+        }
         match self.conns[i].phase {
             Phase::Idle => {}
             Phase::Connecting => self.on_connect_ready(i, now),
+            Phase::Handshaking => self.handshake_step(i, now),
             Phase::Sending => {
                 if event.is_writable() {
                     self.write_some(i);
@@ -702,7 +737,7 @@ impl Worker {
 
     fn on_connect_ready(&mut self, i: usize, now: Instant) {
         let c = &mut self.conns[i];
-        let Some(stream) = c.stream.as_ref() else {
+        let Some(stream) = c.stream.as_ref().map(Transport::socket) else {
             return;
         };
         // Tokens carry the socket's generation, so this event is this socket's own: readiness
@@ -717,7 +752,35 @@ impl Worker {
         if let Some(t) = c.opened_at {
             c.connect_us = Some(micros(t, now));
         }
+        if c.stream.as_ref().is_some_and(Transport::is_tls) {
+            c.phase = Phase::Handshaking;
+            c.handshake_from = now;
+            c.deadline = now + self.cfg.connect_timeout;
+            return self.handshake_step(i, now);
+        }
         self.begin_send(i, now);
+    }
+
+    /// TLS: take the handshake as far as the socket allows; send the request once it is done.
+    fn handshake_step(&mut self, i: usize, now: Instant) {
+        let c = &mut self.conns[i];
+        let Some(stream) = c.stream.as_mut() else {
+            return;
+        };
+        match stream.handshake() {
+            Ok(false) => {}
+            Ok(true) => {
+                c.handshake_us = Some(micros(c.handshake_from, now));
+                if let Some(info) = stream.handshake_info() {
+                    self.rec.handshake_done(&info);
+                }
+                self.begin_send(i, now);
+            }
+            Err(e) => {
+                let kind = tls::failure_kind(&e).unwrap_or_else(|| io_error_kind(&e));
+                self.fail(i, kind);
+            }
+        }
     }
 
     fn read_some(&mut self, i: usize, read_closed: bool, now: Instant) {
@@ -729,13 +792,16 @@ impl Worker {
             match stream.read(&mut self.buf) {
                 Ok(0) => return self.on_eof(i, now),
                 Ok(n) => {
+                    let drained = stream.short_read_drains() && n < self.buf.len();
                     if c.first_byte.is_none() {
                         c.first_byte = Some(now);
                     }
                     c.received += n as u64;
                     match c.parser.feed(&self.buf[..n]) {
                         Ok(ParseProgress::NeedMore) => {
-                            if n < self.buf.len() && !read_closed {
+                            // TCP: a short read drained the socket. TLS: read on until
+                            // the transport says WouldBlock.
+                            if drained && !read_closed {
                                 return;
                             }
                         }
@@ -769,6 +835,9 @@ impl Worker {
     }
 
     fn io_failure(&mut self, i: usize, e: &io::Error) {
+        if let Some(kind) = tls::failure_kind(e) {
+            return self.fail(i, kind);
+        }
         let c = &self.conns[i];
         let stale = c.received == 0
             && c.served > 0
@@ -820,6 +889,7 @@ impl Worker {
                 .any(|&(lo, hi)| status >= lo && status <= hi),
             check_failed,
             connect_us: c.connect_us,
+            tls_handshake_us: c.handshake_us,
             first_byte_us: micros(c.started, c.first_byte.unwrap_or(now)),
             total_us: micros(c.intended.unwrap_or(c.started), now),
             service_us: c.intended.map(|_| micros(c.started, now)),
@@ -930,6 +1000,7 @@ impl Worker {
             match c.phase {
                 Phase::Idle => {}
                 Phase::Connecting => self.fail(i, ErrorKind::ConnectTimeout),
+                Phase::Handshaking => self.fail(i, ErrorKind::TlsHandshake),
                 Phase::Sending | Phase::Receiving => self.fail(i, ErrorKind::RequestTimeout),
             }
         }

@@ -254,11 +254,11 @@ fn every_broken_file_is_refused_in_one_line_naming_file_request_and_fix() {
             "swap",
         ),
         (
-            "base_url = \"https://h/\"\n",
+            "base_url = \"ftp://h/\"\n",
             &[],
             "",
-            "not http://",
-            "only http://",
+            "not http:// or https://",
+            "https://localhost:8443",
         ),
         (
             "base_url = \"http://h/app\"\n",

@@ -2,7 +2,9 @@
 //! prefork / worker / event, nginx → Apache, nginx → php-fpm, an external URL), their
 //! tunable parameters and config templates, the supervision of the server processes
 //! (start, readiness, stop that leaves nothing behind, a registry that reaps what a killed
-//! webtune left), and the /proc sampler whose series go into `RunResult.server`.
+//! webtune left), and the /proc sampler whose series go into `RunResult.server`. TLS
+//! variants of the stacks (certificate per lab directory, TLS and HTTP/2 parameters) are
+//! in `tls`.
 //!
 //! It does not make load (that is `webtune-engine`) and does not decide what is best (that
 //! is the tuner): it starts, samples and stops what it is told to.
@@ -21,6 +23,7 @@ pub mod sampler;
 pub mod stacks;
 pub mod summary;
 pub mod supervisor;
+pub mod tls;
 pub mod trial;
 pub mod tuning;
 

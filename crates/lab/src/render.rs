@@ -157,6 +157,8 @@ pub enum Readiness {
     HttpGet(&'static str),
     /// The port accepts a TCP connection.
     TcpAccept,
+    /// `GET path` over TLS answers 200 (the front of a TLS stack).
+    HttpsGet(&'static str),
 }
 
 /// One server process to start.
@@ -242,6 +244,16 @@ pub fn render(
         })
             .map(|i| format!("127.0.0.{i}:{port}"))
             .collect();
+        // TLS stacks: the front server (started last) gets the certificate and TLS directives.
+        let tls_front = stack.is_tls() && *port == layout.ports[components.len() - 1];
+        vars.extend(crate::tls::template_vars(
+            tls_front,
+            *component,
+            prefix,
+            settings,
+            &dir,
+            &programs.apache_modules.display().to_string(),
+        ));
         for (name, value) in settings.iter() {
             if let Some(local) = name.strip_prefix(prefix) {
                 vars.insert(local.to_string(), render_value(*component, value));
@@ -372,7 +384,7 @@ pub fn render(
                     error_log: dir_path.join("apache2-error.log"),
                     port: *port,
                     stop_signal: libc::SIGTERM,
-                    readiness: Readiness::HttpGet("/empty.gif"),
+                    readiness: ready_on(tls_front, "/empty.gif"),
                 });
             }
             Component::Nginx(role) => {
@@ -410,9 +422,10 @@ pub fn render(
                     .unwrap_or(false);
                 let backlog = vars.get("listen_backlog").cloned().unwrap_or_default();
                 let reuse = if reuseport { " reuseport" } else { "" };
+                let tls = vars.get("tls_listen").cloned().unwrap_or_default();
                 let listen: Vec<String> = addresses
                     .iter()
-                    .map(|a| format!("        listen {a} backlog={backlog}{reuse};"))
+                    .map(|a| format!("        listen {a} backlog={backlog}{reuse}{tls};"))
                     .collect();
                 vars.insert("listen".into(), listen.join("\n"));
                 let cache = int_of("open_file_cache");
@@ -510,7 +523,7 @@ pub fn render(
                     error_log,
                     port: *port,
                     stop_signal: libc::SIGQUIT,
-                    readiness: Readiness::HttpGet("/empty.gif"),
+                    readiness: ready_on(tls_front, "/empty.gif"),
                 });
             }
             Component::PhpFpm => {
@@ -545,6 +558,15 @@ pub fn render(
         site: site_files(stack),
         servers,
     })
+}
+
+/// `GET path` answers 200, over TLS on a TLS front.
+fn ready_on(tls: bool, path: &'static str) -> Readiness {
+    if tls {
+        Readiness::HttpsGet(path)
+    } else {
+        Readiness::HttpGet(path)
+    }
 }
 
 fn component_label(component: Component) -> String {

@@ -5,6 +5,7 @@
 //! default where Debian sets none, so "defaults" means what a fresh install runs.
 
 use crate::params::{ParamKind, ParamSpec, Value};
+use crate::tls::TlsStack;
 use crate::LabError;
 
 /// Apache's multi-processing module.
@@ -63,6 +64,8 @@ pub enum StackKind {
     /// nginx in front, proxying to Apache with this MPM (seed 000's topology).
     NginxApache(Mpm),
     NginxPhpFpm,
+    /// A stack with TLS (and HTTP/2) at its front server (see `tls`).
+    Tls(TlsStack),
     /// Somebody else's server: load only, sampling of named processes.
     External,
 }
@@ -90,10 +93,14 @@ const NEEDS_FPM: Requirement = Requirement {
     program: "php-fpm",
     package: "php-fpm",
 };
+const NEEDS_OPENSSL: Requirement = Requirement {
+    program: "openssl",
+    package: "openssl",
+};
 
 impl StackKind {
     /// Every stack, in the order `lab stacks` lists them.
-    pub const ALL: [StackKind; 9] = [
+    pub const ALL: [StackKind; 12] = [
         StackKind::Nginx,
         StackKind::Apache(Mpm::Prefork),
         StackKind::Apache(Mpm::Worker),
@@ -102,6 +109,9 @@ impl StackKind {
         StackKind::NginxApache(Mpm::Worker),
         StackKind::NginxApache(Mpm::Event),
         StackKind::NginxPhpFpm,
+        StackKind::Tls(TlsStack::ALL[0]),
+        StackKind::Tls(TlsStack::ALL[1]),
+        StackKind::Tls(TlsStack::ALL[2]),
         StackKind::External,
     ];
 
@@ -120,6 +130,7 @@ impl StackKind {
             StackKind::NginxApache(Mpm::Worker) => "nginx-apache-worker",
             StackKind::NginxApache(Mpm::Event) => "nginx-apache-event",
             StackKind::NginxPhpFpm => "nginx-php-fpm",
+            StackKind::Tls(t) => t.name(),
             StackKind::External => "external",
         }
     }
@@ -155,6 +166,7 @@ impl StackKind {
                 "nginx proxying to Apache event + php-fpm; frontend.*, backend.*"
             }
             StackKind::NginxPhpFpm => "nginx serving static files and /cpu/US through php-fpm",
+            StackKind::Tls(t) => t.summary(),
             StackKind::External => {
                 "a server you run: load only; `--process NAME` samples its processes"
             }
@@ -181,6 +193,7 @@ impl StackKind {
                 ("", Component::PhpFpm),
                 ("", Component::Nginx(NginxRole::FastCgi)),
             ],
+            StackKind::Tls(t) => t.plain().components(),
             StackKind::External => Vec::new(),
         }
     }
@@ -201,6 +214,9 @@ impl StackKind {
                 }
             }
         }
+        if self.is_tls() {
+            needs.push(NEEDS_OPENSSL);
+        }
         needs
     }
 
@@ -216,12 +232,26 @@ impl StackKind {
         if self != StackKind::External {
             all.extend(crate::host::parameters());
         }
+        if let (true, Some((prefix, front))) = (self.is_tls(), self.components().last()) {
+            for mut spec in crate::tls::parameters(*front) {
+                spec.name = format!("{prefix}{}", spec.name);
+                all.push(spec);
+            }
+        }
         all
+    }
+
+    /// Does the front server speak TLS (https://)?
+    pub fn is_tls(self) -> bool {
+        matches!(self, StackKind::Tls(_))
     }
 
     /// Does this stack serve the CPU-bound PHP page?
     pub fn has_php(self) -> bool {
-        !matches!(self, StackKind::Nginx | StackKind::External)
+        match self {
+            StackKind::Tls(t) => t.plain().has_php(),
+            _ => !matches!(self, StackKind::Nginx | StackKind::External),
+        }
     }
 }
 

@@ -234,6 +234,9 @@ impl RunningStack {
         for (name, text) in &self.rendered.configs {
             write_file(&dir.join(name), text.as_bytes(), 0o600)?;
         }
+        if self.stack.is_tls() {
+            crate::tls::make_certificate(&dir)?;
+        }
         for (name, bytes) in &self.rendered.site {
             write_file(&docroot.join(name), bytes, 0o644)?;
         }
@@ -264,8 +267,12 @@ impl RunningStack {
             // The whole chain answers the CPU-bound page.
             let front = self.front_address();
             let deadline = Instant::now() + self.options.ready_timeout;
+            let get = match self.stack.is_tls() {
+                true => crate::tls::https_get,
+                false => http_get,
+            };
             loop {
-                match http_get(front, "/cpu/1", Duration::from_secs(2)) {
+                match get(front, "/cpu/1", Duration::from_secs(2)) {
                     Ok((200, _)) => break,
                     outcome => {
                         if Instant::now() >= deadline {
@@ -312,6 +319,10 @@ impl RunningStack {
                         Ok((200, _))
                     )
                 }
+                Readiness::HttpsGet(path) => matches!(
+                    crate::tls::https_get(address, path, Duration::from_secs(2)),
+                    Ok((200, _))
+                ),
             };
             if ready {
                 return Ok(());
@@ -351,9 +362,17 @@ impl RunningStack {
         SocketAddr::from(([127, 0, 0, 1], port))
     }
 
-    /// `http://127.0.0.1:PORT` of the front server.
+    /// `http://127.0.0.1:PORT` of the front server (`https://` for a TLS stack).
     pub fn base_url(&self) -> String {
-        format!("http://{}", self.front_address())
+        let scheme = if self.stack.is_tls() { "https" } else { "http" };
+        format!("{scheme}://{}", self.front_address())
+    }
+
+    /// TLS stacks: the lab's self-signed certificate, for the load's `--cacert`.
+    pub fn certificate(&self) -> Option<PathBuf> {
+        self.stack
+            .is_tls()
+            .then(|| self.entry.private_dir.join(crate::tls::CERT_FILE))
     }
 
     /// Every address the front server listens on (127.0.0.1 … 127.0.0.N, `--addresses`).

@@ -391,11 +391,15 @@ fn absolute_spec(
         }
     }
     spec.url = full_url(base, &spec.url);
-    // `--addresses N`: the generator spreads its connections over every address.
     if let Some(stack) = started.stack() {
+        // `--addresses N`: the generator spreads its connections over every address.
         let addresses = stack.front_addresses();
         if addresses.len() > 1 && spec.connect_to.is_empty() {
             spec.connect_to = addresses.iter().map(|a| a.to_string()).collect();
+        }
+        // A TLS stack's load trusts the lab's own certificate unless told otherwise.
+        if !spec.tls.insecure && spec.tls.cacert.is_none() {
+            spec.tls.cacert = stack.certificate().map(|p| p.display().to_string());
         }
     }
     if let Some(probe) = spec.probe.as_mut() {

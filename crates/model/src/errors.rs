@@ -32,6 +32,13 @@ pub enum ErrorKind {
     UnexpectedStatus,
     /// A complete response whose body lacks the scenario's `body_contains` text.
     BodyCheck,
+    /// TLS: the server's certificate was refused (unknown issuer, wrong name, expired, ...).
+    TlsCertificate,
+    /// TLS: the handshake failed or timed out (the server does not speak TLS, no common
+    /// version or cipher, a protocol error, silence after the ClientHello).
+    TlsHandshake,
+    /// TLS: the server sent a fatal alert.
+    TlsAlert,
 }
 
 impl ErrorKind {
@@ -47,6 +54,9 @@ impl ErrorKind {
         ErrorKind::HeaderTooLarge,
         ErrorKind::UnexpectedStatus,
         ErrorKind::BodyCheck,
+        ErrorKind::TlsCertificate,
+        ErrorKind::TlsHandshake,
+        ErrorKind::TlsAlert,
     ];
 
     /// Stable snake_case name (the JSON key).
@@ -63,6 +73,9 @@ impl ErrorKind {
             ErrorKind::HeaderTooLarge => "header_too_large",
             ErrorKind::UnexpectedStatus => "unexpected_status",
             ErrorKind::BodyCheck => "body_check",
+            ErrorKind::TlsCertificate => "tls_certificate",
+            ErrorKind::TlsHandshake => "tls_handshake",
+            ErrorKind::TlsAlert => "tls_alert",
         }
     }
 
@@ -80,6 +93,9 @@ impl ErrorKind {
             ErrorKind::HeaderTooLarge => HEADER_TOO_LARGE,
             ErrorKind::UnexpectedStatus => "unexpected status",
             ErrorKind::BodyCheck => "body check failed",
+            ErrorKind::TlsCertificate => "TLS certificate refused",
+            ErrorKind::TlsHandshake => "TLS handshake failed",
+            ErrorKind::TlsAlert => "TLS alert from the server",
         }
     }
 
@@ -99,13 +115,21 @@ impl ErrorKind {
         )
     }
 
+    /// True for TLS failures (certificate, handshake, alert).
+    pub fn is_tls(self) -> bool {
+        matches!(
+            self,
+            ErrorKind::TlsCertificate | ErrorKind::TlsHandshake | ErrorKind::TlsAlert
+        )
+    }
+
     fn index(self) -> usize {
         self as usize
     }
 }
 
 /// How many error kinds there are.
-pub const KINDS: usize = 11;
+pub const KINDS: usize = 14;
 
 /// Most header fields a response head may have before it counts as `HeaderTooLarge`.
 pub const MAX_RESPONSE_HEADERS: usize = 256;

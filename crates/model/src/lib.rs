@@ -19,9 +19,11 @@ pub use errors::{ErrorCounts, ErrorKind};
 pub use histogram::{LatencyHistogram, Percentiles};
 pub use result::{
     IntervalSample, LatencySummary, NamedResult, RepeatSummary, RunResult, Schedule, Stall,
-    Validity, SCHEMA,
+    TlsSummary, Validity, SCHEMA,
 };
 pub use server::ServerSamples;
-pub use spec::{Arrival, LoadMode, ProbeSpec, RunSpec, SpecError, Stage, StopCondition};
+pub use spec::{
+    Arrival, LoadMode, ProbeSpec, RunSpec, SpecError, Stage, StopCondition, TlsOptions,
+};
 pub use stop::StopToken;
 pub use units::{parse_duration, DurationError, StatusError, StatusRanges};

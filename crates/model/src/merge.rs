@@ -45,6 +45,12 @@ impl RunResult {
         h.first_byte.merge(&later.histograms.first_byte);
         h.total.merge(&later.histograms.total);
         h.service.merge(&later.histograms.service);
+        h.tls_handshake.merge(&later.histograms.tls_handshake);
+        match (&mut self.tls, &later.tls) {
+            (Some(mine), Some(theirs)) => mine.merge(theirs),
+            (None, Some(theirs)) => self.tls = Some(theirs.clone()),
+            _ => {}
+        }
 
         self.timeline
             .extend(later.timeline.iter().cloned().map(|mut sample| {

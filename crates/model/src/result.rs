@@ -18,6 +18,9 @@ pub struct LatencySummary {
     /// from the intended start. Empty in closed loop, where the two are the same.
     #[serde(default)]
     pub service: Percentiles,
+    /// TLS handshake time of new connections (empty for plain HTTP).
+    #[serde(default)]
+    pub tls_handshake: Percentiles,
 }
 
 /// The three histograms, in HdrHistogram's serialised form.
@@ -33,6 +36,44 @@ pub struct Histograms {
     /// Open loop only: from the actual send to the last byte.
     #[serde(default)]
     pub service: LatencyHistogram,
+    /// HTTPS: from the TCP connect to the end of the TLS handshake, recorded like `connect`.
+    #[serde(default)]
+    pub tls_handshake: LatencyHistogram,
+}
+
+/// HTTPS: what the TLS layer did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TlsSummary {
+    /// Handshakes that set up a new session (certificate checked, key exchange).
+    pub full_handshakes: u64,
+    /// Handshakes that resumed an earlier session (ticket or session id).
+    pub resumed_handshakes: u64,
+    /// The protocol version the first handshake agreed on, e.g. "TLSv1.3".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// The cipher suite the first handshake agreed on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cipher: Option<String>,
+    /// The ALPN protocol the server chose, if it chose one ("http/1.1", "h2").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alpn: Option<String>,
+}
+
+impl TlsSummary {
+    /// Add a later run's counts; keep the first-seen version, cipher and ALPN.
+    pub fn merge(&mut self, later: &TlsSummary) {
+        self.full_handshakes += later.full_handshakes;
+        self.resumed_handshakes += later.resumed_handshakes;
+        if self.version.is_none() {
+            self.version.clone_from(&later.version);
+        }
+        if self.cipher.is_none() {
+            self.cipher.clone_from(&later.cipher);
+        }
+        if self.alpn.is_none() {
+            self.alpn.clone_from(&later.alpn);
+        }
+    }
 }
 
 /// Open loop: how well the generator kept to its schedule.
@@ -215,6 +256,9 @@ pub struct RunResult {
     /// The responsiveness probe's own results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe: Option<NamedResult>,
+    /// HTTPS runs: handshakes full and resumed, the agreed version, cipher and ALPN.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsSummary>,
     /// The `Server` header of the first complete response (ab's "Server Software"); None
     /// when the server sent none or the engine did not record it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -281,6 +325,7 @@ impl RunResult {
             first_byte: self.histograms.first_byte.percentiles(),
             total: self.histograms.total.percentiles(),
             service: self.histograms.service.percentiles(),
+            tls_handshake: self.histograms.tls_handshake.percentiles(),
         };
         for named in self.by_name.values_mut() {
             named.finish();

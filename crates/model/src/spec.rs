@@ -55,6 +55,26 @@ pub struct ProbeSpec {
     pub rate_per_s: f64,
 }
 
+/// HTTPS settings (ignored for http:// URLs).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TlsOptions {
+    /// `--insecure`: accept any server certificate (signatures are still checked).
+    #[serde(default)]
+    pub insecure: bool,
+    /// `--cacert FILE`: trust the PEM certificates in this file instead of the system's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cacert: Option<String>,
+    /// `--no-tls-resume`: a full handshake on every new connection.
+    #[serde(default)]
+    pub no_resume: bool,
+}
+
+impl TlsOptions {
+    pub fn is_default(&self) -> bool {
+        *self == TlsOptions::default()
+    }
+}
+
 /// One load test, as the user asked for it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunSpec {
@@ -103,6 +123,9 @@ pub struct RunSpec {
     /// SHA-256 (hex) of the scenario's text, so a result says exactly what was sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scenario_sha256: Option<String>,
+    /// HTTPS: certificate checks and session resumption.
+    #[serde(default, skip_serializing_if = "TlsOptions::is_default")]
+    pub tls: TlsOptions,
 }
 
 impl Default for RunSpec {
@@ -131,6 +154,7 @@ impl Default for RunSpec {
             probe: None,
             scenario: None,
             scenario_sha256: None,
+            tls: TlsOptions::default(),
         }
     }
 }

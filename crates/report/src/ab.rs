@@ -49,7 +49,8 @@ impl AbFailures {
         AbFailures {
             connect: ErrorKind::ALL
                 .into_iter()
-                .filter(|k| k.is_connect())
+                // ab counts a failed SSL handshake as a failed connect.
+                .filter(|k| k.is_connect() || k.is_tls())
                 .map(|k| e.get(k))
                 .sum(),
             receive: e.get(ErrorKind::Reset)
@@ -208,6 +209,12 @@ pub fn render_ab(result: &RunResult, layout: &AbLayout) -> String {
     );
     let _ = writeln!(out, "Server Hostname:        {host}");
     let _ = writeln!(out, "Server Port:            {port}");
+    if let Some(tls) = &result.tls {
+        let version = tls.version.as_deref().unwrap_or("-");
+        let cipher = tls.cipher.as_deref().unwrap_or("-");
+        let _ = writeln!(out, "SSL/TLS Protocol:       {version},{cipher}");
+        let _ = writeln!(out, "TLS Server Name:        {host}");
+    }
     out.push('\n');
     let _ = writeln!(out, "Document Path:          {path}");
     if layout.variable_length {

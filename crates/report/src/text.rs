@@ -132,6 +132,9 @@ pub(crate) fn write_latency_table(out: &mut String, r: &RunResult) {
         h
     }];
     rows.push(latency_row("  connect", &r.latency.connect));
+    if r.tls.is_some() {
+        rows.push(latency_row("  TLS handshake", &r.latency.tls_handshake));
+    }
     rows.push(latency_row("  first byte", &r.latency.first_byte));
     if r.latency.service.count > 0 {
         // Open loop: both views side by side, so a reader sees how much queueing hid.
@@ -278,6 +281,23 @@ fn write_connections_and_cost(out: &mut String, r: &RunResult) {
         "Connections     {} opened, {} stale keep-alive reconnects",
         r.connections_opened, r.stale_reconnects
     );
+    if let Some(tls) = &r.tls {
+        let agreed: Vec<&str> = [&tls.version, &tls.cipher, &tls.alpn]
+            .into_iter()
+            .filter_map(|v| v.as_deref())
+            .collect();
+        let _ = writeln!(
+            out,
+            "TLS             {} full handshakes, {} resumed{}",
+            tls.full_handshakes,
+            tls.resumed_handshakes,
+            if agreed.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", agreed.join(", "))
+            }
+        );
+    }
     let connects_failed: u64 = r
         .errors
         .nonzero()
@@ -430,5 +450,32 @@ mod tests {
         let html = crate::html::render_html(&r);
         assert!(html.contains("<title>webtune report — scenario forum.toml"));
         assert!(!html.contains("GET <code>"));
+    }
+
+    #[test]
+    fn https_runs_show_the_handshake_row_and_counts() {
+        let mut r = synthetic_result(100, &[1_000]);
+        assert!(!render_text(&r).contains("TLS"));
+        for us in [300, 400, 900] {
+            r.histograms.tls_handshake.record(us);
+        }
+        r.tls = Some(webtune_model::TlsSummary {
+            full_handshakes: 1,
+            resumed_handshakes: 2,
+            version: Some("TLSv1.3".into()),
+            cipher: None,
+            alpn: Some("http/1.1".into()),
+        });
+        r.finish_summaries();
+        let text = render_text(&r);
+        let row = text.lines().find(|l| l.contains("TLS handshake")).unwrap();
+        assert!(row.trim_end().ends_with(" 3"), "{row}");
+        assert!(
+            text.contains("TLS             1 full handshakes, 2 resumed (TLSv1.3, http/1.1)"),
+            "{text}"
+        );
+        let e = &mut r.errors;
+        e.add(webtune_model::ErrorKind::TlsCertificate);
+        assert!(render_text(&r).contains("TLS certificate refused"));
     }
 }

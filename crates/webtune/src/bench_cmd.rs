@@ -10,7 +10,7 @@ use std::time::Duration;
 use webtune_engine::{Progress, Workload};
 use webtune_model::{
     parse_duration, Arrival, LoadMode, ProbeSpec, RunResult, RunSpec, Stage, StatusRanges,
-    StopCondition,
+    StopCondition, TlsOptions,
 };
 
 pub use crate::signals::EXIT_INTERRUPTED;
@@ -147,6 +147,15 @@ pub struct RequestArgs {
     #[arg(long = "interval", default_value = "1s", value_parser = parse_duration,
           value_name = "DURATION")]
     pub interval: Duration,
+    /// HTTPS: accept any server certificate (the handshake's signatures are still checked).
+    #[arg(long = "insecure", conflicts_with = "cacert")]
+    pub insecure: bool,
+    /// HTTPS: trust the PEM certificate(s) in FILE instead of the system's roots.
+    #[arg(long = "cacert", value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
+    /// HTTPS: no session resumption; every new connection makes a full handshake.
+    #[arg(long = "no-tls-resume")]
+    pub no_tls_resume: bool,
 }
 
 /// Parse "10s:50,30s:200,10s:0" into ramp stages.
@@ -221,6 +230,11 @@ impl RequestArgs {
             url: url.clone(),
             rate_per_s: self.probe_rate,
         });
+        spec.tls = TlsOptions {
+            insecure: self.insecure,
+            cacert: self.cacert.as_ref().map(|p| p.display().to_string()),
+            no_resume: self.no_tls_resume,
+        };
         Ok(())
     }
 

@@ -8,7 +8,7 @@ use crate::output::{self, Outputs};
 use anyhow::{bail, Context};
 use std::path::Path;
 use webtune_engine::Workload;
-use webtune_model::{Arrival, LoadMode, RunSpec, StopCondition};
+use webtune_model::{Arrival, LoadMode, RunSpec, StopCondition, TlsOptions};
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Usage (http_load's own):\n  \
@@ -252,6 +252,11 @@ pub fn to_spec(o: &HttpLoadOptions, urls: &[String]) -> anyhow::Result<RunSpec> 
         keepalive: false,
         http10: true,
         timeout_ms: (timeout_s * 1000.0) as u64,
+        // http_load never checks the server's certificate.
+        tls: TlsOptions {
+            insecure: true,
+            ..TlsOptions::default()
+        },
         ..RunSpec::default()
     })
 }

@@ -150,6 +150,10 @@ fn stacks_text() -> String {
                     "nginx" => programs.nginx.clone(),
                     "apache2" => programs.apache2.clone(),
                     "php-fpm" => programs.php_fpm.clone(),
+                    "openssl" => ["/usr/bin/openssl", "/usr/local/bin/openssl"]
+                        .into_iter()
+                        .map(std::path::PathBuf::from)
+                        .find(|p| p.exists()),
                     _ => programs.mod_php.clone(),
                 };
                 match found {

@@ -178,9 +178,15 @@ fn text_summary_names_the_embedded_target() {
 fn bad_input_gets_one_line_that_says_what_to_do() {
     let cases: &[(&[&str], &str)] = &[
         (&["bench", "127.0.0.1:8080"], "expected e.g. http://"),
+        (&["bench", "ftp://127.0.0.1/"], "ftp:// is not supported"),
         (
-            &["bench", "https://127.0.0.1/"],
-            "https:// is not supported yet",
+            &[
+                "bench",
+                "https://127.0.0.1:1/",
+                "--cacert",
+                "/nonexistent/ca.pem",
+            ],
+            "--cacert /nonexistent/ca.pem",
         ),
         (
             &["bench", "http://no-such-host.invalid/"],

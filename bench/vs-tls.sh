@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# webtune vs wrk and h2load over TLS, against the same nginx (1 worker, 43-byte empty.gif,
+# TLS 1.3, self-signed P-256, session cache on), in the same run, one generator thread:
+#   - TLS keep-alive HTTP/1.1, c=CONNS: wrk, h2load --h1, webtune
+#   - a new TLS connection per request, c=CONNS: wrk, webtune (sessions resumed, the
+#     default) and webtune --no-tls-resume (a full handshake each)
+#   - HTTP/2, 10 connections x 10 streams: h2load (webtune has no HTTP/2 yet: listed alone)
+# Prints medians of requests/s and generator CPU µs per request (user+sys of the generator
+# process / completed requests), and the ratio webtune / best peer.
+#
+#   bench/vs-tls.sh [ROUNDS] [SECONDS]        defaults: 3 rounds, 5 s per run
+#
+# Runs are interleaved (A B C A B C ...) because this machine's noise is large. A benchmark,
+# not a test: it asserts nothing.
+set -euo pipefail
+ROUNDS=${1:-3}
+SECS=${2:-5}
+CONNS=${CONNS:-100}
+source "$(dirname "$0")/lib.sh"
+ensure_webtune
+for tool in wrk h2load openssl python3; do
+  command -v $tool >/dev/null || { echo "needs $tool (apt-get install wrk nghttp2-client openssl)"; exit 1; }
+done
+start_nginx
+# A second server block on another port: TLS (and h2) with a certificate made here.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=localhost \
+  -addext subjectAltName=DNS:localhost,IP:127.0.0.1 -addext basicConstraints=critical,CA:FALSE \
+  -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null
+tport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+sed -i "s|  server { listen|  ssl_session_cache shared:SSL:10m; ssl_protocols TLSv1.2 TLSv1.3;\n  server { listen 127.0.0.1:$tport ssl http2; root $work/www; ssl_certificate $work/cert.pem; ssl_certificate_key $work/key.pem; }\n  server { listen|" "$work/nginx.conf"
+kill -HUP "$ngx"
+for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$tport) 2>/dev/null && break; sleep 0.05; done
+sleep 0.3
+TURL=https://127.0.0.1:$tport/empty.gif
+
+rows="$work/rows"
+# measure NAME CMD... : runs CMD under rusage.py, parses the request count, appends a row.
+measure() {
+  local name=$1; shift
+  local out="$work/out" ru="$work/ru"
+  python3 "$here/rusage.py" "$ru" -- "${client_pin[@]}" "$@" > "$out" 2>&1 || true
+  local reqs secs
+  case $name in
+    wrk*) reqs=$(awk '/requests in/ {print $1}' "$out"); secs=$SECS ;;
+    h2load*) reqs=$(awk '/^requests:/ {print $8}' "$out")
+             secs=$(awk '/^finished in/ {gsub(/s,/, "", $3); print $3}' "$out") ;;
+    webtune*) reqs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["responses"])' "$work/w.json")
+              secs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["duration_s"])' "$work/w.json") ;;
+  esac
+  read -r user sys rss code < "$ru"
+  echo "$name ${reqs:-0} ${secs:-1} $user $sys $rss" >> "$rows"
+}
+
+echo "nginx 1 worker, TLS on $TURL; $ROUNDS rounds x ${SECS}s, c=$CONNS, 1 generator thread; $(nproc) cores"
+for r in $(seq "$ROUNDS"); do
+  measure wrk-ka wrk -t1 -c"$CONNS" -d"${SECS}s" "$TURL"
+  measure h2load-h1-ka h2load --h1 -t1 -c"$CONNS" -D"$SECS" "$TURL"
+  measure webtune-ka "$WEBTUNE" bench "$TURL" -t 1 -c "$CONNS" -d "${SECS}s" --insecure -q --json "$work/w.json"
+  measure wrk-close wrk -t1 -c"$CONNS" -d"${SECS}s" -H "Connection: close" "$TURL"
+  measure webtune-close "$WEBTUNE" bench "$TURL" -t 1 -c "$CONNS" -d "${SECS}s" --no-keepalive --insecure -q --json "$work/w.json"
+  measure webtune-close-full "$WEBTUNE" bench "$TURL" -t 1 -c "$CONNS" -d "${SECS}s" --no-keepalive --no-tls-resume --insecure -q --json "$work/w.json"
+  measure h2load-h2-10x10 h2load -t1 -c10 -m10 -D"$SECS" "$TURL"
+  echo "  round $r done"
+done
+
+python3 - "$rows" <<'PY'
+import statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    name, reqs, secs, user, sys_, rss = line.split()
+    reqs, secs, cpu = int(reqs), float(secs), float(user) + float(sys_)
+    rows.setdefault(name, []).append((reqs / max(secs, 1e-9), 1e6 * cpu / max(reqs, 1)))
+med = {k: (statistics.median(r[0] for r in v), statistics.median(r[1] for r in v),
+           min(r[1] for r in v), max(r[1] for r in v)) for k, v in rows.items()}
+print(f"\n{'generator':<18}{'req/s (median)':>16}{'CPU us/req':>12}{'min-max':>16}")
+for k, (rps, us, lo, hi) in med.items():
+    print(f"{k:<18}{rps:>16.0f}{us:>12.2f}{f'{lo:.1f}-{hi:.1f}':>16}")
+print()
+def vs_best(ours, peers):
+    have = [p for p in peers if p in med]
+    if ours in med and have:
+        best = min(have, key=lambda p: med[p][1])
+        print(f"{ours} / {best} (best peer): CPU per request x{med[ours][1] / med[best][1]:.2f}, "
+              f"req/s x{med[ours][0] / med[best][0]:.2f}")
+vs_best("webtune-ka", ["wrk-ka", "h2load-h1-ka"])
+vs_best("webtune-close", ["wrk-close"])
+vs_best("webtune-close-full", ["wrk-close"])
+PY

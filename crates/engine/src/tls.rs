@@ -1,0 +1,362 @@
+//! TLS settings for a run: the rustls client configuration (ring provider, TLS 1.2 and 1.3),
+//! which certificates are trusted (the system's roots, `--cacert FILE`, or none checked with
+//! `--insecure`), session resumption (on unless `--no-tls-resume`), ALPN, SNI from the URL's
+//! host — and how a TLS failure is counted (certificate, handshake, alert).
+//!
+//! A certificate in the `--cacert` file that is itself the server's certificate is trusted
+//! when its name matches, even with `CA:TRUE` (what `openssl req -x509` makes and OpenSSL
+//! clients such as curl accept; webpki alone refuses a CA used as an end entity).
+//!
+//! rustls does no I/O of its own; `transport` moves its records over the worker's sockets.
+
+use crate::EngineError;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::{verify_server_name, Resumption, WebPkiServerVerifier};
+use rustls::crypto::{ring, CryptoProvider, WebPkiSupportedAlgorithms};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::server::ParsedCertificate;
+use rustls::{ClientConfig, ClientConnection, DigitallySignedStruct, RootCertStore};
+use rustls::{SignatureScheme, ALL_VERSIONS};
+use std::fmt;
+use std::io;
+use std::sync::Arc;
+use webtune_model::{ErrorKind, TlsOptions};
+
+/// What every connection of a run shares: trust, resumption, ALPN, the server name.
+#[derive(Debug, Clone)]
+pub struct TlsTarget {
+    provider: Arc<CryptoProvider>,
+    trust: Trust,
+    resume: bool,
+    alpn: Vec<Vec<u8>>,
+    server_name: ServerName<'static>,
+}
+
+/// Which server certificates are accepted.
+#[derive(Debug, Clone)]
+enum Trust {
+    /// `--insecure`.
+    Any,
+    /// The system's roots.
+    System(Arc<RootCertStore>),
+    /// `--cacert FILE`: its certificates as roots, and as the server's own certificate.
+    File(Arc<RootCertStore>, Arc<Vec<CertificateDer<'static>>>),
+}
+
+/// One thread's way to open TLS connections: its own config, hence its own session cache
+/// (no lock shared with other workers on the connect path).
+#[derive(Clone)]
+pub struct Connector {
+    config: Arc<ClientConfig>,
+    server_name: ServerName<'static>,
+}
+
+impl Connector {
+    /// A client connection ready to send its ClientHello.
+    pub fn connection(&self) -> Result<ClientConnection, rustls::Error> {
+        ClientConnection::new(Arc::clone(&self.config), self.server_name.clone())
+    }
+}
+
+impl TlsTarget {
+    /// Check the options and load the trusted certificates. `host` is the URL's host (SNI
+    /// and the name the certificate must carry); `alpn` the protocols offered, preferred
+    /// first.
+    pub fn new(opts: &TlsOptions, host: &str, alpn: &[&[u8]]) -> Result<TlsTarget, EngineError> {
+        let server_name =
+            ServerName::try_from(host.to_string()).map_err(|e| EngineError::BadUrl {
+                url: host.to_string(),
+                reason: format!("not a TLS server name: {e}"),
+            })?;
+        let trust = match (&opts.cacert, opts.insecure) {
+            (_, true) => Trust::Any,
+            (Some(path), false) => {
+                let certs = certs_from_file(path)?;
+                let mut roots = RootCertStore::empty();
+                for cert in &certs {
+                    roots.add(cert.clone()).map_err(|e| EngineError::CaCert {
+                        path: path.clone(),
+                        reason: format!("unusable certificate: {e}"),
+                    })?;
+                }
+                Trust::File(Arc::new(roots), Arc::new(certs))
+            }
+            (None, false) => Trust::System(Arc::new(system_roots())),
+        };
+        let target = TlsTarget {
+            provider: Arc::new(ring::default_provider()),
+            trust,
+            resume: !opts.no_resume,
+            alpn: alpn.iter().map(|p| p.to_vec()).collect(),
+            server_name,
+        };
+        // Build one config now so that a bad combination fails before the run, not per worker.
+        target.config()?;
+        Ok(target)
+    }
+
+    fn config(&self) -> Result<ClientConfig, EngineError> {
+        let builder = ClientConfig::builder_with_provider(Arc::clone(&self.provider))
+            .with_protocol_versions(ALL_VERSIONS)
+            .map_err(|e| EngineError::Tls(e.to_string()))?;
+        let algorithms = self.provider.signature_verification_algorithms;
+        let mut config = match &self.trust {
+            Trust::System(roots) => builder.with_root_certificates(Arc::clone(roots)),
+            Trust::Any => builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(AcceptAnyCertificate { algorithms })),
+            Trust::File(roots, certs) => {
+                let webpki = WebPkiServerVerifier::builder_with_provider(
+                    Arc::clone(roots),
+                    Arc::clone(&self.provider),
+                )
+                .build()
+                .map_err(|e| EngineError::Tls(e.to_string()))?;
+                builder
+                    .dangerous()
+                    .with_custom_certificate_verifier(Arc::new(CaFileVerifier {
+                        webpki,
+                        certs: Arc::clone(certs),
+                    }))
+            }
+        }
+        .with_no_client_auth();
+        config.alpn_protocols = self.alpn.clone();
+        if !self.resume {
+            config.resumption = Resumption::disabled();
+        }
+        Ok(config)
+    }
+
+    /// A connector with its own session cache (one per worker thread).
+    pub fn connector(&self) -> Result<Connector, EngineError> {
+        Ok(Connector {
+            config: Arc::new(self.config()?),
+            server_name: self.server_name.clone(),
+        })
+    }
+}
+
+/// The PEM certificates in `path` (`--cacert`).
+fn certs_from_file(path: &str) -> Result<Vec<CertificateDer<'static>>, EngineError> {
+    let bad = |reason: String| EngineError::CaCert {
+        path: path.to_string(),
+        reason,
+    };
+    let bytes = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
+    let certs = CertificateDer::pem_slice_iter(&bytes)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| bad(format!("not PEM: {e}")))?;
+    if certs.is_empty() {
+        return Err(bad("no PEM certificate in it".into()));
+    }
+    Ok(certs)
+}
+
+/// `--cacert`: webpki's checks against the file's certificates; failing those, a server
+/// certificate that is one of the file's own is accepted when it names the server.
+#[derive(Debug)]
+struct CaFileVerifier {
+    webpki: Arc<WebPkiServerVerifier>,
+    certs: Arc<Vec<CertificateDer<'static>>>,
+}
+
+impl ServerCertVerifier for CaFileVerifier {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        let refused = match self.webpki.verify_server_cert(
+            end_entity,
+            intermediates,
+            server_name,
+            ocsp_response,
+            now,
+        ) {
+            Ok(verified) => return Ok(verified),
+            Err(e) => e,
+        };
+        if !self.certs.iter().any(|c| c.as_ref() == end_entity.as_ref()) {
+            return Err(refused);
+        }
+        verify_server_name(&ParsedCertificate::try_from(end_entity)?, server_name)?;
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.webpki.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.webpki.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.webpki.supported_verify_schemes()
+    }
+}
+
+/// The system's trusted roots; those that do not parse are left out. With none, every
+/// handshake fails with a certificate error, which the report names.
+fn system_roots() -> RootCertStore {
+    let mut roots = RootCertStore::empty();
+    let found = rustls_native_certs::load_native_certs();
+    roots.add_parsable_certificates(found.certs);
+    roots
+}
+
+/// `--insecure`: any certificate is accepted; the handshake's signatures are still checked
+/// (the work a real client does stays in the measurement).
+#[derive(Debug)]
+struct AcceptAnyCertificate {
+    algorithms: WebPkiSupportedAlgorithms,
+}
+
+impl ServerCertVerifier for AcceptAnyCertificate {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algorithms)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.algorithms.supported_schemes()
+    }
+}
+
+/// A TLS failure, carried inside an `io::Error` through the transport, with the error kind
+/// it counts as.
+#[derive(Debug)]
+pub struct TlsFailure {
+    pub kind: ErrorKind,
+    pub detail: String,
+}
+
+impl fmt::Display for TlsFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind.describe(), self.detail)
+    }
+}
+
+impl std::error::Error for TlsFailure {}
+
+/// The `io::Error` for a rustls error; `handshaking` tells a failed handshake from a
+/// protocol error afterwards (counted as a malformed response).
+pub fn io_error(e: &rustls::Error, handshaking: bool) -> io::Error {
+    let kind = match e {
+        rustls::Error::InvalidCertificate(_)
+        | rustls::Error::NoCertificatesPresented
+        | rustls::Error::UnsupportedNameType => ErrorKind::TlsCertificate,
+        rustls::Error::AlertReceived(_) => ErrorKind::TlsAlert,
+        _ if handshaking => ErrorKind::TlsHandshake,
+        _ => ErrorKind::Malformed,
+    };
+    failure(kind, e.to_string())
+}
+
+/// An `io::Error` that counts as `kind`.
+pub fn failure(kind: ErrorKind, detail: String) -> io::Error {
+    io::Error::other(TlsFailure { kind, detail })
+}
+
+/// The error kind a TLS failure counts as; None for plain I/O errors.
+pub fn failure_kind(e: &io::Error) -> Option<ErrorKind> {
+    e.get_ref()
+        .and_then(|inner| inner.downcast_ref::<TlsFailure>())
+        .map(|f| f.kind)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_carry_their_kind_through_io_errors() {
+        let e = io_error(
+            &rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer),
+            true,
+        );
+        assert_eq!(failure_kind(&e), Some(ErrorKind::TlsCertificate));
+        let e = io_error(
+            &rustls::Error::AlertReceived(rustls::AlertDescription::HandshakeFailure),
+            true,
+        );
+        assert_eq!(failure_kind(&e), Some(ErrorKind::TlsAlert));
+        let e = io_error(&rustls::Error::DecryptError, true);
+        assert_eq!(failure_kind(&e), Some(ErrorKind::TlsHandshake));
+        let e = io_error(&rustls::Error::DecryptError, false);
+        assert_eq!(failure_kind(&e), Some(ErrorKind::Malformed));
+        assert_eq!(failure_kind(&io::Error::other("x")), None);
+    }
+
+    #[test]
+    fn a_bad_cacert_is_refused_in_one_line() {
+        let opts = |path: &str| TlsOptions {
+            cacert: Some(path.into()),
+            ..TlsOptions::default()
+        };
+        let e = TlsTarget::new(&opts("/nonexistent/ca.pem"), "localhost", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--cacert") && e.contains("/nonexistent/ca.pem"),
+            "{e}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("empty.pem");
+        std::fs::write(&path, "not a certificate\n").unwrap();
+        let e = TlsTarget::new(&opts(path.to_str().unwrap()), "localhost", &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no PEM certificate"), "{e}");
+    }
+
+    #[test]
+    fn insecure_and_system_roots_build() {
+        let insecure = TlsOptions {
+            insecure: true,
+            ..TlsOptions::default()
+        };
+        let t = TlsTarget::new(&insecure, "127.0.0.1", &[b"http/1.1"]).unwrap();
+        t.connector().unwrap().connection().unwrap();
+        TlsTarget::new(&TlsOptions::default(), "localhost", &[]).unwrap();
+    }
+}

@@ -1,0 +1,333 @@
+//! HTTPS against real servers: nginx with `ssl` and a self-signed certificate made with the
+//! openssl CLI (as the lab makes them), `openssl s_server` for a server that finishes the
+//! handshake and then says nothing, and plain listeners for servers that do not speak TLS.
+//! Checks exact counts, `--cacert` trust and refusal, resumption counted, and that every
+//! misbehaviour ends in a named error, not a hang.
+
+mod support;
+
+use std::io::Read;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use webtune_engine::{run, RunControl, Workload};
+use webtune_model::{ErrorKind, ProbeSpec, RunResult, RunSpec, StopCondition, TlsOptions};
+
+struct Server {
+    child: Child,
+    port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    fn cert(&self) -> String {
+        self.dir.path().join("cert.pem").display().to_string()
+    }
+}
+
+fn binary(candidates: &[&str], package: &str) -> PathBuf {
+    for p in candidates {
+        if Path::new(p).exists() {
+            return p.into();
+        }
+    }
+    panic!("{package} is not installed: run .ci/run or `apt-get install {package}`");
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A self-signed P-256 certificate for localhost and 127.0.0.1 (LAB-NOTES "TLS").
+fn make_cert(dir: &Path, name: &str) {
+    let openssl = binary(&["/usr/bin/openssl"], "openssl");
+    let status = Command::new(openssl)
+        .args(["req", "-x509", "-newkey", "ec", "-pkeyopt"])
+        .arg("ec_paramgen_curve:P-256")
+        .args(["-nodes", "-days", "30", "-subj", "/CN=localhost", "-addext"])
+        .arg("subjectAltName=DNS:localhost,IP:127.0.0.1")
+        .arg("-keyout")
+        .arg(dir.join(format!("{name}key.pem")))
+        .arg("-out")
+        .arg(dir.join(format!("{name}cert.pem")))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("openssl runs");
+    assert!(status.success(), "openssl req failed");
+}
+
+fn wait_listening(server: &mut Server) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", server.port)).is_err() {
+        if let Ok(Some(_)) = server.child.try_wait() {
+            let mut err = String::new();
+            if let Some(mut e) = server.child.stderr.take() {
+                let _ = e.read_to_string(&mut err);
+            }
+            panic!("server exited at start: {err}");
+        }
+        assert!(Instant::now() < deadline, "server did not listen");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// nginx, one worker, TLS on a free loopback port, a 43-byte file.
+fn start_nginx_tls(protocols: &str) -> Server {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    make_cert(root, "");
+    let docroot = root.join("www");
+    std::fs::create_dir(&docroot).unwrap();
+    std::fs::write(docroot.join("empty.gif"), [0u8; 43]).unwrap();
+    std::fs::write(docroot.join("page.html"), vec![b'x'; 80_000]).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    for (p, mode) in [(root.to_path_buf(), 0o755), (docroot.clone(), 0o755)] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    for f in ["www/empty.gif", "www/page.html", "cert.pem", "key.pem"] {
+        std::fs::set_permissions(root.join(f), std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let port = free_port();
+    let d = root.display();
+    let conf = format!(
+        "daemon off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
+         events {{ worker_connections 1024; }}\n\
+         http {{\n  access_log off;\n  client_body_temp_path {d}/cb;\n  proxy_temp_path {d}/px;\n\
+           fastcgi_temp_path {d}/fc;\n  uwsgi_temp_path {d}/uw;\n  scgi_temp_path {d}/sc;\n\
+           ssl_session_cache shared:SSL:1m; ssl_protocols {protocols};\n\
+           server {{ listen 127.0.0.1:{port} ssl; root {d}/www;\n\
+             ssl_certificate {d}/cert.pem; ssl_certificate_key {d}/key.pem; }}\n}}\n"
+    );
+    std::fs::write(root.join("nginx.conf"), conf).unwrap();
+    let child = Command::new(binary(
+        &["/usr/sbin/nginx", "/usr/local/sbin/nginx"],
+        "nginx-light",
+    ))
+    .arg("-p")
+    .arg(root)
+    .arg("-c")
+    .arg(root.join("nginx.conf"))
+    .arg("-e")
+    .arg(root.join("error.log"))
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("nginx starts");
+    let mut server = Server { child, port, dir };
+    wait_listening(&mut server);
+    server
+}
+
+fn spec(url: String, n: u64, c: u32, keepalive: bool, tls: TlsOptions) -> RunSpec {
+    RunSpec {
+        url,
+        connections: c,
+        threads: 1,
+        stop: StopCondition::Requests { count: n },
+        keepalive,
+        connect_timeout_ms: 2_000,
+        timeout_ms: 2_000,
+        tls,
+        ..RunSpec::default()
+    }
+}
+
+fn bench(spec: &RunSpec) -> RunResult {
+    run(spec, &Workload::request(), &RunControl::new(), &mut |_| {}).expect("run starts")
+}
+
+fn trusting(server: &Server) -> TlsOptions {
+    TlsOptions {
+        cacert: Some(server.cert()),
+        ..TlsOptions::default()
+    }
+}
+
+#[test]
+fn https_against_nginx_counts_exactly_with_the_labs_certificate() {
+    let nginx = start_nginx_tls("TLSv1.2 TLSv1.3");
+    // By name (SNI localhost) and by address (the certificate's IP entry).
+    for host in ["localhost", "127.0.0.1"] {
+        let url = format!("https://{host}:{}/empty.gif", nginx.port);
+        let r = bench(&spec(url, 2000, 10, true, trusting(&nginx)));
+        assert_eq!(r.ok, 2000, "{host}: {:?}", r.errors);
+        assert_eq!(r.body_bytes, 2000 * 43);
+        assert_eq!(r.connections_opened, 10);
+        let tls = r.tls.as_ref().expect("an https run reports TLS");
+        assert_eq!(tls.full_handshakes + tls.resumed_handshakes, 10);
+        assert_eq!(tls.alpn.as_deref(), Some("http/1.1"));
+        assert_eq!(tls.version.as_deref(), Some("TLSv1.3"));
+        assert_eq!(r.histograms.tls_handshake.count(), 10);
+    }
+    // Bodies of many TLS records: read on to WouldBlock, not to the first short read.
+    let url = format!("https://localhost:{}/page.html", nginx.port);
+    let r = bench(&spec(url, 200, 4, true, trusting(&nginx)));
+    assert_eq!(r.ok, 200, "{:?}", r.errors);
+    assert_eq!(r.body_bytes, 200 * 80_000);
+}
+
+#[test]
+fn tls12_works_and_resumes() {
+    let nginx = start_nginx_tls("TLSv1.2");
+    let url = format!("https://localhost:{}/empty.gif", nginx.port);
+    let r = bench(&spec(url, 100, 2, false, trusting(&nginx)));
+    assert_eq!(r.ok, 100, "{:?}", r.errors);
+    let tls = r.tls.unwrap();
+    assert_eq!(tls.version.as_deref(), Some("TLSv1.2"));
+    assert_eq!(tls.full_handshakes + tls.resumed_handshakes, 100);
+    assert!(tls.resumed_handshakes >= 90, "{tls:?}");
+}
+
+#[test]
+fn resumption_is_counted_and_can_be_turned_off() {
+    let nginx = start_nginx_tls("TLSv1.2 TLSv1.3");
+    let url = format!("https://localhost:{}/empty.gif", nginx.port);
+    // A new connection per request: after the first, the session is resumed.
+    let r = bench(&spec(url.clone(), 200, 2, false, trusting(&nginx)));
+    assert_eq!(r.ok, 200, "{:?}", r.errors);
+    let tls = r.tls.clone().unwrap();
+    assert_eq!(tls.full_handshakes + tls.resumed_handshakes, 200);
+    assert!(tls.resumed_handshakes >= 150, "{tls:?}");
+    assert_eq!(r.histograms.tls_handshake.count(), 200);
+
+    let no_resume = TlsOptions {
+        no_resume: true,
+        ..trusting(&nginx)
+    };
+    let r = bench(&spec(url, 100, 2, false, no_resume));
+    assert_eq!(r.ok, 100, "{:?}", r.errors);
+    let tls = r.tls.unwrap();
+    assert_eq!((tls.full_handshakes, tls.resumed_handshakes), (100, 0));
+}
+
+#[test]
+fn a_wrong_ca_is_a_certificate_error_and_insecure_accepts_any() {
+    let nginx = start_nginx_tls("TLSv1.2 TLSv1.3");
+    let other = tempfile::tempdir().unwrap();
+    make_cert(other.path(), "other-");
+    let url = format!("https://localhost:{}/empty.gif", nginx.port);
+    let wrong = TlsOptions {
+        cacert: Some(other.path().join("other-cert.pem").display().to_string()),
+        ..TlsOptions::default()
+    };
+    let r = bench(&spec(url.clone(), 20, 2, true, wrong));
+    assert_eq!(r.ok, 0);
+    assert_eq!(
+        r.errors.get(ErrorKind::TlsCertificate),
+        20,
+        "{:?}",
+        r.errors
+    );
+
+    // The system roots do not know a self-signed certificate either.
+    let r = bench(&spec(url.clone(), 5, 1, true, TlsOptions::default()));
+    assert_eq!(r.errors.get(ErrorKind::TlsCertificate), 5, "{:?}", r.errors);
+
+    let insecure = TlsOptions {
+        insecure: true,
+        ..TlsOptions::default()
+    };
+    let r = bench(&spec(url, 50, 2, true, insecure));
+    assert_eq!(r.ok, 50, "{:?}", r.errors);
+}
+
+#[test]
+fn the_probe_speaks_tls_too() {
+    let nginx = start_nginx_tls("TLSv1.2 TLSv1.3");
+    let url = format!("https://localhost:{}/empty.gif", nginx.port);
+    let mut s = spec(url.clone(), 0, 2, true, trusting(&nginx));
+    s.stop = StopCondition::Duration { seconds: 1.5 };
+    s.probe = Some(ProbeSpec {
+        url,
+        rate_per_s: 10.0,
+    });
+    let r = bench(&s);
+    assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
+    let probe = r.probe.expect("probe results");
+    assert!(probe.responses >= 5, "{probe:?}");
+    assert_eq!(probe.errors.total(), 0, "{:?}", probe.errors);
+}
+
+#[test]
+fn plain_http_on_the_tls_port_is_a_handshake_error() {
+    // A server that answers anything with an HTTP/1.1 400 and closes, as nginx's plain
+    // port does for a ClientHello.
+    let server = support::serve_connections(|mut s| {
+        let mut buf = [0u8; 1024];
+        let _ = std::io::Read::read(&mut s, &mut buf);
+        let _ = std::io::Write::write_all(
+            &mut s,
+            b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        );
+    });
+    let url = format!("https://127.0.0.1:{}/", server.addr.port());
+    let insecure = TlsOptions {
+        insecure: true,
+        ..TlsOptions::default()
+    };
+    let r = bench(&spec(url, 10, 2, true, insecure));
+    assert_eq!(r.errors.get(ErrorKind::TlsHandshake), 10, "{:?}", r.errors);
+}
+
+#[test]
+fn silence_during_or_after_the_handshake_is_named_not_a_hang() {
+    // Accepts, reads the ClientHello, never answers: the handshake times out.
+    let silent = support::serve_connections(|mut s| {
+        let mut buf = [0u8; 1024];
+        let _ = std::io::Read::read(&mut s, &mut buf);
+        std::thread::sleep(Duration::from_secs(3));
+    });
+    let insecure = TlsOptions {
+        insecure: true,
+        ..TlsOptions::default()
+    };
+    let mut s = spec(
+        format!("https://127.0.0.1:{}/", silent.addr.port()),
+        2,
+        2,
+        true,
+        insecure.clone(),
+    );
+    s.connect_timeout_ms = 300;
+    let began = Instant::now();
+    let r = bench(&s);
+    assert_eq!(r.errors.get(ErrorKind::TlsHandshake), 2, "{:?}", r.errors);
+    assert!(began.elapsed() < Duration::from_secs(3));
+
+    // openssl s_server finishes the handshake and then never answers the request.
+    let dir = tempfile::tempdir().unwrap();
+    make_cert(dir.path(), "");
+    let port = free_port();
+    let child = Command::new(binary(&["/usr/bin/openssl"], "openssl"))
+        .args(["s_server", "-quiet", "-accept"])
+        .arg(format!("127.0.0.1:{port}"))
+        .arg("-cert")
+        .arg(dir.path().join("cert.pem"))
+        .arg("-key")
+        .arg(dir.path().join("key.pem"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("openssl s_server starts");
+    let mut server = Server { child, port, dir };
+    wait_listening(&mut server);
+    let mut s = spec(format!("https://127.0.0.1:{port}/"), 1, 1, true, insecure);
+    s.timeout_ms = 300;
+    let r = bench(&s);
+    assert_eq!(r.errors.get(ErrorKind::RequestTimeout), 1, "{:?}", r.errors);
+    assert_eq!(r.tls.map(|t| t.full_handshakes), Some(1));
+}
