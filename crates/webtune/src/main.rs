@@ -5,12 +5,15 @@ mod ab_cmd;
 mod advise_cmd;
 mod bench_cmd;
 mod compare_cmd;
+mod gate;
 mod http_load_cmd;
 mod lab_cmd;
+mod metrics;
 mod narrate;
 mod output;
 mod report_cmd;
 mod serve_cmd;
+mod sharding;
 mod signals;
 mod sweep_cmd;
 
