@@ -19,6 +19,7 @@ pub mod units;
 
 pub use errors::{ErrorCounts, ErrorKind};
 pub use histogram::{LatencyHistogram, Percentiles};
+pub use merge::MergeError;
 pub use result::{
     IntervalSample, LatencySummary, NamedResult, RepeatSummary, RunResult, Schedule, Stall,
     Validity, SCHEMA,
