@@ -34,8 +34,8 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 use webtune_model::result::{GeneratorUsage, Histograms};
 use webtune_model::{
-    ErrorCounts, IntervalSample, LatencyHistogram, LoadMode, RunResult, RunSpec, Schedule, Stall,
-    StopCondition, Validity, SCHEMA,
+    ErrorCounts, IntervalSample, LatencyHistogram, LoadMode, RunResult, RunSpec, Schedule, Shard,
+    Stall, StopCondition, Validity, SCHEMA,
 };
 use worker::{run_worker, Pacing, WorkerConfig};
 
@@ -94,6 +94,9 @@ pub fn run(
     control: &RunControl,
     on_progress: &mut dyn FnMut(&Progress),
 ) -> Result<RunResult, EngineError> {
+    // The whole test is checked (every shard must get a share), then this shard's part is
+    // planned as a test of its own.
+    spec.validate()?;
     let part = shard_part(spec);
     let plan = plan::build(&part, workload)?;
     let end_s = run_length(spec);
@@ -141,7 +144,15 @@ pub fn run(
             conn_addrs,
             budget: budgets[w],
             end_s,
-            pacing: pacing_for(&part, end_s, w, plan.threads, *share, plan.connections),
+            pacing: pacing_for(
+                &part,
+                spec.shard,
+                end_s,
+                w,
+                plan.threads,
+                *share,
+                plan.connections,
+            ),
             window,
             keepalive: spec.keepalive,
             max_requests_per_conn: spec.max_requests_per_conn,
@@ -153,7 +164,7 @@ pub fn run(
             first_lengths: Arc::clone(&first_lengths),
             open_gauge: Arc::clone(&open_gauge),
             reports: tx.clone(),
-            seed: 0x5eed_0000 + stream_of(spec, w, plan.threads).0,
+            seed: 0x5eed_0000 + stream_of(spec.shard, w, plan.threads).0,
         };
         let handle = std::thread::Builder::new()
             .name(format!("webtune-worker-{w}"))
@@ -420,13 +431,16 @@ fn measurement_window(spec: &RunSpec, end_s: Option<f64>) -> (f64, f64) {
 }
 
 /// What this generator runs: the whole spec, or with `--shard i/n` shard i's share of the
-/// connections (and of a closed-loop ramp of them) and of `-n`. The open-loop rate is
-/// shared by interleaving arrivals instead (`stream_of`).
+/// connections (and of a closed-loop ramp of them) and of `-n`, as a spec of its own (no
+/// shard). The open-loop rate is shared by interleaving arrivals instead (`stream_of`).
 fn shard_part(spec: &RunSpec) -> RunSpec {
     let Some(shard) = spec.shard else {
         return spec.clone();
     };
-    let mut part = spec.clone();
+    let mut part = RunSpec {
+        shard: None,
+        ..spec.clone()
+    };
     let all = u64::from(spec.connections);
     part.connections = shard.share(all) as u32;
     if let StopCondition::Requests { count } = spec.stop {
@@ -445,8 +459,8 @@ fn shard_part(spec: &RunSpec) -> RunSpec {
 
 /// Worker `w`'s stream of the open-loop schedule: (its first arrival, the step between its
 /// arrivals), counted in arrivals of the whole test (every shard's).
-fn stream_of(spec: &RunSpec, w: usize, threads: usize) -> (u64, u64) {
-    match spec.shard {
+fn stream_of(shard: Option<Shard>, w: usize, threads: usize) -> (u64, u64) {
+    match shard {
         Some(shard) => shard.stream(w as u32, threads as u32),
         None => (w as u64, threads as u64),
     }
@@ -455,6 +469,7 @@ fn stream_of(spec: &RunSpec, w: usize, threads: usize) -> (u64, u64) {
 /// Worker `w`'s pacing: its share of the connections ramp or of the rate.
 fn pacing_for(
     spec: &RunSpec,
+    shard: Option<Shard>,
     end_s: Option<f64>,
     w: usize,
     threads: usize,
@@ -473,7 +488,7 @@ fn pacing_for(
             } else {
                 Ramp::from_stages(&spec.stages)
             };
-            let (first, step) = stream_of(spec, w, threads);
+            let (first, step) = stream_of(shard, w, threads);
             Pacing::Open {
                 ramp: ramp.scaled(1.0 / step as f64),
                 arrival,
@@ -572,10 +587,12 @@ mod tests {
         assert_eq!(part.connections, 4);
         assert_eq!(part.stop, StopCondition::Requests { count: 34 });
         assert!((part.stages[0].target - 4.0).abs() < 1e-9);
-        assert_eq!(super::stream_of(&whole, 1, 2), (3, 6));
+        assert_eq!(part.shard, None);
+        assert_eq!(part.validate(), Ok(()));
+        assert_eq!(super::stream_of(whole.shard, 1, 2), (3, 6));
         let unsharded = RunSpec::default();
         assert_eq!(super::shard_part(&unsharded), unsharded);
-        assert_eq!(super::stream_of(&unsharded, 1, 2), (1, 2));
+        assert_eq!(super::stream_of(None, 1, 2), (1, 2));
     }
 
     #[test]
