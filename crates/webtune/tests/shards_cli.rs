@@ -406,3 +406,39 @@ fn the_metrics_endpoint_answers_during_the_run_and_is_gone_after() {
     assert_eq!(code, 0, "{err}");
     assert!(scrape(port).is_none(), "the endpoint closes with the run");
 }
+
+#[test]
+fn compare_thresholds_gate_a_regression_against_the_first_result() {
+    let (_server, base) = serve();
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<PathBuf> = ["before.json", "after.json"]
+        .iter()
+        .map(|name| {
+            let path = dir.path().join(name);
+            let (code, _, err) = run(webtune()
+                .args(["bench", &format!("{base}empty.gif"), "-n", "50", "-c", "1"])
+                .args(["-t", "1", "-q", "--json"])
+                .arg(&path));
+            assert_eq!(code, 0, "{err}");
+            path
+        })
+        .collect();
+    let compare = |thresholds: &[&str]| {
+        let mut cmd = webtune();
+        cmd.arg("compare").args(&files);
+        for t in thresholds {
+            cmd.args(["--threshold", t]);
+        }
+        run(&mut cmd)
+    };
+    // Within a generous margin of the baseline, and an absolute one: pass.
+    let (code, out, err) = compare(&["p99 <= +100000%", "errors <= 0%"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Thresholds (against before.json):"), "{out}");
+    assert!(out.contains("  pass  p99 <= +100000%: p99 "), "{out}");
+    assert!(out.contains("from baseline"), "{out}");
+    // No latency can be 100% lower than a baseline's: fail.
+    let (code, out, _) = compare(&["max <= -100%"]);
+    assert_eq!(code, 99, "{out}");
+    assert!(out.contains("  FAIL  max <= -100%"), "{out}");
+}
