@@ -69,7 +69,8 @@ pub fn run(args: MergeArgs) -> anyhow::Result<i32> {
     if printed {
         outputs.stdout(&webtune_report::render(&merged, args.format));
     }
-    if !(printed && text) && !merged.thresholds.is_empty() {
+    let summary_has_verdicts = printed && text;
+    if !summary_has_verdicts && !merged.thresholds.is_empty() {
         eprint!(
             "webtune: thresholds:\n{}",
             webtune_report::verdicts::render_verdicts(&merged.thresholds)
