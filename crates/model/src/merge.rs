@@ -133,12 +133,14 @@ pub enum MergeError {
     },
 }
 
-/// The first spec field (other than the shard and the per-machine thread count) in which
-/// two results differ: (field, first's value, other's value).
+/// The first spec field in which two results differ: (field, first's value, other's
+/// value). The shard, the per-machine thread count and the planned start are left out (a
+/// relative `--start-at +5s` differs by the shards' launch times; the skew is reported).
 fn spec_difference(first: &RunResult, other: &RunResult) -> Option<(String, String, String)> {
     let as_map = |r: &RunResult| match serde_json::to_value(r.spec.whole_test()) {
         Ok(serde_json::Value::Object(mut m)) => {
             m.remove("threads");
+            m.remove("start_at_unix_ms");
             m
         }
         _ => serde_json::Map::new(),

@@ -152,6 +152,10 @@ fn anything_but_all_shards_of_one_spec_is_refused() {
             .expect_err("refused")
             .to_string()
     };
+    // Planned starts may differ (a relative --start-at): the skew is reported instead.
+    let mut other_start = three();
+    other_start[1].spec.start_at_unix_ms = Some(5);
+    assert!(RunResult::merge_shards(labelled(other_start)).is_ok());
     let mut other_url = three();
     other_url[2].spec.url = "http://127.0.0.1:9090/".into();
     let e = refused(other_url);
