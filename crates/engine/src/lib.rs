@@ -8,6 +8,7 @@
 //! small report per worker per interval for the time series and progress, and assembles the
 //! result. It does no formatting and writes no files.
 
+pub mod clock;
 mod error;
 pub mod http1;
 pub mod lateness;
@@ -32,11 +33,11 @@ use schedule::Ramp;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 use webtune_model::result::{GeneratorUsage, Histograms};
 use webtune_model::{
-    ErrorCounts, IntervalSample, LatencyHistogram, LoadMode, RunResult, RunSpec, Schedule, Stall,
-    StopCondition, Validity, SCHEMA,
+    ErrorCounts, IntervalSample, LatencyHistogram, LoadMode, RunResult, RunSpec, Schedule, Shard,
+    Stall, StopCondition, Validity, SCHEMA,
 };
 use worker::{run_worker, Pacing, WorkerConfig};
 
@@ -53,7 +54,7 @@ pub const MAX_VALID_CPU_BUSY: f64 = 0.9;
 pub type RunControl = webtune_model::StopToken;
 
 /// A live view of a run, handed to the caller about once per interval.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Progress {
     pub elapsed: Duration,
     pub responses: u64,
@@ -61,6 +62,11 @@ pub struct Progress {
     /// Responses per second over the last interval.
     pub rate_per_s: f64,
     pub open_connections: u64,
+    /// Every report so far: errors by kind, requests that completed or failed, and the
+    /// total latency of finished requests (for live thresholds and metrics).
+    pub error_counts: ErrorCounts,
+    pub attempted: u64,
+    pub latency: LatencyHistogram,
 }
 
 /// One interval as merged from every worker's report.
@@ -90,7 +96,11 @@ pub fn run(
     control: &RunControl,
     on_progress: &mut dyn FnMut(&Progress),
 ) -> Result<RunResult, EngineError> {
-    let plan = plan::build(spec, workload)?;
+    // The whole test is checked (every shard must get a share), then this shard's part is
+    // planned as a test of its own.
+    spec.validate()?;
+    let part = shard_part(spec);
+    let plan = plan::build(&part, workload)?;
     let end_s = run_length(spec);
     let window = measurement_window(spec, end_s);
     let requests = Arc::new(plan.requests.clone());
@@ -102,11 +112,14 @@ pub fn run(
     );
     let host_header: Arc<str> = Arc::from(plan.host_header.as_str());
     let interval = Duration::from_millis(spec.interval_ms.max(10));
-    let started_at_unix_ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0);
-    let budgets: Vec<Option<u64>> = match spec.stop {
+    if let Some(at) = spec.start_at_unix_ms {
+        clock::wait_until(at, control);
+    }
+    let started_ms = clock::now_unix_ms();
+    let started_at_unix_ms = started_ms as u64;
+    let start_record = (spec.shard.is_some() || spec.start_at_unix_ms.is_some())
+        .then(|| clock::start_record(spec.start_at_unix_ms, started_ms));
+    let budgets: Vec<Option<u64>> = match part.stop {
         StopCondition::Requests { count } if spec.stages.is_empty() => {
             split(count, plan.threads).into_iter().map(Some).collect()
         }
@@ -133,7 +146,15 @@ pub fn run(
             conn_addrs,
             budget: budgets[w],
             end_s,
-            pacing: pacing_for(spec, end_s, w, plan.threads, *share, plan.connections),
+            pacing: pacing_for(
+                &part,
+                spec.shard,
+                end_s,
+                w,
+                plan.threads,
+                *share,
+                plan.connections,
+            ),
             window,
             keepalive: spec.keepalive,
             max_requests_per_conn: spec.max_requests_per_conn,
@@ -145,7 +166,7 @@ pub fn run(
             first_lengths: Arc::clone(&first_lengths),
             open_gauge: Arc::clone(&open_gauge),
             reports: tx.clone(),
-            seed: 0x5eed_0000 + w as u64,
+            seed: 0x5eed_0000 + stream_of(spec.shard, w, plan.threads).0,
             tls: plan
                 .tls
                 .as_ref()
@@ -187,6 +208,7 @@ pub fn run(
     let mut intervals: BTreeMap<u64, IntervalTotals> = BTreeMap::new();
     let mut responses = 0u64;
     let mut errors = 0u64;
+    let mut so_far = Progress::default();
     let mut emitted = 0u64;
     let mut last_emit = (start, 0u64);
     loop {
@@ -194,6 +216,8 @@ pub fn run(
             Ok(report) => {
                 responses += report.responses;
                 errors += report.errors.total();
+                so_far.error_counts.merge(&report.errors);
+                so_far.latency.merge(&report.latency);
                 let t = intervals.entry(report.index).or_default();
                 t.reports += 1;
                 t.responses += report.responses;
@@ -211,13 +235,13 @@ pub fn run(
                         0.0
                     };
                     last_emit = (now, responses);
-                    on_progress(&Progress {
-                        elapsed: now.duration_since(start),
-                        responses,
-                        errors,
-                        rate_per_s: rate,
-                        open_connections: t.open,
-                    });
+                    so_far.elapsed = now.duration_since(start);
+                    so_far.responses = responses;
+                    so_far.errors = errors;
+                    so_far.rate_per_s = rate;
+                    so_far.open_connections = t.open;
+                    so_far.attempted = attempted(responses, &so_far.error_counts);
+                    on_progress(&so_far);
                 }
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
@@ -292,7 +316,7 @@ pub fn run(
                 rate
             } else {
                 Ramp::from_stages(&spec.stages).peak()
-            },
+            } / f64::from(spec.shard.map_or(1, |s| s.count)),
             achieved_rate: total.sent as f64 / measured_s,
             lag: Default::default(),
             lag_histogram: total.lag.clone(),
@@ -366,6 +390,9 @@ pub fn run(
         server: None,
         server_software: total.server_software,
         repeats: Vec::new(),
+        start: start_record,
+        sharding: None,
+        thresholds: Vec::new(),
         schedule,
         validity: Validity::default(),
         stalls,
@@ -376,6 +403,16 @@ pub fn run(
     result.finish_summaries();
     result.validity = judge(&result, cpu_s, elapsed_s);
     Ok(result)
+}
+
+/// Requests that completed or failed: responses, plus the errors that got none.
+fn attempted(responses: u64, errors: &ErrorCounts) -> u64 {
+    let with_response: u64 = webtune_model::ErrorKind::ALL
+        .into_iter()
+        .filter(|k| k.has_response())
+        .map(|k| errors.get(k))
+        .sum();
+    responses + errors.total() - with_response
 }
 
 /// How long the run sends, in seconds (None: until `-n` is done). The spec is validated
@@ -403,9 +440,46 @@ fn measurement_window(spec: &RunSpec, end_s: Option<f64>) -> (f64, f64) {
     (warm, end)
 }
 
+/// What this generator runs: the whole spec, or with `--shard i/n` shard i's share of the
+/// connections (and of a closed-loop ramp of them) and of `-n`, as a spec of its own (no
+/// shard). The open-loop rate is shared by interleaving arrivals instead (`stream_of`).
+fn shard_part(spec: &RunSpec) -> RunSpec {
+    let Some(shard) = spec.shard else {
+        return spec.clone();
+    };
+    let mut part = RunSpec {
+        shard: None,
+        ..spec.clone()
+    };
+    let all = u64::from(spec.connections);
+    part.connections = shard.share(all) as u32;
+    if let StopCondition::Requests { count } = spec.stop {
+        part.stop = StopCondition::Requests {
+            count: shard.share(count),
+        };
+    }
+    if !spec.is_open_loop() {
+        let fraction = shard.fraction_of(all);
+        for stage in &mut part.stages {
+            stage.target *= fraction;
+        }
+    }
+    part
+}
+
+/// Worker `w`'s stream of the open-loop schedule: (its first arrival, the step between its
+/// arrivals), counted in arrivals of the whole test (every shard's).
+fn stream_of(shard: Option<Shard>, w: usize, threads: usize) -> (u64, u64) {
+    match shard {
+        Some(shard) => shard.stream(w as u32, threads as u32),
+        None => (w as u64, threads as u64),
+    }
+}
+
 /// Worker `w`'s pacing: its share of the connections ramp or of the rate.
 fn pacing_for(
     spec: &RunSpec,
+    shard: Option<Shard>,
     end_s: Option<f64>,
     w: usize,
     threads: usize,
@@ -424,10 +498,11 @@ fn pacing_for(
             } else {
                 Ramp::from_stages(&spec.stages)
             };
+            let (first, step) = stream_of(shard, w, threads);
             Pacing::Open {
-                ramp: ramp.scaled(1.0 / threads as f64),
+                ramp: ramp.scaled(1.0 / step as f64),
                 arrival,
-                first_work: w as f64 / threads as f64,
+                first_work: first as f64 / step as f64,
             }
         }
     }
@@ -503,6 +578,31 @@ mod tests {
         let s = schedule(0, 5_000);
         let reason = schedule_reasons(&s).expect("generator lag is flagged");
         assert!(reason.contains("generator lag p99 5.00 ms"), "{reason}");
+    }
+
+    #[test]
+    fn a_shard_runs_its_share_of_connections_requests_and_a_closed_ramp() {
+        use webtune_model::{RunSpec, Shard, Stage, StopCondition};
+        let whole = RunSpec {
+            connections: 10,
+            stop: StopCondition::Requests { count: 100 },
+            stages: vec![Stage {
+                seconds: 1.0,
+                target: 10.0,
+            }],
+            shard: Some(Shard { index: 1, count: 3 }),
+            ..RunSpec::default()
+        };
+        let part = super::shard_part(&whole);
+        assert_eq!(part.connections, 4);
+        assert_eq!(part.stop, StopCondition::Requests { count: 34 });
+        assert!((part.stages[0].target - 4.0).abs() < 1e-9);
+        assert_eq!(part.shard, None);
+        assert_eq!(part.validate(), Ok(()));
+        assert_eq!(super::stream_of(whole.shard, 1, 2), (3, 6));
+        let unsharded = RunSpec::default();
+        assert_eq!(super::shard_part(&unsharded), unsharded);
+        assert_eq!(super::stream_of(None, 1, 2), (1, 2));
     }
 
     #[test]

@@ -10,20 +10,25 @@ pub mod histogram;
 mod merge;
 pub mod result;
 pub mod server;
+pub mod shard;
 pub mod spec;
 pub mod stop;
 pub mod sweep;
+pub mod threshold;
 pub mod units;
 
 pub use errors::{ErrorCounts, ErrorKind};
 pub use histogram::{LatencyHistogram, Percentiles};
+pub use merge::MergeError;
 pub use result::{
     IntervalSample, LatencySummary, NamedResult, RepeatSummary, RunResult, Schedule, Stall,
     TlsSummary, Validity, SCHEMA,
 };
 pub use server::ServerSamples;
+pub use shard::{Shard, ShardError, ShardSet, ShardSummary, StartRecord};
 pub use spec::{
     Arrival, LoadMode, ProbeSpec, RunSpec, SpecError, Stage, StopCondition, TlsOptions,
 };
 pub use stop::StopToken;
+pub use threshold::{Threshold, ThresholdError, Verdict};
 pub use units::{parse_duration, DurationError, StatusError, StatusRanges};

@@ -1,7 +1,10 @@
 //! What a run measured: `RunResult`, schema `webtune.run/1`, documented field by field in
 //! `docs/result-schema.md`.
 
-use crate::{ErrorCounts, LatencyHistogram, Percentiles, RunSpec, ServerSamples};
+use crate::{
+    ErrorCounts, LatencyHistogram, Percentiles, RunSpec, ServerSamples, ShardSet, StartRecord,
+    Verdict,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -267,6 +270,15 @@ pub struct RunResult {
     /// is then all repeats merged. Empty for a single run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub repeats: Vec<RepeatSummary>,
+    /// A sharded or `--start-at` run: its planned start and the clock it used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<StartRecord>,
+    /// A merged result (`webtune merge`): its shards and their start skew.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sharding: Option<ShardSet>,
+    /// `--threshold`: every threshold's verdict, in the order given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thresholds: Vec<Verdict>,
 }
 
 /// What one repeat of a repeated run measured: enough to tell whether two configurations

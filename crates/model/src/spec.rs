@@ -3,6 +3,7 @@
 //! `RunSpec::validate` is the one place that decides whether a spec can measure anything;
 //! every command and the engine ask it, so they refuse the same specs with the same words.
 
+use crate::Shard;
 use serde::{Deserialize, Serialize};
 
 /// When a run stops sending.
@@ -126,6 +127,13 @@ pub struct RunSpec {
     /// HTTPS: certificate checks and session resumption.
     #[serde(default, skip_serializing_if = "TlsOptions::is_default")]
     pub tls: TlsOptions,
+    /// `--shard i/n`: this run is shard i of a test whose `-c`, `--rate`, `-n` and
+    /// `--stages` above are the whole test's (see `shard.rs` for the shares).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
+    /// `--start-at`: the run waited for this wall-clock time, ms since the Unix epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_at_unix_ms: Option<u64>,
 }
 
 impl Default for RunSpec {
@@ -155,6 +163,8 @@ impl Default for RunSpec {
             scenario: None,
             scenario_sha256: None,
             tls: TlsOptions::default(),
+            shard: None,
+            start_at_unix_ms: None,
         }
     }
 }
@@ -182,6 +192,12 @@ pub enum SpecError {
     NotPositive { flag: &'static str, value: f64 },
     #[error("--stages: {0}")]
     BadStages(String),
+    #[error("{flag} {total} leaves shard {shard} nothing: it must be at least the shard count {}", .shard.count)]
+    ShardTooSmall {
+        flag: &'static str,
+        total: u64,
+        shard: Shard,
+    },
 }
 
 /// "--warmup 2s", "--cooldown 1s" or both, as a refusal names them.
@@ -242,6 +258,7 @@ impl RunSpec {
                 });
             }
         }
+        self.validate_shard()?;
         let length = self.run_seconds()?;
         let (warmup, cooldown) = (self.warmup_s, self.cooldown_s);
         match length {
@@ -255,6 +272,34 @@ impl RunSpec {
                 })
             }
             _ => Ok(()),
+        }
+    }
+
+    /// Every shard must get at least one connection and, with `-n`, one request.
+    fn validate_shard(&self) -> Result<(), SpecError> {
+        let Some(shard) = self.shard else {
+            return Ok(());
+        };
+        let too_small = |flag, total| Err(SpecError::ShardTooSmall { flag, total, shard });
+        if shard.share(u64::from(self.connections)) == 0 {
+            return too_small("-c/--connections", u64::from(self.connections));
+        }
+        match self.stop {
+            StopCondition::Requests { count }
+                if self.stages.is_empty() && shard.share(count) == 0 =>
+            {
+                too_small("-n/--requests", count)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The same test with no shard: what every shard of one test has in common (threads,
+    /// a per-machine choice, are left as they are).
+    pub fn whole_test(&self) -> RunSpec {
+        RunSpec {
+            shard: None,
+            ..self.clone()
         }
     }
 

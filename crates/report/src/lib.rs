@@ -20,6 +20,7 @@ pub mod testkit;
 pub mod text;
 pub mod timing;
 pub mod units;
+pub mod verdicts;
 
 pub use format::{render, Format};
 pub use repeat::with_repeats;

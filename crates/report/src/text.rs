@@ -27,6 +27,8 @@ pub fn render_text(result: &RunResult) -> String {
     timing::write_stalls(&mut out, result);
     write_connections_and_cost(&mut out, result);
     timing::write_validity(&mut out, result);
+    crate::verdicts::write_shards(&mut out, result);
+    crate::verdicts::write_thresholds(&mut out, result);
     out
 }
 

@@ -77,6 +77,14 @@ pub struct BenchArgs {
     pub quiet: bool,
     #[command(flatten)]
     pub request: RequestArgs,
+    #[command(flatten)]
+    pub gate: crate::gate::ThresholdArgs,
+    #[command(flatten)]
+    pub sharding: crate::sharding::ShardArgs,
+    /// Serve live metrics (Prometheus text format) at http://ADDR/metrics while the test
+    /// runs, e.g. 127.0.0.1:9464; the endpoint closes when the run ends.
+    #[arg(long = "metrics-listen", value_name = "ADDR")]
+    pub metrics_listen: Option<String>,
 }
 
 /// What every command that sends load shares (bench, sweep, lab run): how requests look,
@@ -302,6 +310,7 @@ impl BenchArgs {
             ..RunSpec::default()
         };
         self.request.apply(&mut spec)?;
+        self.sharding.apply(&mut spec)?;
         spec.validate()?;
         Ok(spec)
     }
@@ -354,9 +363,23 @@ pub fn run_spec_quiet(
     label: &str,
     quiet: bool,
 ) -> anyhow::Result<(RunResult, bool)> {
+    run_spec_watched(spec, workload, label, quiet, &mut |_| {})
+}
+
+/// `run_spec_quiet`, with `watch` shown every progress report too (live thresholds, metrics).
+fn run_spec_watched(
+    spec: &RunSpec,
+    workload: &Workload,
+    label: &str,
+    quiet: bool,
+    watch: &mut dyn FnMut(&Progress),
+) -> anyhow::Result<(RunResult, bool)> {
     let control = crate::signals::stop_token();
     let mut line = ProgressLine::new(label, quiet);
-    let result = webtune_engine::run(spec, workload, &control, &mut |p| line.update(p));
+    let result = webtune_engine::run(spec, workload, &control, &mut |p| {
+        line.update(p);
+        watch(p);
+    });
     line.finish();
     let result = result?;
     let interrupted = result.interrupted;
@@ -374,11 +397,30 @@ pub fn check_outputs(args: &BenchArgs) -> anyhow::Result<()> {
 
 pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
     check_outputs(&args)?;
+    let thresholds = args.gate.parse(false)?;
+    if args.sharding.shard.is_some() && args.repeat > 1 {
+        bail!(
+            "--repeat does not go with --shard: a shard runs once (repeat the whole sharded test)"
+        );
+    }
     // The base URL: the argument, else the scenario's base_url, else the embedded target.
     let workload = args.request.workload()?;
     let scenario_base = workload.base_url().map(str::to_string);
     // Every flag is checked before the embedded target starts (the URL is the engine's).
     let mut spec = args.to_spec("")?;
+    let metrics = match &args.metrics_listen {
+        Some(addr) => {
+            let server = crate::metrics::MetricsServer::start(addr, spec.shard)?;
+            if !args.quiet {
+                eprintln!("webtune: live metrics at http://{}/metrics", server.addr);
+            }
+            Some(server)
+        }
+        None => None,
+    };
+    if let Some(warning) = crate::sharding::late_warning(&spec) {
+        output::warn(&warning);
+    }
     let mut embedded = None;
     let url = match args.url.clone().or(scenario_base) {
         Some(u) => u,
@@ -401,23 +443,61 @@ pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
         }
     };
     spec.url = url;
-    let outcome = run_spec_repeated(&spec, &workload, args.repeat, "", args.quiet);
+    let mut abort =
+        crate::gate::AbortCheck::new(&thresholds, args.gate.threshold_abort, spec.warmup_s);
+    let outcome = run_spec_repeated(&spec, &workload, args.repeat, "", args.quiet, &mut |p| {
+        if let Some(m) = &metrics {
+            m.update(p);
+        }
+        abort.check(p);
+    });
+    if let Some(m) = metrics {
+        m.stop();
+    }
     if let Some(server) = embedded {
         server.shutdown();
     }
-    let (result, interrupted) = outcome?;
+    let (mut result, interrupted) = outcome?;
+    crate::gate::judge(&mut result, &thresholds, abort.failed);
     let outputs = emit(&result, &args, "", "");
-    Ok(outputs.exit_code(if interrupted { EXIT_INTERRUPTED } else { 0 }))
+    verdicts_to_stderr(&result, &args);
+    let own = if interrupted {
+        EXIT_INTERRUPTED
+    } else if result.responses == 0 {
+        EXIT_NO_RESPONSE
+    } else {
+        0
+    };
+    let code = crate::gate::status(&result.thresholds, own);
+    Ok(outputs.exit_code(code))
+}
+
+/// Exit status of a `bench` in which no request got a response (as ab's).
+pub const EXIT_NO_RESPONSE: i32 = 1;
+
+/// Threshold verdicts go to stderr when the text summary (which has them) is not printed.
+pub fn verdicts_to_stderr(result: &RunResult, args: &BenchArgs) {
+    let text_printed = args.format == webtune_report::Format::Text
+        && !args.quiet
+        && args.json.as_deref() != Some("-");
+    if !text_printed && !result.thresholds.is_empty() {
+        eprint!(
+            "webtune: thresholds:\n{}",
+            webtune_report::verdicts::render_verdicts(&result.thresholds)
+        );
+    }
 }
 
 /// Run `spec` `repeat` times (bench's and sweep's `--repeat`), stopping early when
-/// interrupted; the result is the one run, or all runs merged with a summary of each.
+/// interrupted; the result is the one run, or all runs merged with a summary of each. `watch` sees every
+/// progress report of every run (live thresholds, metrics).
 pub fn run_spec_repeated(
     spec: &RunSpec,
     workload: &Workload,
     repeat: u32,
     label: &str,
     quiet: bool,
+    watch: &mut dyn FnMut(&Progress),
 ) -> anyhow::Result<(RunResult, bool)> {
     if repeat == 0 {
         bail!("--repeat must be at least 1");
@@ -430,7 +510,7 @@ pub fn run_spec_repeated(
         } else {
             label.to_string()
         };
-        let (result, stopped) = run_spec_quiet(spec, workload, &label, quiet)?;
+        let (result, stopped) = run_spec_watched(spec, workload, &label, quiet, watch)?;
         runs.push(result);
         if stopped {
             interrupted = true;

@@ -10,7 +10,8 @@ use std::path::PathBuf;
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:\n  \
     webtune compare before.json after.json\n  \
-    webtune compare default.json tuned.json tuned2.json --html compare.html\n\
+    webtune compare default.json tuned.json tuned2.json --html compare.html\n  \
+    webtune compare main.json pr.json --threshold 'p99 <= +10%' --threshold 'rps >= -5%'\n\
     Results saved by `webtune bench --repeat N --json FILE` carry N repeats: compare then gives a\n\
     95% confidence interval (Welch's t) for each difference, or says there is no significant one.")]
 pub struct CompareArgs {
@@ -20,6 +21,10 @@ pub struct CompareArgs {
     /// Also write the comparison as a self-contained HTML page.
     #[arg(long = "html", value_name = "FILE")]
     pub html: Option<String>,
+    /// A regression gate, repeatable: every result after the first is checked, a relative
+    /// limit ('p99 <= +10%', 'rps >= -5%') against the first. Exit 99 when one fails.
+    #[arg(long = "threshold", value_name = "EXPR")]
+    pub threshold: Vec<String>,
 }
 
 /// Short, unique column names: file names, or whole paths when two file names collide.
@@ -48,6 +53,11 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
         bail!("give at least two results to compare");
     }
     output::check_all([("--html", args.html.as_deref())])?;
+    let thresholds = crate::gate::ThresholdArgs {
+        threshold: args.threshold.clone(),
+        threshold_abort: false,
+    }
+    .parse(true)?;
     let results = args
         .files
         .iter()
@@ -63,7 +73,23 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
         outputs.file("--html", dest, &html);
     }
     outputs.stdout(&webtune_report::compare::render_compare_text(&inputs));
-    Ok(outputs.exit_code(0))
+    let mut verdicts = Vec::new();
+    if !thresholds.is_empty() {
+        let (base_label, baseline) = &inputs[0];
+        let mut text = format!("\nThresholds (against {base_label}):\n");
+        for (label, result) in &inputs[1..] {
+            let mut judged = webtune_model::threshold::judge_all(
+                &thresholds,
+                *result,
+                Some(*baseline as &dyn webtune_model::threshold::Measured),
+            )?;
+            text.push_str(&format!("{label}\n"));
+            text.push_str(&webtune_report::verdicts::render_verdicts(&judged));
+            verdicts.append(&mut judged);
+        }
+        outputs.stdout(&text);
+    }
+    Ok(outputs.exit_code(crate::gate::status(&verdicts, 0)))
 }
 
 #[cfg(test)]

@@ -300,6 +300,10 @@ fn run_stack(args: RunArgs) -> anyhow::Result<i32> {
     // Everything the user typed is checked before anything starts.
     let bench = parse_bench(&args.bench)?;
     bench.to_spec("")?; // a run that would measure nothing is refused before the start
+    bench.gate.parse(false)?;
+    if bench.gate.threshold_abort || bench.metrics_listen.is_some() {
+        bail!("--threshold-abort and --metrics-listen are bench's; lab run checks --threshold after the run");
+    }
     bench_cmd::check_outputs(&bench)?;
     let workload = bench.request.workload()?;
     let (target, path) = match args.app {
@@ -404,7 +408,8 @@ fn run_one(trial: &Trial, bench: &BenchArgs) -> anyhow::Result<i32> {
         eprintln!("lab: interrupted before the load began; nothing of the stack is left");
         return Ok(EXIT_INTERRUPTED);
     };
-    let result = level.result;
+    let mut result = level.result;
+    crate::gate::judge(&mut result, &bench.gate.parse(false)?, None);
     let header = match &trial.target {
         Target::External { .. } => String::new(),
         target => format!(
@@ -419,6 +424,7 @@ fn run_one(trial: &Trial, bench: &BenchArgs) -> anyhow::Result<i32> {
         None => String::new(),
     };
     let outputs = bench_cmd::emit(&result, bench, &header, &footer);
+    bench_cmd::verdicts_to_stderr(&result, bench);
     let died = result.server.as_ref().is_some_and(|s| s.server_died());
     Ok(
         outputs.exit_code(if outcome.interrupted || result.interrupted {
@@ -426,7 +432,7 @@ fn run_one(trial: &Trial, bench: &BenchArgs) -> anyhow::Result<i32> {
         } else if died {
             EXIT_SERVER_DIED
         } else {
-            0
+            crate::gate::status(&result.thresholds, 0)
         }),
     )
 }

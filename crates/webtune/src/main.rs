@@ -5,12 +5,16 @@ mod ab_cmd;
 mod advise_cmd;
 mod bench_cmd;
 mod compare_cmd;
+mod gate;
 mod http_load_cmd;
 mod lab_cmd;
+mod merge_cmd;
+mod metrics;
 mod narrate;
 mod output;
 mod report_cmd;
 mod serve_cmd;
+mod sharding;
 mod signals;
 mod sweep_cmd;
 
@@ -42,6 +46,8 @@ enum Command {
     Sweep(sweep_cmd::SweepArgs),
     /// Before → after: saved results side by side, with how sure each difference is.
     Compare(compare_cmd::CompareArgs),
+    /// Merge the shards of one test (bench --shard I/N) into one result, exactly.
+    Merge(merge_cmd::MergeArgs),
     /// Start real web stacks (nginx, Apache, PHP) from generated configs and load them.
     Lab(lab_cmd::LabArgs),
     /// Read the host and the servers' own configs; explain every setting that matters.
@@ -62,6 +68,7 @@ fn main() {
         Command::Report(a) => report_cmd::run(a),
         Command::Sweep(a) => sweep_cmd::run(a),
         Command::Compare(a) => compare_cmd::run(a),
+        Command::Merge(a) => merge_cmd::run(a),
         Command::Lab(a) => lab_cmd::run(a),
         Command::Advise(a) => advise_cmd::run(a),
     };

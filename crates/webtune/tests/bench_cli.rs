@@ -239,7 +239,8 @@ fn nothing_listening_is_reported_as_connect_errors() {
         webtune().args(["bench", &url, "-n", "20", "-c", "2", "--json", "-"]),
         Duration::from_secs(20),
     );
-    assert_eq!(code, 0, "{err}");
+    // No response at all: exit 1, as ab (docs/exit-codes.md), with the result still written.
+    assert_eq!(code, 1, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["errors"]["connect_refused"], 20);
 }

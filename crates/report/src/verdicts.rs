@@ -1,0 +1,124 @@
+//! Threshold verdict lines (`--threshold`: one line per threshold, pass or FAIL, with the
+//! observed figure and the limit) and the shard lines of a merged result (`webtune merge`:
+//! each shard's start offset and figures, and the start skew).
+
+use crate::units::{ms, ms_f, percent};
+use std::fmt::Write as _;
+use webtune_model::{RunResult, Verdict};
+
+/// A figure in a verdict's unit, as people read it.
+fn figure(unit: &str, value: f64) -> String {
+    match unit {
+        "us" => format!("{} ms", ms_f(value)),
+        "ratio" => percent(value),
+        "count" => format!("{value:.0}"),
+        _ => format!("{value:.1}/s"),
+    }
+}
+
+/// One line per verdict: "  pass  p99<=50ms: p99 12.3 ms (limit 50.0 ms)".
+pub fn render_verdicts(verdicts: &[Verdict]) -> String {
+    let mut out = String::new();
+    for v in verdicts {
+        let word = if v.passed { "pass" } else { "FAIL" };
+        let limit = match v.baseline {
+            Some(base) => format!(
+                "limit {} from baseline {}",
+                figure(&v.unit, v.limit),
+                figure(&v.unit, base)
+            ),
+            None => format!("limit {}", figure(&v.unit, v.limit)),
+        };
+        let aborted = if v.aborted { "; stopped the run" } else { "" };
+        let _ = writeln!(
+            out,
+            "  {word}  {}: {} {} ({limit}){aborted}",
+            v.threshold,
+            v.metric,
+            figure(&v.unit, v.observed)
+        );
+    }
+    out
+}
+
+/// The "Thresholds:" section of the text summary (nothing without thresholds).
+pub fn write_thresholds(out: &mut String, r: &RunResult) {
+    if r.thresholds.is_empty() {
+        return;
+    }
+    let failed = r.thresholds.iter().filter(|v| !v.passed).count();
+    let _ = writeln!(
+        out,
+        "\nThresholds: {}",
+        if failed == 0 {
+            "all passed".to_string()
+        } else {
+            format!("{failed} of {} failed", r.thresholds.len())
+        }
+    );
+    out.push_str(&render_verdicts(&r.thresholds));
+}
+
+/// The "Shards:" section of a merged result's text summary.
+pub fn write_shards(out: &mut String, r: &RunResult) {
+    let Some(set) = &r.sharding else { return };
+    let _ = writeln!(
+        out,
+        "\nShards: {} merged, start skew {} ms",
+        set.shards.len(),
+        ms_f(set.start_skew_ms * 1000.0)
+    );
+    for s in &set.shards {
+        let late = s
+            .start
+            .as_ref()
+            .and_then(|st| st.late_ms)
+            .map(|l| format!(", {} ms after --start-at", ms_f(l * 1000.0)))
+            .unwrap_or_default();
+        let limited = if s.client_limited {
+            ", client-limited"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "  {:>7}  +{} ms  {} responses  {:.1}/s  {} errors{late}{limited}",
+            s.shard.to_string(),
+            ms((s.start_offset_ms * 1000.0) as u64),
+            s.responses,
+            s.requests_per_s,
+            s.errors
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdict_lines_say_pass_or_fail_with_the_figures() {
+        let v = |passed, unit: &str, observed, limit, baseline| Verdict {
+            threshold: "t".into(),
+            metric: "m".into(),
+            unit: unit.into(),
+            observed,
+            limit,
+            baseline,
+            passed,
+            aborted: false,
+        };
+        let text = render_verdicts(&[
+            v(true, "us", 12_300.0, 50_000.0, None),
+            v(false, "ratio", 0.025, 0.001, None),
+            v(false, "us", 13_100.0, 11_000.0, Some(10_000.0)),
+        ]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "  pass  t: m 12.30 ms (limit 50.00 ms)");
+        assert_eq!(lines[1], "  FAIL  t: m 2.50% (limit 0.10%)");
+        assert_eq!(
+            lines[2],
+            "  FAIL  t: m 13.10 ms (limit 11.00 ms from baseline 10.00 ms)"
+        );
+    }
+}

@@ -1,0 +1,80 @@
+//! `webtune merge`: the shards of one test (`bench --shard i/n --json sI.json` on several
+//! machines) merged into the result of the whole test, exactly (`RunResult::merge_shards`:
+//! histograms added bucket by bucket, never averaged percentiles), then reported as `bench`
+//! reports a run, thresholds included.
+
+use crate::gate::{self, ThresholdArgs};
+use crate::output::{self, Outputs};
+use crate::report_cmd::read_run;
+use std::path::PathBuf;
+use webtune_model::RunResult;
+
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:\n  \
+    webtune merge s1.json s2.json s3.json --json all.json --html all.html\n  \
+    webtune merge results/s*.json --threshold 'p99<=50ms'      (exit 99 when it fails)\n\
+    Every input must be a shard of the same test (bench --shard I/N, same flags otherwise);\n\
+    all N shards must be there.")]
+pub struct MergeArgs {
+    /// The shards' results, saved with --json.
+    #[arg(required = true, value_name = "SHARD.json")]
+    pub files: Vec<PathBuf>,
+    /// Write the merged result as JSON (schema webtune.run/1) to FILE, or "-" for stdout.
+    #[arg(long = "json", value_name = "FILE")]
+    pub json: Option<String>,
+    /// Write a self-contained HTML report of the merged result to FILE.
+    #[arg(long = "html", value_name = "FILE")]
+    pub html: Option<String>,
+    /// Layout of the summary on stdout: text, ab, http_load, json, csv or html.
+    #[arg(
+        short = 'f',
+        long = "format",
+        default_value = "text",
+        value_name = "FORMAT"
+    )]
+    pub format: webtune_report::Format,
+    /// No summary on stdout (a --format other than text is still printed).
+    #[arg(short = 'q', long = "quiet")]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub gate: ThresholdArgs,
+}
+
+pub fn run(args: MergeArgs) -> anyhow::Result<i32> {
+    output::check_all([
+        ("--json", args.json.as_deref()),
+        ("--html", args.html.as_deref()),
+    ])?;
+    if args.gate.threshold_abort {
+        anyhow::bail!("--threshold-abort needs a running test; merge checks --threshold only");
+    }
+    let thresholds = args.gate.parse(false)?;
+    let inputs = args
+        .files
+        .iter()
+        .map(|f| Ok((f.display().to_string(), read_run(f)?)))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let mut merged = RunResult::merge_shards(inputs).map_err(|e| anyhow::anyhow!("merge: {e}"))?;
+    gate::judge(&mut merged, &thresholds, None);
+    let mut outputs = Outputs::new();
+    if let Some(dest) = &args.html {
+        let html = webtune_report::render(&merged, webtune_report::Format::Html);
+        outputs.file("--html", dest, &html);
+    }
+    if let Some(dest) = &args.json {
+        outputs.file("--json", dest, &(merged.to_json_pretty() + "\n"));
+    }
+    let text = args.format == webtune_report::Format::Text;
+    let printed = !(args.quiet && text) && args.json.as_deref() != Some("-");
+    if printed {
+        outputs.stdout(&webtune_report::render(&merged, args.format));
+    }
+    let summary_has_verdicts = printed && text;
+    if !summary_has_verdicts && !merged.thresholds.is_empty() {
+        eprint!(
+            "webtune: thresholds:\n{}",
+            webtune_report::verdicts::render_verdicts(&merged.thresholds)
+        );
+    }
+    Ok(outputs.exit_code(gate::status(&merged.thresholds, 0)))
+}

@@ -1,0 +1,444 @@
+//! Shards, merge, thresholds and live metrics as a user runs them: three loopback shards
+//! started the way the Kubernetes Indexed Job starts its pods (deploy/kubernetes's
+//! entrypoint.sh) merge to the totals of one unsharded run and to percentiles equal to a
+//! histogram merge; open-loop shards together make the rate asked for; merge refuses other
+//! tests' results; thresholds exit 99 or 0; the metrics endpoint answers during a run only.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use webtune_model::{LatencyHistogram, RunResult};
+
+const WEBTUNE: &str = env!("CARGO_BIN_EXE_webtune");
+
+fn webtune() -> Command {
+    Command::new(WEBTUNE)
+}
+
+struct KillOnDrop(Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `webtune serve` on a free loopback port; its base URL ("http://127.0.0.1:PORT/").
+fn serve() -> (KillOnDrop, String) {
+    let mut child = webtune()
+        .args(["serve", "--addr", "127.0.0.1:0", "--workers", "2"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut banner = String::new();
+    BufReader::new(stderr).read_line(&mut banner).unwrap();
+    let url = banner
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .expect("the banner names the URL")
+        .to_string();
+    (KillOnDrop(child), url)
+}
+
+/// Wait for a child with a deadline; (status code, stdout, stderr).
+fn finish(mut child: Child, limit: Duration) -> (i32, String, String) {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let out = child.wait_with_output().unwrap();
+            return (
+                status.code().unwrap_or(-1),
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            );
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("webtune did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn run(cmd: &mut Command) -> (i32, String, String) {
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    finish(child, Duration::from_secs(60))
+}
+
+fn read(path: &Path) -> RunResult {
+    RunResult::from_json(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn entrypoint() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/kubernetes/entrypoint.sh")
+}
+
+/// A common start a little ahead, in Unix ms.
+fn soon_ms() -> u64 {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+    now.as_millis() as u64 + 1500
+}
+
+/// Start `count` shards as the Indexed Job does (the entrypoint, JOB_COMPLETION_INDEX) and
+/// wait for them all.
+fn run_shards_like_the_job(count: u32, url: &str, bench_args: &str, results: &Path) {
+    let start_at = soon_ms().to_string();
+    let children: Vec<Child> = (0..count)
+        .map(|index| {
+            Command::new("sh")
+                .arg(entrypoint())
+                .arg("shard")
+                .env("JOB_COMPLETION_INDEX", index.to_string())
+                .env("SHARDS", count.to_string())
+                .env("START_AT", &start_at)
+                .env("TARGET_URL", url)
+                .env("BENCH_ARGS", bench_args)
+                .env("RESULTS_DIR", results)
+                .env("WEBTUNE", WEBTUNE)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let (code, _, err) = finish(child, Duration::from_secs(60));
+        assert_eq!(code, 0, "{err}");
+    }
+}
+
+#[test]
+fn three_shards_started_like_the_job_merge_to_the_unsharded_run() {
+    let (_server, base) = serve();
+    let url = format!("{base}empty.gif");
+    let dir = tempfile::tempdir().unwrap();
+    run_shards_like_the_job(3, &url, "-n 300 -c 6 -t 1", dir.path());
+
+    let merge = Command::new("sh")
+        .arg(entrypoint())
+        .arg("merge")
+        .env("RESULTS_DIR", dir.path())
+        .env("THRESHOLDS", "errors<=0%;p99<=30s")
+        .env("WEBTUNE", WEBTUNE)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (code, out, err) = finish(merge, Duration::from_secs(30));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Shards: 3 merged"), "{out}");
+    assert!(out.contains("Thresholds: all passed"), "{out}");
+    assert!(dir.path().join("all.html").exists());
+
+    let shards: Vec<RunResult> = (1..=3)
+        .map(|i| read(&dir.path().join(format!("shard-{i}.json"))))
+        .collect();
+    let merged = read(&dir.path().join("all.json"));
+    // Every shard waited for the same planned start and recorded it.
+    let planned: Vec<Option<u64>> = shards
+        .iter()
+        .map(|s| s.start.as_ref().and_then(|st| st.planned_unix_ms))
+        .collect();
+    assert!(planned[0].is_some() && planned.iter().all(|p| *p == planned[0]));
+    // Percentiles of the merge are those of the shards' histograms merged.
+    let mut total = LatencyHistogram::new();
+    for s in &shards {
+        total.merge(&s.histograms.total);
+    }
+    assert_eq!(merged.histograms.total, total);
+    assert_eq!(merged.latency.total, total.percentiles());
+    assert_eq!(merged.sharding.as_ref().unwrap().shards.len(), 3);
+
+    // One unsharded run of the same spec: the same totals, the same spec.
+    let one = dir.path().join("one.json");
+    let (code, _, err) = run(webtune()
+        .args([
+            "bench", &url, "-n", "300", "-c", "6", "-t", "3", "-q", "--json",
+        ])
+        .arg(&one));
+    assert_eq!(code, 0, "{err}");
+    let one = read(&one);
+    assert_eq!(merged.responses, 300);
+    assert_eq!(merged.responses, one.responses);
+    assert_eq!(merged.ok, one.ok);
+    assert_eq!(merged.connections_opened, one.connections_opened);
+    assert_eq!(merged.status, one.status);
+    assert_eq!(merged.spec.start_at_unix_ms, planned[0]);
+    let same_spec = webtune_model::RunSpec {
+        start_at_unix_ms: None,
+        ..merged.spec.clone()
+    };
+    assert_eq!(same_spec, one.spec);
+}
+
+#[test]
+fn open_loop_shards_together_make_the_requested_rate() {
+    let (_server, base) = serve();
+    let url = format!("{base}empty.gif");
+    let dir = tempfile::tempdir().unwrap();
+    run_shards_like_the_job(3, &url, "--rate 300 -d 2s -c 30 -t 1", dir.path());
+    let files: Vec<PathBuf> = (1..=3)
+        .map(|i| dir.path().join(format!("shard-{i}.json")))
+        .collect();
+    for f in &files {
+        let s = read(f).schedule.expect("open loop");
+        assert_eq!(
+            s.requested_rate, 100.0,
+            "each shard owns a third of the arrivals"
+        );
+    }
+    let all = dir.path().join("all.json");
+    let (code, _, err) = run(webtune()
+        .arg("merge")
+        .args(&files)
+        .arg("-q")
+        .arg("--json")
+        .arg(&all));
+    assert_eq!(code, 0, "{err}");
+    let merged = read(&all);
+    let schedule = merged.schedule.as_ref().unwrap();
+    assert_eq!(schedule.requested_rate, 300.0);
+    // 300/s for 2 s: 600 arrivals in the merged schedule, every one sent and answered (a
+    // loaded machine may leave a few due at the very end).
+    let attempted = merged.attempted() + schedule.not_sent;
+    assert!((570..=603).contains(&attempted), "{attempted} of 600");
+    assert_eq!(merged.errors.total(), 0);
+}
+
+#[test]
+fn merge_refuses_results_of_another_test_with_the_reason() {
+    let (_server, base) = serve();
+    let url = format!("{base}empty.gif");
+    let dir = tempfile::tempdir().unwrap();
+    let shard = |n: &str, c: &str, shard: Option<&str>| {
+        let path = dir.path().join(n);
+        let mut cmd = webtune();
+        cmd.args([
+            "bench", &url, "-n", "20", "-c", c, "-t", "1", "-q", "--json",
+        ])
+        .arg(&path);
+        if let Some(s) = shard {
+            cmd.args(["--shard", s]);
+        }
+        let (code, _, err) = run(&mut cmd);
+        assert_eq!(code, 0, "{err}");
+        path
+    };
+    let a = shard("a.json", "2", Some("1/2"));
+    let b = shard("b.json", "4", Some("2/2"));
+    let plain = shard("plain.json", "2", None);
+    for (inputs, words) in [
+        (vec![&a, &b], "is of another test than"),
+        (vec![&a, &plain], "is not a shard"),
+        (vec![&a], "shard 2/2 of 2 missing"),
+        (vec![&a, &a], "are both shard 1/2"),
+    ] {
+        let (code, out, err) = run(webtune().arg("merge").args(inputs));
+        assert_eq!(code, 2, "{err}");
+        assert!(out.is_empty(), "{out}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains(words), "{words:?} not in {err}");
+    }
+    let (_, _, err) = run(webtune().arg("merge").args([&a, &b]));
+    assert!(err.contains("connections is 4 there, 2 in"), "{err}");
+}
+
+#[test]
+fn thresholds_exit_99_when_one_fails_and_0_when_all_pass() {
+    let (_server, base) = serve();
+    let url = format!("{base}empty.gif");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let bench = |url: &str, thresholds: &[&str]| {
+        let mut cmd = webtune();
+        cmd.args(["bench", url, "-n", "100", "-c", "2", "-t", "1", "--json"])
+            .arg(&json);
+        for t in thresholds {
+            cmd.args(["--threshold", t]);
+        }
+        run(&mut cmd)
+    };
+    let (code, out, err) = bench(&url, &["p99<=30s", "errors<=0%", "rps>=1"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Thresholds: all passed"), "{out}");
+    let r = read(&json);
+    assert_eq!(r.thresholds.len(), 3);
+    assert!(r.thresholds.iter().all(|v| v.passed));
+
+    let (code, out, err) = bench(&url, &["p99<=30s", "max<1us"]);
+    assert_eq!(code, 99, "{err}");
+    assert!(out.contains("  FAIL  max<1us: max "), "{out}");
+    assert!(out.contains("  pass  p99<=30s"), "{out}");
+    let r = read(&json);
+    assert_eq!(r.thresholds[1].metric, "max");
+    assert!(!r.thresholds[1].passed);
+
+    // Every request answered 500: an error rate of 100%.
+    let (code, out, _) = bench(&format!("{base}status/500"), &["errors<=0.1%"]);
+    assert_eq!(code, 99);
+    assert!(out.contains("FAIL  errors<=0.1%: errors 100.00%"), "{out}");
+
+    // Bad expressions and relative ones (compare's) are refused before any load.
+    for (t, words) in [
+        ("p99<=fast", "latency takes a duration"),
+        ("p99 <= +10%", "use it with compare"),
+    ] {
+        let (code, _, err) = bench(&url, &[t]);
+        assert_eq!(code, 2, "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains(words), "{err}");
+    }
+}
+
+#[test]
+fn threshold_abort_stops_the_run_at_the_first_failure() {
+    let (_server, base) = serve();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let child = webtune()
+        .args([
+            "bench",
+            &format!("{base}empty.gif"),
+            "-d",
+            "60s",
+            "-c",
+            "2",
+            "-t",
+            "1",
+        ])
+        .args([
+            "--interval",
+            "200ms",
+            "-q",
+            "--threshold",
+            "max<1us",
+            "--threshold-abort",
+        ])
+        .arg("--json")
+        .arg(&json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Far less than the 60 s asked for: the first interval's figures fail it.
+    let (code, _, err) = finish(child, Duration::from_secs(30));
+    assert_eq!(code, 99, "{err}");
+    assert!(err.contains("stopped the run"), "{err}");
+    let r = read(&json);
+    assert!(r.interrupted);
+    assert!(r.thresholds[0].aborted && !r.thresholds[0].passed);
+}
+
+/// GET /metrics; None while nothing listens.
+fn scrape(port: u16) -> Option<String> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        .ok()?;
+    let mut text = String::new();
+    s.read_to_string(&mut text).ok()?;
+    Some(text)
+}
+
+#[test]
+fn the_metrics_endpoint_answers_during_the_run_and_is_gone_after() {
+    let (_server, base) = serve();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = webtune()
+        .args([
+            "bench",
+            &format!("{base}empty.gif"),
+            "-d",
+            "3s",
+            "-c",
+            "2",
+            "-t",
+            "1",
+        ])
+        .args(["--interval", "200ms", "-q", "--shard", "1/1"])
+        .args(["--metrics-listen", &format!("127.0.0.1:{port}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Scrape until a page shows responses (bounded: the run lasts 3 s).
+    let mut page = String::new();
+    for _ in 0..100 {
+        if let Some(text) = scrape(port) {
+            page = text;
+            if page.lines().any(|l| {
+                l.starts_with("webtune_responses_total{shard=\"1/1\"} ") && !l.ends_with(" 0")
+            }) {
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(page.starts_with("HTTP/1.1 200 OK"), "{page}");
+    assert!(page.contains("text/plain; version=0.0.4"), "{page}");
+    assert!(
+        page.contains("# TYPE webtune_latency_seconds histogram"),
+        "{page}"
+    );
+    assert!(
+        page.contains("webtune_latency_seconds_bucket{shard=\"1/1\",le=\"+Inf\"}"),
+        "{page}"
+    );
+    assert!(
+        page.lines().any(|l| l.starts_with("webtune_responses_total{shard=\"1/1\"} ") && !l.ends_with(" 0")),
+        "{page}"
+    );
+    let (code, _, err) = finish(child, Duration::from_secs(30));
+    assert_eq!(code, 0, "{err}");
+    assert!(scrape(port).is_none(), "the endpoint closes with the run");
+}
+
+#[test]
+fn compare_thresholds_gate_a_regression_against_the_first_result() {
+    let (_server, base) = serve();
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<PathBuf> = ["before.json", "after.json"]
+        .iter()
+        .map(|name| {
+            let path = dir.path().join(name);
+            let (code, _, err) = run(webtune()
+                .args(["bench", &format!("{base}empty.gif"), "-n", "50", "-c", "1"])
+                .args(["-t", "1", "-q", "--json"])
+                .arg(&path));
+            assert_eq!(code, 0, "{err}");
+            path
+        })
+        .collect();
+    let compare = |thresholds: &[&str]| {
+        let mut cmd = webtune();
+        cmd.arg("compare").args(&files);
+        for t in thresholds {
+            cmd.args(["--threshold", t]);
+        }
+        run(&mut cmd)
+    };
+    // Within a generous margin of the baseline, and an absolute one: pass.
+    let (code, out, err) = compare(&["p99 <= +100000%", "errors <= 0%"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Thresholds (against before.json):"), "{out}");
+    assert!(out.contains("  pass  p99 <= +100000%: p99 "), "{out}");
+    assert!(out.contains("from baseline"), "{out}");
+    // No latency can be 100% lower than a baseline's: fail.
+    let (code, out, _) = compare(&["max <= -100%"]);
+    assert_eq!(code, 99, "{out}");
+    assert!(out.contains("  FAIL  max <= -100%"), "{out}");
+}
