@@ -23,10 +23,9 @@ fn main() {
     let space = synthetic::space();
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
     let draws = 100_000;
+    let optimum = synthetic::optimum();
     let inside = (0..draws)
-        .filter(|_| {
-            synthetic::true_value(&random_config(&space, &mut rng)) >= 0.95 * synthetic::optimum()
-        })
+        .filter(|_| synthetic::true_value(&random_config(&space, &mut rng)) >= 0.95 * optimum)
         .count();
     println!(
         "share of the space within 5% of the optimum (and feasible): {:.2}%",
@@ -37,10 +36,22 @@ fn main() {
         ("gp (ours)", || Box::new(GpSampler::default())),
         ("random", || Box::new(RandomSampler)),
     ];
-    for (name, make) in samplers {
-        let ratios: Vec<f64> = (0..runs)
-            .map(|s| synthetic::run(make(), s, budget))
-            .collect();
+    let mut rows: Vec<(String, Vec<f64>)> = samplers
+        .iter()
+        .map(|(name, make)| {
+            let r: Vec<f64> = (0..runs)
+                .map(|s| synthetic::run(make(), s, budget))
+                .collect();
+            (name.to_string(), r)
+        })
+        .collect();
+    rows.push((
+        "plain random (no A/A, seeds or racing)".to_string(),
+        (0..runs)
+            .map(|s| synthetic::run_plain_random(s, budget))
+            .collect(),
+    ));
+    for (name, ratios) in rows {
         let hits = ratios.iter().filter(|r| **r >= 0.95).count();
         let mut sorted = ratios.clone();
         sorted.sort_by(f64::total_cmp);

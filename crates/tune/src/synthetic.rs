@@ -173,10 +173,68 @@ pub fn run(sampler: Box<dyn Sampler>, seed: u64, budget: usize) -> f64 {
     }
 }
 
+/// Plain random search as the reference benchmark ran it: `budget` uniformly random
+/// configurations, each measured once, the best feasible measurement wins (no A/A, no
+/// seeds, no racing). Returns the winner's true value over the optimum.
+pub fn run_plain_random(seed: u64, budget: usize) -> f64 {
+    let sp = space();
+    let slos = vec![Slo::parse(SLO).expect("valid SLO")];
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut noise = ChaCha8Rng::seed_from_u64(seed.wrapping_add(0xA5A5));
+    let mut best: Option<(f64, Config)> = None;
+    for _ in 0..budget {
+        let c = crate::sampler::random_config(&sp, &mut rng);
+        if let Outcome::Measured(levels) = measure(&c, &mut noise) {
+            if let Some(e) =
+                crate::objective::evaluate(Objective::MaximizeThroughput, &slos, &levels)
+            {
+                if e.feasible && best.as_ref().map_or(true, |b| e.objective > b.0) {
+                    best = Some((e.objective, c));
+                }
+            }
+        }
+    }
+    best.map_or(0.0, |(_, c)| true_value(&c) / optimum())
+}
+
 /// Fraction of `runs` seeded studies whose winner is within 5% of the true optimum.
 pub fn hit_rate(make: impl Fn() -> Box<dyn Sampler>, runs: u64, budget: usize) -> f64 {
     let hits = (0..runs)
         .filter(|s| run(make(), *s, budget) >= 0.95)
         .count();
     hits as f64 / runs as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{GpSampler, RandomSampler};
+
+    fn median(mut v: Vec<f64>) -> f64 {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    }
+
+    #[test]
+    fn the_optimum_is_feasible_and_the_default_far_from_it() {
+        let opt = optimum();
+        assert!(opt > 0.0);
+        let d = true_value(&space().default_config());
+        assert!(d > 0.0 && d < 0.5 * opt);
+    }
+
+    #[test]
+    fn the_model_beats_random_search_over_30_seeds() {
+        let gp: Vec<f64> = (0..30)
+            .map(|s| run(Box::new(GpSampler::default()), s, 15))
+            .collect();
+        let random: Vec<f64> = (0..30).map(|s| run(Box::new(RandomSampler), s, 15)).collect();
+        let hits = |v: &[f64]| v.iter().filter(|r| **r >= 0.95).count();
+        assert!(hits(&gp) >= hits(&random), "{gp:?} {random:?}");
+        // The typical winner is clearly better (numbers: examples/synthetic.rs).
+        assert!(
+            median(gp.clone()) >= median(random.clone()) + 0.03,
+            "{gp:?} {random:?}"
+        );
+    }
 }
