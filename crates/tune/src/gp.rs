@@ -173,7 +173,7 @@ impl Gp {
             for &l0 in &[0.1, 0.2, 0.35, 0.6, 1.0, 2.0] {
                 for &noise in &[1e-4, 0.01, 0.05, 0.15, 0.4] {
                     if let Some((gp, lp)) = Gp::fit(x, y, cat, &vec![l0; d], lambda, noise) {
-                        if best.as_ref().map_or(true, |b| lp > b.1) {
+                        if best.as_ref().is_none_or(|b| lp > b.1) {
                             best = Some((gp, lp, noise));
                         }
                     }
@@ -307,7 +307,7 @@ impl Sampler for GpSampler {
                 Some(b) => expected_improvement(mu, sd, b) * pof(&snapped),
                 None => pof(&snapped),
             };
-            if choice.as_ref().map_or(true, |c| acq > c.0) {
+            if choice.as_ref().is_none_or(|c| acq > c.0) {
                 choice = Some((acq, config));
             }
         }

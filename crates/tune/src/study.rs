@@ -197,7 +197,9 @@ impl Study {
         self.sampler.name()
     }
 
-    /// What to measure next.
+    /// What to measure next. (Not an iterator: the caller records each outcome between
+    /// calls.)
+    #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Next {
         if self.trials.len() >= self.settings.budget {
             return Next::Done;

@@ -188,7 +188,7 @@ pub fn run_plain_random(seed: u64, budget: usize) -> f64 {
             if let Some(e) =
                 crate::objective::evaluate(Objective::MaximizeThroughput, &slos, &levels)
             {
-                if e.feasible && best.as_ref().map_or(true, |b| e.objective > b.0) {
+                if e.feasible && best.as_ref().is_none_or(|b| e.objective > b.0) {
                     best = Some((e.objective, c));
                 }
             }
