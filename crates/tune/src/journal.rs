@@ -426,6 +426,79 @@ mod tests {
         ));
     }
 
+    /// Run by `sigkill_loses_at_most_the_trial_in_flight` in a child process: journals the
+    /// synthetic study's trials until killed (or its budget is spent).
+    #[test]
+    #[ignore = "helper: runs only in the child process of the SIGKILL test"]
+    fn journal_writer_child() {
+        let Some(path) = std::env::var_os("WEBTUNE_TUNE_CHILD_JOURNAL") else {
+            return;
+        };
+        let path = std::path::PathBuf::from(path);
+        let mut j = Journal::create(&path, "{}", 11).unwrap();
+        let mut s = study(11);
+        let mut noise = ChaCha8Rng::seed_from_u64(1);
+        s.settings.budget = 200;
+        while let Next::Measure(c, why) = s.next() {
+            let id = j.begin_trial(Phase::Search, &c, why.as_str()).unwrap();
+            let o = synthetic::measure(&c, &mut noise);
+            let Outcome::Measured(levels) = &o else {
+                unreachable!()
+            };
+            j.finish_trial(id, levels, &[]).unwrap();
+            s.record(c, why, o);
+        }
+    }
+
+    #[test]
+    fn sigkill_loses_at_most_the_trial_in_flight() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("killed.db");
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "journal::tests::journal_writer_child",
+                "--ignored",
+                "--nocapture",
+            ])
+            .env("WEBTUNE_TUNE_CHILD_JOURNAL", &path)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Wait (bounded) until some trials are finished, then SIGKILL mid-study.
+        let mut finished = 0;
+        for _ in 0..2000 {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            if let Ok(c) = Connection::open(&path) {
+                finished = c
+                    .query_row(
+                        "SELECT count(*) FROM trials WHERE state = 'finished'",
+                        [],
+                        |r| r.get::<_, i64>(0),
+                    )
+                    .unwrap_or(0);
+                if finished >= 12 {
+                    break;
+                }
+            }
+        }
+        child.kill().unwrap(); // SIGKILL on Unix
+        child.wait().unwrap();
+        assert!(finished >= 12, "the child journaled only {finished} trials");
+        let (_j, r) = Journal::open(&path).unwrap();
+        assert!(r.lost.len() <= 1, "{:?}", r.lost);
+        assert!(r.trials.len() >= 12);
+        // Replayed, the study carries on from the lost trial (or the next one).
+        let mut s = study(11);
+        s.settings.budget = 200;
+        r.replay_into(&mut s);
+        assert_eq!(s.trials().len(), r.trials.len());
+        if let (Next::Measure(c, _), Some((_, lost))) = (s.next(), r.lost.first()) {
+            assert_eq!(&c, lost);
+        }
+    }
+
     fn sample_run() -> serde_json::Value {
         serde_json::from_str(include_str!("../testdata/run.json")).unwrap()
     }
