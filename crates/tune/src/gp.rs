@@ -224,6 +224,30 @@ fn expected_improvement(mu: f64, sd: f64, best: f64) -> f64 {
     (mu - best) * norm_cdf(z) + sd * norm_pdf(z)
 }
 
+/// The objective model alone, for partial-dependence views of the trials.
+pub struct Model {
+    gp: Gp,
+}
+
+impl Model {
+    /// Fit the objective (score) over the measured observations; None with fewer than two.
+    pub fn fit(space: &Space, history: &[Observation]) -> Option<Model> {
+        let cat: Vec<bool> = space.params.iter().map(|p| p.is_choice()).collect();
+        let scored: Vec<&Observation> = history.iter().filter(|o| o.score.is_some()).collect();
+        if scored.len() < 2 {
+            return None;
+        }
+        let xs: Vec<Vec<f64>> = scored.iter().map(|o| space.encode(&o.config)).collect();
+        let ys: Vec<f64> = scored.iter().filter_map(|o| o.score).collect();
+        Gp::fit_best(&xs, &ys, &cat).map(|gp| Model { gp })
+    }
+
+    /// The posterior mean score at a point of the cube.
+    pub fn predict(&self, u: &[f64]) -> f64 {
+        self.gp.predict(u).0
+    }
+}
+
 impl Sampler for GpSampler {
     fn name(&self) -> &'static str {
         "gp"
