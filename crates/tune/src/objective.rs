@@ -390,7 +390,12 @@ mod tests {
         assert!(!e.feasible);
         assert_eq!(e.objective, 1000.0);
         assert!((e.margin - 0.5).abs() < 1e-9);
-        let e = evaluate(Objective::Minimize(Stat::P99), &slos, std::slice::from_ref(&good)).unwrap();
+        let e = evaluate(
+            Objective::Minimize(Stat::P99),
+            &slos,
+            std::slice::from_ref(&good),
+        )
+        .unwrap();
         assert!(e.feasible && e.margin < 0.0);
         assert_eq!(e.objective, 50.0);
         let errors = level(1000.0, 50.0, 0.01);

@@ -228,7 +228,9 @@ mod tests {
         let gp: Vec<f64> = (0..30)
             .map(|s| run(Box::new(GpSampler::default()), s, 15))
             .collect();
-        let random: Vec<f64> = (0..30).map(|s| run(Box::new(RandomSampler), s, 15)).collect();
+        let random: Vec<f64> = (0..30)
+            .map(|s| run(Box::new(RandomSampler), s, 15))
+            .collect();
         let hits = |v: &[f64]| v.iter().filter(|r| **r >= 0.95).count();
         assert!(hits(&gp) >= hits(&random), "{gp:?} {random:?}");
         // The typical winner is clearly better (numbers: examples/synthetic.rs).
