@@ -1,0 +1,505 @@
+//! The journal: one SQLite file per study (Optuna's storage seam). It holds the whole
+//! command (so `--resume` needs only the file), the seed, and every trial — written when the
+//! trial begins (`pending`) and again when it ends (`finished` with its summary and the full
+//! `RunResult` of each level, or `failed` with the error). WAL with `synchronous=FULL`: each
+//! write is durable when the call returns, so a SIGKILL loses at most the trial in flight,
+//! which the next open reports as `lost`.
+
+use crate::objective::LevelSummary;
+use crate::space::Config;
+use crate::study::{Outcome, Study, Why};
+use rusqlite::{params, Connection, OptionalExtension};
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+use webtune_model::RunResult;
+
+/// Version of the journal's tables.
+pub const JOURNAL_VERSION: i64 = 1;
+
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+    #[error("journal {path}: {source}")]
+    Sql {
+        path: String,
+        source: rusqlite::Error,
+    },
+    #[error(
+        "journal {0} already holds a study: continue it with --resume, or choose another file"
+    )]
+    Exists(String),
+    #[error("journal {0} holds no study (not a webtune journal?)")]
+    NoStudy(String),
+    #[error("journal {path} is version {found}; this webtune reads version {JOURNAL_VERSION}")]
+    Version { path: String, found: i64 },
+    #[error("journal {path}: trial {id} is damaged: {why}")]
+    Damaged { path: String, id: i64, why: String },
+}
+
+/// Which part of the command a trial belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Search,
+    Proof,
+}
+
+impl Phase {
+    fn as_str(self) -> &'static str {
+        match self {
+            Phase::Search => "search",
+            Phase::Proof => "proof",
+        }
+    }
+}
+
+/// A trial read back from the journal.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JournaledTrial {
+    pub id: i64,
+    pub phase: Phase,
+    pub config: Config,
+    /// The study's reason (`baseline`, `race`, …) or the proof's arm (`A`, `B`).
+    pub why: String,
+    pub outcome: Outcome,
+}
+
+/// What `Journal::open` found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resumed {
+    /// The command as the caller stored it (JSON text).
+    pub command: String,
+    pub seed: u64,
+    /// Finished and failed trials, in the order they began.
+    pub trials: Vec<JournaledTrial>,
+    /// Trials that began and never ended (the process died): ids and configurations. They
+    /// are marked `lost` and never counted.
+    pub lost: Vec<(i64, Config)>,
+}
+
+impl Resumed {
+    /// Feed the search trials to a fresh study built from the same command and seed; it then
+    /// asks for what the uninterrupted study would have asked for.
+    pub fn replay_into(&self, study: &mut Study) {
+        for t in self.trials.iter().filter(|t| t.phase == Phase::Search) {
+            let why = Why::parse(&t.why).unwrap_or(Why::Model);
+            study.record(t.config.clone(), why, t.outcome.clone());
+        }
+    }
+}
+
+pub struct Journal {
+    conn: Connection,
+    path: String,
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+impl Journal {
+    fn connect(path: &Path) -> Result<Journal, JournalError> {
+        let name = path.display().to_string();
+        let conn = Connection::open(path).map_err(|source| JournalError::Sql {
+            path: name.clone(),
+            source,
+        })?;
+        let j = Journal { conn, path: name };
+        j.sql(j.conn.pragma_update(None, "journal_mode", "WAL"))?;
+        j.sql(j.conn.pragma_update(None, "synchronous", "FULL"))?;
+        j.sql(j.conn.busy_timeout(std::time::Duration::from_secs(5)))?;
+        Ok(j)
+    }
+
+    fn sql<T>(&self, r: rusqlite::Result<T>) -> Result<T, JournalError> {
+        r.map_err(|source| JournalError::Sql {
+            path: self.path.clone(),
+            source,
+        })
+    }
+
+    /// Start a new journal for a study. Refuses a file that already holds one.
+    pub fn create(path: &Path, command_json: &str, seed: u64) -> Result<Journal, JournalError> {
+        let j = Journal::connect(path)?;
+        j.sql(j.conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS study (
+                 id INTEGER PRIMARY KEY CHECK (id = 1),
+                 version INTEGER NOT NULL,
+                 command TEXT NOT NULL,
+                 seed TEXT NOT NULL,
+                 created_ms INTEGER NOT NULL);
+             CREATE TABLE IF NOT EXISTS trials (
+                 id INTEGER PRIMARY KEY AUTOINCREMENT,
+                 phase TEXT NOT NULL,
+                 config TEXT NOT NULL,
+                 why TEXT NOT NULL,
+                 state TEXT NOT NULL,
+                 summary TEXT,
+                 runs TEXT,
+                 error TEXT,
+                 started_ms INTEGER NOT NULL,
+                 ended_ms INTEGER);",
+        ))?;
+        let exists: Option<i64> = j.sql(
+            j.conn
+                .query_row("SELECT id FROM study", [], |r| r.get(0))
+                .optional(),
+        )?;
+        if exists.is_some() {
+            return Err(JournalError::Exists(j.path.clone()));
+        }
+        j.sql(j.conn.execute(
+            "INSERT INTO study (id, version, command, seed, created_ms) VALUES (1, ?1, ?2, ?3, ?4)",
+            params![JOURNAL_VERSION, command_json, seed.to_string(), now_ms()],
+        ))?;
+        Ok(j)
+    }
+
+    /// Open an existing journal: the command, the finished trials, and the lost ones (which
+    /// are marked `lost` from now on).
+    pub fn open(path: &Path) -> Result<(Journal, Resumed), JournalError> {
+        if !path.exists() {
+            return Err(JournalError::NoStudy(path.display().to_string()));
+        }
+        let j = Journal::connect(path)?;
+        let study: Option<(i64, String, String)> = j
+            .conn
+            .query_row("SELECT version, command, seed FROM study", [], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .optional()
+            .unwrap_or(None);
+        let (version, command, seed) =
+            study.ok_or_else(|| JournalError::NoStudy(j.path.clone()))?;
+        if version != JOURNAL_VERSION {
+            return Err(JournalError::Version {
+                path: j.path.clone(),
+                found: version,
+            });
+        }
+        let seed: u64 = seed
+            .parse()
+            .map_err(|_| JournalError::NoStudy(j.path.clone()))?;
+        type Row = (
+            i64,
+            String,
+            String,
+            String,
+            String,
+            Option<String>,
+            Option<String>,
+        );
+        let rows: Vec<Row> = {
+            let mut stmt = j.sql(j.conn.prepare(
+                "SELECT id, phase, config, why, state, summary, error FROM trials ORDER BY id",
+            ))?;
+            let rows = j.sql(stmt.query_map([], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                ))
+            }))?;
+            j.sql(rows.collect::<Result<Vec<_>, _>>())?
+        };
+        let mut trials = Vec::new();
+        let mut lost = Vec::new();
+        for (id, phase, config, why, state, summary, error) in rows {
+            let damaged = |why: String| JournalError::Damaged {
+                path: j.path.clone(),
+                id,
+                why,
+            };
+            let config: Config =
+                serde_json::from_str(&config).map_err(|e| damaged(format!("config: {e}")))?;
+            let phase = if phase == "proof" {
+                Phase::Proof
+            } else {
+                Phase::Search
+            };
+            let outcome = match state.as_str() {
+                "finished" => {
+                    let levels: Vec<LevelSummary> =
+                        serde_json::from_str(summary.as_deref().unwrap_or(""))
+                            .map_err(|e| damaged(format!("summary: {e}")))?;
+                    Outcome::Measured(levels)
+                }
+                "failed" => Outcome::Failed(error.unwrap_or_default()),
+                "pending" => {
+                    lost.push((id, config));
+                    continue;
+                }
+                _ => continue,
+            };
+            trials.push(JournaledTrial {
+                id,
+                phase,
+                config,
+                why,
+                outcome,
+            });
+        }
+        for (id, _) in &lost {
+            j.sql(j.conn.execute(
+                "UPDATE trials SET state = 'lost' WHERE id = ?1",
+                params![id],
+            ))?;
+        }
+        Ok((
+            j,
+            Resumed {
+                command,
+                seed,
+                trials,
+                lost,
+            },
+        ))
+    }
+
+    /// Record that a trial is about to run; returns its id.
+    pub fn begin_trial(
+        &mut self,
+        phase: Phase,
+        config: &Config,
+        why: &str,
+    ) -> Result<i64, JournalError> {
+        let config = serde_json::to_string(config).unwrap_or_else(|_| "{}".into());
+        self.sql(self.conn.execute(
+            "INSERT INTO trials (phase, config, why, state, started_ms) VALUES (?1, ?2, ?3, 'pending', ?4)",
+            params![phase.as_str(), config, why, now_ms()],
+        ))?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Record a measured trial: its summary per level and the full result of each level.
+    pub fn finish_trial(
+        &mut self,
+        id: i64,
+        levels: &[LevelSummary],
+        runs: &[RunResult],
+    ) -> Result<(), JournalError> {
+        let summary = serde_json::to_string(levels).unwrap_or_else(|_| "[]".into());
+        let runs = serde_json::to_string(runs).unwrap_or_else(|_| "[]".into());
+        self.sql(self.conn.execute(
+            "UPDATE trials SET state = 'finished', summary = ?2, runs = ?3, ended_ms = ?4 WHERE id = ?1",
+            params![id, summary, runs, now_ms()],
+        ))?;
+        Ok(())
+    }
+
+    /// Record a trial that could not be measured.
+    pub fn fail_trial(&mut self, id: i64, error: &str) -> Result<(), JournalError> {
+        self.sql(self.conn.execute(
+            "UPDATE trials SET state = 'failed', error = ?2, ended_ms = ?3 WHERE id = ?1",
+            params![id, error, now_ms()],
+        ))?;
+        Ok(())
+    }
+
+    /// The full results stored with a finished trial.
+    pub fn runs(&self, id: i64) -> Result<Vec<RunResult>, JournalError> {
+        let text: Option<Option<String>> = self.sql(
+            self.conn
+                .query_row("SELECT runs FROM trials WHERE id = ?1", params![id], |r| {
+                    r.get(0)
+                })
+                .optional(),
+        )?;
+        match text.flatten() {
+            None => Ok(Vec::new()),
+            Some(t) => serde_json::from_str(&t).map_err(|e| JournalError::Damaged {
+                path: self.path.clone(),
+                id,
+                why: format!("runs: {e}"),
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::objective::{Objective, Slo};
+    use crate::study::{Next, Settings};
+    use crate::{synthetic, GpSampler};
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+
+    fn study(seed: u64) -> Study {
+        let sp = synthetic::space();
+        let seeds = synthetic::seeds(&sp);
+        Study::new(
+            sp,
+            Objective::MaximizeThroughput,
+            vec![Slo::parse(synthetic::SLO).unwrap()],
+            seeds,
+            Settings {
+                seed,
+                budget: 12,
+                ..Settings::default()
+            },
+            Box::new(GpSampler::default()),
+        )
+    }
+
+    #[test]
+    fn a_killed_study_resumes_where_it_stopped_and_asks_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tune.db");
+        let mut noise = ChaCha8Rng::seed_from_u64(99);
+        // The uninterrupted study, for reference.
+        let mut reference = study(5);
+        let mut asked = Vec::new();
+        while let Next::Measure(c, why) = reference.next() {
+            let o = synthetic::measure(&c, &mut noise);
+            asked.push((c.clone(), why, o.clone()));
+            reference.record(c, why, o);
+        }
+        // The same study journaled, "killed" after 8 trials with the 9th in flight.
+        {
+            let mut j = Journal::create(&path, r#"{"argv":["tune"]}"#, 5).unwrap();
+            let mut s = study(5);
+            for (c, why, o) in &asked[..8] {
+                assert_eq!(s.next(), Next::Measure(c.clone(), *why));
+                let id = j.begin_trial(Phase::Search, c, why.as_str()).unwrap();
+                let Outcome::Measured(levels) = o else {
+                    unreachable!()
+                };
+                j.finish_trial(id, levels, &[]).unwrap();
+                s.record(c.clone(), *why, o.clone());
+            }
+            j.begin_trial(Phase::Search, &asked[8].0, "model").unwrap();
+            // Dropped here without finishing: as after SIGKILL.
+        }
+        assert!(matches!(
+            Journal::create(&path, "{}", 1),
+            Err(JournalError::Exists(_))
+        ));
+        let (_j, resumed) = Journal::open(&path).unwrap();
+        assert_eq!(resumed.command, r#"{"argv":["tune"]}"#);
+        assert_eq!(resumed.seed, 5);
+        assert_eq!(resumed.trials.len(), 8);
+        assert_eq!(resumed.lost.len(), 1);
+        let mut s = study(resumed.seed);
+        resumed.replay_into(&mut s);
+        // The rebuilt study asks for exactly what the uninterrupted one did next.
+        for (c, why, o) in &asked[8..] {
+            assert_eq!(s.next(), Next::Measure(c.clone(), *why));
+            s.record(c.clone(), *why, o.clone());
+        }
+        assert_eq!(s.next(), Next::Done);
+        assert_eq!(s.best(), reference.best());
+        // Lost trials are reported once, then stay lost.
+        let (_j, again) = Journal::open(&path).unwrap();
+        assert!(again.lost.is_empty());
+    }
+
+    #[test]
+    fn failures_and_full_results_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tune.db");
+        let mut j = Journal::create(&path, "{}", 0).unwrap();
+        let c = synthetic::space().default_config();
+        let id = j.begin_trial(Phase::Search, &c, "baseline").unwrap();
+        j.fail_trial(id, "nginx did not start").unwrap();
+        let id2 = j.begin_trial(Phase::Proof, &c, "A").unwrap();
+        let run: RunResult =
+            serde_json::from_str(&serde_json::to_string(&sample_run()).unwrap()).unwrap();
+        j.finish_trial(id2, &[], std::slice::from_ref(&run))
+            .unwrap();
+        drop(j);
+        let (j, r) = Journal::open(&path).unwrap();
+        assert_eq!(
+            r.trials[0].outcome,
+            Outcome::Failed("nginx did not start".into())
+        );
+        assert_eq!(r.trials[1].phase, Phase::Proof);
+        assert_eq!(j.runs(id2).unwrap(), vec![run]);
+        assert!(matches!(
+            Journal::open(&dir.path().join("missing.db")),
+            Err(JournalError::NoStudy(_))
+        ));
+    }
+
+    /// Run by `sigkill_loses_at_most_the_trial_in_flight` in a child process: journals the
+    /// synthetic study's trials until killed (or its budget is spent).
+    #[test]
+    #[ignore = "helper: runs only in the child process of the SIGKILL test"]
+    fn journal_writer_child() {
+        let Some(path) = std::env::var_os("WEBTUNE_TUNE_CHILD_JOURNAL") else {
+            return;
+        };
+        let path = std::path::PathBuf::from(path);
+        let mut j = Journal::create(&path, "{}", 11).unwrap();
+        let mut s = study(11);
+        let mut noise = ChaCha8Rng::seed_from_u64(1);
+        s.settings.budget = 200;
+        while let Next::Measure(c, why) = s.next() {
+            let id = j.begin_trial(Phase::Search, &c, why.as_str()).unwrap();
+            let o = synthetic::measure(&c, &mut noise);
+            let Outcome::Measured(levels) = &o else {
+                unreachable!()
+            };
+            j.finish_trial(id, levels, &[]).unwrap();
+            s.record(c, why, o);
+        }
+    }
+
+    #[test]
+    fn sigkill_loses_at_most_the_trial_in_flight() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("killed.db");
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "journal::tests::journal_writer_child",
+                "--ignored",
+                "--nocapture",
+            ])
+            .env("WEBTUNE_TUNE_CHILD_JOURNAL", &path)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Wait (bounded) until some trials are finished, then SIGKILL mid-study.
+        let mut finished = 0;
+        for _ in 0..2000 {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            if let Ok(c) = Connection::open(&path) {
+                finished = c
+                    .query_row(
+                        "SELECT count(*) FROM trials WHERE state = 'finished'",
+                        [],
+                        |r| r.get::<_, i64>(0),
+                    )
+                    .unwrap_or(0);
+                if finished >= 12 {
+                    break;
+                }
+            }
+        }
+        child.kill().unwrap(); // SIGKILL on Unix
+        child.wait().unwrap();
+        assert!(finished >= 12, "the child journaled only {finished} trials");
+        let (_j, r) = Journal::open(&path).unwrap();
+        assert!(r.lost.len() <= 1, "{:?}", r.lost);
+        assert!(r.trials.len() >= 12);
+        // Replayed, the study carries on from the lost trial (or the next one).
+        let mut s = study(11);
+        s.settings.budget = 200;
+        r.replay_into(&mut s);
+        assert_eq!(s.trials().len(), r.trials.len());
+        if let (Next::Measure(c, _), Some((_, lost))) = (s.next(), r.lost.first()) {
+            assert_eq!(&c, lost);
+        }
+    }
+
+    fn sample_run() -> serde_json::Value {
+        serde_json::from_str(include_str!("../testdata/run.json")).unwrap()
+    }
+}

@@ -1,0 +1,316 @@
+//! The tuner's result: the `webtune.tune/1` JSON document (every trial with its parameters,
+//! feasibility, objective and summary; the best configuration; the proof's verdict; the
+//! per-parameter effects) built from a study, and its plain-text rendering.
+
+use crate::effects::{effects, Effect};
+use crate::objective::LevelSummary;
+use crate::proof::{disagreement, Proof};
+use crate::space::{render, Config};
+use crate::study::{Outcome, Study};
+use serde::{Deserialize, Serialize};
+use std::fmt::Write;
+
+pub const SCHEMA: &str = "webtune.tune/1";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TuneReport {
+    pub schema: String,
+    /// "maximize throughput", "minimize p99", …
+    pub objective: String,
+    /// "ok/s" or "ms".
+    pub unit: String,
+    pub slos: Vec<String>,
+    /// The load levels each trial ran at.
+    pub levels: Vec<String>,
+    /// "gp" or "random".
+    pub sampler: String,
+    /// Measured runs allowed in the search.
+    pub budget: usize,
+    pub noise: Noise,
+    pub trials: Vec<TrialReport>,
+    /// None when no trial met every SLO.
+    pub best: Option<BestReport>,
+    /// None when the proof was not run.
+    pub proof: Option<ProofReport>,
+    pub effects: Vec<Effect>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Noise {
+    /// |A − A'| / mean of the default's two runs.
+    pub aa_difference: Option<f64>,
+    /// Run-to-run standard deviation (relative) the racing used.
+    pub relative_sd: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrialReport {
+    pub number: usize,
+    /// baseline, seed, space-filling, race or model.
+    pub why: String,
+    pub params: Config,
+    pub feasible: bool,
+    /// The objective's figure (worst level); null for a failed trial.
+    pub objective: Option<f64>,
+    /// One summary per level; empty for a failed trial.
+    pub summary: Vec<LevelSummary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BestReport {
+    pub params: Config,
+    /// Mean of its measurements (geometric).
+    pub objective: f64,
+    pub measurements: usize,
+    pub trials: Vec<usize>,
+    /// The default's objective over the A/A runs, when measured.
+    pub default_objective: Option<f64>,
+    /// Relative improvement over the default seen in the search (positive = better).
+    pub search_gain: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LevelProof {
+    pub level: String,
+    #[serde(flatten)]
+    pub proof: Proof,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProofReport {
+    /// The judgement on the objective (worst level of each run); its `verdict` is the
+    /// proof's `verdict`.
+    #[serde(flatten)]
+    pub overall: Proof,
+    /// The same judgement at each level.
+    pub levels: Vec<LevelProof>,
+    /// Set when the proof disagrees with the search.
+    pub disagreement: Option<String>,
+}
+
+impl ProofReport {
+    pub fn new(
+        overall: Proof,
+        levels: Vec<LevelProof>,
+        search_gain: Option<f64>,
+        higher_is_better: bool,
+    ) -> ProofReport {
+        let disagreement = search_gain.and_then(|g| disagreement(g, &overall, higher_is_better));
+        ProofReport {
+            overall,
+            levels,
+            disagreement,
+        }
+    }
+
+    pub fn verdict(&self) -> &str {
+        &self.overall.verdict
+    }
+}
+
+impl TuneReport {
+    /// Build from a finished (or interrupted) study.
+    pub fn from_study(study: &Study, levels: Vec<String>, proof: Option<ProofReport>) -> Self {
+        let objective = study.objective;
+        let trials = study
+            .trials()
+            .iter()
+            .map(|t| TrialReport {
+                number: t.number,
+                why: t.why.as_str().to_string(),
+                params: t.config.clone(),
+                feasible: t.evaluation.is_some_and(|e| e.feasible),
+                objective: t.evaluation.map(|e| e.objective),
+                summary: match &t.outcome {
+                    Outcome::Measured(l) => l.clone(),
+                    Outcome::Failed(_) => Vec::new(),
+                },
+                error: match &t.outcome {
+                    Outcome::Failed(e) => Some(e.clone()),
+                    Outcome::Measured(_) => None,
+                },
+            })
+            .collect();
+        let default_objective = study
+            .stats()
+            .into_iter()
+            .find(|s| &s.config == study.default_config() && s.n > 0)
+            .map(|s| objective.unscore(s.mean_score));
+        let best = study.best().map(|b| BestReport {
+            search_gain: default_objective
+                .map(|d| (objective.score(b.objective) - objective.score(d)).exp() - 1.0),
+            params: b.config,
+            objective: b.objective,
+            measurements: b.measurements,
+            trials: b.trials,
+            default_objective,
+        });
+        TuneReport {
+            schema: SCHEMA.to_string(),
+            objective: objective.to_string(),
+            unit: objective.unit().to_string(),
+            slos: study.slos.iter().map(|s| s.text.clone()).collect(),
+            levels,
+            sampler: study.sampler_name().to_string(),
+            budget: study.settings.budget,
+            noise: Noise {
+                aa_difference: study.aa_difference(),
+                relative_sd: study.noise(),
+            },
+            trials,
+            best,
+            proof,
+            effects: effects(&study.space, objective, study.trials()),
+        }
+    }
+
+    pub fn to_json_pretty(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_else(|_| "{}".to_string())
+    }
+
+    /// The plain-text summary.
+    pub fn render_text(&self) -> String {
+        let mut o = String::new();
+        let slos = if self.slos.is_empty() {
+            "none".to_string()
+        } else {
+            self.slos.join(", ")
+        };
+        let _ = writeln!(
+            o,
+            "tune: {} (worst of {}); SLOs: {slos}; sampler {}; {} of {} runs",
+            self.objective,
+            self.levels.join(", "),
+            self.sampler,
+            self.trials.len(),
+            self.budget
+        );
+        let aa = self
+            .noise
+            .aa_difference
+            .map_or("not measured".to_string(), |d| format!("{:.1}%", 100.0 * d));
+        let _ = writeln!(
+            o,
+            "noise floor: A/A differed by {aa}; run-to-run noise ±{:.1}%",
+            100.0 * self.noise.relative_sd
+        );
+        let _ = writeln!(
+            o,
+            "{:>3}  {:<13} {:<8} {:>12}  params",
+            "#", "why", "feasible", self.unit
+        );
+        for t in &self.trials {
+            let value = match (&t.objective, &t.error) {
+                (Some(v), _) => format!("{v:.1}"),
+                (None, Some(_)) => "failed".to_string(),
+                _ => "-".to_string(),
+            };
+            let _ = writeln!(
+                o,
+                "{:>3}  {:<13} {:<8} {:>12}  {}",
+                t.number,
+                t.why,
+                if t.feasible { "yes" } else { "no" },
+                value,
+                render(&t.params)
+            );
+        }
+        match &self.best {
+            Some(b) => {
+                let gain = b.search_gain.map_or(String::new(), |g| {
+                    format!("; {:+.1}% vs the default in the search", 100.0 * g)
+                });
+                let _ = writeln!(
+                    o,
+                    "best: {} — {:.1} {} over {} run(s){gain}",
+                    render(&b.params),
+                    b.objective,
+                    self.unit,
+                    b.measurements
+                );
+            }
+            None => {
+                let _ = writeln!(o, "best: no configuration met every SLO");
+            }
+        }
+        if let Some(p) = &self.proof {
+            let _ = writeln!(o, "proof: {}", p.verdict());
+            if p.levels.len() > 1 {
+                for l in &p.levels {
+                    let _ = writeln!(o, "  {}: {}", l.level, l.proof.verdict);
+                }
+            }
+            if let Some(d) = &p.disagreement {
+                let _ = writeln!(o, "note: {d}");
+            }
+        }
+        if !self.effects.is_empty() {
+            let parts: Vec<String> = self
+                .effects
+                .iter()
+                .map(|e| format!("{} {:.0}% (best {})", e.param, 100.0 * e.spread, e.best))
+                .collect();
+            let _ = writeln!(o, "effects: {}", parts.join(", "));
+        }
+        o
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proof::analyze;
+    use crate::study::{Next, Settings};
+    use crate::{synthetic, GpSampler, Objective, Slo};
+    use rand::SeedableRng;
+
+    #[test]
+    fn json_has_the_documented_shape_and_text_reads() {
+        let sp = synthetic::space();
+        let seeds = synthetic::seeds(&sp);
+        let mut s = Study::new(
+            sp,
+            Objective::MaximizeThroughput,
+            vec![Slo::parse(synthetic::SLO).unwrap()],
+            seeds,
+            Settings {
+                budget: 8,
+                seed: 2,
+                ..Settings::default()
+            },
+            Box::new(GpSampler::default()),
+        );
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2);
+        while let Next::Measure(c, why) = s.next() {
+            let o = synthetic::measure(&c, &mut rng);
+            s.record(c, why, o);
+        }
+        let p = analyze(&[(100.0, 100.5), (100.0, 99.0), (100.0, 101.0)], true);
+        let report = TuneReport::from_study(
+            &s,
+            vec!["c=256".into()],
+            Some(ProofReport::new(p.clone(), vec![], Some(0.4), true)),
+        );
+        let v: serde_json::Value = serde_json::from_str(&report.to_json_pretty()).unwrap();
+        assert_eq!(v["schema"], "webtune.tune/1");
+        let t = &v["trials"][0];
+        for key in ["params", "feasible", "objective", "summary"] {
+            assert!(!t[key].is_null(), "trials[0].{key}");
+        }
+        assert!(v["trials"][0]["params"]["workers"].is_i64());
+        assert!(v["best"]["params"].is_object());
+        assert_eq!(v["proof"]["verdict"], p.verdict);
+        assert!(v["effects"].is_array());
+        let back: TuneReport = serde_json::from_value(v).unwrap();
+        assert_eq!(back, report);
+        let text = report.render_text();
+        assert!(text.contains("noise floor: A/A differed by"), "{text}");
+        assert!(text.contains("proof: no significant difference: keep the default"));
+        assert!(
+            text.contains("note: the proof disagrees with the search"),
+            "{text}"
+        );
+    }
+}
