@@ -187,10 +187,10 @@ impl Slo {
             (M::Latency(stat), Limit::Micros(us)) => {
                 let stat = match stat {
                     LatencyStat::Mean => Stat::Mean,
-                    LatencyStat::Percentile(p) if p == 50.0 => Stat::P50,
-                    LatencyStat::Percentile(p) if p == 90.0 => Stat::P90,
-                    LatencyStat::Percentile(p) if p == 99.0 => Stat::P99,
-                    LatencyStat::Percentile(p) if p == 99.9 => Stat::P999,
+                    LatencyStat::Percentile(50.0) => Stat::P50,
+                    LatencyStat::Percentile(90.0) => Stat::P90,
+                    LatencyStat::Percentile(99.0) => Stat::P99,
+                    LatencyStat::Percentile(99.9) => Stat::P999,
                     _ => {
                         return Err(limit_err(
                             "the tuner's SLOs take p50, p90, p99, p999 or mean",
