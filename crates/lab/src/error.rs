@@ -54,6 +54,8 @@ pub enum LabError {
     Interrupted,
     #[error(transparent)]
     Engine(#[from] webtune_engine::EngineError),
+    #[error("{0}")]
+    Hook(String),
     #[error("{context}: {source}")]
     Io {
         context: String,

@@ -11,6 +11,7 @@
 
 mod error;
 pub mod forum;
+pub mod hook;
 pub mod host;
 pub mod leaders;
 pub mod logs;

@@ -5,8 +5,10 @@
 //! and the `webtune.tune/1` report (`report`). It never starts a process or loads a
 //! server: the caller runs each trial and tells the study what it measured.
 
+pub mod driver;
 pub mod effects;
 pub mod gp;
+pub mod html;
 pub mod journal;
 pub mod objective;
 pub mod proof;

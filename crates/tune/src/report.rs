@@ -33,6 +33,13 @@ pub struct TuneReport {
     /// None when the proof was not run.
     pub proof: Option<ProofReport>,
     pub effects: Vec<Effect>,
+    /// What the servers showed differently under the default and the winner in the proof's
+    /// runs (log messages, listen overflows, context switches, memory).
+    #[serde(default)]
+    pub evidence: Vec<String>,
+    /// The winner's directives that differ from the default, as the server writes them.
+    #[serde(default)]
+    pub snippet: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -163,6 +170,8 @@ impl TuneReport {
             best,
             proof,
             effects: effects(&study.space, objective, study.trials()),
+            evidence: Vec::new(),
+            snippet: Vec::new(),
         }
     }
 

@@ -17,6 +17,7 @@ mod serve_cmd;
 mod sharding;
 mod signals;
 mod sweep_cmd;
+mod tune_cmd;
 
 use clap::{Parser, Subcommand};
 
@@ -50,6 +51,8 @@ enum Command {
     Merge(merge_cmd::MergeArgs),
     /// Start real web stacks (nginx, Apache, PHP) from generated configs and load them.
     Lab(lab_cmd::LabArgs),
+    /// Search a stack's configurations under an SLO, prove the winner against the default.
+    Tune(tune_cmd::TuneArgs),
     /// Read the host and the servers' own configs; explain every setting that matters.
     Advise(advise_cmd::AdviseArgs),
 }
@@ -70,6 +73,7 @@ fn main() {
         Command::Compare(a) => compare_cmd::run(a),
         Command::Merge(a) => merge_cmd::run(a),
         Command::Lab(a) => lab_cmd::run(a),
+        Command::Tune(a) => tune_cmd::run(a),
         Command::Advise(a) => advise_cmd::run(a),
     };
     match outcome {

@@ -162,7 +162,7 @@ pub fn run_data(args: DataArgs) -> anyhow::Result<i32> {
     Ok(output::print_only(&describe_dataset(&dataset)))
 }
 
-fn ensure_dataset(posts: u64, seed: u64) -> anyhow::Result<Dataset> {
+pub fn ensure_dataset(posts: u64, seed: u64) -> anyhow::Result<Dataset> {
     let dataset = dataset::ensure(posts, seed, &DbOptions::database(), &mut |step| {
         eprintln!("lab data: {step}")
     })?;

@@ -1,0 +1,680 @@
+//! The tuning loop: ask the study for a configuration, journal it, run it as a lab trial
+//! (`webtune_lab::trial`: the stack started with it, loaded at every level, sampled,
+//! stopped — or the user's `--apply` command for a server webtune does not start), journal
+//! what it measured, tell the study; then the proof (default and winner interleaved
+//! A B B A …) and the server-side evidence that changed between them. It is the one place
+//! where the study meets the lab; it starts nothing itself and reads no command-line words.
+
+use crate::journal::{Journal, JournalError, Phase, Resumed};
+use crate::objective::{LevelSummary, Objective, Slo};
+use crate::proof::{self, Arm};
+use crate::report::{LevelProof, ProofReport, TuneReport};
+use crate::space::{Config, KnownKind, KnownParam, Space, Value};
+use crate::study::{Next, Outcome, Settings, Study};
+use crate::GpSampler;
+use std::collections::BTreeMap;
+use std::time::Duration;
+use webtune_engine::Workload;
+use webtune_lab::forum::Dataset;
+use webtune_lab::trial::{self, Level, Target, Trial, TrialEvents};
+use webtune_lab::{settings_for, LabError, ParamKind, StackKind};
+use webtune_model::{RunResult, RunSpec, StopToken};
+
+/// What is tuned: a lab stack, the forum on one, or a server the user runs.
+pub enum Subject {
+    /// A lab stack; `fixed` are `--set` values every trial keeps.
+    Stack {
+        kind: StackKind,
+        fixed: Vec<(String, String)>,
+    },
+    /// Seed 003's forum on a PHP stack with its database (`db.*` parameters too).
+    Forum {
+        kind: StackKind,
+        fixed: Vec<(String, String)>,
+        dataset: Box<Dataset>,
+    },
+    /// A server webtune does not start: `apply` (with `{name}` placeholders) makes a
+    /// configuration live and exits 0 when the target is ready; `restore` runs at the end.
+    External {
+        base_url: String,
+        processes: Vec<String>,
+        apply: String,
+        restore: Option<String>,
+    },
+}
+
+impl Subject {
+    /// The parameters the lab can set on this subject, with their real ranges (empty for
+    /// `External`, whose parameters are the user's own).
+    pub fn catalogue(&self) -> Vec<KnownParam> {
+        let specs = match self {
+            Subject::Stack { kind, .. } => kind.parameters(),
+            Subject::Forum { kind, .. } => [
+                kind.parameters(),
+                webtune_lab::forum::dbparams::parameters(),
+            ]
+            .concat(),
+            Subject::External { .. } => Vec::new(),
+        };
+        specs
+            .into_iter()
+            .filter_map(|p| {
+                let kind = match p.kind {
+                    ParamKind::Int { min, max, keyword } => KnownKind::Int {
+                        min,
+                        max,
+                        keywords: keyword.map(|k| vec![k.to_string()]).unwrap_or_default(),
+                    },
+                    ParamKind::Switch => KnownKind::Choice(vec!["on".into(), "off".into()]),
+                    ParamKind::Choice(words) => {
+                        KnownKind::Choice(words.iter().map(|w| w.to_string()).collect())
+                    }
+                    ParamKind::Float { .. } => return None,
+                };
+                Some(KnownParam {
+                    name: p.name.clone(),
+                    kind,
+                    default: p.default.to_string(),
+                })
+            })
+            .collect()
+    }
+
+    /// The default search space of a lab stack as `--param` texts (lab::tuning).
+    pub fn default_params(&self, cores: u32) -> Vec<String> {
+        let (kind, forum) = match self {
+            Subject::Stack { kind, .. } => (*kind, false),
+            Subject::Forum { kind, .. } => (*kind, true),
+            Subject::External { .. } => return Vec::new(),
+        };
+        webtune_lab::tuning::default_space(kind, forum, cores)
+            .into_iter()
+            .map(|t| match t.range {
+                webtune_lab::tuning::TuneRange::Int { lo, hi, log } => {
+                    format!("{}={lo}..{hi}{}", t.name, if log { ":log" } else { "" })
+                }
+                webtune_lab::tuning::TuneRange::Choice(words) => {
+                    format!("{}={}", t.name, words.join(","))
+                }
+            })
+            .collect()
+    }
+
+    /// The rule-of-thumb configurations for this subject that fall inside `space`.
+    pub fn rules_of_thumb(&self, space: &Space, cores: u32) -> Vec<Config> {
+        let kind = match self {
+            Subject::Stack { kind, .. } | Subject::Forum { kind, .. } => *kind,
+            Subject::External { .. } => return Vec::new(),
+        };
+        webtune_lab::tuning::rules_of_thumb(kind, cores)
+            .into_iter()
+            .filter(|(_, pairs)| {
+                pairs
+                    .iter()
+                    .all(|(n, _)| space.params.iter().any(|p| p.name == *n))
+            })
+            .map(|(_, pairs)| space.config_from_text(&pairs))
+            .collect()
+    }
+
+    fn stack_kind(&self) -> Option<StackKind> {
+        match self {
+            Subject::Stack { kind, .. } | Subject::Forum { kind, .. } => Some(*kind),
+            Subject::External { .. } => None,
+        }
+    }
+
+    /// The trial target for `config`, or why the lab refuses it (a failed trial).
+    fn target(&self, config: &Config) -> Result<Target, String> {
+        let pairs = |fixed: &[(String, String)]| -> Vec<(String, String)> {
+            let mut all: Vec<(String, String)> = fixed.to_vec();
+            for (name, value) in config {
+                all.retain(|(n, _)| n != name);
+                all.push((name.clone(), value.to_string()));
+            }
+            all
+        };
+        let words = |list: &[(String, String)]| -> Vec<String> {
+            list.iter().map(|(n, v)| format!("{n}={v}")).collect()
+        };
+        match self {
+            Subject::Stack { kind, fixed } => {
+                let all = webtune_lab::tuning::complete(*kind, &pairs(fixed));
+                let settings = settings_for(*kind, &words(&all)).map_err(|e| e.to_string())?;
+                Ok(Target::Stack {
+                    kind: *kind,
+                    settings,
+                })
+            }
+            Subject::Forum {
+                kind,
+                fixed,
+                dataset,
+            } => {
+                let (db, web): (Vec<_>, Vec<_>) = pairs(fixed)
+                    .into_iter()
+                    .partition(|(n, _)| n.starts_with("db."));
+                let web = webtune_lab::tuning::complete(*kind, &web);
+                let web = settings_for(*kind, &words(&web)).map_err(|e| e.to_string())?;
+                let db = webtune_lab::forum::dbparams::settings_for(&words(&db))
+                    .map_err(|e| e.to_string())?;
+                Ok(Target::Forum {
+                    kind: *kind,
+                    web,
+                    db,
+                    dataset: dataset.clone(),
+                })
+            }
+            Subject::External {
+                base_url,
+                processes,
+                ..
+            } => Ok(Target::External {
+                base_url: base_url.clone(),
+                processes: processes.clone(),
+            }),
+        }
+    }
+}
+
+/// The catalogue of an external server's parameters, made from the `--param` texts
+/// themselves (webtune does not know their real ranges): `NAME=LO..HI[:log]` is any
+/// integer, `NAME=a,b,c` those words. The default is `baseline`'s value, else the first.
+pub fn external_catalogue(texts: &[String], baseline: &[(String, String)]) -> Vec<KnownParam> {
+    texts
+        .iter()
+        .filter_map(|text| {
+            let (name, range) = text.split_once('=')?;
+            let name = name.trim().to_string();
+            let range = range.trim().trim_end_matches(":log");
+            let (kind, first) = match range.split_once("..") {
+                Some((lo, _)) => (
+                    KnownKind::Int {
+                        min: i64::MIN / 4,
+                        max: i64::MAX / 4,
+                        keywords: Vec::new(),
+                    },
+                    lo.trim().to_string(),
+                ),
+                None => {
+                    let words: Vec<String> =
+                        range.split(',').map(|w| w.trim().to_string()).collect();
+                    let first = words.first().cloned().unwrap_or_default();
+                    (KnownKind::Choice(words), first)
+                }
+            };
+            let default = baseline
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| v.clone())
+                .unwrap_or(first);
+            Some(KnownParam {
+                name,
+                kind,
+                default,
+            })
+        })
+        .collect()
+}
+
+/// Everything a tune needs: what, the load, the search and the proof.
+pub struct Job {
+    pub subject: Subject,
+    /// The load of every level (its URL a path on the target).
+    pub load: RunSpec,
+    pub workload: Workload,
+    /// Load levels; the worst level's figure counts.
+    pub levels: Vec<Level>,
+    pub sample_interval: Duration,
+    pub space: Space,
+    pub objective: Objective,
+    pub slos: Vec<Slo>,
+    /// Rule-of-thumb configurations measured right after the default.
+    pub seeds: Vec<Config>,
+    pub settings: Settings,
+    /// Proof pairs after the search (0: no proof).
+    pub confirm: usize,
+}
+
+/// What the loop tells its caller (progress lines); the trial's own events come through
+/// the `TrialEvents` half.
+pub trait Listener: TrialEvents {
+    /// Measured run `number` (of `budget` in the search, or of the proof's runs) begins.
+    fn trial_starting(&mut self, _phase: &str, _number: usize, _of: usize, _config: &Config) {}
+    /// It ended: one line of what it measured (or why it failed) and the best so far.
+    fn trial_done(&mut self, _line: &str) {}
+}
+
+/// Why a tune stopped short of a report.
+#[derive(Debug, thiserror::Error)]
+pub enum TuneError {
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+    #[error("{0}")]
+    Lab(#[from] LabError),
+}
+
+/// The report and whether the stop token cut the tune short.
+pub struct Finished {
+    pub report: TuneReport,
+    pub interrupted: bool,
+}
+
+/// One measured run of one configuration: a summary per level and the full results.
+struct Measured {
+    outcome: Outcome,
+    runs: Vec<RunResult>,
+    interrupted: bool,
+}
+
+fn level_label(level: Level) -> String {
+    match level {
+        Level::AsSpecified => "as given".into(),
+        other => other.label(),
+    }
+}
+
+/// Run one configuration as a trial.
+fn measure(
+    job: &Job,
+    config: &Config,
+    stop: &StopToken,
+    listener: &mut dyn Listener,
+) -> Result<Measured, TuneError> {
+    let failed = |why: String| Measured {
+        outcome: Outcome::Failed(why),
+        runs: Vec::new(),
+        interrupted: false,
+    };
+    let target = match job.subject.target(config) {
+        Ok(t) => t,
+        Err(why) => return Ok(failed(why)),
+    };
+    if let Subject::External { apply, .. } = &job.subject {
+        let values: Vec<(String, String)> = config
+            .iter()
+            .map(|(n, v)| (n.clone(), v.to_string()))
+            .collect();
+        let command = webtune_lab::hook::fill(apply, &values)?;
+        match webtune_lab::hook::run("--apply", &command, Duration::from_secs(600), stop) {
+            Ok(()) => {}
+            Err(LabError::Interrupted) => {
+                return Ok(Measured {
+                    outcome: Outcome::Failed("interrupted".into()),
+                    runs: Vec::new(),
+                    interrupted: true,
+                })
+            }
+            Err(e) => return Ok(failed(e.to_string())),
+        }
+    }
+    let mut trial = Trial::new(target, job.load.clone());
+    trial.workload = job.workload.clone();
+    trial.levels = job.levels.clone();
+    trial.sample_interval = job.sample_interval;
+    let outcome = match trial::run(&trial, stop, listener) {
+        Ok(outcome) => outcome,
+        // A configuration the server refuses, or one that does not start: a failed trial
+        // with the server's words, not the end of the tune.
+        Err(e) => return Ok(failed(e.to_string())),
+    };
+    let complete = !outcome.interrupted && outcome.levels.len() == job.levels.len();
+    let summaries = outcome
+        .levels
+        .iter()
+        .map(|l| LevelSummary::from_run(&level_label(l.level), &l.result))
+        .collect();
+    Ok(Measured {
+        outcome: Outcome::Measured(summaries),
+        runs: outcome.levels.into_iter().map(|l| l.result).collect(),
+        interrupted: !complete,
+    })
+}
+
+fn describe(job: &Job, m: &Measured) -> String {
+    match &m.outcome {
+        Outcome::Failed(why) => format!("failed: {why}"),
+        Outcome::Measured(levels) => {
+            let value = job.objective.worst(levels).unwrap_or(f64::NAN);
+            let feasible = job
+                .slos
+                .iter()
+                .all(|s| levels.iter().all(|l| s.margin(l) <= 0.0));
+            format!(
+                "{} {:.1} {}{}",
+                job.objective,
+                value,
+                job.objective.unit(),
+                if feasible { "" } else { " (breaks an SLO)" }
+            )
+        }
+    }
+}
+
+/// Run the tune (or resume it from `resumed`), journaling every trial before it starts and
+/// after it ends.
+pub fn run(
+    job: &Job,
+    journal: &mut Journal,
+    resumed: Option<&Resumed>,
+    stop: &StopToken,
+    listener: &mut dyn Listener,
+) -> Result<Finished, TuneError> {
+    let mut study = Study::new(
+        job.space.clone(),
+        job.objective,
+        job.slos.clone(),
+        job.seeds.clone(),
+        job.settings.clone(),
+        Box::new(GpSampler::default()),
+    );
+    let mut proof_done: Vec<(Arm, Outcome)> = Vec::new();
+    if let Some(r) = resumed {
+        r.replay_into(&mut study);
+        for t in r.trials.iter().filter(|t| t.phase == Phase::Proof) {
+            let arm = if t.why == "B" {
+                Arm::Winner
+            } else {
+                Arm::Default
+            };
+            proof_done.push((arm, t.outcome.clone()));
+        }
+    }
+    let levels: Vec<String> = job.levels.iter().map(|l| level_label(*l)).collect();
+
+    // The search.
+    let mut interrupted = false;
+    while !stop.stop_requested() {
+        let Next::Measure(config, why) = study.next() else {
+            break;
+        };
+        let number = study.trials().len() + 1;
+        listener.trial_starting("trial", number, job.settings.budget, &config);
+        let id = journal.begin_trial(Phase::Search, &config, why.as_str())?;
+        let m = measure(job, &config, stop, listener)?;
+        if m.interrupted {
+            // Left pending in the journal: `--resume` runs it again.
+            interrupted = true;
+            break;
+        }
+        match &m.outcome {
+            Outcome::Measured(levels) => journal.finish_trial(id, levels, &m.runs)?,
+            Outcome::Failed(why) => journal.fail_trial(id, why)?,
+        }
+        let line = describe(job, &m);
+        study.record(config, why, m.outcome);
+        let best = study
+            .best()
+            .map(|b| {
+                format!(
+                    "; best so far {:.1} {} ({})",
+                    b.objective,
+                    job.objective.unit(),
+                    crate::space::render(&b.config)
+                )
+            })
+            .unwrap_or_default();
+        listener.trial_done(&format!("{line}{best}"));
+    }
+    interrupted |= stop.stop_requested();
+
+    // The proof: the default against the winner, interleaved.
+    let default = study.default_config().clone();
+    let winner = study.best().map(|b| b.config).filter(|c| *c != default);
+    let mut proof_report = None;
+    let mut evidence = Vec::new();
+    if let (Some(winner), false, true) = (winner.clone(), interrupted, job.confirm > 0) {
+        let order = proof::order(job.confirm);
+        let mut runs: Vec<(Arm, Outcome, Vec<RunResult>)> = proof_done
+            .iter()
+            .map(|(a, o)| (*a, o.clone(), Vec::new()))
+            .collect();
+        for (i, arm) in order.iter().enumerate().skip(runs.len()) {
+            if stop.stop_requested() {
+                interrupted = true;
+                break;
+            }
+            let config = if *arm == Arm::Default {
+                &default
+            } else {
+                &winner
+            };
+            listener.trial_starting(
+                &format!("proof {}", arm.letter()),
+                i + 1,
+                order.len(),
+                config,
+            );
+            let id = journal.begin_trial(Phase::Proof, config, arm.letter())?;
+            let m = measure(job, config, stop, listener)?;
+            if m.interrupted {
+                interrupted = true;
+                break;
+            }
+            match &m.outcome {
+                Outcome::Measured(levels) => journal.finish_trial(id, levels, &m.runs)?,
+                Outcome::Failed(why) => journal.fail_trial(id, why)?,
+            }
+            listener.trial_done(&describe(job, &m));
+            runs.push((*arm, m.outcome, m.runs));
+        }
+        if !interrupted {
+            proof_report = Some(analyze_proof(job, &study, &runs));
+            evidence = server_evidence(&runs);
+        }
+    }
+    if let Subject::External {
+        restore: Some(restore),
+        ..
+    } = &job.subject
+    {
+        // Always, also after a stop: the user's server goes back as it was.
+        let values: Vec<(String, String)> = default
+            .iter()
+            .map(|(n, v)| (n.clone(), v.to_string()))
+            .collect();
+        let command = webtune_lab::hook::fill(restore, &values)?;
+        webtune_lab::hook::run(
+            "--restore",
+            &command,
+            Duration::from_secs(600),
+            &StopToken::new(),
+        )?;
+    }
+    let mut report = TuneReport::from_study(&study, levels, proof_report);
+    report.evidence = evidence;
+    report.snippet = job
+        .subject
+        .stack_kind()
+        .zip(report.best.as_ref())
+        .map(|(kind, best)| snippet(kind, &default, &best.params))
+        .unwrap_or_default();
+    Ok(Finished {
+        report,
+        interrupted,
+    })
+}
+
+/// Pair the proof's runs (A with the B next to it), judge the objective overall and at
+/// each level.
+fn analyze_proof(job: &Job, study: &Study, runs: &[(Arm, Outcome, Vec<RunResult>)]) -> ProofReport {
+    let higher = job.objective.higher_is_better();
+    let measured = |arm: Arm| -> Vec<&Vec<LevelSummary>> {
+        runs.iter()
+            .filter(|(a, _, _)| *a == arm)
+            .filter_map(|(_, o, _)| match o {
+                Outcome::Measured(l) if l.len() == job.levels.len() => Some(l),
+                _ => None,
+            })
+            .collect()
+    };
+    let (a, b) = (measured(Arm::Default), measured(Arm::Winner));
+    let pairs = |f: &dyn Fn(&Vec<LevelSummary>) -> f64| -> Vec<(f64, f64)> {
+        a.iter().zip(&b).map(|(x, y)| (f(x), f(y))).collect()
+    };
+    let overall = proof::analyze(
+        &pairs(&|l| job.objective.worst(l).unwrap_or(f64::NAN)),
+        higher,
+    );
+    let levels = (0..job.levels.len())
+        .map(|i| LevelProof {
+            level: level_label(job.levels[i]),
+            proof: proof::analyze(&pairs(&|l| job.objective.value(&l[i])), higher),
+        })
+        .collect();
+    let search_gain = TuneReport::from_study(study, Vec::new(), None)
+        .best
+        .and_then(|b| b.search_gain);
+    ProofReport::new(overall, levels, search_gain, higher)
+}
+
+/// What the servers showed differently under the default (A) and the winner (B): their log
+/// messages, listen-queue overflows, context switches per response and memory.
+fn server_evidence(runs: &[(Arm, Outcome, Vec<RunResult>)]) -> Vec<String> {
+    #[derive(Default)]
+    struct Side {
+        logs: BTreeMap<String, u64>,
+        overflows: u64,
+        switches: u64,
+        responses: u64,
+        pss_kib: u64,
+        runs: usize,
+    }
+    let mut sides = [Side::default(), Side::default()];
+    for (arm, _, results) in runs {
+        let side = &mut sides[usize::from(*arm == Arm::Winner)];
+        side.runs += 1;
+        for r in results {
+            side.responses += r.responses;
+            let Some(server) = &r.server else { continue };
+            for m in &server.log_messages {
+                *side
+                    .logs
+                    .entry(format!("{} {}: {}", m.server, m.level, m.message))
+                    .or_insert(0) += m.count;
+            }
+            for s in &server.samples {
+                side.overflows += s.listen_overflows;
+                side.switches += s.voluntary_ctxt_switches + s.involuntary_ctxt_switches;
+                side.pss_kib = side.pss_kib.max(s.pss_kib);
+            }
+        }
+    }
+    let [a, b] = sides;
+    if a.runs == 0 || b.runs == 0 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let keys: std::collections::BTreeSet<&String> = a.logs.keys().chain(b.logs.keys()).collect();
+    for key in keys {
+        let (na, nb) = (
+            a.logs.get(key).copied().unwrap_or(0),
+            b.logs.get(key).copied().unwrap_or(0),
+        );
+        if na != nb {
+            out.push(format!("logged {key}: default {na}×, winner {nb}×"));
+        }
+    }
+    if a.overflows != b.overflows {
+        out.push(format!(
+            "listen-queue overflows: default {}, winner {}",
+            a.overflows, b.overflows
+        ));
+    }
+    let per = |s: &Side| s.switches as f64 / s.responses.max(1) as f64;
+    if a.switches + b.switches > 0 {
+        out.push(format!(
+            "context switches per response: default {:.2}, winner {:.2}",
+            per(&a),
+            per(&b)
+        ));
+    }
+    if a.pss_kib + b.pss_kib > 0 {
+        out.push(format!(
+            "peak server PSS: default {:.1} MiB, winner {:.1} MiB",
+            a.pss_kib as f64 / 1024.0,
+            b.pss_kib as f64 / 1024.0
+        ));
+    }
+    out
+}
+
+/// The winner's directives that differ from the default, as the server writes them.
+fn snippet(kind: StackKind, default: &Config, best: &Config) -> Vec<String> {
+    let specs = [
+        kind.parameters(),
+        webtune_lab::forum::dbparams::parameters(),
+    ]
+    .concat();
+    best.iter()
+        .filter(|(name, value)| default.get(*name) != Some(*value))
+        .map(|(name, value)| {
+            let spec = specs.iter().find(|p| p.name == *name);
+            let directive = spec.map_or(name.as_str(), |p| p.directive);
+            let component = name
+                .split_once('.')
+                .filter(|(prefix, _)| matches!(*prefix, "frontend" | "backend" | "db"))
+                .map(|(prefix, _)| format!("{prefix}: "))
+                .unwrap_or_default();
+            let value = match value {
+                Value::Int(n) => n.to_string(),
+                Value::Word(w) => w.clone(),
+            };
+            format!("{component}{directive} {value}")
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_external_catalogue_comes_from_the_params_and_the_baseline() {
+        let texts = vec![
+            "workers=1..64:log".to_string(),
+            "keepalive=on,off".to_string(),
+        ];
+        let cat = external_catalogue(&texts, &[("workers".into(), "8".into())]);
+        assert_eq!(cat[0].name, "workers");
+        assert_eq!(cat[0].default, "8");
+        assert_eq!(cat[1].default, "on");
+        let space = Space::parse(&texts, &cat).unwrap();
+        assert_eq!(space.default_config()["workers"], Value::Int(8));
+    }
+
+    #[test]
+    fn a_stack_subject_knows_its_parameters_and_default_space() {
+        let subject = Subject::Stack {
+            kind: StackKind::from_name("nginx-apache").unwrap(),
+            fixed: Vec::new(),
+        };
+        let catalogue = subject.catalogue();
+        let texts = subject.default_params(2);
+        let space = Space::parse(&texts, &catalogue).expect("the default space parses");
+        assert!(space
+            .params
+            .iter()
+            .any(|p| p.name == "backend.MaxRequestWorkers"));
+        let seeds = subject.rules_of_thumb(&space, 2);
+        assert_eq!(seeds.len(), 1, "two backend processes per core");
+        // A configuration the lab refuses is a failed trial, not a panic.
+        let mut bad = space.default_config();
+        bad.insert("backend.KeepAliveTimeout".into(), Value::Int(-5));
+        assert!(subject.target(&bad).is_err());
+    }
+
+    #[test]
+    fn the_snippet_names_the_servers_directives() {
+        let kind = StackKind::from_name("nginx-apache").unwrap();
+        let mut default = Config::new();
+        default.insert("backend.MaxRequestWorkers".into(), Value::Int(150));
+        default.insert("frontend.worker_processes".into(), Value::Int(2));
+        let mut best = default.clone();
+        best.insert("backend.MaxRequestWorkers".into(), Value::Int(4));
+        assert_eq!(
+            snippet(kind, &default, &best),
+            vec!["backend: MaxRequestWorkers 4".to_string()]
+        );
+    }
+}

@@ -1,0 +1,177 @@
+//! The tune's HTML report (`--html`): the objective of every trial with the best-so-far
+//! curve, the parameters' effects, the proof's verdict per level, default vs winner at each
+//! level, and the server-side evidence. Drawn with the report crate's page shell and SVG
+//! charts, so it looks like every other webtune report.
+
+use crate::report::TuneReport;
+use webtune_report::html::{figure, page};
+use webtune_report::svg::{escape, Chart, Series};
+
+fn table(head: &[&str], rows: &[Vec<String>]) -> String {
+    let mut out = String::from("<table><thead><tr>");
+    for h in head {
+        out.push_str(&format!("<th>{}</th>", escape(h)));
+    }
+    out.push_str("</tr></thead><tbody>");
+    for row in rows {
+        out.push_str("<tr>");
+        for cell in row {
+            out.push_str(&format!("<td>{}</td>", escape(cell)));
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</tbody></table>\n");
+    out
+}
+
+/// The whole page.
+pub fn render_html(report: &TuneReport) -> String {
+    let higher = report.objective.starts_with("maximize");
+    let mut body = format!(
+        "<h1>webtune tune: {}</h1>\n<p>{} measured runs of a budget of {}, sampler {}, levels {}; SLOs: {}. \
+         Run-to-run noise (A/A): {}.</p>\n",
+        escape(&report.objective),
+        report.trials.len(),
+        report.budget,
+        escape(&report.sampler),
+        escape(&report.levels.join(", ")),
+        escape(&if report.slos.is_empty() {
+            "none".to_string()
+        } else {
+            report.slos.join(", ")
+        }),
+        report
+            .noise
+            .aa_difference
+            .map_or("not measured".to_string(), |d| format!("{:.1}%", d * 100.0)),
+    );
+    let mut trials = Vec::new();
+    let mut best_so_far = Vec::new();
+    let mut best: Option<f64> = None;
+    for t in &report.trials {
+        if let Some(v) = t.objective {
+            trials.push((t.number as f64, v));
+            if t.feasible {
+                best = Some(match best {
+                    Some(b) if (higher && b >= v) || (!higher && b <= v) => b,
+                    _ => v,
+                });
+            }
+        }
+        if let Some(b) = best {
+            best_so_far.push((t.number as f64, b));
+        }
+    }
+    let mut chart = Chart::new(
+        "The objective of every trial",
+        "trial",
+        &format!("{} ({})", report.objective, report.unit),
+    );
+    chart.series.push(Series::new("each trial", trials, 0));
+    chart
+        .series
+        .push(Series::new("best feasible so far", best_so_far, 1));
+    body.push_str(&figure(
+        "trials",
+        &chart,
+        "Each measured run's objective at its worst level, and the best configuration that met every SLO so far.",
+    ));
+    body.push_str("<h2>Trials</h2>\n");
+    let rows: Vec<Vec<String>> = report
+        .trials
+        .iter()
+        .map(|t| {
+            vec![
+                t.number.to_string(),
+                t.why.clone(),
+                crate::space::render(&t.params),
+                t.objective.map_or("—".into(), |v| format!("{v:.2}")),
+                if t.feasible { "yes" } else { "no" }.into(),
+                t.error.clone().unwrap_or_default(),
+            ]
+        })
+        .collect();
+    body.push_str(&table(
+        &["#", "why", "parameters", "objective", "meets SLOs", "error"],
+        &rows,
+    ));
+    if let Some(best) = &report.best {
+        body.push_str(&format!(
+            "<h2>Best</h2>\n<p>{} — {:.2} {} over {} measurement(s){}</p>\n",
+            escape(&crate::space::render(&best.params)),
+            best.objective,
+            escape(&report.unit),
+            best.measurements,
+            best.search_gain.map_or(String::new(), |g| format!(
+                "; {:+.1}% against the default in the search",
+                g * 100.0
+            ))
+        ));
+        if !report.snippet.is_empty() {
+            body.push_str(&format!(
+                "<pre>{}</pre>\n",
+                escape(&report.snippet.join("\n"))
+            ));
+        }
+    }
+    if let Some(proof) = &report.proof {
+        body.push_str(&format!(
+            "<h2>Proof</h2>\n<p><strong>{}</strong></p>\n",
+            escape(proof.verdict())
+        ));
+        if let Some(d) = &proof.disagreement {
+            body.push_str(&format!("<p>{}</p>\n", escape(d)));
+        }
+        let rows: Vec<Vec<String>> = proof
+            .levels
+            .iter()
+            .map(|l| {
+                vec![
+                    l.level.clone(),
+                    format!("{:.3}", l.proof.ratio),
+                    l.proof
+                        .ratio_ci
+                        .map_or("—".into(), |(lo, hi)| format!("{lo:.3} … {hi:.3}")),
+                    format!("{}/{}", l.proof.winner_better, l.proof.pairs),
+                    l.proof.verdict.clone(),
+                ]
+            })
+            .collect();
+        body.push_str(&table(
+            &[
+                "level",
+                "winner / default",
+                "95% CI",
+                "pairs won",
+                "verdict",
+            ],
+            &rows,
+        ));
+    }
+    if !report.evidence.is_empty() {
+        body.push_str("<h2>What the servers showed</h2>\n<ul>");
+        for line in &report.evidence {
+            body.push_str(&format!("<li>{}</li>", escape(line)));
+        }
+        body.push_str("</ul>\n");
+    }
+    if !report.effects.is_empty() {
+        body.push_str("<h2>Parameter effects</h2>\n");
+        let rows: Vec<Vec<String>> = report
+            .effects
+            .iter()
+            .map(|e| {
+                vec![
+                    e.param.clone(),
+                    format!("{:.1}%", e.spread * 100.0),
+                    e.best.clone(),
+                ]
+            })
+            .collect();
+        body.push_str(&table(
+            &["parameter", "spread of the objective", "best values"],
+            &rows,
+        ));
+    }
+    page(&format!("webtune tune: {}", report.objective), &body)
+}

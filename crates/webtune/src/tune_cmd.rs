@@ -1,0 +1,510 @@
+//! `webtune tune`: flags mapped onto a `webtune_tune::driver::Job`, the journal opened or
+//! resumed, progress narrated, the report printed and written. The loop, the search, the
+//! proof and the journal are the tune crate's; the trials are the lab's.
+
+use crate::bench_cmd::{available_cores, EXIT_INTERRUPTED};
+use crate::lab_cmd::{load_path, parse_bench};
+use crate::narrate::Narrator;
+use crate::output::{self, Outputs};
+use anyhow::{bail, Context};
+use clap::Parser;
+use std::path::PathBuf;
+use std::time::Duration;
+use webtune_engine::Progress;
+use webtune_lab::trial::{Level, LevelResult, Target, TrialEvents};
+use webtune_lab::StackKind;
+use webtune_model::parse_duration;
+use webtune_tune::driver::{self, Job, Listener, Subject};
+use webtune_tune::journal::Journal;
+use webtune_tune::space::{Config, Space};
+use webtune_tune::study::Settings;
+use webtune_tune::{Objective, Slo};
+
+/// Exit status when no configuration met every SLO (the report is still written).
+pub const EXIT_NOTHING_FEASIBLE: i32 = 1;
+
+#[derive(clap::Args, Debug, Clone)]
+#[command(after_help = "Examples:\n  \
+    webtune tune apache-prefork -- -c 20 -d 10s /cpu/20000\n  \
+    webtune tune nginx-apache --param backend.MaxRequestWorkers=2..64 --param backend.KeepAlive=on,off \\\n      \
+    --param frontend.worker_processes=1..4 --minimize p99 --slo 'errors<=0.1%' \\\n      \
+    --trials 15 --journal seed000.db --html seed000.html -- -c 20 -d 10s /cpu/20000\n  \
+    webtune tune nginx-php-fpm --app forum --levels 8,128,1024 --maximize throughput --slo 'p99<=500ms'\n  \
+    webtune tune external --apply './apply.sh {workers} {keepalive}' --param workers=1..64 \\\n      \
+    --param keepalive=on,off --maximize throughput -- -c 64 -d 5s http://127.0.0.1:8080/\n  \
+    webtune tune --resume --journal seed000.db\n  \
+    webtune tune --show --journal seed000.db\n\
+Without --param a lab stack's default space is searched (`webtune lab params STACK` marks it).\n\
+The default is measured twice first (the noise floor), then rules of thumb, a space-filling\n\
+start and a Gaussian-process search; after it the default and the winner run interleaved\n\
+(A B B A …) --confirm times each, and the verdict says whether the gain is real. See\n\
+docs/tuning.md.")]
+pub struct TuneArgs {
+    /// A lab stack (`webtune lab stacks`), or `external` for a server you run (then
+    /// --apply and the URL after --).
+    pub stack: Option<String>,
+    /// A parameter to search (repeatable): NAME=LO..HI, NAME=LO..HI:log or NAME=a,b,c.
+    #[arg(long = "param", value_name = "SPEC")]
+    pub params: Vec<String>,
+    /// A parameter every trial keeps (repeatable), e.g. --set KeepAlive=off.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
+    /// What the stack serves: the built-in site or seed 003's forum on a private MariaDB.
+    #[arg(long = "app", value_enum, default_value = "site")]
+    pub app: crate::lab_cmd::forum::App,
+    #[command(flatten)]
+    pub data: crate::lab_cmd::forum::DataChoice,
+    /// Maximize successful responses per second (the default objective).
+    #[arg(
+        long = "maximize",
+        value_name = "throughput",
+        conflicts_with = "minimize"
+    )]
+    pub maximize: Option<String>,
+    /// Minimize a latency figure: p50, p90, p99, p999 or mean.
+    #[arg(long = "minimize", value_name = "STAT")]
+    pub minimize: Option<String>,
+    /// A constraint every level must meet (repeatable): 'p99<=100ms', 'errors<=0.1%'.
+    #[arg(long = "slo", value_name = "EXPR")]
+    pub slos: Vec<String>,
+    /// Load levels: connection counts (or rates with --rate in the bench flags); the worst
+    /// level counts.
+    #[arg(long = "levels", value_delimiter = ',', value_name = "L1,L2,…")]
+    pub levels: Vec<f64>,
+    /// Measured runs in the search, re-measurements included.
+    #[arg(long = "trials", default_value_t = 15)]
+    pub trials: usize,
+    /// Proof pairs (default and winner interleaved) after the search; 0 skips the proof.
+    #[arg(long = "confirm", default_value_t = 5)]
+    pub confirm: usize,
+    /// SQLite journal of every trial (the tune resumes from it with --resume).
+    #[arg(long = "journal", value_name = "FILE")]
+    pub journal: Option<PathBuf>,
+    /// Continue the tune in --journal (everything else comes from the journal).
+    #[arg(long = "resume", requires = "journal")]
+    pub resume: bool,
+    /// Print the trials in --journal so far and the best; run nothing.
+    #[arg(long = "show", requires = "journal", conflicts_with = "resume")]
+    pub show: bool,
+    /// external: the command that applies a configuration ({name} placeholders), exiting 0
+    /// when the target is ready.
+    #[arg(long = "apply", value_name = "CMD")]
+    pub apply: Option<String>,
+    /// external: the command run at the end (and on Ctrl-C) to put the server back.
+    #[arg(long = "restore", value_name = "CMD")]
+    pub restore: Option<String>,
+    /// external: the server's current configuration, e.g. 'workers=8,keepalive=on' (the
+    /// proof's default).
+    #[arg(long = "baseline", value_name = "NAME=VALUE,…")]
+    pub baseline: Option<String>,
+    /// external: sample the processes with this command name (repeatable).
+    #[arg(long = "process", value_name = "NAME")]
+    pub processes: Vec<String>,
+    /// Seed of the search (the same seed asks for the same configurations).
+    #[arg(long = "search-seed", default_value_t = 0)]
+    pub search_seed: u64,
+    /// Server-side sampling period.
+    #[arg(long = "sample-interval", default_value = "250ms", value_parser = parse_duration,
+          value_name = "DURATION")]
+    pub sample_interval: Duration,
+    /// Write the report (webtune.tune/1) as JSON to FILE (- for stdout).
+    #[arg(long = "json", value_name = "FILE")]
+    pub json: Option<String>,
+    /// Write the HTML report to FILE.
+    #[arg(long = "html", value_name = "FILE")]
+    pub html: Option<String>,
+    /// No progress lines.
+    #[arg(short = 'q', long = "quiet")]
+    pub quiet: bool,
+    /// bench flags and the path to load (a URL for external), e.g. -- -c 20 -d 10s /cpu/2000.
+    #[arg(last = true, value_name = "BENCH FLAGS")]
+    pub bench: Vec<String>,
+}
+
+/// `webtune tune …` as words, to store in the journal and parse again on --resume.
+#[derive(Parser)]
+#[command(name = "webtune tune", disable_version_flag = true)]
+struct StoredCommand {
+    #[command(flatten)]
+    args: TuneArgs,
+}
+
+/// The journal's record of the command: `{"argv": [the words after "webtune tune"]}`.
+fn command_json(argv: &[String]) -> String {
+    serde_json::json!({ "argv": argv }).to_string()
+}
+
+fn command_argv(json: &str) -> Option<Vec<String>> {
+    let value: serde_json::Value = serde_json::from_str(json).ok()?;
+    value["argv"]
+        .as_array()?
+        .iter()
+        .map(|w| w.as_str().map(str::to_string))
+        .collect()
+}
+
+pub fn run(args: TuneArgs) -> anyhow::Result<i32> {
+    if args.resume || args.show {
+        return resume_or_show(&args);
+    }
+    let argv: Vec<String> = std::env::args().skip(2).collect();
+    let prepared = prepare(&args)?;
+    let journal_path = args.journal.clone().unwrap_or_else(|| {
+        std::env::temp_dir().join(format!("webtune-tune-{}.db", std::process::id()))
+    });
+    if journal_path.exists() {
+        bail!(
+            "journal {} exists: continue it with --resume, or name a new one",
+            journal_path.display()
+        );
+    }
+    let command = command_json(&argv);
+    let mut journal = Journal::create(&journal_path, &command, args.search_seed)?;
+    let outcome = execute(&args, prepared, &mut journal, None);
+    if args.journal.is_none() {
+        let _ = std::fs::remove_file(&journal_path);
+        for suffix in ["-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", journal_path.display()));
+        }
+    }
+    outcome
+}
+
+fn resume_or_show(args: &TuneArgs) -> anyhow::Result<i32> {
+    let path = args
+        .journal
+        .clone()
+        .context("--resume and --show need --journal")?;
+    let (mut journal, resumed) = Journal::open(&path)?;
+    let argv = command_argv(&resumed.command)
+        .with_context(|| format!("journal {}: its command does not read", path.display()))?;
+    let words = std::iter::once("webtune tune".to_string()).chain(argv);
+    let mut stored = StoredCommand::try_parse_from(words)
+        .map_err(|e| anyhow::anyhow!("journal {}: its command: {e}", path.display()))?
+        .args;
+    // Outputs and quiet come from this invocation when given.
+    stored.json = args.json.clone().or(stored.json);
+    stored.html = args.html.clone().or(stored.html);
+    stored.quiet |= args.quiet;
+    if !resumed.lost.is_empty() && !args.show {
+        eprintln!(
+            "webtune tune: {} trial(s) were in flight when the tune stopped; they run again",
+            resumed.lost.len()
+        );
+    }
+    let prepared = prepare(&stored)?;
+    if args.show {
+        return show(&stored, prepared, &resumed);
+    }
+    eprintln!(
+        "webtune tune: resuming {} with {} finished trial(s)",
+        path.display(),
+        resumed.trials.len()
+    );
+    execute(&stored, prepared, &mut journal, Some(&resumed))
+}
+
+/// Everything checked and built before anything starts.
+struct Prepared {
+    job: Job,
+}
+
+fn objective(args: &TuneArgs) -> anyhow::Result<Objective> {
+    Ok(match (&args.maximize, &args.minimize) {
+        (_, Some(stat)) => Objective::minimize(stat)?,
+        (Some(what), None) => Objective::maximize(what)?,
+        (None, None) => Objective::maximize("throughput")?,
+    })
+}
+
+fn prepare(args: &TuneArgs) -> anyhow::Result<Prepared> {
+    let stack_name = args
+        .stack
+        .as_deref()
+        .context("name the stack to tune (webtune lab stacks), or external")?;
+    let objective = objective(args)?;
+    let slos = args
+        .slos
+        .iter()
+        .map(|s| Slo::parse(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    if args.trials < 3 {
+        bail!("--trials must be at least 3 (the default is measured twice first)");
+    }
+    output::check_all([
+        ("--json", args.json.as_deref()),
+        ("--html", args.html.as_deref()),
+    ])?;
+    let bench = parse_bench(&args.bench)?;
+    bench.to_spec("")?;
+    let stack = StackKind::from_name(stack_name)?;
+    let fixed: Vec<(String, String)> = args
+        .set
+        .iter()
+        .map(|a| webtune_lab::parse_assignment(a))
+        .collect::<Result<_, _>>()?;
+    let workload = bench.request.workload()?;
+    let (subject, path) = if stack == StackKind::External {
+        let apply = args
+            .apply
+            .clone()
+            .context("tune external needs --apply CMD: webtune cannot change your server itself")?;
+        if args.params.is_empty() {
+            bail!("tune external needs --param: webtune does not know your server's parameters");
+        }
+        let url = bench.url.clone().context(
+            "tune external needs the URL after --, e.g. -- -c 64 -d 5s http://127.0.0.1:8080/",
+        )?;
+        (
+            Subject::External {
+                base_url: url,
+                processes: args.processes.clone(),
+                apply,
+                restore: args.restore.clone(),
+            },
+            String::new(),
+        )
+    } else {
+        if args.apply.is_some() || args.restore.is_some() || args.baseline.is_some() {
+            bail!("--apply, --restore and --baseline are for tune external; lab stacks are configured by webtune");
+        }
+        let default_path = if workload.scenario().is_some() {
+            ""
+        } else if stack.has_php() {
+            "/cpu/2000"
+        } else {
+            "/empty.gif"
+        };
+        match args.app {
+            crate::lab_cmd::forum::App::Forum => {
+                if !stack.has_php() {
+                    bail!(
+                        "--app forum needs a stack with PHP; {} has none",
+                        stack.name()
+                    );
+                }
+                let path = match (&bench.url, workload.scenario()) {
+                    (None, None) => String::new(),
+                    (given, _) => load_path(given.as_deref(), "")?,
+                };
+                let dataset =
+                    crate::lab_cmd::forum::ensure_dataset(args.data.posts, args.data.seed)?;
+                (
+                    Subject::Forum {
+                        kind: stack,
+                        fixed: fixed.clone(),
+                        dataset: Box::new(dataset),
+                    },
+                    path,
+                )
+            }
+            crate::lab_cmd::forum::App::Site => (
+                Subject::Stack {
+                    kind: stack,
+                    fixed: fixed.clone(),
+                },
+                load_path(bench.url.as_deref(), default_path)?,
+            ),
+        }
+    };
+    let baseline: Vec<(String, String)> = match &args.baseline {
+        Some(text) => text
+            .split(',')
+            .filter(|p| !p.trim().is_empty())
+            .map(|p| {
+                webtune_lab::parse_assignment(p.trim())
+                    .map_err(|e| anyhow::anyhow!("--baseline: {e}"))
+            })
+            .collect::<anyhow::Result<_>>()?,
+        None => Vec::new(),
+    };
+    let cores = available_cores();
+    let texts = if args.params.is_empty() {
+        subject.default_params(cores)
+    } else {
+        args.params.clone()
+    };
+    let catalogue = match &subject {
+        Subject::External { .. } => driver::external_catalogue(&texts, &baseline),
+        _ => subject.catalogue(),
+    };
+    let space = Space::parse(&texts, &catalogue)?;
+    if texts.is_empty() || space.params.is_empty() {
+        bail!("nothing to tune: give --param NAME=LO..HI");
+    }
+    for (name, _) in &fixed {
+        if space.params.iter().any(|p| p.name == *name) {
+            bail!("{name} is both --set and --param: a parameter is fixed or searched, not both");
+        }
+    }
+    let seeds = subject.rules_of_thumb(&space, cores);
+    let load = bench.to_spec(&path)?;
+    let levels = levels_of(&args.levels, load.is_open_loop())?;
+    let settings = Settings {
+        budget: args.trials,
+        seed: args.search_seed,
+        ..Settings::default()
+    };
+    Ok(Prepared {
+        job: Job {
+            subject,
+            load,
+            workload,
+            levels,
+            sample_interval: args.sample_interval,
+            space,
+            objective,
+            slos,
+            seeds,
+            settings,
+            confirm: args.confirm,
+        },
+    })
+}
+
+fn levels_of(levels: &[f64], open_loop: bool) -> anyhow::Result<Vec<Level>> {
+    if levels.is_empty() {
+        return Ok(vec![Level::AsSpecified]);
+    }
+    levels
+        .iter()
+        .map(|&l| {
+            if !(l.is_finite() && l > 0.0) {
+                bail!("--levels must be positive numbers, e.g. --levels 8,128,1024");
+            }
+            Ok(if open_loop {
+                Level::Rate(l)
+            } else {
+                if l.fract() != 0.0 || l > f64::from(u32::MAX) {
+                    bail!("--levels are connection counts (whole numbers) without --rate");
+                }
+                Level::Connections(l as u32)
+            })
+        })
+        .collect()
+}
+
+/// Narrates a tune: one line per trial; the engine's live line while it runs.
+struct TuneNarrator {
+    inner: Narrator,
+    quiet: bool,
+}
+
+impl TrialEvents for TuneNarrator {
+    fn run_starting(&mut self, index: usize, count: usize, level: Level, run: u32, runs: u32) {
+        self.inner.run_starting(index, count, level, run, runs);
+    }
+    fn progress(&mut self, progress: &Progress) {
+        self.inner.progress(progress);
+    }
+    fn level_done(&mut self, index: usize, level: &LevelResult) {
+        self.inner.level_done(index, level);
+    }
+    fn reaped(&mut self, lines: &[String]) {
+        self.inner.reaped(lines);
+    }
+    fn starting(&mut self, _target: &Target) {}
+    fn stopped(&mut self, _target: &Target) {}
+}
+
+impl Listener for TuneNarrator {
+    fn trial_starting(&mut self, phase: &str, number: usize, of: usize, config: &Config) {
+        if !self.quiet {
+            eprintln!(
+                "{phase} {number}/{of}: {}",
+                webtune_tune::space::render(config)
+            );
+        }
+    }
+    fn trial_done(&mut self, line: &str) {
+        if !self.quiet {
+            eprintln!("  {line}");
+        }
+    }
+}
+
+fn execute(
+    args: &TuneArgs,
+    prepared: Prepared,
+    journal: &mut Journal,
+    resumed: Option<&webtune_tune::journal::Resumed>,
+) -> anyhow::Result<i32> {
+    let stop = crate::signals::stop_token();
+    let mut narrator = TuneNarrator {
+        inner: Narrator::new(args.quiet, false),
+        quiet: args.quiet,
+    };
+    let finished = driver::run(&prepared.job, journal, resumed, &stop, &mut narrator)?;
+    let mut outputs = Outputs::new();
+    if let Some(dest) = &args.html {
+        outputs.file(
+            "--html",
+            dest,
+            &webtune_tune::html::render_html(&finished.report),
+        );
+    }
+    if let Some(dest) = &args.json {
+        outputs.file("--json", dest, &(finished.report.to_json_pretty() + "\n"));
+    }
+    if args.json.as_deref() != Some("-") {
+        let mut text = finished.report.render_text();
+        if finished.interrupted {
+            text.push_str(&match &args.journal {
+                Some(path) => format!(
+                    "\nInterrupted: continue with `webtune tune --resume --journal {}`\n",
+                    path.display()
+                ),
+                None => "\nInterrupted (no --journal: give one to be able to resume)\n".into(),
+            });
+        }
+        outputs.stdout(&text);
+    }
+    Ok(outputs.exit_code(if finished.interrupted {
+        EXIT_INTERRUPTED
+    } else if finished.report.best.is_none() {
+        EXIT_NOTHING_FEASIBLE
+    } else {
+        0
+    }))
+}
+
+fn show(
+    args: &TuneArgs,
+    prepared: Prepared,
+    resumed: &webtune_tune::journal::Resumed,
+) -> anyhow::Result<i32> {
+    let job = prepared.job;
+    let mut study = webtune_tune::Study::new(
+        job.space.clone(),
+        job.objective,
+        job.slos.clone(),
+        job.seeds.clone(),
+        job.settings.clone(),
+        Box::new(webtune_tune::GpSampler::default()),
+    );
+    resumed.replay_into(&mut study);
+    let levels = job
+        .levels
+        .iter()
+        .map(|l| match l {
+            Level::AsSpecified => "as given".to_string(),
+            other => other.label(),
+        })
+        .collect();
+    let report = webtune_tune::TuneReport::from_study(&study, levels, None);
+    let mut text = report.render_text();
+    if !resumed.lost.is_empty() {
+        text.push_str(&format!(
+            "{} trial(s) were in flight when the tune stopped (they run again on --resume)\n",
+            resumed.lost.len()
+        ));
+    }
+    let mut outputs = Outputs::new();
+    if let Some(dest) = &args.json {
+        outputs.file("--json", dest, &(report.to_json_pretty() + "\n"));
+    }
+    if args.json.as_deref() != Some("-") {
+        outputs.stdout(&text);
+    }
+    Ok(outputs.exit_code(0))
+}
