@@ -180,7 +180,34 @@ fn params_text(stack: StackKind) -> String {
             stack.name()
         );
     }
-    params_table(&params)
+    let mut out = params_table(&params);
+    out.push_str(&tuning_space_text(stack));
+    out
+}
+
+/// The default search space of `webtune tune STACK` (without --param): each parameter, the
+/// range searched and why it is there.
+fn tuning_space_text(stack: StackKind) -> String {
+    use webtune_lab::tuning::{default_space, TuneRange};
+    let space = default_space(stack, false, bench_cmd::available_cores());
+    if space.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "\nTuned by default (`webtune tune {}` without --param; with --app forum also db.max_connections and db.back_log):\n",
+        stack.name()
+    );
+    let width = space.iter().map(|t| t.name.len()).max().unwrap_or(0);
+    for t in &space {
+        let range = match &t.range {
+            TuneRange::Int { lo, hi, log } => {
+                format!("{lo}..{hi}{}", if *log { " (log)" } else { "" })
+            }
+            TuneRange::Choice(words) => words.join(","),
+        };
+        out.push_str(&format!("  {:<width$}  {range:<16} {}\n", t.name, t.why));
+    }
+    out
 }
 
 /// Parameters as a table: name, type, range, default, directive, meaning.
@@ -498,6 +525,8 @@ mod tests {
         let text = params_text(StackKind::from_name("apache-prefork").unwrap());
         assert!(text.contains("MaxRequestWorkers"));
         assert!(text.contains("1..=20000"));
+        assert!(text.contains("Tuned by default"), "{text}");
+        assert!(text.contains("seed 000"), "the space says why: {text}");
         assert!(stacks_text().contains("nginx-apache"));
         let conf = config_text(
             StackKind::from_name("nginx-apache").unwrap(),
