@@ -12,6 +12,7 @@
 mod error;
 pub mod forum;
 pub mod host;
+pub mod import;
 pub mod leaders;
 pub mod logs;
 pub mod netns;
