@@ -3,7 +3,7 @@
 //! leaving no process behind, and reap what a killed run left (`lab clean`).
 
 mod forum;
-mod import;
+pub(crate) mod import;
 
 use crate::bench_cmd::{self, BenchArgs, EXIT_INTERRUPTED};
 use crate::narrate::Narrator;
@@ -278,7 +278,7 @@ fn config_text(stack: StackKind, set: &[String]) -> anyhow::Result<String> {
     Ok(out)
 }
 
-fn parse_bench(words: &[String]) -> anyhow::Result<BenchArgs> {
+pub(crate) fn parse_bench(words: &[String]) -> anyhow::Result<BenchArgs> {
     let argv = std::iter::once("webtune lab run STACK --".to_string()).chain(words.iter().cloned());
     match BenchLine::try_parse_from(argv) {
         Ok(line) => Ok(line.bench),
@@ -296,7 +296,7 @@ fn parse_bench(words: &[String]) -> anyhow::Result<BenchArgs> {
 
 /// The path to load on a stack, as given after -- (or `default_path`): it must start with
 /// '/' (the lab picks the address, so a full URL is refused).
-fn load_path(given: Option<&str>, default_path: &str) -> anyhow::Result<String> {
+pub(crate) fn load_path(given: Option<&str>, default_path: &str) -> anyhow::Result<String> {
     let path = given.unwrap_or(default_path);
     if path.is_empty() {
         return Ok(String::new());
