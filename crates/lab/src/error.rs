@@ -39,6 +39,13 @@ pub enum LabError {
         config: PathBuf,
         message: String,
     },
+    /// The server's own check refused a user's imported config (paths are the user's).
+    #[error("{server} rejects {config}: {message}")]
+    ImportRejected {
+        server: String,
+        config: PathBuf,
+        message: String,
+    },
     #[error("{server} did not start: {message}")]
     StartFailed { server: String, message: String },
     #[error("{server} left process(es) {pids:?} running after a forced stop")]

@@ -13,6 +13,7 @@ mod error;
 pub mod forum;
 pub mod hook;
 pub mod host;
+pub mod import;
 pub mod leaders;
 pub mod logs;
 pub mod netns;

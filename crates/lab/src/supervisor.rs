@@ -5,6 +5,7 @@
 //! panic in the caller still tears the stack down.
 
 use crate::host::{self, ExecLimits, HostSettings, OsValues, ThreadPin};
+use crate::import::Import;
 use crate::netns::{Inside, NetNamespace};
 use crate::params::Settings;
 use crate::registry::{self, CleanReport, Entry};
@@ -66,10 +67,19 @@ struct RunningServer {
     child: Child,
 }
 
+/// What a start runs: a lab stack with its settings, or a user's own config (`import`).
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    Stack(&'a Settings),
+    Imported(&'a Import),
+}
+
 /// A started stack. Stop it with `stop()` to see whether the stop was clean; dropping it
 /// stops it too.
 pub struct RunningStack {
     stack: StackKind,
+    /// An imported config's target name ("nginx-config"); `stack` is then `External`.
+    imported: Option<&'static str>,
     root: PathBuf,
     entry: Entry,
     rendered: Rendered,
@@ -105,6 +115,31 @@ impl RunningStack {
         for (_, component) in stack.components() {
             programs.program_for(component)?;
         }
+        Self::start_retrying(stack, Source::Stack(settings), options, &programs)
+    }
+
+    /// Start a user's own config, copied into a private directory (see `import`). Its
+    /// settings are the server's defaults for the host knobs: none is applied.
+    pub fn start_imported(
+        import: &Import,
+        options: StartOptions,
+    ) -> Result<RunningStack, LabError> {
+        options.host.check()?;
+        let programs = Programs::discover();
+        Self::start_retrying(
+            StackKind::External,
+            Source::Imported(import),
+            options,
+            &programs,
+        )
+    }
+
+    fn start_retrying(
+        stack: StackKind,
+        source: Source,
+        options: StartOptions,
+        programs: &Programs,
+    ) -> Result<RunningStack, LabError> {
         let root = registry::lab_root()?;
         let reaped = registry::clean_stale(&root);
         // The ports are free when picked but released before the servers bind them; on a
@@ -112,7 +147,7 @@ impl RunningStack {
         // fails fast (the server exits), and is retried with new ports.
         let mut attempt = 1;
         loop {
-            match Self::start_once(stack, settings, &options, &programs, &root, &reaped) {
+            match Self::start_once(stack, source, &options, programs, &root, &reaped) {
                 Err(LabError::StartFailed { server, message })
                     if attempt < 3 && message.contains("in use") =>
                 {
@@ -126,7 +161,7 @@ impl RunningStack {
 
     fn start_once(
         stack: StackKind,
-        settings: &Settings,
+        source: Source,
         options: &StartOptions,
         programs: &Programs,
         root: &Path,
@@ -134,15 +169,19 @@ impl RunningStack {
     ) -> Result<RunningStack, LabError> {
         let me = std::process::id() as i32;
         let my_start = procfs::read_stat(me).map(|s| s.start_ticks).unwrap_or(0);
+        let name = match source {
+            Source::Stack(_) => stack.name(),
+            Source::Imported(import) => import.target_name(),
+        };
         let id = format!(
             "{}-{}-{}",
-            stack.name(),
+            name,
             me,
             START_COUNTER.fetch_add(1, Ordering::Relaxed)
         );
         let entry = Entry {
             id: id.clone(),
-            stack: stack.name().to_string(),
+            stack: name.to_string(),
             owner_pid: me,
             owner_start_ticks: my_start,
             private_dir: root.join(&id),
@@ -153,8 +192,13 @@ impl RunningStack {
         // The entry goes to disk before anything else exists, so a SIGKILL at any later
         // point leaves something `lab clean` can find.
         registry::write_entry(root, &entry)?;
+        let os = match source {
+            Source::Stack(settings) => OsValues::from_settings(settings),
+            Source::Imported(_) => OsValues::default(),
+        };
         let mut running = RunningStack {
             stack,
+            imported: matches!(source, Source::Imported(_)).then_some(name),
             root: root.to_path_buf(),
             entry,
             rendered: Rendered {
@@ -166,7 +210,7 @@ impl RunningStack {
             options: options.clone(),
             stopped: false,
             reaped: reaped.clone(),
-            os: OsValues::from_settings(settings),
+            os,
             netns: None,
         };
         // On any error below, dropping `running` stops what started and removes the files.
@@ -178,7 +222,7 @@ impl RunningStack {
                 .map(NetNamespace::enter)
                 .transpose()?;
             let outcome = running
-                .prepare(settings, programs)
+                .prepare(source, programs)
                 .and_then(|()| running.launch());
             match inside.map(Inside::leave) {
                 Some(Err(e)) => Err(e),
@@ -212,7 +256,7 @@ impl RunningStack {
         registry::write_entry(&self.root, &self.entry)
     }
 
-    fn prepare(&mut self, settings: &Settings, programs: &Programs) -> Result<(), LabError> {
+    fn prepare(&mut self, source: Source, programs: &Programs) -> Result<(), LabError> {
         let dir = self.entry.private_dir.clone();
         let docroot = self.entry.docroot.clone();
         make_dir(&dir, 0o700)?;
@@ -220,7 +264,10 @@ impl RunningStack {
         for sub in ["temp", "run"] {
             make_dir(&dir.join(sub), 0o700)?;
         }
-        let ports = free_ports(self.stack.components().len())?;
+        let ports = free_ports(match source {
+            Source::Stack(_) => self.stack.components().len(),
+            Source::Imported(import) => import.port_count(),
+        })?;
         // SAFETY: geteuid has no preconditions.
         let privileged = unsafe { libc::geteuid() } == 0;
         let layout = Layout {
@@ -230,8 +277,19 @@ impl RunningStack {
             privileged,
             addresses: self.options.host.addresses.max(1),
         };
-        self.rendered = render::render(self.stack, settings, &layout, programs)?;
+        self.rendered = match source {
+            Source::Stack(settings) => render::render(self.stack, settings, &layout, programs)?,
+            Source::Imported(import) => import.render(&layout, programs)?,
+        };
         for (name, text) in &self.rendered.configs {
+            // An imported tree keeps its subdirectories (conf/sites-enabled/…).
+            if let Some(parent) = Path::new(name)
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+            {
+                std::fs::create_dir_all(dir.join(parent))
+                    .map_err(|e| LabError::io(format!("creating {}", parent.display()), e))?;
+            }
             write_file(&dir.join(name), text.as_bytes(), 0o600)?;
         }
         if self.stack.is_tls() {
@@ -242,7 +300,21 @@ impl RunningStack {
         }
         // Every server checks its own config before anything starts.
         for plan in &self.rendered.servers {
-            check_config(plan)?;
+            match (check_config(plan), source) {
+                (
+                    Err(LabError::ConfigRejected {
+                        server, message, ..
+                    }),
+                    Source::Imported(i),
+                ) => {
+                    return Err(LabError::ImportRejected {
+                        server,
+                        config: i.main().to_path_buf(),
+                        message: i.restore_paths(&dir, &message),
+                    })
+                }
+                (outcome, _) => outcome?,
+            }
         }
         Ok(())
     }
@@ -263,7 +335,7 @@ impl RunningStack {
             registry::write_entry(&self.root, &self.entry)?;
             self.wait_ready(self.servers.len() - 1)?;
         }
-        if self.stack.has_php() {
+        if self.stack.has_php() && self.imported.is_none() {
             // The whole chain answers the CPU-bound page.
             let front = self.front_address();
             let deadline = Instant::now() + self.options.ready_timeout;
@@ -354,6 +426,11 @@ impl RunningStack {
 
     pub fn stack(&self) -> StackKind {
         self.stack
+    }
+
+    /// The stack's name, or an imported config's target name.
+    pub fn name(&self) -> &'static str {
+        self.imported.unwrap_or_else(|| self.stack.name())
     }
 
     /// The address clients load (the front server).
@@ -519,7 +596,7 @@ impl RunningStack {
         );
         if !left.is_empty() {
             first_error.get_or_insert(LabError::Survivors {
-                server: self.stack.name().to_string(),
+                server: self.name().to_string(),
                 pids: left,
             });
         }
@@ -539,7 +616,7 @@ impl RunningStack {
 impl Drop for RunningStack {
     fn drop(&mut self) {
         if let Err(e) = self.stop_all() {
-            eprintln!("webtune lab: stopping {}: {e}", self.stack.name());
+            eprintln!("webtune lab: stopping {}: {e}", self.name());
         }
     }
 }

@@ -30,6 +30,9 @@ pub enum Target {
         db: Settings,
         dataset: Box<Dataset>,
     },
+    /// The user's own nginx or Apache config, run on a private copy (`import`); `--set`
+    /// overrides are in the import.
+    Imported { import: Box<crate::import::Import> },
     /// A server the user runs, at `base_url`; `processes` names what the sampler watches
     /// (none: no server-side sampling).
     External {
@@ -43,6 +46,7 @@ impl Target {
     pub fn name(&self) -> &'static str {
         match self {
             Target::Stack { kind, .. } | Target::Forum { kind, .. } => kind.name(),
+            Target::Imported { import } => import.target_name(),
             Target::External { .. } => StackKind::External.name(),
         }
     }
@@ -57,6 +61,7 @@ impl Target {
         match self {
             Target::Stack { settings, .. } => list(settings),
             Target::Forum { web, db, .. } => [list(web), list(db)].concat(),
+            Target::Imported { import } => import.overrides().to_vec(),
             Target::External { .. } => Vec::new(),
         }
     }
@@ -67,6 +72,9 @@ impl Target {
             Target::Stack { settings, .. } => settings.explicitly_set().to_vec(),
             Target::Forum { web, db, .. } => {
                 [web.explicitly_set().to_vec(), db.explicitly_set().to_vec()].concat()
+            }
+            Target::Imported { import } => {
+                import.overrides().iter().map(|(n, _)| n.clone()).collect()
             }
             Target::External { .. } => Vec::new(),
         }
@@ -84,6 +92,7 @@ impl Target {
                     _ => format!("{web} {db}"),
                 }
             }
+            Target::Imported { import } => format!("your config {}", import.describe()),
             Target::External { .. } => "not configured by webtune".into(),
         }
     }
@@ -358,6 +367,17 @@ fn start(
             let base = forum.base_url();
             events.ready(&base, &format!("sessions {:?}", forum.sessions()));
             Ok((base, Started::Forum(Box::new(forum))))
+        }
+        Target::Imported { import } => {
+            let running = RunningStack::start_imported(import, options)?;
+            events.reaped(&running.reaped().reaped);
+            let base = running.base_url();
+            let detail = format!("dir {}", running.private_dir().display());
+            events.ready(
+                &base,
+                &format!("sessions {:?}, {detail}", running.sessions()),
+            );
+            Ok((base, Started::Stack(Box::new(running))))
         }
         Target::External { base_url, .. } => Ok((base_url.clone(), Started::External)),
     }

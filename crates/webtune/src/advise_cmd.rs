@@ -1,6 +1,8 @@
 //! `webtune advise`: flags → `webtune_advise::advise` → text on stdout, JSON and suggested
 //! config files where asked. Read-only: it changes no config file and no sysctl.
 
+mod verify;
+
 use crate::output::{self, Outputs};
 use std::path::PathBuf;
 
@@ -9,9 +11,11 @@ use std::path::PathBuf;
     webtune advise\n  \
     webtune advise --apache-config /etc/apache2/apache2.conf --nginx-config /etc/nginx/nginx.conf \\\n    \
     --php-fpm-config /etc/php/8.2/fpm/pool.d/www.conf --mysql-config /etc/mysql/my.cnf\n  \
-    webtune advise --result lab.json --json advice.json --write-patch suggested/\n\
+    webtune advise --result lab.json --json advice.json --write-patch suggested/\n  \
+    webtune advise --nginx-config /etc/nginx/nginx.conf --verify --pairs 3 -- -c 50 -d 10s /\n\
     Configs not given are found from the running servers' command lines, else at the stock paths\n\
-    under /etc. Exit status: 0 advice printed (with findings or without), 2 bad input.")]
+    under /etc. Exit status: 0 advice printed (with findings or without), 2 bad input,\n\
+    130 --verify interrupted.")]
 pub struct AdviseArgs {
     /// Apache's main config file (Include, IfModule, Define and Debian's envvars followed).
     #[arg(long = "apache-config", value_name = "FILE")]
@@ -37,6 +41,18 @@ pub struct AdviseArgs {
     /// Read only the configs given: no discovery of the others.
     #[arg(long = "no-discover")]
     pub no_discover: bool,
+    /// Measure the advice: run the current and the advised nginx/Apache config on private
+    /// copies (never the production server), interleaved A B B A …, and report the
+    /// difference beside each finding it changed. Bench flags after --.
+    #[arg(long = "verify")]
+    pub verify: bool,
+    /// Pairs of runs (A B) for --verify.
+    #[arg(long = "pairs", default_value_t = 3, requires = "verify",
+          value_parser = clap::value_parser!(u32).range(1..=50))]
+    pub pairs: u32,
+    /// With --verify: the bench flags and the path to load, e.g. -- -c 50 -d 10s /.
+    #[arg(last = true, value_name = "BENCH FLAGS")]
+    pub bench: Vec<String>,
 }
 
 pub fn run(args: AdviseArgs) -> anyhow::Result<i32> {
@@ -51,16 +67,35 @@ pub fn run(args: AdviseArgs) -> anyhow::Result<i32> {
     if let Some(dest) = &args.json {
         output::check("--json", dest)?;
     }
+    if !args.bench.is_empty() && !args.verify {
+        anyhow::bail!("bench flags after -- go with --verify");
+    }
+    // Bench flags are checked before anything is read or run.
+    let bench = args
+        .verify
+        .then(|| verify::check(&args.bench))
+        .transpose()?;
     let advice = webtune_advise::advise(&inputs)?;
+    let verified = match &bench {
+        Some(bench) => Some(verify::run(&advice, bench, args.pairs as usize)?),
+        None => None,
+    };
     let json_to_stdout = args.json.as_deref() == Some("-");
     let mut outputs = Outputs::new();
     if let Some(dest) = &args.json {
-        let mut text = serde_json::to_string_pretty(&advice)?;
+        let mut value = serde_json::to_value(&advice)?;
+        if let (Some(v), Some(map)) = (&verified, value.as_object_mut()) {
+            map.insert("verify".into(), v.json.clone());
+        }
+        let mut text = serde_json::to_string_pretty(&value)?;
         text.push('\n');
         outputs.file("--json", dest, &text);
     }
     if !json_to_stdout {
         outputs.stdout(&webtune_advise::output::text(&advice));
+        if let Some(v) = &verified {
+            outputs.stdout(&v.text);
+        }
     }
     if let Some(dir) = &args.write_patch {
         let written = webtune_advise::output::write_patch(&advice, dir)?;
@@ -76,5 +111,10 @@ pub fn run(args: AdviseArgs) -> anyhow::Result<i32> {
             }
         }
     }
-    Ok(outputs.exit_code(0))
+    let interrupted = verified.as_ref().is_some_and(|v| v.interrupted);
+    Ok(outputs.exit_code(if interrupted {
+        crate::bench_cmd::EXIT_INTERRUPTED
+    } else {
+        0
+    }))
 }

@@ -3,6 +3,7 @@
 //! leaving no process behind, and reap what a killed run left (`lab clean`).
 
 pub mod forum;
+pub(crate) mod import;
 
 use crate::bench_cmd::{self, BenchArgs, EXIT_INTERRUPTED};
 use crate::narrate::Narrator;
@@ -23,6 +24,7 @@ use webtune_model::parse_duration;
     webtune lab run apache-prefork --set MaxRequestWorkers=4 --set KeepAlive=off -- -c 20 -d 10s /cpu/2000\n  \
     webtune lab config nginx-apache --set backend.MaxRequestWorkers=4\n  \
     webtune lab run external http://127.0.0.1:8080 --process nginx -- -c 50 -d 10s /\n  \
+    webtune lab run --nginx-config /etc/nginx/nginx.conf --set worker_connections=2048 -- -c 50 -d 10s /\n  \
     webtune lab data --posts 150000 --seed 3\n  \
     webtune lab sweep apache-prefork --app forum -c 8,32,128,256,512,1024 -d 10s --html forum.html\n  \
     webtune lab params mariadb\n  \
@@ -65,8 +67,20 @@ enum LabCommand {
 
 #[derive(clap::Args)]
 struct RunArgs {
-    /// A stack from `webtune lab stacks`.
-    stack: String,
+    /// A stack from `webtune lab stacks` (none with --nginx-config / --apache-config).
+    #[arg(required_unless_present_any = ["nginx_config", "apache_config"])]
+    stack: Option<String>,
+    /// Run YOUR nginx config on a private copy: listen, pid, logs and temp paths are
+    /// rewritten to private ones, the rest is kept; --set NAME=VALUE changes a directive.
+    #[arg(
+        long = "nginx-config",
+        value_name = "FILE",
+        conflicts_with = "apache_config"
+    )]
+    nginx_config: Option<PathBuf>,
+    /// Run YOUR Apache config (e.g. /etc/apache2/apache2.conf) on a private copy.
+    #[arg(long = "apache-config", value_name = "FILE")]
+    apache_config: Option<PathBuf>,
     /// For the `external` stack only: its base URL, e.g. http://127.0.0.1:8080.
     url: Option<String>,
     /// Set a parameter (repeatable), e.g. --set MaxRequestWorkers=4.
@@ -338,12 +352,16 @@ fn run_stack(args: RunArgs) -> anyhow::Result<i32> {
             if args.url.is_some() || !args.processes.is_empty() {
                 bail!("--app forum starts its own stack: no URL and no --process");
             }
+            if args.nginx_config.is_some() || args.apache_config.is_some() {
+                bail!("--app forum runs on a lab stack, not on your own config");
+            }
             // Without a path or a scenario, the forum's own page mix (the trial's default).
             let path = match (&bench.url, workload.scenario()) {
                 (None, None) => String::new(),
                 (given, _) => load_path(given.as_deref(), "")?,
             };
-            (forum::target(&args.stack, &args.set, &args.data)?, path)
+            let stack = args.stack.as_deref().unwrap_or_default();
+            (forum::target(stack, &args.set, &args.data)?, path)
         }
         forum::App::Site => site_target(&args, &bench, &workload)?,
     };
@@ -372,7 +390,10 @@ fn site_target(
     bench: &BenchArgs,
     workload: &Workload,
 ) -> anyhow::Result<(Target, String)> {
-    let stack = StackKind::from_name(&args.stack)?;
+    if let Some(target) = import::target(args, bench, workload)? {
+        return Ok(target);
+    }
+    let stack = StackKind::from_name(args.stack.as_deref().unwrap_or_default())?;
     let settings = settings_for(stack, &args.set)?;
     webtune_lab::host::check_privilege(&settings)?;
     if stack == StackKind::External {

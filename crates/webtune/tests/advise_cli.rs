@@ -224,3 +224,113 @@ fn bad_input_is_one_line_and_exit_2() {
         "not a webtune result",
     );
 }
+
+/// `webtune` with a lab root of the test's own.
+fn webtune_in(lab: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_webtune"))
+        .env("WEBTUNE_LAB_DIR", lab)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// What a lab root holds besides its (empty) registry.
+fn lab_leftovers(lab: &Path) -> Vec<String> {
+    let names = |dir: &Path| -> Vec<String> {
+        std::fs::read_dir(dir)
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut left: Vec<String> = names(lab).into_iter().filter(|n| n != "registry").collect();
+    left.extend(names(&lab.join("registry")));
+    left
+}
+
+#[test]
+fn verify_measures_the_advice_on_private_copies() {
+    if !Path::new("/etc/apache2/mods-enabled/mpm_prefork.conf").exists() {
+        eprintln!("skipped: Debian's Apache with prefork is not installed");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let lab = d.path().join("lab");
+    let out_json = d.path().join("advice.json");
+    let out = webtune_in(
+        &lab,
+        &[
+            "advise",
+            "--apache-config",
+            "/etc/apache2/apache2.conf",
+            "--no-discover",
+            "--json",
+            out_json.to_str().unwrap(),
+            "--verify",
+            "--pairs",
+            "1",
+            "--",
+            "-c",
+            "2",
+            "-n",
+            "40",
+            "/",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("Measured (advise --verify"), "{stdout}");
+    // Debian's prefork + mod_php has MaxConnectionsPerChild 0: that finding is measured.
+    assert!(
+        stdout.contains("[apache.max_connections_per_child] MaxConnectionsPerChild 0 → MaxConnectionsPerChild 1000: measured"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("run 2/2 (B advised)"), "{stderr}");
+    let v = json(&out_json);
+    let server = &v["verify"]["servers"][0];
+    assert_eq!(server["verified"], true, "{v}");
+    assert_eq!(server["runs"]["current"].as_array().map(Vec::len), Some(1));
+    assert_eq!(server["runs"]["advised"].as_array().map(Vec::len), Some(1));
+    assert!(server["runs"]["advised"][0]["requests_per_s"].as_f64() > Some(0.0));
+    assert_eq!(lab_leftovers(&lab), Vec::<String>::new());
+}
+
+#[test]
+fn verify_never_loads_a_backend_and_needs_its_flag() {
+    let d = tempfile::tempdir().unwrap();
+    let conf = d.path().join("nginx.conf");
+    std::fs::write(
+        &conf,
+        "events {}\nhttp {\n    server {\n        listen 8080;\n        location / { proxy_pass http://127.0.0.1:9; }\n    }\n}\n",
+    )
+    .unwrap();
+    let lab = d.path().join("lab");
+    let conf = conf.to_str().unwrap();
+    let out = webtune_in(
+        &lab,
+        &[
+            "advise",
+            "--nginx-config",
+            conf,
+            "--no-discover",
+            "--verify",
+            "--",
+            "-n",
+            "1",
+            "/",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("not verified: it passes requests on (proxy_pass http://127.0.0.1:9"),
+        "{stdout}"
+    );
+    assert_eq!(lab_leftovers(&lab), Vec::<String>::new());
+    let out = webtune(&["advise", "--nginx-config", conf, "--", "-n", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("go with --verify"));
+}

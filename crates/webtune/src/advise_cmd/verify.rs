@@ -1,0 +1,280 @@
+//! `advise --verify -- BENCH FLAGS`: the current and the advised configuration of the web
+//! server (nginx, Apache) run on private copies (`lab::import`), interleaved A B B A … like
+//! the tuner's proof (`webtune_tune::proof`), and the measured difference is reported
+//! beside each finding whose changes went into the advised copy. The production server is
+//! never touched: a copy listens on loopback ports of its own, with its own pid, logs and
+//! temp paths, and a config that passes requests on to a backend is not verified (the
+//! copy would load that backend).
+
+use crate::bench_cmd::BenchArgs;
+use crate::lab_cmd::{import, load_path, parse_bench};
+use anyhow::bail;
+use serde_json::json;
+use webtune_advise::{Advice, ConfigRead};
+use webtune_lab::import::{Import, Server};
+use webtune_lab::trial::{self, Silent, Target, Trial};
+use webtune_model::StopToken;
+use webtune_tune::proof::{self, Arm, Proof};
+
+/// What --verify measured: text for stdout, JSON for `--json`, and whether a stop cut it.
+pub(super) struct Verified {
+    pub text: String,
+    pub json: serde_json::Value,
+    pub interrupted: bool,
+}
+
+/// Check the bench flags before anything runs.
+pub(super) fn check(words: &[String]) -> anyhow::Result<BenchArgs> {
+    let bench = parse_bench(words)?;
+    bench.to_spec("")?;
+    if bench.gate.threshold_abort
+        || bench.metrics_listen.is_some()
+        || !bench.gate.threshold.is_empty()
+    {
+        bail!("--verify measures; --threshold, --threshold-abort and --metrics-listen are bench's");
+    }
+    Ok(bench)
+}
+
+pub(super) fn run(advice: &Advice, bench: &BenchArgs, pairs: usize) -> anyhow::Result<Verified> {
+    let stop = crate::signals::stop_token();
+    let mut text =
+        String::from("\nMeasured (advise --verify: current A vs advised B on private copies)\n");
+    let mut servers = Vec::new();
+    let mut interrupted = false;
+    for (name, server) in [("nginx", Server::Nginx), ("apache2", Server::Apache)] {
+        let Some(read) = advice.configs.iter().find(|c| c.server == name) else {
+            continue;
+        };
+        let outcome = verify_one(advice, read, server, bench, pairs, &stop)?;
+        text.push_str(&outcome.text);
+        interrupted |= outcome.interrupted;
+        servers.push(outcome.json);
+        if interrupted {
+            break;
+        }
+    }
+    if servers.is_empty() {
+        text.push_str("  nothing to verify: no nginx or Apache config was read\n");
+    }
+    Ok(Verified {
+        text,
+        json: json!({ "pairs": pairs, "servers": servers }),
+        interrupted,
+    })
+}
+
+/// The `--set` overrides a finding's changes make in `read`'s tree, or None when a change
+/// lies outside it.
+fn overrides(
+    finding: &webtune_advise::Finding,
+    read: &ConfigRead,
+) -> Option<Vec<(String, String)>> {
+    finding
+        .changes
+        .iter()
+        .map(|c| {
+            if !read.files.contains(&c.file) {
+                return None;
+            }
+            let text = c.text.trim().trim_end_matches(';').trim();
+            let (name, value) = text.split_once(char::is_whitespace)?;
+            Some((name.to_string(), value.trim().to_string()))
+        })
+        .collect()
+}
+
+/// A directive that passes requests to another server: a copy would load it.
+fn passes_on(import_tree: &webtune_lab::import::ConfigTree) -> Option<String> {
+    import_tree
+        .directives
+        .iter()
+        .find(|d| {
+            let name = d.name.to_ascii_lowercase();
+            name.ends_with("_pass")
+                || name.starts_with("proxypass")
+                || d.args.iter().any(|a| a.starts_with("proxy:"))
+        })
+        .map(|d| {
+            format!(
+                "{} {} at {}:{}",
+                d.name,
+                d.args.join(" "),
+                d.file.display(),
+                d.line
+            )
+        })
+}
+
+struct One {
+    text: String,
+    json: serde_json::Value,
+    interrupted: bool,
+}
+
+fn verify_one(
+    advice: &Advice,
+    read: &ConfigRead,
+    server: Server,
+    bench: &BenchArgs,
+    pairs: usize,
+    stop: &StopToken,
+) -> anyhow::Result<One> {
+    let label = server.name();
+    let skipped = |why: String| One {
+        text: format!("  {label} ({}): not verified: {why}\n", read.main.display()),
+        json: json!({ "server": label, "config": read.main, "verified": false, "why": why }),
+        interrupted: false,
+    };
+    let tree = import::read_tree(server, &read.main)?;
+    if let Some(at) = passes_on(&tree) {
+        return Ok(skipped(format!(
+            "it passes requests on ({at}); a copy would load that backend"
+        )));
+    }
+    let current = Import::new(tree.clone(), &[])?;
+    // The advised copy: every finding whose changes are directives of this tree and that
+    // the import accepts as overrides.
+    let mut set: Vec<(String, String)> = Vec::new();
+    let mut changed: Vec<&webtune_advise::Finding> = Vec::new();
+    let mut notes = Vec::new();
+    for finding in &advice.findings {
+        if finding.changes.is_empty() {
+            continue;
+        }
+        let Some(mine) = overrides(finding, read) else {
+            continue;
+        };
+        let mut trial_set = set.clone();
+        for (n, v) in &mine {
+            trial_set.retain(|(m, _)| m != n);
+            trial_set.push((n.clone(), v.clone()));
+        }
+        match Import::new(tree.clone(), &trial_set) {
+            Ok(_) => {
+                set = trial_set;
+                changed.push(finding);
+            }
+            Err(e) => notes.push(format!("[{}] not verified: {e}", finding.id)),
+        }
+    }
+    if changed.is_empty() {
+        let mut one = skipped("no finding changes a directive webtune can set in a copy".into());
+        for n in &notes {
+            one.text.push_str(&format!("    {n}\n"));
+        }
+        return Ok(one);
+    }
+    let advised = Import::new(tree, &set)?;
+    let workload = bench.request.workload()?;
+    let default_path = if workload.scenario().is_some() {
+        ""
+    } else {
+        "/"
+    };
+    let path = load_path(bench.url.as_deref(), default_path)?;
+    let load = bench.to_spec(&path)?;
+    let order = proof::order(pairs);
+    let mut a: Vec<(f64, u64)> = Vec::new();
+    let mut b: Vec<(f64, u64)> = Vec::new();
+    let mut interrupted = false;
+    for (i, arm) in order.iter().enumerate() {
+        let import = match arm {
+            Arm::Default => current.clone(),
+            Arm::Winner => advised.clone(),
+        };
+        if !bench.quiet {
+            eprintln!(
+                "advise --verify: {label} run {}/{} ({} {})",
+                i + 1,
+                order.len(),
+                arm.letter(),
+                if *arm == Arm::Default {
+                    "current"
+                } else {
+                    "advised"
+                }
+            );
+        }
+        let mut t = Trial::new(
+            Target::Imported {
+                import: Box::new(import),
+            },
+            load.clone(),
+        );
+        t.workload = workload.clone();
+        let outcome = trial::run(&t, stop, &mut Silent)?;
+        let Some(level) = outcome.levels.into_iter().next() else {
+            interrupted = true;
+            break;
+        };
+        let r = &level.result;
+        let figure = (r.requests_per_s, r.latency.total.p99_us);
+        match arm {
+            Arm::Default => a.push(figure),
+            Arm::Winner => b.push(figure),
+        }
+        if outcome.interrupted || r.interrupted {
+            interrupted = true;
+            break;
+        }
+    }
+    let paired = |f: &dyn Fn(&(f64, u64)) -> f64| -> Vec<(f64, f64)> {
+        a.iter().zip(b.iter()).map(|(x, y)| (f(x), f(y))).collect()
+    };
+    let rps = proof::analyze(&paired(&|x| x.0), true);
+    let p99 = proof::analyze(&paired(&|x| x.1 as f64), false);
+    let overrides: Vec<String> = set.iter().map(|(n, v)| format!("{n}={v}")).collect();
+    let mut text = format!(
+        "  {label} ({}): advised = {}; {} pair(s){}\n",
+        read.main.display(),
+        overrides.join(" "),
+        rps.pairs,
+        if interrupted { " (interrupted)" } else { "" }
+    );
+    text.push_str(&format!("    throughput: {}\n", line(&rps)));
+    text.push_str(&format!("    p99 latency: {}\n", line(&p99)));
+    for f in &changed {
+        text.push_str(&format!(
+            "    [{}] {} → {}: measured with the advised copy: throughput {}\n",
+            f.id,
+            f.current,
+            f.recommended,
+            short(&rps)
+        ));
+    }
+    for n in &notes {
+        text.push_str(&format!("    {n}\n"));
+    }
+    let json = json!({
+        "server": label,
+        "config": read.main,
+        "verified": true,
+        "advised": set.iter().map(|(n, v)| json!({"name": n, "value": v})).collect::<Vec<_>>(),
+        "findings": changed.iter().map(|f| f.id.clone()).collect::<Vec<_>>(),
+        "runs": {
+            "current": a.iter().map(|x| json!({"requests_per_s": x.0, "p99_us": x.1})).collect::<Vec<_>>(),
+            "advised": b.iter().map(|x| json!({"requests_per_s": x.0, "p99_us": x.1})).collect::<Vec<_>>(),
+        },
+        "throughput": rps,
+        "p99": p99,
+        "not_verified": notes,
+        "interrupted": interrupted,
+    });
+    Ok(One {
+        text,
+        json,
+        interrupted,
+    })
+}
+
+fn line(p: &Proof) -> String {
+    // The proof speaks of the tuner's default; here A is the config as it is.
+    let verdict = p.verdict.replace("the default", "the current config");
+    format!("{verdict} ({}/{} pairs better)", p.winner_better, p.pairs)
+}
+
+fn short(p: &Proof) -> String {
+    let change = (p.ratio - 1.0) * 100.0;
+    format!("{change:+.1}% ({})", p.outcome)
+}
