@@ -174,8 +174,7 @@ fn held_count(steps: &[Seen], rate: f64) -> usize {
 /// digits when that keeps it strictly inside.
 fn between(lo: f64, hi: f64) -> f64 {
     let mid = (lo * hi).sqrt();
-    let scale = 10f64.powi(mid.log10().floor() as i32 - 2);
-    let rounded = (mid / scale).round() * scale;
+    let rounded: f64 = format!("{mid:.2e}").parse().unwrap_or(mid);
     if rounded > lo && rounded < hi {
         rounded
     } else {
@@ -308,6 +307,41 @@ fn connection_capped(result: &RunResult, slos: &[Threshold]) -> bool {
     waited && at_cap && !result.histograms.service.is_empty() && holds_on_service
 }
 
+/// The generator CPU share above which the engine calls a run client-limited (the engine's
+/// `MAX_VALID_CPU_BUSY`): a starved generator measures itself, whatever the SLOs say.
+const CPU_LIMITED: f64 = 0.9;
+
+/// A step held although the generator sent late still counts when the server got the rate
+/// asked for: latency is measured from the intended start, so the lateness only made the
+/// figures worse.
+const RATE_DELIVERED: f64 = 0.95;
+
+/// Is the engine's "client-limited" verdict decisive for this step? Always when the
+/// generator's CPU was the limit. When only its send lateness was: a step that held counts
+/// if the server got (nearly) the whole rate; a step that broke is the generator's fault only
+/// when its lateness could explain every broken latency SLO (observed − the generator's
+/// worst lateness within the limit) and no other SLO broke.
+fn generator_to_blame(result: &RunResult, verdicts: &[Verdict]) -> bool {
+    let v = &result.validity;
+    if !v.client_limited {
+        return false;
+    }
+    if v.cpu_busy > CPU_LIMITED {
+        return true;
+    }
+    let Some(schedule) = &result.schedule else {
+        return true;
+    };
+    let broken: Vec<&Verdict> = verdicts.iter().filter(|v| !v.passed).collect();
+    if broken.is_empty() {
+        return schedule.achieved_rate < schedule.requested_rate * RATE_DELIVERED;
+    }
+    let lag_us = schedule.generator_lag.max_us as f64;
+    broken
+        .iter()
+        .all(|v| v.unit == "us" && v.observed - lag_us <= v.limit)
+}
+
 /// Judge one step: its SLO verdicts, and whether the generator was the limit (the engine's
 /// validity verdict, or the connection cap).
 pub fn judge_step(result: &RunResult, slos: &[Threshold]) -> Judged {
@@ -320,7 +354,7 @@ pub fn judge_step(result: &RunResult, slos: &[Threshold]) -> Judged {
         .filter(|v| !v.passed)
         .map(|v| v.threshold.clone())
         .collect();
-    let mut reasons = if result.validity.client_limited {
+    let mut reasons = if generator_to_blame(result, &verdicts) {
         result.validity.reasons.clone()
     } else {
         Vec::new()
