@@ -424,7 +424,7 @@ mod tests {
         let rates: Vec<f64> = steps.iter().map(|s| s.rate).collect();
         assert_eq!(&rates[..7], &[10.0, 20.0, 40.0, 80.0, 160.0, 320.0, 640.0]);
         let cap = c.capacity_rps.unwrap();
-        assert!(cap <= 437.0 && cap >= 437.0 / 1.05, "{cap}");
+        assert!((437.0 / 1.05..=437.0).contains(&cap), "{cap}");
         assert_eq!(c.limit, CapacityLimit::Slo);
         assert!(c.broke_at_rps.unwrap() <= cap * 1.05);
         // The last step repeats the answer.
