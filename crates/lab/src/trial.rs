@@ -294,6 +294,19 @@ pub fn run(
     stop: &StopToken,
     events: &mut dyn TrialEvents,
 ) -> Result<TrialOutcome, LabError> {
+    let mut fixed = trial.levels.clone().into_iter();
+    run_adaptive(trial, stop, events, &mut |_| fixed.next())
+}
+
+/// Run a trial whose levels are chosen as it goes (a capacity search): `next_level` gets
+/// the levels measured so far and returns the next one, or None to end; `trial.levels` is
+/// only checked to be non-empty. The target is started once for all levels.
+pub fn run_adaptive(
+    trial: &Trial,
+    stop: &StopToken,
+    events: &mut dyn TrialEvents,
+    next_level: &mut dyn FnMut(&[LevelResult]) -> Option<Level>,
+) -> Result<TrialOutcome, LabError> {
     if trial.levels.is_empty() || trial.repeat == 0 {
         return Err(LabError::Inconsistent(
             "a trial needs at least one level and one run".into(),
@@ -312,7 +325,7 @@ pub fn run(
         Err(e) => return Err(e),
     };
     let (base_url, started) = started;
-    let measured = load_levels(trial, &started, &base_url, stop, events);
+    let measured = load_levels(trial, &started, &base_url, stop, events, next_level);
     let stopped = started.stop();
     if stopped.is_ok() && !matches!(trial.target, Target::External { .. }) {
         events.stopped(&trial.target);
@@ -439,13 +452,15 @@ fn load_levels(
     base: &str,
     stop: &StopToken,
     events: &mut dyn TrialEvents,
+    next_level: &mut dyn FnMut(&[LevelResult]) -> Option<Level>,
 ) -> Result<Levels, LabError> {
     let (spec, workload) = absolute_spec(trial, started, base)?;
     let selector = started.selector(&trial.target);
     let mut logged_before: Vec<LogMessage> = Vec::new();
     let mut levels = Vec::new();
     let count = trial.levels.len();
-    for (index, &level) in trial.levels.iter().enumerate() {
+    while let Some(level) = next_level(&levels) {
+        let index = levels.len();
         if stop.stop_requested() {
             return Ok((levels, true));
         }

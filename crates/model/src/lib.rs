@@ -5,6 +5,7 @@
 //! This crate owns the shapes and their (de)serialisation only. It does no I/O: no sockets,
 //! no files, no clocks. Every other crate speaks these types.
 
+pub mod capacity;
 pub mod errors;
 pub mod histogram;
 mod merge;

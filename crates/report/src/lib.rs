@@ -6,6 +6,7 @@
 //! strings it returns wherever they like.
 
 pub mod ab;
+pub mod capacity;
 pub mod compare;
 pub mod csv;
 pub mod format;

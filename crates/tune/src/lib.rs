@@ -5,6 +5,8 @@
 //! and the `webtune.tune/1` report (`report`). It never starts a process or loads a
 //! server: the caller runs each trial and tells the study what it measured.
 
+pub mod capacity;
+pub mod capacity_run;
 pub mod driver;
 pub mod effects;
 pub mod gp;

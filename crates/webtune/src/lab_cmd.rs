@@ -61,6 +61,9 @@ enum LabCommand {
     /// Start a stack (with --app forum: and its database), run one load level after the
     /// other (seed 003: -c 8,32,128,256,512,1024), sample the servers, stop everything.
     Sweep(forum::SweepArgs),
+    /// Find a stack's capacity: the highest rate at which every --slo holds (an open-loop
+    /// search; bench flags and the path after --, e.g. -- /cpu/20000).
+    Capacity(CapacityArgs),
     /// Stop anything a killed webtune run left behind (and remove its files).
     Clean,
 }
@@ -119,6 +122,14 @@ struct RunArgs {
     bench: Vec<String>,
 }
 
+#[derive(clap::Args)]
+struct CapacityArgs {
+    #[command(flatten)]
+    search: crate::capacity_cmd::SearchArgs,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
 fn parse_cpus(text: &str) -> Result<CpuSet, String> {
     CpuSet::parse(text, webtune_lab::host::online_cpus()).map_err(|e| e.to_string())
 }
@@ -144,7 +155,14 @@ pub fn run(args: LabArgs) -> anyhow::Result<i32> {
             StackKind::from_name(&stack)?,
             &set,
         )?)),
-        LabCommand::Run(run) => run_stack(run),
+        LabCommand::Run(run) => {
+            let (trial, bench) = stack_trial(&run)?;
+            run_one(&trial, &bench)
+        }
+        LabCommand::Capacity(c) => {
+            let (trial, bench) = stack_trial(&c.run)?;
+            crate::capacity_cmd::run_lab(trial, &bench, &c.search)
+        }
         LabCommand::Data(data) => forum::run_data(data),
         LabCommand::Sweep(sweep) => forum::run_sweep(sweep),
         LabCommand::Clean => clean(),
@@ -337,7 +355,8 @@ pub fn load_path(given: Option<&str>, default_path: &str) -> anyhow::Result<Stri
     Ok(path.to_string())
 }
 
-fn run_stack(args: RunArgs) -> anyhow::Result<i32> {
+/// The trial `lab run` (and `lab capacity`) loads, and the bench flags given after --.
+fn stack_trial(args: &RunArgs) -> anyhow::Result<(Trial, BenchArgs)> {
     // Everything the user typed is checked before anything starts.
     let bench = parse_bench(&args.bench)?;
     bench.to_spec("")?; // a run that would measure nothing is refused before the start
@@ -363,7 +382,7 @@ fn run_stack(args: RunArgs) -> anyhow::Result<i32> {
             let stack = args.stack.as_deref().unwrap_or_default();
             (forum::target(stack, &args.set, &args.data)?, path)
         }
-        forum::App::Site => site_target(&args, &bench, &workload)?,
+        forum::App::Site => site_target(args, &bench, &workload)?,
     };
     let mut load = bench.to_spec(&path)?;
     // A probe path is relative to the stack, like the load's path (the trial joins both).
@@ -380,7 +399,7 @@ fn run_stack(args: RunArgs) -> anyhow::Result<i32> {
         client_cpus: args.client_cpus.clone(),
         addresses: args.addresses,
     };
-    run_one(&trial, &bench)
+    Ok((trial, bench))
 }
 
 /// The target of `lab run` on the built-in site (or an external server) and the path to

@@ -4,6 +4,7 @@
 mod ab_cmd;
 mod advise_cmd;
 mod bench_cmd;
+mod capacity_cmd;
 mod compare_cmd;
 mod gate;
 mod http_load_cmd;
@@ -47,6 +48,8 @@ enum Command {
     Sweep(sweep_cmd::SweepArgs),
     /// Before → after: saved results side by side, with how sure each difference is.
     Compare(compare_cmd::CompareArgs),
+    /// The highest request rate a server sustains within SLOs: an open-loop search.
+    Capacity(capacity_cmd::CapacityArgs),
     /// Merge the shards of one test (bench --shard I/N) into one result, exactly.
     Merge(merge_cmd::MergeArgs),
     /// Start real web stacks (nginx, Apache, PHP) from generated configs and load them.
@@ -71,6 +74,7 @@ fn main() {
         Command::Report(a) => report_cmd::run(a),
         Command::Sweep(a) => sweep_cmd::run(a),
         Command::Compare(a) => compare_cmd::run(a),
+        Command::Capacity(a) => capacity_cmd::run(a),
         Command::Merge(a) => merge_cmd::run(a),
         Command::Lab(a) => lab_cmd::run(a),
         Command::Tune(a) => tune_cmd::run(a),

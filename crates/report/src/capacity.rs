@@ -1,0 +1,307 @@
+//! A capacity search (`webtune.capacity/1`) for people: the table of every step (rate,
+//! achieved rate, latency, errors, the generator's validity verdict, the SLO verdict) with
+//! the capacity marked, the conclusion, and the HTML page whose plot puts each latency SLO's
+//! figure against the rate with the SLO line and the capacity (the knee) marked.
+
+use crate::html::{figure, page, run_section};
+use crate::svg::{escape, Chart, Marker, Series};
+use std::fmt::Write as _;
+use webtune_model::capacity::{CapacityResult, CapacityStep, StepOutcome};
+
+fn rate(r: f64) -> String {
+    if r >= 100.0 || r.fract() == 0.0 {
+        format!("{r:.0}")
+    } else {
+        format!("{r:.2}")
+    }
+}
+
+fn ms(us: u64) -> String {
+    format!("{:.2}", us as f64 / 1000.0)
+}
+
+fn is_capacity(r: &CapacityResult, s: &CapacityStep) -> bool {
+    s.outcome == StepOutcome::Held && r.capacity_rps == Some(s.rate_rps)
+}
+
+fn verdict(s: &CapacityStep) -> String {
+    match s.outcome {
+        StepOutcome::Held => "held".into(),
+        StepOutcome::Broke => format!("BROKE {}", s.broken.join(", ")),
+        StepOutcome::ClientLimited => "not counted: the generator was the limit".into(),
+        StepOutcome::Interrupted => "not counted: interrupted".into(),
+    }
+}
+
+/// The search as a text table, the capacity marked, then the conclusion and the reasons of
+/// any client-limited step.
+pub fn render_capacity_text(r: &CapacityResult) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "Capacity search: {}", r.target);
+    if !r.settings.is_empty() {
+        let _ = writeln!(out, "Settings: {}", r.settings);
+    }
+    let _ = writeln!(
+        out,
+        "SLOs: {}; steps of {}s, open loop, latency from each request's intended start",
+        r.slos.join(", "),
+        r.step_s
+    );
+    if r.interrupted {
+        let _ = writeln!(out, "INTERRUPTED — partial search");
+    }
+    out.push('\n');
+    let header = [
+        "step",
+        "rate/s",
+        "achieved/s",
+        "p50 (ms)",
+        "p99 (ms)",
+        "errors %",
+        "generator",
+        "verdict",
+    ];
+    let mut table: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
+    for (i, s) in r.steps.iter().enumerate() {
+        let res = &s.result;
+        let achieved = res
+            .schedule
+            .as_ref()
+            .map_or(res.requests_per_s, |sch| sch.achieved_rate);
+        let mut v = verdict(s);
+        if is_capacity(r, s) {
+            v.push_str("  <- capacity");
+        }
+        table.push(vec![
+            (i + 1).to_string(),
+            rate(s.rate_rps),
+            format!("{achieved:.1}"),
+            ms(res.latency.total.p50_us),
+            ms(res.latency.total.p99_us),
+            format!("{:.2}", res.error_ratio() * 100.0),
+            if s.outcome == StepOutcome::ClientLimited {
+                "LIMITED".into()
+            } else {
+                "ok".into()
+            },
+            v,
+        ]);
+    }
+    let last = header.len() - 1;
+    let widths: Vec<usize> = (0..last)
+        .map(|c| {
+            table
+                .iter()
+                .map(|row| row[c].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for row in &table {
+        let mut line = String::new();
+        for (c, cell) in row.iter().enumerate() {
+            if c == last {
+                let _ = write!(line, "  {cell}");
+            } else if c == 6 {
+                let _ = write!(line, "  {cell:<w$}", w = widths[c]);
+            } else {
+                let sep = if c == 0 { "" } else { "  " };
+                let _ = write!(line, "{sep}{cell:>w$}", w = widths[c]);
+            }
+        }
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+    out.push('\n');
+    for (i, s) in r.steps.iter().enumerate() {
+        for reason in &s.reasons {
+            let _ = writeln!(out, "step {}: {reason}", i + 1);
+        }
+    }
+    let _ = writeln!(out, "Capacity: {}", r.summary);
+    out
+}
+
+/// One latency SLO's points: (rate, observed ms) of every step that counts, by rate.
+fn slo_points(r: &CapacityResult, slo: &str) -> Vec<(f64, f64)> {
+    let mut points: Vec<(f64, f64)> = r
+        .steps
+        .iter()
+        .filter(|s| matches!(s.outcome, StepOutcome::Held | StepOutcome::Broke))
+        .filter_map(|s| {
+            s.verdicts
+                .iter()
+                .find(|v| v.threshold == slo && v.unit == "us")
+                .map(|v| (s.rate_rps, v.observed / 1000.0))
+        })
+        .collect();
+    points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    points
+}
+
+/// The capacity search's HTML page: the table, latency against rate with each latency SLO's
+/// line and the capacity marked, then every step's own report.
+pub fn render_capacity_html(r: &CapacityResult) -> String {
+    let mut body = String::from("<h1>webtune capacity</h1>\n");
+    let _ = writeln!(
+        body,
+        "<p id=\"capacity-summary\"><strong>{}</strong></p>",
+        escape(&r.summary)
+    );
+    let _ = writeln!(
+        body,
+        "<pre id=\"capacity-table\">{}</pre>",
+        escape(&render_capacity_text(r))
+    );
+    let mut chart = Chart::new("Latency against rate", "rate (req/s)", "latency (ms)");
+    let mut index = 0;
+    let latency_slos: Vec<(String, f64)> = r
+        .steps
+        .iter()
+        .flat_map(|s| s.verdicts.iter())
+        .filter(|v| v.unit == "us")
+        .map(|v| (v.threshold.clone(), v.limit / 1000.0))
+        .fold(Vec::new(), |mut acc, (t, l)| {
+            if !acc.iter().any(|(seen, _)| *seen == t) {
+                acc.push((t, l));
+            }
+            acc
+        });
+    let rates: Vec<f64> = r.steps.iter().map(|s| s.rate_rps).collect();
+    let (lo, hi) = rates.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &x| {
+        (lo.min(x), hi.max(x))
+    });
+    for (slo, limit) in &latency_slos {
+        chart.series.push(Series::new(
+            format!("{} (measured)", slo),
+            slo_points(r, slo),
+            index,
+        ));
+        if lo.is_finite() {
+            chart.series.push(Series::new(
+                format!("SLO line {slo}"),
+                vec![(lo, *limit), (hi, *limit)],
+                index + 1,
+            ));
+        }
+        index += 2;
+    }
+    if let Some(c) = r.capacity_rps {
+        chart.markers.push(Marker {
+            x: c,
+            class: "knee".into(),
+            label: format!("capacity {}/s", rate(c)),
+        });
+    }
+    if let Some(g) = r.generator_limited_at_rps {
+        chart.markers.push(Marker {
+            x: g,
+            class: "knee".into(),
+            label: format!("generator limit {}/s", rate(g)),
+        });
+    }
+    body.push_str(&figure(
+        "plot-capacity-latency",
+        &chart,
+        "Each latency SLO's figure at every step that counts (client-limited and interrupted \
+         steps are left out), its limit as a flat line, and the capacity marked: the highest \
+         rate at which every SLO held.",
+    ));
+    for (i, s) in r.steps.iter().enumerate() {
+        let _ = writeln!(
+            body,
+            "<h2>Step {} at {} req/s: {}</h2>\n<section id=\"step-{i}\">",
+            i + 1,
+            rate(s.rate_rps),
+            escape(&verdict(s))
+        );
+        body.push_str(&run_section(&s.result, &format!("step-{i}-")));
+        body.push_str("</section>\n");
+    }
+    page("webtune capacity", &body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::synthetic_result;
+    use webtune_model::capacity::{CapacityLimit, SearchSettings, CAPACITY_SCHEMA};
+    use webtune_model::Verdict;
+
+    fn step(rate: f64, outcome: StepOutcome, p99_us: f64) -> CapacityStep {
+        let passed = outcome != StepOutcome::Broke;
+        CapacityStep {
+            rate_rps: rate,
+            outcome,
+            verdicts: vec![Verdict {
+                threshold: "p99<=100ms".into(),
+                metric: "p99".into(),
+                unit: "us".into(),
+                observed: p99_us,
+                limit: 100_000.0,
+                baseline: None,
+                passed,
+                aborted: false,
+            }],
+            broken: if passed {
+                vec![]
+            } else {
+                vec!["p99<=100ms".into()]
+            },
+            reasons: if outcome == StepOutcome::ClientLimited {
+                vec!["the generator's CPU was 97% busy".into()]
+            } else {
+                vec![]
+            },
+            result: synthetic_result(100, &[1000, 2000, 3000]),
+        }
+    }
+
+    fn search() -> CapacityResult {
+        CapacityResult {
+            schema: CAPACITY_SCHEMA.into(),
+            tool: "webtune test".into(),
+            target: "http://127.0.0.1:1/".into(),
+            settings: String::new(),
+            slos: vec!["p99<=100ms".into()],
+            search: SearchSettings::default(),
+            step_s: 2.0,
+            capacity_rps: Some(200.0),
+            limit: CapacityLimit::Slo,
+            broke_at_rps: Some(210.0),
+            broke_first: vec!["p99<=100ms".into()],
+            generator_limited_at_rps: Some(400.0),
+            interrupted: false,
+            summary: "capacity 200 req/s".into(),
+            steps: vec![
+                step(100.0, StepOutcome::Held, 20_000.0),
+                step(200.0, StepOutcome::Held, 60_000.0),
+                step(400.0, StepOutcome::ClientLimited, 900_000.0),
+                step(210.0, StepOutcome::Broke, 150_000.0),
+                step(200.0, StepOutcome::Held, 61_000.0),
+            ],
+        }
+    }
+
+    #[test]
+    fn the_table_marks_the_capacity_and_the_generators_steps() {
+        let text = render_capacity_text(&search());
+        assert_eq!(text.matches("<- capacity").count(), 2, "{text}");
+        assert!(text.contains("LIMITED"), "{text}");
+        assert!(text.contains("BROKE p99<=100ms"), "{text}");
+        assert!(text.contains("step 3: the generator's CPU"), "{text}");
+        assert!(text.contains("Capacity: capacity 200 req/s"), "{text}");
+    }
+
+    #[test]
+    fn the_page_plots_the_slo_line_and_the_knee() {
+        let html = render_capacity_html(&search());
+        assert!(html.contains("plot-capacity-latency"));
+        assert!(html.contains("SLO line p99&lt;=100ms"));
+        assert!(html.contains("capacity 200/s"));
+        assert!(html.contains("step-4-"));
+        // Client-limited steps are not on the curve.
+        let points = slo_points(&search(), "p99<=100ms");
+        assert!(points.iter().all(|p| p.0 != 400.0));
+        assert_eq!(points.first().unwrap().0, 100.0);
+    }
+}
