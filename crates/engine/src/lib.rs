@@ -10,6 +10,7 @@
 
 pub mod clock;
 mod error;
+pub mod h2;
 pub mod http1;
 pub mod lateness;
 pub mod plan;
