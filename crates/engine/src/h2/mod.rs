@@ -9,3 +9,4 @@
 pub mod conn;
 pub mod frame;
 pub mod request;
+pub mod worker;
