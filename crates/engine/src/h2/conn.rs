@@ -521,7 +521,7 @@ impl Connection {
                 Err(ConnError::Protocol("a SETTINGS ack with a payload"))
             };
         }
-        if p.len() % 6 != 0 {
+        if !p.len().is_multiple_of(6) {
             return Err(ConnError::Protocol("SETTINGS of a wrong size"));
         }
         for pair in p.chunks_exact(6) {
