@@ -4,7 +4,7 @@
 #   - TLS keep-alive HTTP/1.1, c=CONNS: wrk, h2load --h1, webtune
 #   - a new TLS connection per request, c=CONNS: wrk, webtune (sessions resumed, the
 #     default) and webtune --no-tls-resume (a full handshake each)
-#   - HTTP/2, 10 connections x 10 streams: h2load (webtune has no HTTP/2 yet: listed alone)
+#   - HTTP/2, 10 connections x 10 streams: h2load -c10 -m10, webtune --http2 -c 10 --streams 10
 # Prints medians of requests/s and generator CPU µs per request (user+sys of the generator
 # process / completed requests), and the ratio webtune / best peer.
 #
@@ -60,6 +60,7 @@ for r in $(seq "$ROUNDS"); do
   measure webtune-close "$WEBTUNE" bench "$TURL" -t 1 -c "$CONNS" -d "${SECS}s" --no-keepalive --insecure -q --json "$work/w.json"
   measure webtune-close-full "$WEBTUNE" bench "$TURL" -t 1 -c "$CONNS" -d "${SECS}s" --no-keepalive --no-tls-resume --insecure -q --json "$work/w.json"
   measure h2load-h2-10x10 h2load -t1 -c10 -m10 -D"$SECS" "$TURL"
+  measure webtune-h2-10x10 "$WEBTUNE" bench "$TURL" -t 1 -c 10 --http2 --streams 10 -d "${SECS}s" --insecure -q --json "$work/w.json"
   echo "  round $r done"
 done
 
@@ -85,4 +86,5 @@ def vs_best(ours, peers):
 vs_best("webtune-ka", ["wrk-ka", "h2load-h1-ka"])
 vs_best("webtune-close", ["wrk-close"])
 vs_best("webtune-close-full", ["wrk-close"])
+vs_best("webtune-h2-10x10", ["h2load-h2-10x10"])
 PY

@@ -10,6 +10,7 @@
 
 pub mod clock;
 mod error;
+pub mod h2;
 pub mod http1;
 pub mod lateness;
 pub mod plan;
@@ -105,6 +106,10 @@ pub fn run(
     let window = measurement_window(spec, end_s);
     let requests = Arc::new(plan.requests.clone());
     let picker = plan.picker.clone().map(Arc::new);
+    let h2_setup = spec
+        .http2
+        .then(|| h2_setup(&plan, spec.streams))
+        .transpose()?;
     let first_lengths: Arc<Vec<FirstLength>> = Arc::new(
         (0..plan.requests.len())
             .map(|_| FirstLength::default())
@@ -172,6 +177,7 @@ pub fn run(
                 .as_ref()
                 .map(tls::TlsTarget::connector)
                 .transpose()?,
+            h2: h2_setup.clone(),
         };
         let handle = std::thread::Builder::new()
             .name(format!("webtune-worker-{w}"))
@@ -399,10 +405,43 @@ pub fn run(
         by_name,
         probe: probe_result,
         tls: plan.tls.is_some().then(|| total.tls.unwrap_or_default()),
+        protocol: Some(protocol_name(spec, plan.tls.is_some()).into()),
+        h2: total.h2.take(),
     };
     result.finish_summaries();
     result.validity = judge(&result, cpu_s, elapsed_s);
     Ok(result)
+}
+
+/// `--http2`: the requests in HTTP/2 form (those that never vary encoded once).
+fn h2_setup(plan: &Plan, streams: u32) -> Result<h2::worker::H2Setup, EngineError> {
+    let tls = plan.tls.is_some();
+    let fixed = plan
+        .requests
+        .iter()
+        .map(|r| {
+            r.fixed_bytes
+                .as_deref()
+                .map(|bytes| h2::request::from_http1(bytes, tls))
+                .transpose()
+                .map_err(|e| EngineError::BadLoad(format!("--http2: {e}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(h2::worker::H2Setup {
+        streams: streams.max(1) as usize,
+        fixed: Arc::new(fixed),
+        tls,
+    })
+}
+
+/// The protocol a run's requests went over, as results name it.
+fn protocol_name(spec: &RunSpec, tls: bool) -> &'static str {
+    match (spec.http2, tls, spec.http10) {
+        (true, true, _) => "h2",
+        (true, false, _) => "h2c",
+        (false, _, true) => "http/1.0",
+        (false, _, false) => "http/1.1",
+    }
 }
 
 /// Requests that completed or failed: responses, plus the errors that got none.

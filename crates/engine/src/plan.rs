@@ -53,6 +53,9 @@ pub struct Plan {
 
 /// ALPN for HTTP/1.1 over TLS.
 const ALPN_HTTP1: &[&[u8]] = &[b"http/1.1"];
+/// ALPN for `--http2` over TLS: h2 only (a server that does not agree fails the handshake's
+/// check, `h2_not_negotiated`, rather than silently measuring HTTP/1.1).
+const ALPN_H2: &[&[u8]] = &[b"h2"];
 
 /// The parts of an http:// URL the engine needs.
 #[derive(Debug, Clone, PartialEq)]
@@ -345,7 +348,11 @@ pub fn build(spec: &RunSpec, workload: &Workload) -> Result<Plan, EngineError> {
         }
     };
     let tls = match target.tls {
-        true => Some(TlsTarget::new(&spec.tls, &target.host, ALPN_HTTP1)?),
+        true => Some(TlsTarget::new(
+            &spec.tls,
+            &target.host,
+            if spec.http2 { ALPN_H2 } else { ALPN_HTTP1 },
+        )?),
         false => None,
     };
     let mut probe_tls = None;

@@ -120,6 +120,8 @@ pub struct Recorder {
     pub tls_handshake: LatencyHistogram,
     /// HTTPS: handshakes full and resumed, and what the first one agreed.
     pub tls: Option<TlsSummary>,
+    /// HTTP/2 runs: GOAWAYs, resets, client-side queueing.
+    pub h2: Option<webtune_model::H2Summary>,
     /// Open loop: how late each request was sent after its intended start.
     pub lag: LatencyHistogram,
     /// Open loop: the part of `lag` spent with every connection busy (server time).
@@ -304,6 +306,11 @@ impl Recorder {
         self.total.merge(&other.total);
         self.service.merge(&other.service);
         self.tls_handshake.merge(&other.tls_handshake);
+        match (&mut self.h2, &other.h2) {
+            (Some(mine), Some(theirs)) => mine.merge(theirs),
+            (None, Some(theirs)) => self.h2 = Some(theirs.clone()),
+            _ => {}
+        }
         match (&mut self.tls, &other.tls) {
             (Some(mine), Some(theirs)) => mine.merge(theirs),
             (None, Some(theirs)) => self.tls = Some(theirs.clone()),

@@ -46,20 +46,20 @@ use webtune_model::{Arrival, ErrorKind};
 /// How long in-flight requests may finish after sending stops (duration end or Ctrl-C).
 pub const DRAIN_GRACE: Duration = Duration::from_secs(1);
 /// How often deadlines (connect and request timeouts) and ramps are checked.
-const TICK: Duration = Duration::from_millis(20);
-const READ_BUFFER: usize = 64 * 1024;
+pub(crate) const TICK: Duration = Duration::from_millis(20);
+pub(crate) const READ_BUFFER: usize = 64 * 1024;
 /// Closed loop: after a failed connect a connection waits this long before trying again,
 /// doubling with each further failure up to `CONNECT_BACKOFF_MAX` (less up to half, at
 /// random, so connections do not retry in step). A connect can fail at once (no local port
 /// free, refused on loopback); without a pause the loop would spin on socket/connect/close.
 const CONNECT_BACKOFF_FIRST: Duration = Duration::from_millis(1);
 const CONNECT_BACKOFF_MAX: Duration = Duration::from_millis(100);
-const TIMER: Token = Token(usize::MAX);
+pub(crate) const TIMER: Token = Token(usize::MAX);
 /// A token is (socket generation << INDEX_BITS) | connection index: an event still queued
 /// for a closed socket carries an old generation and is dropped, so a reused index never
 /// takes another socket's event for its own.
 const INDEX_BITS: u32 = 24;
-const INDEX_MASK: usize = (1 << INDEX_BITS) - 1;
+pub(crate) const INDEX_MASK: usize = (1 << INDEX_BITS) - 1;
 
 /// How this worker paces its requests.
 pub enum Pacing {
@@ -108,6 +108,8 @@ pub struct WorkerConfig {
     pub seed: u64,
     /// HTTPS: this worker's TLS connector (its own session cache); None for http://.
     pub tls: Option<Connector>,
+    /// `--http2`: the run speaks HTTP/2 (`h2::worker` runs it).
+    pub h2: Option<crate::h2::worker::H2Setup>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -189,6 +191,9 @@ struct Worker {
 
 /// Run one worker to the end; returns what it measured.
 pub fn run_worker(cfg: WorkerConfig) -> io::Result<Recorder> {
+    if cfg.h2.is_some() {
+        return crate::h2::worker::run(cfg);
+    }
     let now = Instant::now();
     let conns: Vec<Conn> = cfg
         .conn_addrs
@@ -245,16 +250,16 @@ pub fn run_worker(cfg: WorkerConfig) -> io::Result<Recorder> {
 
 /// The event token of connection `index`'s socket number `generation` (the generation is
 /// cut short of the top bit, so no token is ever `TIMER`).
-fn token_of(index: usize, generation: usize) -> Token {
+pub(crate) fn token_of(index: usize, generation: usize) -> Token {
     let generation_mask = usize::MAX >> (INDEX_BITS + 1);
     Token(((generation & generation_mask) << INDEX_BITS) | index)
 }
 
-fn micros(from: Instant, to: Instant) -> u64 {
+pub(crate) fn micros(from: Instant, to: Instant) -> u64 {
     to.saturating_duration_since(from).as_micros() as u64
 }
 
-fn connect_error_kind(e: &io::Error) -> ErrorKind {
+pub(crate) fn connect_error_kind(e: &io::Error) -> ErrorKind {
     match e.kind() {
         io::ErrorKind::ConnectionRefused => ErrorKind::ConnectRefused,
         io::ErrorKind::TimedOut => ErrorKind::ConnectTimeout,
@@ -263,7 +268,7 @@ fn connect_error_kind(e: &io::Error) -> ErrorKind {
     }
 }
 
-fn io_error_kind(e: &io::Error) -> ErrorKind {
+pub(crate) fn io_error_kind(e: &io::Error) -> ErrorKind {
     match e.kind() {
         io::ErrorKind::TimedOut => ErrorKind::RequestTimeout,
         _ => ErrorKind::Reset,
@@ -271,7 +276,7 @@ fn io_error_kind(e: &io::Error) -> ErrorKind {
 }
 
 /// A non-blocking monotonic timerfd, registered for readability.
-fn create_timer(poll: &Poll) -> io::Result<OwnedFd> {
+pub(crate) fn create_timer(poll: &Poll) -> io::Result<OwnedFd> {
     // SAFETY: plain syscall; the returned fd is owned below.
     let fd = unsafe {
         libc::timerfd_create(
@@ -290,7 +295,7 @@ fn create_timer(poll: &Poll) -> io::Result<OwnedFd> {
 }
 
 /// Arm the timer to fire once after `after` (at least 1 µs).
-fn arm_timer(timer: &OwnedFd, after: Duration) {
+pub(crate) fn arm_timer(timer: &OwnedFd, after: Duration) {
     let after = after.max(Duration::from_micros(1));
     let spec = libc::itimerspec {
         it_interval: libc::timespec {
@@ -1020,7 +1025,7 @@ impl Worker {
 }
 
 /// Does `haystack` contain `needle`?
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+pub(crate) fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     needle.is_empty() || haystack.windows(needle.len()).any(|w| w == needle)
 }
 

@@ -39,6 +39,13 @@ pub enum ErrorKind {
     TlsHandshake,
     /// TLS: the server sent a fatal alert.
     TlsAlert,
+    /// HTTP/2: the server reset the stream (RST_STREAM, e.g. REFUSED_STREAM).
+    H2StreamReset,
+    /// HTTP/2: the server sent GOAWAY with an error code while the stream was open, or
+    /// one that left the stream unprocessed.
+    H2Goaway,
+    /// HTTP/2 over TLS: the server did not agree to `h2` by ALPN.
+    H2NotNegotiated,
 }
 
 impl ErrorKind {
@@ -57,6 +64,9 @@ impl ErrorKind {
         ErrorKind::TlsCertificate,
         ErrorKind::TlsHandshake,
         ErrorKind::TlsAlert,
+        ErrorKind::H2StreamReset,
+        ErrorKind::H2Goaway,
+        ErrorKind::H2NotNegotiated,
     ];
 
     /// Stable snake_case name (the JSON key).
@@ -76,6 +86,9 @@ impl ErrorKind {
             ErrorKind::TlsCertificate => "tls_certificate",
             ErrorKind::TlsHandshake => "tls_handshake",
             ErrorKind::TlsAlert => "tls_alert",
+            ErrorKind::H2StreamReset => "h2_stream_reset",
+            ErrorKind::H2Goaway => "h2_goaway",
+            ErrorKind::H2NotNegotiated => "h2_not_negotiated",
         }
     }
 
@@ -96,6 +109,9 @@ impl ErrorKind {
             ErrorKind::TlsCertificate => "TLS certificate refused",
             ErrorKind::TlsHandshake => "TLS handshake failed",
             ErrorKind::TlsAlert => "TLS alert from the server",
+            ErrorKind::H2StreamReset => "HTTP/2 stream reset by the server",
+            ErrorKind::H2Goaway => "HTTP/2 GOAWAY from the server",
+            ErrorKind::H2NotNegotiated => "server did not agree to HTTP/2 (ALPN)",
         }
     }
 
@@ -129,7 +145,7 @@ impl ErrorKind {
 }
 
 /// How many error kinds there are.
-pub const KINDS: usize = 14;
+pub const KINDS: usize = 17;
 
 /// Most header fields a response head may have before it counts as `HeaderTooLarge`.
 pub const MAX_RESPONSE_HEADERS: usize = 256;

@@ -22,8 +22,8 @@ pub use errors::{ErrorCounts, ErrorKind};
 pub use histogram::{LatencyHistogram, Percentiles};
 pub use merge::MergeError;
 pub use result::{
-    IntervalSample, LatencySummary, NamedResult, RepeatSummary, RunResult, Schedule, Stall,
-    TlsSummary, Validity, SCHEMA,
+    H2Summary, IntervalSample, LatencySummary, NamedResult, RepeatSummary, RunResult, Schedule,
+    Stall, TlsSummary, Validity, SCHEMA,
 };
 pub use server::ServerSamples;
 pub use shard::{Shard, ShardError, ShardSet, ShardSummary, StartRecord};

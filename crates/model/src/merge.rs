@@ -86,6 +86,11 @@ impl RunResult {
             (None, Some(theirs)) => self.tls = Some(theirs.clone()),
             _ => {}
         }
+        match (&mut self.h2, &other.h2) {
+            (Some(mine), Some(theirs)) => mine.merge(theirs),
+            (None, Some(theirs)) => self.h2 = Some(theirs.clone()),
+            _ => {}
+        }
         let g = &mut self.generator;
         g.user_cpu_s += other.generator.user_cpu_s;
         g.system_cpu_s += other.generator.system_cpu_s;
@@ -266,6 +271,8 @@ impl RunResult {
             start: None,
             sharding: None,
             thresholds: Vec::new(),
+            tls: None,
+            h2: None,
             ..first.clone()
         };
         let interval_s = merged.spec.interval_ms.max(1) as f64 / 1000.0;

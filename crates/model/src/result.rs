@@ -79,6 +79,46 @@ impl TlsSummary {
     }
 }
 
+/// HTTP/2: what the connections did besides answering.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct H2Summary {
+    /// `--streams`: streams each connection keeps busy at once, as asked.
+    pub streams_per_connection: u32,
+    /// The lowest SETTINGS_MAX_CONCURRENT_STREAMS a server announced, if any; below
+    /// `streams_per_connection` it is the limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_max_streams: Option<u32>,
+    /// GOAWAY frames received.
+    pub goaways: u64,
+    /// RST_STREAM frames received (each also counts as an `h2_stream_reset` error).
+    pub resets: u64,
+    /// Requests a graceful GOAWAY left unprocessed, sent again on a new connection.
+    pub goaway_retries: u64,
+    /// Requests that waited on the client for a free stream (every stream of every
+    /// connection was busy, or a server's stream limit held them back).
+    pub queued_for_stream: u64,
+    /// Times a request body waited for the server's flow-control window.
+    pub flow_control_waits: u64,
+}
+
+impl H2Summary {
+    /// Add another part's counts (runs merged, workers gathered).
+    pub fn merge(&mut self, other: &H2Summary) {
+        self.streams_per_connection = self
+            .streams_per_connection
+            .max(other.streams_per_connection);
+        self.server_max_streams = match (self.server_max_streams, other.server_max_streams) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.goaways += other.goaways;
+        self.resets += other.resets;
+        self.goaway_retries += other.goaway_retries;
+        self.queued_for_stream += other.queued_for_stream;
+        self.flow_control_waits += other.flow_control_waits;
+    }
+}
+
 /// Open loop: how well the generator kept to its schedule.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Schedule {
@@ -262,6 +302,13 @@ pub struct RunResult {
     /// HTTPS runs: handshakes full and resumed, the agreed version, cipher and ALPN.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls: Option<TlsSummary>,
+    /// The protocol the requests went over: "http/1.1", "http/1.0", "h2" (over TLS) or
+    /// "h2c" (cleartext, prior knowledge). Absent in results from before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
+    /// HTTP/2 runs: streams, GOAWAYs, resets and client-side queueing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub h2: Option<H2Summary>,
     /// The `Server` header of the first complete response (ab's "Server Software"); None
     /// when the server sent none or the engine did not record it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

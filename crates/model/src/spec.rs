@@ -76,6 +76,14 @@ impl TlsOptions {
     }
 }
 
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
 /// One load test, as the user asked for it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunSpec {
@@ -127,6 +135,12 @@ pub struct RunSpec {
     /// HTTPS: certificate checks and session resumption.
     #[serde(default, skip_serializing_if = "TlsOptions::is_default")]
     pub tls: TlsOptions,
+    /// `--http2`: h2 over TLS (ALPN), h2c with prior knowledge for http://.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub http2: bool,
+    /// `--streams N`: HTTP/2 streams kept busy at once per connection (h2load's `-m`).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub streams: u32,
     /// `--shard i/n`: this run is shard i of a test whose `-c`, `--rate`, `-n` and
     /// `--stages` above are the whole test's (see `shard.rs` for the shares).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -163,6 +177,8 @@ impl Default for RunSpec {
             scenario: None,
             scenario_sha256: None,
             tls: TlsOptions::default(),
+            http2: false,
+            streams: 1,
             shard: None,
             start_at_unix_ms: None,
         }
@@ -192,6 +208,8 @@ pub enum SpecError {
     NotPositive { flag: &'static str, value: f64 },
     #[error("--stages: {0}")]
     BadStages(String),
+    #[error("{0}")]
+    Http2(&'static str),
     #[error("{flag} {total} leaves shard {shard} nothing: it must be at least the shard count {}", .shard.count)]
     ShardTooSmall {
         flag: &'static str,
@@ -225,6 +243,10 @@ impl RunSpec {
         if self.max_requests_per_conn == Some(0) {
             return zero("--max-requests-per-conn");
         }
+        if self.streams == 0 {
+            return zero("--streams");
+        }
+        self.validate_http2()?;
         if self.connect_timeout_ms == 0 {
             return zero_duration("--connect-timeout", "--connect-timeout 5s");
         }
@@ -273,6 +295,35 @@ impl RunSpec {
             }
             _ => Ok(()),
         }
+    }
+
+    /// `--http2` and `--streams`: what HTTP/2 runs do not combine with (see docs/http2.md).
+    fn validate_http2(&self) -> Result<(), SpecError> {
+        let refuse = |why| Err(SpecError::Http2(why));
+        if !self.http2 {
+            return if self.streams > 1 {
+                refuse("--streams needs --http2 (HTTP/1.1 sends one request at a time)")
+            } else {
+                Ok(())
+            };
+        }
+        if self.http10 {
+            return refuse("--http2 and --http1.0 ask for two protocols: give one");
+        }
+        if !self.keepalive {
+            return refuse(
+                "--http2 with --no-keepalive is not supported: h2 streams share a connection",
+            );
+        }
+        if self.max_requests_per_conn.is_some() {
+            return refuse("--http2 with --max-requests-per-conn is not supported");
+        }
+        if !self.stages.is_empty() && self.load == LoadMode::Closed {
+            return refuse(
+                "--http2 with --stages needs --rate (closed-loop ramps are HTTP/1 only)",
+            );
+        }
+        Ok(())
     }
 
     /// Every shard must get at least one connection and, with `-n`, one request.

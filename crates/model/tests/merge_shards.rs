@@ -73,6 +73,8 @@ fn shard(index: u32, started_at_unix_ms: u64, latencies: &[u64]) -> RunResult {
         probe: None,
         server_software: None,
         tls: None,
+        protocol: None,
+        h2: None,
         repeats: Vec::new(),
         start: None,
         sharding: None,

@@ -62,7 +62,12 @@ fn write_header(out: &mut String, r: &RunResult) {
     } else {
         "new connection per request"
     };
-    let http = if spec.http10 { "HTTP/1.0" } else { "HTTP/1.1" };
+    let http = match (spec.http2, r.protocol.as_deref()) {
+        (true, Some("h2c")) => format!("HTTP/2 (h2c), {} streams per connection", spec.streams),
+        (true, _) => format!("HTTP/2, {} streams per connection", spec.streams),
+        (false, _) if spec.http10 => "HTTP/1.0".into(),
+        (false, _) => "HTTP/1.1".into(),
+    };
     let _ = writeln!(
         out,
         "  {} connections, {} threads, {stop}, {keepalive}, {http}",
@@ -283,6 +288,25 @@ fn write_connections_and_cost(out: &mut String, r: &RunResult) {
         "Connections     {} opened, {} stale keep-alive reconnects",
         r.connections_opened, r.stale_reconnects
     );
+    if let Some(h2) = &r.h2 {
+        let limit = h2
+            .server_max_streams
+            .map(|m| format!(", server allows {m} streams"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "HTTP/2          {} GOAWAY ({} requests resent), {} streams reset{limit}",
+            h2.goaways, h2.goaway_retries, h2.resets
+        );
+        if h2.queued_for_stream > 0 || h2.flow_control_waits > 0 {
+            let _ = writeln!(
+                out,
+                "                streams queued on the client: {} requests waited for a free \
+                 stream, {} bodies waited for the server's window",
+                h2.queued_for_stream, h2.flow_control_waits
+            );
+        }
+    }
     if let Some(tls) = &r.tls {
         let agreed: Vec<&str> = [&tls.version, &tls.cipher, &tls.alpn]
             .into_iter()

@@ -164,6 +164,17 @@ pub struct RequestArgs {
     /// HTTPS: no session resumption; every new connection makes a full handshake.
     #[arg(long = "no-tls-resume")]
     pub no_tls_resume: bool,
+    /// Speak HTTP/2: h2 by ALPN over https://, h2c with prior knowledge over http://.
+    #[arg(long = "http2")]
+    pub http2: bool,
+    /// HTTP/2 streams each connection keeps busy at once (h2load's -m).
+    #[arg(
+        long = "streams",
+        default_value_t = 1,
+        value_name = "N",
+        requires = "http2"
+    )]
+    pub streams: u32,
 }
 
 /// Parse "10s:50,30s:200,10s:0" into ramp stages.
@@ -243,6 +254,8 @@ impl RequestArgs {
             cacert: self.cacert.as_ref().map(|p| p.display().to_string()),
             no_resume: self.no_tls_resume,
         };
+        spec.http2 = self.http2;
+        spec.streams = self.streams;
         Ok(())
     }
 

@@ -1,0 +1,234 @@
+//! HTTP/2 against real nginx (1.22: `listen … ssl http2` and `listen … http2` for h2c with
+//! prior knowledge): exact counts that agree with h2load's on the same server, h2c, and a
+//! server GOAWAY (`keepalive_requests`) whose unprocessed streams are resent, not lost.
+
+use std::io::Read;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use webtune_engine::{run, RunControl, Workload};
+use webtune_model::{RunResult, RunSpec, StopCondition, TlsOptions};
+
+struct Server {
+    child: Child,
+    port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    fn cert(&self) -> String {
+        self.dir.path().join("cert.pem").display().to_string()
+    }
+}
+
+fn binary(candidates: &[&str], package: &str) -> PathBuf {
+    for p in candidates {
+        if Path::new(p).exists() {
+            return p.into();
+        }
+    }
+    panic!("{package} is not installed: run .ci/run or `apt-get install {package}`");
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A self-signed P-256 certificate for localhost and 127.0.0.1 (LAB-NOTES "TLS").
+fn make_cert(dir: &Path, name: &str) {
+    let openssl = binary(&["/usr/bin/openssl"], "openssl");
+    let status = Command::new(openssl)
+        .args(["req", "-x509", "-newkey", "ec", "-pkeyopt"])
+        .arg("ec_paramgen_curve:P-256")
+        .args(["-nodes", "-days", "30", "-subj", "/CN=localhost", "-addext"])
+        .arg("subjectAltName=DNS:localhost,IP:127.0.0.1")
+        .arg("-keyout")
+        .arg(dir.join(format!("{name}key.pem")))
+        .arg("-out")
+        .arg(dir.join(format!("{name}cert.pem")))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("openssl runs");
+    assert!(status.success(), "openssl req failed");
+}
+
+fn wait_listening(server: &mut Server) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", server.port)).is_err() {
+        if let Ok(Some(_)) = server.child.try_wait() {
+            let mut err = String::new();
+            if let Some(mut e) = server.child.stderr.take() {
+                let _ = e.read_to_string(&mut err);
+            }
+            panic!("server exited at start: {err}");
+        }
+        assert!(Instant::now() < deadline, "server did not listen");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// nginx, one worker, h2 over TLS on one port and h2c on another, a 43-byte file.
+fn start_nginx_h2(keepalive_requests: u32) -> (Server, u16) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    make_cert(root, "");
+    let docroot = root.join("www");
+    std::fs::create_dir(&docroot).unwrap();
+    std::fs::write(docroot.join("empty.gif"), [0u8; 43]).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    for (p, mode) in [(root.to_path_buf(), 0o755), (docroot.clone(), 0o755)] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    for f in ["www/empty.gif", "cert.pem", "key.pem"] {
+        std::fs::set_permissions(root.join(f), std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let (port, h2c_port) = (free_port(), free_port());
+    let d = root.display();
+    let conf = format!(
+        "daemon off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
+         events {{ worker_connections 1024; }}\n\
+         http {{\n  access_log off;\n  client_body_temp_path {d}/cb;\n  proxy_temp_path {d}/px;\n\
+           fastcgi_temp_path {d}/fc;\n  uwsgi_temp_path {d}/uw;\n  scgi_temp_path {d}/sc;\n\
+           keepalive_requests {keepalive_requests};\n\
+           server {{ listen 127.0.0.1:{port} ssl http2; root {d}/www;\n\
+             ssl_certificate {d}/cert.pem; ssl_certificate_key {d}/key.pem; }}\n\
+           server {{ listen 127.0.0.1:{h2c_port} http2; root {d}/www; }}\n}}\n"
+    );
+    std::fs::write(root.join("nginx.conf"), conf).unwrap();
+    let child = Command::new(binary(
+        &["/usr/sbin/nginx", "/usr/local/sbin/nginx"],
+        "nginx-light",
+    ))
+    .arg("-p")
+    .arg(root)
+    .arg("-c")
+    .arg(root.join("nginx.conf"))
+    .arg("-e")
+    .arg(root.join("error.log"))
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("nginx starts");
+    let mut server = Server { child, port, dir };
+    wait_listening(&mut server);
+    (server, h2c_port)
+}
+
+fn spec(url: String, n: u64, c: u32, streams: u32, tls: TlsOptions) -> RunSpec {
+    RunSpec {
+        url,
+        connections: c,
+        threads: 1,
+        stop: StopCondition::Requests { count: n },
+        connect_timeout_ms: 2_000,
+        timeout_ms: 5_000,
+        tls,
+        http2: true,
+        streams,
+        ..RunSpec::default()
+    }
+}
+
+fn bench(spec: &RunSpec) -> RunResult {
+    run(spec, &Workload::request(), &RunControl::new(), &mut |_| {}).expect("run starts")
+}
+
+/// h2load's "status codes: N 2xx" and data bytes from the "traffic:" line.
+fn h2load(url: &str, n: u64, c: u32, m: u32) -> (u64, u64) {
+    let out = Command::new(binary(&["/usr/bin/h2load"], "nghttp2-client"))
+        .args([
+            "-n",
+            &n.to_string(),
+            "-c",
+            &c.to_string(),
+            "-m",
+            &m.to_string(),
+            url,
+        ])
+        .output()
+        .expect("h2load runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let after = |line: &str, key: &str| -> u64 {
+        line.split(key)
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .and_then(|v| v.trim_start_matches('(').trim_end_matches(')').parse().ok())
+            .unwrap_or(u64::MAX)
+    };
+    let ok = text
+        .lines()
+        .find(|l| l.starts_with("status codes:"))
+        .map(|l| after(l, "status codes:"))
+        .unwrap_or(u64::MAX);
+    // "traffic: 1.58MB (1660660) total, … headers …, 410.16KB (420000) data"
+    let data = text
+        .lines()
+        .find(|l| l.starts_with("traffic:"))
+        .and_then(|l| {
+            let part = l.split(',').find(|p| p.trim_end().ends_with("data"))?;
+            part.split('(').nth(1)?.split(')').next()?.parse().ok()
+        })
+        .unwrap_or(u64::MAX);
+    (ok, data)
+}
+
+#[test]
+fn h2_over_tls_agrees_with_h2load_on_the_same_server() {
+    let (server, _) = start_nginx_h2(10_000);
+    let url = format!("https://localhost:{}/empty.gif", server.port);
+    let tls = TlsOptions {
+        cacert: Some(server.cert()),
+        ..TlsOptions::default()
+    };
+    let r = bench(&spec(url.clone(), 500, 5, 10, tls));
+    assert_eq!(r.responses, 500, "errors: {:?}", r.errors);
+    assert_eq!(r.status.get(&200), Some(&500));
+    assert_eq!(r.body_bytes, 500 * 43);
+    assert_eq!(r.protocol.as_deref(), Some("h2"));
+    assert_eq!(r.tls.as_ref().and_then(|t| t.alpn.as_deref()), Some("h2"));
+    assert_eq!(r.connections_opened, 5);
+    let h2 = r.h2.expect("an h2 summary");
+    assert_eq!(h2.streams_per_connection, 10);
+    assert_eq!(h2.server_max_streams, Some(128));
+    let (ok, data) = h2load(&url, 500, 5, 10);
+    assert_eq!((ok, data), (r.status[&200], r.body_bytes));
+}
+
+#[test]
+fn h2c_with_prior_knowledge_against_plain_nginx_http2() {
+    let (_server, h2c_port) = start_nginx_h2(10_000);
+    let url = format!("http://127.0.0.1:{h2c_port}/empty.gif");
+    let r = bench(&spec(url.clone(), 300, 3, 4, TlsOptions::default()));
+    assert_eq!(r.responses, 300, "errors: {:?}", r.errors);
+    assert_eq!(r.body_bytes, 300 * 43);
+    assert_eq!(r.protocol.as_deref(), Some("h2c"));
+    assert!(r.tls.is_none());
+    let (ok, data) = h2load(&url, 300, 3, 4);
+    assert_eq!((ok, data), (300, r.body_bytes));
+}
+
+#[test]
+fn a_graceful_goaway_resends_unprocessed_streams_on_a_new_connection() {
+    // nginx answers 20 streams per connection, then sends GOAWAY (NO_ERROR).
+    let (_server, h2c_port) = start_nginx_h2(20);
+    let url = format!("http://127.0.0.1:{h2c_port}/empty.gif");
+    let r = bench(&spec(url, 200, 2, 10, TlsOptions::default()));
+    assert_eq!(r.responses, 200, "errors: {:?}", r.errors);
+    assert_eq!(r.errors.total(), 0);
+    let h2 = r.h2.expect("an h2 summary");
+    assert!(h2.goaways >= 9, "{h2:?}");
+    assert!(r.connections_opened >= 10);
+}
