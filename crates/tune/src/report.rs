@@ -263,6 +263,18 @@ impl TuneReport {
                 .collect();
             let _ = writeln!(o, "effects: {}", parts.join(", "));
         }
+        if !self.evidence.is_empty() {
+            let _ = writeln!(o, "the servers, default vs winner:");
+            for line in &self.evidence {
+                let _ = writeln!(o, "  {line}");
+            }
+        }
+        if !self.snippet.is_empty() {
+            let _ = writeln!(o, "the winner's directives:");
+            for line in &self.snippet {
+                let _ = writeln!(o, "  {line}");
+            }
+        }
         o
     }
 }
@@ -314,7 +326,15 @@ mod tests {
         assert!(v["effects"].is_array());
         let back: TuneReport = serde_json::from_value(v).unwrap();
         assert_eq!(back, report);
+        let mut report = report;
+        report.evidence = vec!["listen-queue overflows: default 12, winner 0".into()];
+        report.snippet = vec!["backend: MaxRequestWorkers 4".into()];
         let text = report.render_text();
+        assert!(
+            text.contains("  listen-queue overflows: default 12, winner 0"),
+            "{text}"
+        );
+        assert!(text.contains("the winner's directives:\n  backend: MaxRequestWorkers 4"));
         assert!(text.contains("noise floor: A/A differed by"), "{text}");
         assert!(text.contains("proof: no significant difference: keep the default"));
         assert!(
