@@ -512,10 +512,27 @@ fn analyze_proof(job: &Job, study: &Study, runs: &[(Arm, Outcome, Vec<RunResult>
     let pairs = |f: &dyn Fn(&Vec<LevelSummary>) -> f64| -> Vec<(f64, f64)> {
         a.iter().zip(&b).map(|(x, y)| (f(x), f(y))).collect()
     };
-    let overall = proof::analyze(
+    let mut overall = proof::analyze(
         &pairs(&|l| job.objective.worst(l).unwrap_or(f64::NAN)),
         higher,
     );
+    // The SLOs come first: a default that breaks them loses to a winner that meets them,
+    // whatever the objective says (an error that answers fast is not throughput).
+    let feasible = |l: &&&Vec<LevelSummary>| {
+        job.slos
+            .iter()
+            .all(|s| l.iter().all(|level| s.margin(level) <= 0.0))
+    };
+    let (fa, fb) = (
+        a.iter().filter(feasible).count(),
+        b.iter().filter(feasible).count(),
+    );
+    if let Some((outcome, verdict)) =
+        slo_verdict(!job.slos.is_empty(), (fa, a.len()), (fb, b.len()), &overall.verdict)
+    {
+        overall.outcome = outcome.to_string();
+        overall.verdict = verdict;
+    }
     let levels = (0..job.levels.len())
         .map(|i| LevelProof {
             level: level_label(job.levels[i]),
@@ -526,6 +543,39 @@ fn analyze_proof(job: &Job, study: &Study, runs: &[(Arm, Outcome, Vec<RunResult>
         .best
         .and_then(|b| b.search_gain);
     ProofReport::new(overall, levels, search_gain, higher)
+}
+
+/// The proof's verdict when the two arms differ on the SLOs (runs meeting every SLO out of
+/// runs measured, for the default and the winner): the SLOs decide before the objective.
+fn slo_verdict(
+    have_slos: bool,
+    (default_ok, default_runs): (usize, usize),
+    (winner_ok, winner_runs): (usize, usize),
+    objective_verdict: &str,
+) -> Option<(&'static str, String)> {
+    if !have_slos || default_runs == 0 || winner_runs == 0 {
+        return None;
+    }
+    if winner_ok == winner_runs && default_ok < default_runs {
+        return Some((
+            "better",
+            format!(
+                "better: the winner met every SLO in {winner_ok}/{winner_runs} runs, the default in \
+                 {default_ok}/{default_runs}: keep the winner (objective alone: {objective_verdict})"
+            ),
+        ));
+    }
+    if default_ok == default_runs && winner_ok < winner_runs {
+        return Some((
+            "worse",
+            format!(
+                "worse: the winner broke an SLO in {}/{winner_runs} runs, the default in none: keep \
+                 the default",
+                winner_runs - winner_ok
+            ),
+        ));
+    }
+    None
 }
 
 /// What the servers showed differently under the default (A) and the winner (B): their log
@@ -662,6 +712,18 @@ mod tests {
         let mut bad = space.default_config();
         bad.insert("backend.KeepAliveTimeout".into(), Value::Int(-5));
         assert!(subject.target(&bad).is_err());
+    }
+
+    #[test]
+    fn the_slos_decide_the_proof_before_the_objective() {
+        let (outcome, verdict) = slo_verdict(true, (0, 3), (3, 3), "no significant difference")
+            .expect("the winner meets the SLOs, the default does not");
+        assert_eq!(outcome, "better");
+        assert!(verdict.contains("3/3") && verdict.contains("keep the winner"), "{verdict}");
+        let (outcome, _) = slo_verdict(true, (3, 3), (1, 3), "better by 5%").unwrap();
+        assert_eq!(outcome, "worse");
+        assert!(slo_verdict(true, (3, 3), (3, 3), "x").is_none(), "both meet them");
+        assert!(slo_verdict(false, (0, 3), (3, 3), "x").is_none(), "no SLOs");
     }
 
     #[test]

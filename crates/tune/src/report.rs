@@ -228,8 +228,18 @@ impl TuneReport {
         }
         match &self.best {
             Some(b) => {
+                let default_breaks_slos = self
+                    .trials
+                    .iter()
+                    .filter(|t| t.why == "baseline")
+                    .any(|t| !t.feasible);
                 let gain = b.search_gain.map_or(String::new(), |g| {
-                    format!("; {:+.1}% vs the default in the search", 100.0 * g)
+                    let slos = if default_breaks_slos {
+                        " (the default breaks an SLO)"
+                    } else {
+                        ""
+                    };
+                    format!("; {:+.1}% vs the default in the search{slos}", 100.0 * g)
                 });
                 let _ = writeln!(
                     o,
