@@ -527,9 +527,12 @@ fn analyze_proof(job: &Job, study: &Study, runs: &[(Arm, Outcome, Vec<RunResult>
         a.iter().filter(feasible).count(),
         b.iter().filter(feasible).count(),
     );
-    if let Some((outcome, verdict)) =
-        slo_verdict(!job.slos.is_empty(), (fa, a.len()), (fb, b.len()), &overall.verdict)
-    {
+    if let Some((outcome, verdict)) = slo_verdict(
+        !job.slos.is_empty(),
+        (fa, a.len()),
+        (fb, b.len()),
+        &overall.verdict,
+    ) {
         overall.outcome = outcome.to_string();
         overall.verdict = verdict;
     }
@@ -719,10 +722,16 @@ mod tests {
         let (outcome, verdict) = slo_verdict(true, (0, 3), (3, 3), "no significant difference")
             .expect("the winner meets the SLOs, the default does not");
         assert_eq!(outcome, "better");
-        assert!(verdict.contains("3/3") && verdict.contains("keep the winner"), "{verdict}");
+        assert!(
+            verdict.contains("3/3") && verdict.contains("keep the winner"),
+            "{verdict}"
+        );
         let (outcome, _) = slo_verdict(true, (3, 3), (1, 3), "better by 5%").unwrap();
         assert_eq!(outcome, "worse");
-        assert!(slo_verdict(true, (3, 3), (3, 3), "x").is_none(), "both meet them");
+        assert!(
+            slo_verdict(true, (3, 3), (3, 3), "x").is_none(),
+            "both meet them"
+        );
         assert!(slo_verdict(false, (0, 3), (3, 3), "x").is_none(), "no SLOs");
     }
 

@@ -7,7 +7,7 @@ use crate::narrate::Narrator;
 use crate::output::{self, Outputs};
 use anyhow::bail;
 use std::time::Duration;
-use webtune_lab::trial::{self, Level, Target, Trial};
+use webtune_lab::trial::{self, Level, Target, Trial, TrialOutcome};
 use webtune_model::sweep::{SweepLevel, SweepResult, SweepVariable};
 use webtune_model::{parse_duration, LoadMode, RunSpec};
 use webtune_report::sweep::{
@@ -157,24 +157,7 @@ pub fn run(args: SweepArgs) -> anyhow::Result<i32> {
     trial.pause = args.pause;
     let stop = crate::signals::stop_token();
     let outcome = trial::run(&trial, &stop, &mut Narrator::new(args.quiet, !args.quiet))?;
-    let mut sweep = SweepResult::new(&format!("webtune {}", env!("CARGO_PKG_VERSION")), variable);
-    sweep.interrupted = outcome.interrupted;
-    sweep.levels = outcome
-        .levels
-        .into_iter()
-        .map(|l| SweepLevel {
-            level: l.level.value(),
-            result: l.result,
-        })
-        .collect();
-    if sweep.interrupted {
-        eprintln!(
-            "webtune sweep: interrupted: keeping the {} level(s) measured",
-            sweep.levels.len()
-        );
-    }
-    let rows = level_rows(&sweep);
-    sweep.knee = find_knee(&rows).map(|i| rows[i].level);
+    let sweep = sweep_of(outcome, variable, "webtune sweep");
     let mut outputs = Outputs::new();
     if let Some(dest) = &args.html {
         outputs.file("--html", dest, &render_sweep_html(&sweep));
@@ -195,4 +178,28 @@ pub fn run(args: SweepArgs) -> anyhow::Result<i32> {
     } else {
         0
     }))
+}
+
+/// A sweep's result from the trial that ran its levels, the knee found (a stalled or
+/// cut-short level is left out of it); `who` names the command in the interrupted line.
+pub fn sweep_of(outcome: TrialOutcome, variable: SweepVariable, who: &str) -> SweepResult {
+    let mut sweep = SweepResult::new(&format!("webtune {}", env!("CARGO_PKG_VERSION")), variable);
+    sweep.interrupted = outcome.interrupted;
+    sweep.levels = outcome
+        .levels
+        .into_iter()
+        .map(|l| SweepLevel {
+            level: l.level.value(),
+            result: l.result,
+        })
+        .collect();
+    if sweep.interrupted {
+        eprintln!(
+            "{who}: interrupted: keeping the {} level(s) measured",
+            sweep.levels.len()
+        );
+    }
+    let rows = level_rows(&sweep);
+    sweep.knee = find_knee(&rows).map(|i| rows[i].level);
+    sweep
 }

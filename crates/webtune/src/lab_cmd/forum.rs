@@ -15,7 +15,7 @@ use webtune_engine::Workload;
 use webtune_lab::forum::{self, data, dataset, dbparams, Dataset, DbOptions};
 use webtune_lab::trial::{self, Level, Target, Trial};
 use webtune_lab::{settings_for, summarise, StackKind};
-use webtune_model::sweep::{SweepLevel, SweepResult, SweepVariable};
+use webtune_model::sweep::{SweepResult, SweepVariable};
 use webtune_model::{parse_duration, RunSpec, StopCondition};
 use webtune_report::sweep::{find_knee, level_rows, render_sweep_csv, render_sweep_html};
 
@@ -301,27 +301,7 @@ pub fn run_sweep(args: SweepArgs) -> anyhow::Result<i32> {
     trial.keep_dir = args.keep;
     let stop = crate::signals::stop_token();
     let outcome = trial::run(&trial, &stop, &mut Narrator::new(args.quiet, true))?;
-    let mut sweep = SweepResult::new(
-        &format!("webtune {}", env!("CARGO_PKG_VERSION")),
-        SweepVariable::Connections,
-    );
-    sweep.interrupted = outcome.interrupted;
-    sweep.levels = outcome
-        .levels
-        .into_iter()
-        .map(|l| SweepLevel {
-            level: l.level.value(),
-            result: l.result,
-        })
-        .collect();
-    if sweep.interrupted {
-        eprintln!(
-            "lab sweep: interrupted: keeping the {} level(s) measured",
-            sweep.levels.len()
-        );
-    }
-    let rows = level_rows(&sweep);
-    sweep.knee = find_knee(&rows).map(|i| rows[i].level);
+    let sweep = crate::sweep_cmd::sweep_of(outcome, SweepVariable::Connections, "lab sweep");
     report_sweep(&args, &trial.target, &sweep)
 }
 
