@@ -27,7 +27,7 @@ trap '"$WEBTUNE" lab clean >/dev/null 2>&1; rm -rf "$LAB"' EXIT
 
 now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
 
-# Processes (not zombies) whose command line, cwd or open files name $LAB, or that are in
+# Processes (not zombies) whose command line or working directory names $LAB, or that are in
 # one of the namespaces given as arguments (inodes, "net:[N]").
 leftovers() {
   local pid ns cmd
@@ -38,7 +38,8 @@ leftovers() {
     ns=$(readlink "$d/ns/net" 2>/dev/null) || continue
     cmd=$(tr '\0' ' ' < "$d/cmdline" 2>/dev/null)
     case " $* " in *" $ns "*) echo "$pid in $ns: $cmd"; continue ;; esac
-    case $cmd in *"$LAB"*) ;; *) continue ;; esac
+    # nginx's workers name no directory; their working directory does.
+    case "$cmd $(readlink "$d/cwd" 2>/dev/null)" in *"$LAB"*) ;; *) continue ;; esac
     # Our own commands (this script, the clean) are not leaks.
     case $cmd in *soak-kill*|*" lab clean"*) continue ;; esac
     if [ "$ns" != "$host_ns" ]; then echo "$pid in $ns (not the host's): $cmd"

@@ -88,8 +88,8 @@ fn namespace_of(pid: &str) -> Option<u64> {
     text.strip_prefix("net:[")?.strip_suffix(']')?.parse().ok()
 }
 
-/// Live processes (not zombies) in one of these namespaces or whose command line names
-/// the lab directory, as "PID: command line".
+/// Live processes (not zombies) in one of these namespaces or whose command line or
+/// working directory names the lab directory, as "PID: command line".
 fn leftovers(namespaces: &[u64], lab: &str) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
@@ -107,8 +107,12 @@ fn leftovers(namespaces: &[u64], lab: &str) -> Vec<String> {
             let cmd = std::fs::read(format!("/proc/{n}/cmdline"))
                 .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
                 .unwrap_or_default();
+            // nginx's workers name no directory; their working directory does.
+            let cwd = std::fs::read_link(format!("/proc/{n}/cwd"))
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_default();
             let in_ns = namespace_of(&n).is_some_and(|i| namespaces.contains(&i));
-            (in_ns || cmd.contains(lab)).then(|| format!("{n}: {cmd}"))
+            (in_ns || cmd.contains(lab) || cwd.contains(lab)).then(|| format!("{n}: {cmd}"))
         })
         .collect()
 }
