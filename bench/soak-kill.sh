@@ -36,7 +36,7 @@ leftovers() {
     [ "$pid" = $$ ] && continue
     [ "$(awk '{print $3}' "$d/stat" 2>/dev/null)" = Z ] && continue
     ns=$(readlink "$d/ns/net" 2>/dev/null) || continue
-    cmd=$(tr '\0' ' ' < "$d/cmdline" 2>/dev/null)
+    cmd=$({ tr '\0' ' ' < "$d/cmdline"; } 2>/dev/null)
     case " $* " in *" $ns "*) echo "$pid in $ns: $cmd"; continue ;; esac
     # nginx's workers name no directory; their working directory does.
     case "$cmd $(readlink "$d/cwd" 2>/dev/null)" in *"$LAB"*) ;; *) continue ;; esac

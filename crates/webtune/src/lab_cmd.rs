@@ -163,6 +163,12 @@ pub fn run(args: LabArgs) -> anyhow::Result<i32> {
             let (mut trial, bench) = stack_trial(&run)?;
             let processes = shards::processes_needed(&trial.load);
             if processes > 1 {
+                if trial.workload.scenario().is_some() || !trial.load.body.is_empty() {
+                    bail!(
+                        "-c {} needs {processes} generator processes, which take no scenario or request body; use fewer connections or webtune bench --shard",
+                        trial.load.connections
+                    );
+                }
                 eprintln!("{}", shards::notice(&trial.load, processes));
                 trial.run_load = Some(shards::run_load);
             }
