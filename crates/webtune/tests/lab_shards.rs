@@ -137,3 +137,79 @@ fn shard_processes_take_no_body_refused_before_the_start() {
     );
     assert!(!stderr.contains("starting"), "nothing started: {stderr}");
 }
+
+/// Live processes whose command line names `dir` and says `shard-worker`.
+fn shard_workers(dir: &std::path::Path) -> Vec<String> {
+    let dir = dir.to_string_lossy().into_owned();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| {
+            let pid = e.file_name().to_string_lossy().into_owned();
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            if stat
+                .rsplit_once(") ")
+                .is_some_and(|(_, r)| r.starts_with('Z'))
+            {
+                return None;
+            }
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            (cmd.contains("shard-worker") && cmd.contains(&dir)).then_some(cmd)
+        })
+        .collect()
+}
+
+#[test]
+fn shard_processes_die_with_a_killed_webtune() {
+    use std::os::unix::process::CommandExt;
+    use std::time::{Duration, Instant};
+    if !nginx_installed() {
+        eprintln!("skipped: nginx is not installed");
+        return;
+    }
+    let lab = LabDir(
+        std::env::temp_dir().join(format!("webtune-shards-kill-test-{}", std::process::id())),
+    );
+    let mut command = Command::new(WEBTUNE);
+    command
+        .env("WEBTUNE_LAB_DIR", &lab.0)
+        .args(["lab", "run", "nginx", "--set", "worker_processes=2"])
+        .args(["--", "-c", "200", "-d", "20s", "/empty.gif"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    // SAFETY: as in webtune_with_low_limit.
+    unsafe {
+        command.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: HARD_LIMIT,
+                rlim_max: HARD_LIMIT,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = command.spawn().unwrap();
+    // Bounded waits: for both workers to run, then for them to be gone.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while shard_workers(&lab.0).len() < 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let running = shard_workers(&lab.0).len();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(running, 2, "two shard workers ran");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !shard_workers(&lab.0).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        shard_workers(&lab.0).is_empty(),
+        "left: {:?}",
+        shard_workers(&lab.0)
+    );
+}
