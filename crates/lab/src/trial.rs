@@ -172,7 +172,15 @@ pub struct Trial {
     /// CPU sets of the stack and the generator, and the front server's addresses (the
     /// `os.*` values are in the target's settings).
     pub host: HostSettings,
+    /// Who runs each load: `None` is the engine in this process; a caller may run it in
+    /// other processes (`lab run` starts shard processes when `-c` needs more files than
+    /// one process may open). Called on the thread that is inside the stack's namespace
+    /// and on the client CPUs, with the stack's private directory for its files.
+    pub run_load: Option<RunLoad>,
 }
+
+/// Runs one load instead of the engine in this process (see `Trial::run_load`).
+pub type RunLoad = fn(&RunSpec, &Workload, &StopToken, &Path) -> Result<RunResult, LabError>;
 
 impl Trial {
     /// A trial of `load` on `target` at one level, as specified.
@@ -187,6 +195,7 @@ impl Trial {
             sample_interval: crate::DEFAULT_INTERVAL,
             keep_dir: false,
             host: HostSettings::default(),
+            run_load: None,
         }
     }
 }
@@ -477,7 +486,19 @@ fn load_levels(
         let mut run_error = None;
         for run in 1..=trial.repeat {
             events.run_starting(index, count, level, run, trial.repeat);
-            match webtune_engine::run(&level_spec, &workload, stop, &mut |p| events.progress(p)) {
+            let outcome = match trial.run_load {
+                Some(run_load) => {
+                    let dir = started
+                        .stack()
+                        .map_or_else(std::env::temp_dir, |s| s.private_dir().to_path_buf());
+                    run_load(&level_spec, &workload, stop, &dir)
+                }
+                None => {
+                    webtune_engine::run(&level_spec, &workload, stop, &mut |p| events.progress(p))
+                        .map_err(LabError::Engine)
+                }
+            };
+            match outcome {
                 Ok(result) => runs.push(result),
                 Err(e) => {
                     run_error = Some(e);
@@ -491,7 +512,7 @@ fn load_levels(
         let samples = sampler.map(Sampler::finish);
         drop(side);
         if let Some(e) = run_error {
-            return Err(LabError::Engine(e));
+            return Err(e);
         }
         let Some(mut result) = RunResult::merge_repeats(runs) else {
             return Ok((levels, true));

@@ -4,6 +4,7 @@
 
 pub mod forum;
 pub(crate) mod import;
+mod shards;
 
 use crate::bench_cmd::{self, BenchArgs, EXIT_INTERRUPTED};
 use crate::narrate::Narrator;
@@ -66,6 +67,9 @@ enum LabCommand {
     Capacity(CapacityArgs),
     /// Stop anything a killed webtune run left behind (and remove its files).
     Clean,
+    /// One shard of a `lab run` whose generator runs as several processes (internal).
+    #[command(hide = true)]
+    ShardWorker { spec: PathBuf, out: PathBuf },
 }
 
 #[derive(clap::Args)]
@@ -156,7 +160,18 @@ pub fn run(args: LabArgs) -> anyhow::Result<i32> {
             &set,
         )?)),
         LabCommand::Run(run) => {
-            let (trial, bench) = stack_trial(&run)?;
+            let (mut trial, bench) = stack_trial(&run)?;
+            let processes = shards::processes_needed(&trial.load);
+            if processes > 1 {
+                if trial.workload.scenario().is_some() || !trial.load.body.is_empty() {
+                    bail!(
+                        "-c {} needs {processes} generator processes, which take no scenario or request body; use fewer connections or webtune bench --shard",
+                        trial.load.connections
+                    );
+                }
+                eprintln!("{}", shards::notice(&trial.load, processes));
+                trial.run_load = Some(shards::run_load);
+            }
             run_one(&trial, &bench)
         }
         LabCommand::Capacity(c) => {
@@ -166,6 +181,7 @@ pub fn run(args: LabArgs) -> anyhow::Result<i32> {
         LabCommand::Data(data) => forum::run_data(data),
         LabCommand::Sweep(sweep) => forum::run_sweep(sweep),
         LabCommand::Clean => clean(),
+        LabCommand::ShardWorker { spec, out } => shards::worker(&spec, &out),
     }
 }
 
