@@ -124,7 +124,7 @@ impl Literal<'_> {
     fn decode_into(&self, out: &mut Vec<u8>) -> Result<(), HpackError> {
         out.clear();
         if self.huffman {
-            httlib_huffman::decode(self.bytes, out, DecoderSpeed::FourBits)
+            httlib_huffman::decode(self.bytes, out, DecoderSpeed::FiveBits)
                 .map_err(|_| HpackError::Huffman)
         } else {
             out.extend_from_slice(self.bytes);
