@@ -96,15 +96,32 @@ static STATIC_TABLE: [(&[u8], &[u8]); 61] = [
     (b"www-authenticate", b""),
 ];
 
+/// A dynamic table entry: the value is kept as sent (Huffman-coded or not) and decoded
+/// only when a wanted field refers to it; `size` is its RFC size (decoded lengths + 32).
+struct Entry {
+    name: Box<[u8]>,
+    value: Box<[u8]>,
+    huffman: bool,
+    size: usize,
+}
+
+/// How many recent Huffman values' decoded lengths are remembered. nginx inserts `date`,
+/// `content-type` and `last-modified` into the table with every response, the same bytes
+/// again and again: their sizes come from here instead of decoding them each time.
+const LENGTH_MEMO: usize = 8;
+
 /// A connection's HPACK decoding state.
 pub struct Decoder {
     /// Newest first: index 62 is `table[0]`.
-    table: VecDeque<(Box<[u8]>, Box<[u8]>)>,
+    table: VecDeque<Entry>,
     size: usize,
     max_size: usize,
     /// Scratch space for a decoded name and value (reused, so no allocation per field).
     name: Vec<u8>,
     value: Vec<u8>,
+    /// (Huffman bytes, decoded length) of recent values, replaced round-robin.
+    lengths: Vec<(Box<[u8]>, usize)>,
+    next_length: usize,
 }
 
 impl Default for Decoder {
@@ -141,6 +158,8 @@ impl Decoder {
             max_size: MAX_TABLE_SIZE,
             name: Vec::with_capacity(64),
             value: Vec::with_capacity(256),
+            lengths: Vec::with_capacity(LENGTH_MEMO),
+            next_length: 0,
         }
     }
 
@@ -159,9 +178,14 @@ impl Decoder {
                 // Indexed field (§6.1).
                 let (index, rest) = integer(block, 7)?;
                 block = rest;
-                let (name, value) = self.entry(index)?;
+                let (name, value) = entry(&self.table, index)?;
                 if wanted(name) {
-                    field(name, value);
+                    if value.huffman {
+                        value.decode_into(&mut self.value)?;
+                        field(name, &self.value);
+                    } else {
+                        field(name, value.bytes);
+                    }
                 }
             } else if first & 0xe0 == 0x20 {
                 // Dynamic table size update (§6.3): only before the first field (§4.2).
@@ -192,25 +216,10 @@ impl Decoder {
                 let mut name = std::mem::take(&mut self.name);
                 if !name_literal {
                     name.clear();
-                    name.extend_from_slice(self.entry(index)?.0);
+                    name.extend_from_slice(entry(&self.table, index)?.0);
                 }
-                let want = wanted(&name);
-                let mut decoded = std::mem::take(&mut self.value);
-                let result = if want || indexing {
-                    value.decode_into(&mut decoded)
-                } else {
-                    Ok(())
-                };
-                if result.is_ok() {
-                    if want {
-                        field(&name, &decoded);
-                    }
-                    if indexing {
-                        self.insert(&name, &decoded);
-                    }
-                }
+                let result = self.literal_field(&name, &value, indexing, &wanted, &mut field);
                 self.name = name;
-                self.value = decoded;
                 result?;
             }
             fields_seen = true;
@@ -218,38 +227,73 @@ impl Decoder {
         Ok(())
     }
 
-    /// Entry `index` of the static table (1..=61) or the dynamic table (62..).
-    fn entry(&self, index: usize) -> Result<(&[u8], &[u8]), HpackError> {
-        if index == 0 {
-            return Err(HpackError::BadIndex(0));
+    /// A literal field's value: handed over if wanted, added to the table if indexed.
+    fn literal_field(
+        &mut self,
+        name: &[u8],
+        value: &Literal<'_>,
+        indexing: bool,
+        wanted: &impl Fn(&[u8]) -> bool,
+        field: &mut impl FnMut(&[u8], &[u8]),
+    ) -> Result<(), HpackError> {
+        let want = wanted(name);
+        let mut decoded_len = None;
+        if want {
+            value.decode_into(&mut self.value)?;
+            field(name, &self.value);
+            decoded_len = Some(self.value.len());
         }
-        if let Some(&(n, v)) = STATIC_TABLE.get(index - 1) {
-            return Ok((n, v));
+        if indexing {
+            let len = match decoded_len {
+                Some(n) => n,
+                None if !value.huffman => value.bytes.len(),
+                None => self.huffman_len(value)?,
+            };
+            self.insert(name, value, len);
         }
-        self.table
-            .get(index - 1 - STATIC_TABLE.len())
-            .map(|(n, v)| (&n[..], &v[..]))
-            .ok_or(HpackError::BadIndex(index))
+        Ok(())
+    }
+
+    /// The decoded length of a Huffman value, remembered for the next time.
+    fn huffman_len(&mut self, value: &Literal<'_>) -> Result<usize, HpackError> {
+        if let Some((_, n)) = self.lengths.iter().find(|(b, _)| **b == *value.bytes) {
+            return Ok(*n);
+        }
+        value.decode_into(&mut self.value)?;
+        let n = self.value.len();
+        let memo = (value.bytes.into(), n);
+        if self.lengths.len() < LENGTH_MEMO {
+            self.lengths.push(memo);
+        } else {
+            self.lengths[self.next_length] = memo;
+            self.next_length = (self.next_length + 1) % LENGTH_MEMO;
+        }
+        Ok(n)
     }
 
     /// Add an entry (§4.4): evict the oldest until it fits; one larger than the whole table
     /// empties it and is not added.
-    fn insert(&mut self, name: &[u8], value: &[u8]) {
-        let size = name.len() + value.len() + 32;
+    fn insert(&mut self, name: &[u8], value: &Literal<'_>, value_len: usize) {
+        let size = name.len() + value_len + 32;
         if size > self.max_size {
             self.table.clear();
             self.size = 0;
             return;
         }
         self.evict_to(self.max_size - size);
-        self.table.push_front((name.into(), value.into()));
+        self.table.push_front(Entry {
+            name: name.into(),
+            value: value.bytes.into(),
+            huffman: value.huffman,
+            size,
+        });
         self.size += size;
     }
 
     fn evict_to(&mut self, limit: usize) {
         while self.size > limit {
             match self.table.pop_back() {
-                Some((n, v)) => self.size -= n.len() + v.len() + 32,
+                Some(e) => self.size -= e.size,
                 None => {
                     self.size = 0;
                     break;
@@ -258,11 +302,30 @@ impl Decoder {
         }
     }
 
-    /// Entries in the dynamic table (for tests).
+    /// Entries in the dynamic table and its RFC size (for tests).
     #[cfg(test)]
-    fn dynamic_len(&self) -> usize {
-        self.table.len()
+    fn dynamic_len(&self) -> (usize, usize) {
+        (self.table.len(), self.size)
     }
+}
+
+/// Entry `index` of the static table (1..=61) or the dynamic table (62..): its name and
+/// its value as stored.
+fn entry(table: &VecDeque<Entry>, index: usize) -> Result<(&[u8], Literal<'_>), HpackError> {
+    if index == 0 {
+        return Err(HpackError::BadIndex(0));
+    }
+    if let Some(&(name, bytes)) = STATIC_TABLE.get(index - 1) {
+        let huffman = false;
+        return Ok((name, Literal { bytes, huffman }));
+    }
+    table
+        .get(index - 1 - STATIC_TABLE.len())
+        .map(|e| {
+            let (bytes, huffman) = (&e.value[..], e.huffman);
+            (&e.name[..], Literal { bytes, huffman })
+        })
+        .ok_or(HpackError::BadIndex(index))
 }
 
 /// An integer with an `n`-bit prefix (§5.1); the rest of the block after it. Values past
@@ -347,7 +410,7 @@ mod tests {
             got[3],
             (b":authority".to_vec(), b"www.example.com".to_vec())
         );
-        assert_eq!(d.dynamic_len(), 1);
+        assert_eq!(d.dynamic_len(), (1, 57));
         got.clear();
         d.decode(&second, |_| true, |n, v| got.push((n.to_vec(), v.to_vec())))
             .unwrap();
@@ -356,7 +419,25 @@ mod tests {
             (b":authority".to_vec(), b"www.example.com".to_vec())
         );
         assert_eq!(got[4], (b"cache-control".to_vec(), b"no-cache".to_vec()));
-        assert_eq!(d.dynamic_len(), 2);
+        assert_eq!(d.dynamic_len(), (2, 110));
+        // The same blocks on a decoder that wants nothing from the first: the entry is
+        // kept Huffman-coded, sized without being handed over, and decoded when the
+        // second block refers to it.
+        let mut d = Decoder::new();
+        d.decode(&first, |_| false, |_, _| panic!("nothing is wanted"))
+            .unwrap();
+        assert_eq!(d.dynamic_len(), (1, 57));
+        got.clear();
+        let authority = |n: &[u8]| n == b":authority";
+        d.decode(&second, authority, |n, v| {
+            got.push((n.to_vec(), v.to_vec()))
+        })
+        .unwrap();
+        assert_eq!(
+            got,
+            vec![(b":authority".to_vec(), b"www.example.com".to_vec())]
+        );
+        assert_eq!(d.dynamic_len(), (2, 110));
     }
 
     #[test]
