@@ -43,7 +43,15 @@ fn lab_run_h2(stack: &str, set: &str, n: u64, path: &str) -> serde_json::Value {
     let output = lab
         .command()
         .args(["lab", "run", stack, "--set", set, "--"])
-        .args(["--http2", "--streams", "10", "-c", "4", "-n", &n.to_string()])
+        .args([
+            "--http2",
+            "--streams",
+            "10",
+            "-c",
+            "4",
+            "-n",
+            &n.to_string(),
+        ])
         .arg("--json")
         .arg(&json)
         .arg(path)
@@ -52,7 +60,10 @@ fn lab_run_h2(stack: &str, set: &str, n: u64, path: &str) -> serde_json::Value {
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stdout}\n{stderr}");
-    assert!(stdout.contains("HTTP/2, 10 streams per connection"), "{stdout}");
+    assert!(
+        stdout.contains("HTTP/2, 10 streams per connection"),
+        "{stdout}"
+    );
     let text = std::fs::read_to_string(&json).expect("json written");
     serde_json::from_str(&text).expect("valid json")
 }
@@ -76,5 +87,8 @@ fn lab_run_nginx_tls_with_http2_on_loads_it_over_h2() {
 fn lab_run_apache_event_tls_with_protocols_h2_loads_it_over_h2() {
     let value = lab_run_h2("apache-event-tls", "Protocols_h2=on", 100, "/cpu/1");
     assert_h2_all_ok(&value, 100);
-    assert_eq!(value["server"]["parameters"]["Protocols_h2"], "on", "{value}");
+    assert_eq!(
+        value["server"]["parameters"]["Protocols_h2"], "on",
+        "{value}"
+    );
 }
