@@ -1,6 +1,7 @@
 //! HTTP/2 against real nginx (1.22: `listen … ssl http2` and `listen … http2` for h2c with
 //! prior knowledge): exact counts that agree with h2load's on the same server, h2c, and a
-//! server GOAWAY (`keepalive_requests`) whose unprocessed streams are resent, not lost.
+//! server GOAWAY (`keepalive_requests`) whose unprocessed streams are resent, not lost
+//! (one with fewer requests per connection than streams in flight forces the resend).
 
 use std::io::Read;
 use std::net::TcpListener;
@@ -231,4 +232,20 @@ fn a_graceful_goaway_resends_unprocessed_streams_on_a_new_connection() {
     let h2 = r.h2.expect("an h2 summary");
     assert!(h2.goaways >= 9, "{h2:?}");
     assert!(r.connections_opened >= 10);
+}
+
+#[test]
+fn streams_sent_past_the_servers_goaway_are_resent_and_all_complete() {
+    // keepalive_requests 5 with 10 streams in flight: nginx answers 5 streams, sends GOAWAY
+    // (NO_ERROR, last stream 9) and ignores streams 11..19, which were already sent. Those
+    // must go out again on a new connection and be counted as resends, not errors.
+    let (_server, h2c_port) = start_nginx_h2(5);
+    let url = format!("http://127.0.0.1:{h2c_port}/empty.gif");
+    let r = bench(&spec(url, 200, 2, 10, TlsOptions::default()));
+    assert_eq!(r.responses, 200, "errors: {:?}", r.errors);
+    assert_eq!(r.errors.total(), 0);
+    assert_eq!(r.status.get(&200), Some(&200));
+    let h2 = r.h2.expect("an h2 summary");
+    assert!(h2.goaway_retries > 0, "{h2:?}");
+    assert!(h2.goaways >= 200 / 5 - 2, "{h2:?}");
 }

@@ -11,6 +11,7 @@
 //! `ConnError` (never a panic); a GOAWAY or RST_STREAM from the server is an event.
 
 use super::frame::{self, FrameHeader};
+use super::hpack;
 use super::request::H2Request;
 use std::sync::Arc;
 use webtune_model::errors::MAX_RESPONSE_HEAD_BYTES;
@@ -96,7 +97,7 @@ pub struct Connection {
     /// Bytes to write to the socket, in order; the caller drains them.
     pub out: Vec<u8>,
     inbuf: Vec<u8>,
-    decoder: loona_hpack::Decoder<'static>,
+    decoder: hpack::Decoder,
     streams: Vec<Stream>,
     open: usize,
     next_id: u32,
@@ -128,7 +129,7 @@ impl Connection {
         Connection {
             out,
             inbuf: Vec::new(),
-            decoder: loona_hpack::Decoder::new(),
+            decoder: hpack::Decoder::new(),
             streams: (0..tags).map(|_| Stream::default()).collect(),
             open: 0,
             next_id: 1,
@@ -465,17 +466,21 @@ impl Connection {
         let mut server: Option<String> = None;
         let mut bad_status = false;
         self.decoder
-            .decode_with_cb(&self.block, |name, value| {
-                if &name[..] == b":status" {
-                    status = std::str::from_utf8(&value)
-                        .ok()
-                        .and_then(|v| v.parse().ok())
-                        .filter(|s| (100..1000).contains(s));
-                    bad_status |= status.is_none();
-                } else if want_server && &name[..] == b"server" {
-                    server = Some(String::from_utf8_lossy(&value).into_owned());
-                }
-            })
+            .decode(
+                &self.block,
+                |name| name == b":status" || (want_server && name == b"server"),
+                |name, value| {
+                    if name == b":status" {
+                        status = std::str::from_utf8(value)
+                            .ok()
+                            .and_then(|v| v.parse().ok())
+                            .filter(|s| (100..1000).contains(s));
+                        bad_status |= status.is_none();
+                    } else {
+                        server = Some(String::from_utf8_lossy(value).into_owned());
+                    }
+                },
+            )
             .map_err(|_| ConnError::Compression)?;
         let Some(t) = tag else {
             return Ok(());

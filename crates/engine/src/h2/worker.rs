@@ -96,6 +96,8 @@ struct Conn {
     /// The slot whose request opened this connection: it carries the connect and
     /// handshake times.
     opener: Option<usize>,
+    /// In `Worker::unflushed`.
+    unflushed: bool,
 }
 
 impl Conn {
@@ -116,6 +118,9 @@ struct Worker {
     seqs: Vec<u64>,
     rendered: Vec<u8>,
     events: Vec<Event>,
+    /// Open connections with new streams not yet written: `dispatch` writes each once, so
+    /// the requests one wake-up starts on a connection go out in one write.
+    unflushed: Vec<usize>,
     sending: bool,
     remaining: Option<u64>,
     /// Requests on a stream now.
@@ -161,6 +166,7 @@ pub fn run(mut cfg: WorkerConfig) -> io::Result<Recorder> {
             opened_at: now,
             deadline: now,
             opener: None,
+            unflushed: false,
         })
         .collect();
     let names = if cfg.named { cfg.requests.len() } else { 0 };
@@ -180,6 +186,7 @@ pub fn run(mut cfg: WorkerConfig) -> io::Result<Recorder> {
         buf: vec![0; READ_BUFFER],
         rendered: Vec::new(),
         events: Vec::new(),
+        unflushed: Vec::new(),
         sending: true,
         active: 0,
         open: 0,
@@ -460,6 +467,12 @@ impl Worker {
             }
             self.start_job(i, job, now);
         }
+        while let Some(i) = self.unflushed.pop() {
+            self.conns[i].unflushed = false;
+            if self.conns[i].phase == Phase::Open {
+                self.flush_out(i);
+            }
+        }
         let none_free = self.find_conn().is_none();
         self.all_busy.set(none_free, now);
         let oldest = self
@@ -531,8 +544,9 @@ impl Worker {
             c.opener = Some(tag);
         }
         self.active += 1;
-        if c.phase == Phase::Open {
-            self.flush_out(i);
+        if c.phase == Phase::Open && !c.unflushed {
+            c.unflushed = true;
+            self.unflushed.push(i);
         }
     }
 
