@@ -7,10 +7,10 @@
 //! exchange); one sent late counts from its intended start, and its lateness is recorded as
 //! schedule lag (generator lag when a connection was free), as before. So a request is sent
 //! at most `BATCH_SLACK` early or `MIN_TIMER_GAP - BATCH_SLACK` late by the batching (250 µs
-//! either way). Below 1 / `MIN_TIMER_GAP` requests/s per worker the gap never binds and
-//! each request is its own wake-up, as before. The timerfd is armed again only when the
-//! time it is set for would not serve the next due request (already fired, too late, or
-//! earlier than the slack allows): no timer syscall per request.
+//! either way). With uniform arrivals below 1 / `MIN_TIMER_GAP` requests/s per worker the
+//! gap never binds and each request is its own wake-up. The timerfd is armed again only
+//! when the time it is set for would not serve the next due request (already fired, too
+//! late, or earlier than the slack allows): no timer syscall per request.
 
 use std::time::{Duration, Instant};
 
