@@ -14,6 +14,7 @@ pub mod h2;
 pub mod http1;
 pub mod lateness;
 pub mod plan;
+mod pacing;
 mod probe;
 pub mod recorder;
 pub mod rng;

@@ -14,7 +14,8 @@
 //! late it was sent is split (`lateness`) into the wait with every connection busy (the
 //! server's time) and the generator's own lateness. A
 //! timerfd wakes the loop at the next due time with microsecond precision (epoll's own
-//! timeout has millisecond steps).
+//! timeout has millisecond steps); one wake-up sends every request due by then or within a
+//! small slack (`pacing`), and the timer is re-armed only when its set time no longer serves.
 //!
 //! HTTPS: each connection's bytes go through a `Transport` (plain TCP or rustls over the
 //! socket); a new TLS connection goes from connecting through a handshake phase, timed in
@@ -22,6 +23,7 @@
 
 use crate::http1::{Progress as ParseProgress, ResponseParser};
 use crate::lateness::{split_lateness, BusyClock};
+use crate::pacing::{self, WakeTimer};
 use crate::plan::PlannedRequest;
 use crate::recorder::{Completion, FirstLength, IntervalReport, OpenGauge, Recorder, SLOT_MS};
 use crate::rng::Rng;
@@ -185,8 +187,8 @@ struct Worker {
     /// Open loop: the next intended start, and the schedule position (work) it is at.
     next_due: Option<(Instant, f64)>,
     timer: Option<OwnedFd>,
-    /// When the timer is set to fire (it is one-shot: None once it fired).
-    timer_set_for: Option<Instant>,
+    /// When the timer is set to fire (it is one-shot).
+    wake_timer: WakeTimer,
 }
 
 /// Run one worker to the end; returns what it measured.
@@ -242,7 +244,7 @@ pub fn run_worker(cfg: WorkerConfig) -> io::Result<Recorder> {
         all_busy: BusyClock::default(),
         next_due: None,
         timer: None,
-        timer_set_for: None,
+        wake_timer: WakeTimer::new(crate::pacing::MIN_TIMER_GAP),
     };
     w.event_loop()?;
     Ok(w.rec)
@@ -448,9 +450,10 @@ impl Worker {
                 wake = wake.min(*at);
             }
             if let (Some((due, _)), Some(timer)) = (self.next_due, self.timer.as_ref()) {
-                if self.sending && due < wake && due > now && self.timer_set_for != Some(due) {
-                    arm_timer(timer, due - now);
-                    self.timer_set_for = Some(due);
+                if self.sending && due < wake && due > now {
+                    if let Some(after) = self.wake_timer.arm_for(due, now) {
+                        arm_timer(timer, after);
+                    }
                 }
             }
             let timeout = if self.ready.is_empty() {
@@ -474,7 +477,7 @@ impl Worker {
                 if token == TIMER {
                     // Edge-triggered epoll reports every expiry, and arming again resets
                     // the expiry count: no read is needed to drain it.
-                    self.timer_set_for = None;
+                    self.wake_timer.fired();
                 } else {
                     let i = token.0 & INDEX_MASK;
                     if self
@@ -542,11 +545,12 @@ impl Worker {
         }
     }
 
-    /// Open loop: queue every request that has fallen due by `now`.
+    /// Open loop: queue every request that has fallen due by `now`, or falls due within the
+    /// batching slack.
     fn queue_due(&mut self, now: Instant) {
         while self.sending {
             let Some((due, t)) = self.next_due else { break };
-            if due > now {
+            if !pacing::sends_now(due, now) {
                 break;
             }
             if !self.may_start() {
@@ -896,7 +900,7 @@ impl Worker {
             connect_us: c.connect_us,
             tls_handshake_us: c.handshake_us,
             first_byte_us: micros(c.started, c.first_byte.unwrap_or(now)),
-            total_us: micros(c.intended.unwrap_or(c.started), now),
+            total_us: micros(pacing::latency_origin(c.intended, c.started), now),
             service_us: c.intended.map(|_| micros(c.started, now)),
             bytes: c.received,
             body_bytes,

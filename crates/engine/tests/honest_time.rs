@@ -233,6 +233,26 @@ fn open_loop_ramp_sends_the_integral_of_the_rate() {
 }
 
 #[test]
+fn batched_sends_never_shorten_a_latency() {
+    let _serial = support::one_at_a_time();
+    // Every answer takes at least 2 ms. Requests 250 µs apart share wake-ups, so some are
+    // sent ahead of their intended start: their latency counts from the real send, never
+    // less than the 2 ms the exchange took.
+    let srv = delay_server(Arc::new(|_, _| Duration::from_millis(2)));
+    let mut s = spec(srv.addr);
+    s.connections = 100;
+    s.load = LoadMode::Open {
+        rate: 4000.0,
+        arrival: Arrival::Uniform,
+    };
+    s.stop = StopCondition::Duration { seconds: 0.5 };
+    let r = bench(&s);
+    assert!(r.responses > 0);
+    assert!(r.latency.total.min_us >= 2000, "{:?}", r.latency.total);
+    assert!(r.histograms.service.min() >= 2000);
+}
+
+#[test]
 fn poisson_arrivals_keep_the_mean_rate() {
     let _serial = support::one_at_a_time();
     let srv = delay_server(Arc::new(|_, _| Duration::ZERO));

@@ -132,7 +132,7 @@ struct Worker {
     all_busy: BusyClock,
     next_due: Option<(Instant, f64)>,
     timer: Option<OwnedFd>,
-    timer_set_for: Option<Instant>,
+    wake_timer: crate::pacing::WakeTimer,
 }
 
 /// Run one HTTP/2 worker to the end.
@@ -195,7 +195,7 @@ pub fn run(mut cfg: WorkerConfig) -> io::Result<Recorder> {
         all_busy: BusyClock::default(),
         next_due: None,
         timer: None,
-        timer_set_for: None,
+        wake_timer: crate::pacing::WakeTimer::new(crate::pacing::MIN_TIMER_GAP),
     };
     w.event_loop()?;
     w.rec.h2 = Some(w.summary.clone());
@@ -361,9 +361,10 @@ impl Worker {
                 wake = wake.min(*at);
             }
             if let (Some((due, _)), Some(timer)) = (self.next_due, self.timer.as_ref()) {
-                if self.sending && due < wake && due > now && self.timer_set_for != Some(due) {
-                    arm_timer(timer, due - now);
-                    self.timer_set_for = Some(due);
+                if self.sending && due < wake && due > now {
+                    if let Some(after) = self.wake_timer.arm_for(due, now) {
+                        arm_timer(timer, after);
+                    }
                 }
             }
             let busy_from = (self.active > 0).then(|| self.slot_of(now));
@@ -382,7 +383,7 @@ impl Worker {
             for event in events.iter() {
                 let token = event.token();
                 if token == TIMER {
-                    self.timer_set_for = None;
+                    self.wake_timer.fired();
                     continue;
                 }
                 let i = token.0 & INDEX_MASK;
@@ -415,7 +416,7 @@ impl Worker {
     fn queue_due(&mut self, now: Instant) {
         while self.sending {
             let Some((due, t)) = self.next_due else { break };
-            if due > now {
+            if !crate::pacing::sends_now(due, now) {
                 break;
             }
             if !self.may_start() {
@@ -829,7 +830,10 @@ impl Worker {
             connect_us: slot.connect_us,
             tls_handshake_us: slot.handshake_us,
             first_byte_us: micros(slot.started, slot.first_byte.unwrap_or(now)),
-            total_us: micros(slot.intended.unwrap_or(slot.started), now),
+            total_us: micros(
+                crate::pacing::latency_origin(slot.intended, slot.started),
+                now,
+            ),
             service_us: slot.intended.map(|_| micros(slot.started, now)),
             bytes: s.bytes,
             body_bytes: s.body_bytes,

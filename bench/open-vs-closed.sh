@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# webtune's open loop against its own closed loop, one generator thread, same nginx (1 worker,
+# 43-byte empty.gif, keep-alive, loopback): each round first measures the closed-loop capacity
+# (c=100), then runs the open loop (uniform arrivals) at 50% and 90% of that round's capacity.
+# Prints, per round and as min/median over the rounds, the generator's CPU per request
+# (user+sys of its worker threads, from the result JSON ÷ completed requests), the ratio
+# open/closed, and the schedule lag p99 (and generator lag p99) at 90%.
+#
+# The target (issue 9): open-loop CPU per request at 50% ≤ 1.1× the closed loop's, and 90% of
+# the closed-loop capacity held with schedule lag p99 under 1 ms on one thread.
+#
+# wrk2 (the usual open-loop peer) is not packaged in Debian, so it is not run here; the
+# closed loop of the same generator on the same nginx is the yardstick instead.
+#
+#   bench/open-vs-closed.sh [ROUNDS] [SECONDS]     defaults: 3 rounds, 3 s per run
+#   WEBTUNE=/path/to/other/webtune bench/open-vs-closed.sh   # compare two builds
+set -euo pipefail
+ROUNDS=${1:-3}
+SECS=${2:-3}
+CONNS=${CONNS:-100}
+source "$(dirname "$0")/lib.sh"
+ensure_webtune
+command -v python3 >/dev/null || { echo "needs python3"; exit 1; }
+start_nginx
+
+run() {
+  "${client_pin[@]}" "$WEBTUNE" bench "$URL" -t 1 -c "$CONNS" -d "${SECS}s" -q \
+    --json "$work/$1.json" "${@:2}" || true
+}
+capacity() {
+  python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["requests_per_s"]))' "$1"
+}
+
+echo "nginx 1 worker on $URL; $ROUNDS rounds x ${SECS}s, c=$CONNS, t=1; $(nproc) cores; $WEBTUNE"
+for r in $(seq "$ROUNDS"); do
+  run "closed$r"
+  cap=$(capacity "$work/closed$r.json")
+  run "open50_$r" --rate $((cap * 50 / 100))
+  run "open90_$r" --rate $((cap * 90 / 100))
+  echo "  round $r done (capacity $cap req/s)"
+done
+
+python3 - "$work" "$ROUNDS" <<'PY'
+import json, os, statistics, sys
+work, rounds = sys.argv[1], int(sys.argv[2])
+def load(name):
+    return json.load(open(os.path.join(work, name + ".json")))
+def cpu_us(r):
+    g = r["generator"]
+    return 1e6 * (g["user_cpu_s"] + g["system_cpu_s"]) / max(r["responses"], 1)
+rows = {"closed": [], "open50": [], "open90": []}
+print(f"\n{'round':<6}{'run':<8}{'requested/s':>12}{'sent/s':>10}{'CPU us/req':>11}{'x closed':>9}"
+      f"{'lag p99 ms':>11}{'gen lag p99':>12}  verdict")
+for i in range(1, rounds + 1):
+    closed = load(f"closed{i}")
+    base = cpu_us(closed)
+    for name, r in [("closed", closed), ("open50", load(f"open50_{i}")), ("open90", load(f"open90_{i}"))]:
+        s = r.get("schedule")
+        us = cpu_us(r)
+        lag = s["lag"]["p99_us"] / 1000 if s else None
+        glag = s["generator_lag"]["p99_us"] / 1000 if s else None
+        sent = s["achieved_rate"] if s else r["requests_per_s"]
+        rows[name].append((us, us / base, lag, glag, sent / s["requested_rate"] if s else 1.0))
+        v = r["validity"]
+        verdict = "client-limited: " + "; ".join(v["reasons"]) if v["client_limited"] else "valid"
+        req = f"{s['requested_rate']:.0f}" if s else "-"
+        print(f"{i:<6}{name:<8}{req:>12}{sent:>10.0f}"
+              f"{us:>11.2f}{us / base:>9.2f}{(f'{lag:.3f}' if s else '-'):>11}"
+              f"{(f'{glag:.3f}' if s else '-'):>12}  {verdict}")
+print(f"\n{'run':<8}{'CPU us/req min / median':>25}{'x closed min / median':>23}{'lag p99 ms min / median':>25}"
+      f"{'sent/requested':>16}")
+for name, v in rows.items():
+    us = [x[0] for x in v]; ratio = [x[1] for x in v]
+    lags = [x[2] for x in v if x[2] is not None]
+    held = [x[4] for x in v]
+    lag_s = f"{min(lags):.3f} / {statistics.median(lags):.3f}" if lags else "-"
+    print(f"{name:<8}{f'{min(us):.2f} / {statistics.median(us):.2f}':>25}"
+          f"{f'{min(ratio):.2f} / {statistics.median(ratio):.2f}':>23}{lag_s:>25}"
+          f"{f'{min(held):.3f}':>16}")
+PY
