@@ -234,6 +234,17 @@ pub struct Job {
     pub settings: Settings,
     /// Proof pairs after the search (0: no proof).
     pub confirm: usize,
+    /// `--maximize capacity`: every trial is a capacity search (open loop, grow then
+    /// bisect) under these SLOs, and its figure is the capacity found (req/s); a trial that
+    /// finds none is a failed trial. The study then maximizes that figure as throughput.
+    pub capacity: Option<CapacityObjective>,
+}
+
+/// The SLOs and search settings of `--maximize capacity`.
+#[derive(Debug, Clone)]
+pub struct CapacityObjective {
+    pub slos: Vec<webtune_model::Threshold>,
+    pub search: webtune_model::capacity::SearchSettings,
 }
 
 /// What the loop tells its caller (progress lines); the trial's own events come through
@@ -312,6 +323,9 @@ fn measure(
     trial.workload = job.workload.clone();
     trial.levels = job.levels.clone();
     trial.sample_interval = job.sample_interval;
+    if let Some(capacity) = &job.capacity {
+        return measure_capacity(capacity, trial, stop, listener);
+    }
     let outcome = match trial::run(&trial, stop, listener) {
         Ok(outcome) => outcome,
         // A configuration the server refuses, or one that does not start: a failed trial
@@ -331,9 +345,69 @@ fn measure(
     })
 }
 
+/// One trial of `--maximize capacity`: a capacity search on the configuration; its figure
+/// is the capacity (reported as the level `capacity`'s throughput).
+fn measure_capacity(
+    capacity: &CapacityObjective,
+    mut trial: Trial,
+    stop: &StopToken,
+    listener: &mut dyn Listener,
+) -> Result<Measured, TuneError> {
+    trial.levels = vec![Level::Rate(capacity.search.start_rps)];
+    let spec = crate::capacity_run::CapacitySpec {
+        trial,
+        slos: capacity.slos.clone(),
+        search: capacity.search,
+        tool: concat!("webtune ", env!("CARGO_PKG_VERSION")).to_string(),
+    };
+    let result = match crate::capacity_run::run(&spec, stop, listener, &mut |_, _| {}) {
+        Ok(r) => r,
+        Err(e) => {
+            return Ok(Measured {
+                outcome: Outcome::Failed(e.to_string()),
+                runs: Vec::new(),
+                interrupted: false,
+            })
+        }
+    };
+    let runs: Vec<RunResult> = result.steps.iter().map(|s| s.result.clone()).collect();
+    if result.interrupted {
+        return Ok(Measured {
+            outcome: Outcome::Failed("interrupted".into()),
+            runs,
+            interrupted: true,
+        });
+    }
+    let outcome = match result.capacity_rps {
+        Some(rps) => Outcome::Measured(vec![LevelSummary {
+            level: "capacity".into(),
+            throughput: rps,
+            p50_ms: 0.0,
+            p90_ms: 0.0,
+            p99_ms: 0.0,
+            p999_ms: 0.0,
+            mean_ms: 0.0,
+            error_ratio: 0.0,
+        }]),
+        None => Outcome::Failed(format!(
+            "no capacity: {}",
+            crate::capacity_run::summary(&result)
+        )),
+    };
+    Ok(Measured {
+        outcome,
+        runs,
+        interrupted: false,
+    })
+}
+
 fn describe(job: &Job, m: &Measured) -> String {
     match &m.outcome {
         Outcome::Failed(why) => format!("failed: {why}"),
+        Outcome::Measured(levels) if job.capacity.is_some() => format!(
+            "capacity {:.1} req/s",
+            job.objective.worst(levels).unwrap_or(f64::NAN)
+        ),
         Outcome::Measured(levels) => {
             let value = job.objective.worst(levels).unwrap_or(f64::NAN);
             let feasible = job

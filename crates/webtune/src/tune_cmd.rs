@@ -210,6 +210,9 @@ struct Prepared {
 }
 
 fn objective(args: &TuneArgs) -> anyhow::Result<Objective> {
+    if args.maximize.as_deref() == Some("capacity") {
+        return Ok(Objective::MaximizeThroughput);
+    }
     Ok(match (&args.maximize, &args.minimize) {
         (_, Some(stat)) => Objective::minimize(stat)?,
         (Some(what), None) => Objective::maximize(what)?,
@@ -223,11 +226,29 @@ fn prepare(args: &TuneArgs) -> anyhow::Result<Prepared> {
         .as_deref()
         .context("name the stack to tune (webtune lab stacks), or external")?;
     let objective = objective(args)?;
-    let slos = args
-        .slos
-        .iter()
-        .map(|s| Slo::parse(s))
-        .collect::<Result<Vec<_>, _>>()?;
+    let capacity = if args.maximize.as_deref() == Some("capacity") {
+        if args.slos.is_empty() {
+            bail!("--maximize capacity needs --slo: capacity is the highest rate that holds them");
+        }
+        if !args.levels.is_empty() {
+            bail!("--maximize capacity searches the rate itself: no --levels");
+        }
+        Some(driver::CapacityObjective {
+            slos: webtune_tune::capacity::parse_slos(&args.slos)?,
+            search: webtune_model::capacity::SearchSettings::default(),
+        })
+    } else {
+        None
+    };
+    // With capacity the SLOs are the search's; a trial's figure is the capacity itself.
+    let slos = if capacity.is_some() {
+        Vec::new()
+    } else {
+        args.slos
+            .iter()
+            .map(|s| Slo::parse(s))
+            .collect::<Result<Vec<_>, _>>()?
+    };
     if args.trials < 3 {
         bail!("--trials must be at least 3 (the default is measured twice first)");
     }
@@ -338,7 +359,16 @@ fn prepare(args: &TuneArgs) -> anyhow::Result<Prepared> {
         }
     }
     let seeds = subject.rules_of_thumb(&space, cores);
-    let load = bench.to_spec(&path)?;
+    let mut load = bench.to_spec(&path)?;
+    if let Some(c) = &capacity {
+        // Every step of every trial: open loop at the search's rate, -c as the cap.
+        load.connections = bench.connections.unwrap_or(1000);
+        load.load = webtune_model::LoadMode::Open {
+            rate: c.search.start_rps,
+            arrival: webtune_model::Arrival::Uniform,
+        };
+        load.validate()?;
+    }
     let levels = levels_of(&args.levels, load.is_open_loop())?;
     let settings = Settings {
         budget: args.trials,
@@ -358,6 +388,7 @@ fn prepare(args: &TuneArgs) -> anyhow::Result<Prepared> {
             seeds,
             settings,
             confirm: args.confirm,
+            capacity,
         },
     })
 }
@@ -434,7 +465,12 @@ fn execute(
         inner: Narrator::new(args.quiet, false),
         quiet: args.quiet,
     };
-    let finished = driver::run(&prepared.job, journal, resumed, &stop, &mut narrator)?;
+    let mut finished = driver::run(&prepared.job, journal, resumed, &stop, &mut narrator)?;
+    if prepared.job.capacity.is_some() {
+        finished.report.objective = "maximize capacity".into();
+        finished.report.unit = "req/s".into();
+        finished.report.slos = args.slos.clone();
+    }
     let mut outputs = Outputs::new();
     if let Some(dest) = &args.html {
         outputs.file(

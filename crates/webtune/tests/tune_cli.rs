@@ -371,6 +371,69 @@ fn tune_external_applies_each_configuration_and_proves_the_winner() {
 }
 
 #[test]
+fn maximize_capacity_runs_a_capacity_search_per_trial() {
+    let s = Scratch::new();
+    // The "server": webtune serve with one worker and 10 ms of CPU per request, so its
+    // capacity is at most 100/s; the apply command changes nothing.
+    let mut serve = Command::new(WEBTUNE)
+        .args(["serve", "--addr", "127.0.0.1:0", "--workers", "1"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut banner = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(serve.stderr.take().unwrap()),
+        &mut banner,
+    )
+    .unwrap();
+    let base = banner
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .expect("banner names the URL")
+        .trim_end_matches('/')
+        .to_string();
+    let url = format!("{base}/cpu/10000");
+    let out = s.run(&[
+        "tune",
+        "external",
+        "--apply",
+        "true",
+        "--param",
+        "w=1..2",
+        "--maximize",
+        "capacity",
+        "--slo",
+        "p99<=200ms",
+        "--trials",
+        "3",
+        "--confirm",
+        "0",
+        "--json",
+        "-",
+        "--",
+        "-d",
+        "500ms",
+        &url,
+    ]);
+    let _ = serve.kill();
+    let _ = serve.wait();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("capacity "), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["objective"], "maximize capacity");
+    assert_eq!(report["unit"], "req/s");
+    let best = report["best"]["objective"]
+        .as_f64()
+        .expect("a capacity was found");
+    assert!(
+        best > 0.0 && best <= 110.0,
+        "one worker at 10 ms: at most ~100/s, got {best}"
+    );
+}
+
+#[test]
 fn bad_input_is_one_line_before_anything_starts() {
     let s = Scratch::new();
     for (args, needle) in [
