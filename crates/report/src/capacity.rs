@@ -117,7 +117,7 @@ pub fn render_capacity_text(r: &CapacityResult) -> String {
             let _ = writeln!(out, "step {}: {reason}", i + 1);
         }
     }
-    let _ = writeln!(out, "Capacity: {}", r.summary);
+    let _ = writeln!(out, "Result: {}", r.summary);
     out
 }
 
@@ -289,7 +289,7 @@ mod tests {
         assert!(text.contains("LIMITED"), "{text}");
         assert!(text.contains("BROKE p99<=100ms"), "{text}");
         assert!(text.contains("step 3: the generator's CPU"), "{text}");
-        assert!(text.contains("Capacity: capacity 200 req/s"), "{text}");
+        assert!(text.contains("Result: capacity 200 req/s"), "{text}");
     }
 
     #[test]
