@@ -18,6 +18,7 @@ pub mod report;
 pub mod sampler;
 pub mod space;
 pub mod study;
+pub mod subject;
 pub mod synthetic;
 
 pub use effects::{effects, Effect};

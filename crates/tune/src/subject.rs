@@ -1,0 +1,286 @@
+//! What a tune tunes: a lab stack, the forum on one, or a server the user runs through an
+//! `--apply` command; how each turns a configuration into a lab trial target (the lab's
+//! dependent limits filled in), its catalogue of parameters with their real ranges, its
+//! default space and rules of thumb, and the winner's directives as the server writes them.
+
+use crate::space::{Config, KnownKind, KnownParam, Space, Value};
+use webtune_lab::forum::Dataset;
+use webtune_lab::trial::Target;
+use webtune_lab::{settings_for, ParamKind, StackKind};
+
+/// What is tuned: a lab stack, the forum on one, or a server the user runs.
+pub enum Subject {
+    /// A lab stack; `fixed` are `--set` values every trial keeps.
+    Stack {
+        kind: StackKind,
+        fixed: Vec<(String, String)>,
+    },
+    /// Seed 003's forum on a PHP stack with its database (`db.*` parameters too).
+    Forum {
+        kind: StackKind,
+        fixed: Vec<(String, String)>,
+        dataset: Box<Dataset>,
+    },
+    /// A server webtune does not start: `apply` (with `{name}` placeholders) makes a
+    /// configuration live and exits 0 when the target is ready; `restore` runs at the end.
+    External {
+        base_url: String,
+        processes: Vec<String>,
+        apply: String,
+        restore: Option<String>,
+    },
+}
+
+impl Subject {
+    /// The parameters the lab can set on this subject, with their real ranges (empty for
+    /// `External`, whose parameters are the user's own).
+    pub fn catalogue(&self) -> Vec<KnownParam> {
+        let specs = match self {
+            Subject::Stack { kind, .. } => kind.parameters(),
+            Subject::Forum { kind, .. } => [
+                kind.parameters(),
+                webtune_lab::forum::dbparams::parameters(),
+            ]
+            .concat(),
+            Subject::External { .. } => Vec::new(),
+        };
+        specs
+            .into_iter()
+            .filter_map(|p| {
+                let kind = match p.kind {
+                    ParamKind::Int { min, max, keyword } => KnownKind::Int {
+                        min,
+                        max,
+                        keywords: keyword.map(|k| vec![k.to_string()]).unwrap_or_default(),
+                    },
+                    ParamKind::Switch => KnownKind::Choice(vec!["on".into(), "off".into()]),
+                    ParamKind::Choice(words) => {
+                        KnownKind::Choice(words.iter().map(|w| w.to_string()).collect())
+                    }
+                    ParamKind::Float { .. } => return None,
+                };
+                Some(KnownParam {
+                    name: p.name.clone(),
+                    kind,
+                    default: p.default.to_string(),
+                })
+            })
+            .collect()
+    }
+
+    /// The default search space of a lab stack as `--param` texts (lab::tuning).
+    pub fn default_params(&self, cores: u32) -> Vec<String> {
+        let (kind, forum) = match self {
+            Subject::Stack { kind, .. } => (*kind, false),
+            Subject::Forum { kind, .. } => (*kind, true),
+            Subject::External { .. } => return Vec::new(),
+        };
+        webtune_lab::tuning::default_space(kind, forum, cores)
+            .into_iter()
+            .map(|t| match t.range {
+                webtune_lab::tuning::TuneRange::Int { lo, hi, log } => {
+                    format!("{}={lo}..{hi}{}", t.name, if log { ":log" } else { "" })
+                }
+                webtune_lab::tuning::TuneRange::Choice(words) => {
+                    format!("{}={}", t.name, words.join(","))
+                }
+            })
+            .collect()
+    }
+
+    /// The rule-of-thumb configurations for this subject that fall inside `space`.
+    pub fn rules_of_thumb(&self, space: &Space, cores: u32) -> Vec<Config> {
+        let kind = match self {
+            Subject::Stack { kind, .. } | Subject::Forum { kind, .. } => *kind,
+            Subject::External { .. } => return Vec::new(),
+        };
+        webtune_lab::tuning::rules_of_thumb(kind, cores)
+            .into_iter()
+            .filter(|(_, pairs)| {
+                pairs
+                    .iter()
+                    .all(|(n, _)| space.params.iter().any(|p| p.name == *n))
+            })
+            .map(|(_, pairs)| space.config_from_text(&pairs))
+            .collect()
+    }
+
+    pub(crate) fn stack_kind(&self) -> Option<StackKind> {
+        match self {
+            Subject::Stack { kind, .. } | Subject::Forum { kind, .. } => Some(*kind),
+            Subject::External { .. } => None,
+        }
+    }
+
+    /// The trial target for `config`, or why the lab refuses it (a failed trial).
+    pub(crate) fn target(&self, config: &Config) -> Result<Target, String> {
+        let pairs = |fixed: &[(String, String)]| -> Vec<(String, String)> {
+            let mut all: Vec<(String, String)> = fixed.to_vec();
+            for (name, value) in config {
+                all.retain(|(n, _)| n != name);
+                all.push((name.clone(), value.to_string()));
+            }
+            all
+        };
+        let words = |list: &[(String, String)]| -> Vec<String> {
+            list.iter().map(|(n, v)| format!("{n}={v}")).collect()
+        };
+        match self {
+            Subject::Stack { kind, fixed } => {
+                let all = webtune_lab::tuning::complete(*kind, &pairs(fixed));
+                let settings = settings_for(*kind, &words(&all)).map_err(|e| e.to_string())?;
+                Ok(Target::Stack {
+                    kind: *kind,
+                    settings,
+                })
+            }
+            Subject::Forum {
+                kind,
+                fixed,
+                dataset,
+            } => {
+                let (db, web): (Vec<_>, Vec<_>) = pairs(fixed)
+                    .into_iter()
+                    .partition(|(n, _)| n.starts_with("db."));
+                let web = webtune_lab::tuning::complete(*kind, &web);
+                let web = settings_for(*kind, &words(&web)).map_err(|e| e.to_string())?;
+                let db = webtune_lab::forum::dbparams::settings_for(&words(&db))
+                    .map_err(|e| e.to_string())?;
+                Ok(Target::Forum {
+                    kind: *kind,
+                    web,
+                    db,
+                    dataset: dataset.clone(),
+                })
+            }
+            Subject::External {
+                base_url,
+                processes,
+                ..
+            } => Ok(Target::External {
+                base_url: base_url.clone(),
+                processes: processes.clone(),
+            }),
+        }
+    }
+}
+
+/// The catalogue of an external server's parameters, made from the `--param` texts
+/// themselves (webtune does not know their real ranges): `NAME=LO..HI[:log]` is any
+/// integer, `NAME=a,b,c` those words. The default is `baseline`'s value, else the first.
+pub fn external_catalogue(texts: &[String], baseline: &[(String, String)]) -> Vec<KnownParam> {
+    texts
+        .iter()
+        .filter_map(|text| {
+            let (name, range) = text.split_once('=')?;
+            let name = name.trim().to_string();
+            let range = range.trim().trim_end_matches(":log");
+            let (kind, first) = match range.split_once("..") {
+                Some((lo, _)) => (
+                    KnownKind::Int {
+                        min: i64::MIN / 4,
+                        max: i64::MAX / 4,
+                        keywords: Vec::new(),
+                    },
+                    lo.trim().to_string(),
+                ),
+                None => {
+                    let words: Vec<String> =
+                        range.split(',').map(|w| w.trim().to_string()).collect();
+                    let first = words.first().cloned().unwrap_or_default();
+                    (KnownKind::Choice(words), first)
+                }
+            };
+            let default = baseline
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| v.clone())
+                .unwrap_or(first);
+            Some(KnownParam {
+                name,
+                kind,
+                default,
+            })
+        })
+        .collect()
+}
+
+/// The winner's directives that differ from the default, as the server writes them.
+pub(crate) fn snippet(kind: StackKind, default: &Config, best: &Config) -> Vec<String> {
+    let specs = [
+        kind.parameters(),
+        webtune_lab::forum::dbparams::parameters(),
+    ]
+    .concat();
+    best.iter()
+        .filter(|(name, value)| default.get(*name) != Some(*value))
+        .map(|(name, value)| {
+            let spec = specs.iter().find(|p| p.name == *name);
+            let directive = spec.map_or(name.as_str(), |p| p.directive);
+            let component = name
+                .split_once('.')
+                .filter(|(prefix, _)| matches!(*prefix, "frontend" | "backend" | "db"))
+                .map(|(prefix, _)| format!("{prefix}: "))
+                .unwrap_or_default();
+            let value = match value {
+                Value::Int(n) => n.to_string(),
+                Value::Word(w) => w.clone(),
+            };
+            format!("{component}{directive} {value}")
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_external_catalogue_comes_from_the_params_and_the_baseline() {
+        let texts = vec![
+            "workers=1..64:log".to_string(),
+            "keepalive=on,off".to_string(),
+        ];
+        let cat = external_catalogue(&texts, &[("workers".into(), "8".into())]);
+        assert_eq!(cat[0].name, "workers");
+        assert_eq!(cat[0].default, "8");
+        assert_eq!(cat[1].default, "on");
+        let space = Space::parse(&texts, &cat).unwrap();
+        assert_eq!(space.default_config()["workers"], Value::Int(8));
+    }
+
+    #[test]
+    fn a_stack_subject_knows_its_parameters_and_default_space() {
+        let subject = Subject::Stack {
+            kind: StackKind::from_name("nginx-apache").unwrap(),
+            fixed: Vec::new(),
+        };
+        let catalogue = subject.catalogue();
+        let texts = subject.default_params(2);
+        let space = Space::parse(&texts, &catalogue).expect("the default space parses");
+        assert!(space
+            .params
+            .iter()
+            .any(|p| p.name == "backend.MaxRequestWorkers"));
+        let seeds = subject.rules_of_thumb(&space, 2);
+        assert_eq!(seeds.len(), 1, "two backend processes per core");
+        // A configuration the lab refuses is a failed trial, not a panic.
+        let mut bad = space.default_config();
+        bad.insert("backend.KeepAliveTimeout".into(), Value::Int(-5));
+        assert!(subject.target(&bad).is_err());
+    }
+
+    #[test]
+    fn the_snippet_names_the_servers_directives() {
+        let kind = StackKind::from_name("nginx-apache").unwrap();
+        let mut default = Config::new();
+        default.insert("backend.MaxRequestWorkers".into(), Value::Int(150));
+        default.insert("frontend.worker_processes".into(), Value::Int(2));
+        let mut best = default.clone();
+        best.insert("backend.MaxRequestWorkers".into(), Value::Int(4));
+        assert_eq!(
+            snippet(kind, &default, &best),
+            vec!["backend: MaxRequestWorkers 4".to_string()]
+        );
+    }
+}
