@@ -82,7 +82,8 @@ struct Measured {
     interrupted: bool,
 }
 
-fn level_label(level: Level) -> String {
+/// How reports name a level: `c=256`, `rate=1000/s`, or `as given`.
+pub fn level_label(level: Level) -> String {
     match level {
         Level::AsSpecified => "as given".into(),
         other => other.label(),
@@ -229,6 +230,19 @@ fn describe(job: &Job, m: &Measured) -> String {
     }
 }
 
+/// The job's study, before any trial: the same for a run, a resume and `--show`, so a study
+/// replayed from the journal asks for what the uninterrupted one would have.
+pub fn new_study(job: &Job) -> Study {
+    Study::new(
+        job.space.clone(),
+        job.objective,
+        job.slos.clone(),
+        job.seeds.clone(),
+        job.settings.clone(),
+        Box::new(GpSampler::default()),
+    )
+}
+
 /// Run the tune (or resume it from `resumed`), journaling every trial before it starts and
 /// after it ends.
 pub fn run(
@@ -238,14 +252,7 @@ pub fn run(
     stop: &StopToken,
     listener: &mut dyn Listener,
 ) -> Result<Finished, TuneError> {
-    let mut study = Study::new(
-        job.space.clone(),
-        job.objective,
-        job.slos.clone(),
-        job.seeds.clone(),
-        job.settings.clone(),
-        Box::new(GpSampler::default()),
-    );
+    let mut study = new_study(job);
     let mut proof_done: Vec<(Arm, Outcome)> = Vec::new();
     if let Some(r) = resumed {
         r.replay_into(&mut study);

@@ -355,6 +355,18 @@ pub fn parse_bench(words: &[String]) -> anyhow::Result<BenchArgs> {
     }
 }
 
+/// What a lab stack is loaded at when no path is given: its base with a scenario (the
+/// scenario's requests carry the paths), a PHP page on PHP stacks, else the empty GIF.
+pub fn default_path(stack: StackKind, workload: &Workload) -> &'static str {
+    if workload.scenario().is_some() {
+        ""
+    } else if stack.has_php() {
+        "/cpu/2000"
+    } else {
+        "/empty.gif"
+    }
+}
+
 /// The path to load on a stack, as given after -- (or `default_path`): it must start with
 /// '/' (the lab picks the address, so a full URL is refused).
 pub fn load_path(given: Option<&str>, default_path: &str) -> anyhow::Result<String> {
@@ -460,15 +472,7 @@ fn site_target(
     if !args.processes.is_empty() {
         bail!("--process is for the external stack; lab stacks sample their own processes");
     }
-    // With a scenario, the URL is the stack's base: the scenario's requests carry the paths.
-    let default_path = if workload.scenario().is_some() {
-        ""
-    } else if stack.has_php() {
-        "/cpu/2000"
-    } else {
-        "/empty.gif"
-    };
-    let path = load_path(bench.url.as_deref(), default_path)?;
+    let path = load_path(bench.url.as_deref(), default_path(stack, workload))?;
     Ok((
         Target::Stack {
             kind: stack,

@@ -289,13 +289,7 @@ fn prepare(args: &TuneArgs) -> anyhow::Result<Prepared> {
         if args.apply.is_some() || args.restore.is_some() || args.baseline.is_some() {
             bail!("--apply, --restore and --baseline are for tune external; lab stacks are configured by webtune");
         }
-        let default_path = if workload.scenario().is_some() {
-            ""
-        } else if stack.has_php() {
-            "/cpu/2000"
-        } else {
-            "/empty.gif"
-        };
+        let default_path = crate::lab_cmd::default_path(stack, &workload);
         match args.app {
             crate::lab_cmd::forum::App::Forum => {
                 if !stack.has_php() {
@@ -510,23 +504,9 @@ fn show(
     resumed: &webtune_tune::journal::Resumed,
 ) -> anyhow::Result<i32> {
     let job = prepared.job;
-    let mut study = webtune_tune::Study::new(
-        job.space.clone(),
-        job.objective,
-        job.slos.clone(),
-        job.seeds.clone(),
-        job.settings.clone(),
-        Box::new(webtune_tune::GpSampler::default()),
-    );
+    let mut study = driver::new_study(&job);
     resumed.replay_into(&mut study);
-    let levels = job
-        .levels
-        .iter()
-        .map(|l| match l {
-            Level::AsSpecified => "as given".to_string(),
-            other => other.label(),
-        })
-        .collect();
+    let levels = job.levels.iter().map(|l| driver::level_label(*l)).collect();
     let report = webtune_tune::TuneReport::from_study(&study, levels, None);
     let mut text = report.render_text();
     if !resumed.lost.is_empty() {
