@@ -395,8 +395,8 @@ impl HostSettings {
 }
 
 /// What a server process must get between fork and exec. Built before the fork so the
-/// child only makes two system calls.
-#[derive(Clone, Copy)]
+/// child only makes two system calls. The default changes nothing.
+#[derive(Clone, Copy, Default)]
 pub struct ExecLimits {
     pub cpus: Option<libc::cpu_set_t>,
     pub nofile: Option<u64>,

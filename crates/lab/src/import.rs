@@ -11,12 +11,11 @@
 //! takes the readers' output rather than the readers. Edits keep every line where it was,
 //! so what a server says about the copy's `file:line` is the user's `file:line`.
 
-use crate::render::{Layout, Programs, Readiness, Rendered, ServerPlan};
-use crate::stacks::{Component, Mpm, NginxRole};
+use crate::render::{Layout, Rendered};
+use crate::servers::{Component, ImportedConfig, Mpm, NginxRole, Programs};
 use crate::LabError;
 use edit::{apply, Edit};
 use std::collections::{BTreeMap, HashMap};
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 mod edit;
@@ -30,9 +29,14 @@ pub enum Server {
 
 impl Server {
     pub fn name(self) -> &'static str {
+        self.component().server_name()
+    }
+
+    /// The lab's server that runs such a config (the MPM is whichever the config loads).
+    pub fn component(self) -> Component {
         match self {
-            Server::Nginx => "nginx",
-            Server::Apache => "apache2",
+            Server::Nginx => Component::Nginx(NginxRole::Static),
+            Server::Apache => Component::Apache(Mpm::Event),
         }
     }
 }
@@ -263,95 +267,19 @@ impl Import {
                 configs.push((name, out));
             }
         }
-        let port = layout.ports[self.front];
-        let config = dir.join(self.copy_name(&self.tree.main));
-        let error_log = dir.join("error.log");
-        let plan = match self.tree.server {
-            Server::Nginx => {
-                let program = programs.program_for(Component::Nginx(NginxRole::Static))?;
-                let mut global =
-                    format!("daemon off; pid {};", dir.join("run/nginx.pid").display());
-                if layout.privileged {
-                    // Workers write temp files into the private directory, which only its
-                    // owner may enter (as for the lab's own nginx).
-                    global.push_str(" user root;");
-                }
-                let base: Vec<OsString> = vec![
-                    "-c".into(),
-                    config.clone().into(),
-                    "-e".into(),
-                    error_log.clone().into(),
-                    "-g".into(),
-                    global.into(),
-                ];
-                let mut check_args = vec![OsString::from("-t"), OsString::from("-q")];
-                check_args.extend(base.iter().cloned());
-                ServerPlan {
-                    label: "nginx (your config)".into(),
-                    component: Component::Nginx(NginxRole::Static),
-                    program,
-                    check_args,
-                    run_args: base,
-                    config_file: config,
-                    error_log,
-                    port,
-                    stop_signal: libc::SIGQUIT,
-                    readiness: Readiness::TcpAccept,
-                }
-            }
-            Server::Apache => {
-                let program = programs.program_for(Component::Apache(Mpm::Event))?;
-                let run = dir.join("run");
-                let user = self.tree.env.get("APACHE_RUN_USER").cloned();
-                let group = self.tree.env.get("APACHE_RUN_GROUP").cloned();
-                let defines = [
-                    ("APACHE_RUN_DIR", run.display().to_string()),
-                    ("APACHE_LOCK_DIR", run.display().to_string()),
-                    ("APACHE_LOG_DIR", dir.display().to_string()),
-                    (
-                        "APACHE_PID_FILE",
-                        run.join("apache2.pid").display().to_string(),
-                    ),
-                    ("APACHE_RUN_USER", user.unwrap_or_else(|| "www-data".into())),
-                    (
-                        "APACHE_RUN_GROUP",
-                        group.unwrap_or_else(|| "www-data".into()),
-                    ),
-                ];
-                let mut base: Vec<OsString> = vec![
-                    "-d".into(),
-                    dir.join("conf").into(),
-                    "-f".into(),
-                    config.clone().into(),
-                ];
-                let mut before = vec![
-                    format!("PidFile \"{}\"", run.join("apache2.pid").display()),
-                    format!("DefaultRuntimeDir \"{}\"", run.display()),
-                    format!("ErrorLog \"{}\"", error_log.display()),
-                ];
-                before.extend(defines.iter().map(|(n, v)| format!("Define {n} {v}")));
-                for directive in before {
-                    base.push("-C".into());
-                    base.push(directive.into());
-                }
-                let mut check_args = base.clone();
-                check_args.push("-t".into());
-                let mut run_args = base;
-                run_args.push("-DFOREGROUND".into());
-                ServerPlan {
-                    label: "apache2 (your config)".into(),
-                    component: Component::Apache(Mpm::Event),
-                    program,
-                    check_args,
-                    run_args,
-                    config_file: config,
-                    error_log,
-                    port,
-                    stop_signal: libc::SIGTERM,
-                    readiness: Readiness::TcpAccept,
-                }
-            }
-        };
+        let plan = self
+            .tree
+            .server
+            .component()
+            .server()
+            .imported_plan(&ImportedConfig {
+                dir,
+                config: dir.join(self.copy_name(&self.tree.main)),
+                port: layout.ports[self.front],
+                privileged: layout.privileged,
+                env: &self.tree.env,
+                programs,
+            })?;
         Ok(Rendered {
             configs,
             site: Vec::new(),

@@ -1,14 +1,16 @@
 //! webtune-lab: real web stacks for load tests. It owns the stacks (nginx, Apache
-//! prefork / worker / event, nginx → Apache, nginx → php-fpm, an external URL), their
-//! tunable parameters and config templates, the supervision of the server processes
-//! (start, readiness, stop that leaves nothing behind, a registry that reaps what a killed
-//! webtune left), and the /proc sampler whose series go into `RunResult.server`. TLS
-//! variants of the stacks (certificate per lab directory, TLS and HTTP/2 parameters) are
-//! in `tls`.
+//! prefork / worker / event, nginx → Apache, nginx → php-fpm, an external URL), the servers
+//! they are made of (`servers`: one module per server type behind one trait, owning its
+//! parameters, program, config, readiness, tuning space and logs), the one supervision of
+//! every server process (`process`: start, readiness, stop that leaves nothing behind;
+//! `supervisor`: a whole stack; `registry`: reaping what a killed webtune left), and the
+//! /proc sampler whose series go into `RunResult.server`. TLS variants of the stacks
+//! (certificate per lab directory) are in `tls`, the forum and its MariaDB in `forum`.
 //!
 //! It does not make load (that is `webtune-engine`) and does not decide what is best (that
 //! is the tuner): it starts, samples and stops what it is told to.
 
+mod dirs;
 mod error;
 pub mod forum;
 pub mod hook;
@@ -18,10 +20,12 @@ pub mod leaders;
 pub mod logs;
 pub mod netns;
 pub mod params;
+pub mod process;
 pub mod procfs;
 pub mod registry;
 pub mod render;
 pub mod sampler;
+pub mod servers;
 pub mod stacks;
 pub mod summary;
 pub mod supervisor;
@@ -33,8 +37,9 @@ pub use error::LabError;
 pub use host::{CpuSet, HostSettings};
 pub use params::{parse_assignment, ParamKind, ParamSpec, Settings, Value};
 pub use registry::{clean_stale, lab_root, CleanReport};
-pub use render::{render, Layout, Programs, Rendered, ServerPlan};
+pub use render::{render, Layout, Rendered};
 pub use sampler::{ProcessSelector, Sampler, DEFAULT_INTERVAL};
+pub use servers::{Programs, ServerPlan, ServerType};
 pub use stacks::{Component, Mpm, NginxRole, StackKind};
 pub use summary::summarise;
 pub use supervisor::{http_get, RunningStack, StartOptions};

@@ -104,6 +104,66 @@ pub struct ParamSpec {
 }
 
 impl ParamSpec {
+    /// A whole number in `min..=max`.
+    pub fn int(
+        name: &str,
+        (min, max): (i64, i64),
+        default: i64,
+        directive: &'static str,
+        meaning: &'static str,
+    ) -> ParamSpec {
+        ParamSpec {
+            name: name.to_string(),
+            kind: ParamKind::Int {
+                min,
+                max,
+                keyword: None,
+            },
+            default: Value::Int(default),
+            directive,
+            meaning,
+        }
+    }
+
+    /// `on` or `off`.
+    pub fn switch(
+        name: &str,
+        default: bool,
+        directive: &'static str,
+        meaning: &'static str,
+    ) -> ParamSpec {
+        ParamSpec {
+            name: name.to_string(),
+            kind: ParamKind::Switch,
+            default: Value::Switch(default),
+            directive,
+            meaning,
+        }
+    }
+
+    /// One of `words`.
+    pub fn choice(
+        name: &str,
+        words: &'static [&'static str],
+        default: &'static str,
+        directive: &'static str,
+        meaning: &'static str,
+    ) -> ParamSpec {
+        ParamSpec {
+            name: name.to_string(),
+            kind: ParamKind::Choice(words),
+            default: Value::Word(default),
+            directive,
+            meaning,
+        }
+    }
+
+    /// The same parameter under `prefix` (`backend.`, `db.`).
+    pub fn prefixed(mut self, prefix: &str) -> ParamSpec {
+        self.name = format!("{prefix}{}", self.name);
+        self
+    }
+
     /// Parse and range-check a value given as text.
     pub fn parse(&self, text: &str) -> Result<Value, LabError> {
         let refuse = || LabError::OutOfRange {
@@ -261,17 +321,7 @@ mod tests {
     use super::*;
 
     fn int_spec(name: &str, min: i64, max: i64) -> ParamSpec {
-        ParamSpec {
-            name: name.to_string(),
-            kind: ParamKind::Int {
-                min,
-                max,
-                keyword: None,
-            },
-            default: Value::Int(min),
-            directive: "X",
-            meaning: "x",
-        }
+        ParamSpec::int(name, (min, max), min, "X", "x")
     }
 
     #[test]

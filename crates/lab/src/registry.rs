@@ -9,6 +9,7 @@ use crate::LabError;
 use serde::{Deserialize, Serialize};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 /// One started stack, as recorded on disk.
@@ -28,7 +29,32 @@ pub struct Entry {
     pub netns: Option<u64>,
 }
 
+/// Numbers the entries one process makes.
+static ENTRY_COUNTER: AtomicU32 = AtomicU32::new(0);
+
 impl Entry {
+    /// A new entry owned by this process, `NAME-PID-N`, whose private directory (and,
+    /// until the caller says otherwise, document root) `dir_for` places from that id.
+    pub fn new(name: &str, dir_for: &dyn Fn(&str) -> PathBuf) -> Entry {
+        let me = std::process::id() as i32;
+        let my_start = procfs::read_stat(me).map(|s| s.start_ticks).unwrap_or(0);
+        let id = format!(
+            "{name}-{me}-{}",
+            ENTRY_COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        let dir = dir_for(&id);
+        Entry {
+            id,
+            stack: name.to_string(),
+            owner_pid: me,
+            owner_start_ticks: my_start,
+            private_dir: dir.clone(),
+            docroot: dir,
+            sessions: Vec::new(),
+            netns: None,
+        }
+    }
+
     pub fn owner_alive(&self) -> bool {
         procfs::is_alive(self.owner_pid, self.owner_start_ticks)
     }

@@ -1,26 +1,26 @@
-//! Process supervision: start a stack's servers (each checked by the server itself, then
-//! run in the foreground in its own session, loopback only, on a free port), wait until it
-//! answers, and stop it — orderly signal, then SIGKILL after a grace period, then verify
-//! that no process of the stack is left. `RunningStack` stops on drop, so an error or a
-//! panic in the caller still tears the stack down.
+//! A running stack: its registry entry (on disk before anything starts), its private
+//! directory and document root, its network namespace when `os.*` asks for one, its
+//! servers rendered (a lab stack) or imported (a user's config), each checked by the
+//! server itself, then started in order and waited for (`process`), and the stop that
+//! leaves nothing behind: every server in reverse order, then anything still naming the
+//! directory. `RunningStack` stops on drop, so an error or a panic in the caller still
+//! tears the stack down.
 
 use crate::host::{self, ExecLimits, HostSettings, OsValues, ThreadPin};
 use crate::import::Import;
 use crate::netns::{Inside, NetNamespace};
 use crate::params::Settings;
+use crate::process::{self, ServerProcess};
 use crate::registry::{self, CleanReport, Entry};
-use crate::render::{self, Layout, Programs, Readiness, Rendered, ServerPlan};
+use crate::render::{self, Layout, Programs, Rendered};
 use crate::stacks::StackKind;
-use crate::{procfs, LabError};
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
-use std::os::unix::process::CommandExt;
+use crate::{dirs, LabError};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 use webtune_model::StopToken;
+
+pub use crate::process::http_get;
 
 /// How a start behaves.
 #[derive(Debug, Clone)]
@@ -62,11 +62,6 @@ impl Default for StartOptions {
     }
 }
 
-struct RunningServer {
-    plan: ServerPlan,
-    child: Child,
-}
-
 /// What a start runs: a lab stack with its settings, or a user's own config (`import`).
 #[derive(Clone, Copy)]
 enum Source<'a> {
@@ -83,7 +78,7 @@ pub struct RunningStack {
     root: PathBuf,
     entry: Entry,
     rendered: Rendered,
-    servers: Vec<RunningServer>,
+    servers: Vec<ServerProcess>,
     options: StartOptions,
     stopped: bool,
     reaped: CleanReport,
@@ -92,8 +87,6 @@ pub struct RunningStack {
     /// The run's private network namespace, when an `os.*` network parameter is set.
     netns: Option<NetNamespace>,
 }
-
-static START_COUNTER: AtomicU32 = AtomicU32::new(0);
 
 impl RunningStack {
     /// Start a stack with validated settings. First reaps what a killed webtune left.
@@ -167,28 +160,12 @@ impl RunningStack {
         root: &Path,
         reaped: &CleanReport,
     ) -> Result<RunningStack, LabError> {
-        let me = std::process::id() as i32;
-        let my_start = procfs::read_stat(me).map(|s| s.start_ticks).unwrap_or(0);
         let name = match source {
             Source::Stack(_) => stack.name(),
             Source::Imported(import) => import.target_name(),
         };
-        let id = format!(
-            "{}-{}-{}",
-            name,
-            me,
-            START_COUNTER.fetch_add(1, Ordering::Relaxed)
-        );
-        let entry = Entry {
-            id: id.clone(),
-            stack: name.to_string(),
-            owner_pid: me,
-            owner_start_ticks: my_start,
-            private_dir: root.join(&id),
-            docroot: root.join(format!("{id}.www")),
-            sessions: Vec::new(),
-            netns: None,
-        };
+        let mut entry = Entry::new(name, &|id| root.join(id));
+        entry.docroot = root.join(format!("{}.www", entry.id));
         // The entry goes to disk before anything else exists, so a SIGKILL at any later
         // point leaves something `lab clean` can find.
         registry::write_entry(root, &entry)?;
@@ -259,12 +236,12 @@ impl RunningStack {
     fn prepare(&mut self, source: Source, programs: &Programs) -> Result<(), LabError> {
         let dir = self.entry.private_dir.clone();
         let docroot = self.entry.docroot.clone();
-        make_dir(&dir, 0o700)?;
-        make_dir(&docroot, 0o755)?;
+        dirs::make_dir(&dir, 0o700)?;
+        dirs::make_dir(&docroot, 0o755)?;
         for sub in ["temp", "run"] {
-            make_dir(&dir.join(sub), 0o700)?;
+            dirs::make_dir(&dir.join(sub), 0o700)?;
         }
-        let ports = free_ports(match source {
+        let ports = process::free_ports(match source {
             Source::Stack(_) => self.stack.components().len(),
             Source::Imported(import) => import.port_count(),
         })?;
@@ -290,17 +267,17 @@ impl RunningStack {
                 std::fs::create_dir_all(dir.join(parent))
                     .map_err(|e| LabError::io(format!("creating {}", parent.display()), e))?;
             }
-            write_file(&dir.join(name), text.as_bytes(), 0o600)?;
+            dirs::write_file(&dir.join(name), text.as_bytes(), 0o600)?;
         }
         if self.stack.is_tls() {
             crate::tls::make_certificate(&dir)?;
         }
         for (name, bytes) in &self.rendered.site {
-            write_file(&docroot.join(name), bytes, 0o644)?;
+            dirs::write_file(&docroot.join(name), bytes, 0o644)?;
         }
         // Every server checks its own config before anything starts.
         for plan in &self.rendered.servers {
-            match (check_config(plan), source) {
+            match (process::check_config(plan), source) {
                 (
                     Err(LabError::ConfigRejected {
                         server, message, ..
@@ -326,14 +303,13 @@ impl RunningStack {
             nofile: self.os.nofile,
         };
         for plan in plans {
-            let child = spawn_in_own_session(&plan, &self.entry.private_dir, limits)?;
-            self.entry.sessions.push(child.id() as i32);
-            self.servers.push(RunningServer {
-                plan: plan.clone(),
-                child,
-            });
+            let process = ServerProcess::spawn(&plan, &self.entry.private_dir, limits)?;
+            self.entry.sessions.push(process.session());
+            self.servers.push(process);
             registry::write_entry(&self.root, &self.entry)?;
-            self.wait_ready(self.servers.len() - 1)?;
+            if let Some(server) = self.servers.last_mut() {
+                server.wait_ready(self.options.ready_timeout, self.options.interrupt.as_ref())?;
+            }
         }
         if self.stack.has_php() && self.imported.is_none() {
             // The whole chain answers the CPU-bound page.
@@ -373,54 +349,6 @@ impl RunningStack {
         match &self.options.interrupt {
             Some(stop) if stop.stop_requested() => Err(LabError::Interrupted),
             _ => Ok(()),
-        }
-    }
-
-    fn wait_ready(&mut self, index: usize) -> Result<(), LabError> {
-        let deadline = Instant::now() + self.options.ready_timeout;
-        loop {
-            let server = &mut self.servers[index];
-            let address = SocketAddr::from(([127, 0, 0, 1], server.plan.port));
-            let ready = match server.plan.readiness {
-                Readiness::TcpAccept => {
-                    TcpStream::connect_timeout(&address, Duration::from_millis(500)).is_ok()
-                }
-                Readiness::HttpGet(path) => {
-                    matches!(
-                        http_get(address, path, Duration::from_secs(2)),
-                        Ok((200, _))
-                    )
-                }
-                Readiness::HttpsGet(path) => matches!(
-                    crate::tls::https_get(address, path, Duration::from_secs(2)),
-                    Ok((200, _))
-                ),
-            };
-            if ready {
-                return Ok(());
-            }
-            if let Ok(Some(status)) = server.child.try_wait() {
-                return Err(LabError::StartFailed {
-                    server: server.plan.label.clone(),
-                    message: format!(
-                        "exited with {status}: {}",
-                        log_tail(&server.plan.error_log, &self.entry.private_dir)
-                    ),
-                });
-            }
-            if Instant::now() >= deadline {
-                return Err(LabError::StartFailed {
-                    server: server.plan.label.clone(),
-                    message: format!(
-                        "no answer on 127.0.0.1:{} within {:?}: {}",
-                        server.plan.port,
-                        self.options.ready_timeout,
-                        log_tail(&server.plan.error_log, &self.entry.private_dir)
-                    ),
-                });
-            }
-            self.check_interrupt()?;
-            std::thread::sleep(Duration::from_millis(25));
         }
     }
 
@@ -548,20 +476,11 @@ impl RunningStack {
     /// The warnings and errors the servers logged so far, deduplicated (read them before
     /// `stop`, which removes the logs with the private directory).
     pub fn log_messages(&self) -> Vec<webtune_model::server::LogMessage> {
-        let mut all = Vec::new();
-        for plan in &self.rendered.servers {
-            let stem = plan
-                .config_file
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let out = self.entry.private_dir.join(format!("{stem}.out"));
-            all.extend(crate::logs::collect(
-                &plan.label,
-                &[plan.error_log.as_path(), out.as_path()],
-            ));
-        }
-        all
+        self.rendered
+            .servers
+            .iter()
+            .flat_map(|plan| plan.component.server().log_messages(plan))
+            .collect()
     }
 
     /// What the start reaped from runs a killed webtune left behind.
@@ -581,9 +500,7 @@ impl RunningStack {
         self.stopped = true;
         let mut first_error = None;
         while let Some(mut server) = self.servers.pop() {
-            let sid = server.child.id() as i32;
-            let result = stop_server(&mut server, sid, self.options.stop_grace);
-            if let Err(e) = result {
+            if let Err(e) = server.stop(self.options.stop_grace) {
                 first_error.get_or_insert(e);
             }
         }
@@ -638,250 +555,5 @@ impl LoadSide {
             _pin: pin,
             _inside: None,
         })
-    }
-}
-
-/// Orderly signal to the master, wait for the whole session to end, SIGKILL the session
-/// after the grace period, verify.
-fn stop_server(server: &mut RunningServer, sid: i32, grace: Duration) -> Result<(), LabError> {
-    let members = || -> Vec<i32> {
-        procfs::session_members(&[sid])
-            .into_iter()
-            .map(|s| s.pid)
-            .collect()
-    };
-    let master_gone = server.child.try_wait().ok().flatten().is_some();
-    if !master_gone {
-        // SAFETY: kill only sends a signal to our own child.
-        unsafe {
-            libc::kill(sid, server.plan.stop_signal);
-        }
-    }
-    // A master that died during the run (kill -9, a crash) left its workers with no one
-    // to stop them in order: waiting for them would only delay the SIGKILL.
-    let deadline = Instant::now() + if master_gone { Duration::ZERO } else { grace };
-    loop {
-        let master_done = server.child.try_wait().ok().flatten().is_some();
-        if master_done && members().is_empty() {
-            return Ok(());
-        }
-        if Instant::now() >= deadline {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    // Forced: the whole session (its process group is the session's) and stragglers.
-    // SAFETY: signals to our own child's process group and its members.
-    unsafe {
-        libc::killpg(sid, libc::SIGKILL);
-    }
-    for pid in members() {
-        // SAFETY: as above; ESRCH is ignored.
-        unsafe {
-            libc::kill(pid, libc::SIGKILL);
-        }
-    }
-    let _ = server.child.wait();
-    let deadline = Instant::now() + Duration::from_secs(3);
-    loop {
-        let left = members();
-        if left.is_empty() {
-            return Ok(());
-        }
-        if Instant::now() >= deadline {
-            return Err(LabError::Survivors {
-                server: server.plan.label.clone(),
-                pids: left,
-            });
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn make_dir(path: &Path, mode: u32) -> Result<(), LabError> {
-    std::fs::DirBuilder::new()
-        .mode(mode)
-        .create(path)
-        .and_then(|()| std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)))
-        .map_err(|e| LabError::io(format!("creating {}", path.display()), e))
-}
-
-fn write_file(path: &Path, bytes: &[u8], mode: u32) -> Result<(), LabError> {
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(mode)
-        .open(path)
-        .and_then(|mut f| f.write_all(bytes))
-        .and_then(|()| std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)))
-        .map_err(|e| LabError::io(format!("writing {}", path.display()), e))
-}
-
-/// Distinct free loopback ports: bind them all at once (so they differ), then release.
-fn free_ports(count: usize) -> Result<Vec<u16>, LabError> {
-    let listeners: Vec<TcpListener> = (0..count)
-        .map(|_| TcpListener::bind("127.0.0.1:0"))
-        .collect::<Result<_, _>>()
-        .map_err(LabError::NoPort)?;
-    listeners
-        .iter()
-        .map(|l| l.local_addr().map(|a| a.port()).map_err(LabError::NoPort))
-        .collect()
-}
-
-/// Run the server's own config check (`nginx -t`, `apache2 -t`, `php-fpm -t`).
-fn check_config(plan: &ServerPlan) -> Result<(), LabError> {
-    let output = Command::new(&plan.program)
-        .args(&plan.check_args)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| LabError::io(format!("running {}", plan.program.display()), e))?;
-    if output.status.success() {
-        return Ok(());
-    }
-    let mut text = String::from_utf8_lossy(&output.stderr).into_owned();
-    text.push_str(&String::from_utf8_lossy(&output.stdout));
-    Err(LabError::ConfigRejected {
-        server: plan.label.clone(),
-        config: plan.config_file.clone(),
-        message: summarise_log(&text),
-    })
-}
-
-/// Start a server in the foreground in a new session (setsid): its own process group, so
-/// a signal to its group (Apache prefork signals its whole group on SIGTERM) or the
-/// terminal's Ctrl-C never reaches webtune, and webtune's never reaches it.
-fn spawn_in_own_session(
-    plan: &ServerPlan,
-    dir: &Path,
-    limits: ExecLimits,
-) -> Result<Child, LabError> {
-    let name = plan
-        .config_file
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "server".into());
-    let out_path = dir.join(format!("{name}.out"));
-    let out = std::fs::File::create(&out_path)
-        .map_err(|e| LabError::io(format!("creating {}", out_path.display()), e))?;
-    let err = out
-        .try_clone()
-        .map_err(|e| LabError::io("duplicating a log file handle", e))?;
-    let mut command = Command::new(&plan.program);
-    command
-        .args(&plan.run_args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(out))
-        .stderr(Stdio::from(err));
-    // SAFETY: the closure runs in the child between fork and exec and calls only setsid,
-    // setrlimit and sched_setaffinity, which are async-signal-safe.
-    unsafe {
-        command.pre_exec(move || {
-            if libc::setsid() < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            limits.apply_in_child()
-        });
-    }
-    command.spawn().map_err(|e| LabError::StartFailed {
-        server: plan.label.clone(),
-        message: format!("cannot run {}: {e}", plan.program.display()),
-    })
-}
-
-/// The last meaningful lines of a server's error log (and its captured stdout/stderr).
-fn log_tail(error_log: &Path, dir: &Path) -> String {
-    let mut text = std::fs::read_to_string(error_log).unwrap_or_default();
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for e in entries.flatten() {
-            if e.file_name().to_string_lossy().ends_with(".out") {
-                text.push_str(&std::fs::read_to_string(e.path()).unwrap_or_default());
-            }
-        }
-    }
-    let summary = summarise_log(&text);
-    if summary.is_empty() {
-        format!("nothing in {}", error_log.display())
-    } else {
-        summary
-    }
-}
-
-/// The last three distinct non-empty lines of a log, joined with " | " (a server that
-/// respawns a failing worker repeats the same line with new timestamps).
-fn summarise_log(text: &str) -> String {
-    let mut lines: Vec<&str> = Vec::new();
-    for line in text.lines().rev().map(str::trim).filter(|l| !l.is_empty()) {
-        if !lines
-            .iter()
-            .any(|seen| message_part(seen) == message_part(line))
-        {
-            lines.push(line);
-        }
-        if lines.len() == 3 {
-            break;
-        }
-    }
-    lines.reverse();
-    lines.join(" | ")
-}
-
-/// A log line without its leading timestamp and pid (nginx: `2026/11/22 17:46:17
-/// [alert] 6778#6778: …`; Apache and php-fpm: `[…] …`).
-fn message_part(line: &str) -> &str {
-    match line.find("]") {
-        Some(i) => {
-            let rest = &line[i + 1..];
-            match rest.find(": ") {
-                Some(j) if rest[..j].contains('#') => &rest[j + 2..],
-                _ => rest,
-            }
-        }
-        None => line,
-    }
-}
-
-/// A minimal HTTP/1.0 GET over loopback: status code and the whole response body. Used
-/// for readiness checks and by tests.
-pub fn http_get(
-    address: SocketAddr,
-    path: &str,
-    timeout: Duration,
-) -> std::io::Result<(u16, Vec<u8>)> {
-    let mut stream = TcpStream::connect_timeout(&address, timeout)?;
-    stream.set_read_timeout(Some(timeout))?;
-    stream.set_write_timeout(Some(timeout))?;
-    write!(
-        stream,
-        "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nUser-Agent: webtune-lab\r\n\r\n"
-    )?;
-    let mut raw = Vec::new();
-    stream.take(64 * 1024 * 1024).read_to_end(&mut raw)?;
-    let bad = || std::io::Error::new(std::io::ErrorKind::InvalidData, "not an HTTP response");
-    let head_end = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .ok_or_else(bad)?;
-    let head = String::from_utf8_lossy(&raw[..head_end]);
-    let status: u16 = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(bad)?;
-    Ok((status, raw[head_end + 4..].to_vec()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn log_summary_drops_repeats() {
-        let log = "2026/11/22 17:46:17 [alert] 6778#6778: 2 worker_connections are not enough\n\
-                   2026/11/22 17:46:18 [alert] 6779#6779: 2 worker_connections are not enough\n";
-        let s = summarise_log(log);
-        assert_eq!(s.matches("not enough").count(), 1, "{s}");
-        assert_eq!(summarise_log("a\n\nb\nc\nd\n"), "b | c | d");
     }
 }

@@ -1,13 +1,13 @@
 //! TLS in the lab: the TLS variants of the stacks (nginx with `ssl` and `http2`, Apache
-//! event with mod_ssl and mod_http2, nginx → Apache event with TLS at the front), their TLS
-//! parameters and how those render into each server's directives, the self-signed
-//! certificate made per lab directory (with the openssl CLI), and an HTTPS GET for
-//! readiness checks (through the engine's own transport).
+//! event with mod_ssl and mod_http2, nginx → Apache event with TLS at the front), the
+//! protocol sets their front servers offer (each server's TLS parameters and directives
+//! are its own, in `servers`), the self-signed certificate made per lab directory (with
+//! the openssl CLI), and an HTTPS GET for readiness checks (through the engine's own
+//! transport).
 
-use crate::params::{ParamKind, ParamSpec, Settings, Value};
-use crate::stacks::{Component, Mpm, StackKind};
+use crate::params::Value;
+use crate::stacks::{Mpm, StackKind};
 use crate::LabError;
-use std::collections::BTreeMap;
 use std::io::{self, Read};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
@@ -69,227 +69,15 @@ impl TlsStack {
 pub const CERT_FILE: &str = "cert.pem";
 pub const KEY_FILE: &str = "key.pem";
 
-fn int(name: &str, min: i64, max: i64, default: i64, directive: &'static str) -> ParamSpec {
-    ParamSpec {
-        name: name.to_string(),
-        kind: ParamKind::Int {
-            min,
-            max,
-            keyword: None,
-        },
-        default: Value::Int(default),
-        directive,
-        meaning: "",
-    }
-}
-
-fn with_meaning(mut p: ParamSpec, meaning: &'static str) -> ParamSpec {
-    p.meaning = meaning;
-    p
-}
-
-fn switch(name: &str, default: bool, directive: &'static str, meaning: &'static str) -> ParamSpec {
-    ParamSpec {
-        name: name.to_string(),
-        kind: ParamKind::Switch,
-        default: Value::Switch(default),
-        directive,
-        meaning,
-    }
-}
-
-fn choice(
-    name: &str,
-    words: &'static [&'static str],
-    default: &'static str,
-    directive: &'static str,
-    meaning: &'static str,
-) -> ParamSpec {
-    ParamSpec {
-        name: name.to_string(),
-        kind: ParamKind::Choice(words),
-        default: Value::Word(default),
-        directive,
-        meaning,
-    }
-}
-
 /// Protocol sets offered: both, or one of them.
-const PROTOCOLS: &[&str] = &["TLSv1.2+TLSv1.3", "TLSv1.3", "TLSv1.2"];
+pub const PROTOCOLS: &[&str] = &["TLSv1.2+TLSv1.3", "TLSv1.3", "TLSv1.2"];
 
-/// The TLS parameters of the front server (names without prefix). Defaults are Debian 12's
-/// (mods-available/ssl.conf: a ~500 KiB session cache) or the server's own where Debian sets
-/// none (nginx: no session cache, tickets on), except the protocols: TLS 1.2 and 1.3, what
-/// webtune speaks (Debian also lists 1.0 and 1.1).
-pub fn parameters(front: Component) -> Vec<ParamSpec> {
-    match front {
-        Component::Nginx(_) => vec![
-            with_meaning(
-                int(
-                    "ssl_session_cache",
-                    0,
-                    1024,
-                    0,
-                    "ssl_session_cache shared:SSL:Nm",
-                ),
-                "MB of shared session cache (0: nginx's default `none`: ids do not resume)",
-            ),
-            switch(
-                "ssl_session_tickets",
-                true,
-                "ssl_session_tickets",
-                "resume sessions from tickets the client keeps",
-            ),
-            choice(
-                "ssl_protocols",
-                PROTOCOLS,
-                "TLSv1.2+TLSv1.3",
-                "ssl_protocols",
-                "TLS versions offered",
-            ),
-            switch("http2", false, "listen … http2", "offer HTTP/2 by ALPN"),
-            with_meaning(
-                int(
-                    "http2_max_concurrent_streams",
-                    1,
-                    100_000,
-                    128,
-                    "http2_max_concurrent_streams",
-                ),
-                "streams one HTTP/2 connection may have open at once",
-            ),
-        ],
-        Component::Apache(_) => vec![
-            with_meaning(
-                int(
-                    "SSLSessionCache",
-                    0,
-                    1_048_576,
-                    500,
-                    "SSLSessionCache shmcb:…(N KiB)",
-                ),
-                "KiB of shared session cache (Debian's ssl.conf: ~500; 0: none)",
-            ),
-            switch(
-                "SSLSessionTickets",
-                true,
-                "SSLSessionTickets",
-                "resume sessions from tickets the client keeps",
-            ),
-            choice(
-                "SSLProtocol",
-                PROTOCOLS,
-                "TLSv1.2+TLSv1.3",
-                "SSLProtocol",
-                "TLS versions offered",
-            ),
-            switch(
-                "Protocols_h2",
-                false,
-                "Protocols h2 http/1.1",
-                "offer HTTP/2 by ALPN (mod_http2)",
-            ),
-            with_meaning(
-                int(
-                    "H2MaxSessionStreams",
-                    1,
-                    100_000,
-                    100,
-                    "H2MaxSessionStreams",
-                ),
-                "streams one HTTP/2 connection may have open at once",
-            ),
-        ],
-        Component::PhpFpm => Vec::new(),
-    }
-}
-
-/// Template variables for the front server of a TLS stack (empty for every other server,
-/// so the templates render the same with TLS off). `prefix` is the front's parameter prefix.
-pub fn template_vars(
-    tls: bool,
-    component: Component,
-    prefix: &str,
-    settings: &Settings,
-    dir: &str,
-    modules: &str,
-) -> BTreeMap<String, String> {
-    let mut vars: BTreeMap<String, String> = ["tls_listen", "tls", "tls_modules"]
-        .into_iter()
-        .map(|k| (k.to_string(), String::new()))
-        .collect();
-    if !tls {
-        return vars;
-    }
-    let get = |name: &str| settings.get(&format!("{prefix}{name}"));
-    let int_of = |name: &str| get(name).and_then(|v| v.as_int()).unwrap_or(0);
-    let on = |name: &str| get(name).and_then(|v| v.as_switch()).unwrap_or(false);
-    let protocols = |name: &str| match get(name) {
+/// The protocols of a `PROTOCOLS` value as the servers list them ("TLSv1.2 TLSv1.3").
+pub fn protocol_words(value: Option<Value>) -> String {
+    match value {
         Some(Value::Word(w)) => w.replace('+', " "),
         _ => "TLSv1.2 TLSv1.3".to_string(),
-    };
-    match component {
-        Component::Nginx(_) => {
-            let h2 = if on("http2") { " http2" } else { "" };
-            vars.insert("tls_listen".into(), format!(" ssl{h2}"));
-            let cache = match int_of("ssl_session_cache") {
-                0 => "none".to_string(),
-                mb => format!("shared:SSL:{mb}m"),
-            };
-            vars.insert(
-                "tls".into(),
-                format!(
-                    "        ssl_certificate {dir}/{CERT_FILE};\n\
-                     \x20       ssl_certificate_key {dir}/{KEY_FILE};\n\
-                     \x20       ssl_protocols {};\n\
-                     \x20       ssl_session_cache {cache};\n\
-                     \x20       ssl_session_tickets {};\n\
-                     \x20       http2_max_concurrent_streams {};\n",
-                    protocols("ssl_protocols"),
-                    if on("ssl_session_tickets") {
-                        "on"
-                    } else {
-                        "off"
-                    },
-                    int_of("http2_max_concurrent_streams"),
-                ),
-            );
-        }
-        Component::Apache(_) => {
-            let mut loads = format!(
-                "LoadModule socache_shmcb_module {modules}/mod_socache_shmcb.so\n\
-                 LoadModule ssl_module {modules}/mod_ssl.so"
-            );
-            if on("Protocols_h2") {
-                loads.push_str(&format!("\nLoadModule http2_module {modules}/mod_http2.so"));
-            }
-            vars.insert("tls_modules".into(), loads);
-            let cache = match int_of("SSLSessionCache") {
-                0 => "none".to_string(),
-                kib => format!("shmcb:{dir}/run/ssl_scache({})", kib * 1024),
-            };
-            let mut block = format!(
-                "SSLEngine on\nSSLCertificateFile {dir}/{CERT_FILE}\n\
-                 SSLCertificateKeyFile {dir}/{KEY_FILE}\nSSLProtocol -all {}\n\
-                 SSLSessionCache {cache}\nSSLSessionTickets {}\n",
-                protocols("SSLProtocol")
-                    .split(' ')
-                    .map(|p| format!("+{p}"))
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                if on("SSLSessionTickets") { "on" } else { "off" },
-            );
-            if on("Protocols_h2") {
-                block.push_str(&format!(
-                    "Protocols h2 http/1.1\nH2MaxSessionStreams {}\n",
-                    int_of("H2MaxSessionStreams")
-                ));
-            }
-            vars.insert("tls".into(), block);
-        }
-        Component::PhpFpm => {}
     }
-    vars
 }
 
 /// Make a self-signed P-256 certificate for localhost and 127.0.0.1 in `dir` (LAB-NOTES

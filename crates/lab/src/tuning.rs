@@ -4,9 +4,12 @@
 //! limits a tuned value needs so that the servers accept the configuration (Apache refuses
 //! or silently lowers MaxRequestWorkers above ServerLimit, for example).
 //!
-//! This module knows servers, not search: the tuner (`crates/tune`) gets the space as data.
+//! Each server's part (its space, its rule, its dependent limits) is its own, in
+//! `servers`; this module puts a stack's together. It knows servers, not search: the tuner
+//! (`crates/tune`) gets the space as data.
 
-use crate::stacks::{Component, Mpm};
+use crate::params::ParamSpec;
+use crate::stacks::Component;
 use crate::StackKind;
 
 /// The range a search covers for one parameter.
@@ -27,108 +30,29 @@ pub struct Tunable {
     pub why: &'static str,
 }
 
-fn int(name: String, lo: i64, hi: i64, log: bool, why: &'static str) -> Tunable {
-    Tunable {
-        name,
-        range: TuneRange::Int { lo, hi, log },
-        why,
+impl Tunable {
+    /// Whole numbers in `lo..=hi`, on a log scale when `log`.
+    pub fn int(name: String, lo: i64, hi: i64, log: bool, why: &'static str) -> Tunable {
+        Tunable {
+            name,
+            range: TuneRange::Int { lo, hi, log },
+            why,
+        }
+    }
+
+    /// `on` or `off`.
+    pub fn switch(name: String, why: &'static str) -> Tunable {
+        Tunable {
+            name,
+            range: TuneRange::Choice(vec!["on".into(), "off".into()]),
+            why,
+        }
     }
 }
 
-fn switch(name: String, why: &'static str) -> Tunable {
-    Tunable {
-        name,
-        range: TuneRange::Choice(vec!["on".into(), "off".into()]),
-        why,
-    }
-}
-
-const WHY_APACHE_WORKERS: &str = "requests served at once: too few queue clients, too many \
-    thrash the CPU and memory (seed 000: 12 -> 4 processes behind nginx cut p90 by 43%)";
-const WHY_KEEPALIVE: &str = "keep-alive saves a connect per request but holds a worker per idle \
-    client (seed 001: KeepAliveTimeout 15 -> 2)";
-const WHY_KEEPALIVE_TIMEOUT: &str = "how long an idle client holds its worker (seed 001)";
-const WHY_BACKLOG: &str = "the listen queue that absorbs bursts of connects; overflows are \
-    dropped SYNs and resets (seed 004: somaxconn 4096)";
-const WHY_THREADS: &str = "threads per process: the worker/event MPMs serve a request per \
-    thread (seed 001: ServerLimit x ThreadsPerChild)";
-const WHY_NGINX_WORKERS: &str = "nginx worker processes; about one per core (seed 002: more \
-    than the cores made it worse)";
-const WHY_NGINX_CONNECTIONS: &str = "connections each nginx worker may hold, clients and \
-    upstreams together; too few fail under high concurrency (seed 003 at 1024 connections)";
-const WHY_UPSTREAM_KEEPALIVE: &str = "idle backend connections nginx keeps: a connect per \
-    request saved on the backend";
-const WHY_PHP_CHILDREN: &str = "PHP processes: requests run at once (seed 000's rule: about \
-    two busy processes per core behind a proxy)";
-const WHY_PM: &str = "how php-fpm sizes its pool: static avoids forking under load";
-const WHY_DB_CONNECTIONS: &str = "database connections allowed; every PHP process holds one \
-    (seed 003: untuned stacks failed at 1024 clients)";
-const WHY_DB_BACKLOG: &str = "the database's listen queue for bursts of PHP connects (seed 003)";
-
-/// The parameters of the Apache component at `prefix` worth tuning.
-fn apache_space(prefix: &str, mpm: Mpm, cores: i64) -> Vec<Tunable> {
-    let p = |n: &str| format!("{prefix}{n}");
-    let mut space = match mpm {
-        Mpm::Prefork => vec![int(
-            p("MaxRequestWorkers"),
-            1,
-            (cores * 64).clamp(16, 512),
-            true,
-            WHY_APACHE_WORKERS,
-        )],
-        Mpm::Worker | Mpm::Event => vec![
-            int(
-                p("ServerLimit"),
-                1,
-                (cores * 4).clamp(4, 32),
-                true,
-                WHY_APACHE_WORKERS,
-            ),
-            int(p("ThreadsPerChild"), 1, 64, true, WHY_THREADS),
-        ],
-    };
-    space.push(switch(p("KeepAlive"), WHY_KEEPALIVE));
-    space.push(int(
-        p("KeepAliveTimeout"),
-        1,
-        15,
-        false,
-        WHY_KEEPALIVE_TIMEOUT,
-    ));
-    space.push(int(p("ListenBacklog"), 64, 4096, true, WHY_BACKLOG));
-    space
-}
-
-fn nginx_space(prefix: &str, cores: i64, proxy: bool) -> Vec<Tunable> {
-    let p = |n: &str| format!("{prefix}{n}");
-    let mut space = vec![
-        int(
-            p("worker_processes"),
-            1,
-            (cores * 2).max(2),
-            false,
-            WHY_NGINX_WORKERS,
-        ),
-        int(
-            p("worker_connections"),
-            256,
-            8192,
-            true,
-            WHY_NGINX_CONNECTIONS,
-        ),
-        int(p("listen_backlog"), 64, 4096, true, WHY_BACKLOG),
-    ];
-    if proxy {
-        space.push(int(
-            p("upstream_keepalive"),
-            0,
-            64,
-            false,
-            WHY_UPSTREAM_KEEPALIVE,
-        ));
-    }
-    space
-}
+/// Why a listen queue is worth tuning, for every server that has one.
+pub(crate) const WHY_BACKLOG: &str = "the listen queue that absorbs bursts of connects; \
+    overflows are dropped SYNs and resets (seed 004: somaxconn 4096)";
 
 /// The default search space of a stack (with `forum`: and its database's `db.*`), for a
 /// host with `cores` CPUs. Empty for `external`.
@@ -137,34 +61,14 @@ pub fn default_space(stack: StackKind, forum: bool, cores: u32) -> Vec<Tunable> 
     let proxy = stack.components().len() > 1;
     let mut space = Vec::new();
     for (prefix, component) in stack.components() {
-        match component {
-            Component::Apache(mpm) => space.extend(apache_space(prefix, mpm, cores)),
-            Component::Nginx(_) => space.extend(nginx_space(prefix, cores, proxy)),
-            Component::PhpFpm => {
-                space.push(int(
-                    format!("{prefix}pm.max_children"),
-                    1,
-                    (cores * 32).clamp(8, 256),
-                    true,
-                    WHY_PHP_CHILDREN,
-                ));
-                space.push(Tunable {
-                    name: format!("{prefix}pm"),
-                    range: TuneRange::Choice(vec!["static".into(), "dynamic".into()]),
-                    why: WHY_PM,
-                });
-            }
-        }
+        space.extend(component.server().tuning_space(prefix, cores, proxy));
     }
     if forum {
-        space.push(int(
-            "db.max_connections".into(),
-            50,
-            2000,
-            true,
-            WHY_DB_CONNECTIONS,
+        space.extend(Component::MariaDb.server().tuning_space(
+            crate::forum::dbparams::PREFIX,
+            cores,
+            proxy,
         ));
-        space.push(int("db.back_log".into(), 50, 4096, true, WHY_DB_BACKLOG));
     }
     space
 }
@@ -178,15 +82,12 @@ pub fn rules_of_thumb(stack: StackKind, cores: u32) -> Vec<(String, Vec<(String,
     let proxy = stack.components().len() > 1;
     let mut rules = Vec::new();
     for (prefix, component) in stack.components() {
-        let name = match component {
-            Component::Apache(Mpm::Prefork) if proxy => "MaxRequestWorkers",
-            Component::PhpFpm => "pm.max_children",
-            _ => continue,
-        };
-        rules.push((
-            "seed 000: two busy backend processes per core behind a proxy".to_string(),
-            vec![(format!("{prefix}{name}"), two_per_core.clone())],
-        ));
+        if let Some(name) = component.server().busy_processes_parameter(proxy) {
+            rules.push((
+                "seed 000: two busy backend processes per core behind a proxy".to_string(),
+                vec![(format!("{prefix}{name}"), two_per_core.clone())],
+            ));
+        }
     }
     rules
 }
@@ -197,90 +98,49 @@ pub fn rules_of_thumb(stack: StackKind, cores: u32) -> Vec<(String, Vec<(String,
 /// ThreadsPerChild, MaxRequestWorkers a multiple of ThreadsPerChild; php-fpm's spare and
 /// start servers within max_children.
 pub fn complete(stack: StackKind, assignments: &[(String, String)]) -> Vec<(String, String)> {
-    let mut out = assignments.to_vec();
-    let given = |out: &[(String, String)], name: &str| -> Option<i64> {
-        out.iter()
+    let mut completion = Completion {
+        given: assignments,
+        out: assignments.to_vec(),
+        defaults: stack.parameters(),
+    };
+    for (prefix, component) in stack.components() {
+        component.server().complete(prefix, &mut completion);
+    }
+    completion.out
+}
+
+/// The assignments being completed: what the caller set (never overridden), what is added,
+/// and the defaults to start from.
+pub struct Completion<'a> {
+    given: &'a [(String, String)],
+    out: Vec<(String, String)>,
+    defaults: Vec<ParamSpec>,
+}
+
+impl Completion<'_> {
+    /// The whole-number value assigned so far.
+    pub fn value(&self, name: &str) -> Option<i64> {
+        self.out
+            .iter()
             .find(|(n, _)| n == name)
             .and_then(|(_, v)| v.parse().ok())
-    };
-    let set_default = |out: &mut Vec<(String, String)>, name: String, value: i64| {
-        if !assignments.iter().any(|(n, _)| *n == name) {
-            out.retain(|(n, _)| *n != name);
-            out.push((name, value.to_string()));
-        }
-    };
-    let defaults = stack.parameters();
-    let default_of = |name: &str| -> Option<i64> {
-        defaults
+    }
+
+    /// The parameter's default.
+    pub fn default_of(&self, name: &str) -> Option<i64> {
+        self.defaults
             .iter()
             .find(|p| p.name == name)
             .and_then(|p| p.default.as_int())
-    };
-    for (prefix, component) in stack.components() {
-        let p = |n: &str| format!("{prefix}{n}");
-        match component {
-            Component::Apache(Mpm::Prefork) => {
-                if let Some(workers) = given(&out, &p("MaxRequestWorkers")) {
-                    let limit = default_of(&p("ServerLimit")).unwrap_or(256).max(workers);
-                    set_default(&mut out, p("ServerLimit"), limit);
-                    for spare in ["StartServers", "MinSpareServers", "MaxSpareServers"] {
-                        if let Some(d) = default_of(&p(spare)) {
-                            set_default(&mut out, p(spare), d.min(workers));
-                        }
-                    }
-                }
-            }
-            Component::Apache(Mpm::Worker | Mpm::Event) => {
-                let threads = given(&out, &p("ThreadsPerChild"))
-                    .or_else(|| default_of(&p("ThreadsPerChild")))
-                    .unwrap_or(25)
-                    .max(1);
-                let thread_limit = default_of(&p("ThreadLimit")).unwrap_or(64).max(threads);
-                set_default(&mut out, p("ThreadLimit"), thread_limit);
-                let servers = given(&out, &p("ServerLimit"));
-                match given(&out, &p("MaxRequestWorkers")) {
-                    Some(workers) => {
-                        let rounded = (workers / threads).max(1) * threads;
-                        set_default(&mut out, p("MaxRequestWorkers"), rounded);
-                        let needed = rounded / threads;
-                        let limit = servers.unwrap_or(0).max(needed);
-                        set_default(&mut out, p("ServerLimit"), limit);
-                    }
-                    None => {
-                        let servers = servers
-                            .or_else(|| default_of(&p("ServerLimit")))
-                            .unwrap_or(16);
-                        set_default(&mut out, p("MaxRequestWorkers"), servers * threads);
-                    }
-                }
-                let workers = given(&out, &p("MaxRequestWorkers")).unwrap_or(threads);
-                for (name, cap) in [
-                    ("MinSpareThreads", workers),
-                    ("MaxSpareThreads", workers),
-                    ("StartServers", workers / threads),
-                ] {
-                    if let Some(d) = default_of(&p(name)) {
-                        set_default(&mut out, p(name), d.min(cap.max(1)));
-                    }
-                }
-            }
-            Component::PhpFpm => {
-                if let Some(children) = given(&out, &p("pm.max_children")) {
-                    for spare in [
-                        "pm.start_servers",
-                        "pm.min_spare_servers",
-                        "pm.max_spare_servers",
-                    ] {
-                        if let Some(d) = default_of(&p(spare)) {
-                            set_default(&mut out, p(spare), d.min(children));
-                        }
-                    }
-                }
-            }
-            Component::Nginx(_) => {}
+    }
+
+    /// Assign `value`, unless the caller set this parameter itself.
+    pub fn set_default(&mut self, name: String, value: i64) {
+        if !self.given.iter().any(|(n, _)| *n == name) {
+            self.out.retain(|(n, _)| *n != name);
+            self.out.push((name, value.to_string()));
         }
     }
-    out
 }
 
 #[cfg(test)]

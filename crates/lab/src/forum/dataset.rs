@@ -11,11 +11,11 @@
 
 use super::data::{self, DataSummary, SCHEMA_VERSION, TABLES};
 use super::mariadb::{
-    self, check_plain, db_failed, make_dir, DbOptions, DbPrograms, InstanceFiles, Purpose,
-    RunningDatabase, APP_USER, DATABASE,
+    self, check_plain, db_failed, DbOptions, DbPrograms, InstanceFiles, Purpose, RunningDatabase,
+    APP_USER, DATABASE,
 };
-use crate::registry;
-use crate::LabError;
+use crate::registry::{self, Entry};
+use crate::{dirs, LabError};
 use serde::{Deserialize, Serialize};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -148,7 +148,7 @@ pub fn ensure(
     let started = Instant::now();
     let registry_root = registry::lab_root()?;
     registry::clean_stale(&registry_root);
-    let entry = mariadb::new_entry("mariadb-build", &|id| cache.join(format!("{key}.{id}")));
+    let entry = Entry::new("mariadb-build", &|id| cache.join(format!("{key}.{id}")));
     registry::write_entry(&registry_root, &entry)?;
     let mut guard = BuildGuard {
         registry_root: registry_root.clone(),
@@ -156,9 +156,9 @@ pub fn ensure(
         done: false,
     };
     let dir = entry.private_dir.clone();
-    make_dir(&dir, 0o700)?;
+    dirs::make_dir(&dir, 0o700)?;
     let tsv_dir = dir.join("tsv");
-    make_dir(&tsv_dir, 0o700)?;
+    dirs::make_dir(&tsv_dir, 0o700)?;
 
     progress(&format!("generating {posts} posts (seed {seed})"));
     let summary = data::generate(posts, seed, &tsv_dir)?;
@@ -172,19 +172,20 @@ pub fn ensure(
     ));
 
     let files = InstanceFiles::in_dir(&dir);
-    let settings = super::dbparams::settings_for(&[])?;
-    let config = mariadb::render_config(&files, &settings, Purpose::Build)?;
+    // A build has its own settings (see `Purpose::Build`), not the run's parameters.
+    let config = mariadb::render_config(&files, "", Purpose::Build)?;
     let install_config = dir.join("install.cnf");
-    mariadb::write_private_file(&install_config, &config)?;
+    dirs::write_file(&install_config, config.as_bytes(), 0o600)?;
     progress("initialising a MariaDB data directory (mariadb-install-db)");
     install_db(&programs, &install_config, &dir)?;
 
+    let plan = crate::servers::mariadb::plan(&files, programs.server.clone(), 0);
     let db = RunningDatabase::launch(
         &registry_root,
         entry.clone(),
-        &programs,
+        &programs.client,
         &config,
-        None,
+        &plan,
         options.clone(),
     )?;
     progress("loading (LOAD DATA LOCAL INFILE)");

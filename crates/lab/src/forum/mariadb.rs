@@ -1,262 +1,39 @@
-//! The forum's private MariaDB: its programs, its `my.cnf` rendered from validated
-//! parameters, and one running instance — own data directory, own socket and loopback
-//! port, started in the foreground in its own session, ready when the socket answers with
-//! the server's greeting, stopped with SIGTERM (MariaDB's orderly shutdown), then SIGKILL
-//! after a grace period, then verified to have left no process. Every instance is recorded
-//! in the lab's registry before it starts, so `webtune lab clean` reaps one that a killed
-//! webtune left behind.
+//! The forum's private MariaDB instance: its registry entry (written before it starts, so
+//! `webtune lab clean` reaps one a killed webtune left behind), its directory, the server
+//! process (run by the lab's one supervisor, `process`, from the plan `servers::mariadb`
+//! makes), and SQL as the administrator. What MariaDB is (parameters, programs, my.cnf,
+//! readiness, log) lives in `servers::mariadb`.
 
-use super::dbparams;
-use crate::params::Settings;
+use crate::dirs;
+use crate::host::ExecLimits;
+use crate::process::ServerProcess;
 use crate::registry::{self, Entry};
-use crate::{procfs, LabError};
+use crate::servers::{Component, ServerPlan};
+use crate::LabError;
 use std::io::{Read, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
-use std::os::unix::net::UnixStream;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+pub(crate) use crate::servers::mariadb::{check_plain, db_failed, privileged};
+pub use crate::servers::mariadb::{
+    greets, render_config, summarise_server_log, DbPrograms, InstanceFiles, Purpose,
+};
 
 /// The database the forum lives in, and the read-only account its pages use.
 pub const DATABASE: &str = "forum";
 pub const APP_USER: &str = "forum";
 
-/// The longest unix socket path the kernel accepts (sun_path is 108 bytes with its NUL).
-const MAX_SOCKET_PATH: usize = 107;
-
-pub(crate) fn db_failed(message: impl Into<String>) -> LabError {
-    LabError::StartFailed {
-        server: "mariadb".into(),
-        message: message.into(),
-    }
-}
-
-/// The MariaDB programs on this host.
-#[derive(Debug, Clone)]
-pub struct DbPrograms {
-    pub server: PathBuf,
-    pub install_db: PathBuf,
-    pub client: PathBuf,
-}
-
-impl DbPrograms {
-    /// Find `mariadbd`, `mariadb-install-db` and the `mariadb` client (or their `mysql`
-    /// names); a missing one is named with its Debian package.
-    pub fn discover() -> Result<DbPrograms, LabError> {
-        let find = |names: &[&str], package: &str| -> Result<PathBuf, LabError> {
-            names
-                .iter()
-                .find_map(|n| find_program(n))
-                .ok_or_else(|| LabError::MissingProgram {
-                    program: names[0].to_string(),
-                    hint: format!("install the Debian package {package}"),
-                })
-        };
-        Ok(DbPrograms {
-            server: find(&["mariadbd", "mysqld"], "mariadb-server")?,
-            install_db: find(
-                &["mariadb-install-db", "mysql_install_db"],
-                "mariadb-server",
-            )?,
-            client: find(&["mariadb", "mysql"], "mariadb-client")?,
-        })
-    }
-
-    /// The server's version (`10.11.19`), part of the data cache's key: a data directory
-    /// is only reused by the server version that wrote it.
-    pub fn server_version(&self) -> Result<String, LabError> {
-        let output = Command::new(&self.server)
-            .arg("--version")
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| LabError::io(format!("running {}", self.server.display()), e))?;
-        let text = String::from_utf8_lossy(&output.stdout);
-        text.split_whitespace()
-            .skip_while(|w| *w != "Ver")
-            .nth(1)
-            .and_then(|v| v.split('-').next())
-            .filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit() || b == b'.'))
-            .map(str::to_string)
-            .ok_or_else(|| db_failed(format!("cannot read the version from {text:?}")))
-    }
-}
-
-fn find_program(name: &str) -> Option<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).collect())
-        .unwrap_or_default();
-    for extra in ["/usr/sbin", "/usr/local/sbin", "/sbin", "/usr/bin"] {
-        dirs.push(PathBuf::from(extra));
-    }
-    dirs.into_iter().map(|d| d.join(name)).find(|p| p.is_file())
-}
-
-/// Paths that go into `my.cnf` or SQL must be plain: no space, quote, newline or `#`.
-pub(crate) fn check_plain(path: &Path) -> Result<String, LabError> {
-    let text = path.to_string_lossy().into_owned();
-    let plain = !text.is_empty()
-        && text
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"/._+-".contains(&b));
-    if plain {
-        Ok(text)
-    } else {
-        Err(LabError::Directory {
-            path: path.to_path_buf(),
-            message: "holds characters other than [A-Za-z0-9/._+-]; choose a plainer WEBTUNE_LAB_DIR or WEBTUNE_LAB_CACHE".into(),
-        })
-    }
-}
-
-/// The files of one instance, all inside its directory.
-#[derive(Debug, Clone)]
-pub struct InstanceFiles {
-    /// The instance directory (0711: the web servers' workers may reach the socket).
-    pub dir: PathBuf,
-    /// The data directory (0700).
-    pub datadir: PathBuf,
-    pub socket: PathBuf,
-    pub config: PathBuf,
-    pub error_log: PathBuf,
-}
-
-impl InstanceFiles {
-    pub fn in_dir(dir: &Path) -> InstanceFiles {
-        InstanceFiles {
-            dir: dir.to_path_buf(),
-            datadir: dir.join("data"),
-            socket: dir.join("mariadb.sock"),
-            config: dir.join("my.cnf"),
-            error_log: dir.join("mariadbd-error.log"),
-        }
-    }
-}
-
-/// What the instance is for: a run (loopback port, the user's settings) or building the
-/// cached data (no network, settings that make the bulk load fast).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Purpose {
-    Run { port: u16 },
-    Build,
-}
-
-fn privileged() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
-/// Render `my.cnf`. Only typed values from `Settings`, a port we chose and paths we made
-/// (checked plain) reach it.
-pub fn render_config(
-    files: &InstanceFiles,
-    settings: &Settings,
-    purpose: Purpose,
-) -> Result<String, LabError> {
-    let dir = check_plain(&files.dir)?;
-    let socket = check_plain(&files.socket)?;
-    if socket.len() > MAX_SOCKET_PATH {
-        return Err(LabError::Directory {
-            path: files.dir.clone(),
-            message: format!(
-                "the socket path {socket} is longer than {MAX_SOCKET_PATH} bytes; use a shorter WEBTUNE_LAB_DIR"
-            ),
-        });
-    }
-    let mut text = format!(
-        "# Rendered by webtune lab: the forum's private MariaDB. Every value below was\n\
-         # validated by webtune before it was written here.\n\
-         [mariadbd]\n\
-         datadir = {datadir}\n\
-         socket = {socket}\n\
-         pid-file = {dir}/mariadbd.pid\n\
-         log-error = {error_log}\n\
-         secure_file_priv = {dir}\n\
-         skip-log-bin\n\
-         # Debian 12's 50-server.cnf\n\
-         character-set-server = utf8mb4\n\
-         collation-server = utf8mb4_general_ci\n\
-         # The lab's choice: the forum only reads, so a small redo log is enough and makes\n\
-         # the per-run copy of the data directory smaller (the server's default is 96M).\n\
-         innodb_log_file_size = 16M\n",
-        datadir = check_plain(&files.datadir)?,
-        error_log = check_plain(&files.error_log)?,
-    );
-    if privileged() {
-        // mariadbd refuses to run as root unless told to; the lab's files are root's.
-        text.push_str("user = root\n");
-    }
-    match purpose {
-        Purpose::Run { port } => {
-            text.push_str(&format!("bind-address = 127.0.0.1\nport = {port}\n"));
-            text.push_str("# Parameters (webtune lab params: db.*)\n");
-            text.push_str(&dbparams::render_settings(settings));
-        }
-        Purpose::Build => {
-            text.push_str(
-                "skip-networking\n\
-                 local_infile = ON\n\
-                 innodb_buffer_pool_size = 256M\n\
-                 innodb_flush_log_at_trx_commit = 0\n",
-            );
-        }
-    }
-    Ok(text)
-}
-
-pub(crate) fn make_dir(path: &Path, mode: u32) -> Result<(), LabError> {
-    std::fs::DirBuilder::new()
-        .mode(mode)
-        .create(path)
-        .and_then(|()| std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)))
-        .map_err(|e| LabError::io(format!("creating {}", path.display()), e))
-}
-
-pub(crate) fn write_private_file(path: &Path, text: &str) -> Result<(), LabError> {
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-        .and_then(|mut f| f.write_all(text.as_bytes()))
-        .map_err(|e| LabError::io(format!("writing {}", path.display()), e))
-}
-
 /// How an instance starts and stops: the lab's start options; `DbOptions::database()` gives
 /// a database's longer waits.
 pub type DbOptions = crate::supervisor::StartOptions;
-
-static INSTANCE_COUNTER: AtomicU32 = AtomicU32::new(0);
-
-/// A new registry entry for an instance in `dir` (the entry's id names the directory in
-/// the lab root for runs; builds live in the cache).
-pub(crate) fn new_entry(id_prefix: &str, dir_for: &dyn Fn(&str) -> PathBuf) -> Entry {
-    let me = std::process::id() as i32;
-    let my_start = procfs::read_stat(me).map(|s| s.start_ticks).unwrap_or(0);
-    let id = format!(
-        "{id_prefix}-{me}-{}",
-        INSTANCE_COUNTER.fetch_add(1, Ordering::Relaxed)
-    );
-    let dir = dir_for(&id);
-    Entry {
-        id,
-        stack: "mariadb".into(),
-        owner_pid: me,
-        owner_start_ticks: my_start,
-        private_dir: dir.clone(),
-        docroot: dir,
-        sessions: Vec::new(),
-        netns: None,
-    }
-}
 
 /// A running MariaDB. `stop()` reports whether the stop was clean; dropping it stops it
 /// too.
 pub struct RunningDatabase {
     registry_root: PathBuf,
     entry: Entry,
-    child: Option<Child>,
+    process: Option<ServerProcess>,
     files: InstanceFiles,
     port: Option<u16>,
     client: PathBuf,
@@ -265,120 +42,34 @@ pub struct RunningDatabase {
 }
 
 impl RunningDatabase {
-    /// Start mariadbd on an instance directory whose `data/` is already in place, with
-    /// `config_text` as its my.cnf. The registry entry must already be on disk.
+    /// Start mariadbd from `plan` on an instance directory whose `data/` is already in
+    /// place, with `config_text` as its my.cnf. The registry entry must already be on disk.
     pub(crate) fn launch(
         registry_root: &Path,
         entry: Entry,
-        programs: &DbPrograms,
+        client: &Path,
         config_text: &str,
-        port: Option<u16>,
+        plan: &ServerPlan,
         options: DbOptions,
     ) -> Result<RunningDatabase, LabError> {
         let files = InstanceFiles::in_dir(&entry.private_dir);
         let mut db = RunningDatabase {
             registry_root: registry_root.to_path_buf(),
             entry,
-            child: None,
+            process: None,
             files,
-            port,
-            client: programs.client.clone(),
+            port: (plan.port != 0).then_some(plan.port),
+            client: client.to_path_buf(),
             options,
             stopped: false,
         };
-        write_private_file(&db.files.config, config_text)?;
-        let out_path = db.files.dir.join("mariadbd.out");
-        let out = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&out_path)
-            .map_err(|e| LabError::io(format!("creating {}", out_path.display()), e))?;
-        let err = out
-            .try_clone()
-            .map_err(|e| LabError::io("duplicating a log file handle", e))?;
-        let mut command = Command::new(&programs.server);
-        command
-            .arg(format!("--defaults-file={}", db.files.config.display()))
-            .current_dir(&db.files.dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::from(out))
-            .stderr(Stdio::from(err));
-        // SAFETY: runs in the child between fork and exec; setsid is async-signal-safe.
-        unsafe {
-            command.pre_exec(|| {
-                if libc::setsid() < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-        let child = command
-            .spawn()
-            .map_err(|e| db_failed(format!("cannot run {}: {e}", programs.server.display())))?;
-        db.entry.sessions.push(child.id() as i32);
-        db.child = Some(child);
+        dirs::write_file(&db.files.config, config_text.as_bytes(), 0o600)?;
+        let process = ServerProcess::spawn(plan, &db.files.dir, ExecLimits::default())?;
+        db.entry.sessions.push(process.session());
+        let process = db.process.insert(process);
         registry::write_entry(&db.registry_root, &db.entry)?;
-        db.wait_ready()?;
+        process.wait_ready(db.options.ready_timeout, db.options.interrupt.as_ref())?;
         Ok(db)
-    }
-
-    fn wait_ready(&mut self) -> Result<(), LabError> {
-        let deadline = Instant::now() + self.options.ready_timeout;
-        loop {
-            if greets(&self.files.socket) {
-                return Ok(());
-            }
-            if let Some(child) = self.child.as_mut() {
-                if let Ok(Some(status)) = child.try_wait() {
-                    return Err(db_failed(format!(
-                        "mariadbd exited with {status}: {}",
-                        self.log_tail()
-                    )));
-                }
-            }
-            if Instant::now() >= deadline {
-                return Err(db_failed(format!(
-                    "no answer on {} within {:?}: {}",
-                    self.files.socket.display(),
-                    self.options.ready_timeout,
-                    self.log_tail()
-                )));
-            }
-            if let Some(stop) = &self.options.interrupt {
-                if stop.stop_requested() {
-                    return Err(LabError::Interrupted);
-                }
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    /// The last distinct error lines of the server's log.
-    fn log_tail(&self) -> String {
-        let mut text = std::fs::read_to_string(&self.files.error_log).unwrap_or_default();
-        text.push_str(
-            &std::fs::read_to_string(self.files.dir.join("mariadbd.out")).unwrap_or_default(),
-        );
-        let mut lines: Vec<&str> = Vec::new();
-        for line in text.lines().rev().map(str::trim).filter(|l| !l.is_empty()) {
-            let message = line.split_once(" [").map(|(_, m)| m).unwrap_or(line);
-            if !lines
-                .iter()
-                .any(|seen| seen.split_once(" [").map(|(_, m)| m).unwrap_or(seen) == message)
-            {
-                lines.push(line);
-            }
-            if lines.len() == 3 {
-                break;
-            }
-        }
-        lines.reverse();
-        if lines.is_empty() {
-            format!("nothing in {}", self.files.error_log.display())
-        } else {
-            lines.join(" | ")
-        }
     }
 
     /// The unix socket the pages connect to.
@@ -409,12 +100,12 @@ impl RunningDatabase {
         registry::processes_of(&self.entry)
     }
 
-    /// The warnings and errors mariadbd logged so far (`[Warning]`, `[ERROR]`), without
-    /// timestamps and ids, deduplicated and counted ("Aborted connection … (Got an error
-    /// reading communication packets)" tells of clients that went away mid-query).
+    /// The warnings and errors mariadbd logged so far, counted.
     pub fn log_messages(&self) -> Vec<webtune_model::server::LogMessage> {
-        let text = std::fs::read_to_string(&self.files.error_log).unwrap_or_default();
-        summarise_server_log(&text)
+        match &self.process {
+            Some(p) => Component::MariaDb.server().log_messages(p.plan()),
+            None => Vec::new(),
+        }
     }
 
     /// Run SQL as the administrator (over the socket, authenticated as the OS user that
@@ -439,64 +130,17 @@ impl RunningDatabase {
             return Ok(());
         }
         self.stopped = true;
-        let sid = self.session();
-        let members = || -> Vec<i32> {
-            match sid {
-                Some(s) => procfs::session_members(&[s])
-                    .into_iter()
-                    .map(|p| p.pid)
-                    .collect(),
-                None => Vec::new(),
-            }
+        let stopped = match self.process.as_mut() {
+            Some(process) => process.stop(self.options.stop_grace),
+            None => Ok(()),
         };
-        if let Some(child) = self.child.as_mut() {
-            let pid = child.id() as i32;
-            let gone = child.try_wait().ok().flatten().is_some();
-            if !gone {
-                // SAFETY: a signal to our own child.
-                unsafe {
-                    libc::kill(pid, libc::SIGTERM);
-                }
-            }
-            // mariadbd died during the run: nothing is left to shut down in order.
-            let grace = if gone {
-                Duration::ZERO
-            } else {
-                self.options.stop_grace
-            };
-            let deadline = Instant::now() + grace;
-            let mut clean = false;
-            loop {
-                let done = child.try_wait().ok().flatten().is_some();
-                if done && members().is_empty() {
-                    clean = true;
-                    break;
-                }
-                if Instant::now() >= deadline {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            if !clean {
-                // SAFETY: signals to our own child's process group and its members.
-                unsafe {
-                    libc::killpg(pid, libc::SIGKILL);
-                }
-                for member in members() {
-                    // SAFETY: as above; ESRCH is ignored.
-                    unsafe {
-                        libc::kill(member, libc::SIGKILL);
-                    }
-                }
-            }
-            let _ = child.wait();
-        }
         let entry = self.entry.clone();
         let left = registry::terminate(
             &|| registry::processes_of(&entry),
             libc::SIGKILL,
             Duration::from_secs(3),
         );
+        stopped?;
         if !left.is_empty() {
             return Err(LabError::Survivors {
                 server: "mariadbd".into(),
@@ -523,65 +167,6 @@ impl Drop for RunningDatabase {
             eprintln!("webtune lab: stopping mariadb: {e}");
         }
     }
-}
-
-/// Most distinct messages kept.
-const MAX_DISTINCT_MESSAGES: usize = 20;
-
-/// mariadbd's log lines (`2026-11-22 18:50:35 5479 [Warning] Aborted connection 5479 to
-/// db: 'forum' …`) of warning level or worse, as counted messages: the timestamp, the
-/// thread id and every other number are dropped so repeats collapse into one.
-pub fn summarise_server_log(text: &str) -> Vec<webtune_model::server::LogMessage> {
-    let mut messages: Vec<webtune_model::server::LogMessage> = Vec::new();
-    for line in text.lines() {
-        let (level, marker) = if line.contains("[ERROR]") {
-            ("error", "[ERROR]")
-        } else if line.contains("[Warning]") {
-            ("warn", "[Warning]")
-        } else {
-            continue;
-        };
-        let after = line.split_once(marker).map(|(_, m)| m).unwrap_or(line);
-        let mut message = String::with_capacity(after.len());
-        let mut in_number = false;
-        for c in after.trim().chars() {
-            if c.is_ascii_digit() {
-                if !in_number {
-                    message.push('N');
-                }
-                in_number = true;
-            } else {
-                in_number = false;
-                message.push(c);
-            }
-        }
-        if let Some(seen) = messages
-            .iter_mut()
-            .find(|m| m.level == level && m.message == message)
-        {
-            seen.count += 1;
-        } else if messages.len() < MAX_DISTINCT_MESSAGES {
-            messages.push(webtune_model::server::LogMessage {
-                server: "mariadbd".into(),
-                level: level.into(),
-                message,
-                count: 1,
-            });
-        }
-    }
-    messages
-}
-
-/// Does the socket answer with MariaDB's greeting (protocol version 10)? A server still
-/// starting does not listen; one that refuses (too many connections) sends an error
-/// packet (0xff) instead.
-pub fn greets(socket: &Path) -> bool {
-    let Ok(mut stream) = UnixStream::connect(socket) else {
-        return false;
-    };
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
-    let mut head = [0u8; 5];
-    stream.read_exact(&mut head).is_ok() && head[4] == 10
 }
 
 /// The account the lab administers its instances with: the OS user (MariaDB's
@@ -661,34 +246,4 @@ pub(crate) fn random_password() -> Result<String, LabError> {
         .and_then(|mut f| f.read_exact(&mut bytes))
         .map_err(|e| LabError::io("reading /dev/urandom", e))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
-}
-
-/// A free loopback port (bound, then released just before mariadbd binds it).
-pub(crate) fn free_port() -> Result<u16, LabError> {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .map_err(LabError::NoPort)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn server_log_lines_collapse_into_counted_messages() {
-        let log = "2026-11-22 18:50:35 0 [Note] mariadbd: ready for connections.\n\
-            2026-11-22 18:50:35 5479 [Warning] Aborted connection 5479 to db: 'forum' user: 'forum' host: 'localhost' (Got an error reading communication packets)\n\
-            2026-11-22 18:50:36 5480 [Warning] Aborted connection 5480 to db: 'forum' user: 'forum' host: 'localhost' (Got an error reading communication packets)\n\
-            2026-11-22 18:50:37 0 [ERROR] mariadbd: Out of memory\n";
-        let messages = summarise_server_log(log);
-        assert_eq!(messages.len(), 2, "{messages:?}");
-        assert_eq!(messages[0].level, "warn");
-        assert_eq!(messages[0].count, 2);
-        assert!(messages[0]
-            .message
-            .starts_with("Aborted connection N to db"));
-        assert_eq!(messages[1].level, "error");
-        assert_eq!(messages[1].message, "mariadbd: Out of memory");
-    }
 }

@@ -24,11 +24,14 @@ pub use dataset::Dataset;
 pub use mariadb::{DbOptions, RunningDatabase};
 
 use crate::params::Settings;
-use crate::registry;
+use crate::process::{self, http_get};
+use crate::registry::{self, Entry};
+use crate::render::Layout;
+use crate::servers::{Component, Programs, RenderContext};
 use crate::stacks::StackKind;
-use crate::supervisor::{http_get, RunningStack, StartOptions};
-use crate::LabError;
-use mariadb::{db_failed, make_dir, DbPrograms, InstanceFiles, Purpose};
+use crate::supervisor::{RunningStack, StartOptions};
+use crate::{dirs, LabError};
+use mariadb::{db_failed, DbPrograms, InstanceFiles};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
@@ -84,28 +87,57 @@ impl ForumDatabase {
         let programs = DbPrograms::discover()?;
         let root = registry::lab_root()?;
         registry::clean_stale(&root);
-        let entry = mariadb::new_entry("mariadb", &|id| root.join(id));
+        let entry = Entry::new("mariadb", &|id| root.join(id));
         // On disk before anything exists, so a SIGKILL later leaves something to reap.
         registry::write_entry(&root, &entry)?;
         let prepared = (|| {
             // 0711: the web servers' workers (www-data when the lab runs as root) pass
             // through to the socket; they cannot list the directory, and data/ is 0700.
-            make_dir(&entry.private_dir, 0o711)?;
+            dirs::make_dir(&entry.private_dir, 0o711)?;
             let files = InstanceFiles::in_dir(&entry.private_dir);
             dataset::copy_datadir(&dataset.datadir(), &files.datadir)?;
-            let port = mariadb::free_port()?;
-            let config = mariadb::render_config(&files, settings, Purpose::Run { port })?;
-            Ok::<_, LabError>((config, port))
+            let port = process::free_ports(1)?[0];
+            let layout = Layout {
+                dir: entry.private_dir.clone(),
+                docroot: entry.private_dir.clone(),
+                ports: vec![port],
+                privileged: mariadb::privileged(),
+                addresses: 1,
+            };
+            Component::MariaDb.server().render(&RenderContext {
+                stack: "forum",
+                prefix: dbparams::PREFIX,
+                settings,
+                layout: &layout,
+                programs: &Programs::discover(),
+                port,
+                backend_port: 0,
+                front: false,
+                tls: false,
+                account: None,
+            })
         })();
-        let (config, port) = match prepared {
-            Ok(p) => p,
+        let rendered = match prepared {
+            Ok(r) => r,
             Err(e) => {
                 registry::remove_dirs(&entry);
                 registry::remove_entry(&root, &entry.id);
                 return Err(e);
             }
         };
-        let db = RunningDatabase::launch(&root, entry, &programs, &config, Some(port), options)?;
+        let config = rendered
+            .configs
+            .first()
+            .map(|(_, text)| text.as_str())
+            .unwrap_or_default();
+        let db = RunningDatabase::launch(
+            &root,
+            entry,
+            &programs.client,
+            config,
+            &rendered.plan,
+            options,
+        )?;
         let password = mariadb::random_password()?;
         db.admin_sql(&format!(
             "ALTER USER '{}'@'localhost' IDENTIFIED BY '{password}';",

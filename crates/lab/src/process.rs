@@ -1,0 +1,318 @@
+//! One server process, whatever the server: its config checked by the server itself,
+//! started from its `ServerPlan` in the foreground in its own session (with the run's CPU
+//! and open-file limits), waited for until it is ready, and stopped: the orderly signal
+//! its plan names, SIGKILL to the whole session after a grace period, then verified gone.
+//! Every lab server (nginx, Apache, php-fpm, MariaDB) runs through here.
+
+use crate::host::ExecLimits;
+use crate::servers::{Readiness, ServerPlan};
+use crate::{procfs, LabError};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use webtune_model::StopToken;
+
+/// A started server: its plan and its main process (the leader of its session).
+pub struct ServerProcess {
+    plan: ServerPlan,
+    child: Child,
+}
+
+impl ServerProcess {
+    /// Start the server in `dir` in a new session (setsid): its own process group, so a
+    /// signal to its group (Apache prefork signals its whole group on SIGTERM) or the
+    /// terminal's Ctrl-C never reaches webtune, and webtune's never reaches it. Its stdout
+    /// and stderr go to the plan's output log.
+    pub fn spawn(
+        plan: &ServerPlan,
+        dir: &Path,
+        limits: ExecLimits,
+    ) -> Result<ServerProcess, LabError> {
+        let out = std::fs::File::create(&plan.output_log)
+            .map_err(|e| LabError::io(format!("creating {}", plan.output_log.display()), e))?;
+        let err = out
+            .try_clone()
+            .map_err(|e| LabError::io("duplicating a log file handle", e))?;
+        let mut command = Command::new(&plan.program);
+        command
+            .args(&plan.run_args)
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(out))
+            .stderr(Stdio::from(err));
+        // SAFETY: the closure runs in the child between fork and exec and calls only
+        // setsid, setrlimit and sched_setaffinity, which are async-signal-safe.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::setsid() < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                limits.apply_in_child()
+            });
+        }
+        let child = command.spawn().map_err(|e| LabError::StartFailed {
+            server: plan.label.clone(),
+            message: format!("cannot run {}: {e}", plan.program.display()),
+        })?;
+        Ok(ServerProcess {
+            plan: plan.clone(),
+            child,
+        })
+    }
+
+    pub fn plan(&self) -> &ServerPlan {
+        &self.plan
+    }
+
+    /// The session id (= the main process's pid).
+    pub fn session(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    /// Wait until the server is ready as its plan says; a server that exits meanwhile, or
+    /// does not answer within `timeout`, fails with the last lines of its logs.
+    pub fn wait_ready(
+        &mut self,
+        timeout: Duration,
+        interrupt: Option<&StopToken>,
+    ) -> Result<(), LabError> {
+        let deadline = Instant::now() + timeout;
+        let address = SocketAddr::from(([127, 0, 0, 1], self.plan.port));
+        loop {
+            if self.is_ready(address) {
+                return Ok(());
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Err(LabError::StartFailed {
+                    server: self.plan.label.clone(),
+                    message: format!("exited with {status}: {}", self.log_tail()),
+                });
+            }
+            if Instant::now() >= deadline {
+                let place = match &self.plan.readiness {
+                    Readiness::Socket { path, .. } => path.display().to_string(),
+                    _ => address.to_string(),
+                };
+                return Err(LabError::StartFailed {
+                    server: self.plan.label.clone(),
+                    message: format!(
+                        "no answer on {place} within {timeout:?}: {}",
+                        self.log_tail()
+                    ),
+                });
+            }
+            if interrupt.is_some_and(StopToken::stop_requested) {
+                return Err(LabError::Interrupted);
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
+    fn is_ready(&self, address: SocketAddr) -> bool {
+        let answers_200 = |got: std::io::Result<(u16, Vec<u8>)>| matches!(got, Ok((200, _)));
+        match &self.plan.readiness {
+            Readiness::TcpAccept => {
+                TcpStream::connect_timeout(&address, Duration::from_millis(500)).is_ok()
+            }
+            Readiness::HttpGet(path) => answers_200(http_get(address, path, READY_TIMEOUT)),
+            Readiness::HttpsGet(path) => {
+                answers_200(crate::tls::https_get(address, path, READY_TIMEOUT))
+            }
+            Readiness::Socket { path, answers } => answers(path),
+        }
+    }
+
+    /// The last meaningful lines of the server's error log and its output.
+    fn log_tail(&self) -> String {
+        let mut text = std::fs::read_to_string(&self.plan.error_log).unwrap_or_default();
+        text.push_str(&std::fs::read_to_string(&self.plan.output_log).unwrap_or_default());
+        let summary = summarise_log(&text);
+        if summary.is_empty() {
+            format!("nothing in {}", self.plan.error_log.display())
+        } else {
+            summary
+        }
+    }
+
+    /// Has the main process exited?
+    pub fn exited(&mut self) -> bool {
+        self.child.try_wait().ok().flatten().is_some()
+    }
+
+    /// Orderly signal to the main process, wait for the whole session to end, SIGKILL the
+    /// session after `grace`, verify that nothing of it is left.
+    pub fn stop(&mut self, grace: Duration) -> Result<(), LabError> {
+        let sid = self.session();
+        let members = || -> Vec<i32> {
+            procfs::session_members(&[sid])
+                .into_iter()
+                .map(|s| s.pid)
+                .collect()
+        };
+        let master_gone = self.exited();
+        if !master_gone {
+            // SAFETY: kill only sends a signal to our own child.
+            unsafe {
+                libc::kill(sid, self.plan.stop_signal);
+            }
+        }
+        // A master that died during the run (kill -9, a crash) left its workers with no one
+        // to stop them in order: waiting for them would only delay the SIGKILL.
+        let deadline = Instant::now() + if master_gone { Duration::ZERO } else { grace };
+        loop {
+            if self.exited() && members().is_empty() {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // Forced: the whole session (its process group is the session's) and stragglers.
+        // SAFETY: signals to our own child's process group and its members.
+        unsafe {
+            libc::killpg(sid, libc::SIGKILL);
+        }
+        for pid in members() {
+            // SAFETY: as above; ESRCH is ignored.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+            }
+        }
+        let _ = self.child.wait();
+        let deadline = Instant::now() + Duration::from_secs(3);
+        loop {
+            let left = members();
+            if left.is_empty() {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                return Err(LabError::Survivors {
+                    server: self.plan.label.clone(),
+                    pids: left,
+                });
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// How long one readiness request may take.
+const READY_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Run the server's own config check (`nginx -t`, `apache2 -t`, `php-fpm -t`); a plan
+/// without one passes.
+pub fn check_config(plan: &ServerPlan) -> Result<(), LabError> {
+    if plan.check_args.is_empty() {
+        return Ok(());
+    }
+    let output = Command::new(&plan.program)
+        .args(&plan.check_args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| LabError::io(format!("running {}", plan.program.display()), e))?;
+    if output.status.success() {
+        return Ok(());
+    }
+    let mut text = String::from_utf8_lossy(&output.stderr).into_owned();
+    text.push_str(&String::from_utf8_lossy(&output.stdout));
+    Err(LabError::ConfigRejected {
+        server: plan.label.clone(),
+        config: plan.config_file.clone(),
+        message: summarise_log(&text),
+    })
+}
+
+/// The last three distinct non-empty lines of a log, joined with " | " (a server that
+/// respawns a failing worker repeats the same line with new timestamps).
+fn summarise_log(text: &str) -> String {
+    let mut lines: Vec<&str> = Vec::new();
+    for line in text.lines().rev().map(str::trim).filter(|l| !l.is_empty()) {
+        if !lines
+            .iter()
+            .any(|seen| message_part(seen) == message_part(line))
+        {
+            lines.push(line);
+        }
+        if lines.len() == 3 {
+            break;
+        }
+    }
+    lines.reverse();
+    lines.join(" | ")
+}
+
+/// A log line without its leading timestamp and pid (nginx: `2026/11/22 17:46:17
+/// [alert] 6778#6778: …`; Apache, php-fpm and MariaDB: `… […] …`).
+fn message_part(line: &str) -> &str {
+    match line.find(']') {
+        Some(i) => {
+            let rest = &line[i + 1..];
+            match rest.find(": ") {
+                Some(j) if rest[..j].contains('#') => &rest[j + 2..],
+                _ => rest,
+            }
+        }
+        None => line,
+    }
+}
+
+/// Distinct free loopback ports: bind them all at once (so they differ), then release.
+/// The servers bind them a moment later.
+pub fn free_ports(count: usize) -> Result<Vec<u16>, LabError> {
+    let listeners: Vec<TcpListener> = (0..count)
+        .map(|_| TcpListener::bind("127.0.0.1:0"))
+        .collect::<Result<_, _>>()
+        .map_err(LabError::NoPort)?;
+    listeners
+        .iter()
+        .map(|l| l.local_addr().map(|a| a.port()).map_err(LabError::NoPort))
+        .collect()
+}
+
+/// A minimal HTTP/1.0 GET over loopback: status code and the whole response body. Used
+/// for readiness checks and by tests.
+pub fn http_get(
+    address: SocketAddr,
+    path: &str,
+    timeout: Duration,
+) -> std::io::Result<(u16, Vec<u8>)> {
+    let mut stream = TcpStream::connect_timeout(&address, timeout)?;
+    stream.set_read_timeout(Some(timeout))?;
+    stream.set_write_timeout(Some(timeout))?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nUser-Agent: webtune-lab\r\n\r\n"
+    )?;
+    let mut raw = Vec::new();
+    stream.take(64 * 1024 * 1024).read_to_end(&mut raw)?;
+    let bad = || std::io::Error::new(std::io::ErrorKind::InvalidData, "not an HTTP response");
+    let head_end = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .ok_or_else(bad)?;
+    let head = String::from_utf8_lossy(&raw[..head_end]);
+    let status: u16 = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(bad)?;
+    Ok((status, raw[head_end + 4..].to_vec()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_summary_drops_repeats() {
+        let log = "2026/11/22 17:46:17 [alert] 6778#6778: 2 worker_connections are not enough\n\
+                   2026/11/22 17:46:18 [alert] 6779#6779: 2 worker_connections are not enough\n";
+        let s = summarise_log(log);
+        assert_eq!(s.matches("not enough").count(), 1, "{s}");
+        assert_eq!(summarise_log("a\n\nb\nc\nd\n"), "b | c | d");
+    }
+}
