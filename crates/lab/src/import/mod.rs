@@ -1,0 +1,357 @@
+//! Importing a user's own nginx or Apache configuration into the lab: the config tree
+//! (every file the server would read) is copied into the stack's private directory, and
+//! only what must change to run privately is rewritten — listen addresses (to loopback
+//! free ports), the pid file, logs, temp and runtime paths, includes (to the copy), and
+//! for nginx as root the worker account. Everything else (virtual hosts, document roots,
+//! modules, tuning directives) is kept, `--set NAME=VALUE` replaces a directive's value,
+//! and the server checks the copy itself (`nginx -t`, `apache2 -t`) before it starts.
+//!
+//! The trees are read by the advisor's readers (crates/advise) in the binary and handed
+//! here as located directives (`ConfigTree`): the advisor depends on the lab, so the lab
+//! takes the readers' output rather than the readers. Edits keep every line where it was,
+//! so what a server says about the copy's `file:line` is the user's `file:line`.
+
+use crate::render::{Layout, Rendered};
+use crate::servers::{Component, ImportedConfig, Mpm, NginxRole, Programs};
+use crate::LabError;
+use apache::{stray_listen, virtual_host_ports, APACHE_OWNED};
+use edit::{apply, Edit};
+use listen::listen_keys;
+use nginx::NGINX_OWNED;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+mod apache;
+mod edit;
+mod listen;
+mod nginx;
+
+/// Which server the imported config is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Server {
+    Nginx,
+    Apache,
+}
+
+impl Server {
+    pub fn name(self) -> &'static str {
+        self.component().server_name()
+    }
+
+    /// The lab's server that runs such a config (the MPM is whichever the config loads).
+    pub fn component(self) -> Component {
+        match self {
+            Server::Nginx => Component::Nginx(NginxRole::Static),
+            Server::Apache => Component::Apache(Mpm::Event),
+        }
+    }
+}
+
+/// One directive of the tree, where it is written (1-based line of its first word).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Located {
+    pub name: String,
+    pub args: Vec<String>,
+    pub file: PathBuf,
+    pub line: usize,
+    /// Enclosing blocks, outermost first (`["http", "server"]`).
+    pub context: Vec<String>,
+    /// Id of the innermost enclosing block (0 at top level).
+    pub block: usize,
+}
+
+/// A config tree as a reader saw it.
+#[derive(Debug, Clone)]
+pub struct ConfigTree {
+    pub server: Server,
+    pub main: PathBuf,
+    /// Where relative includes start (nginx: the main file's directory; Apache:
+    /// ServerRoot). Files under it keep their relative place in the copy.
+    pub root: PathBuf,
+    /// Every file read, in the order read.
+    pub files: Vec<PathBuf>,
+    pub directives: Vec<Located>,
+    /// Apache: Debian's `envvars` (`APACHE_RUN_USER` …), for the `${…}` the copy keeps.
+    pub env: BTreeMap<String, String>,
+}
+
+/// A tree ready to be run privately, with the user's overrides.
+#[derive(Debug, Clone)]
+pub struct Import {
+    tree: ConfigTree,
+    texts: HashMap<PathBuf, String>,
+    overrides: Vec<(String, String)>,
+    /// Distinct (address, port) the original listens on, in order of first use.
+    listens: Vec<(String, u16)>,
+    /// Index into `listens` of the address the load goes to.
+    front: usize,
+}
+
+impl Import {
+    /// Read the tree's files and check the overrides (`NAME=VALUE`). Nothing starts.
+    pub fn new(tree: ConfigTree, overrides: &[(String, String)]) -> Result<Import, LabError> {
+        let mut texts = HashMap::new();
+        for file in &tree.files {
+            let bytes = std::fs::read(file)
+                .map_err(|e| LabError::io(format!("reading {}", file.display()), e))?;
+            texts.insert(file.clone(), String::from_utf8_lossy(&bytes).into_owned());
+        }
+        let server = tree.server;
+        for (name, value) in overrides {
+            check_override(server, &tree, name, value)?;
+        }
+        let (listens, front) = listen_keys(&tree);
+        if listens.is_empty() && server == Server::Apache {
+            return Err(LabError::Inconsistent(format!(
+                "{}: no Listen directive: Apache would not listen anywhere",
+                tree.main.display()
+            )));
+        }
+        Ok(Import {
+            tree,
+            texts,
+            overrides: overrides.to_vec(),
+            listens: if listens.is_empty() {
+                vec![("*".into(), 80)]
+            } else {
+                listens
+            },
+            front,
+        })
+    }
+
+    pub fn server(&self) -> Server {
+        self.tree.server
+    }
+
+    /// The user's main config file.
+    pub fn main(&self) -> &Path {
+        &self.tree.main
+    }
+
+    /// The `--set` overrides, in the order given.
+    pub fn overrides(&self) -> &[(String, String)] {
+        &self.overrides
+    }
+
+    /// The name results carry: "nginx-config" or "apache-config".
+    pub fn target_name(&self) -> &'static str {
+        match self.tree.server {
+            Server::Nginx => "nginx-config",
+            Server::Apache => "apache-config",
+        }
+    }
+
+    /// "FILE" or "FILE with NAME=VALUE …".
+    pub fn describe(&self) -> String {
+        let mut text = self.tree.main.display().to_string();
+        if !self.overrides.is_empty() {
+            let set: Vec<String> = self
+                .overrides
+                .iter()
+                .map(|(n, v)| format!("{n}={v}"))
+                .collect();
+            text.push_str(&format!(" with {}", set.join(" ")));
+        }
+        text
+    }
+
+    /// One private port per distinct address the original listens on.
+    pub fn port_count(&self) -> usize {
+        self.listens.len()
+    }
+
+    /// The copy's path of an original file, relative to the private directory.
+    fn copy_name(&self, original: &Path) -> PathBuf {
+        match original.strip_prefix(&self.tree.root) {
+            Ok(rel) => Path::new("conf").join(rel),
+            Err(_) => {
+                Path::new("conf/_outside").join(original.strip_prefix("/").unwrap_or(original))
+            }
+        }
+    }
+
+    /// An include's path (absolute, or relative to the root) as it is in the copy.
+    fn copied_include(&self, dir: &Path, pattern: &str) -> String {
+        let path = self.tree.root.join(pattern);
+        dir.join(self.copy_name(&path)).display().to_string()
+    }
+
+    /// A server's message about the copy, with the copy's paths replaced by the user's.
+    pub fn restore_paths(&self, dir: &Path, message: &str) -> String {
+        let outside = format!("{}/", dir.join("conf/_outside").display());
+        let conf = dir.join("conf").display().to_string();
+        message
+            .replace(&outside, "/")
+            .replace(&conf, &self.tree.root.display().to_string())
+    }
+
+    /// The copied configs (names relative to the private directory) and the server's plan.
+    pub fn render(&self, layout: &Layout, programs: &Programs) -> Result<Rendered, LabError> {
+        if layout.ports.len() != self.listens.len() {
+            return Err(LabError::Inconsistent(
+                "internal: one port per imported listen address".into(),
+            ));
+        }
+        let dir = &layout.dir;
+        let ports: HashMap<(String, u16), u16> = self
+            .listens
+            .iter()
+            .cloned()
+            .zip(layout.ports.iter().copied())
+            .collect();
+        let edits = match self.tree.server {
+            Server::Nginx => self.nginx_edits(dir, layout, &ports)?,
+            Server::Apache => self.apache_edits(dir, &ports),
+        };
+        let mut configs = Vec::new();
+        for file in &self.tree.files {
+            let Some(text) = self.texts.get(file) else {
+                continue;
+            };
+            let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+            let mine: Vec<&Edit> = edits.iter().filter(|e| &e.file == file).collect();
+            apply(self.tree.server, file, &mut lines, &mine)?;
+            if self.tree.server == Server::Apache {
+                for line in lines.iter_mut() {
+                    *line = stray_listen(&virtual_host_ports(line, &ports));
+                }
+                if file == &self.tree.main {
+                    for (name, value) in &self.overrides {
+                        if !self
+                            .tree
+                            .directives
+                            .iter()
+                            .any(|d| d.name.eq_ignore_ascii_case(name))
+                        {
+                            lines.push(format!("{name} {value}"));
+                        }
+                    }
+                }
+            }
+            let mut out = lines.join("\n");
+            out.push('\n');
+            let name = self.copy_name(file).display().to_string();
+            // The same file read twice (an include repeated) is copied once.
+            if !configs.iter().any(|(n, _)| n == &name) {
+                configs.push((name, out));
+            }
+        }
+        let plan = self
+            .tree
+            .server
+            .component()
+            .server()
+            .imported_plan(&ImportedConfig {
+                dir,
+                config: dir.join(self.copy_name(&self.tree.main)),
+                port: layout.ports[self.front],
+                privileged: layout.privileged,
+                env: &self.tree.env,
+                programs,
+            })?;
+        Ok(Rendered {
+            configs,
+            site: Vec::new(),
+            servers: vec![plan],
+        })
+    }
+}
+
+impl Located {
+    fn value(&self) -> &str {
+        self.args.first().map(String::as_str).unwrap_or("")
+    }
+}
+
+/// An override must name a directive the copy has (nginx: the block it belongs in is the
+/// user's), not one the import owns, and its value must stay one directive.
+fn check_override(
+    server: Server,
+    tree: &ConfigTree,
+    name: &str,
+    value: &str,
+) -> Result<(), LabError> {
+    let plain_name = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+    if !plain_name {
+        return Err(LabError::BadAssignment(format!("{name}={value}")));
+    }
+    let forbidden = match server {
+        Server::Nginx => ";{}#\"'\\\n\r",
+        Server::Apache => "<>#\\\n\r",
+    };
+    if value.trim().is_empty() || value.contains(|c| forbidden.contains(c)) {
+        return Err(LabError::Inconsistent(format!(
+            "--set {name}={value:?}: a value may not be empty nor hold any of {forbidden:?}"
+        )));
+    }
+    let lower = name.to_ascii_lowercase();
+    let owned = match server {
+        Server::Nginx => {
+            NGINX_OWNED.contains(&lower.as_str())
+                || lower.ends_with("_temp_path")
+                || lower.ends_with("_cache_path")
+        }
+        Server::Apache => APACHE_OWNED.contains(&lower.as_str()),
+    };
+    if owned {
+        return Err(LabError::Inconsistent(format!(
+            "--set {name}: the lab sets {name} itself to run your config privately (docs/lab.md, \"Your own config\")"
+        )));
+    }
+    if server == Server::Nginx && !tree.directives.iter().any(|d| d.name == name) {
+        return Err(LabError::Inconsistent(format!(
+            "--set {name}: {name} is not in {} or its includes; add it where it belongs in your config, then --set changes it",
+            tree.main.display()
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+pub(super) fn located(
+    name: &str,
+    args: &[&str],
+    line: usize,
+    context: &[&str],
+    block: usize,
+) -> Located {
+    Located {
+        name: name.into(),
+        args: args.iter().map(|a| a.to_string()).collect(),
+        file: PathBuf::from("/etc/x/nginx.conf"),
+        line,
+        context: context.iter().map(|c| c.to_string()).collect(),
+        block,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overrides_that_the_import_owns_or_that_escape_are_refused() {
+        let tree = ConfigTree {
+            server: Server::Nginx,
+            main: PathBuf::from("/etc/x/nginx.conf"),
+            root: PathBuf::from("/etc/x"),
+            files: Vec::new(),
+            directives: vec![located("worker_connections", &["768"], 2, &["events"], 1)],
+            env: BTreeMap::new(),
+        };
+        assert!(check_override(Server::Nginx, &tree, "worker_connections", "1024").is_ok());
+        let e = check_override(Server::Nginx, &tree, "listen", "80").unwrap_err();
+        assert!(e.to_string().contains("sets listen itself"), "{e}");
+        let e =
+            check_override(Server::Nginx, &tree, "worker_connections", "1; user x").unwrap_err();
+        assert!(e.to_string().contains("may not"), "{e}");
+        let e = check_override(Server::Nginx, &tree, "keepalive_timeout", "5").unwrap_err();
+        assert!(e.to_string().contains("is not in /etc/x/nginx.conf"), "{e}");
+        // Apache takes a directive it does not have at the end of the main file.
+        assert!(check_override(Server::Apache, &tree, "MaxRequestWorkers", "20").is_ok());
+    }
+}
