@@ -75,6 +75,9 @@ pub struct RunningStack {
     stack: StackKind,
     /// An imported config's target name ("nginx-config"); `stack` is then `External`.
     imported: Option<&'static str>,
+    /// The whole chain must answer the lab's CPU-bound page before the start counts (a
+    /// PHP stack, or an imported php-fpm behind the lab's nginx).
+    php_page: bool,
     root: PathBuf,
     entry: Entry,
     rendered: Rendered,
@@ -176,6 +179,10 @@ impl RunningStack {
         let mut running = RunningStack {
             stack,
             imported: matches!(source, Source::Imported(_)).then_some(name),
+            php_page: match source {
+                Source::Stack(_) => stack.has_php(),
+                Source::Imported(import) => import.serves_php(),
+            },
             root: root.to_path_buf(),
             entry,
             rendered: Rendered {
@@ -311,7 +318,7 @@ impl RunningStack {
                 server.wait_ready(self.options.ready_timeout, self.options.interrupt.as_ref())?;
             }
         }
-        if self.stack.has_php() && self.imported.is_none() {
+        if self.php_page {
             // The whole chain answers the CPU-bound page.
             let front = self.front_address();
             let deadline = Instant::now() + self.options.ready_timeout;
@@ -329,7 +336,7 @@ impl RunningStack {
                                 Err(e) => e.to_string(),
                             };
                             return Err(LabError::StartFailed {
-                                server: self.stack.name().to_string(),
+                                server: self.name().to_string(),
                                 message: format!(
                                     "GET /cpu/1 gave {what}; logs in {}",
                                     self.entry.private_dir.display()

@@ -74,20 +74,30 @@ enum LabCommand {
 
 #[derive(clap::Args)]
 struct RunArgs {
-    /// A stack from `webtune lab stacks` (none with --nginx-config / --apache-config).
-    #[arg(required_unless_present_any = ["nginx_config", "apache_config"])]
+    /// A stack from `webtune lab stacks` (none with --nginx-config / --apache-config /
+    /// --php-fpm-config).
+    #[arg(required_unless_present_any = ["nginx_config", "apache_config", "php_fpm_config"])]
     stack: Option<String>,
     /// Run YOUR nginx config on a private copy: listen, pid, logs and temp paths are
     /// rewritten to private ones, the rest is kept; --set NAME=VALUE changes a directive.
     #[arg(
         long = "nginx-config",
         value_name = "FILE",
-        conflicts_with = "apache_config"
+        conflicts_with_all = ["apache_config", "php_fpm_config"]
     )]
     nginx_config: Option<PathBuf>,
     /// Run YOUR Apache config (e.g. /etc/apache2/apache2.conf) on a private copy.
-    #[arg(long = "apache-config", value_name = "FILE")]
+    #[arg(
+        long = "apache-config",
+        value_name = "FILE",
+        conflicts_with = "php_fpm_config"
+    )]
     apache_config: Option<PathBuf>,
+    /// Run YOUR php-fpm config (php-fpm.conf with its pools, or one pool file) on a private
+    /// copy behind the lab's nginx, which serves /cpu/US through its first pool; --set
+    /// NAME=VALUE sets a key in that pool (e.g. pm.max_children=20).
+    #[arg(long = "php-fpm-config", value_name = "FILE")]
+    php_fpm_config: Option<PathBuf>,
     /// For the `external` stack only: its base URL, e.g. http://127.0.0.1:8080.
     url: Option<String>,
     /// Set a parameter (repeatable), e.g. --set MaxRequestWorkers=4.
@@ -399,7 +409,10 @@ fn stack_trial(args: &RunArgs) -> anyhow::Result<(Trial, BenchArgs)> {
             if args.url.is_some() || !args.processes.is_empty() {
                 bail!("--app forum starts its own stack: no URL and no --process");
             }
-            if args.nginx_config.is_some() || args.apache_config.is_some() {
+            if args.nginx_config.is_some()
+                || args.apache_config.is_some()
+                || args.php_fpm_config.is_some()
+            {
                 bail!("--app forum runs on a lab stack, not on your own config");
             }
             // Without a path or a scenario, the forum's own page mix (the trial's default).

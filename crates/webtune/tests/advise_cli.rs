@@ -334,3 +334,59 @@ fn verify_never_loads_a_backend_and_needs_its_flag() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("go with --verify"));
 }
+
+#[test]
+fn verify_measures_php_fpm_advice_behind_the_labs_nginx() {
+    if std::fs::read_dir("/etc/php").is_err() {
+        eprintln!("skipped: php-fpm is not installed");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let pool = d.path().join("www.conf");
+    // No pm.max_requests: the advisor recommends 500, and --verify measures it.
+    std::fs::write(
+        &pool,
+        "[www]\nuser = www-data\ngroup = www-data\nlisten = /run/php/webtune-test-never.sock\n\
+         pm = static\npm.max_children = 2\n",
+    )
+    .unwrap();
+    let lab = d.path().join("lab");
+    let out_json = d.path().join("advice.json");
+    let out = webtune_in(
+        &lab,
+        &[
+            "advise",
+            "--php-fpm-config",
+            pool.to_str().unwrap(),
+            "--no-discover",
+            "--json",
+            out_json.to_str().unwrap(),
+            "--verify",
+            "--pairs",
+            "1",
+            "--",
+            "-c",
+            "2",
+            "-n",
+            "20",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("advised = pm.max_requests=500"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "[php_fpm.max_requests] pool www: pm.max_requests 0 → pm.max_requests = 500: measured"
+        ),
+        "{stdout}"
+    );
+    let v = json(&out_json);
+    let server = &v["verify"]["servers"][0];
+    assert_eq!(server["server"], "php-fpm", "{v}");
+    assert_eq!(server["verified"], true, "{v}");
+    assert_eq!(server["findings"][0], "php_fpm.max_requests", "{v}");
+    assert!(server["runs"]["advised"][0]["requests_per_s"].as_f64() > Some(0.0));
+    assert!(!Path::new("/run/php/webtune-test-never.sock").exists());
+    assert_eq!(lab_leftovers(&lab), Vec::<String>::new());
+}

@@ -4,39 +4,14 @@
 //! server's main process killed mid-run is reported (text, JSON, exit status 3).
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
-const WEBTUNE: &str = env!("CARGO_BIN_EXE_webtune");
+mod support;
 
-/// A lab root of the test's own (`WEBTUNE_LAB_DIR`), so that no other lab user on this
-/// machine reaps the test's stacks first; reaped and removed when the test ends.
-struct LabDir(PathBuf);
-
-impl LabDir {
-    fn new(name: &str) -> LabDir {
-        LabDir(std::env::temp_dir().join(format!("webtune-lab-test-{}-{name}", std::process::id())))
-    }
-
-    fn command(&self) -> Command {
-        let mut command = Command::new(WEBTUNE);
-        command.env("WEBTUNE_LAB_DIR", &self.0);
-        command
-    }
-}
-
-impl Drop for LabDir {
-    fn drop(&mut self) {
-        let _ = self
-            .command()
-            .args(["lab", "clean"])
-            .stdout(Stdio::null())
-            .status();
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use support::lab::{processes_naming, LabDir, WEBTUNE};
 
 /// A webtune child that is killed (and its stack reaped) if the test ends early.
 struct Webtune {
@@ -147,31 +122,6 @@ impl Drop for Webtune {
             let _ = clean.args(["lab", "clean"]).stdout(Stdio::null()).status();
         }
     }
-}
-
-/// Live processes whose command line names the directory.
-fn processes_naming(dir: &Path) -> Vec<i32> {
-    let needle = dir.to_string_lossy().into_owned();
-    let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return found;
-    };
-    for e in entries.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
-            continue;
-        };
-        let Ok(raw) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
-            continue;
-        };
-        let text = String::from_utf8_lossy(&raw).replace('\0', " ");
-        let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .map(|s| s.rsplit_once(") ").is_some_and(|(_, r)| r.starts_with('Z')))
-            .unwrap_or(false);
-        if text.contains(&needle) && !zombie {
-            found.push(pid);
-        }
-    }
-    found
 }
 
 #[test]
@@ -575,134 +525,4 @@ fn nginx_master_killed_mid_run_is_reported() {
 #[test]
 fn apache_prefork_parent_killed_mid_run_is_reported() {
     main_process_killed_mid_run_is_reported("apache-prefork", "apache2");
-}
-
-/// Everything left in a lab root after a run: entries other than the empty registry.
-fn leftovers(root: &Path) -> Vec<String> {
-    let mut left: Vec<String> = std::fs::read_dir(root)
-        .map(|d| {
-            d.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n != "registry")
-                .collect()
-        })
-        .unwrap_or_default();
-    left.extend(
-        std::fs::read_dir(root.join("registry"))
-            .map(|d| {
-                d.flatten()
-                    .map(|e| format!("registry/{}", e.file_name().to_string_lossy()))
-                    .collect::<Vec<_>>()
-            })
-            .unwrap_or_default(),
-    );
-    left
-}
-
-#[test]
-fn your_own_nginx_config_serves_debians_default_site_privately() {
-    if !Path::new("/etc/nginx/sites-enabled/default").exists() {
-        eprintln!("skipped: Debian's nginx default site is not installed");
-        return;
-    }
-    let lab = LabDir::new("import-nginx");
-    let json = lab.0.with_extension("json");
-    let output = lab
-        .command()
-        .args(["lab", "run", "--nginx-config", "/etc/nginx/nginx.conf"])
-        .args([
-            "--set",
-            "worker_connections=512",
-            "--",
-            "-c",
-            "5",
-            "-d",
-            "1s",
-        ])
-        .arg("--json")
-        .arg(&json)
-        .arg("/")
-        .output()
-        .expect("run webtune");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(0), "{stderr}");
-    assert!(stderr.contains("no process of it is left"), "{stderr}");
-    let text = std::fs::read_to_string(&json).expect("json written");
-    let _ = std::fs::remove_file(&json);
-    let value: serde_json::Value = serde_json::from_str(&text).expect("valid json");
-    // Debian's default page, served from /var/www/html by the private copy.
-    assert!(value["status"]["200"].as_u64() > Some(0), "{text}");
-    assert_eq!(value["server"]["target"], "nginx-config");
-    assert_eq!(value["server"]["parameters"]["worker_connections"], "512");
-    assert!(processes_naming(&lab.0).is_empty());
-    assert_eq!(leftovers(&lab.0), Vec::<String>::new());
-}
-
-#[test]
-fn your_own_apache_config_runs_privately() {
-    if !Path::new("/etc/apache2/sites-enabled/000-default.conf").exists() {
-        eprintln!("skipped: Debian's Apache default site is not installed");
-        return;
-    }
-    let lab = LabDir::new("import-apache");
-    let output = lab
-        .command()
-        .args(["lab", "run", "--apache-config", "/etc/apache2/apache2.conf"])
-        .args(["--", "-c", "2", "-n", "20", "/"])
-        .output()
-        .expect("run webtune");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(0), "{stderr}");
-    assert!(stdout.contains("200  20"), "{stdout}");
-    assert!(processes_naming(&lab.0).is_empty());
-    assert_eq!(leftovers(&lab.0), Vec::<String>::new());
-}
-
-#[test]
-fn a_syntax_error_in_your_config_is_its_file_and_line_and_exit_2() {
-    let lab = LabDir::new("import-bad");
-    std::fs::create_dir_all(&lab.0).expect("lab dir");
-    let conf = lab.0.join("user-nginx.conf");
-    // Caught by the reader: a directive without its ';'.
-    std::fs::write(&conf, "events {\n    worker_connections 10\n}\n").expect("write");
-    let output = lab
-        .command()
-        .arg("lab")
-        .arg("run")
-        .arg("--nginx-config")
-        .arg(&conf)
-        .args(["--", "-n", "1", "/"])
-        .output()
-        .expect("run webtune");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
-    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
-    assert!(
-        stderr.contains(&format!("{}:2:", conf.display())),
-        "{stderr}"
-    );
-    // Caught by nginx -t on the copy: reported at the user's file and line.
-    std::fs::write(
-        &conf,
-        "events {}\nhttp {\n    sendfile on;\n    no_such_directive 1;\n    server { listen 8080; }\n}\n",
-    )
-    .expect("write");
-    let output = lab
-        .command()
-        .arg("lab")
-        .arg("run")
-        .arg("--nginx-config")
-        .arg(&conf)
-        .args(["--", "-n", "1", "/"])
-        .output()
-        .expect("run webtune");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
-    let last = stderr.trim().lines().last().unwrap_or_default();
-    assert!(last.contains(&format!("{}:4", conf.display())), "{stderr}");
-    assert!(last.contains("no_such_directive"), "{stderr}");
-    assert!(processes_naming(&lab.0).is_empty());
-    let left = leftovers(&lab.0);
-    assert_eq!(left, vec!["user-nginx.conf".to_string()], "{left:?}");
 }

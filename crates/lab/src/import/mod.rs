@@ -11,13 +11,20 @@
 //! takes the readers' output rather than the readers. Edits keep every line where it was,
 //! so what a server says about the copy's `file:line` is the user's `file:line`.
 
-use crate::render::{Layout, Rendered};
-use crate::servers::{Component, ImportedConfig, Mpm, NginxRole, Programs};
+use crate::params::Settings;
+use crate::render::{site_files, Layout, Rendered};
+use crate::servers::{
+    unprivileged_account, Component, ImportedConfig, Mpm, NginxRole, Programs, RenderContext,
+    RenderedServer,
+};
+use crate::stacks::StackKind;
 use crate::LabError;
 use apache::{stray_listen, virtual_host_ports, APACHE_OWNED};
 use edit::{apply, Edit};
 use listen::listen_keys;
 use nginx::NGINX_OWNED;
+pub use php_fpm::pools as php_fpm_pools;
+use php_fpm::PHP_FPM_OWNED;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
@@ -25,12 +32,15 @@ mod apache;
 mod edit;
 mod listen;
 mod nginx;
+mod php_fpm;
 
 /// Which server the imported config is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Server {
     Nginx,
     Apache,
+    /// php-fpm's main config or one pool file, run behind the lab's nginx.
+    PhpFpm,
 }
 
 impl Server {
@@ -43,6 +53,7 @@ impl Server {
         match self {
             Server::Nginx => Component::Nginx(NginxRole::Static),
             Server::Apache => Component::Apache(Mpm::Event),
+            Server::PhpFpm => Component::PhpFpm,
         }
     }
 }
@@ -100,7 +111,14 @@ impl Import {
         for (name, value) in overrides {
             check_override(server, &tree, name, value)?;
         }
-        let (listens, front) = listen_keys(&tree);
+        let (listens, front) = match server {
+            Server::PhpFpm => {
+                php_fpm::check(&tree)?;
+                let pools = php_fpm::pools(&tree);
+                (pools.into_iter().map(|p| (p, 0)).collect(), 0)
+            }
+            Server::Nginx | Server::Apache => listen_keys(&tree),
+        };
         if listens.is_empty() && server == Server::Apache {
             return Err(LabError::Inconsistent(format!(
                 "{}: no Listen directive: Apache would not listen anywhere",
@@ -139,6 +157,7 @@ impl Import {
         match self.tree.server {
             Server::Nginx => "nginx-config",
             Server::Apache => "apache-config",
+            Server::PhpFpm => "php-fpm-config",
         }
     }
 
@@ -156,9 +175,16 @@ impl Import {
         text
     }
 
-    /// One private port per distinct address the original listens on.
+    /// One private port per distinct address the original listens on (php-fpm: per pool,
+    /// and one for the lab's nginx in front).
     pub fn port_count(&self) -> usize {
-        self.listens.len()
+        self.listens.len() + usize::from(self.serves_php())
+    }
+
+    /// Does the copy run PHP behind the lab's nginx (a php-fpm config), so the lab's
+    /// CPU-bound page `/cpu/US` reaches it?
+    pub fn serves_php(&self) -> bool {
+        self.tree.server == Server::PhpFpm
     }
 
     /// The copy's path of an original file, relative to the private directory.
@@ -188,7 +214,7 @@ impl Import {
 
     /// The copied configs (names relative to the private directory) and the server's plan.
     pub fn render(&self, layout: &Layout, programs: &Programs) -> Result<Rendered, LabError> {
-        if layout.ports.len() != self.listens.len() {
+        if layout.ports.len() != self.port_count() {
             return Err(LabError::Inconsistent(
                 "internal: one port per imported listen address".into(),
             ));
@@ -203,6 +229,7 @@ impl Import {
         let edits = match self.tree.server {
             Server::Nginx => self.nginx_edits(dir, layout, &ports)?,
             Server::Apache => self.apache_edits(dir, &ports),
+            Server::PhpFpm => Vec::new(),
         };
         let mut configs = Vec::new();
         for file in &self.tree.files {
@@ -229,8 +256,16 @@ impl Import {
                     }
                 }
             }
+            if self.tree.server == Server::PhpFpm {
+                for line in lines.iter_mut() {
+                    *line = self.php_fpm_line(dir, file, line);
+                }
+            }
             let mut out = lines.join("\n");
             out.push('\n');
+            if self.tree.server == Server::PhpFpm && file == &self.tree.main {
+                out.push_str(&self.php_fpm_tail(dir, &ports));
+            }
             let name = self.copy_name(file).display().to_string();
             // The same file read twice (an include repeated) is copied once.
             if !configs.iter().any(|(n, _)| n == &name) {
@@ -250,10 +285,44 @@ impl Import {
                 env: &self.tree.env,
                 programs,
             })?;
+        if !self.serves_php() {
+            return Ok(Rendered {
+                configs,
+                site: Vec::new(),
+                servers: vec![plan],
+            });
+        }
+        // The lab's nginx in front of the pool, serving the lab's pages (as in nginx-php-fpm).
+        let front = self.lab_front(layout, programs, plan.port)?;
+        configs.extend(front.configs);
         Ok(Rendered {
             configs,
-            site: Vec::new(),
-            servers: vec![plan],
+            site: site_files(StackKind::NginxPhpFpm),
+            servers: vec![plan, front.plan],
+        })
+    }
+
+    /// The lab's nginx (FastCGI front end, its default settings) on the last port, passing
+    /// PHP to `backend_port`.
+    fn lab_front(
+        &self,
+        layout: &Layout,
+        programs: &Programs,
+        backend_port: u16,
+    ) -> Result<RenderedServer, LabError> {
+        let server = Component::Nginx(NginxRole::FastCgi).server();
+        let settings = Settings::from_assignments("nginx", &server.parameters(), &[])?;
+        server.render(&RenderContext {
+            stack: self.target_name(),
+            prefix: "",
+            settings: &settings,
+            layout,
+            programs,
+            port: layout.ports[layout.ports.len() - 1],
+            backend_port,
+            front: true,
+            tls: false,
+            account: layout.privileged.then(unprivileged_account),
         })
     }
 }
@@ -272,16 +341,19 @@ fn check_override(
     name: &str,
     value: &str,
 ) -> Result<(), LabError> {
+    // php-fpm also names PHP settings: `php_admin_value[memory_limit]`.
+    let brackets = server == Server::PhpFpm;
     let plain_name = !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+        && name.chars().all(|c| {
+            c.is_ascii_alphanumeric() || c == '_' || c == '.' || (brackets && "[]".contains(c))
+        });
     if !plain_name {
         return Err(LabError::BadAssignment(format!("{name}={value}")));
     }
     let forbidden = match server {
         Server::Nginx => ";{}#\"'\\\n\r",
         Server::Apache => "<>#\\\n\r",
+        Server::PhpFpm => ";#\"'\\[]=\n\r",
     };
     if value.trim().is_empty() || value.contains(|c| forbidden.contains(c)) {
         return Err(LabError::Inconsistent(format!(
@@ -296,6 +368,7 @@ fn check_override(
                 || lower.ends_with("_cache_path")
         }
         Server::Apache => APACHE_OWNED.contains(&lower.as_str()),
+        Server::PhpFpm => PHP_FPM_OWNED.contains(&lower.as_str()) || lower.ends_with("[error_log]"),
     };
     if owned {
         return Err(LabError::Inconsistent(format!(

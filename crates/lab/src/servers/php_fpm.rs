@@ -4,14 +4,14 @@
 //! SIGQUIT (php-fpm's graceful shutdown).
 
 use super::{
-    require, Component, Programs, Readiness, RenderContext, RenderedServer, Requirement,
-    ServerPlan, ServerType,
+    require, Component, ImportedConfig, Programs, Readiness, RenderContext, RenderedServer,
+    Requirement, ServerPlan, ServerType,
 };
 use crate::params::{ParamKind, ParamSpec, Value};
 use crate::render::fill;
 use crate::tuning::{Completion, Tunable, TuneRange};
 use crate::LabError;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 const TEMPLATE: &str = include_str!("../../templates/php-fpm.conf");
 
@@ -103,18 +103,24 @@ impl ServerType for PhpFpm {
         Ok(RenderedServer {
             configs: vec![("php-fpm.conf".to_string(), text)],
             plan: ServerPlan {
-                label: c.label(self),
-                component: Component::PhpFpm,
-                program: c.program(self),
-                check_args: vec!["-t".into(), "-y".into(), config.clone().into()],
-                run_args: vec!["-F".into(), "-y".into(), config.clone().into()],
-                config_file: config,
                 error_log: dir.join("php-fpm-error.log"),
-                output_log: dir.join("php-fpm.out"),
-                port: c.port,
-                stop_signal: libc::SIGQUIT,
-                readiness: Readiness::TcpAccept,
+                ..plan(c.label(self), c.program(self), config, dir, c.port)
             },
+        })
+    }
+
+    /// The copy's pools listen on loopback ports of its own (see `import::php_fpm`); the
+    /// load reaches the first one through the lab's nginx.
+    fn imported_plan(&self, import: &ImportedConfig) -> Result<ServerPlan, LabError> {
+        Ok(ServerPlan {
+            error_log: import.error_log(),
+            ..plan(
+                "php-fpm (your config)".into(),
+                self.program(import.programs)?,
+                import.config.clone(),
+                import.dir,
+                import.port,
+            )
         })
     }
 
@@ -153,5 +159,23 @@ impl ServerType for PhpFpm {
                 }
             }
         }
+    }
+}
+
+/// php-fpm on `config` in the foreground (`-F`), checked with `-t`, ready when its port
+/// accepts, stopped gracefully with SIGQUIT; its output in `dir`.
+fn plan(label: String, program: PathBuf, config: PathBuf, dir: &Path, port: u16) -> ServerPlan {
+    ServerPlan {
+        label,
+        component: Component::PhpFpm,
+        program,
+        check_args: vec!["-t".into(), "-y".into(), config.clone().into()],
+        run_args: vec!["-F".into(), "-y".into(), config.clone().into()],
+        config_file: config,
+        error_log: dir.join("php-fpm-error.log"),
+        output_log: dir.join("php-fpm.out"),
+        port,
+        stop_signal: libc::SIGQUIT,
+        readiness: Readiness::TcpAccept,
     }
 }

@@ -1,5 +1,6 @@
 //! `advise --verify -- BENCH FLAGS`: the current and the advised configuration of the web
-//! server (nginx, Apache) run on private copies (`lab::import`), interleaved A B B A … like
+//! server (nginx, Apache) or of php-fpm (behind the lab's nginx) run on private copies
+//! (`lab::import`), interleaved A B B A … like
 //! the tuner's proof (`webtune_tune::proof`), and the measured difference is reported
 //! beside each finding whose changes went into the advised copy. The production server is
 //! never touched: a copy listens on loopback ports of its own, with its own pid, logs and
@@ -42,7 +43,11 @@ pub(super) fn run(advice: &Advice, bench: &BenchArgs, pairs: usize) -> anyhow::R
         String::from("\nMeasured (advise --verify: current A vs advised B on private copies)\n");
     let mut servers = Vec::new();
     let mut interrupted = false;
-    for (name, server) in [("nginx", Server::Nginx), ("apache2", Server::Apache)] {
+    for (name, server) in [
+        ("nginx", Server::Nginx),
+        ("apache2", Server::Apache),
+        ("php-fpm", Server::PhpFpm),
+    ] {
         let Some(read) = advice.configs.iter().find(|c| c.server == name) else {
             continue;
         };
@@ -55,7 +60,7 @@ pub(super) fn run(advice: &Advice, bench: &BenchArgs, pairs: usize) -> anyhow::R
         }
     }
     if servers.is_empty() {
-        text.push_str("  nothing to verify: no nginx or Apache config was read\n");
+        text.push_str("  nothing to verify: no nginx, Apache or php-fpm config was read\n");
     }
     Ok(Verified {
         text,
@@ -65,10 +70,11 @@ pub(super) fn run(advice: &Advice, bench: &BenchArgs, pairs: usize) -> anyhow::R
 }
 
 /// The `--set` overrides a finding's changes make in `read`'s tree, or None when a change
-/// lies outside it.
+/// lies outside it (php-fpm: outside the pool the load reaches, `front_pool`).
 fn overrides(
     finding: &webtune_advise::Finding,
     read: &ConfigRead,
+    front_pool: Option<&str>,
 ) -> Option<Vec<(String, String)>> {
     finding
         .changes
@@ -78,8 +84,16 @@ fn overrides(
                 return None;
             }
             let text = c.text.trim().trim_end_matches(';').trim();
-            let (name, value) = text.split_once(char::is_whitespace)?;
-            Some((name.to_string(), value.trim().to_string()))
+            let (name, value) = match front_pool {
+                Some(pool) => {
+                    if c.section.as_deref().is_some_and(|s| s != pool) {
+                        return None;
+                    }
+                    text.split_once('=')?
+                }
+                None => text.split_once(char::is_whitespace)?,
+            };
+            Some((name.trim().to_string(), value.trim().to_string()))
         })
         .collect()
 }
@@ -132,6 +146,10 @@ fn verify_one(
             "it passes requests on ({at}); a copy would load that backend"
         )));
     }
+    let front_pool = match server {
+        Server::PhpFpm => webtune_lab::import::php_fpm_pools(&tree).into_iter().next(),
+        Server::Nginx | Server::Apache => None,
+    };
     let current = Import::new(tree.clone(), &[])?;
     // The advised copy: every finding whose changes are directives of this tree and that
     // the import accepts as overrides.
@@ -142,7 +160,7 @@ fn verify_one(
         if finding.changes.is_empty() {
             continue;
         }
-        let Some(mine) = overrides(finding, read) else {
+        let Some(mine) = overrides(finding, read, front_pool.as_deref()) else {
             continue;
         };
         let mut trial_set = set.clone();
@@ -167,12 +185,10 @@ fn verify_one(
     }
     let advised = Import::new(tree, &set)?;
     let workload = bench.request.workload()?;
-    let default_path = if workload.scenario().is_some() {
-        ""
-    } else {
-        "/"
-    };
-    let path = load_path(bench.url.as_deref(), default_path)?;
+    let path = load_path(
+        bench.url.as_deref(),
+        import::default_path(&current, &workload),
+    )?;
     let load = bench.to_spec(&path)?;
     let order = proof::order(pairs);
     let mut a: Vec<(f64, u64)> = Vec::new();

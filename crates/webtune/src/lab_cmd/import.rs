@@ -1,4 +1,5 @@
-//! `lab run --nginx-config FILE` / `--apache-config FILE`: the user's config tree is read
+//! `lab run --nginx-config FILE` / `--apache-config FILE` / `--php-fpm-config FILE`: the
+//! user's config tree is read
 //! with the advisor's readers (crates/advise) and handed to the lab's import
 //! (crates/lab/src/import.rs), which runs it on a private copy like any lab stack.
 
@@ -18,14 +19,20 @@ pub(super) fn target(
     bench: &BenchArgs,
     workload: &Workload,
 ) -> anyhow::Result<Option<(Target, String)>> {
-    let (server, file) = match (&args.nginx_config, &args.apache_config) {
-        (Some(file), _) => (Server::Nginx, file),
-        (None, Some(file)) => (Server::Apache, file),
-        (None, None) => return Ok(None),
+    let (server, file) = match (
+        &args.nginx_config,
+        &args.apache_config,
+        &args.php_fpm_config,
+    ) {
+        (Some(file), _, _) => (Server::Nginx, file),
+        (None, Some(file), _) => (Server::Apache, file),
+        (None, None, Some(file)) => (Server::PhpFpm, file),
+        (None, None, None) => return Ok(None),
     };
     let flag = match server {
         Server::Nginx => "--nginx-config",
         Server::Apache => "--apache-config",
+        Server::PhpFpm => "--php-fpm-config",
     };
     if let Some(stack) = &args.stack {
         bail!("give a stack ({stack}) or {flag}, not both");
@@ -37,11 +44,7 @@ pub(super) fn target(
         bail!("--addresses does not apply to {flag}: the private copy listens on 127.0.0.1 only");
     }
     let import = import(server, file, &args.set)?;
-    let default_path = if workload.scenario().is_some() {
-        ""
-    } else {
-        "/"
-    };
+    let default_path = default_path(&import, workload);
     let path = super::load_path(bench.url.as_deref(), default_path)?;
     Ok(Some((
         Target::Imported {
@@ -49,6 +52,18 @@ pub(super) fn target(
         },
         path,
     )))
+}
+
+/// What an imported config is loaded at without a path after --: its site's root, or the
+/// lab's CPU-bound PHP page when the lab's nginx fronts a php-fpm copy.
+pub(crate) fn default_path(import: &Import, workload: &Workload) -> &'static str {
+    if workload.scenario().is_some() {
+        ""
+    } else if import.serves_php() {
+        "/cpu/2000"
+    } else {
+        "/"
+    }
 }
 
 /// Read a config tree and check the `--set NAME=VALUE` overrides against it.
@@ -76,6 +91,11 @@ pub(crate) fn read_tree(server: Server, file: &Path) -> anyhow::Result<ConfigTre
                 .map(|t| webtune_advise::apache::read_envvars(&t))
                 .unwrap_or_default();
             tree(server, config.parsed, config.server_root, env)
+        }
+        Server::PhpFpm => {
+            let parsed = webtune_advise::ini::read(file, webtune_advise::ini::Dialect::PhpFpm)?;
+            let root = parsed.main.parent().unwrap_or(Path::new("/")).to_path_buf();
+            tree(server, parsed, root, BTreeMap::new())
         }
     })
 }

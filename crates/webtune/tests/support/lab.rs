@@ -1,0 +1,82 @@
+//! What the lab's end-to-end tests share: a private lab root per test (reaped and removed
+//! when the test ends), the processes still naming it, and what a run left in it.
+#![allow(dead_code)] // each test binary uses its own part of it
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+pub const WEBTUNE: &str = env!("CARGO_BIN_EXE_webtune");
+
+/// A lab root of the test's own (`WEBTUNE_LAB_DIR`), so that no other lab user on this
+/// machine reaps the test's stacks first; reaped and removed when the test ends.
+pub struct LabDir(pub PathBuf);
+
+impl LabDir {
+    pub fn new(name: &str) -> LabDir {
+        LabDir(std::env::temp_dir().join(format!("webtune-lab-test-{}-{name}", std::process::id())))
+    }
+
+    pub fn command(&self) -> Command {
+        let mut command = Command::new(WEBTUNE);
+        command.env("WEBTUNE_LAB_DIR", &self.0);
+        command
+    }
+}
+
+impl Drop for LabDir {
+    fn drop(&mut self) {
+        let _ = self
+            .command()
+            .args(["lab", "clean"])
+            .stdout(Stdio::null())
+            .status();
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Live processes whose command line names the directory.
+pub fn processes_naming(dir: &Path) -> Vec<i32> {
+    let needle = dir.to_string_lossy().into_owned();
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for e in entries.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(raw) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&raw).replace('\0', " ");
+        let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| s.rsplit_once(") ").is_some_and(|(_, r)| r.starts_with('Z')))
+            .unwrap_or(false);
+        if text.contains(&needle) && !zombie {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Everything left in a lab root after a run: entries other than the empty registry.
+pub fn leftovers(root: &Path) -> Vec<String> {
+    let mut left: Vec<String> = std::fs::read_dir(root)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n != "registry")
+                .collect()
+        })
+        .unwrap_or_default();
+    left.extend(
+        std::fs::read_dir(root.join("registry"))
+            .map(|d| {
+                d.flatten()
+                    .map(|e| format!("registry/{}", e.file_name().to_string_lossy()))
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default(),
+    );
+    left
+}

@@ -1,0 +1,3 @@
+//! Helpers shared by the binary's end-to-end tests.
+
+pub mod lab;
