@@ -4,8 +4,11 @@
 //! process or directory of the run is left; bad input fails with one line before anything
 //! starts; mariadbd killed during a sweep is reported and the sweep exits 3.
 
+mod support;
+
 use std::path::Path;
 use std::process::Command;
+use support::lab::processes_naming;
 
 const WEBTUNE: &str = env!("CARGO_BIN_EXE_webtune");
 
@@ -20,27 +23,6 @@ fn installed() -> bool {
                 .iter()
                 .any(|d| Path::new(d).join(p).is_file())
         })
-}
-
-/// Live processes whose command line names the directory.
-fn processes_naming(dir: &Path) -> Vec<i32> {
-    let needle = dir.to_string_lossy().into_owned();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()))
-        .filter(|pid| {
-            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline"))
-                .map(|raw| String::from_utf8_lossy(&raw).replace('\0', " "))
-                .unwrap_or_default();
-            let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .map(|s| s.rsplit_once(") ").is_some_and(|(_, r)| r.starts_with('Z')))
-                .unwrap_or(false);
-            cmdline.contains(&needle) && !zombie
-        })
-        .collect()
 }
 
 fn forum_sweep(stack: &str) {

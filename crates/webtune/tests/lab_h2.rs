@@ -3,36 +3,9 @@
 //! and `-- --http2 --streams N` loads them over h2, trusting the lab's own certificate
 //! (the trial passes it to the load: no `--cacert`, no `--insecure`).
 
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+mod support;
 
-const WEBTUNE: &str = env!("CARGO_BIN_EXE_webtune");
-
-/// A lab root of the test's own, reaped and removed when the test ends.
-struct LabDir(PathBuf);
-
-impl LabDir {
-    fn new(name: &str) -> LabDir {
-        LabDir(std::env::temp_dir().join(format!("webtune-lab-h2-{}-{name}", std::process::id())))
-    }
-
-    fn command(&self) -> Command {
-        let mut command = Command::new(WEBTUNE);
-        command.env("WEBTUNE_LAB_DIR", &self.0);
-        command
-    }
-}
-
-impl Drop for LabDir {
-    fn drop(&mut self) {
-        let _ = self
-            .command()
-            .args(["lab", "clean"])
-            .stdout(Stdio::null())
-            .status();
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use support::lab::LabDir;
 
 /// `webtune lab run STACK --set SET -- --http2 --streams 10 -c 4 -n N --json … PATH`:
 /// asserts it exits 0 and returns the JSON result.

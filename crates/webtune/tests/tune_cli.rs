@@ -3,9 +3,12 @@
 //! trial; `tune external` drives a server through an --apply script and proves the winner;
 //! bad input is one line before anything starts.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
+use support::lab::processes_naming;
 
 const WEBTUNE: &str = env!("CARGO_BIN_EXE_webtune");
 
@@ -46,27 +49,6 @@ impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = self.run(&["lab", "clean"]);
     }
-}
-
-/// Processes whose command line names `dir` (the lab's private directories live there).
-fn processes_naming(dir: &Path) -> Vec<i32> {
-    let needle = dir.to_string_lossy().into_owned();
-    let mut found = Vec::new();
-    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
-            continue;
-        };
-        let Ok(raw) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
-            continue;
-        };
-        let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .map(|s| s.rsplit_once(") ").is_some_and(|(_, r)| r.starts_with('Z')))
-            .unwrap_or(false);
-        if String::from_utf8_lossy(&raw).contains(&needle) && !zombie {
-            found.push(pid);
-        }
-    }
-    found
 }
 
 fn journal_states(path: &Path) -> Vec<(String, String)> {
