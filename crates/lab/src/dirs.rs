@@ -26,3 +26,19 @@ pub fn write_file(path: &Path, bytes: &[u8], mode: u32) -> Result<(), LabError> 
         .and_then(|()| std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)))
         .map_err(|e| LabError::io(format!("writing {}", path.display()), e))
 }
+
+/// Write rendered config files (names relative to `dir`, mode 0600), creating the
+/// subdirectories an imported tree keeps (`conf/sites-enabled/…`).
+pub fn write_configs(dir: &Path, configs: &[(String, String)]) -> Result<(), LabError> {
+    for (name, text) in configs {
+        if let Some(parent) = Path::new(name)
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+        {
+            std::fs::create_dir_all(dir.join(parent))
+                .map_err(|e| LabError::io(format!("creating {}", parent.display()), e))?;
+        }
+        write_file(&dir.join(name), text.as_bytes(), 0o600)?;
+    }
+    Ok(())
+}

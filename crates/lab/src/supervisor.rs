@@ -265,17 +265,7 @@ impl RunningStack {
             Source::Stack(settings) => render::render(self.stack, settings, &layout, programs)?,
             Source::Imported(import) => import.render(&layout, programs)?,
         };
-        for (name, text) in &self.rendered.configs {
-            // An imported tree keeps its subdirectories (conf/sites-enabled/…).
-            if let Some(parent) = Path::new(name)
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-            {
-                std::fs::create_dir_all(dir.join(parent))
-                    .map_err(|e| LabError::io(format!("creating {}", parent.display()), e))?;
-            }
-            dirs::write_file(&dir.join(name), text.as_bytes(), 0o600)?;
-        }
+        dirs::write_configs(&dir, &self.rendered.configs)?;
         if self.stack.is_tls() {
             crate::tls::make_certificate(&dir)?;
         }

@@ -7,7 +7,7 @@
 //! the stop token is set or a step fails. `lab run`, `lab sweep`, `sweep` and the tuner are
 //! callers of `run`; none of them goes through command-line words.
 
-use crate::forum::{self, Dataset, DbOptions, ForumStack};
+use crate::forum::{self, Dataset, DbConfig, DbOptions, ForumStack};
 use crate::supervisor::LoadSide;
 use crate::{
     HostSettings, LabError, ProcessSelector, RunningStack, Sampler, Settings, StackKind,
@@ -23,11 +23,12 @@ use webtune_model::{LoadMode, RunResult, RunSpec, StopToken};
 pub enum Target {
     /// A lab stack, started with these settings for the trial and stopped after it.
     Stack { kind: StackKind, settings: Settings },
-    /// Seed 003's forum on a PHP stack, with its private database (`db` holds `db.*`).
+    /// Seed 003's forum on a PHP stack, with its private database (`db.*` settings, or a
+    /// copy of the user's my.cnf).
     Forum {
         kind: StackKind,
         web: Settings,
-        db: Settings,
+        db: DbConfig,
         dataset: Box<Dataset>,
     },
     /// The user's own nginx or Apache config, run on a private copy (`import`); `--set`
@@ -60,7 +61,7 @@ impl Target {
         };
         match self {
             Target::Stack { settings, .. } => list(settings),
-            Target::Forum { web, db, .. } => [list(web), list(db)].concat(),
+            Target::Forum { web, db, .. } => [list(web), db.parameters()].concat(),
             Target::Imported { import } => import.overrides().to_vec(),
             Target::External { .. } => Vec::new(),
         }
@@ -71,7 +72,7 @@ impl Target {
         match self {
             Target::Stack { settings, .. } => settings.explicitly_set().to_vec(),
             Target::Forum { web, db, .. } => {
-                [web.explicitly_set().to_vec(), db.explicitly_set().to_vec()].concat()
+                [web.explicitly_set().to_vec(), db.explicitly_set()].concat()
             }
             Target::Imported { import } => {
                 import.overrides().iter().map(|(n, _)| n.clone()).collect()
@@ -85,7 +86,7 @@ impl Target {
         match self {
             Target::Stack { settings, .. } => settings.describe_changes(),
             Target::Forum { web, db, .. } => {
-                let (web, db) = (web.describe_changes(), db.describe_changes());
+                let (web, db) = (web.describe_changes(), db.describe());
                 match (web.as_str(), db.as_str()) {
                     (_, "defaults") => web,
                     ("defaults", _) => db,

@@ -146,3 +146,74 @@ fn lab_clean_reaps_a_database_whose_owner_is_gone() {
     // Stopping what was already reaped is not an error.
     db.stop().unwrap();
 }
+
+#[test]
+fn a_copy_of_your_my_cnf_runs_privately_on_the_forums_data() {
+    use webtune_lab::forum::DbConfig;
+    use webtune_lab::import::{ConfigTree, Import, Located, Server};
+    if !mariadb_installed() {
+        eprintln!("skipped: mariadb-server is not installed");
+        return;
+    }
+    let data = dataset::ensure(2_000, 11, &DbOptions::database(), &mut |_| {}).unwrap();
+    let dir = scratch_dir("my-cnf");
+    let main = dir.join("my.cnf");
+    // Production paths that the copy must not use, and a tuning value it must keep.
+    let text = "[mysqld]\nmax_connections = 33\nsocket = /run/mysqld/webtune-test.sock\n\
+                datadir = /var/lib/webtune-test-none\nport = 3306\n";
+    std::fs::write(&main, text).unwrap();
+    let located = |name: &str, value: &str, line: usize| Located {
+        name: name.into(),
+        args: vec![value.into()],
+        file: main.clone(),
+        line,
+        context: vec!["mysqld".into()],
+        block: 0,
+    };
+    let tree = ConfigTree {
+        server: Server::MariaDb,
+        main: main.clone(),
+        root: dir.clone(),
+        files: vec![main.clone()],
+        directives: vec![
+            located("max_connections", "33", 2),
+            located("socket", "/run/mysqld/webtune-test.sock", 3),
+            located("datadir", "/var/lib/webtune-test-none", 4),
+            located("port", "3306", 5),
+        ],
+        env: Default::default(),
+    };
+    // Names the import sets itself are refused; the database's options are db.NAME.
+    let refused = Import::new(tree.clone(), &[("db.datadir".into(), "/x".into())]);
+    assert!(refused
+        .unwrap_err()
+        .to_string()
+        .contains("sets db.datadir itself"));
+    assert!(Import::new(tree.clone(), &[("thread_cache_size".into(), "7".into())]).is_err());
+    let import = Import::new(tree, &[("db.thread_cache_size".into(), "7".into())]).unwrap();
+    let db = ForumDatabase::start_with(
+        &data,
+        &DbConfig::Imported(Box::new(import)),
+        DbOptions::database(),
+    )
+    .unwrap();
+    let server = db.database();
+    let row = server
+        .admin_sql("SELECT @@max_connections, @@thread_cache_size, @@datadir, @@port, @@log_bin, (SELECT COUNT(*) FROM forum.posts);")
+        .unwrap();
+    let fields: Vec<&str> = row.trim().split('\t').collect();
+    assert_eq!(fields[0], "33", "{row}");
+    assert_eq!(fields[1], "7", "{row}");
+    assert!(
+        fields[2].starts_with(&server.dir().display().to_string()),
+        "{row}"
+    );
+    assert_ne!(fields[3], "3306", "{row}");
+    assert_eq!(fields[4], "0", "{row}");
+    assert_eq!(fields[5], "2000", "{row}");
+    let instance = server.dir().to_path_buf();
+    db.stop().unwrap();
+    assert!(!instance.exists());
+    assert!(!std::path::Path::new("/run/mysqld/webtune-test.sock").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}

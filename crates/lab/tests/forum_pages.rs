@@ -40,7 +40,7 @@ fn check_pages(stack: StackKind) {
     let forum = ForumStack::start(
         stack,
         &settings_for(stack, &[]).unwrap(),
-        &dbparams::settings_for(&[]).unwrap(),
+        &dbparams::settings_for(&[]).unwrap().into(),
         &data,
         StartOptions::default(),
         DbOptions::database(),

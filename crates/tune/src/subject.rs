@@ -149,7 +149,7 @@ impl Subject {
                 Ok(Target::Forum {
                     kind: *kind,
                     web,
-                    db,
+                    db: db.into(),
                     dataset: dataset.clone(),
                 })
             }

@@ -98,6 +98,11 @@ struct RunArgs {
     /// NAME=VALUE sets a key in that pool (e.g. pm.max_children=20).
     #[arg(long = "php-fpm-config", value_name = "FILE")]
     php_fpm_config: Option<PathBuf>,
+    /// With --app forum: run the forum's database with a private copy of YOUR my.cnf
+    /// (e.g. /etc/mysql/my.cnf; data directory, socket, port, logs made private) instead
+    /// of the lab's; --set db.NAME=VALUE sets a server option in the copy.
+    #[arg(long = "mysql-config", value_name = "FILE")]
+    mysql_config: Option<PathBuf>,
     /// For the `external` stack only: its base URL, e.g. http://127.0.0.1:8080.
     url: Option<String>,
     /// Set a parameter (repeatable), e.g. --set MaxRequestWorkers=4.
@@ -421,7 +426,10 @@ fn stack_trial(args: &RunArgs) -> anyhow::Result<(Trial, BenchArgs)> {
                 (given, _) => load_path(given.as_deref(), "")?,
             };
             let stack = args.stack.as_deref().unwrap_or_default();
-            (forum::target(stack, &args.set, &args.data)?, path)
+            (
+                forum::target(stack, &args.set, &args.data, args.mysql_config.as_deref())?,
+                path,
+            )
         }
         forum::App::Site => site_target(args, &bench, &workload)?,
     };
@@ -450,6 +458,9 @@ fn site_target(
     bench: &BenchArgs,
     workload: &Workload,
 ) -> anyhow::Result<(Target, String)> {
+    if args.mysql_config.is_some() {
+        bail!("--mysql-config goes with --app forum: the forum is what uses the database");
+    }
     if let Some(target) = import::target(args, bench, workload)? {
         return Ok(target);
     }

@@ -382,3 +382,58 @@ fn mariadbd_killed_during_a_forum_sweep_is_reported_and_exits_3() {
     assert!(processes_naming(&root).is_empty());
     let _ = std::fs::remove_dir_all(&root);
 }
+
+#[test]
+fn the_forum_runs_on_a_private_copy_of_your_my_cnf() {
+    if !installed() || !Path::new("/etc/mysql/my.cnf").exists() {
+        eprintln!("skipped: mariadb-server, nginx or php-mysql is not installed");
+        return;
+    }
+    let lab = support::lab::LabDir::new("forum-my-cnf");
+    std::fs::create_dir_all(&lab.0).unwrap();
+    let json = lab.0.with_extension("json");
+    let output = lab
+        .command()
+        .args([
+            "lab",
+            "run",
+            "nginx-php-fpm",
+            "--app",
+            "forum",
+            "--posts",
+            "2000",
+        ])
+        .args(["--seed", "11", "--mysql-config", "/etc/mysql/my.cnf"])
+        .args([
+            "--set",
+            "db.max_connections=60",
+            "--",
+            "-c",
+            "2",
+            "-n",
+            "30",
+        ])
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .expect("run webtune");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("your my.cnf /etc/mysql/my.cnf"), "{stderr}");
+    let text = std::fs::read_to_string(&json).expect("json written");
+    let _ = std::fs::remove_file(&json);
+    let value: serde_json::Value = serde_json::from_str(&text).expect("valid json");
+    assert_eq!(value["ok"].as_u64(), Some(30), "{text}");
+    assert_eq!(value["server"]["parameters"]["db.max_connections"], "60");
+    assert!(processes_naming(&lab.0).is_empty());
+    assert_eq!(support::lab::leftovers(&lab.0), Vec::<String>::new());
+    // Only the forum uses the database.
+    let output = lab
+        .command()
+        .args(["lab", "run", "nginx", "--mysql-config", "/etc/mysql/my.cnf"])
+        .args(["--", "-n", "1"])
+        .output()
+        .expect("run webtune");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("goes with --app forum"));
+}

@@ -179,12 +179,12 @@ pub fn ensure(
     progress("initialising a MariaDB data directory (mariadb-install-db)");
     install_db(&programs, &install_config, &dir)?;
 
-    let plan = crate::servers::mariadb::plan(&files, programs.server.clone(), 0);
+    let plan = crate::servers::mariadb::plan(&files, &files.config, programs.server.clone(), 0);
     let db = RunningDatabase::launch(
         &registry_root,
         entry.clone(),
         &programs.client,
-        &config,
+        &[("my.cnf".to_string(), config)],
         &plan,
         options.clone(),
     )?;

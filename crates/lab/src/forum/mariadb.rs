@@ -43,12 +43,13 @@ pub struct RunningDatabase {
 
 impl RunningDatabase {
     /// Start mariadbd from `plan` on an instance directory whose `data/` is already in
-    /// place, with `config_text` as its my.cnf. The registry entry must already be on disk.
+    /// place, with its option files `configs` (names relative to the directory). The
+    /// registry entry must already be on disk.
     pub(crate) fn launch(
         registry_root: &Path,
         entry: Entry,
         client: &Path,
-        config_text: &str,
+        configs: &[(String, String)],
         plan: &ServerPlan,
         options: DbOptions,
     ) -> Result<RunningDatabase, LabError> {
@@ -63,7 +64,7 @@ impl RunningDatabase {
             options,
             stopped: false,
         };
-        dirs::write_file(&db.files.config, config_text.as_bytes(), 0o600)?;
+        dirs::write_configs(&db.files.dir, configs)?;
         let process = ServerProcess::spawn(plan, &db.files.dir, ExecLimits::default())?;
         db.entry.sessions.push(process.session());
         let process = db.process.insert(process);

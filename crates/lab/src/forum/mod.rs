@@ -23,6 +23,7 @@ pub use data::{checksum, generate, DataSummary, Shape};
 pub use dataset::Dataset;
 pub use mariadb::{DbOptions, RunningDatabase};
 
+use crate::import::Import;
 use crate::params::Settings;
 use crate::process::{self, http_get};
 use crate::registry::{self, Entry};
@@ -76,12 +77,66 @@ pub struct ForumDatabase {
     summary: DataSummary,
 }
 
+/// How the forum's database is configured: the lab's my.cnf rendered from `db.*`
+/// settings, or a copy of the user's own my.cnf (`--mysql-config`, see `import`).
+#[derive(Debug, Clone)]
+pub enum DbConfig {
+    Generated(Settings),
+    Imported(Box<Import>),
+}
+
+impl From<Settings> for DbConfig {
+    fn from(settings: Settings) -> DbConfig {
+        DbConfig::Generated(settings)
+    }
+}
+
+impl DbConfig {
+    /// The parameters results record: every `db.*` value, or the overrides of the copy.
+    pub fn parameters(&self) -> Vec<(String, String)> {
+        match self {
+            DbConfig::Generated(s) => s
+                .iter()
+                .map(|(name, value)| (name.to_string(), value.to_string()))
+                .collect(),
+            DbConfig::Imported(import) => import.overrides().to_vec(),
+        }
+    }
+
+    /// The parameters set explicitly, in the order given.
+    pub fn explicitly_set(&self) -> Vec<String> {
+        match self {
+            DbConfig::Generated(s) => s.explicitly_set().to_vec(),
+            DbConfig::Imported(import) => {
+                import.overrides().iter().map(|(n, _)| n.clone()).collect()
+            }
+        }
+    }
+
+    /// "defaults", the settings that differ from them, or the user's config.
+    pub fn describe(&self) -> String {
+        match self {
+            DbConfig::Generated(s) => s.describe_changes(),
+            DbConfig::Imported(import) => format!("your my.cnf {}", import.describe()),
+        }
+    }
+}
+
 impl ForumDatabase {
     /// Copy the cached data directory into a new instance directory under the lab root,
     /// render its my.cnf from `settings` (`db.*`), start it and set the account's password.
     pub fn start(
         dataset: &Dataset,
         settings: &Settings,
+        options: DbOptions,
+    ) -> Result<ForumDatabase, LabError> {
+        Self::start_with(dataset, &DbConfig::Generated(settings.clone()), options)
+    }
+
+    /// Like `start`, with the lab's my.cnf or a copy of the user's.
+    pub fn start_with(
+        dataset: &Dataset,
+        config: &DbConfig,
         options: DbOptions,
     ) -> Result<ForumDatabase, LabError> {
         let programs = DbPrograms::discover()?;
@@ -104,20 +159,33 @@ impl ForumDatabase {
                 privileged: mariadb::privileged(),
                 addresses: 1,
             };
-            Component::MariaDb.server().render(&RenderContext {
-                stack: "forum",
-                prefix: dbparams::PREFIX,
-                settings,
-                layout: &layout,
-                programs: &Programs::discover(),
-                port,
-                backend_port: 0,
-                front: false,
-                tls: false,
-                account: None,
-            })
+            let programs = Programs::discover();
+            match config {
+                DbConfig::Generated(settings) => {
+                    let rendered = Component::MariaDb.server().render(&RenderContext {
+                        stack: "forum",
+                        prefix: dbparams::PREFIX,
+                        settings,
+                        layout: &layout,
+                        programs: &programs,
+                        port,
+                        backend_port: 0,
+                        front: false,
+                        tls: false,
+                        account: None,
+                    })?;
+                    Ok((rendered.configs, rendered.plan))
+                }
+                DbConfig::Imported(import) => {
+                    let mut rendered = import.render(&layout, &programs)?;
+                    match rendered.servers.pop() {
+                        Some(plan) => Ok((rendered.configs, plan)),
+                        None => Err(db_failed("internal: an imported my.cnf without a plan")),
+                    }
+                }
+            }
         })();
-        let rendered = match prepared {
+        let (configs, plan) = match prepared {
             Ok(r) => r,
             Err(e) => {
                 registry::remove_dirs(&entry);
@@ -125,19 +193,7 @@ impl ForumDatabase {
                 return Err(e);
             }
         };
-        let config = rendered
-            .configs
-            .first()
-            .map(|(_, text)| text.as_str())
-            .unwrap_or_default();
-        let db = RunningDatabase::launch(
-            &root,
-            entry,
-            &programs.client,
-            config,
-            &rendered.plan,
-            options,
-        )?;
+        let db = RunningDatabase::launch(&root, entry, &programs.client, &configs, &plan, options)?;
         let password = mariadb::random_password()?;
         db.admin_sql(&format!(
             "ALTER USER '{}'@'localhost' IDENTIFIED BY '{password}';",
@@ -184,7 +240,7 @@ impl ForumStack {
     pub fn start(
         stack: StackKind,
         web_settings: &Settings,
-        db_settings: &Settings,
+        db_config: &DbConfig,
         dataset: &Dataset,
         start: StartOptions,
         db_options: DbOptions,
@@ -202,7 +258,7 @@ impl ForumStack {
             });
         }
         let ready_timeout = start.ready_timeout;
-        let database = ForumDatabase::start(dataset, db_settings, db_options)?;
+        let database = ForumDatabase::start_with(dataset, db_config, db_options)?;
         let running = RunningStack::start(stack, web_settings, start)?;
         app::install(running.docroot(), &database.app_config()?)?;
         let forum = ForumStack {

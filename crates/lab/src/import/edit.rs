@@ -81,8 +81,9 @@ pub(super) fn apply(
         };
         let new = match server {
             Server::Nginx => nginx_edit(text, &e.name, nth, &e.what),
-            // php-fpm copies have no line edits (see `php_fpm`); a whole-line one would do.
-            Server::Apache | Server::PhpFpm => apache_edit(text, &e.what),
+            // php-fpm and my.cnf copies have no line edits (they are appended to, see
+            // `php_fpm` and `mariadb`); a whole-line one would do.
+            Server::Apache | Server::PhpFpm | Server::MariaDb => apache_edit(text, &e.what),
         };
         *text = new.ok_or_else(|| {
             LabError::Inconsistent(format!(

@@ -11,6 +11,7 @@
 //! takes the readers' output rather than the readers. Edits keep every line where it was,
 //! so what a server says about the copy's `file:line` is the user's `file:line`.
 
+use crate::forum::dbparams::PREFIX as DB_PREFIX;
 use crate::params::Settings;
 use crate::render::{site_files, Layout, Rendered};
 use crate::servers::{
@@ -22,6 +23,7 @@ use crate::LabError;
 use apache::{stray_listen, virtual_host_ports, APACHE_OWNED};
 use edit::{apply, Edit};
 use listen::listen_keys;
+use mariadb::MARIADB_OWNED;
 use nginx::NGINX_OWNED;
 pub use php_fpm::pools as php_fpm_pools;
 use php_fpm::PHP_FPM_OWNED;
@@ -31,6 +33,7 @@ use std::path::{Path, PathBuf};
 mod apache;
 mod edit;
 mod listen;
+mod mariadb;
 mod nginx;
 mod php_fpm;
 
@@ -41,6 +44,8 @@ pub enum Server {
     Apache,
     /// php-fpm's main config or one pool file, run behind the lab's nginx.
     PhpFpm,
+    /// MariaDB's (or MySQL's) my.cnf, run on the forum's data.
+    MariaDb,
 }
 
 impl Server {
@@ -54,6 +59,7 @@ impl Server {
             Server::Nginx => Component::Nginx(NginxRole::Static),
             Server::Apache => Component::Apache(Mpm::Event),
             Server::PhpFpm => Component::PhpFpm,
+            Server::MariaDb => Component::MariaDb,
         }
     }
 }
@@ -117,6 +123,7 @@ impl Import {
                 let pools = php_fpm::pools(&tree);
                 (pools.into_iter().map(|p| (p, 0)).collect(), 0)
             }
+            Server::MariaDb => (vec![("mariadbd".to_string(), 0)], 0),
             Server::Nginx | Server::Apache => listen_keys(&tree),
         };
         if listens.is_empty() && server == Server::Apache {
@@ -158,6 +165,7 @@ impl Import {
             Server::Nginx => "nginx-config",
             Server::Apache => "apache-config",
             Server::PhpFpm => "php-fpm-config",
+            Server::MariaDb => "mysql-config",
         }
     }
 
@@ -229,7 +237,7 @@ impl Import {
         let edits = match self.tree.server {
             Server::Nginx => self.nginx_edits(dir, layout, &ports)?,
             Server::Apache => self.apache_edits(dir, &ports),
-            Server::PhpFpm => Vec::new(),
+            Server::PhpFpm | Server::MariaDb => Vec::new(),
         };
         let mut configs = Vec::new();
         for file in &self.tree.files {
@@ -256,15 +264,21 @@ impl Import {
                     }
                 }
             }
-            if self.tree.server == Server::PhpFpm {
-                for line in lines.iter_mut() {
-                    *line = self.php_fpm_line(dir, file, line);
+            for line in lines.iter_mut() {
+                match self.tree.server {
+                    Server::PhpFpm => *line = self.php_fpm_line(dir, file, line),
+                    Server::MariaDb => *line = self.my_cnf_line(dir, line),
+                    Server::Nginx | Server::Apache => {}
                 }
             }
             let mut out = lines.join("\n");
             out.push('\n');
-            if self.tree.server == Server::PhpFpm && file == &self.tree.main {
-                out.push_str(&self.php_fpm_tail(dir, &ports));
+            if file == &self.tree.main {
+                match self.tree.server {
+                    Server::PhpFpm => out.push_str(&self.php_fpm_tail(dir, &ports)),
+                    Server::MariaDb => out.push_str(&self.my_cnf_tail(dir, layout.ports[0])),
+                    Server::Nginx | Server::Apache => {}
+                }
             }
             let name = self.copy_name(file).display().to_string();
             // The same file read twice (an include repeated) is copied once.
@@ -341,12 +355,17 @@ fn check_override(
     name: &str,
     value: &str,
 ) -> Result<(), LabError> {
-    // php-fpm also names PHP settings: `php_admin_value[memory_limit]`.
-    let brackets = server == Server::PhpFpm;
+    // php-fpm also names PHP settings (`php_admin_value[memory_limit]`); my.cnf writes
+    // `-` for `_`.
+    let extra = match server {
+        Server::PhpFpm => "[]",
+        Server::MariaDb => "-",
+        Server::Nginx | Server::Apache => "",
+    };
     let plain_name = !name.is_empty()
-        && name.chars().all(|c| {
-            c.is_ascii_alphanumeric() || c == '_' || c == '.' || (brackets && "[]".contains(c))
-        });
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || extra.contains(c));
     if !plain_name {
         return Err(LabError::BadAssignment(format!("{name}={value}")));
     }
@@ -354,6 +373,7 @@ fn check_override(
         Server::Nginx => ";{}#\"'\\\n\r",
         Server::Apache => "<>#\\\n\r",
         Server::PhpFpm => ";#\"'\\[]=\n\r",
+        Server::MariaDb => "#;\"'\\[]=\n\r",
     };
     if value.trim().is_empty() || value.contains(|c| forbidden.contains(c)) {
         return Err(LabError::Inconsistent(format!(
@@ -369,6 +389,14 @@ fn check_override(
         }
         Server::Apache => APACHE_OWNED.contains(&lower.as_str()),
         Server::PhpFpm => PHP_FPM_OWNED.contains(&lower.as_str()) || lower.ends_with("[error_log]"),
+        Server::MariaDb => {
+            let bare = lower.strip_prefix(DB_PREFIX).ok_or_else(|| {
+                LabError::Inconsistent(format!(
+                    "--set {name}: the database's options are set as {DB_PREFIX}NAME=VALUE"
+                ))
+            })?;
+            MARIADB_OWNED.contains(&bare.replace('-', "_").as_str())
+        }
     };
     if owned {
         return Err(LabError::Inconsistent(format!(

@@ -10,8 +10,8 @@
 //! (`forum::mariadb`).
 
 use super::{
-    find_program, require, Component, Programs, Readiness, RenderContext, RenderedServer,
-    Requirement, ServerPlan, ServerType,
+    find_program, require, Component, ImportedConfig, Programs, Readiness, RenderContext,
+    RenderedServer, Requirement, ServerPlan, ServerType,
 };
 use crate::params::{ParamKind, ParamSpec, Settings, Value};
 use crate::tuning::Tunable;
@@ -245,7 +245,22 @@ impl ServerType for MariaDb {
         let programs = c.programs;
         Ok(RenderedServer {
             configs: vec![("my.cnf".to_string(), text)],
-            plan: plan(&files, self.program(programs)?, c.port),
+            plan: plan(&files, &files.config, self.program(programs)?, c.port),
+        })
+    }
+
+    /// The user's my.cnf, copied into the instance directory (see `import::mariadb`), on
+    /// the forum's data.
+    fn imported_plan(&self, import: &ImportedConfig) -> Result<ServerPlan, LabError> {
+        let files = InstanceFiles::in_dir(import.dir);
+        Ok(ServerPlan {
+            label: "mariadb (your config)".into(),
+            ..plan(
+                &files,
+                &import.config,
+                self.program(import.programs)?,
+                import.port,
+            )
         })
     }
 
@@ -268,16 +283,17 @@ impl ServerType for MariaDb {
     }
 }
 
-/// The plan that runs mariadbd on an instance's files (port 0: a build, no network).
-pub fn plan(files: &InstanceFiles, program: PathBuf, port: u16) -> ServerPlan {
+/// The plan that runs mariadbd on an instance's files with `config` as its only option
+/// file (port 0: a build, no network).
+pub fn plan(files: &InstanceFiles, config: &Path, program: PathBuf, port: u16) -> ServerPlan {
     ServerPlan {
         label: "mariadb".into(),
         component: Component::MariaDb,
         program,
         // mariadbd has no config check that leaves the data directory alone.
         check_args: Vec::new(),
-        run_args: vec![format!("--defaults-file={}", files.config.display()).into()],
-        config_file: files.config.clone(),
+        run_args: vec![format!("--defaults-file={}", config.display()).into()],
+        config_file: config.to_path_buf(),
         error_log: files.error_log.clone(),
         output_log: files.dir.join("mariadbd.out"),
         port,

@@ -148,7 +148,7 @@ fn verify_one(
     }
     let front_pool = match server {
         Server::PhpFpm => webtune_lab::import::php_fpm_pools(&tree).into_iter().next(),
-        Server::Nginx | Server::Apache => None,
+        Server::Nginx | Server::Apache | Server::MariaDb => None,
     };
     let current = Import::new(tree.clone(), &[])?;
     // The advised copy: every finding whose changes are directives of this tree and that

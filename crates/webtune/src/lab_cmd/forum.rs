@@ -9,10 +9,11 @@ use crate::bench_cmd::{self, EXIT_INTERRUPTED};
 use crate::narrate::Narrator;
 use crate::output::{self, Outputs};
 use anyhow::bail;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 use webtune_engine::Workload;
-use webtune_lab::forum::{self, data, dataset, dbparams, Dataset, DbOptions};
+use webtune_lab::forum::{self, data, dataset, dbparams, Dataset, DbConfig, DbOptions};
+use webtune_lab::import::Server;
 use webtune_lab::trial::{self, Level, Target, Trial};
 use webtune_lab::{settings_for, summarise, StackKind};
 use webtune_model::sweep::{SweepResult, SweepVariable};
@@ -200,10 +201,12 @@ fn describe_dataset(d: &Dataset) -> String {
 struct Plan {
     stack: StackKind,
     web: webtune_lab::Settings,
-    db: webtune_lab::Settings,
+    db: DbConfig,
 }
 
-fn plan(stack: &str, set: &[String]) -> anyhow::Result<Plan> {
+/// `mysql_config`: the user's my.cnf, copied, instead of the lab's (`db.*` then set its
+/// server options).
+fn plan(stack: &str, set: &[String], mysql_config: Option<&Path>) -> anyhow::Result<Plan> {
     let stack = StackKind::from_name(stack)?;
     if !stack.has_php() {
         bail!(
@@ -214,14 +217,25 @@ fn plan(stack: &str, set: &[String]) -> anyhow::Result<Plan> {
     let (web, db) = dbparams::split_assignments(set);
     let web = settings_for(stack, &web)?;
     webtune_lab::host::check_privilege(&web)?;
-    let db = dbparams::settings_for(&db)?;
+    let db = match mysql_config {
+        None => DbConfig::Generated(dbparams::settings_for(&db)?),
+        // `db.NAME=VALUE` sets the server option NAME in the copy.
+        Some(file) => {
+            DbConfig::Imported(Box::new(super::import::import(Server::MariaDb, file, &db)?))
+        }
+    };
     Ok(Plan { stack, web, db })
 }
 
 /// The forum on `stack` with its database, the settings split between them, and the
 /// dataset built or taken from the cache: everything checked before anything starts.
-pub fn target(stack: &str, set: &[String], data: &DataChoice) -> anyhow::Result<Target> {
-    let plan = plan(stack, set)?;
+pub fn target(
+    stack: &str,
+    set: &[String],
+    data: &DataChoice,
+    mysql_config: Option<&Path>,
+) -> anyhow::Result<Target> {
+    let plan = plan(stack, set, mysql_config)?;
     let dataset = ensure_dataset(data.posts, data.seed)?;
     Ok(Target::Forum {
         kind: plan.stack,
@@ -267,7 +281,10 @@ pub fn run_sweep(args: SweepArgs) -> anyhow::Result<i32> {
     };
     let (target, path) = match args.app {
         // Without --scenario the forum's own page mix (the trial's default for the forum).
-        App::Forum => (target(&args.stack, &args.set, &args.data)?, String::new()),
+        App::Forum => (
+            target(&args.stack, &args.set, &args.data, None)?,
+            String::new(),
+        ),
         App::Site => {
             let stack = StackKind::from_name(&args.stack)?;
             if stack == StackKind::External {

@@ -33,6 +33,7 @@ pub(super) fn target(
         Server::Nginx => "--nginx-config",
         Server::Apache => "--apache-config",
         Server::PhpFpm => "--php-fpm-config",
+        Server::MariaDb => "--mysql-config",
     };
     if let Some(stack) = &args.stack {
         bail!("give a stack ({stack}) or {flag}, not both");
@@ -92,12 +93,21 @@ pub(crate) fn read_tree(server: Server, file: &Path) -> anyhow::Result<ConfigTre
                 .unwrap_or_default();
             tree(server, config.parsed, config.server_root, env)
         }
-        Server::PhpFpm => {
-            let parsed = webtune_advise::ini::read(file, webtune_advise::ini::Dialect::PhpFpm)?;
-            let root = parsed.main.parent().unwrap_or(Path::new("/")).to_path_buf();
-            tree(server, parsed, root, BTreeMap::new())
-        }
+        Server::PhpFpm => ini_tree(server, file, webtune_advise::ini::Dialect::PhpFpm)?,
+        Server::MariaDb => ini_tree(server, file, webtune_advise::ini::Dialect::MyCnf)?,
     })
+}
+
+/// An ini tree (php-fpm's, my.cnf): copies keep their place under the main file's
+/// directory.
+fn ini_tree(
+    server: Server,
+    file: &Path,
+    dialect: webtune_advise::ini::Dialect,
+) -> anyhow::Result<ConfigTree> {
+    let parsed = webtune_advise::ini::read(file, dialect)?;
+    let root = parsed.main.parent().unwrap_or(Path::new("/")).to_path_buf();
+    Ok(tree(server, parsed, root, BTreeMap::new()))
 }
 
 fn tree(
