@@ -41,15 +41,19 @@ pub struct AdviseArgs {
     /// Read only the configs given: no discovery of the others.
     #[arg(long = "no-discover")]
     pub no_discover: bool,
-    /// Measure the advice: run the current and the advised nginx/Apache config on private
-    /// copies (never the production server), interleaved A B B A …, and report the
-    /// difference beside each finding it changed. Bench flags after --.
+    /// Measure the advice: run the current and the advised nginx/Apache/php-fpm config (and
+    /// my.cnf, under the lab's forum) on private copies (never the production server),
+    /// interleaved A B B A …, and report the difference beside each finding it changed.
+    /// Bench flags after --.
     #[arg(long = "verify")]
     pub verify: bool,
     /// Pairs of runs (A B) for --verify.
     #[arg(long = "pairs", default_value_t = 3, requires = "verify",
           value_parser = clap::value_parser!(u32).range(1..=50))]
     pub pairs: u32,
+    /// With --verify and a my.cnf: the forum the database copies are measured under.
+    #[command(flatten)]
+    pub data: crate::lab_cmd::forum::DataChoice,
     /// With --verify: the bench flags and the path to load, e.g. -- -c 50 -d 10s /.
     #[arg(last = true, value_name = "BENCH FLAGS")]
     pub bench: Vec<String>,
@@ -77,7 +81,12 @@ pub fn run(args: AdviseArgs) -> anyhow::Result<i32> {
         .transpose()?;
     let advice = webtune_advise::advise(&inputs)?;
     let verified = match &bench {
-        Some(bench) => Some(verify::run(&advice, bench, args.pairs as usize)?),
+        Some(bench) => Some(verify::run(
+            &advice,
+            bench,
+            args.pairs as usize,
+            &args.data,
+        )?),
         None => None,
     };
     let json_to_stdout = args.json.as_deref() == Some("-");

@@ -390,3 +390,66 @@ fn verify_measures_php_fpm_advice_behind_the_labs_nginx() {
     assert!(!Path::new("/run/php/webtune-test-never.sock").exists());
     assert_eq!(lab_leftovers(&lab), Vec::<String>::new());
 }
+
+#[test]
+fn verify_measures_my_cnf_advice_under_the_labs_forum() {
+    let mysqli = std::fs::read_dir("/usr/lib/php")
+        .map(|d| d.flatten().any(|e| e.path().join("mysqli.so").is_file()))
+        .unwrap_or(false);
+    if !mysqli || !Path::new("/usr/sbin/mariadbd").exists() {
+        eprintln!("skipped: mariadb-server or php-mysql is not installed");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let my_cnf = d.path().join("my.cnf");
+    // thread_cache_size below 8: the advisor recommends more, and --verify measures it.
+    std::fs::write(
+        &my_cnf,
+        "[mysqld]\nthread_cache_size = 2\nsocket = /run/mysqld/webtune-test-never.sock\n",
+    )
+    .unwrap();
+    let lab = d.path().join("lab");
+    let out_json = d.path().join("advice.json");
+    let out = webtune_in(
+        &lab,
+        &[
+            "advise",
+            "--mysql-config",
+            my_cnf.to_str().unwrap(),
+            "--no-discover",
+            "--json",
+            out_json.to_str().unwrap(),
+            "--verify",
+            "--pairs",
+            "1",
+            "--posts",
+            "2000",
+            "--seed",
+            "11",
+            "--",
+            "-c",
+            "2",
+            "-n",
+            "30",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("under the forum (2000 posts) on nginx-php-fpm"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("[mariadb.thread_cache_size] thread_cache_size = 2 → thread_cache_size"),
+        "{stdout}"
+    );
+    let v = json(&out_json);
+    let server = &v["verify"]["servers"][0];
+    assert_eq!(server["server"], "mariadb", "{v}");
+    assert_eq!(server["verified"], true, "{v}");
+    assert_eq!(server["findings"][0], "mariadb.thread_cache_size", "{v}");
+    assert!(server["runs"]["advised"][0]["requests_per_s"].as_f64() > Some(0.0));
+    assert!(!Path::new("/run/mysqld/webtune-test-never.sock").exists());
+    assert_eq!(lab_leftovers(&lab), Vec::<String>::new());
+}

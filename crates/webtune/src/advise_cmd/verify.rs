@@ -1,6 +1,7 @@
 //! `advise --verify -- BENCH FLAGS`: the current and the advised configuration of the web
-//! server (nginx, Apache) or of php-fpm (behind the lab's nginx) run on private copies
-//! (`lab::import`), interleaved A B B A … like
+//! server (nginx, Apache), of php-fpm (behind the lab's nginx) or of MariaDB (the forum's
+//! database, under nginx-php-fpm) run on private copies (`lab::import`), interleaved
+//! A B B A … like
 //! the tuner's proof (`webtune_tune::proof`), and the measured difference is reported
 //! beside each finding whose changes went into the advised copy. The production server is
 //! never touched: a copy listens on loopback ports of its own, with its own pid, logs and
@@ -8,12 +9,15 @@
 //! copy would load that backend).
 
 use crate::bench_cmd::BenchArgs;
+use crate::lab_cmd::forum::{ensure_dataset, DataChoice};
 use crate::lab_cmd::{import, load_path, parse_bench};
 use anyhow::bail;
 use serde_json::json;
 use webtune_advise::{Advice, ConfigRead};
+use webtune_lab::forum::DbConfig;
 use webtune_lab::import::{Import, Server};
 use webtune_lab::trial::{self, Silent, Target, Trial};
+use webtune_lab::{settings_for, StackKind};
 use webtune_model::StopToken;
 use webtune_tune::proof::{self, Arm, Proof};
 
@@ -37,7 +41,16 @@ pub(super) fn check(words: &[String]) -> anyhow::Result<BenchArgs> {
     Ok(bench)
 }
 
-pub(super) fn run(advice: &Advice, bench: &BenchArgs, pairs: usize) -> anyhow::Result<Verified> {
+/// The web stack a copy of my.cnf is measured under: the forum needs PHP, and nginx-php-fpm
+/// starts fastest.
+const FORUM_STACK: StackKind = StackKind::NginxPhpFpm;
+
+pub(super) fn run(
+    advice: &Advice,
+    bench: &BenchArgs,
+    pairs: usize,
+    data: &DataChoice,
+) -> anyhow::Result<Verified> {
     let stop = crate::signals::stop_token();
     let mut text =
         String::from("\nMeasured (advise --verify: current A vs advised B on private copies)\n");
@@ -47,11 +60,12 @@ pub(super) fn run(advice: &Advice, bench: &BenchArgs, pairs: usize) -> anyhow::R
         ("nginx", Server::Nginx),
         ("apache2", Server::Apache),
         ("php-fpm", Server::PhpFpm),
+        ("mariadb", Server::MariaDb),
     ] {
         let Some(read) = advice.configs.iter().find(|c| c.server == name) else {
             continue;
         };
-        let outcome = verify_one(advice, read, server, bench, pairs, &stop)?;
+        let outcome = verify_one(advice, read, server, bench, (pairs, data), &stop)?;
         text.push_str(&outcome.text);
         interrupted |= outcome.interrupted;
         servers.push(outcome.json);
@@ -60,7 +74,9 @@ pub(super) fn run(advice: &Advice, bench: &BenchArgs, pairs: usize) -> anyhow::R
         }
     }
     if servers.is_empty() {
-        text.push_str("  nothing to verify: no nginx, Apache or php-fpm config was read\n");
+        text.push_str(
+            "  nothing to verify: no nginx, Apache, php-fpm or MariaDB config was read\n",
+        );
     }
     Ok(Verified {
         text,
@@ -74,6 +90,7 @@ pub(super) fn run(advice: &Advice, bench: &BenchArgs, pairs: usize) -> anyhow::R
 fn overrides(
     finding: &webtune_advise::Finding,
     read: &ConfigRead,
+    server: Server,
     front_pool: Option<&str>,
 ) -> Option<Vec<(String, String)>> {
     finding
@@ -84,16 +101,22 @@ fn overrides(
                 return None;
             }
             let text = c.text.trim().trim_end_matches(';').trim();
-            let (name, value) = match front_pool {
-                Some(pool) => {
-                    if c.section.as_deref().is_some_and(|s| s != pool) {
+            let (name, value) = match server {
+                Server::Nginx | Server::Apache => text.split_once(char::is_whitespace)?,
+                Server::PhpFpm | Server::MariaDb => {
+                    if front_pool.is_some() && c.section.as_deref() != front_pool {
                         return None;
                     }
                     text.split_once('=')?
                 }
-                None => text.split_once(char::is_whitespace)?,
             };
-            Some((name.trim().to_string(), value.trim().to_string()))
+            let name = name.trim();
+            // The database's options are set as the forum's `db.*` parameters.
+            let name = match server {
+                Server::MariaDb => format!("{}{name}", webtune_lab::forum::dbparams::PREFIX),
+                Server::Nginx | Server::Apache | Server::PhpFpm => name.to_string(),
+            };
+            Some((name, value.trim().to_string()))
         })
         .collect()
 }
@@ -131,10 +154,10 @@ fn verify_one(
     read: &ConfigRead,
     server: Server,
     bench: &BenchArgs,
-    pairs: usize,
+    (pairs, data): (usize, &DataChoice),
     stop: &StopToken,
 ) -> anyhow::Result<One> {
-    let label = server.name();
+    let label = read.server.as_str();
     let skipped = |why: String| One {
         text: format!("  {label} ({}): not verified: {why}\n", read.main.display()),
         json: json!({ "server": label, "config": read.main, "verified": false, "why": why }),
@@ -160,7 +183,7 @@ fn verify_one(
         if finding.changes.is_empty() {
             continue;
         }
-        let Some(mine) = overrides(finding, read, front_pool.as_deref()) else {
+        let Some(mine) = overrides(finding, read, server, front_pool.as_deref()) else {
             continue;
         };
         let mut trial_set = set.clone();
@@ -185,10 +208,21 @@ fn verify_one(
     }
     let advised = Import::new(tree, &set)?;
     let workload = bench.request.workload()?;
-    let path = load_path(
-        bench.url.as_deref(),
-        import::default_path(&current, &workload),
-    )?;
+    // A my.cnf is measured with the forum's page mix unless a path is given.
+    let default_path = match server {
+        Server::MariaDb => "",
+        Server::Nginx | Server::Apache | Server::PhpFpm => {
+            import::default_path(&current, &workload)
+        }
+    };
+    let path = load_path(bench.url.as_deref(), default_path)?;
+    let forum = match server {
+        Server::MariaDb => Some((
+            settings_for(FORUM_STACK, &[])?,
+            Box::new(ensure_dataset(data.posts, data.seed)?),
+        )),
+        Server::Nginx | Server::Apache | Server::PhpFpm => None,
+    };
     let load = bench.to_spec(&path)?;
     let order = proof::order(pairs);
     let mut a: Vec<(f64, u64)> = Vec::new();
@@ -212,12 +246,18 @@ fn verify_one(
                 }
             );
         }
-        let mut t = Trial::new(
-            Target::Imported {
+        let target = match &forum {
+            Some((web, dataset)) => Target::Forum {
+                kind: FORUM_STACK,
+                web: web.clone(),
+                db: DbConfig::Imported(Box::new(import)),
+                dataset: dataset.clone(),
+            },
+            None => Target::Imported {
                 import: Box::new(import),
             },
-            load.clone(),
-        );
+        };
+        let mut t = Trial::new(target, load.clone());
         t.workload = workload.clone();
         let outcome = trial::run(&t, stop, &mut Silent)?;
         let Some(level) = outcome.levels.into_iter().next() else {
@@ -241,8 +281,16 @@ fn verify_one(
     let rps = proof::analyze(&paired(&|x| x.0), true);
     let p99 = proof::analyze(&paired(&|x| x.1 as f64), false);
     let overrides: Vec<String> = set.iter().map(|(n, v)| format!("{n}={v}")).collect();
+    let under = match &forum {
+        Some((_, dataset)) => format!(
+            " under the forum ({} posts) on {} with the lab's defaults",
+            dataset.summary.shape.posts,
+            FORUM_STACK.name()
+        ),
+        None => String::new(),
+    };
     let mut text = format!(
-        "  {label} ({}): advised = {}; {} pair(s){}\n",
+        "  {label} ({}): advised = {}; {} pair(s){under}{}\n",
         read.main.display(),
         overrides.join(" "),
         rps.pairs,
