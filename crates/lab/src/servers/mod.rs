@@ -368,6 +368,18 @@ impl Programs {
     pub fn program_for(&self, component: Component) -> Result<PathBuf, LabError> {
         component.server().program(self)
     }
+
+    /// Where a requirement was found on this host, if it was.
+    pub fn locate(&self, need: &Requirement) -> Option<PathBuf> {
+        match need.program {
+            "nginx" => self.nginx.clone(),
+            "apache2" => self.apache2.clone(),
+            "php-fpm" => self.php_fpm.clone(),
+            "mariadbd" => self.mariadbd.clone(),
+            "libphp*.so" => self.mod_php.clone(),
+            other => find_program(&[other]),
+        }
+    }
 }
 
 /// `found`, or the error that names the program and its package.
