@@ -307,9 +307,9 @@ fn connection_capped(result: &RunResult, slos: &[Threshold]) -> bool {
     waited && at_cap && !result.histograms.service.is_empty() && holds_on_service
 }
 
-/// The generator CPU share above which the engine calls a run client-limited (the engine's
-/// `MAX_VALID_CPU_BUSY`): a starved generator measures itself, whatever the SLOs say.
-const CPU_LIMITED: f64 = 0.9;
+/// The generator CPU share above which the engine calls a run client-limited: a starved
+/// generator measures itself, whatever the SLOs say.
+const CPU_LIMITED: f64 = webtune_engine::MAX_VALID_CPU_BUSY;
 
 /// A step held although the generator sent late still counts when the server got the rate
 /// asked for: latency is measured from the intended start, so the lateness only made the
