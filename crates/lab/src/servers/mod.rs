@@ -6,8 +6,9 @@
 //! tuning, and how its logs read. The supervisor (`process`, `supervisor`) runs every
 //! server the same way from the `ServerPlan` its module made.
 //!
-//! A new server type is a new module here and an arm in `Component::server`: the stacks,
-//! the renderer, the tuner's spaces and the supervisor only ask the trait.
+//! A new server type is a new module here, a `Component` variant and its arm in
+//! `Component::server`: the stacks, the renderer, the imports, the tuner's spaces and the
+//! supervisor only ask the trait.
 
 pub mod apache;
 pub mod mariadb;
