@@ -4,51 +4,13 @@
 //! the hard limit is refused naming it; after SIGKILL to webtune, `lab clean` leaves no
 //! process in the run's namespace, so the namespace is gone.
 
+mod support;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-const WEBTUNE: &str = env!("CARGO_BIN_EXE_webtune");
-
-/// A lab root of the test's own, cleaned and removed at the end.
-struct LabDir(PathBuf);
-
-impl LabDir {
-    fn new(name: &str) -> LabDir {
-        LabDir(
-            std::env::temp_dir().join(format!("webtune-host-test-{}-{name}", std::process::id())),
-        )
-    }
-
-    fn command(&self, program: &str) -> Command {
-        let mut command = Command::new(program);
-        command.env("WEBTUNE_LAB_DIR", &self.0);
-        command
-    }
-
-    fn registry(&self) -> Vec<serde_json::Value> {
-        let Ok(dir) = std::fs::read_dir(self.0.join("registry")) else {
-            return Vec::new();
-        };
-        dir.flatten()
-            .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
-            .filter_map(|e| std::fs::read_to_string(e.path()).ok())
-            .filter_map(|t| serde_json::from_str(&t).ok())
-            .collect()
-    }
-}
-
-impl Drop for LabDir {
-    fn drop(&mut self) {
-        let _ = self
-            .command(WEBTUNE)
-            .args(["lab", "clean"])
-            .stdout(Stdio::null())
-            .status();
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use support::lab::{LabDir, WEBTUNE};
 
 fn privileged() -> bool {
     std::fs::read_to_string("/proc/self/status")
@@ -114,7 +76,7 @@ fn os_network_parameters_are_refused_without_the_privilege() {
     let lab = LabDir::new("unprivileged");
     // Root without CAP_SYS_ADMIN: what a namespace needs is missing.
     let output = lab
-        .command("setpriv")
+        .command_for("setpriv")
         .args([
             "--inh-caps=-sys_admin",
             "--bounding-set=-sys_admin",
@@ -141,7 +103,7 @@ fn os_network_parameters_are_refused_without_the_privilege() {
     assert!(lab.registry().is_empty(), "nothing started");
     // Everything else works as before without the privilege: os.nofile needs none.
     let output = lab
-        .command("setpriv")
+        .command_for("setpriv")
         .args([
             "--inh-caps=-sys_admin",
             "--bounding-set=-sys_admin",
@@ -173,7 +135,7 @@ fn os_nofile_above_the_hard_limit_is_refused_naming_it() {
     }
     let lab = LabDir::new("nofile");
     let output = lab
-        .command(WEBTUNE)
+        .command()
         .args(["lab", "run", "apache-prefork"])
         .arg("--set")
         .arg(format!("os.nofile={}", lim.rlim_max + 1))
@@ -196,7 +158,7 @@ fn after_sigkill_lab_clean_leaves_no_namespace() {
     }
     let lab = LabDir::new("netns");
     let mut child = lab
-        .command(WEBTUNE)
+        .command()
         .args(["lab", "run", "nginx-php-fpm", "--set", "os.somaxconn=256"])
         .args(["--", "-c", "1", "-d", "60s"])
         .stdin(Stdio::null())
@@ -237,11 +199,7 @@ fn after_sigkill_lab_clean_leaves_no_namespace() {
     // The servers keep the namespace alive after webtune's death...
     assert!(!in_namespace(inode).is_empty(), "servers outlive SIGKILL");
     // ...until `lab clean` ends them: then nothing is left in it, and no entry.
-    let output = lab
-        .command(WEBTUNE)
-        .args(["lab", "clean"])
-        .output()
-        .unwrap();
+    let output = lab.command().args(["lab", "clean"]).output().unwrap();
     assert_eq!(output.status.code(), Some(0));
     assert!(
         in_namespace(inode).is_empty(),

@@ -6,70 +6,15 @@
 //! entry. The kill moments come from a seed printed by the test (WEBTUNE_SOAK_SEED repeats
 //! one).
 
+mod support;
+
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+use support::lab::LabDir;
 
-const WEBTUNE: &str = env!("CARGO_BIN_EXE_webtune");
 const CYCLES: usize = 4;
-
-/// A lab root of the test's own, cleaned and removed at the end.
-struct LabDir(PathBuf);
-
-impl LabDir {
-    fn new() -> LabDir {
-        LabDir(std::env::temp_dir().join(format!("webtune-soak-test-{}", std::process::id())))
-    }
-
-    fn command(&self) -> Command {
-        let mut command = Command::new(WEBTUNE);
-        command.env("WEBTUNE_LAB_DIR", &self.0);
-        command
-    }
-
-    /// Everything in the lab root but the (empty) registry directory, and its entries.
-    fn left(&self) -> Vec<String> {
-        let names = |dir: PathBuf| -> Vec<String> {
-            std::fs::read_dir(dir)
-                .map(|d| {
-                    d.flatten()
-                        .map(|e| e.file_name().to_string_lossy().into_owned())
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
-        let mut left: Vec<String> = names(self.0.clone())
-            .into_iter()
-            .filter(|n| n != "registry")
-            .collect();
-        left.extend(names(self.0.join("registry")));
-        left
-    }
-
-    fn namespaces(&self) -> Vec<u64> {
-        let Ok(dir) = std::fs::read_dir(self.0.join("registry")) else {
-            return Vec::new();
-        };
-        dir.flatten()
-            .filter_map(|e| std::fs::read_to_string(e.path()).ok())
-            .filter_map(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-            .filter_map(|v| v["netns"].as_u64())
-            .collect()
-    }
-}
-
-impl Drop for LabDir {
-    fn drop(&mut self) {
-        let _ = self
-            .command()
-            .args(["lab", "clean"])
-            .stdout(Stdio::null())
-            .status();
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 fn privileged() -> bool {
     std::fs::read_to_string("/proc/self/status")
@@ -178,7 +123,11 @@ fn run_and_kill(lab: &LabDir, aim: Aim) -> (&'static str, Vec<u64>) {
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
     }
-    let namespaces = lab.namespaces();
+    let namespaces: Vec<u64> = lab
+        .registry()
+        .iter()
+        .filter_map(|v| v["netns"].as_u64())
+        .collect();
     let killed_at = Instant::now();
     let _ = child.kill();
     let _ = child.wait();
@@ -215,7 +164,7 @@ fn sigkill_at_random_moments_then_lab_clean_leaves_nothing() {
         });
     eprintln!("WEBTUNE_SOAK_SEED={seed}");
     let mut rng = Rng(seed);
-    let lab = LabDir::new();
+    let lab = LabDir::new("soak");
     let lab_text = lab.0.to_string_lossy().into_owned();
     let mut phases = Vec::new();
     for cycle in 0..CYCLES {
@@ -239,7 +188,7 @@ fn sigkill_at_random_moments_then_lab_clean_leaves_nothing() {
             processes.is_empty(),
             "cycle {cycle} ({phases:?}, seed {seed}): left {processes:?}"
         );
-        let left = lab.left();
+        let left = support::lab::leftovers(&lab.0);
         assert!(
             left.is_empty(),
             "cycle {cycle} ({phases:?}, seed {seed}): left {left:?}"

@@ -16,10 +16,28 @@ impl LabDir {
         LabDir(std::env::temp_dir().join(format!("webtune-lab-test-{}-{name}", std::process::id())))
     }
 
+    /// webtune with this lab root.
     pub fn command(&self) -> Command {
-        let mut command = Command::new(WEBTUNE);
+        self.command_for(WEBTUNE)
+    }
+
+    /// Any program with this lab root in its environment (e.g. webtune under `setpriv`).
+    pub fn command_for(&self, program: &str) -> Command {
+        let mut command = Command::new(program);
         command.env("WEBTUNE_LAB_DIR", &self.0);
         command
+    }
+
+    /// The registry's entries now, as JSON.
+    pub fn registry(&self) -> Vec<serde_json::Value> {
+        let Ok(dir) = std::fs::read_dir(self.0.join("registry")) else {
+            return Vec::new();
+        };
+        dir.flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+            .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+            .filter_map(|t| serde_json::from_str(&t).ok())
+            .collect()
     }
 }
 
