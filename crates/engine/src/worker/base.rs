@@ -5,6 +5,7 @@
 //! a failed one are recorded, how a completion is judged, and how a socket is opened,
 //! written and closed (counted in the shared open-connection gauge).
 
+use super::backoff::ConnectBackoff;
 use super::event_loop::{create_timer, token_of};
 use super::{Pacing, WorkerConfig, READ_BUFFER};
 use crate::lateness::{split_lateness, BusyClock};
@@ -232,14 +233,19 @@ impl Base {
     }
 
     /// A connecting socket became ready: how the connect ended (SO_ERROR). Connected: Nagle
-    /// off, counted as opened.
-    pub fn finish_connect(&mut self, stream: &Transport<TcpStream>) -> Result<(), ErrorKind> {
+    /// off, the backoff over, counted as opened.
+    pub fn finish_connect(
+        &mut self,
+        stream: &Transport<TcpStream>,
+        backoff: &mut ConnectBackoff,
+    ) -> Result<(), ErrorKind> {
         let socket = stream.socket();
         match socket.take_error() {
             Ok(Some(e)) | Err(e) => return Err(connect_error_kind(&e)),
             Ok(None) => {}
         }
         let _ = socket.set_nodelay(true);
+        backoff.reset();
         self.rec.connections_opened += 1;
         Ok(())
     }

@@ -89,10 +89,9 @@ impl Worker {
         };
         // Tokens carry the socket's generation, so this event is this socket's own: readiness
         // in the connecting phase means the connect finished, and SO_ERROR says how.
-        if let Err(kind) = self.base.finish_connect(stream) {
+        if let Err(kind) = self.base.finish_connect(stream, &mut c.backoff) {
             return self.fail(i, kind);
         }
-        c.backoff.reset();
         if let Some(t) = c.opened_at {
             c.connect_us = Some(micros(t, now));
         }

@@ -59,7 +59,7 @@ impl Worker {
         let Some(stream) = c.stream.as_ref() else {
             return;
         };
-        if let Err(kind) = self.base.finish_connect(stream) {
+        if let Err(kind) = self.base.finish_connect(stream, &mut c.backoff) {
             return self.conn_failed(i, kind, now);
         }
         let connect_us = micros(c.opened_at, now);
@@ -251,12 +251,15 @@ impl Worker {
         self.user_done(now, None);
     }
 
+    /// Stream `t` of connection `i` failed as `kind`; after a failed connect its user waits
+    /// until the connection may be tried again.
     fn slot_failed(&mut self, i: usize, t: usize, kind: ErrorKind, now: Instant) {
         let slot = self.free_slot(i, t);
         if slot.active {
             let received = self.conns[i].proto.stream(t).bytes;
             self.base.record_error(kind, slot.request, received, now);
-            self.user_done(now, Some(kind));
+            let backoff_until = kind.is_connect().then_some(self.conns[i].rest_until);
+            self.user_done(now, backoff_until);
         }
     }
 
@@ -268,8 +271,12 @@ impl Worker {
         self.conn_failed(i, ErrorKind::ClosedEarly, now);
     }
 
-    /// The connection is lost: every stream on it fails with `kind`.
+    /// The connection is lost: every stream on it fails with `kind` (a failed connect rests
+    /// the connection first).
     fn conn_failed(&mut self, i: usize, kind: ErrorKind, now: Instant) {
+        if kind.is_connect() {
+            self.rest(i, now);
+        }
         for t in 0..self.conns[i].slots.len() {
             if self.conns[i].slots[t].active {
                 self.conns[i].proto.release(t);

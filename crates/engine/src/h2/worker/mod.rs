@@ -11,6 +11,10 @@
 //! out in order from one buffer, and a request body may wait for the server's window
 //! (`flow_control_waits`).
 //!
+//! A failed connect in a closed loop rests its connection for the same backoff as HTTP/1.1
+//! (`worker::backoff`), and the users whose requests failed with it wait as long: a
+//! refusing server sees one attempt per connection and pause, however many streams wait.
+//!
 //! GOAWAY: no new streams on that connection; streams the server left unprocessed (above
 //! its last stream id) are sent again on another connection after a graceful GOAWAY
 //! (NO_ERROR), and fail as `h2_goaway` after one with an error code, as do the streams still
@@ -26,6 +30,7 @@ use super::request::{from_http1, H2Request};
 use crate::recorder::Recorder;
 use crate::scenario;
 use crate::transport::Transport;
+use crate::worker::backoff::ConnectBackoff;
 use crate::worker::base::Base;
 use crate::worker::event_loop::{run_loop, Driver};
 use crate::worker::WorkerConfig;
@@ -34,11 +39,8 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::io;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use webtune_model::{ErrorKind, H2Summary};
-
-/// A closed-loop user whose connect failed waits this long before its next request.
-const CONNECT_BACKOFF: Duration = Duration::from_millis(10);
 
 /// What an HTTP/2 run adds to a worker's configuration.
 #[derive(Debug, Clone)]
@@ -96,6 +98,10 @@ struct Conn {
     opener: Option<usize>,
     /// In `Worker::unflushed`.
     unflushed: bool,
+    /// Connects that failed in a row (reset by one that succeeds).
+    backoff: ConnectBackoff,
+    /// Closed loop: after a failed connect, not to be connected again before this.
+    rest_until: Instant,
 }
 
 impl Conn {
@@ -151,6 +157,8 @@ pub fn run(mut cfg: WorkerConfig) -> io::Result<Recorder> {
             deadline: now,
             opener: None,
             unflushed: false,
+            backoff: ConnectBackoff::default(),
+            rest_until: now,
         })
         .collect();
     let mut w = Worker {
@@ -256,20 +264,28 @@ impl Worker {
         }
     }
 
-    /// Closed loop: a user finished a request (or failed one).
-    fn user_done(&mut self, now: Instant, kind: Option<ErrorKind>) {
+    /// Closed loop: a user finished a request, or failed one (after a failed connect it
+    /// waits until `backoff_until`, when its connection may be tried again).
+    fn user_done(&mut self, now: Instant, backoff_until: Option<Instant>) {
         if self.base.is_open_loop() || !self.base.sending {
             return;
         }
-        let pause = if kind.is_some_and(ErrorKind::is_connect) {
-            CONNECT_BACKOFF
-        } else {
-            self.base.cfg.think.sample(&mut self.base.rng)
+        let pause = match backoff_until {
+            Some(until) => until.saturating_duration_since(now),
+            None => self.base.cfg.think.sample(&mut self.base.rng),
         };
         if pause.is_zero() {
             self.user_ready();
         } else {
             self.thinking.push(Reverse(now + pause));
+        }
+    }
+
+    /// Closed loop: connection `i` failed to connect at `now`; it rests for the backoff.
+    fn rest(&mut self, i: usize, now: Instant) {
+        if self.base.sending && !self.base.is_open_loop() {
+            let c = &mut self.conns[i];
+            c.rest_until = now + c.backoff.next_pause(&mut self.base.rng);
         }
     }
 
@@ -287,13 +303,15 @@ impl Worker {
         });
     }
 
-    /// A connection for the next job: an open one with a free stream first, else a closed
-    /// one to open.
-    fn find_conn(&self) -> Option<usize> {
+    /// A connection for the next job at `now`: an open one with a free stream first, else a
+    /// closed one to open (not one resting after a failed connect).
+    fn find_conn(&self, now: Instant) -> Option<usize> {
         let mut closed = None;
         for (i, c) in self.conns.iter().enumerate() {
             if c.phase == Phase::Closed {
-                closed = closed.or(Some(i));
+                if closed.is_none() && c.rest_until <= now {
+                    closed = Some(i);
+                }
             } else if !c.free.is_empty() && c.proto.can_open() {
                 return Some(i);
             }
@@ -304,7 +322,7 @@ impl Worker {
     /// Start queued jobs on free streams.
     fn dispatch(&mut self, now: Instant) {
         while let Some(mut job) = self.jobs.pop_front() {
-            let Some(i) = self.find_conn() else {
+            let Some(i) = self.find_conn(now) else {
                 if !job.queued {
                     job.queued = true;
                     self.summary.queued_for_stream += 1;
@@ -315,8 +333,9 @@ impl Worker {
             if self.conns[i].phase == Phase::Closed && !self.open_connection(i, now) {
                 // The connect failed at once: the job failed with it.
                 let kind = ErrorKind::ConnectOther;
+                self.rest(i, now);
                 self.base.record_error(kind, job.request, 0, now);
-                self.user_done(now, Some(kind));
+                self.user_done(now, Some(self.conns[i].rest_until));
                 continue;
             }
             self.start_job(i, job, now);
@@ -327,7 +346,7 @@ impl Worker {
                 self.flush_out(i);
             }
         }
-        let none_free = self.find_conn().is_none();
+        let none_free = self.find_conn(now).is_none();
         let b = &mut self.base;
         b.all_busy.set(none_free, now);
         let oldest = self
