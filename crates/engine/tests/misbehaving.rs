@@ -335,3 +335,29 @@ fn a_refusing_server_gets_backed_off_attempts_not_a_tight_loop() {
         r.connect_attempts
     );
 }
+
+#[test]
+fn http2_connects_to_a_refusing_server_back_off_like_http1() {
+    let port = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    }; // dropped: nothing listens there now
+    let mut spec = spec_for(format!("127.0.0.1:{port}").parse().unwrap(), 0);
+    spec.connections = 2;
+    spec.http2 = true; // h2c with prior knowledge
+    spec.streams = 10; // ten users per connection: their failed connect is one attempt
+    spec.stop = StopCondition::Duration { seconds: 1.0 };
+    let r = bench(&spec);
+    assert_eq!(r.connections_opened, 0);
+    assert!(r.connect_attempts >= 2, "{}", r.connect_attempts);
+    // Each attempt fails the requests that waited on it, all as refused.
+    assert!(r.errors.get(ErrorKind::ConnectRefused) >= r.connect_attempts);
+    assert_eq!(r.errors.total(), r.errors.get(ErrorKind::ConnectRefused));
+    // The same backoff as HTTP/1.1 (1 ms doubling to 100 ms, jittered down to half), per
+    // connection; a fixed short pause makes about a hundred attempts per connection.
+    assert!(
+        r.connect_attempts <= 2 * 60,
+        "{} connect attempts in 1 s from 2 connections",
+        r.connect_attempts
+    );
+}

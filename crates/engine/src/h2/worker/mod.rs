@@ -1,0 +1,421 @@
+//! The HTTP/2 worker: the same loop as `worker` (mio, edge-triggered, one thread's own
+//! recorder; `worker::event_loop`) but many streams per connection. Requests wait as jobs
+//! until a connection has a free stream (`--streams` per connection, fewer if the server's
+//! SETTINGS say so); a job takes a connected connection with room first, else opens a new
+//! one up to `-c`.
+//!
+//! Closed loop: `-c × --streams` users, each starting its next request when the previous
+//! one ends (after think time). Open loop: requests fall due on the schedule and latency
+//! counts from the intended start, including any wait for a stream; such waits are counted
+//! (`queued_for_stream`). Streams on one connection also share its socket: their frames go
+//! out in order from one buffer, and a request body may wait for the server's window
+//! (`flow_control_waits`).
+//!
+//! A failed connect in a closed loop rests its connection for the same backoff as HTTP/1.1
+//! (`worker::backoff`), and the users whose requests failed with it wait as long: a
+//! refusing server sees one attempt per connection and pause, however many streams wait.
+//!
+//! GOAWAY: no new streams on that connection; streams the server left unprocessed (above
+//! its last stream id) are sent again on another connection after a graceful GOAWAY
+//! (NO_ERROR), and fail as `h2_goaway` after one with an error code, as do the streams still
+//! open then. RST_STREAM fails its stream as `h2_stream_reset`.
+//!
+//! This file is the worker's pacing (users, jobs, which connection takes a job); `conn_io`
+//! is one connection's I/O: connect, handshake, frames out and in, completions, failures.
+
+mod conn_io;
+
+use super::conn::{Connection, Event};
+use super::request::{from_http1, H2Request};
+use crate::recorder::Recorder;
+use crate::scenario;
+use crate::transport::Transport;
+use crate::worker::backoff::ConnectBackoff;
+use crate::worker::base::Base;
+use crate::worker::event_loop::{run_loop, Driver};
+use crate::worker::WorkerConfig;
+use mio::net::TcpStream;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+use std::io;
+use std::sync::Arc;
+use std::time::Instant;
+use webtune_model::{ErrorKind, H2Summary};
+
+/// What an HTTP/2 run adds to a worker's configuration.
+#[derive(Debug, Clone)]
+pub struct H2Setup {
+    pub streams: usize,
+    /// Per planned request: its HTTP/2 form when it never varies (else rendered per use).
+    pub fixed: Arc<Vec<Option<H2Request>>>,
+    /// https:// (h2 by ALPN) rather than h2c.
+    pub tls: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Closed,
+    Connecting,
+    Handshaking,
+    Open,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Job {
+    request: usize,
+    /// Set when a GOAWAY sends it again: its clock keeps running.
+    started: Option<Instant>,
+    intended: Option<Instant>,
+    queued: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    active: bool,
+    request: usize,
+    started: Instant,
+    intended: Option<Instant>,
+    first_byte: Option<Instant>,
+    deadline: Instant,
+    connect_us: Option<u64>,
+    handshake_us: Option<u64>,
+}
+
+struct Conn {
+    stream: Option<Transport<TcpStream>>,
+    generation: usize,
+    addr: std::net::SocketAddr,
+    phase: Phase,
+    proto: Connection,
+    /// Bytes of `proto.out` already written.
+    written: usize,
+    slots: Vec<Slot>,
+    free: Vec<usize>,
+    opened_at: Instant,
+    deadline: Instant,
+    /// The slot whose request opened this connection: it carries the connect and
+    /// handshake times.
+    opener: Option<usize>,
+    /// In `Worker::unflushed`.
+    unflushed: bool,
+    /// Connects that failed in a row (reset by one that succeeds).
+    backoff: ConnectBackoff,
+    /// Closed loop: after a failed connect, not to be connected again before this.
+    rest_until: Instant,
+}
+
+impl Conn {
+    fn busy(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+}
+
+struct Worker {
+    base: Base,
+    setup: H2Setup,
+    conns: Vec<Conn>,
+    summary: H2Summary,
+    rendered: Vec<u8>,
+    events: Vec<Event>,
+    /// Open connections with new streams not yet written: `dispatch` writes each once, so
+    /// the requests one wake-up starts on a connection go out in one write.
+    unflushed: Vec<usize>,
+    jobs: VecDeque<Job>,
+    /// Closed loop: users thinking (or backing off) until a time.
+    thinking: BinaryHeap<Reverse<Instant>>,
+}
+
+/// Run one HTTP/2 worker to the end.
+pub fn run(mut cfg: WorkerConfig) -> io::Result<Recorder> {
+    let Some(setup) = cfg.h2.take() else {
+        return Err(io::Error::other("not an HTTP/2 run"));
+    };
+    let now = Instant::now();
+    let idle = Slot {
+        active: false,
+        request: 0,
+        started: now,
+        intended: None,
+        first_byte: None,
+        deadline: now,
+        connect_us: None,
+        handshake_us: None,
+    };
+    let conns = cfg
+        .conn_addrs
+        .iter()
+        .map(|&addr| Conn {
+            stream: None,
+            generation: 0,
+            addr,
+            phase: Phase::Closed,
+            proto: Connection::new(0),
+            written: 0,
+            slots: vec![idle; setup.streams],
+            free: (0..setup.streams).rev().collect(),
+            opened_at: now,
+            deadline: now,
+            opener: None,
+            unflushed: false,
+            backoff: ConnectBackoff::default(),
+            rest_until: now,
+        })
+        .collect();
+    let mut w = Worker {
+        summary: H2Summary {
+            streams_per_connection: setup.streams as u32,
+            ..H2Summary::default()
+        },
+        setup,
+        conns,
+        base: Base::new(cfg)?,
+        rendered: Vec::new(),
+        events: Vec::new(),
+        unflushed: Vec::new(),
+        jobs: VecDeque::new(),
+        thinking: BinaryHeap::new(),
+    };
+    run_loop(&mut w)?;
+    w.base.rec.h2 = Some(w.summary.clone());
+    Ok(w.base.rec)
+}
+
+impl Driver for Worker {
+    fn base(&mut self) -> &mut Base {
+        &mut self.base
+    }
+
+    fn start_closed(&mut self) {
+        for _ in 0..self.conns.len() * self.setup.streams {
+            self.user_ready();
+        }
+    }
+
+    fn release(&mut self, now: Instant) {
+        while let Some(Reverse(at)) = self.thinking.peek().copied() {
+            if at > now {
+                break;
+            }
+            self.thinking.pop();
+            self.user_ready();
+        }
+        self.queue_due(now);
+        self.dispatch(now);
+        let b = &mut self.base;
+        if b.next_due.is_none() && b.is_open_loop() && b.sending {
+            b.sending = false;
+        }
+    }
+
+    fn waiting(&self) -> bool {
+        !self.jobs.is_empty()
+    }
+
+    fn on_stop(&mut self) {
+        self.thinking.clear();
+        let open_loop = self.base.is_open_loop();
+        let rec = &mut self.base.rec;
+        if open_loop {
+            rec.not_sent += self.jobs.iter().filter(|j| j.started.is_none()).count() as u64;
+        }
+        rec.abandoned += self.jobs.iter().filter(|j| j.started.is_some()).count() as u64;
+        self.jobs.clear();
+    }
+
+    fn tick(&mut self, now: Instant) {
+        self.expire(now);
+    }
+
+    fn abandon_all(&mut self) {
+        for i in 0..self.conns.len() {
+            for t in 0..self.conns[i].slots.len() {
+                if self.free_slot(i, t).active {
+                    self.base.rec.abandoned += 1;
+                }
+            }
+            self.close(i);
+        }
+    }
+
+    fn resume_at(&self) -> Option<Instant> {
+        self.thinking.peek().map(|Reverse(at)| *at)
+    }
+
+    fn generation(&self, i: usize) -> Option<usize> {
+        self.conns.get(i).map(|c| c.generation)
+    }
+
+    fn on_event(&mut self, i: usize, event: &mio::event::Event) {
+        self.socket_event(i, event);
+    }
+}
+
+impl Worker {
+    /// Closed loop: a user is ready for its next request.
+    fn user_ready(&mut self) {
+        if self.base.may_start() {
+            let request = self.base.pick_request();
+            self.jobs.push_back(Job {
+                request,
+                started: None,
+                intended: None,
+                queued: false,
+            });
+        }
+    }
+
+    /// Closed loop: a user finished a request, or failed one (after a failed connect it
+    /// waits until `backoff_until`, when its connection may be tried again).
+    fn user_done(&mut self, now: Instant, backoff_until: Option<Instant>) {
+        if self.base.is_open_loop() || !self.base.sending {
+            return;
+        }
+        let pause = match backoff_until {
+            Some(until) => until.saturating_duration_since(now),
+            None => self.base.cfg.think.sample(&mut self.base.rng),
+        };
+        if pause.is_zero() {
+            self.user_ready();
+        } else {
+            self.thinking.push(Reverse(now + pause));
+        }
+    }
+
+    /// Closed loop: connection `i` failed to connect at `now`; it rests for the backoff.
+    fn rest(&mut self, i: usize, now: Instant) {
+        if self.base.sending && !self.base.is_open_loop() {
+            let c = &mut self.conns[i];
+            c.rest_until = now + c.backoff.next_pause(&mut self.base.rng);
+        }
+    }
+
+    /// Open loop: every request due by `now` becomes a job.
+    fn queue_due(&mut self, now: Instant) {
+        let jobs = &mut self.jobs;
+        self.base.queue_due(now, |b, due| {
+            let request = b.pick_request();
+            jobs.push_back(Job {
+                request,
+                started: None,
+                intended: Some(due),
+                queued: false,
+            });
+        });
+    }
+
+    /// A connection for the next job at `now`: an open one with a free stream first, else a
+    /// closed one to open (not one resting after a failed connect).
+    fn find_conn(&self, now: Instant) -> Option<usize> {
+        let mut closed = None;
+        for (i, c) in self.conns.iter().enumerate() {
+            if c.phase == Phase::Closed {
+                if closed.is_none() && c.rest_until <= now {
+                    closed = Some(i);
+                }
+            } else if !c.free.is_empty() && c.proto.can_open() {
+                return Some(i);
+            }
+        }
+        closed
+    }
+
+    /// Start queued jobs on free streams.
+    fn dispatch(&mut self, now: Instant) {
+        while let Some(mut job) = self.jobs.pop_front() {
+            let Some(i) = self.find_conn(now) else {
+                if !job.queued {
+                    job.queued = true;
+                    self.summary.queued_for_stream += 1;
+                }
+                self.jobs.push_front(job);
+                break;
+            };
+            if self.conns[i].phase == Phase::Closed && !self.open_connection(i, now) {
+                // The connect failed at once: the job failed with it.
+                let kind = ErrorKind::ConnectOther;
+                self.rest(i, now);
+                self.base.record_error(kind, job.request, 0, now);
+                self.user_done(now, Some(self.conns[i].rest_until));
+                continue;
+            }
+            self.start_job(i, job, now);
+        }
+        while let Some(i) = self.unflushed.pop() {
+            self.conns[i].unflushed = false;
+            if self.conns[i].phase == Phase::Open {
+                self.flush_out(i);
+            }
+        }
+        let none_free = self.find_conn(now).is_none();
+        let b = &mut self.base;
+        b.all_busy.set(none_free, now);
+        let oldest = self
+            .jobs
+            .front()
+            .and_then(|j| j.intended)
+            .or(b.next_due.map(|(d, _)| d))
+            .unwrap_or(now);
+        b.all_busy.forget_before(oldest);
+    }
+
+    fn start_job(&mut self, i: usize, job: Job, now: Instant) {
+        let b = &mut self.base;
+        let planned = &b.cfg.requests[job.request];
+        let owned;
+        let req = match &self.setup.fixed[job.request] {
+            Some(r) => r,
+            None => {
+                let Some(def) = planned.def.as_ref() else {
+                    return b.record_error(ErrorKind::Malformed, job.request, 0, now);
+                };
+                let seq = b.seqs[job.request];
+                b.seqs[job.request] += 1;
+                scenario::encode_into(
+                    def,
+                    &b.cfg.host_header,
+                    true,
+                    false,
+                    &mut b.rng,
+                    seq,
+                    &mut self.rendered,
+                );
+                match from_http1(&self.rendered, self.setup.tls) {
+                    Ok(r) => {
+                        owned = r;
+                        &owned
+                    }
+                    Err(_) => return b.record_error(ErrorKind::Malformed, job.request, 0, now),
+                }
+            }
+        };
+        let capture = planned.body_contains.is_some();
+        let want_server = b.rec.server_software.is_none();
+        if let Some(due) = job.intended.filter(|_| job.started.is_none()) {
+            b.record_send(due, now);
+        }
+        let timeout = b.cfg.timeout;
+        let c = &mut self.conns[i];
+        let Some(tag) = c.free.pop() else {
+            return;
+        };
+        c.proto.start(tag, req, capture, want_server);
+        c.slots[tag] = Slot {
+            active: true,
+            request: job.request,
+            started: job.started.unwrap_or(now),
+            intended: job.intended,
+            first_byte: None,
+            deadline: now + timeout,
+            connect_us: None,
+            handshake_us: None,
+        };
+        if c.opener.is_none() && c.phase != Phase::Open {
+            c.opener = Some(tag);
+        }
+        b.active += 1;
+        if c.phase == Phase::Open && !c.unflushed {
+            c.unflushed = true;
+            self.unflushed.push(i);
+        }
+    }
+}

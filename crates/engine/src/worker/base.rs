@@ -1,0 +1,337 @@
+//! What every worker owns whatever protocol it speaks (HTTP/1.1 in `worker`, HTTP/2 in
+//! `h2::worker`), and the rules both follow per request: the open-loop schedule of due
+//! times, the measurement window (which slot a moment falls in, and whether it counts), the
+//! budget (`may_start`), the request mix (`pick_request`), how a sent request's lateness and
+//! a failed one are recorded, how a completion is judged, and how a socket is opened,
+//! written and closed (counted in the shared open-connection gauge).
+
+use super::backoff::ConnectBackoff;
+use super::event_loop::{create_timer, token_of};
+use super::{Pacing, WorkerConfig, READ_BUFFER};
+use crate::lateness::{split_lateness, BusyClock};
+use crate::pacing::{self, WakeTimer};
+use crate::plan::PlannedRequest;
+use crate::recorder::{Recorder, SLOT_MS};
+use crate::rng::Rng;
+use crate::tls::{self, Connector};
+use crate::transport::Transport;
+use mio::net::TcpStream;
+use mio::{Interest, Poll};
+use std::io;
+use std::net::SocketAddr;
+use std::os::fd::OwnedFd;
+use std::time::{Duration, Instant};
+use webtune_model::{Arrival, ErrorKind};
+
+/// A worker's state apart from its connections.
+pub(crate) struct Base {
+    pub cfg: WorkerConfig,
+    pub poll: Poll,
+    pub rec: Recorder,
+    pub buf: Vec<u8>,
+    pub rng: Rng,
+    /// Per request name: `{seq}` counters.
+    pub seqs: Vec<u64>,
+    pub sending: bool,
+    pub remaining: Option<u64>,
+    /// Requests in flight.
+    pub active: usize,
+    /// Sockets open now.
+    pub open: u64,
+    /// Open loop: when no connection could take a request.
+    pub all_busy: BusyClock,
+    /// Open loop: the next intended start, and the schedule position (seconds) it is at.
+    pub next_due: Option<(Instant, f64)>,
+    pub timer: Option<OwnedFd>,
+    /// When the timer is set to fire (it is one-shot).
+    pub wake_timer: WakeTimer,
+}
+
+impl Base {
+    pub fn new(cfg: WorkerConfig) -> io::Result<Base> {
+        let names = if cfg.named { cfg.requests.len() } else { 0 };
+        Ok(Base {
+            remaining: cfg.budget,
+            rng: Rng::seeded(cfg.seed),
+            seqs: vec![0; cfg.requests.len()],
+            poll: Poll::new()?,
+            rec: Recorder::with_names(names),
+            buf: vec![0; READ_BUFFER],
+            sending: true,
+            active: 0,
+            open: 0,
+            all_busy: BusyClock::default(),
+            next_due: None,
+            timer: None,
+            wake_timer: WakeTimer::new(pacing::MIN_TIMER_GAP),
+            cfg,
+        })
+    }
+
+    pub fn seconds_since_start(&self, at: Instant) -> f64 {
+        at.saturating_duration_since(self.cfg.start).as_secs_f64()
+    }
+
+    /// The per-second slot `at` falls in (for the timeline and busy time).
+    pub fn slot_of(&self, at: Instant) -> usize {
+        (at.saturating_duration_since(self.cfg.start).as_millis() as u64 / SLOT_MS) as usize
+    }
+
+    /// Does `at` fall in the measurement window (what the summary counts)?
+    pub fn in_window(&self, at: Instant) -> bool {
+        let t = self.seconds_since_start(at);
+        t >= self.cfg.window.0 && t < self.cfg.window.1
+    }
+
+    pub fn is_open_loop(&self) -> bool {
+        matches!(self.cfg.pacing, Pacing::Open { .. })
+    }
+
+    /// Take one request from the budget, if sending and any is left.
+    pub fn may_start(&mut self) -> bool {
+        if !self.sending {
+            return false;
+        }
+        match &mut self.remaining {
+            Some(0) => false,
+            Some(n) => {
+                *n -= 1;
+                true
+            }
+            None => true,
+        }
+    }
+
+    /// Which planned request goes next.
+    pub fn pick_request(&mut self) -> usize {
+        match &self.cfg.picker {
+            Some(p) => p.pick(&mut self.rng),
+            None => 0,
+        }
+    }
+
+    /// Open loop, before the first turn: the timer and the first due time (none due: nothing
+    /// to send). False for a closed loop.
+    pub fn start_schedule(&mut self) -> io::Result<bool> {
+        if !self.is_open_loop() {
+            return Ok(false);
+        }
+        self.timer = Some(create_timer(&self.poll)?);
+        self.next_due = self.due_after(None);
+        if self.next_due.is_none() {
+            self.sending = false;
+        }
+        Ok(true)
+    }
+
+    /// Open loop: the due time after schedule position `t` seconds (None: the first one).
+    fn due_after(&mut self, t: Option<f64>) -> Option<(Instant, f64)> {
+        let Pacing::Open {
+            ramp,
+            arrival,
+            first_work,
+        } = &self.cfg.pacing
+        else {
+            return None;
+        };
+        let work = match (arrival, t) {
+            (Arrival::Poisson, _) => self.rng.exp(1.0),
+            (Arrival::Uniform, None) => *first_work,
+            (Arrival::Uniform, Some(_)) => 1.0,
+        };
+        let next = ramp.advance(t.unwrap_or(0.0), work)?;
+        if t.is_some() && self.cfg.end_s.is_some_and(|end| next >= end) {
+            return None;
+        }
+        Some((self.cfg.start + Duration::from_secs_f64(next), next))
+    }
+
+    /// Open loop: hand `queue` every request that has fallen due by `now`, or falls due
+    /// within the batching slack, each taken from the budget.
+    pub fn queue_due(&mut self, now: Instant, mut queue: impl FnMut(&mut Base, Instant)) {
+        while self.sending {
+            let Some((due, t)) = self.next_due else { break };
+            if !pacing::sends_now(due, now) {
+                break;
+            }
+            if !self.may_start() {
+                self.next_due = None;
+                break;
+            }
+            queue(self, due);
+            self.next_due = self.due_after(Some(t));
+        }
+    }
+
+    /// Sending stops (the run's end, Ctrl-C): nothing more falls due.
+    pub fn stop_sending(&mut self) {
+        self.sending = false;
+        self.next_due = None;
+    }
+
+    /// Open loop: arm the timer for the next due time when it comes before `wake` (the loop's
+    /// other reason to wake) and the timer is not already set to serve it.
+    pub fn arm_timer_before(&mut self, wake: Instant, now: Instant) {
+        if let (Some((due, _)), Some(timer)) = (self.next_due, self.timer.as_ref()) {
+            if self.sending && due < wake && due > now {
+                if let Some(after) = self.wake_timer.arm_for(due, now) {
+                    super::event_loop::arm_timer(timer, after);
+                }
+            }
+        }
+    }
+
+    /// Open loop: the request due at `due` is sent at `now`; record how late, split into the
+    /// wait for a connection and the generator's own lag.
+    pub fn record_send(&mut self, due: Instant, now: Instant) {
+        if self.in_window(now) {
+            let (wait, own) = split_lateness(&self.all_busy, due, now);
+            self.rec.lag.record(micros(due, now));
+            self.rec.connection_wait.record(wait.as_micros() as u64);
+            self.rec.generator_lag.record(own.as_micros() as u64);
+            self.rec.sent += 1;
+        }
+    }
+
+    /// Planned request `request` failed as `kind` at `now`, after `received` bytes.
+    pub fn record_error(&mut self, kind: ErrorKind, request: usize, received: u64, now: Instant) {
+        let (slot, in_window) = (self.slot_of(now), self.in_window(now));
+        self.rec.error(kind, request, received, slot, in_window);
+    }
+
+    /// Open a socket to `addr` for connection `index`: counted as an attempt, its TLS session
+    /// begun for https://, registered for read and write readiness under a token of a new
+    /// `generation`, counted as open. The error is the connect's failure kind.
+    pub fn open_socket(
+        &mut self,
+        index: usize,
+        addr: SocketAddr,
+        generation: &mut usize,
+    ) -> Result<Transport<TcpStream>, ErrorKind> {
+        self.rec.connect_attempts += 1;
+        let session = match self.cfg.tls.as_ref().map(Connector::connection) {
+            None => None,
+            Some(Ok(session)) => Some(session),
+            Some(Err(_)) => return Err(ErrorKind::TlsHandshake),
+        };
+        let mut stream = TcpStream::connect(addr).map_err(|e| connect_error_kind(&e))?;
+        *generation = generation.wrapping_add(1);
+        if let Err(e) = self.poll.registry().register(
+            &mut stream,
+            token_of(index, *generation),
+            Interest::READABLE | Interest::WRITABLE,
+        ) {
+            drop(stream);
+            return Err(connect_error_kind(&e));
+        }
+        self.open += 1;
+        self.cfg.open_gauge.opened();
+        Ok(match session {
+            None => Transport::Tcp(stream),
+            Some(session) => Transport::tls(stream, session, true),
+        })
+    }
+
+    /// A connecting socket became ready: how the connect ended (SO_ERROR). Connected: Nagle
+    /// off, the backoff over, counted as opened.
+    pub fn finish_connect(
+        &mut self,
+        stream: &Transport<TcpStream>,
+        backoff: &mut ConnectBackoff,
+    ) -> Result<(), ErrorKind> {
+        let socket = stream.socket();
+        match socket.take_error() {
+            Ok(Some(e)) | Err(e) => return Err(connect_error_kind(&e)),
+            Ok(None) => {}
+        }
+        let _ = socket.set_nodelay(true);
+        backoff.reset();
+        self.rec.connections_opened += 1;
+        Ok(())
+    }
+
+    /// Close a connection's socket, if it has one. Closing removes it from the epoll set
+    /// (Linux drops a closed file from every interest list), so no deregister call is spent;
+    /// a stale event still queued for it carries an old generation and is ignored.
+    pub fn close_socket(&mut self, stream: &mut Option<Transport<TcpStream>>) {
+        if stream.take().is_some() {
+            self.open -= 1;
+            self.cfg.open_gauge.closed();
+        }
+    }
+}
+
+/// Did the answer have a status the request expects?
+pub(crate) fn expected(planned: &PlannedRequest, status: u16) -> bool {
+    planned
+        .expect_status
+        .iter()
+        .any(|&(lo, hi)| status >= lo && status <= hi)
+}
+
+/// Did the body check (`body_contains`) fail on `body`?
+pub(crate) fn check_failed(planned: &PlannedRequest, body: &[u8]) -> bool {
+    planned
+        .body_contains
+        .as_deref()
+        .is_some_and(|needle| !contains(body, needle))
+}
+
+pub(crate) fn micros(from: Instant, to: Instant) -> u64 {
+    to.saturating_duration_since(from).as_micros() as u64
+}
+
+pub(crate) fn connect_error_kind(e: &io::Error) -> ErrorKind {
+    match e.kind() {
+        io::ErrorKind::ConnectionRefused => ErrorKind::ConnectRefused,
+        io::ErrorKind::TimedOut => ErrorKind::ConnectTimeout,
+        io::ErrorKind::AddrNotAvailable => ErrorKind::ConnectNoLocalAddress,
+        _ => ErrorKind::ConnectOther,
+    }
+}
+
+/// Write `bytes` from `*written` on as far as the socket takes them, then flush what TLS
+/// still holds: Some(Ok) once all is out, None when the socket would block first (a
+/// writable event carries on), Some(Err) when writing failed.
+#[inline]
+pub(crate) fn write_out(
+    stream: &mut Transport<TcpStream>,
+    bytes: &[u8],
+    written: &mut usize,
+) -> Option<io::Result<()>> {
+    loop {
+        if *written >= bytes.len() {
+            // TLS may hold records the socket did not take yet (always done for TCP).
+            return match stream.flush() {
+                Ok(true) => Some(Ok(())),
+                Ok(false) => None,
+                Err(e) => Some(Err(e)),
+            };
+        }
+        match stream.write(&bytes[*written..]) {
+            Ok(0) => return Some(Err(io::ErrorKind::WriteZero.into())),
+            Ok(n) => *written += n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return None,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Some(Err(e)),
+        }
+    }
+}
+
+/// A read, write or handshake that failed: TLS's kind when TLS says what went wrong, else
+/// the I/O error's.
+pub(crate) fn failure_kind(e: &io::Error) -> ErrorKind {
+    tls::failure_kind(e).unwrap_or_else(|| io_error_kind(e))
+}
+
+pub(crate) fn io_error_kind(e: &io::Error) -> ErrorKind {
+    match e.kind() {
+        io::ErrorKind::TimedOut => ErrorKind::RequestTimeout,
+        _ => ErrorKind::Reset,
+    }
+}
+
+/// Does `haystack` contain `needle`?
+pub(crate) fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    needle.is_empty() || haystack.windows(needle.len()).any(|w| w == needle)
+}

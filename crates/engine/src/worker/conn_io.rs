@@ -1,0 +1,252 @@
+//! The HTTP/1.1 worker's exchange on one connection: open it (TCP, then the TLS handshake
+//! for https://), write the request, read and parse the answer, and complete the request or
+//! fail it. An answer closed before its first byte on a kept-alive connection is a stale
+//! connection, not a failure: the request goes again on a new one. Which request a free
+//! connection takes next is the worker's pacing (`worker`).
+
+use super::base::{check_failed, expected, failure_kind, io_error_kind, micros, write_out};
+use super::{Phase, Worker};
+use crate::http1::Progress as ParseProgress;
+use crate::pacing;
+use crate::recorder::Completion;
+use crate::tls;
+use crate::transport::Transport;
+use std::io;
+use std::time::Instant;
+use webtune_model::ErrorKind;
+
+impl Worker {
+    pub(super) fn open_connection(&mut self, i: usize, now: Instant) {
+        let c = &mut self.conns[i];
+        let stream = match self.base.open_socket(i, c.addr, &mut c.generation) {
+            Ok(stream) => stream,
+            Err(kind) => return self.fail(i, kind),
+        };
+        c.stream = Some(stream);
+        c.served = 0;
+        c.phase = Phase::Connecting;
+        c.opened_at = Some(now);
+        c.deadline = now + self.base.cfg.connect_timeout;
+    }
+
+    pub(super) fn begin_send(&mut self, i: usize, now: Instant) {
+        let timeout = self.base.cfg.timeout;
+        let c = &mut self.conns[i];
+        c.phase = Phase::Sending;
+        c.written = 0;
+        c.deadline = now + timeout;
+        self.write_some(i);
+    }
+
+    fn write_some(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        let bytes: &[u8] = match &self.base.cfg.requests[c.request].fixed_bytes {
+            Some(b) => b,
+            None => &c.rendered,
+        };
+        let Some(stream) = c.stream.as_mut() else {
+            return;
+        };
+        match write_out(stream, bytes, &mut c.written) {
+            None => {}
+            Some(Ok(())) => {
+                c.phase = Phase::Receiving;
+                self.base.rec.bytes_sent += bytes.len() as u64;
+            }
+            Some(Err(e)) => self.io_failure(i, &e),
+        }
+    }
+
+    pub(super) fn socket_event(&mut self, i: usize, event: &mio::event::Event) {
+        let now = Instant::now();
+        if event.is_readable() || event.is_read_closed() || event.is_error() {
+            if let Some(stream) = self.conns[i].stream.as_mut() {
+                stream.readable();
+            }
+        }
+        match self.conns[i].phase {
+            Phase::Idle => {}
+            Phase::Connecting => self.on_connect_ready(i, now),
+            Phase::Handshaking => self.handshake_step(i, now),
+            Phase::Sending => {
+                if event.is_writable() {
+                    self.write_some(i);
+                }
+                if self.conns[i].phase != Phase::Idle
+                    && (event.is_readable() || event.is_error() || event.is_read_closed())
+                {
+                    self.read_some(i, event.is_read_closed(), now);
+                }
+            }
+            Phase::Receiving => self.read_some(i, event.is_read_closed(), now),
+        }
+    }
+
+    fn on_connect_ready(&mut self, i: usize, now: Instant) {
+        let c = &mut self.conns[i];
+        let Some(stream) = c.stream.as_ref() else {
+            return;
+        };
+        // Tokens carry the socket's generation, so this event is this socket's own: readiness
+        // in the connecting phase means the connect finished, and SO_ERROR says how.
+        if let Err(kind) = self.base.finish_connect(stream, &mut c.backoff) {
+            return self.fail(i, kind);
+        }
+        if let Some(t) = c.opened_at {
+            c.connect_us = Some(micros(t, now));
+        }
+        if c.stream.as_ref().is_some_and(Transport::is_tls) {
+            c.phase = Phase::Handshaking;
+            c.handshake_from = now;
+            c.deadline = now + self.base.cfg.connect_timeout;
+            return self.handshake_step(i, now);
+        }
+        self.begin_send(i, now);
+    }
+
+    /// TLS: take the handshake as far as the socket allows; send the request once it is done.
+    fn handshake_step(&mut self, i: usize, now: Instant) {
+        let c = &mut self.conns[i];
+        let Some(stream) = c.stream.as_mut() else {
+            return;
+        };
+        match stream.handshake() {
+            Ok(false) => {}
+            Ok(true) => {
+                c.handshake_us = Some(micros(c.handshake_from, now));
+                if let Some(info) = stream.handshake_info() {
+                    self.base.rec.handshake_done(&info);
+                }
+                self.begin_send(i, now);
+            }
+            Err(e) => self.fail(i, failure_kind(&e)),
+        }
+    }
+
+    fn read_some(&mut self, i: usize, read_closed: bool, now: Instant) {
+        loop {
+            let c = &mut self.conns[i];
+            let Some(stream) = c.stream.as_mut() else {
+                return;
+            };
+            let buf = &mut self.base.buf;
+            match stream.read(buf) {
+                Ok(0) => return self.on_eof(i, now),
+                Ok(n) => {
+                    let drained = stream.short_read_drains() && n < buf.len();
+                    if c.first_byte.is_none() {
+                        c.first_byte = Some(now);
+                    }
+                    c.received += n as u64;
+                    match c.parser.feed(&buf[..n]) {
+                        Ok(ParseProgress::NeedMore) => {
+                            // TCP: a short read drained the socket. TLS: read on until
+                            // the transport says WouldBlock.
+                            if drained && !read_closed {
+                                return;
+                            }
+                        }
+                        Ok(ParseProgress::Complete { consumed }) => {
+                            if consumed < n {
+                                // Bytes after the end of the body: we never pipeline, so
+                                // the framing was wrong.
+                                return self.fail(i, ErrorKind::Malformed);
+                            }
+                            return self.complete(i, now, false);
+                        }
+                        Err(e) => return self.fail(i, e.kind()),
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return self.io_failure(i, &e),
+            }
+        }
+    }
+
+    fn on_eof(&mut self, i: usize, now: Instant) {
+        let c = &mut self.conns[i];
+        if c.parser.finish_at_eof() {
+            self.complete(i, now, true);
+        } else if c.received == 0 && c.served > 0 {
+            self.retry_stale(i, now);
+        } else {
+            self.fail(i, ErrorKind::ClosedEarly);
+        }
+    }
+
+    fn io_failure(&mut self, i: usize, e: &io::Error) {
+        if let Some(kind) = tls::failure_kind(e) {
+            return self.fail(i, kind);
+        }
+        let c = &self.conns[i];
+        let stale = c.received == 0
+            && c.served > 0
+            && matches!(
+                e.kind(),
+                io::ErrorKind::ConnectionReset
+                    | io::ErrorKind::BrokenPipe
+                    | io::ErrorKind::ConnectionAborted
+            );
+        if stale {
+            self.retry_stale(i, Instant::now());
+        } else {
+            self.fail(i, io_error_kind(e));
+        }
+    }
+
+    /// The server closed a kept-alive connection before any byte of this request's answer:
+    /// the connection was stale, not the request failed. Send it again on a new connection
+    /// (the request's clock keeps running: the user waited that long).
+    fn retry_stale(&mut self, i: usize, now: Instant) {
+        self.base.rec.stale_reconnects += 1;
+        self.close(i);
+        let is_head = self.base.cfg.requests[self.conns[i].request].is_head;
+        let c = &mut self.conns[i];
+        c.parser.reset(is_head);
+        let started = c.started;
+        self.open_connection(i, now);
+        self.conns[i].started = started;
+    }
+
+    fn complete(&mut self, i: usize, now: Instant, closed_by_server: bool) {
+        let b = &mut self.base;
+        let slot = b.slot_of(now);
+        let in_window = b.in_window(now);
+        let c = &mut self.conns[i];
+        let planned = &b.cfg.requests[c.request];
+        let head = c.parser.head();
+        let status = head.map(|h| h.status).unwrap_or(0);
+        let body_bytes = c.parser.body_bytes();
+        let completion = Completion {
+            request: c.request,
+            status,
+            expected: expected(planned, status),
+            check_failed: check_failed(planned, c.parser.body()),
+            connect_us: c.connect_us,
+            tls_handshake_us: c.handshake_us,
+            first_byte_us: micros(c.started, c.first_byte.unwrap_or(now)),
+            total_us: micros(pacing::latency_origin(c.intended, c.started), now),
+            service_us: c.intended.map(|_| micros(c.started, now)),
+            bytes: c.received,
+            body_bytes,
+            length_varies: b.cfg.first_lengths[c.request].varies(body_bytes),
+            kept_alive: !closed_by_server && head.is_some_and(|h| h.keep_alive),
+        };
+        if let Some(server) = c.parser.take_server() {
+            b.rec.server_software.get_or_insert(server);
+        }
+        c.served += 1;
+        c.phase = Phase::Idle;
+        let reusable = b.cfg.keepalive
+            && !closed_by_server
+            && head.is_some_and(|h| h.keep_alive)
+            && b.cfg.max_requests_per_conn.is_none_or(|m| c.served < m);
+        b.active -= 1;
+        b.rec.complete(&completion, slot, in_window);
+        if !reusable {
+            self.close(i);
+        }
+        self.next_request(i, now);
+    }
+}

@@ -1,0 +1,207 @@
+//! The event loop both workers run (`run_loop`), and its clocks and names: the timerfd that
+//! wakes an open loop at the next due time, and the event tokens that tell sockets apart.
+//! One turn: stop sending at the run's end (or Ctrl-C) and drain for `DRAIN_GRACE`; start
+//! what may start; end when nothing is in flight or waiting and nothing more will be sent;
+//! send the interval report; check deadlines every `TICK`; wait in `epoll_wait` (the time
+//! counted busy while requests were in flight) and hand each event to its connection.
+//! What starts, and what an event does, is the protocol's: the `Driver` trait.
+
+use super::base::Base;
+use mio::event::Event;
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Token};
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// How long in-flight requests may finish after sending stops (duration end or Ctrl-C).
+pub const DRAIN_GRACE: Duration = Duration::from_secs(1);
+/// How often deadlines (connect and request timeouts) and ramps are checked.
+pub(crate) const TICK: Duration = Duration::from_millis(20);
+pub(crate) const TIMER: Token = Token(usize::MAX);
+/// A token is (socket generation << INDEX_BITS) | connection index: an event still queued
+/// for a closed socket carries an old generation and is dropped, so a reused index never
+/// takes another socket's event for its own.
+const INDEX_BITS: u32 = 24;
+pub(crate) const INDEX_MASK: usize = (1 << INDEX_BITS) - 1;
+
+/// What a protocol's worker does in the shared loop.
+pub(crate) trait Driver {
+    fn base(&mut self) -> &mut Base;
+    /// Closed loop, before the first turn: the first requests.
+    fn start_closed(&mut self);
+    /// Start what may start at `now`: users back from thinking, requests fallen due,
+    /// requests waiting for a connection.
+    fn release(&mut self, now: Instant);
+    /// Are requests waiting for a connection (not sent yet)?
+    fn waiting(&self) -> bool;
+    /// Sending has stopped: drop what waits to be sent.
+    fn on_stop(&mut self);
+    /// Every `TICK`: fail what is past its deadline (and follow a ramp).
+    fn tick(&mut self, now: Instant);
+    /// The run is over: what is still in flight is abandoned.
+    fn abandon_all(&mut self);
+    /// When the first user thinking (or backing off) wants to start again.
+    fn resume_at(&self) -> Option<Instant>;
+    /// Is a request ready to start that must not wait for an event?
+    fn ready_now(&self) -> bool {
+        false
+    }
+    /// The socket generation of connection `i`, if there is such a connection.
+    fn generation(&self, i: usize) -> Option<usize>;
+    /// A readiness event for connection `i`'s current socket.
+    fn on_event(&mut self, i: usize, event: &Event);
+}
+
+/// Run the loop until the worker is done; the last interval's report is sent on the way out.
+pub(crate) fn run_loop<D: Driver>(d: &mut D) -> io::Result<()> {
+    let mut events = Events::with_capacity(1024);
+    let b = d.base();
+    let interval = b.cfg.interval;
+    let mut interval_index: u64 = 0;
+    let mut next_interval = b.cfg.start + interval;
+    let mut next_tick = Instant::now();
+    let mut drain_until: Option<Instant> = None;
+    let end_at = b
+        .cfg
+        .end_s
+        .map(|s| b.cfg.start + Duration::from_secs_f64(s));
+    if !b.start_schedule()? {
+        d.start_closed();
+    }
+    loop {
+        let now = Instant::now();
+        let b = d.base();
+        if b.sending {
+            let over = end_at.is_some_and(|t| now >= t);
+            if over || b.cfg.stop.load(Ordering::Relaxed) {
+                b.stop_sending();
+                d.on_stop();
+                drain_until = Some(now + DRAIN_GRACE);
+            }
+        }
+        d.release(now);
+        let b = d.base();
+        let done = b.active == 0 && (!b.sending || b.remaining == Some(0));
+        if done && !d.waiting() {
+            break;
+        }
+        if drain_until.is_some_and(|t| now >= t) {
+            d.abandon_all();
+            break;
+        }
+        let b = d.base();
+        if now >= next_interval {
+            let report = b.rec.take_interval(interval_index, b.open);
+            let _ = b.cfg.reports.send(report);
+            interval_index += 1;
+            next_interval += interval;
+        }
+        if now >= next_tick {
+            d.tick(now);
+            next_tick = now + TICK;
+        }
+        let mut wake = next_tick.min(next_interval);
+        if let Some(t) = drain_until {
+            wake = wake.min(t);
+        }
+        if let (true, Some(t)) = (d.base().sending, end_at) {
+            wake = wake.min(t);
+        }
+        if let Some(at) = d.resume_at() {
+            wake = wake.min(at);
+        }
+        d.base().arm_timer_before(wake, now);
+        let timeout = if d.ready_now() {
+            Duration::ZERO
+        } else {
+            wake.saturating_duration_since(now)
+        };
+        let b = d.base();
+        let busy_from = (b.active > 0).then(|| b.slot_of(now));
+        let polled = b.poll.poll(&mut events, Some(timeout));
+        if let Some(from) = busy_from {
+            let to = b.slot_of(Instant::now());
+            b.rec.mark_busy(from, to);
+        }
+        match polled {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+        for event in events.iter() {
+            let token = event.token();
+            if token == TIMER {
+                // Edge-triggered epoll reports every expiry, and arming again resets the
+                // expiry count: no read is needed to drain it.
+                d.base().wake_timer.fired();
+                continue;
+            }
+            let i = token.0 & INDEX_MASK;
+            if d.generation(i).is_some_and(|g| token_of(i, g) == token) {
+                d.on_event(i, event);
+            }
+        }
+    }
+    let b = d.base();
+    let report = b.rec.take_interval(interval_index, b.open);
+    let _ = b.cfg.reports.send(report);
+    Ok(())
+}
+
+/// The event token of connection `index`'s socket number `generation` (the generation is
+/// cut short of the top bit, so no token is ever `TIMER`).
+pub(crate) fn token_of(index: usize, generation: usize) -> Token {
+    let generation_mask = usize::MAX >> (INDEX_BITS + 1);
+    Token(((generation & generation_mask) << INDEX_BITS) | index)
+}
+
+/// A non-blocking monotonic timerfd, registered for readability.
+pub(crate) fn create_timer(poll: &Poll) -> io::Result<OwnedFd> {
+    // SAFETY: plain syscall; the returned fd is owned below.
+    let fd = unsafe {
+        libc::timerfd_create(
+            libc::CLOCK_MONOTONIC,
+            libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fd is a fresh descriptor we own.
+    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    poll.registry()
+        .register(&mut SourceFd(&owned.as_raw_fd()), TIMER, Interest::READABLE)?;
+    Ok(owned)
+}
+
+/// Arm the timer to fire once after `after` (at least 1 µs).
+pub(crate) fn arm_timer(timer: &OwnedFd, after: Duration) {
+    let after = after.max(Duration::from_micros(1));
+    let spec = libc::itimerspec {
+        it_interval: libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        },
+        it_value: libc::timespec {
+            tv_sec: after.as_secs() as libc::time_t,
+            tv_nsec: after.subsec_nanos() as libc::c_long,
+        },
+    };
+    // SAFETY: valid fd and a fully initialised itimerspec.
+    unsafe { libc::timerfd_settime(timer.as_raw_fd(), 0, &spec, std::ptr::null_mut()) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_tell_generations_apart_and_never_equal_the_timer() {
+        assert_ne!(token_of(5, 1), token_of(5, 2));
+        assert_eq!(token_of(5, 7).0 & INDEX_MASK, 5);
+        assert_ne!(token_of(INDEX_MASK, usize::MAX), TIMER);
+        assert_eq!(token_of(3, usize::MAX).0 & INDEX_MASK, 3);
+    }
+}

@@ -1,0 +1,461 @@
+//! One worker thread: it owns its connections, its event loop (mio, edge-triggered epoll),
+//! its recorder. Nothing is shared on the per-request path: no lock, no atomic write (only
+//! opening or closing a socket touches the shared open-connection gauge).
+//!
+//! This file is the HTTP/1.1 worker's pacing: which connection sends when. `conn_io` is its
+//! exchange on one connection (connect, TLS handshake, write, read, parse, complete). What
+//! it shares with the HTTP/2 worker (`h2::worker`) lives beside them: `event_loop` (the loop
+//! itself, its timer and tokens), `base` (the state and per-request rules: schedule, window,
+//! budget, recording, sockets) and `backoff` (the pause after a failed connect).
+//!
+//! Per request on a kept-alive connection the worker makes one `write` and (usually) one
+//! `read`; readiness comes from one `epoll_wait` shared by all ready connections. A short
+//! read means the socket was drained at that moment, so no extra read is spent to see
+//! EAGAIN; a later arrival raises a new edge.
+//!
+//! Closed loop: each connection sends its next request when the previous answer ends (after
+//! an optional think time); a ramp changes how many connections may be busy. Open loop:
+//! requests fall due on a schedule; a due request takes an idle connection, or opens one up
+//! to the cap, or waits in the queue — and its latency counts from when it was due. How
+//! late it was sent is split (`lateness`) into the wait with every connection busy (the
+//! server's time) and the generator's own lateness. A
+//! timerfd wakes the loop at the next due time with microsecond precision (epoll's own
+//! timeout has millisecond steps); one wake-up sends every request due by then or within a
+//! small slack (`pacing`), and the timer is re-armed only when its set time no longer serves.
+//!
+//! HTTPS: each connection's bytes go through a `Transport` (plain TCP or rustls over the
+//! socket); a new TLS connection goes from connecting through a handshake phase, timed in
+//! its own histogram, before its first request is written.
+
+pub(crate) mod backoff;
+pub(crate) mod base;
+mod conn_io;
+pub(crate) mod event_loop;
+
+use crate::http1::ResponseParser;
+use crate::plan::PlannedRequest;
+use crate::recorder::{FirstLength, IntervalReport, OpenGauge, Recorder};
+use crate::scenario::{self, Think, WeightedPicker};
+use crate::schedule::Ramp;
+use crate::tls::Connector;
+use crate::transport::Transport;
+use backoff::ConnectBackoff;
+use base::Base;
+use event_loop::{run_loop, Driver};
+use mio::net::TcpStream;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicBool;
+use std::sync::mpsc::Sender;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use webtune_model::{Arrival, ErrorKind};
+
+pub(crate) const READ_BUFFER: usize = 64 * 1024;
+
+/// How this worker paces its requests.
+pub enum Pacing {
+    Closed {
+        /// Connections this worker may keep busy over time (None: all of them).
+        ramp: Option<Ramp>,
+    },
+    Open {
+        /// This worker's share of the rate, requests/s over time.
+        ramp: Ramp,
+        arrival: Arrival,
+        /// Work (in requests) before this worker's first one: interleaves the workers.
+        first_work: f64,
+    },
+}
+
+/// Everything one worker needs; built by the coordinator.
+pub struct WorkerConfig {
+    pub requests: Arc<Vec<PlannedRequest>>,
+    pub picker: Option<Arc<WeightedPicker>>,
+    pub think: Think,
+    pub named: bool,
+    pub host_header: Arc<str>,
+    pub http10: bool,
+    /// Socket address for each of this worker's connections (round-robin over addresses).
+    pub conn_addrs: Vec<SocketAddr>,
+    /// This worker's share of `-n`, if given.
+    pub budget: Option<u64>,
+    /// Stop sending this long after the start, if the run is timed.
+    pub end_s: Option<f64>,
+    pub pacing: Pacing,
+    /// The measurement window (seconds since start): summary counts only what finishes in it.
+    pub window: (f64, f64),
+    pub keepalive: bool,
+    pub max_requests_per_conn: Option<u64>,
+    pub connect_timeout: Duration,
+    pub timeout: Duration,
+    pub start: Instant,
+    pub interval: Duration,
+    pub stop: Arc<AtomicBool>,
+    /// Body length of the first response, per request.
+    pub first_lengths: Arc<Vec<FirstLength>>,
+    /// Connections open across all workers, and their peak.
+    pub open_gauge: Arc<OpenGauge>,
+    pub reports: Sender<IntervalReport>,
+    pub seed: u64,
+    /// HTTPS: this worker's TLS connector (its own session cache); None for http://.
+    pub tls: Option<Connector>,
+    /// `--http2`: the run speaks HTTP/2 (`h2::worker` runs it).
+    pub h2: Option<crate::h2::worker::H2Setup>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Idle,
+    Connecting,
+    /// TLS: the TCP connect is done, the handshake is under way.
+    Handshaking,
+    Sending,
+    Receiving,
+}
+
+struct Conn {
+    stream: Option<Transport<TcpStream>>,
+    /// Bumped for every new socket; part of its event token.
+    generation: usize,
+    addr: SocketAddr,
+    phase: Phase,
+    /// Which planned request is in flight.
+    request: usize,
+    /// Rendered request bytes when the request varies (else the plan's fixed bytes).
+    rendered: Vec<u8>,
+    /// Request bytes written so far.
+    written: usize,
+    /// When the current request actually began (its connect, if it opened the connection).
+    started: Instant,
+    /// Open loop: when it was due. Latency counts from here.
+    intended: Option<Instant>,
+    /// When this request's connection attempt began, if it opened one.
+    opened_at: Option<Instant>,
+    connect_us: Option<u64>,
+    /// TLS: when the handshake began (the TCP connect's end), and how long it took.
+    handshake_from: Instant,
+    handshake_us: Option<u64>,
+    first_byte: Option<Instant>,
+    deadline: Instant,
+    /// Requests completed on the current connection.
+    served: u64,
+    /// Connects that failed in a row (reset by one that succeeds).
+    backoff: ConnectBackoff,
+    /// Bytes received for the current request.
+    received: u64,
+    parser: ResponseParser,
+}
+
+struct Worker {
+    base: Base,
+    conns: Vec<Conn>,
+    /// Closed loop: connections (by index) that may be busy now.
+    allowed: usize,
+    /// Closed loop: connections waiting to start their next request (after a failure or a
+    /// ramp-up).
+    ready: Vec<usize>,
+    /// Closed loop: connections thinking (or backing off after a failed connect) until a time.
+    thinking: BinaryHeap<Reverse<(Instant, usize)>>,
+    /// Open loop: due requests (their intended times) waiting for a connection.
+    pending: VecDeque<Instant>,
+    /// Open loop: idle connections, connected ones preferred.
+    idle_connected: Vec<usize>,
+    idle_fresh: Vec<usize>,
+}
+
+/// Run one worker to the end; returns what it measured.
+pub fn run_worker(cfg: WorkerConfig) -> io::Result<Recorder> {
+    if cfg.h2.is_some() {
+        return crate::h2::worker::run(cfg);
+    }
+    let now = Instant::now();
+    let conns: Vec<Conn> = cfg
+        .conn_addrs
+        .iter()
+        .map(|&addr| Conn {
+            stream: None,
+            generation: 0,
+            addr,
+            phase: Phase::Idle,
+            request: 0,
+            rendered: Vec::new(),
+            written: 0,
+            started: now,
+            intended: None,
+            opened_at: None,
+            connect_us: None,
+            handshake_from: now,
+            handshake_us: None,
+            first_byte: None,
+            deadline: now,
+            served: 0,
+            backoff: ConnectBackoff::default(),
+            received: 0,
+            parser: ResponseParser::new(),
+        })
+        .collect();
+    let mut w = Worker {
+        allowed: conns.len(),
+        idle_fresh: (0..conns.len()).rev().collect(),
+        conns,
+        base: Base::new(cfg)?,
+        ready: Vec::new(),
+        thinking: BinaryHeap::new(),
+        pending: VecDeque::new(),
+        idle_connected: Vec::new(),
+    };
+    run_loop(&mut w)?;
+    Ok(w.base.rec)
+}
+
+impl Driver for Worker {
+    fn base(&mut self) -> &mut Base {
+        &mut self.base
+    }
+
+    fn start_closed(&mut self) {
+        self.update_allowed(Instant::now());
+        for i in 0..self.allowed {
+            self.ready.push(i);
+        }
+        self.ready.reverse();
+    }
+
+    fn release(&mut self, now: Instant) {
+        if self.base.is_open_loop() {
+            return self.release_due(now);
+        }
+        while let Some(Reverse((at, i))) = self.thinking.peek().copied() {
+            if at > now {
+                break;
+            }
+            self.thinking.pop();
+            self.ready.push(i);
+        }
+        while let Some(i) = self.ready.pop() {
+            if self.conns[i].phase == Phase::Idle && i < self.allowed && self.base.may_start() {
+                self.start_request(i, now, None);
+            }
+        }
+    }
+
+    fn waiting(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    fn on_stop(&mut self) {
+        self.ready.clear();
+        self.thinking.clear();
+        self.base.rec.not_sent += self.pending.len() as u64;
+        self.pending.clear();
+    }
+
+    fn tick(&mut self, now: Instant) {
+        self.expire(now);
+        if !self.base.is_open_loop() {
+            self.update_allowed(now);
+        }
+    }
+
+    /// The run is over: requests still in flight are counted as abandoned, not failed.
+    fn abandon_all(&mut self) {
+        for i in 0..self.conns.len() {
+            if self.conns[i].phase != Phase::Idle {
+                self.base.rec.abandoned += 1;
+                self.base.active -= 1;
+                self.conns[i].phase = Phase::Idle;
+                self.close(i);
+            }
+        }
+    }
+
+    fn resume_at(&self) -> Option<Instant> {
+        self.thinking.peek().map(|Reverse((at, _))| *at)
+    }
+
+    fn ready_now(&self) -> bool {
+        !self.ready.is_empty()
+    }
+
+    fn generation(&self, i: usize) -> Option<usize> {
+        self.conns.get(i).map(|c| c.generation)
+    }
+
+    fn on_event(&mut self, i: usize, event: &mio::event::Event) {
+        self.socket_event(i, event);
+    }
+}
+
+impl Worker {
+    /// Closed loop with a ramp: how many connections may be busy now.
+    fn update_allowed(&mut self, now: Instant) {
+        let Pacing::Closed { ramp: Some(ramp) } = &self.base.cfg.pacing else {
+            return;
+        };
+        let t = self.base.seconds_since_start(now);
+        let target = (ramp.at(t).round() as usize).min(self.conns.len());
+        if target > self.allowed {
+            for i in self.allowed..target {
+                self.ready.push(i);
+            }
+        }
+        self.allowed = target;
+    }
+
+    /// Open loop: queue every request that has fallen due, and start as many as there are
+    /// connections for.
+    fn release_due(&mut self, now: Instant) {
+        self.queue_due(now);
+        while let Some(&due) = self.pending.front() {
+            let Some(i) = self.idle_connected.pop().or_else(|| self.idle_fresh.pop()) else {
+                break;
+            };
+            self.pending.pop_front();
+            self.start_request(i, now, Some(due));
+        }
+        self.note_idle(now);
+        // No request still to be sent was due before the oldest queued one (or the next).
+        let oldest = self
+            .pending
+            .front()
+            .copied()
+            .or(self.base.next_due.map(|(due, _)| due))
+            .unwrap_or(now);
+        self.base.all_busy.forget_before(oldest);
+        if self.base.next_due.is_none() && self.pending.is_empty() && self.base.sending {
+            // Nothing more will fall due: finish like a timed run whose end has come.
+            self.base.sending = false;
+        }
+    }
+
+    /// Open loop: queue every request that has fallen due by `now`, or falls due within the
+    /// batching slack.
+    fn queue_due(&mut self, now: Instant) {
+        let pending = &mut self.pending;
+        self.base.queue_due(now, |_, due| pending.push_back(due));
+    }
+
+    /// Open loop: the idle lists changed at `now`; keep the busy clock in step.
+    fn note_idle(&mut self, now: Instant) {
+        let none_idle = self.idle_connected.is_empty() && self.idle_fresh.is_empty();
+        self.base.all_busy.set(none_idle, now);
+    }
+
+    fn start_request(&mut self, i: usize, now: Instant, intended: Option<Instant>) {
+        self.base.active += 1;
+        let request = self.base.pick_request();
+        let b = &mut self.base;
+        let planned = &b.cfg.requests[request];
+        let c = &mut self.conns[i];
+        c.request = request;
+        if let Some(def) = planned.def.as_ref() {
+            let seq = b.seqs[request];
+            b.seqs[request] += 1;
+            scenario::encode_into(
+                def,
+                &b.cfg.host_header,
+                b.cfg.keepalive,
+                b.cfg.http10,
+                &mut b.rng,
+                seq,
+                &mut c.rendered,
+            );
+        }
+        c.received = 0;
+        c.first_byte = None;
+        c.connect_us = None;
+        c.handshake_us = None;
+        c.opened_at = None;
+        c.started = now;
+        c.intended = intended;
+        c.parser.reset(planned.is_head);
+        c.parser.capture_body(planned.body_contains.is_some());
+        if b.rec.responses == 0 && b.rec.server_software.is_none() {
+            c.parser.capture_server();
+        }
+        let connected = c.stream.is_some();
+        if let Some(due) = intended {
+            b.record_send(due, now);
+        }
+        if connected {
+            self.begin_send(i, now);
+        } else {
+            self.open_connection(i, now);
+        }
+    }
+
+    /// A connection has become free: give it its next request.
+    fn next_request(&mut self, i: usize, now: Instant) {
+        if self.base.is_open_loop() {
+            // Requests that fell due while this worker handled events take the freed
+            // connection now, not at the next turn of the loop.
+            self.queue_due(now);
+            if let Some(due) = self.pending.pop_front() {
+                self.start_request(i, now, Some(due));
+            } else if self.conns[i].stream.is_some() {
+                self.idle_connected.push(i);
+                self.note_idle(now);
+            } else {
+                self.idle_fresh.push(i);
+                self.note_idle(now);
+            }
+            return;
+        }
+        if i >= self.allowed {
+            self.close(i); // ramping down: this connection rests
+            return;
+        }
+        let pause = self.base.cfg.think.sample(&mut self.base.rng);
+        if !pause.is_zero() {
+            if self.base.sending {
+                self.thinking.push(Reverse((now + pause, i)));
+            }
+        } else if self.base.may_start() {
+            self.start_request(i, now, None);
+        }
+    }
+
+    fn fail(&mut self, i: usize, kind: ErrorKind) {
+        let now = Instant::now();
+        let (request, received) = (self.conns[i].request, self.conns[i].received);
+        self.base.record_error(kind, request, received, now);
+        self.base.active -= 1;
+        self.close(i);
+        self.conns[i].phase = Phase::Idle;
+        if self.base.is_open_loop() {
+            // The schedule paces the attempts: one per due request.
+            self.idle_fresh.push(i);
+            self.note_idle(now);
+        } else if kind.is_connect() && self.base.sending {
+            let pause = self.conns[i].backoff.next_pause(&mut self.base.rng);
+            self.thinking.push(Reverse((now + pause, i)));
+        } else {
+            self.ready.push(i);
+        }
+    }
+
+    fn close(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        self.base.close_socket(&mut c.stream);
+        c.served = 0;
+    }
+
+    /// Fail requests whose connect or response deadline has passed.
+    fn expire(&mut self, now: Instant) {
+        for i in 0..self.conns.len() {
+            let c = &self.conns[i];
+            if now < c.deadline {
+                continue;
+            }
+            match c.phase {
+                Phase::Idle => {}
+                Phase::Connecting => self.fail(i, ErrorKind::ConnectTimeout),
+                Phase::Handshaking => self.fail(i, ErrorKind::TlsHandshake),
+                Phase::Sending | Phase::Receiving => self.fail(i, ErrorKind::RequestTimeout),
+            }
+        }
+    }
+}
