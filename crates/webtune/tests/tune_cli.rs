@@ -409,9 +409,12 @@ fn maximize_capacity_runs_a_capacity_search_per_trial() {
     let best = report["best"]["objective"]
         .as_f64()
         .expect("a capacity was found");
+    // One worker at 10 ms serves ~100/s. Over a 0.5 s step a higher rate only builds a
+    // queue of (rate - 100) x 0.5 s requests, 10 ms each, so p99 <= 200 ms still holds up to
+    // ~140/s: a short step cannot tell those rates apart, and the bound says so.
     assert!(
-        best > 0.0 && best <= 110.0,
-        "one worker at 10 ms: at most ~100/s, got {best}"
+        best > 0.0 && best <= 140.0,
+        "one worker at 10 ms, 0.5 s steps, p99<=200ms: at most ~140/s, got {best}"
     );
 }
 
