@@ -1,15 +1,18 @@
-//! Importing a user's own nginx or Apache configuration into the lab: the config tree
-//! (every file the server would read) is copied into the stack's private directory, and
-//! only what must change to run privately is rewritten — listen addresses (to loopback
-//! free ports), the pid file, logs, temp and runtime paths, includes (to the copy), and
-//! for nginx as root the worker account. Everything else (virtual hosts, document roots,
-//! modules, tuning directives) is kept, `--set NAME=VALUE` replaces a directive's value,
-//! and the server checks the copy itself (`nginx -t`, `apache2 -t`) before it starts.
+//! Importing a user's own configuration into the lab: nginx, Apache, php-fpm (run behind
+//! the lab's nginx) or my.cnf (the forum's database). The config tree (every file the server
+//! would read) is copied into the private directory, and only what must change to run
+//! privately is changed — listen addresses (to loopback free ports), the pid file, logs,
+//! temp, runtime and data paths, includes (to the copy), and for nginx as root the worker
+//! account. Everything else (virtual hosts, document roots, modules, pools, tuning
+//! directives) is kept, `--set NAME=VALUE` sets a directive's value, and the server checks
+//! the copy itself (`nginx -t`, `apache2 -t`, `php-fpm -t`) before it starts.
 //!
 //! The trees are read by the advisor's readers (crates/advise) in the binary and handed
 //! here as located directives (`ConfigTree`): the advisor depends on the lab, so the lab
-//! takes the readers' output rather than the readers. Edits keep every line where it was,
-//! so what a server says about the copy's `file:line` is the user's `file:line`.
+//! takes the readers' output rather than the readers. nginx and Apache copies are edited
+//! line by line in place; php-fpm and my.cnf copies, whose servers let a later value win,
+//! get a block appended instead (`php_fpm`, `mariadb`). Either way every user line stays
+//! where it was, so what a server says about the copy's `file:line` is the user's.
 
 use crate::forum::dbparams::PREFIX as DB_PREFIX;
 use crate::params::Settings;
