@@ -140,6 +140,16 @@ pub(crate) fn fill(template: &str, vars: &BTreeMap<String, String>) -> Result<St
     Ok(out)
 }
 
+/// Does a load path reach PHP on the lab's site: `/cpu/US` (rewritten to cpu.php) or a
+/// `*.php` page? Everything else is a static file the front server answers itself.
+pub fn reaches_php(path: &str) -> bool {
+    let path = path.split(['?', '#']).next().unwrap_or_default();
+    let cpu = path
+        .strip_prefix("/cpu/")
+        .is_some_and(|us| !us.is_empty() && us.bytes().all(|b| b.is_ascii_digit()));
+    cpu || path.ends_with(".php")
+}
+
 /// The document root's files: empty.gif, an ~80 KB index.html and, where PHP runs, cpu.php.
 pub fn site_files(stack: StackKind) -> Vec<(String, Vec<u8>)> {
     let mut files = vec![
@@ -245,6 +255,16 @@ mod tests {
         assert!(check_path_is_plain(Path::new("/tmp/a;b")).is_err());
         assert!(check_path_is_plain(Path::new("relative")).is_err());
         assert!(check_path_is_plain(Path::new("/tmp/webtune-lab-0/x.www")).is_ok());
+    }
+
+    #[test]
+    fn only_cpu_and_php_paths_reach_php() {
+        assert!(reaches_php("/cpu/2000"));
+        assert!(reaches_php("/viewtopic.php?t=1"));
+        assert!(!reaches_php("/"));
+        assert!(!reaches_php("/empty.gif"));
+        assert!(!reaches_php("/cpu/"));
+        assert!(!reaches_php("/cpu/x"));
     }
 
     #[test]

@@ -250,52 +250,65 @@ fn lab_leftovers(lab: &Path) -> Vec<String> {
     left
 }
 
+/// `advise --no-discover FLAG CONFIG --json … --verify --pairs 1 [EXTRA] -- BENCH` in a lab
+/// root of its own: asserts exit 0, a verified server and nothing left in the lab root;
+/// returns stdout, stderr and the first verified server's JSON.
+fn verify_one_pair(
+    flag: &str,
+    config: &Path,
+    extra: &[&str],
+    bench: &[&str],
+) -> (String, String, serde_json::Value) {
+    let d = tempfile::tempdir().unwrap();
+    let lab = d.path().join("lab");
+    let out_json = d.path().join("advice.json");
+    let mut args = vec![
+        "advise",
+        flag,
+        config.to_str().unwrap(),
+        "--no-discover",
+        "--json",
+        out_json.to_str().unwrap(),
+        "--verify",
+        "--pairs",
+        "1",
+    ];
+    args.extend_from_slice(extra);
+    args.push("--");
+    args.extend_from_slice(bench);
+    let out = webtune_in(&lab, &args);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("Measured (advise --verify"), "{stdout}");
+    let v = json(&out_json);
+    let server = v["verify"]["servers"][0].clone();
+    assert_eq!(server["verified"], true, "{v}");
+    assert_eq!(server["runs"]["current"].as_array().map(Vec::len), Some(1));
+    assert_eq!(server["runs"]["advised"].as_array().map(Vec::len), Some(1));
+    assert!(server["runs"]["advised"][0]["requests_per_s"].as_f64() > Some(0.0));
+    assert_eq!(lab_leftovers(&lab), Vec::<String>::new());
+    (stdout, stderr, server)
+}
+
 #[test]
 fn verify_measures_the_advice_on_private_copies() {
     if !Path::new("/etc/apache2/mods-enabled/mpm_prefork.conf").exists() {
         eprintln!("skipped: Debian's Apache with prefork is not installed");
         return;
     }
-    let d = tempfile::tempdir().unwrap();
-    let lab = d.path().join("lab");
-    let out_json = d.path().join("advice.json");
-    let out = webtune_in(
-        &lab,
-        &[
-            "advise",
-            "--apache-config",
-            "/etc/apache2/apache2.conf",
-            "--no-discover",
-            "--json",
-            out_json.to_str().unwrap(),
-            "--verify",
-            "--pairs",
-            "1",
-            "--",
-            "-c",
-            "2",
-            "-n",
-            "40",
-            "/",
-        ],
+    let (stdout, stderr, _) = verify_one_pair(
+        "--apache-config",
+        Path::new("/etc/apache2/apache2.conf"),
+        &[],
+        &["-c", "2", "-n", "40", "/"],
     );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
-    assert!(stdout.contains("Measured (advise --verify"), "{stdout}");
     // Debian's prefork + mod_php has MaxConnectionsPerChild 0: that finding is measured.
     assert!(
         stdout.contains("[apache.max_connections_per_child] MaxConnectionsPerChild 0 → MaxConnectionsPerChild 1000: measured"),
         "{stdout}"
     );
     assert!(stderr.contains("run 2/2 (B advised)"), "{stderr}");
-    let v = json(&out_json);
-    let server = &v["verify"]["servers"][0];
-    assert_eq!(server["verified"], true, "{v}");
-    assert_eq!(server["runs"]["current"].as_array().map(Vec::len), Some(1));
-    assert_eq!(server["runs"]["advised"].as_array().map(Vec::len), Some(1));
-    assert!(server["runs"]["advised"][0]["requests_per_s"].as_f64() > Some(0.0));
-    assert_eq!(lab_leftovers(&lab), Vec::<String>::new());
 }
 
 #[test]
@@ -350,30 +363,13 @@ fn verify_measures_php_fpm_advice_behind_the_labs_nginx() {
          pm = static\npm.max_children = 2\n",
     )
     .unwrap();
-    let lab = d.path().join("lab");
-    let out_json = d.path().join("advice.json");
-    let out = webtune_in(
-        &lab,
-        &[
-            "advise",
-            "--php-fpm-config",
-            pool.to_str().unwrap(),
-            "--no-discover",
-            "--json",
-            out_json.to_str().unwrap(),
-            "--verify",
-            "--pairs",
-            "1",
-            "--",
-            "-c",
-            "2",
-            "-n",
-            "20",
-        ],
+    // "/" is a static file of the lab's nginx: the pool is loaded at /cpu/2000 instead.
+    let (stdout, _, server) = verify_one_pair(
+        "--php-fpm-config",
+        &pool,
+        &[],
+        &["-c", "2", "-n", "20", "/"],
     );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
     assert!(stdout.contains("advised = pm.max_requests=500"), "{stdout}");
     assert!(
         stdout.contains(
@@ -381,14 +377,14 @@ fn verify_measures_php_fpm_advice_behind_the_labs_nginx() {
         ),
         "{stdout}"
     );
-    let v = json(&out_json);
-    let server = &v["verify"]["servers"][0];
-    assert_eq!(server["server"], "php-fpm", "{v}");
-    assert_eq!(server["verified"], true, "{v}");
-    assert_eq!(server["findings"][0], "php_fpm.max_requests", "{v}");
-    assert!(server["runs"]["advised"][0]["requests_per_s"].as_f64() > Some(0.0));
+    assert!(
+        stdout.contains("loaded at /cpu/2000: / is a static file"),
+        "{stdout}"
+    );
+    assert_eq!(server["server"], "php-fpm", "{server}");
+    assert_eq!(server["path"], "/cpu/2000", "{server}");
+    assert_eq!(server["findings"][0], "php_fpm.max_requests", "{server}");
     assert!(!Path::new("/run/php/webtune-test-never.sock").exists());
-    assert_eq!(lab_leftovers(&lab), Vec::<String>::new());
 }
 
 #[test]
@@ -408,34 +404,12 @@ fn verify_measures_my_cnf_advice_under_the_labs_forum() {
         "[mysqld]\nthread_cache_size = 2\nsocket = /run/mysqld/webtune-test-never.sock\n",
     )
     .unwrap();
-    let lab = d.path().join("lab");
-    let out_json = d.path().join("advice.json");
-    let out = webtune_in(
-        &lab,
-        &[
-            "advise",
-            "--mysql-config",
-            my_cnf.to_str().unwrap(),
-            "--no-discover",
-            "--json",
-            out_json.to_str().unwrap(),
-            "--verify",
-            "--pairs",
-            "1",
-            "--posts",
-            "2000",
-            "--seed",
-            "11",
-            "--",
-            "-c",
-            "2",
-            "-n",
-            "30",
-        ],
+    let (stdout, _, server) = verify_one_pair(
+        "--mysql-config",
+        &my_cnf,
+        &["--posts", "2000", "--seed", "11"],
+        &["-c", "2", "-n", "30"],
     );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
     assert!(
         stdout.contains("under the forum (2000 posts) on nginx-php-fpm"),
         "{stdout}"
@@ -444,12 +418,11 @@ fn verify_measures_my_cnf_advice_under_the_labs_forum() {
         stdout.contains("[mariadb.thread_cache_size] thread_cache_size = 2 → thread_cache_size"),
         "{stdout}"
     );
-    let v = json(&out_json);
-    let server = &v["verify"]["servers"][0];
-    assert_eq!(server["server"], "mariadb", "{v}");
-    assert_eq!(server["verified"], true, "{v}");
-    assert_eq!(server["findings"][0], "mariadb.thread_cache_size", "{v}");
-    assert!(server["runs"]["advised"][0]["requests_per_s"].as_f64() > Some(0.0));
+    assert_eq!(server["server"], "mariadb", "{server}");
+    assert_eq!(server["path"], "", "the forum's page mix: {server}");
+    assert_eq!(
+        server["findings"][0], "mariadb.thread_cache_size",
+        "{server}"
+    );
     assert!(!Path::new("/run/mysqld/webtune-test-never.sock").exists());
-    assert_eq!(lab_leftovers(&lab), Vec::<String>::new());
 }

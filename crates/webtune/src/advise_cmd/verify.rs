@@ -215,7 +215,18 @@ fn verify_one(
             import::default_path(&current, &workload)
         }
     };
-    let path = load_path(bench.url.as_deref(), default_path)?;
+    let mut path = load_path(bench.url.as_deref(), default_path)?;
+    // A path the lab's nginx answers from a file never reaches the php-fpm copies.
+    let mut path_note = None;
+    if server == Server::PhpFpm
+        && workload.scenario().is_none()
+        && !webtune_lab::render::reaches_php(&path)
+    {
+        path_note = Some(format!(
+            "loaded at {default_path}: {path} is a static file of the lab's nginx and never reaches the pool"
+        ));
+        path = default_path.to_string();
+    }
     let forum = match server {
         Server::MariaDb => Some((
             settings_for(FORUM_STACK, &[])?,
@@ -296,6 +307,9 @@ fn verify_one(
         rps.pairs,
         if interrupted { " (interrupted)" } else { "" }
     );
+    if let Some(note) = &path_note {
+        text.push_str(&format!("    {note}\n"));
+    }
     text.push_str(&format!("    throughput: {}\n", line(&rps)));
     text.push_str(&format!("    p99 latency: {}\n", line(&p99)));
     for f in &changed {
@@ -314,6 +328,7 @@ fn verify_one(
         "server": label,
         "config": read.main,
         "verified": true,
+        "path": path,
         "advised": set.iter().map(|(n, v)| json!({"name": n, "value": v})).collect::<Vec<_>>(),
         "findings": changed.iter().map(|f| f.id.clone()).collect::<Vec<_>>(),
         "runs": {
