@@ -252,8 +252,7 @@ impl RunningStack {
             Source::Stack(_) => self.stack.components().len(),
             Source::Imported(import) => import.port_count(),
         })?;
-        // SAFETY: geteuid has no preconditions.
-        let privileged = unsafe { libc::geteuid() } == 0;
+        let privileged = crate::servers::privileged();
         let layout = Layout {
             dir: dir.clone(),
             docroot: docroot.clone(),

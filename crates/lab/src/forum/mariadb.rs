@@ -15,10 +15,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-pub(crate) use crate::servers::mariadb::{check_plain, db_failed, privileged};
+pub(crate) use crate::servers::mariadb::{check_plain, db_failed};
 pub use crate::servers::mariadb::{
     greets, render_config, summarise_server_log, DbPrograms, InstanceFiles, Purpose,
 };
+use crate::servers::privileged;
 
 /// The database the forum lives in, and the read-only account its pages use.
 pub const DATABASE: &str = "forum";

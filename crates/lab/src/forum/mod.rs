@@ -156,7 +156,7 @@ impl ForumDatabase {
                 dir: entry.private_dir.clone(),
                 docroot: entry.private_dir.clone(),
                 ports: vec![port],
-                privileged: mariadb::privileged(),
+                privileged: crate::servers::privileged(),
                 addresses: 1,
             };
             let programs = Programs::discover();

@@ -11,7 +11,8 @@
 //! too, as `NAME = VALUE`.
 
 use super::{Import, DB_PREFIX};
-use crate::servers::mariadb::{privileged, InstanceFiles};
+use crate::servers::mariadb::InstanceFiles;
+use crate::servers::privileged;
 use std::path::Path;
 
 /// Keys the import sets itself (with `-` read as `_`): `--set` may not touch them.

@@ -250,11 +250,6 @@ impl RenderContext<'_> {
         self.get(local).and_then(|v| v.as_switch()).unwrap_or(false)
     }
 
-    /// Is it the TLS front of a TLS stack?
-    pub fn tls(&self) -> bool {
-        self.tls
-    }
-
     pub fn dir(&self) -> &Path {
         &self.layout.dir
     }
@@ -446,6 +441,13 @@ fn newest_matching(dir: &Path, prefix: &str, suffix: &str) -> Option<PathBuf> {
         }
     }
     best.map(|(_, p)| p)
+}
+
+/// Does the lab run as root (servers then need an account for their workers, and MariaDB
+/// must be told it may run as root)?
+pub(crate) fn privileged() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
 }
 
 /// The account workers run as when the lab runs as root: www-data (Debian's web

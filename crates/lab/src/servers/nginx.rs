@@ -218,7 +218,7 @@ impl ServerType for Nginx {
                 String::new()
             },
         );
-        let (tls_listen, tls_block) = if c.tls() {
+        let (tls_listen, tls_block) = if c.tls {
             tls_directives(c)
         } else {
             (String::new(), String::new())
@@ -294,7 +294,7 @@ impl ServerType for Nginx {
                 output_log: dir.join("nginx.out"),
                 port: c.port,
                 stop_signal: libc::SIGQUIT,
-                readiness: ready_on(c.tls(), "/empty.gif"),
+                readiness: ready_on(c.tls, "/empty.gif"),
             },
         })
     }

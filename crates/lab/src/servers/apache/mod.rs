@@ -223,7 +223,7 @@ impl ServerType for Apache {
                 ),
             );
         }
-        let (tls_modules, tls_block) = if c.tls() {
+        let (tls_modules, tls_block) = if c.tls {
             tls_directives(c, &modules)
         } else {
             (String::new(), String::new())
@@ -253,7 +253,7 @@ impl ServerType for Apache {
                 output_log: dir.join("apache2.out"),
                 port: c.port,
                 stop_signal: libc::SIGTERM,
-                readiness: ready_on(c.tls(), "/empty.gif"),
+                readiness: ready_on(c.tls, "/empty.gif"),
             },
         })
     }

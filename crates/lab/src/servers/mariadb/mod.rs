@@ -10,8 +10,8 @@
 //! (`forum::mariadb`).
 
 use super::{
-    find_program, require, Component, ImportedConfig, Programs, Readiness, RenderContext,
-    RenderedServer, Requirement, ServerPlan, ServerType,
+    find_program, privileged, require, Component, ImportedConfig, Programs, Readiness,
+    RenderContext, RenderedServer, Requirement, ServerPlan, ServerType,
 };
 use crate::params::{ParamSpec, Settings, Value};
 use crate::tuning::Tunable;
@@ -260,11 +260,6 @@ pub(crate) fn check_plain(path: &Path) -> Result<String, LabError> {
             message: "holds characters other than [A-Za-z0-9/._+-]; choose a plainer WEBTUNE_LAB_DIR or WEBTUNE_LAB_CACHE".into(),
         })
     }
-}
-
-pub(crate) fn privileged() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
 }
 
 /// Render `my.cnf`; `parameters` are the `[mariadbd]` lines of the settings (see
