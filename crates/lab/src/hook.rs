@@ -1,12 +1,17 @@
 //! Commands the user hands webtune to change their own server (`tune external --apply CMD`,
 //! `--restore CMD`): `{name}` placeholders filled with shell-quoted values, run with
 //! `sh -c`, bounded in time and stopped by the stop token. Exit 0 means "the target is
-//! ready"; anything else is a one-line error with the end of what the command wrote.
+//! ready"; anything else is a one-line error with the end of what the command wrote. Only
+//! the last `TAIL_BYTES` of each stream are kept (a command may write gigabytes), and a
+//! line cut by that says so. A time-out kills the command's whole process group. A
+//! background process the command leaves holding its output open (a server it started)
+//! does not hold the call: the output is read for a moment after the command exits.
 
 use crate::LabError;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use webtune_model::StopToken;
 
@@ -66,9 +71,9 @@ pub fn run(what: &str, command: &str, limit: Duration, stop: &StopToken) -> Resu
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| LabError::Hook(format!("{what}: cannot run sh: {e}")))?;
-    // Read the output on threads so a chatty command cannot block on a full pipe.
-    let mut readers = Vec::new();
-    for stream in [
+    // Read the output on threads so a chatty command cannot block on a full pipe; each
+    // keeps only the last TAIL_BYTES.
+    let tails: Vec<Arc<Mutex<Tail>>> = [
         child
             .stdout
             .take()
@@ -80,14 +85,13 @@ pub fn run(what: &str, command: &str, limit: Duration, stop: &StopToken) -> Resu
     ]
     .into_iter()
     .flatten()
-    {
-        readers.push(std::thread::spawn(move || {
-            let mut text = String::new();
-            let mut stream = stream;
-            let _ = stream.read_to_string(&mut text);
-            text
-        }));
-    }
+    .map(|stream| {
+        let tail = Arc::new(Mutex::new(Tail::default()));
+        let t = Arc::clone(&tail);
+        std::thread::spawn(move || Tail::drain(stream, &t));
+        tail
+    })
+    .collect();
     let deadline = Instant::now() + limit;
     let status = loop {
         match child.try_wait() {
@@ -103,17 +107,13 @@ pub fn run(what: &str, command: &str, limit: Duration, stop: &StopToken) -> Resu
             Err(e) => return Err(LabError::Hook(format!("{what}: {e}"))),
         }
     };
-    let output: String = readers
-        .into_iter()
-        .filter_map(|r| r.join().ok())
-        .collect::<Vec<_>>()
-        .join("");
-    let tail = output
-        .lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .map(|l| format!(": {}", l.trim()))
-        .unwrap_or_default();
+    // The rest of the output, for a moment: a process the command left running may keep
+    // the pipes open for as long as it lives.
+    let grace = Instant::now() + Duration::from_millis(500);
+    while Instant::now() < grace && !tails.iter().all(|t| t.lock().map_or(true, |t| t.done)) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let tail = last_line(&tails);
     match status {
         Some(s) if s.success() => Ok(()),
         Some(s) => Err(LabError::Hook(format!(
@@ -123,9 +123,68 @@ pub fn run(what: &str, command: &str, limit: Duration, stop: &StopToken) -> Resu
         ))),
         None if stop.stop_requested() => Err(LabError::Interrupted),
         None => Err(LabError::Hook(format!(
-            "{what} `{command}` did not finish within {limit:?}{tail}"
+            "{what} `{command}` did not finish within {limit:?}: killed with its process group{tail}"
         ))),
     }
+}
+
+/// The most of each output stream kept: its last bytes.
+pub const TAIL_BYTES: usize = 4096;
+
+/// The end of one output stream and how much was written in all.
+#[derive(Default)]
+struct Tail {
+    kept: std::collections::VecDeque<u8>,
+    total: u64,
+    done: bool,
+}
+
+impl Tail {
+    fn drain(mut stream: Box<dyn Read + Send>, tail: &Mutex<Tail>) {
+        let mut buf = [0u8; 8192];
+        loop {
+            let n = match stream.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            let Ok(mut t) = tail.lock() else { return };
+            t.total += n as u64;
+            t.kept.extend(&buf[..n]);
+            let excess = t.kept.len().saturating_sub(TAIL_BYTES);
+            t.kept.drain(..excess);
+        }
+        if let Ok(mut t) = tail.lock() {
+            t.done = true;
+        }
+    }
+}
+
+/// `: LINE`, the last non-empty line written (standard error's before standard output's),
+/// marked when only its end was kept; empty when nothing was written.
+fn last_line(tails: &[Arc<Mutex<Tail>>]) -> String {
+    for t in tails.iter().rev() {
+        let Ok(t) = t.lock() else { continue };
+        let bytes: Vec<u8> = t.kept.iter().copied().collect();
+        let text = String::from_utf8_lossy(&bytes);
+        let text: &str = &text;
+        let Some(line) = text.lines().rev().find(|l| !l.trim().is_empty()) else {
+            continue;
+        };
+        // Cut when no line break precedes it in the kept bytes and more was written before.
+        let offset = line.as_ptr() as usize - text.as_ptr() as usize;
+        let starts_kept = !text[..offset].contains('\n');
+        let cut = t.total > bytes.len() as u64 && starts_kept;
+        return if cut {
+            format!(
+                ": …{} (cut: the command wrote {} bytes, the last {TAIL_BYTES} kept)",
+                line.trim(),
+                t.total
+            )
+        } else {
+            format!(": {}", line.trim())
+        };
+    }
+    String::new()
 }
 
 #[cfg(test)]
@@ -167,5 +226,91 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("did not finish"), "{e}");
+    }
+
+    #[test]
+    fn a_flood_of_output_keeps_only_its_end_and_says_it_was_cut() {
+        let stop = StopToken::new();
+        // 20 MB on one line, then the real reason.
+        let e = run(
+            "--apply",
+            "head -c 20000000 /dev/zero | tr '\\0' x >&2; echo >&2; echo the pool is gone >&2; exit 1",
+            Duration::from_secs(30),
+            &stop,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.ends_with(": the pool is gone"),
+            "{}",
+            &e[..e.len().min(300)]
+        );
+        assert!(e.len() < 500, "{} bytes", e.len());
+        // One endless line: its end, marked as cut.
+        let e = run(
+            "--apply",
+            "head -c 20000000 /dev/zero | tr '\\0' x >&2; exit 1",
+            Duration::from_secs(30),
+            &stop,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.len() < TAIL_BYTES + 300, "{} bytes", e.len());
+        assert!(
+            e.contains("cut: the command wrote 20000000 bytes"),
+            "{}",
+            &e[..200]
+        );
+    }
+
+    #[test]
+    fn a_time_out_kills_the_process_group_and_a_daemon_does_not_hold_the_call() {
+        let stop = StopToken::new();
+        let pids = std::env::temp_dir().join(format!("webtune-hook-{}.pids", std::process::id()));
+        let started = Instant::now();
+        let e = run(
+            "--apply",
+            &format!("sleep 1000 & echo $! > {}; sleep 1000", pids.display()),
+            Duration::from_millis(500),
+            &stop,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(started.elapsed() < Duration::from_secs(10));
+        assert!(
+            e.contains("did not finish within") && e.contains("process group"),
+            "{e}"
+        );
+        let pid: i32 = std::fs::read_to_string(&pids)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        // SAFETY: signal 0 only asks whether the process exists.
+        let alive = unsafe { libc::kill(pid, 0) } == 0
+            && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .unwrap_or_default()
+                .contains(") Z ");
+        assert!(!alive, "the background sleep survived");
+        // A command that starts a server and exits 0 returns, though the server keeps the
+        // output pipes open.
+        let started = Instant::now();
+        run(
+            "--apply",
+            &format!("sleep 30 & echo $! > {}; exit 0", pids.display()),
+            Duration::from_secs(20),
+            &stop,
+        )
+        .unwrap();
+        assert!(started.elapsed() < Duration::from_secs(5));
+        let pid: i32 = std::fs::read_to_string(&pids)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        // SAFETY: ending the process this test started.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        let _ = std::fs::remove_file(&pids);
     }
 }

@@ -106,13 +106,13 @@ fn measure(
         Ok(t) => t,
         Err(why) => return Ok(failed(why)),
     };
-    if let Subject::External { apply, .. } = &job.subject {
+    if let Subject::External { apply, timeout, .. } = &job.subject {
         let values: Vec<(String, String)> = config
             .iter()
             .map(|(n, v)| (n.clone(), v.to_string()))
             .collect();
         let command = webtune_lab::hook::fill(apply, &values)?;
-        match webtune_lab::hook::run("--apply", &command, Duration::from_secs(600), stop) {
+        match webtune_lab::hook::run("--apply", &command, *timeout, stop) {
             Ok(()) => {}
             Err(LabError::Interrupted) => {
                 return Ok(Measured {
@@ -350,6 +350,7 @@ pub fn run(
     }
     if let Subject::External {
         restore: Some(restore),
+        timeout,
         ..
     } = &job.subject
     {
@@ -359,12 +360,7 @@ pub fn run(
             .map(|(n, v)| (n.clone(), v.to_string()))
             .collect();
         let command = webtune_lab::hook::fill(restore, &values)?;
-        webtune_lab::hook::run(
-            "--restore",
-            &command,
-            Duration::from_secs(600),
-            &StopToken::new(),
-        )?;
+        webtune_lab::hook::run("--restore", &command, *timeout, &StopToken::new())?;
     }
     let mut report = TuneReport::from_study(&study, levels, proof_report);
     report.evidence = evidence;

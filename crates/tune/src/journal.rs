@@ -3,8 +3,11 @@
 //! trial begins (`pending`) and again when it ends (`finished` with its summary and the full
 //! `RunResult` of each level, or `failed` with the error). WAL with `synchronous=FULL`: each
 //! write is durable when the call returns, so a SIGKILL loses at most the trial in flight,
-//! which the next open reports as `lost`.
+//! which the next open reports as `lost`. One process at a time writes a journal: `create`
+//! and `open` take its lock (`lock`), so a second tune or `--resume` is refused with the
+//! holder's pid; `peek` reads it without the lock and without writing.
 
+use crate::lock::{JournalLock, LockError};
 use crate::objective::LevelSummary;
 use crate::space::Config;
 use crate::study::{Outcome, Study, Why};
@@ -33,6 +36,14 @@ pub enum JournalError {
     Version { path: String, found: i64 },
     #[error("journal {path}: trial {id} is damaged: {why}")]
     Damaged { path: String, id: i64, why: String },
+    #[error("journal {path} is in use by {}: one tune at a time writes a journal; wait for it to end or stop it", holder.map_or("another process".to_string(), |p| format!("webtune pid {p}")))]
+    Locked { path: String, holder: Option<u32> },
+    #[error("journal {path}: cannot take its lock {lock}: {source}")]
+    Lock {
+        path: String,
+        lock: String,
+        source: std::io::Error,
+    },
 }
 
 /// Which part of the command a trial belongs to.
@@ -89,6 +100,22 @@ impl Resumed {
 pub struct Journal {
     conn: Connection,
     path: String,
+    /// Held while the journal is open for writing; dropped after the connection.
+    _lock: Option<JournalLock>,
+}
+
+fn lock(path: &Path) -> Result<JournalLock, JournalError> {
+    JournalLock::acquire(path).map_err(|e| match e {
+        LockError::Held(holder) => JournalError::Locked {
+            path: path.display().to_string(),
+            holder,
+        },
+        LockError::Io(source) => JournalError::Lock {
+            path: path.display().to_string(),
+            lock: crate::lock::lock_path(path).display().to_string(),
+            source,
+        },
+    })
 }
 
 fn now_ms() -> i64 {
@@ -99,13 +126,17 @@ fn now_ms() -> i64 {
 }
 
 impl Journal {
-    fn connect(path: &Path) -> Result<Journal, JournalError> {
+    fn connect(path: &Path, lock: Option<JournalLock>) -> Result<Journal, JournalError> {
         let name = path.display().to_string();
         let conn = Connection::open(path).map_err(|source| JournalError::Sql {
             path: name.clone(),
             source,
         })?;
-        let j = Journal { conn, path: name };
+        let j = Journal {
+            conn,
+            path: name,
+            _lock: lock,
+        };
         j.sql(j.conn.pragma_update(None, "journal_mode", "WAL"))?;
         j.sql(j.conn.pragma_update(None, "synchronous", "FULL"))?;
         j.sql(j.conn.busy_timeout(std::time::Duration::from_secs(5)))?;
@@ -119,9 +150,11 @@ impl Journal {
         })
     }
 
-    /// Start a new journal for a study. Refuses a file that already holds one.
+    /// Start a new journal for a study. Refuses a file that already holds one, or that
+    /// another process holds.
     pub fn create(path: &Path, command_json: &str, seed: u64) -> Result<Journal, JournalError> {
-        let j = Journal::connect(path)?;
+        let lock = lock(path)?;
+        let j = Journal::connect(path, Some(lock))?;
         j.sql(j.conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS study (
                  id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -156,13 +189,48 @@ impl Journal {
         Ok(j)
     }
 
-    /// Open an existing journal: the command, the finished trials, and the lost ones (which
-    /// are marked `lost` from now on).
+    /// Open an existing journal to continue it: its lock (refused while another process
+    /// holds it), the command, the finished trials, and the lost ones (which are marked
+    /// `lost` from now on).
     pub fn open(path: &Path) -> Result<(Journal, Resumed), JournalError> {
         if !path.exists() {
             return Err(JournalError::NoStudy(path.display().to_string()));
         }
-        let j = Journal::connect(path)?;
+        let lock = lock(path)?;
+        let j = Journal::connect(path, Some(lock))?;
+        let resumed = j.read()?;
+        for (id, _) in &resumed.lost {
+            j.sql(j.conn.execute(
+                "UPDATE trials SET state = 'lost' WHERE id = ?1",
+                params![id],
+            ))?;
+        }
+        Ok((j, resumed))
+    }
+
+    /// Read a journal without its lock and without writing to it (`--show`, also while a
+    /// tune runs): its trials, and the pid of the process that holds it now, if any (then
+    /// `lost` are the trials it is running, not lost ones).
+    pub fn peek(path: &Path) -> Result<(Resumed, Option<u32>), JournalError> {
+        if !path.exists() {
+            return Err(JournalError::NoStudy(path.display().to_string()));
+        }
+        let holder = JournalLock::holder(path);
+        let j = Journal::connect(path, None)?;
+        Ok((j.read()?, holder))
+    }
+
+    /// Replace the stored command (a `--resume` that was given more trials records them).
+    pub fn set_command(&mut self, command_json: &str) -> Result<(), JournalError> {
+        self.sql(self.conn.execute(
+            "UPDATE study SET command = ?1 WHERE id = 1",
+            params![command_json],
+        ))?;
+        Ok(())
+    }
+
+    fn read(&self) -> Result<Resumed, JournalError> {
+        let j = self;
         let study: Option<(i64, String, String)> = j
             .conn
             .query_row("SELECT version, command, seed FROM study", [], |r| {
@@ -244,21 +312,12 @@ impl Journal {
                 outcome,
             });
         }
-        for (id, _) in &lost {
-            j.sql(j.conn.execute(
-                "UPDATE trials SET state = 'lost' WHERE id = ?1",
-                params![id],
-            ))?;
-        }
-        Ok((
-            j,
-            Resumed {
-                command,
-                seed,
-                trials,
-                lost,
-            },
-        ))
+        Ok(Resumed {
+            command,
+            seed,
+            trials,
+            lost,
+        })
     }
 
     /// Record that a trial is about to run; returns its id.
@@ -380,7 +439,7 @@ mod tests {
             Journal::create(&path, "{}", 1),
             Err(JournalError::Exists(_))
         ));
-        let (_j, resumed) = Journal::open(&path).unwrap();
+        let (j, resumed) = Journal::open(&path).unwrap();
         assert_eq!(resumed.command, r#"{"argv":["tune"]}"#);
         assert_eq!(resumed.seed, 5);
         assert_eq!(resumed.trials.len(), 8);
@@ -395,6 +454,7 @@ mod tests {
         assert_eq!(s.next(), Next::Done);
         assert_eq!(s.best(), reference.best());
         // Lost trials are reported once, then stay lost.
+        drop(j);
         let (_j, again) = Journal::open(&path).unwrap();
         assert!(again.lost.is_empty());
     }
@@ -424,6 +484,46 @@ mod tests {
             Journal::open(&dir.path().join("missing.db")),
             Err(JournalError::NoStudy(_))
         ));
+    }
+
+    #[test]
+    fn one_writer_at_a_time_and_peek_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tune.db");
+        let mut j = Journal::create(&path, "{}", 0).unwrap();
+        let c = synthetic::space().default_config();
+        j.begin_trial(Phase::Search, &c, "baseline").unwrap();
+        // A second tune, or a --resume, while this one runs: refused, naming the holder.
+        for second in [
+            Journal::open(&path).map(|_| ()),
+            Journal::create(&path, "{}", 0).map(|_| ()),
+        ] {
+            match second {
+                Err(e @ JournalError::Locked { .. }) => {
+                    let text = e.to_string();
+                    assert!(
+                        text.contains(&format!("pid {}", std::process::id())),
+                        "{text}"
+                    );
+                }
+                Err(e) => panic!("{e}"),
+                Ok(()) => panic!("a second writer was let in"),
+            }
+        }
+        // --show meanwhile: the running trial is seen, not marked lost.
+        let (r, holder) = Journal::peek(&path).unwrap();
+        assert_eq!(holder, Some(std::process::id()));
+        assert_eq!(r.lost.len(), 1);
+        drop(j);
+        let (r, holder) = Journal::peek(&path).unwrap();
+        assert_eq!((r.lost.len(), holder), (1, None));
+        let (mut j, r) = Journal::open(&path).expect("free once the first let go");
+        assert_eq!(r.lost.len(), 1);
+        j.set_command(r#"{"argv":["x"]}"#).unwrap();
+        drop(j);
+        let (_j, r) = Journal::open(&path).unwrap();
+        assert_eq!(r.command, r#"{"argv":["x"]}"#);
+        assert!(r.lost.is_empty());
     }
 
     /// Run by `sigkill_loses_at_most_the_trial_in_flight` in a child process: journals the

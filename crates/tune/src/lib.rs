@@ -12,6 +12,7 @@ pub mod effects;
 pub mod gp;
 pub mod html;
 pub mod journal;
+pub mod lock;
 pub mod objective;
 pub mod proof;
 pub mod report;

@@ -226,7 +226,27 @@ impl TuneReport {
                 render(&t.params)
             );
         }
+        let failed = self.trials.iter().filter(|t| t.objective.is_none()).count();
         match &self.best {
+            None if failed > 0 && failed == self.trials.len() => {
+                // Nothing was measured: say so, and why, rather than "no configuration met
+                // every SLO".
+                let _ = writeln!(
+                    o,
+                    "best: none — no trial succeeded ({failed} of {failed} failed); why:"
+                );
+                let mut reasons: Vec<(&str, usize)> = Vec::new();
+                for t in &self.trials {
+                    let why = t.error.as_deref().unwrap_or("no figure");
+                    match reasons.iter_mut().find(|(r, _)| *r == why) {
+                        Some((_, n)) => *n += 1,
+                        None => reasons.push((why, 1)),
+                    }
+                }
+                for (why, n) in reasons {
+                    let _ = writeln!(o, "  {n}× {why}");
+                }
+            }
             Some(b) => {
                 let default_breaks_slos = self
                     .trials
@@ -265,9 +285,10 @@ impl TuneReport {
                 let _ = writeln!(o, "note: {d}");
             }
         }
-        if !self.effects.is_empty() {
-            let parts: Vec<String> = self
-                .effects
+        // An effect with no best group was computed from no measured trial.
+        let effects: Vec<&Effect> = self.effects.iter().filter(|e| !e.best.is_empty()).collect();
+        if !effects.is_empty() {
+            let parts: Vec<String> = effects
                 .iter()
                 .map(|e| format!("{} {:.0}% (best {})", e.param, 100.0 * e.spread, e.best))
                 .collect();
@@ -351,5 +372,41 @@ mod tests {
             text.contains("note: the proof disagrees with the search"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_tune_where_every_trial_failed_says_so_and_why() {
+        let sp = synthetic::space();
+        let mut s = Study::new(
+            sp,
+            Objective::MaximizeThroughput,
+            vec![],
+            vec![],
+            Settings {
+                budget: 3,
+                seed: 1,
+                ..Settings::default()
+            },
+            Box::new(GpSampler::default()),
+        );
+        let mut n = 0;
+        while let Next::Measure(c, why) = s.next() {
+            n += 1;
+            let reason = if n == 3 {
+                "--apply `x` did not finish within 2s"
+            } else {
+                "--apply `x` exited with status 3: cannot reach the pool"
+            };
+            s.record(c, why, Outcome::Failed(reason.into()));
+        }
+        let report = TuneReport::from_study(&s, vec!["as given".into()], None);
+        assert!(report.effects.is_empty(), "{:?}", report.effects);
+        let text = report.render_text();
+        assert!(
+            text.contains("best: none — no trial succeeded (3 of 3 failed); why:\n  2× --apply `x` exited with status 3: cannot reach the pool\n  1× --apply `x` did not finish within 2s\n"),
+            "{text}"
+        );
+        assert!(!text.contains("effects:"), "{text}");
+        assert!(!text.contains("met every SLO"), "{text}");
     }
 }

@@ -23,11 +23,13 @@ pub enum Subject {
     },
     /// A server webtune does not start: `apply` (with `{name}` placeholders) makes a
     /// configuration live and exits 0 when the target is ready; `restore` runs at the end.
+    /// Each is killed (with its process group) after `timeout`.
     External {
         base_url: String,
         processes: Vec<String>,
         apply: String,
         restore: Option<String>,
+        timeout: std::time::Duration,
     },
 }
 

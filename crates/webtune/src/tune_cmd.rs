@@ -1,13 +1,14 @@
 //! `webtune tune`: flags mapped onto a `webtune_tune::driver::Job`, the journal opened or
 //! resumed, progress narrated, the report printed and written. The loop, the search, the
-//! proof and the journal are the tune crate's; the trials are the lab's.
+//! proof and the journal are the tune crate's; the trials are the lab's. A resume runs the
+//! stored command as it was (`resume`: in its directory, refusing flags that would change
+//! it, recording a larger `--trials`).
 
 use crate::bench_cmd::{available_cores, EXIT_INTERRUPTED};
 use crate::lab_cmd::{load_path, parse_bench};
 use crate::narrate::Narrator;
 use crate::output::{self, Outputs};
 use anyhow::{bail, Context};
-use clap::Parser;
 use std::path::PathBuf;
 use std::time::Duration;
 use webtune_engine::Progress;
@@ -19,6 +20,8 @@ use webtune_tune::journal::Journal;
 use webtune_tune::space::{Config, Space};
 use webtune_tune::study::Settings;
 use webtune_tune::{Objective, Slo};
+
+mod resume;
 
 /// Exit status when no configuration met every SLO (the report is still written).
 pub const EXIT_NOTHING_FEASIBLE: i32 = 1;
@@ -80,7 +83,8 @@ pub struct TuneArgs {
     /// SQLite journal of every trial (the tune resumes from it with --resume).
     #[arg(long = "journal", value_name = "FILE")]
     pub journal: Option<PathBuf>,
-    /// Continue the tune in --journal (everything else comes from the journal).
+    /// Continue the tune in --journal (everything else comes from the journal; a larger
+    /// --trials or another --apply-timeout is recorded there, other changes are refused).
     #[arg(long = "resume", requires = "journal")]
     pub resume: bool,
     /// Print the trials in --journal so far and the best; run nothing.
@@ -93,6 +97,11 @@ pub struct TuneArgs {
     /// external: the command run at the end (and on Ctrl-C) to put the server back.
     #[arg(long = "restore", value_name = "CMD")]
     pub restore: Option<String>,
+    /// external: how long --apply (and --restore) may run before it is killed with its
+    /// process group (the trial then fails).
+    #[arg(long = "apply-timeout", default_value = "10m", value_parser = parse_duration,
+          value_name = "DURATION")]
+    pub apply_timeout: Duration,
     /// external: the server's current configuration, e.g. 'workers=8,keepalive=on' (the
     /// proof's default).
     #[arg(long = "baseline", value_name = "NAME=VALUE,…")]
@@ -121,31 +130,9 @@ pub struct TuneArgs {
     pub bench: Vec<String>,
 }
 
-/// `webtune tune …` as words, to store in the journal and parse again on --resume.
-#[derive(Parser)]
-#[command(name = "webtune tune", disable_version_flag = true)]
-struct StoredCommand {
-    #[command(flatten)]
-    args: TuneArgs,
-}
-
-/// The journal's record of the command: `{"argv": [the words after "webtune tune"]}`.
-fn command_json(argv: &[String]) -> String {
-    serde_json::json!({ "argv": argv }).to_string()
-}
-
-fn command_argv(json: &str) -> Option<Vec<String>> {
-    let value: serde_json::Value = serde_json::from_str(json).ok()?;
-    value["argv"]
-        .as_array()?
-        .iter()
-        .map(|w| w.as_str().map(str::to_string))
-        .collect()
-}
-
 pub fn run(args: TuneArgs) -> anyhow::Result<i32> {
     if args.resume || args.show {
-        return resume_or_show(&args);
+        return resume::resume_or_show(&args);
     }
     let argv: Vec<String> = std::env::args().skip(2).collect();
     let prepared = prepare(&args)?;
@@ -153,12 +140,19 @@ pub fn run(args: TuneArgs) -> anyhow::Result<i32> {
         std::env::temp_dir().join(format!("webtune-tune-{}.db", std::process::id()))
     });
     if journal_path.exists() {
+        if let Some(pid) = webtune_tune::lock::JournalLock::holder(&journal_path) {
+            return Err(webtune_tune::JournalError::Locked {
+                path: journal_path.display().to_string(),
+                holder: Some(pid).filter(|p| *p != 0),
+            }
+            .into());
+        }
         bail!(
             "journal {} exists: continue it with --resume, or name a new one",
             journal_path.display()
         );
     }
-    let command = command_json(&argv);
+    let command = resume::command_json(&argv, std::env::current_dir().ok().as_deref());
     let mut journal = Journal::create(&journal_path, &command, args.search_seed)?;
     let outcome = execute(&args, prepared, &mut journal, None);
     if args.journal.is_none() {
@@ -170,42 +164,8 @@ pub fn run(args: TuneArgs) -> anyhow::Result<i32> {
     outcome
 }
 
-fn resume_or_show(args: &TuneArgs) -> anyhow::Result<i32> {
-    let path = args
-        .journal
-        .clone()
-        .context("--resume and --show need --journal")?;
-    let (mut journal, resumed) = Journal::open(&path)?;
-    let argv = command_argv(&resumed.command)
-        .with_context(|| format!("journal {}: its command does not read", path.display()))?;
-    let words = std::iter::once("webtune tune".to_string()).chain(argv);
-    let mut stored = StoredCommand::try_parse_from(words)
-        .map_err(|e| anyhow::anyhow!("journal {}: its command: {e}", path.display()))?
-        .args;
-    // Outputs and quiet come from this invocation when given.
-    stored.json = args.json.clone().or(stored.json);
-    stored.html = args.html.clone().or(stored.html);
-    stored.quiet |= args.quiet;
-    if !resumed.lost.is_empty() && !args.show {
-        eprintln!(
-            "webtune tune: {} trial(s) were in flight when the tune stopped; they run again",
-            resumed.lost.len()
-        );
-    }
-    let prepared = prepare(&stored)?;
-    if args.show {
-        return show(&stored, prepared, &resumed);
-    }
-    eprintln!(
-        "webtune tune: resuming {} with {} finished trial(s)",
-        path.display(),
-        resumed.trials.len()
-    );
-    execute(&stored, prepared, &mut journal, Some(&resumed))
-}
-
 /// Everything checked and built before anything starts.
-struct Prepared {
+pub(crate) struct Prepared {
     job: Job,
 }
 
@@ -220,7 +180,7 @@ fn objective(args: &TuneArgs) -> anyhow::Result<Objective> {
     })
 }
 
-fn prepare(args: &TuneArgs) -> anyhow::Result<Prepared> {
+pub(crate) fn prepare(args: &TuneArgs) -> anyhow::Result<Prepared> {
     let stack_name = args
         .stack
         .as_deref()
@@ -276,12 +236,16 @@ fn prepare(args: &TuneArgs) -> anyhow::Result<Prepared> {
         let url = bench.url.clone().context(
             "tune external needs the URL after --, e.g. -- -c 64 -d 5s http://127.0.0.1:8080/",
         )?;
+        if args.apply_timeout.is_zero() {
+            bail!("--apply-timeout must be more than 0, e.g. --apply-timeout 2m");
+        }
         (
             Subject::External {
                 base_url: url,
                 processes: args.processes.clone(),
                 apply,
                 restore: args.restore.clone(),
+                timeout: args.apply_timeout,
             },
             String::new(),
         )
@@ -448,7 +412,7 @@ impl Listener for TuneNarrator {
     }
 }
 
-fn execute(
+pub(crate) fn execute(
     args: &TuneArgs,
     prepared: Prepared,
     journal: &mut Journal,
@@ -498,10 +462,11 @@ fn execute(
     }))
 }
 
-fn show(
+pub(crate) fn show(
     args: &TuneArgs,
     prepared: Prepared,
     resumed: &webtune_tune::journal::Resumed,
+    holder: Option<u32>,
 ) -> anyhow::Result<i32> {
     let job = prepared.job;
     let mut study = driver::new_study(&job);
@@ -509,11 +474,21 @@ fn show(
     let levels = job.levels.iter().map(|l| driver::level_label(*l)).collect();
     let report = webtune_tune::TuneReport::from_study(&study, levels, None);
     let mut text = report.render_text();
-    if !resumed.lost.is_empty() {
-        text.push_str(&format!(
+    match holder {
+        Some(pid) => text.push_str(&format!(
+            "a tune is running on this journal now ({}): {} trial(s) in flight\n",
+            if pid == 0 {
+                "pid unknown".to_string()
+            } else {
+                format!("pid {pid}")
+            },
+            resumed.lost.len()
+        )),
+        None if !resumed.lost.is_empty() => text.push_str(&format!(
             "{} trial(s) were in flight when the tune stopped (they run again on --resume)\n",
             resumed.lost.len()
-        ));
+        )),
+        None => {}
     }
     let mut outputs = Outputs::new();
     if let Some(dest) = &args.json {
