@@ -185,6 +185,10 @@ impl Default for RunSpec {
     }
 }
 
+/// The most `--streams` a run may ask for: far above what servers allow (nginx 128, Apache
+/// and h2o 100 by default), and low enough that `-c × --streams` users stay cheap.
+pub const MAX_STREAMS: u32 = 10_000;
+
 /// Why a spec cannot run (or could run but would measure nothing). Messages name the
 /// command-line flags, as the user gave them there.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -210,6 +214,8 @@ pub enum SpecError {
     BadStages(String),
     #[error("{0}")]
     Http2(&'static str),
+    #[error("--streams must be from 1 to {MAX_STREAMS} (HTTP/2 streams per connection), not {0}")]
+    TooManyStreams(u32),
     #[error("{flag} {total} leaves shard {shard} nothing: it must be at least the shard count {}", .shard.count)]
     ShardTooSmall {
         flag: &'static str,
@@ -245,6 +251,9 @@ impl RunSpec {
         }
         if self.streams == 0 {
             return zero("--streams");
+        }
+        if self.streams > MAX_STREAMS {
+            return Err(SpecError::TooManyStreams(self.streams));
         }
         self.validate_http2()?;
         if self.connect_timeout_ms == 0 {
@@ -426,6 +435,21 @@ mod tests {
     #[test]
     fn the_default_spec_is_valid() {
         assert_eq!(RunSpec::default().validate(), Ok(()));
+    }
+
+    #[test]
+    fn streams_past_the_range_are_refused_naming_it() {
+        let h2 = |streams| RunSpec {
+            http2: true,
+            streams,
+            ..RunSpec::default()
+        };
+        assert_eq!(h2(MAX_STREAMS).validate(), Ok(()));
+        let e = h2(u32::MAX).validate().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--streams must be from 1 to 10000 (HTTP/2 streams per connection), not 4294967295"
+        );
     }
 
     #[test]

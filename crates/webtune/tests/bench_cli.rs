@@ -369,6 +369,14 @@ fn runs_that_would_measure_nothing_are_refused_before_anything_starts() {
             &["sweep", url, "-c", "1", "--timeout", "0s"],
             "--timeout must be longer than 0",
         ),
+        (
+            &["bench", url, "--http2", "--streams", "4294967295"],
+            "--streams must be from 1 to 10000",
+        ),
+        (
+            &["sweep", url, "-c", "1", "--http2", "--streams", "10001"],
+            "--streams must be from 1 to 10000",
+        ),
     ];
     for (args, needle) in cases {
         let (code, out, err) = run_bounded(

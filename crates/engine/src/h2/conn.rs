@@ -1,24 +1,34 @@
 //! One client HTTP/2 connection, sans I/O: bytes from the socket go in (`feed`), frames to
 //! send come out (`out`), and what happened to each stream is told as events. It owns the
 //! stream table (by the caller's slot number, "tag"), the HPACK decoder, and flow control.
+//! What each frame from the server does is `inbound`'s.
 //!
 //! Windows: the client offers 2^30−1 bytes per stream and per connection (as h2load does by
 //! default), and tops a window up once half of it is used, so receiving is never held back
 //! by the client. Request bodies respect the server's windows; a body that does not fit
 //! waits in its stream until the server opens them (`flow_waits` counts those waits).
 //!
+//! Streams wait for the server's SETTINGS: until its preface arrives (a SETTINGS frame, the
+//! first it must send, RFC 9113 §3.4) a started stream is held, not sent, and at most
+//! `PRE_SETTINGS_STREAMS` are taken (nghttp2's default too). Then as many as the server's
+//! SETTINGS_MAX_CONCURRENT_STREAMS allows go out, and the rest are handed back
+//! (`Event::Unstarted`) for the caller to send elsewhere or later. The stream table grows
+//! with the streams in use, never to `--streams` up front.
+//!
 //! Every input is classified: a frame that breaks the protocol ends the connection with a
 //! `ConnError` (never a panic); a GOAWAY or RST_STREAM from the server is an event.
 
-use super::frame::{self, FrameHeader};
+use super::frame;
 use super::hpack;
 use super::request::H2Request;
 use std::sync::Arc;
-use webtune_model::errors::MAX_RESPONSE_HEAD_BYTES;
 use webtune_model::ErrorKind;
 
 /// The window the client offers per stream and for the connection.
 pub const RECV_WINDOW: i64 = (1 << 30) - 1;
+
+/// Streams a connection takes before the server's SETTINGS say how many it allows.
+pub const PRE_SETTINGS_STREAMS: usize = 100;
 
 /// What happened on a stream (by tag) or to the connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,8 +42,12 @@ pub enum Event {
     /// A GOAWAY left this stream unprocessed (its id is above the last one the server took);
     /// the tag is already free.
     Refused(usize),
-    /// The server sent GOAWAY: no new streams on this connection.
-    GoAway { code: u32 },
+    /// The server sent GOAWAY: no new streams on this connection. `last` is the last
+    /// stream id it processed (0: none of this connection's).
+    GoAway { code: u32, last: u32 },
+    /// The server's SETTINGS allow fewer streams than were held for it: this stream was
+    /// never sent, and the tag is already free.
+    Unstarted(usize),
 }
 
 /// Why the connection cannot go on.
@@ -67,7 +81,9 @@ impl ConnError {
 /// One stream's response as it arrives.
 #[derive(Debug, Default)]
 pub struct Stream {
-    /// 0 when the tag is free.
+    /// The tag is taken (by a stream sent, or held for the server's SETTINGS).
+    used: bool,
+    /// 0 when the tag is free or its stream not sent yet.
     pub id: u32,
     pub status: Option<u16>,
     /// Bytes of this stream's frames, frame headers included.
@@ -84,6 +100,8 @@ pub struct Stream {
     recv_used: i64,
     /// Body bytes still to send, from this offset.
     pending: Option<(Arc<[u8]>, usize)>,
+    /// Held until the server's SETTINGS arrive.
+    held: Option<H2Request>,
 }
 
 /// A header block being assembled across HEADERS and CONTINUATION frames.
@@ -98,8 +116,14 @@ pub struct Connection {
     pub out: Vec<u8>,
     inbuf: Vec<u8>,
     decoder: hpack::Decoder,
+    /// By tag; grows to the highest tag used.
     streams: Vec<Stream>,
+    /// Tags in use (streams sent or held).
     open: usize,
+    /// The server's first SETTINGS arrived.
+    settled: bool,
+    /// Tags held for the server's SETTINGS, in the order they were started.
+    held: Vec<usize>,
     next_id: u32,
     peer_max_streams: u32,
     peer_initial_window: i64,
@@ -114,8 +138,8 @@ pub struct Connection {
 }
 
 impl Connection {
-    /// A new connection with room for `tags` streams at once; `out` holds the preface.
-    pub fn new(tags: usize) -> Connection {
+    /// A new connection; `out` holds the preface.
+    pub fn new() -> Connection {
         let mut out = Vec::with_capacity(256);
         out.extend_from_slice(frame::PREFACE);
         frame::settings(
@@ -130,8 +154,10 @@ impl Connection {
             out,
             inbuf: Vec::new(),
             decoder: hpack::Decoder::new(),
-            streams: (0..tags).map(|_| Stream::default()).collect(),
+            streams: Vec::new(),
             open: 0,
+            settled: false,
+            held: Vec::new(),
             next_id: 1,
             peer_max_streams: u32::MAX,
             peer_initial_window: frame::DEFAULT_WINDOW,
@@ -146,10 +172,19 @@ impl Connection {
     }
 
     /// May a new stream start now (no GOAWAY, under the server's stream limit, ids left)?
+    /// Before the server's SETTINGS: while fewer than `PRE_SETTINGS_STREAMS` are held.
     pub fn can_open(&self) -> bool {
-        !self.goaway
-            && (self.open as u64) < u64::from(self.peer_max_streams)
-            && self.next_id < (1 << 31) - 1
+        let limit = if self.settled {
+            u64::from(self.peer_max_streams)
+        } else {
+            PRE_SETTINGS_STREAMS as u64
+        };
+        !self.goaway && (self.open as u64) < limit && self.next_id < (1 << 31) - 1
+    }
+
+    /// Have the server's SETTINGS arrived (streams go out as they start)?
+    pub fn settled(&self) -> bool {
+        self.settled
     }
 
     /// The server's SETTINGS_MAX_CONCURRENT_STREAMS, if it set one.
@@ -165,13 +200,16 @@ impl Connection {
         self.goaway
     }
 
-    /// Start a stream under `tag` (which must be free) sending `req`.
+    /// Start a stream under `tag` (which must be free) sending `req`: at once when the
+    /// server's SETTINGS are in, else held until they are.
     pub fn start(&mut self, tag: usize, req: &H2Request, capture_body: bool, want_server: bool) {
-        let id = self.next_id;
-        self.next_id += 2;
+        if tag >= self.streams.len() {
+            self.streams.resize_with(tag + 1, Stream::default);
+        }
         self.open += 1;
         let s = &mut self.streams[tag];
-        s.id = id;
+        s.used = true;
+        s.id = 0;
         s.status = None;
         s.bytes = 0;
         s.body_bytes = 0;
@@ -180,8 +218,23 @@ impl Connection {
         s.server = None;
         s.want_server = want_server;
         s.first_byte = false;
-        s.send_window = self.peer_initial_window;
         s.recv_used = 0;
+        s.pending = None;
+        if self.settled {
+            self.send(tag, req);
+        } else {
+            s.held = Some(req.clone());
+            self.held.push(tag);
+        }
+    }
+
+    /// Send stream `tag`'s HEADERS (and as much of its body as the windows allow).
+    fn send(&mut self, tag: usize, req: &H2Request) {
+        let id = self.next_id;
+        self.next_id += 2;
+        let s = &mut self.streams[tag];
+        s.id = id;
+        s.send_window = self.peer_initial_window;
         let has_body = !req.body.is_empty();
         frame::headers(
             &mut self.out,
@@ -201,6 +254,11 @@ impl Connection {
         &self.streams[tag]
     }
 
+    /// Bytes of the stream's frames received so far (0 for a tag never used).
+    pub fn received(&self, tag: usize) -> u64 {
+        self.streams.get(tag).map_or(0, |s| s.bytes)
+    }
+
     /// Take the stream's captured body (leaving it empty).
     pub fn take_body(&mut self, tag: usize) -> Vec<u8> {
         std::mem::take(&mut self.streams[tag].body)
@@ -208,21 +266,53 @@ impl Connection {
 
     /// Free `tag` after its Done or Reset event.
     pub fn release(&mut self, tag: usize) {
-        let s = &mut self.streams[tag];
-        if s.id != 0 {
+        let Some(s) = self.streams.get_mut(tag) else {
+            return;
+        };
+        if s.used {
+            s.used = false;
             s.id = 0;
             s.pending = None;
+            if s.held.take().is_some() {
+                self.held.retain(|&t| t != tag);
+            }
             self.open -= 1;
         }
     }
 
-    /// Give up on a stream (timeout): RST_STREAM(CANCEL) and free its tag.
+    /// Give up on a stream (timeout): RST_STREAM(CANCEL) if it was sent, and free its tag.
     pub fn cancel(&mut self, tag: usize) {
-        let id = self.streams[tag].id;
+        let id = self.streams.get(tag).map_or(0, |s| s.id);
         if id != 0 {
             frame::rst_stream(&mut self.out, id, frame::CANCEL);
-            self.release(tag);
         }
+        self.release(tag);
+    }
+
+    /// The server's SETTINGS arrived: send the held streams it has room for, hand the rest
+    /// back.
+    fn settle(&mut self, events: &mut Vec<Event>) {
+        self.settled = true;
+        let limit = u64::from(self.peer_max_streams);
+        let mut sent = 0u64;
+        for tag in std::mem::take(&mut self.held) {
+            let Some(req) = self.streams[tag].held.take() else {
+                continue;
+            };
+            if sent < limit && self.next_id < (1 << 31) - 1 {
+                sent += 1;
+                self.send(tag, &req);
+            } else {
+                self.release(tag);
+                events.push(Event::Unstarted(tag));
+            }
+        }
+    }
+
+    /// A stream id this client never opened (idle, RFC 9113 §5.1): one of the server's
+    /// (even; it may open none with push off) or an odd one not used yet.
+    fn idle(&self, id: u32) -> bool {
+        id != 0 && (id.is_multiple_of(2) || id >= self.next_id)
     }
 
     /// Send as much of a stream's pending body as the windows allow.
@@ -260,7 +350,7 @@ impl Connection {
         if id == 0 {
             return None;
         }
-        self.streams.iter().position(|s| s.id == id)
+        self.streams.iter().position(|s| s.used && s.id == id)
     }
 
     /// Take bytes from the socket; events are appended to `events`. After an error the
@@ -283,281 +373,16 @@ impl Connection {
             used.map(|_| ())
         };
         if let Err(e) = &result {
-            let last = self.next_id.saturating_sub(2);
-            frame::goaway(&mut self.out, last, e.code());
+            // The last stream id names the server's streams this client processed: none.
+            frame::goaway(&mut self.out, 0, e.code());
         }
         result
     }
+}
 
-    /// Handle every whole frame in `buf`; returns the bytes used.
-    fn frames(&mut self, buf: &[u8], events: &mut Vec<Event>) -> Result<usize, ConnError> {
-        let mut at = 0;
-        while let Some(h) = FrameHeader::parse(&buf[at..]) {
-            if h.len > frame::DEFAULT_MAX_FRAME {
-                return Err(ConnError::Protocol("a frame over the 16 KiB maximum"));
-            }
-            let Some(payload) = buf.get(at + frame::HEADER_LEN..at + frame::HEADER_LEN + h.len)
-            else {
-                break;
-            };
-            self.frame(h, payload, events)?;
-            at += frame::HEADER_LEN + h.len;
-        }
-        Ok(at)
-    }
-
-    fn frame(
-        &mut self,
-        h: FrameHeader,
-        p: &[u8],
-        events: &mut Vec<Event>,
-    ) -> Result<(), ConnError> {
-        if let Some(block) = &self.continuing {
-            if h.kind != frame::CONTINUATION || h.stream != block.stream {
-                return Err(ConnError::Protocol(
-                    "a frame between HEADERS and CONTINUATION",
-                ));
-            }
-        }
-        let tag = self.tag_of(h.stream);
-        if let Some(t) = tag {
-            let s = &mut self.streams[t];
-            s.bytes += (frame::HEADER_LEN + p.len()) as u64;
-            if !s.first_byte && matches!(h.kind, frame::HEADERS | frame::DATA) {
-                s.first_byte = true;
-                events.push(Event::FirstByte(t));
-            }
-        }
-        match h.kind {
-            frame::DATA => self.on_data(h, p, tag, events),
-            frame::HEADERS => {
-                if h.stream == 0 {
-                    return Err(ConnError::Protocol("HEADERS on stream 0"));
-                }
-                let fragment = frame::unpadded(h.kind, h.flags, p)
-                    .ok_or(ConnError::Protocol("bad padding"))?;
-                self.block.clear();
-                self.block.extend_from_slice(fragment);
-                let block = Block {
-                    stream: h.stream,
-                    end_stream: h.flags & frame::FLAG_END_STREAM != 0,
-                };
-                if h.flags & frame::FLAG_END_HEADERS != 0 {
-                    self.on_block(block, events)
-                } else {
-                    self.continuing = Some(block);
-                    Ok(())
-                }
-            }
-            frame::CONTINUATION => {
-                let Some(block) = self.continuing.take() else {
-                    return Err(ConnError::Protocol("CONTINUATION without HEADERS"));
-                };
-                if self.block.len() + p.len() > MAX_RESPONSE_HEAD_BYTES {
-                    return Err(ConnError::HeaderTooLarge);
-                }
-                self.block.extend_from_slice(p);
-                if h.flags & frame::FLAG_END_HEADERS != 0 {
-                    self.on_block(block, events)
-                } else {
-                    self.continuing = Some(block);
-                    Ok(())
-                }
-            }
-            frame::RST_STREAM => {
-                let code = be32(p).ok_or(ConnError::Protocol("RST_STREAM of a wrong size"))?;
-                if h.stream == 0 {
-                    return Err(ConnError::Protocol("RST_STREAM on stream 0"));
-                }
-                if let Some(tag) = tag {
-                    events.push(Event::Reset { tag, code });
-                }
-                Ok(())
-            }
-            frame::SETTINGS => self.on_settings(h, p),
-            frame::PING => {
-                if p.len() != 8 || h.stream != 0 {
-                    return Err(ConnError::Protocol("a bad PING"));
-                }
-                if h.flags & frame::FLAG_ACK == 0 {
-                    frame::ping_ack(&mut self.out, p);
-                }
-                Ok(())
-            }
-            frame::GOAWAY => {
-                if p.len() < 8 || h.stream != 0 {
-                    return Err(ConnError::Protocol("a bad GOAWAY"));
-                }
-                let last = be32(&p[..4]).unwrap_or(0) & 0x7fff_ffff;
-                let code = be32(&p[4..8]).unwrap_or(0);
-                self.goaway = true;
-                events.push(Event::GoAway { code });
-                for t in 0..self.streams.len() {
-                    if self.streams[t].id > last {
-                        self.release(t);
-                        events.push(Event::Refused(t));
-                    }
-                }
-                Ok(())
-            }
-            frame::WINDOW_UPDATE => {
-                let inc = be32(p).ok_or(ConnError::Protocol("WINDOW_UPDATE of a wrong size"))?;
-                let inc = i64::from(inc & 0x7fff_ffff);
-                if h.stream == 0 {
-                    self.send_window = (self.send_window + inc).min(frame::MAX_WINDOW);
-                } else if let Some(t) = tag {
-                    let s = &mut self.streams[t];
-                    s.send_window = (s.send_window + inc).min(frame::MAX_WINDOW);
-                }
-                self.resume_bodies();
-                Ok(())
-            }
-            frame::PUSH_PROMISE => Err(ConnError::Protocol("PUSH_PROMISE with push disabled")),
-            // PRIORITY and unknown types are ignored (§5.5).
-            _ => Ok(()),
-        }
-    }
-
-    fn on_data(
-        &mut self,
-        h: FrameHeader,
-        p: &[u8],
-        tag: Option<usize>,
-        events: &mut Vec<Event>,
-    ) -> Result<(), ConnError> {
-        if h.stream == 0 {
-            return Err(ConnError::Protocol("DATA on stream 0"));
-        }
-        let body = frame::unpadded(h.kind, h.flags, p).ok_or(ConnError::Protocol("bad padding"))?;
-        // Flow control counts the whole payload, padding included (§6.9.1).
-        self.recv_used += p.len() as i64;
-        if self.recv_used >= RECV_WINDOW / 2 {
-            frame::window_update(&mut self.out, 0, self.recv_used as u32);
-            self.recv_used = 0;
-        }
-        let Some(t) = tag else {
-            return Ok(()); // a stream we cancelled
-        };
-        let s = &mut self.streams[t];
-        if s.status.is_none() {
-            return Err(ConnError::Protocol("DATA before the response's HEADERS"));
-        }
-        s.body_bytes += body.len() as u64;
-        if s.capture {
-            s.body.extend_from_slice(body);
-        }
-        s.recv_used += p.len() as i64;
-        let end = h.flags & frame::FLAG_END_STREAM != 0;
-        if !end && s.recv_used >= RECV_WINDOW / 2 {
-            frame::window_update(&mut self.out, s.id, s.recv_used as u32);
-            s.recv_used = 0;
-        }
-        if end {
-            events.push(Event::Done(t));
-        }
-        Ok(())
-    }
-
-    /// A whole header block arrived: decode it (always: HPACK state is the connection's).
-    fn on_block(&mut self, block: Block, events: &mut Vec<Event>) -> Result<(), ConnError> {
-        let tag = self.tag_of(block.stream);
-        let want_server = tag.is_some_and(|t| self.streams[t].want_server);
-        let mut status: Option<u16> = None;
-        let mut server: Option<String> = None;
-        let mut bad_status = false;
-        self.decoder
-            .decode(
-                &self.block,
-                |name| name == b":status" || (want_server && name == b"server"),
-                |name, value| {
-                    if name == b":status" {
-                        status = std::str::from_utf8(value)
-                            .ok()
-                            .and_then(|v| v.parse().ok())
-                            .filter(|s| (100..1000).contains(s));
-                        bad_status |= status.is_none();
-                    } else {
-                        server = Some(String::from_utf8_lossy(value).into_owned());
-                    }
-                },
-            )
-            .map_err(|_| ConnError::Compression)?;
-        let Some(t) = tag else {
-            return Ok(());
-        };
-        let s = &mut self.streams[t];
-        if bad_status {
-            return Err(ConnError::Protocol("a bad :status"));
-        }
-        match (s.status, status) {
-            // Interim (1xx) responses come before the final one.
-            (_, Some(code)) if (100..200).contains(&code) => {}
-            (None, Some(code)) => {
-                s.status = Some(code);
-                if server.is_some() {
-                    s.server = server;
-                }
-            }
-            (None, None) => return Err(ConnError::Protocol("a response without :status")),
-            (Some(_), _) if !block.end_stream => {
-                return Err(ConnError::Protocol("trailers without END_STREAM"))
-            }
-            (Some(_), _) => {}
-        }
-        if block.end_stream {
-            if s.status.is_none() {
-                return Err(ConnError::Protocol(
-                    "a stream ended with only 1xx responses",
-                ));
-            }
-            events.push(Event::Done(t));
-        }
-        Ok(())
-    }
-
-    fn on_settings(&mut self, h: FrameHeader, p: &[u8]) -> Result<(), ConnError> {
-        if h.stream != 0 {
-            return Err(ConnError::Protocol("SETTINGS on a stream"));
-        }
-        if h.flags & frame::FLAG_ACK != 0 {
-            return if p.is_empty() {
-                Ok(())
-            } else {
-                Err(ConnError::Protocol("a SETTINGS ack with a payload"))
-            };
-        }
-        if !p.len().is_multiple_of(6) {
-            return Err(ConnError::Protocol("SETTINGS of a wrong size"));
-        }
-        for pair in p.chunks_exact(6) {
-            let id = u16::from_be_bytes([pair[0], pair[1]]);
-            let value = be32(&pair[2..]).unwrap_or(0);
-            match id {
-                frame::SETTINGS_MAX_CONCURRENT_STREAMS => self.peer_max_streams = value,
-                frame::SETTINGS_INITIAL_WINDOW_SIZE => {
-                    let value = i64::from(value);
-                    if value > frame::MAX_WINDOW {
-                        return Err(ConnError::Protocol("an initial window over 2^31-1"));
-                    }
-                    let delta = value - self.peer_initial_window;
-                    self.peer_initial_window = value;
-                    for s in self.streams.iter_mut().filter(|s| s.id != 0) {
-                        s.send_window += delta;
-                    }
-                }
-                frame::SETTINGS_MAX_FRAME_SIZE => {
-                    if !(16_384..=16_777_215).contains(&value) {
-                        return Err(ConnError::Protocol("a bad SETTINGS_MAX_FRAME_SIZE"));
-                    }
-                    self.peer_max_frame = value as usize;
-                }
-                // Header table size: the client's encoder never indexes, nothing to do.
-                _ => {}
-            }
-        }
-        frame::settings_ack(&mut self.out);
-        self.resume_bodies();
-        Ok(())
+impl Default for Connection {
+    fn default() -> Self {
+        Connection::new()
     }
 }
 
@@ -566,5 +391,6 @@ fn be32(b: &[u8]) -> Option<u32> {
     Some(u32::from_be_bytes(b.try_into().ok()?))
 }
 
+mod inbound;
 #[cfg(test)]
 mod tests;

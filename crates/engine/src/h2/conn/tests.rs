@@ -1,6 +1,7 @@
 //! The connection state machine against hand-made server frames, and random input.
 
 use super::*;
+use crate::h2::frame::FrameHeader;
 use crate::h2::request::from_http1;
 use proptest::prelude::*;
 
@@ -18,6 +19,32 @@ fn frame_bytes(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
     frame::write_header(&mut out, payload.len(), kind, flags, stream);
     out.extend_from_slice(payload);
     out
+}
+
+/// A connection that has had the server's (empty) SETTINGS, its output drained.
+fn settled() -> Connection {
+    let mut c = Connection::new();
+    let mut events = Vec::new();
+    c.feed(&frame_bytes(frame::SETTINGS, 0, 0, &[]), &mut events)
+        .unwrap();
+    assert!(events.is_empty() && c.settled());
+    c.out.clear();
+    c
+}
+
+/// The frame headers in `out` (after the preface, if it starts with one).
+fn frames_in(out: &[u8]) -> Vec<FrameHeader> {
+    let mut at = if out.starts_with(frame::PREFACE) {
+        frame::PREFACE.len()
+    } else {
+        0
+    };
+    let mut found = Vec::new();
+    while let Some(h) = FrameHeader::parse(&out[at..]) {
+        at += frame::HEADER_LEN + h.len;
+        found.push(h);
+    }
+    found
 }
 
 fn response(stream: u32, body: &[u8]) -> Vec<u8> {
@@ -38,7 +65,7 @@ fn response(stream: u32, body: &[u8]) -> Vec<u8> {
 
 #[test]
 fn the_preface_and_settings_go_first() {
-    let c = Connection::new(1);
+    let c = Connection::new();
     assert!(c.out.starts_with(frame::PREFACE));
     let h = FrameHeader::parse(&c.out[frame::PREFACE.len()..]).unwrap();
     assert_eq!(h.kind, frame::SETTINGS);
@@ -46,7 +73,7 @@ fn the_preface_and_settings_go_first() {
 
 #[test]
 fn streams_complete_in_any_order_even_split_byte_by_byte() {
-    let mut c = Connection::new(2);
+    let mut c = Connection::new();
     c.start(0, &request(), false, true);
     c.start(1, &request(), true, false);
     assert_eq!(c.open_streams(), 2);
@@ -74,7 +101,7 @@ fn streams_complete_in_any_order_even_split_byte_by_byte() {
 
 #[test]
 fn rst_stream_and_goaway_are_events() {
-    let mut c = Connection::new(3);
+    let mut c = settled();
     for tag in 0..3 {
         c.start(tag, &request(), false, false);
     }
@@ -88,7 +115,7 @@ fn rst_stream_and_goaway_are_events() {
         events,
         vec![
             Event::Reset { tag: 0, code: 7 },
-            Event::GoAway { code: 0 },
+            Event::GoAway { code: 0, last: 3 },
             Event::Refused(2)
         ]
     );
@@ -97,7 +124,7 @@ fn rst_stream_and_goaway_are_events() {
 
 #[test]
 fn a_body_waits_for_the_servers_window() {
-    let mut c = Connection::new(1);
+    let mut c = settled();
     let h1 = [
         b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 70000\r\n\r\n".to_vec(),
         vec![b'x'; 70_000],
@@ -121,14 +148,14 @@ fn a_body_waits_for_the_servers_window() {
 
 #[test]
 fn protocol_errors_end_the_connection_with_goaway() {
-    let mut c = Connection::new(1);
+    let mut c = settled();
     c.start(0, &request(), false, false);
     c.out.clear();
     let mut events = Vec::new();
     let bad = frame_bytes(frame::DATA, 0, 1, b"before headers");
     assert!(c.feed(&bad, &mut events).is_err());
     assert_eq!(FrameHeader::parse(&c.out).unwrap().kind, frame::GOAWAY);
-    let mut c = Connection::new(1);
+    let mut c = settled();
     let huge = frame_bytes(frame::HEADERS, 0x4, 1, &[0xff; 20_000]);
     assert_eq!(
         c.feed(&huge, &mut events),
@@ -138,7 +165,7 @@ fn protocol_errors_end_the_connection_with_goaway() {
 
 #[test]
 fn interim_responses_and_trailers_are_understood() {
-    let mut c = Connection::new(1);
+    let mut c = settled();
     c.start(0, &request(), false, false);
     let mut input = frame_bytes(frame::HEADERS, 0x4, 1, &block(&[(b":status", b"100")]));
     input.extend(frame_bytes(
@@ -173,11 +200,12 @@ fn valid_stream() -> Vec<u8> {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
-    /// Random bytes: every input is classified (events or an error), never a panic.
+    /// Random bytes: every input is classified (events or an error), never a panic. The
+    /// server's SETTINGS came first, so the bytes reach the stream states.
     #[test]
     fn random_input_never_panics(input in proptest::collection::vec(any::<u8>(), 0..2048),
                                  split in 1usize..64) {
-        let mut c = Connection::new(4);
+        let mut c = settled();
         for tag in 0..4 {
             c.start(tag, &request(), tag % 2 == 0, true);
         }
@@ -202,7 +230,7 @@ proptest! {
                 _ => input.insert(at, byte),
             }
         }
-        let mut c = Connection::new(2);
+        let mut c = Connection::new();
         c.start(0, &request(), true, true);
         c.start(1, &request(), false, false);
         let mut events = Vec::new();
@@ -212,7 +240,7 @@ proptest! {
     /// HPACK decoding of random blocks is classified too (through the HEADERS path).
     #[test]
     fn random_header_blocks_never_panic(block in proptest::collection::vec(any::<u8>(), 0..512)) {
-        let mut c = Connection::new(1);
+        let mut c = settled();
         c.start(0, &request(), false, true);
         let mut events = Vec::new();
         let input = frame_bytes(frame::HEADERS, 0x5, 1, &block);
@@ -222,10 +250,165 @@ proptest! {
 
 #[test]
 fn the_valid_stream_completes_both_streams() {
-    let mut c = Connection::new(2);
+    let mut c = Connection::new();
     c.start(0, &request(), false, false);
     c.start(1, &request(), false, false);
     let mut events = Vec::new();
     c.feed(&valid_stream(), &mut events).unwrap();
     assert!(events.contains(&Event::Done(0)) && events.contains(&Event::Done(1)));
+}
+
+#[test]
+fn streams_wait_for_the_servers_settings_and_keep_to_its_limit() {
+    let mut c = Connection::new();
+    for tag in 0..5 {
+        c.start(tag, &request(), false, false);
+    }
+    // Held: nothing but the preface, SETTINGS and WINDOW_UPDATE went out.
+    assert!(frames_in(&c.out).iter().all(|h| h.kind != frame::HEADERS));
+    assert_eq!(c.open_streams(), 5);
+    c.out.clear();
+    let mut events = Vec::new();
+    let limit = frame_bytes(frame::SETTINGS, 0, 0, &[0, 3, 0, 0, 0, 2]);
+    c.feed(&limit, &mut events).unwrap();
+    assert_eq!(
+        events,
+        vec![
+            Event::Unstarted(2),
+            Event::Unstarted(3),
+            Event::Unstarted(4)
+        ]
+    );
+    let sent: Vec<u32> = frames_in(&c.out)
+        .iter()
+        .filter(|h| h.kind == frame::HEADERS)
+        .map(|h| h.stream)
+        .collect();
+    assert_eq!(sent, vec![1, 3]);
+    assert_eq!(c.open_streams(), 2);
+    assert!(!c.can_open());
+    // One done: room for one more, and the next stream goes out at once.
+    events.clear();
+    c.feed(&response(1, b"ok"), &mut events).unwrap();
+    assert!(events.contains(&Event::Done(0)));
+    c.release(0);
+    assert!(c.can_open());
+    c.out.clear();
+    c.start(0, &request(), false, false);
+    assert_eq!(frames_in(&c.out)[0].stream, 5);
+}
+
+#[test]
+fn a_server_allowing_no_streams_gets_none() {
+    let mut c = Connection::new();
+    c.start(0, &request(), false, false);
+    let mut events = Vec::new();
+    let none = frame_bytes(frame::SETTINGS, 0, 0, &[0, 3, 0, 0, 0, 0]);
+    c.feed(&none, &mut events).unwrap();
+    assert_eq!(events, vec![Event::Unstarted(0)]);
+    assert_eq!(c.open_streams(), 0);
+    assert!(!c.can_open());
+}
+
+#[test]
+fn before_the_servers_settings_only_a_hundred_streams_are_taken() {
+    let mut c = Connection::new();
+    for tag in 0..PRE_SETTINGS_STREAMS {
+        assert!(c.can_open());
+        c.start(tag, &request(), false, false);
+    }
+    assert!(!c.can_open());
+}
+
+#[test]
+fn the_stream_table_grows_with_the_streams_used() {
+    let mut c = settled();
+    assert_eq!(c.streams.len(), 0);
+    for _ in 0..10 {
+        c.start(0, &request(), false, false);
+        c.cancel(0);
+    }
+    assert_eq!(c.streams.len(), 1);
+    c.start(3, &request(), false, false);
+    assert_eq!(c.streams.len(), 4);
+}
+
+/// The GOAWAY the client sent last, as its error code.
+fn goaway_code(out: &[u8]) -> Option<u32> {
+    let out = out.strip_prefix(frame::PREFACE).unwrap_or(out);
+    let mut at = 0;
+    let mut code = None;
+    while let Some(h) = FrameHeader::parse(&out[at..]) {
+        let p = &out[at + frame::HEADER_LEN..at + frame::HEADER_LEN + h.len];
+        if h.kind == frame::GOAWAY {
+            code = be32(&p[4..8]);
+        }
+        at += frame::HEADER_LEN + h.len;
+    }
+    code
+}
+
+#[test]
+fn enable_push_from_a_server_other_than_zero_is_a_protocol_error() {
+    for value in [1u8, 7] {
+        let mut c = Connection::new();
+        c.start(0, &request(), false, false);
+        c.out.clear();
+        let mut events = Vec::new();
+        let push = frame_bytes(frame::SETTINGS, 0, 0, &[0, 2, 0, 0, 0, value]);
+        let e = c.feed(&push, &mut events).unwrap_err();
+        assert!(matches!(e, ConnError::Protocol(_)), "{e:?}");
+        assert_eq!(goaway_code(&c.out), Some(frame::PROTOCOL_ERROR));
+    }
+    let mut c = Connection::new();
+    let mut events = Vec::new();
+    let zero = frame_bytes(frame::SETTINGS, 0, 0, &[0, 2, 0, 0, 0, 0]);
+    c.feed(&zero, &mut events).unwrap();
+}
+
+#[test]
+fn frames_on_a_stream_never_opened_are_a_protocol_error() {
+    let headers =
+        |stream| frame_bytes(frame::HEADERS, 0x5, stream, &block(&[(b":status", b"200")]));
+    let mut events = Vec::new();
+    // Stream 1 is open; 3 was never opened, 2 would be the server's own.
+    for (kind, stream) in [
+        (frame::HEADERS, 3),
+        (frame::HEADERS, 2),
+        (frame::DATA, 5),
+        (frame::RST_STREAM, 7),
+        (frame::WINDOW_UPDATE, 9),
+    ] {
+        let mut c = settled();
+        c.start(0, &request(), false, false);
+        c.out.clear();
+        let input = match kind {
+            frame::HEADERS => headers(stream),
+            frame::DATA => frame_bytes(kind, 0, stream, b"x"),
+            _ => frame_bytes(kind, 0, stream, &1u32.to_be_bytes()),
+        };
+        let e = c.feed(&input, &mut events).unwrap_err();
+        assert_eq!(e, ConnError::Protocol("a frame on a stream never opened"));
+        assert_eq!(goaway_code(&c.out), Some(frame::PROTOCOL_ERROR));
+    }
+    // A stream the client cancelled is closed, not idle: what still comes is ignored.
+    let mut c = settled();
+    c.start(0, &request(), false, false);
+    c.cancel(0);
+    c.feed(&headers(1), &mut events).unwrap();
+    // PRIORITY may name any stream.
+    c.feed(
+        &frame_bytes(frame::PRIORITY, 0, 11, &[0, 0, 0, 0, 16]),
+        &mut events,
+    )
+    .unwrap();
+}
+
+#[test]
+fn the_servers_first_frame_must_be_settings() {
+    let mut c = Connection::new();
+    let mut events = Vec::new();
+    let ping = frame_bytes(frame::PING, 0, 0, &[1; 8]);
+    assert!(c.feed(&ping, &mut events).is_err());
+    assert_eq!(goaway_code(&c.out), Some(frame::PROTOCOL_ERROR));
 }

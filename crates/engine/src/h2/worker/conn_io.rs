@@ -22,7 +22,8 @@ impl Worker {
             return false;
         };
         c.stream = Some(stream);
-        c.proto = Connection::new(self.setup.streams);
+        c.proto = Connection::new();
+        c.refused = false;
         c.written = 0;
         c.phase = Phase::Connecting;
         c.opened_at = now;
@@ -172,22 +173,24 @@ impl Worker {
                 self.conns[i].proto.release(tag);
                 self.slot_failed(i, tag, ErrorKind::H2StreamReset, now);
             }
-            Event::Refused(t) => {
-                let slot = self.free_slot(i, t);
-                if self.base.sending {
-                    self.summary.goaway_retries += 1;
-                    self.jobs.push_front(super::Job {
-                        request: slot.request,
-                        started: Some(slot.started),
-                        intended: slot.intended,
-                        queued: false,
-                    });
-                } else {
-                    self.base.rec.abandoned += 1;
-                }
+            Event::Refused(t) if self.conns[i].refused => {
+                // The server processed none of this connection's streams: refused.
+                self.slot_failed(i, t, ErrorKind::H2Goaway, now);
             }
-            Event::GoAway { code } => {
+            Event::Refused(t) => {
+                self.summary.goaway_retries += 1;
+                self.send_again(i, t, false);
+            }
+            // The server's stream limit held it back: it waits for a stream.
+            Event::Unstarted(t) => self.send_again(i, t, true),
+            Event::GoAway { code, last } => {
                 self.summary.goaways += 1;
+                if last == 0 {
+                    // Nothing of this connection's was processed: it was turned away, and
+                    // rests before the next try like a refused connect.
+                    self.conns[i].refused = true;
+                    self.rest(i, now);
+                }
                 if code != NO_ERROR {
                     self.conn_failed(i, ErrorKind::H2Goaway, now);
                 }
@@ -197,6 +200,28 @@ impl Worker {
         if let Some(m) = max {
             let s = &mut self.summary.server_max_streams;
             *s = Some(s.map_or(m, |old| old.min(m)));
+        }
+    }
+
+    /// Stream `t` of connection `i` was not processed (its tag already free): its request
+    /// waits for another stream, its clock running (abandoned if sending has stopped);
+    /// `queued`: counted as waiting for a stream now.
+    fn send_again(&mut self, i: usize, t: usize, queued: bool) {
+        let slot = self.free_slot(i, t);
+        if !slot.active {
+            return;
+        }
+        if self.base.sending {
+            self.summary.queued_for_stream += u64::from(queued);
+            self.jobs.push_front(super::Job {
+                request: slot.request,
+                started: Some(slot.started),
+                intended: slot.intended,
+                deadline: slot.deadline,
+                queued,
+            });
+        } else {
+            self.base.rec.abandoned += 1;
         }
     }
 
@@ -247,18 +272,21 @@ impl Worker {
             b.rec.server_software.get_or_insert(server);
         }
         c.proto.release(t);
+        c.refusals.reset();
         b.rec.complete(&completion, slot_index, in_window);
         self.user_done(now, None);
     }
 
-    /// Stream `t` of connection `i` failed as `kind`; after a failed connect its user waits
-    /// until the connection may be tried again.
+    /// Stream `t` of connection `i` failed as `kind`; after a failed connect (or a refusal
+    /// by GOAWAY) its user waits until the connection may be tried again.
     fn slot_failed(&mut self, i: usize, t: usize, kind: ErrorKind, now: Instant) {
         let slot = self.free_slot(i, t);
         if slot.active {
-            let received = self.conns[i].proto.stream(t).bytes;
+            let c = &self.conns[i];
+            let received = c.proto.received(t);
             self.base.record_error(kind, slot.request, received, now);
-            let backoff_until = kind.is_connect().then_some(self.conns[i].rest_until);
+            let rests = kind.is_connect() || (kind == ErrorKind::H2Goaway && c.refused);
+            let backoff_until = rests.then_some(c.rest_until);
             self.user_done(now, backoff_until);
         }
     }

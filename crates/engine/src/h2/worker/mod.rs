@@ -5,11 +5,16 @@
 //! one up to `-c`.
 //!
 //! Closed loop: `-c × --streams` users, each starting its next request when the previous
-//! one ends (after think time). Open loop: requests fall due on the schedule and latency
+//! one ends (after think time); users waiting for a stream are a count per moment they
+//! became ready, not a job each. Open loop: requests fall due on the schedule and latency
 //! counts from the intended start, including any wait for a stream; such waits are counted
-//! (`queued_for_stream`). Streams on one connection also share its socket: their frames go
-//! out in order from one buffer, and a request body may wait for the server's window
-//! (`flow_control_waits`).
+//! (`queued_for_stream`). `--timeout` runs from when a request is ready (due, or its user
+//! ready), so a request that waits too long for a stream fails as `request_timeout`. Streams
+//! on one connection also share its socket: their frames go out in order from one buffer,
+//! and a request body may wait for the server's window (`flow_control_waits`). Memory for
+//! streams is taken as they are used: a connection's slots grow to the streams it has had
+//! in flight at once (at most `PRE_SETTINGS_STREAMS` before the server's SETTINGS, then its
+//! SETTINGS_MAX_CONCURRENT_STREAMS), never to `--streams` up front.
 //!
 //! A failed connect in a closed loop rests its connection for the same backoff as HTTP/1.1
 //! (`worker::backoff`), and the users whose requests failed with it wait as long: a
@@ -18,7 +23,11 @@
 //! GOAWAY: no new streams on that connection; streams the server left unprocessed (above
 //! its last stream id) are sent again on another connection after a graceful GOAWAY
 //! (NO_ERROR), and fail as `h2_goaway` after one with an error code, as do the streams still
-//! open then. RST_STREAM fails its stream as `h2_stream_reset`.
+//! open then. A GOAWAY that processed none of the connection's streams (last stream id 0)
+//! refuses the connection: its streams fail as `h2_goaway` whatever the code, and the
+//! connection rests like one whose connect failed (its own backoff, started over by a
+//! response), so a server that turns every connection away is not reconnected in a tight
+//! loop and `-n` counts the failures. RST_STREAM fails its stream as `h2_stream_reset`.
 //!
 //! This file is the worker's pacing (users, jobs, which connection takes a job); `conn_io`
 //! is one connection's I/O: connect, handshake, frames out and in, completions, failures.
@@ -63,9 +72,12 @@ enum Phase {
 #[derive(Debug, Clone, Copy)]
 struct Job {
     request: usize,
-    /// Set when a GOAWAY sends it again: its clock keeps running.
+    /// Set when a GOAWAY (or a server's lower stream limit) sends it again: its clock keeps
+    /// running.
     started: Option<Instant>,
     intended: Option<Instant>,
+    /// `--timeout` from when it was ready, the wait for a stream included.
+    deadline: Instant,
     queued: bool,
 }
 
@@ -89,6 +101,7 @@ struct Conn {
     proto: Connection,
     /// Bytes of `proto.out` already written.
     written: usize,
+    /// By tag: grown as streams are used, to `--streams` at most.
     slots: Vec<Slot>,
     free: Vec<usize>,
     opened_at: Instant,
@@ -102,11 +115,31 @@ struct Conn {
     backoff: ConnectBackoff,
     /// Closed loop: after a failed connect, not to be connected again before this.
     rest_until: Instant,
+    /// Connections in a row the server refused by GOAWAY (reset by a response).
+    refusals: ConnectBackoff,
+    /// This connection was refused by a GOAWAY that processed none of its streams.
+    refused: bool,
 }
 
 impl Conn {
     fn busy(&self) -> usize {
         self.slots.len() - self.free.len()
+    }
+
+    /// Is a slot free or may one more be made (below `limit`, `--streams`)?
+    fn has_room(&self, limit: usize) -> bool {
+        !self.free.is_empty() || self.slots.len() < limit
+    }
+
+    /// A free slot's tag, making one if none is free and `limit` allows.
+    fn take_tag(&mut self, limit: usize, idle: Slot) -> Option<usize> {
+        if let Some(t) = self.free.pop() {
+            return Some(t);
+        }
+        (self.slots.len() < limit).then(|| {
+            self.slots.push(idle);
+            self.slots.len() - 1
+        })
     }
 }
 
@@ -121,17 +154,18 @@ struct Worker {
     /// the requests one wake-up starts on a connection go out in one write.
     unflushed: Vec<usize>,
     jobs: VecDeque<Job>,
+    /// Closed loop: users ready for a request (taken from the budget) and waiting for a
+    /// stream, as (when they became ready, how many), oldest first.
+    ready: VecDeque<(Instant, u64)>,
+    /// The users at the front of `ready` already counted in `queued_for_stream`.
+    ready_counted: u64,
     /// Closed loop: users thinking (or backing off) until a time.
     thinking: BinaryHeap<Reverse<Instant>>,
 }
 
-/// Run one HTTP/2 worker to the end.
-pub fn run(mut cfg: WorkerConfig) -> io::Result<Recorder> {
-    let Some(setup) = cfg.h2.take() else {
-        return Err(io::Error::other("not an HTTP/2 run"));
-    };
-    let now = Instant::now();
-    let idle = Slot {
+/// A slot not in use.
+fn idle_slot(now: Instant) -> Slot {
+    Slot {
         active: false,
         request: 0,
         started: now,
@@ -140,7 +174,15 @@ pub fn run(mut cfg: WorkerConfig) -> io::Result<Recorder> {
         deadline: now,
         connect_us: None,
         handshake_us: None,
+    }
+}
+
+/// Run one HTTP/2 worker to the end.
+pub fn run(mut cfg: WorkerConfig) -> io::Result<Recorder> {
+    let Some(setup) = cfg.h2.take() else {
+        return Err(io::Error::other("not an HTTP/2 run"));
     };
+    let now = Instant::now();
     let conns = cfg
         .conn_addrs
         .iter()
@@ -149,16 +191,18 @@ pub fn run(mut cfg: WorkerConfig) -> io::Result<Recorder> {
             generation: 0,
             addr,
             phase: Phase::Closed,
-            proto: Connection::new(0),
+            proto: Connection::new(),
             written: 0,
-            slots: vec![idle; setup.streams],
-            free: (0..setup.streams).rev().collect(),
+            slots: Vec::new(),
+            free: Vec::new(),
             opened_at: now,
             deadline: now,
             opener: None,
             unflushed: false,
             backoff: ConnectBackoff::default(),
             rest_until: now,
+            refusals: ConnectBackoff::default(),
+            refused: false,
         })
         .collect();
     let mut w = Worker {
@@ -173,6 +217,8 @@ pub fn run(mut cfg: WorkerConfig) -> io::Result<Recorder> {
         events: Vec::new(),
         unflushed: Vec::new(),
         jobs: VecDeque::new(),
+        ready: VecDeque::new(),
+        ready_counted: 0,
         thinking: BinaryHeap::new(),
     };
     run_loop(&mut w)?;
@@ -186,8 +232,11 @@ impl Driver for Worker {
     }
 
     fn start_closed(&mut self) {
+        let now = Instant::now();
         for _ in 0..self.conns.len() * self.setup.streams {
-            self.user_ready();
+            if !self.user_ready(now) {
+                break;
+            }
         }
     }
 
@@ -197,7 +246,7 @@ impl Driver for Worker {
                 break;
             }
             self.thinking.pop();
-            self.user_ready();
+            self.user_ready(now);
         }
         self.queue_due(now);
         self.dispatch(now);
@@ -208,11 +257,13 @@ impl Driver for Worker {
     }
 
     fn waiting(&self) -> bool {
-        !self.jobs.is_empty()
+        !self.jobs.is_empty() || !self.ready.is_empty()
     }
 
     fn on_stop(&mut self) {
         self.thinking.clear();
+        self.ready.clear();
+        self.ready_counted = 0;
         let open_loop = self.base.is_open_loop();
         let rec = &mut self.base.rec;
         if open_loop {
@@ -224,6 +275,7 @@ impl Driver for Worker {
 
     fn tick(&mut self, now: Instant) {
         self.expire(now);
+        self.expire_waiting(now);
     }
 
     fn abandon_all(&mut self) {
@@ -251,16 +303,95 @@ impl Driver for Worker {
 }
 
 impl Worker {
-    /// Closed loop: a user is ready for its next request.
-    fn user_ready(&mut self) {
-        if self.base.may_start() {
-            let request = self.base.pick_request();
-            self.jobs.push_back(Job {
-                request,
-                started: None,
-                intended: None,
-                queued: false,
+    /// Closed loop: a user is ready for its next request at `now` (false: the budget is
+    /// spent, or sending stopped).
+    fn user_ready(&mut self, now: Instant) -> bool {
+        if !self.base.may_start() {
+            return false;
+        }
+        match self.ready.back_mut() {
+            Some((at, n)) if *at == now => *n += 1,
+            _ => self.ready.push_back((now, 1)),
+        }
+        true
+    }
+
+    /// Closed loop: the user first in line, as a job (None: none is ready).
+    fn next_user(&mut self) -> Option<Job> {
+        let (at, n) = self.ready.front_mut()?;
+        let since = *at;
+        *n -= 1;
+        if *n == 0 {
+            self.ready.pop_front();
+        }
+        self.ready_counted = self.ready_counted.saturating_sub(1);
+        Some(Job {
+            request: self.base.pick_request(),
+            started: None,
+            intended: None,
+            deadline: since + self.base.cfg.timeout,
+            queued: false,
+        })
+    }
+
+    /// The next job to start: a waiting job first (one resent keeps its clock), then a
+    /// ready user.
+    fn next_job(&mut self) -> Option<Job> {
+        match self.jobs.pop_front() {
+            Some(job) => Some(job),
+            None => self.next_user(),
+        }
+    }
+
+    /// No stream is free for what waits: count in `queued_for_stream` each request that
+    /// waits for the first time.
+    fn count_queued(&mut self) {
+        let mut newly = 0;
+        for job in self.jobs.iter_mut().rev() {
+            if job.queued {
+                break;
+            }
+            job.queued = true;
+            newly += 1;
+        }
+        let ready: u64 = self.ready.iter().map(|(_, n)| n).sum();
+        newly += ready.saturating_sub(self.ready_counted);
+        self.ready_counted = ready;
+        self.summary.queued_for_stream += newly;
+    }
+
+    /// Fail each request that waited for a stream past its deadline.
+    fn expire_waiting(&mut self, now: Instant) {
+        let mut expired = Vec::new();
+        if self.jobs.iter().any(|j| j.deadline <= now) {
+            self.jobs.retain(|j| {
+                let keep = j.deadline > now;
+                if !keep {
+                    expired.push(j.request);
+                }
+                keep
             });
+        }
+        let timeout = self.base.cfg.timeout;
+        let mut users = 0;
+        while let Some(&(at, n)) = self.ready.front() {
+            if at + timeout > now {
+                break;
+            }
+            self.ready.pop_front();
+            users += n;
+        }
+        self.ready_counted = self.ready_counted.saturating_sub(users);
+        for request in expired {
+            self.base
+                .record_error(ErrorKind::RequestTimeout, request, 0, now);
+            self.user_done(now, None);
+        }
+        for _ in 0..users {
+            let request = self.base.pick_request();
+            self.base
+                .record_error(ErrorKind::RequestTimeout, request, 0, now);
+            self.user_done(now, None);
         }
     }
 
@@ -275,29 +406,37 @@ impl Worker {
             None => self.base.cfg.think.sample(&mut self.base.rng),
         };
         if pause.is_zero() {
-            self.user_ready();
+            self.user_ready(now);
         } else {
             self.thinking.push(Reverse(now + pause));
         }
     }
 
-    /// Closed loop: connection `i` failed to connect at `now`; it rests for the backoff.
+    /// Closed loop: connection `i` failed to connect at `now` (or was refused by a GOAWAY);
+    /// it rests for the backoff.
     fn rest(&mut self, i: usize, now: Instant) {
         if self.base.sending && !self.base.is_open_loop() {
             let c = &mut self.conns[i];
-            c.rest_until = now + c.backoff.next_pause(&mut self.base.rng);
+            let backoff = if c.refused {
+                &mut c.refusals
+            } else {
+                &mut c.backoff
+            };
+            c.rest_until = now + backoff.next_pause(&mut self.base.rng);
         }
     }
 
     /// Open loop: every request due by `now` becomes a job.
     fn queue_due(&mut self, now: Instant) {
         let jobs = &mut self.jobs;
+        let deadline = now + self.base.cfg.timeout;
         self.base.queue_due(now, |b, due| {
             let request = b.pick_request();
             jobs.push_back(Job {
                 request,
                 started: None,
                 intended: Some(due),
+                deadline,
                 queued: false,
             });
         });
@@ -307,27 +446,27 @@ impl Worker {
     /// closed one to open (not one resting after a failed connect).
     fn find_conn(&self, now: Instant) -> Option<usize> {
         let mut closed = None;
+        let limit = self.setup.streams;
         for (i, c) in self.conns.iter().enumerate() {
             if c.phase == Phase::Closed {
                 if closed.is_none() && c.rest_until <= now {
                     closed = Some(i);
                 }
-            } else if !c.free.is_empty() && c.proto.can_open() {
+            } else if c.has_room(limit) && c.proto.can_open() {
                 return Some(i);
             }
         }
         closed
     }
 
-    /// Start queued jobs on free streams.
+    /// Start waiting jobs and ready users on free streams.
     fn dispatch(&mut self, now: Instant) {
-        while let Some(mut job) = self.jobs.pop_front() {
+        while !self.jobs.is_empty() || !self.ready.is_empty() {
             let Some(i) = self.find_conn(now) else {
-                if !job.queued {
-                    job.queued = true;
-                    self.summary.queued_for_stream += 1;
-                }
-                self.jobs.push_front(job);
+                self.count_queued();
+                break;
+            };
+            let Some(job) = self.next_job() else {
                 break;
             };
             if self.conns[i].phase == Phase::Closed && !self.open_connection(i, now) {
@@ -359,6 +498,16 @@ impl Worker {
     }
 
     fn start_job(&mut self, i: usize, job: Job, now: Instant) {
+        if !self.try_start_job(i, job, now) {
+            // Its request could not be put in HTTP/2 form: failed, and its user goes on.
+            self.base
+                .record_error(ErrorKind::Malformed, job.request, 0, now);
+            self.user_done(now, None);
+        }
+    }
+
+    /// Start `job` on connection `i`; false if its request does not render.
+    fn try_start_job(&mut self, i: usize, job: Job, now: Instant) -> bool {
         let b = &mut self.base;
         let planned = &b.cfg.requests[job.request];
         let owned;
@@ -366,7 +515,7 @@ impl Worker {
             Some(r) => r,
             None => {
                 let Some(def) = planned.def.as_ref() else {
-                    return b.record_error(ErrorKind::Malformed, job.request, 0, now);
+                    return false;
                 };
                 let seq = b.seqs[job.request];
                 b.seqs[job.request] += 1;
@@ -384,7 +533,7 @@ impl Worker {
                         owned = r;
                         &owned
                     }
-                    Err(_) => return b.record_error(ErrorKind::Malformed, job.request, 0, now),
+                    Err(_) => return false,
                 }
             }
         };
@@ -393,10 +542,9 @@ impl Worker {
         if let Some(due) = job.intended.filter(|_| job.started.is_none()) {
             b.record_send(due, now);
         }
-        let timeout = b.cfg.timeout;
         let c = &mut self.conns[i];
-        let Some(tag) = c.free.pop() else {
-            return;
+        let Some(tag) = c.take_tag(self.setup.streams, idle_slot(now)) else {
+            return true; // find_conn saw room: never here
         };
         c.proto.start(tag, req, capture, want_server);
         c.slots[tag] = Slot {
@@ -405,7 +553,7 @@ impl Worker {
             started: job.started.unwrap_or(now),
             intended: job.intended,
             first_byte: None,
-            deadline: now + timeout,
+            deadline: job.deadline,
             connect_us: None,
             handshake_us: None,
         };
@@ -417,5 +565,6 @@ impl Worker {
             c.unflushed = true;
             self.unflushed.push(i);
         }
+        true
     }
 }
