@@ -15,7 +15,7 @@ pub struct ShardArgs {
     pub shard: Option<Shard>,
     /// Wait for this wall-clock time before starting, so that shards on several machines
     /// start together: RFC 3339 (2026-12-01T10:00:00Z), Unix milliseconds, or +DURATION
-    /// from now (+5s).
+    /// from now (+5s); from 1 day ago to 7 days ahead.
     #[arg(long = "start-at", value_name = "TIME")]
     pub start_at: Option<String>,
 }
