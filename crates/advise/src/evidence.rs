@@ -7,7 +7,24 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use webtune_model::server::LogMessage;
-use webtune_model::RunResult;
+use webtune_model::{RunResult, MAX_SAVED_BYTES};
+
+/// A saved result's text, refused past `MAX_SAVED_BYTES` (`/dev/zero` would fill memory).
+fn read_capped(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(MAX_SAVED_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_SAVED_BYTES {
+        return Err(std::io::Error::other(format!(
+            "over {} MiB, the most a saved result may be",
+            MAX_SAVED_BYTES >> 20
+        )));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"))
+}
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Evidence {
@@ -30,7 +47,7 @@ pub struct Evidence {
 
 impl Evidence {
     pub fn from_file(path: &Path) -> Result<Evidence, AdviseError> {
-        let text = std::fs::read_to_string(path).map_err(|e| AdviseError::Io {
+        let text = read_capped(path).map_err(|e| AdviseError::Io {
             path: path.to_path_buf(),
             source: e,
         })?;

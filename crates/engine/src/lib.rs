@@ -55,7 +55,9 @@ pub const MAX_VALID_CPU_BUSY: f64 = 0.9;
 /// lets in-flight requests finish for up to a second, then the result is returned.
 pub type RunControl = webtune_model::StopToken;
 
-/// A live view of a run, handed to the caller about once per interval.
+/// A live view of a run, all worker threads together, handed to the caller each time a
+/// worker reports an interval (so up to `threads` times per interval): the counts include
+/// every report received so far.
 #[derive(Debug, Clone, Default)]
 pub struct Progress {
     pub elapsed: Duration,
@@ -63,6 +65,7 @@ pub struct Progress {
     pub errors: u64,
     /// Responses per second over the last interval.
     pub rate_per_s: f64,
+    /// Connections open now, in all worker threads.
     pub open_connections: u64,
     /// Every report so far: errors by kind, requests that completed or failed, and the
     /// total latency of finished requests (for live thresholds and metrics).
@@ -216,8 +219,8 @@ pub fn run(
     let mut responses = 0u64;
     let mut errors = 0u64;
     let mut so_far = Progress::default();
-    let mut emitted = 0u64;
-    let mut last_emit = (start, 0u64);
+    let mut rate_interval = 0u64;
+    let mut last_rate = (start, 0u64);
     loop {
         match rx.recv_timeout(Duration::from_millis(100)) {
             Ok(report) => {
@@ -232,24 +235,25 @@ pub fn run(
                 t.bytes += report.bytes;
                 t.open += report.open_connections;
                 t.latency.merge(&report.latency);
-                if report.index >= emitted {
-                    emitted = report.index + 1;
-                    let now = Instant::now();
-                    let dt = now.duration_since(last_emit.0).as_secs_f64();
-                    let rate = if dt > 0.0 {
-                        (responses - last_emit.1) as f64 / dt
+                // Every worker's report is shown as it comes, so the figures are the whole
+                // run's so far (not one worker's); the rate is taken once per interval.
+                let now = Instant::now();
+                if report.index >= rate_interval {
+                    rate_interval = report.index + 1;
+                    let dt = now.duration_since(last_rate.0).as_secs_f64();
+                    so_far.rate_per_s = if dt > 0.0 {
+                        (responses - last_rate.1) as f64 / dt
                     } else {
                         0.0
                     };
-                    last_emit = (now, responses);
-                    so_far.elapsed = now.duration_since(start);
-                    so_far.responses = responses;
-                    so_far.errors = errors;
-                    so_far.rate_per_s = rate;
-                    so_far.open_connections = t.open;
-                    so_far.attempted = attempted(responses, &so_far.error_counts);
-                    on_progress(&so_far);
+                    last_rate = (now, responses);
                 }
+                so_far.elapsed = now.duration_since(start);
+                so_far.responses = responses;
+                so_far.errors = errors;
+                so_far.open_connections = open_gauge.open();
+                so_far.attempted = attempted(responses, &so_far.error_counts);
+                on_progress(&so_far);
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,

@@ -72,6 +72,11 @@ impl OpenGauge {
         self.open.fetch_sub(1, Ordering::Relaxed);
     }
 
+    /// Connections open now, all workers together.
+    pub fn open(&self) -> u64 {
+        self.open.load(Ordering::Relaxed)
+    }
+
     /// The most connections open at the same moment so far.
     pub fn peak(&self) -> u64 {
         self.peak.load(Ordering::Relaxed)

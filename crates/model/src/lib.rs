@@ -23,7 +23,7 @@ pub use histogram::{LatencyHistogram, Percentiles};
 pub use merge::MergeError;
 pub use result::{
     H2Summary, IntervalSample, LatencySummary, NamedResult, RepeatSummary, RunResult, Schedule,
-    Stall, TlsSummary, Validity, SCHEMA,
+    Stall, TlsSummary, Validity, MAX_SAVED_BYTES, SCHEMA,
 };
 pub use server::ServerSamples;
 pub use shard::{Shard, ShardError, ShardSet, ShardSummary, StartRecord};

@@ -11,6 +11,11 @@ use std::collections::BTreeMap;
 /// The schema tag every result carries; bump the number on an incompatible change.
 pub const SCHEMA: &str = "webtune.run/1";
 
+/// The largest saved result (run, sweep, shard) a command reads: a file over it is refused
+/// before it can fill memory (`/dev/zero`, a runaway file). An hour at `--interval 10ms` is
+/// about a third of it.
+pub const MAX_SAVED_BYTES: u64 = 256 * 1024 * 1024;
+
 /// Percentile summaries of the three latency histograms.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct LatencySummary {

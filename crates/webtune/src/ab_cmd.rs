@@ -291,7 +291,10 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
     if let Some((flag, what)) = args.unsupported_option() {
         bail!("ab option {flag} ({what}) is not supported by webtune ab");
     }
+    // Nothing is measured yet: a signal while the inputs are read (a FIFO) exits at once.
+    let at_once = crate::signals::exit_at_once();
     let spec = args.to_spec()?;
+    drop(at_once);
     output::check_all([
         ("-e", args.csv.as_deref()),
         ("-g", args.gnuplot.as_deref()),

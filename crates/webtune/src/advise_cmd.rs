@@ -15,7 +15,7 @@ use std::path::PathBuf;
     webtune advise --nginx-config /etc/nginx/nginx.conf --verify --pairs 3 -- -c 50 -d 10s /\n\
     Configs not given are found from the running servers' command lines, else at the stock paths\n\
     under /etc. Exit status: 0 advice printed (with findings or without), 2 bad input,\n\
-    130 --verify interrupted.")]
+    130 interrupted (Ctrl-C, SIGTERM).")]
 pub struct AdviseArgs {
     /// Apache's main config file (Include, IfModule, Define and Debian's envvars followed).
     #[arg(long = "apache-config", value_name = "FILE")]
@@ -79,7 +79,11 @@ pub fn run(args: AdviseArgs) -> anyhow::Result<i32> {
         .verify
         .then(|| verify::check(&args.bench))
         .transpose()?;
+    // Reading the configs and the host measures nothing: a signal while they are read (a
+    // FIFO, a huge file) exits at once.
+    let at_once = crate::signals::exit_at_once();
     let advice = webtune_advise::advise(&inputs)?;
+    drop(at_once);
     let verified = match &bench {
         Some(bench) => Some(verify::run(
             &advice,
@@ -120,7 +124,8 @@ pub fn run(args: AdviseArgs) -> anyhow::Result<i32> {
             }
         }
     }
-    let interrupted = verified.as_ref().is_some_and(|v| v.interrupted);
+    let interrupted =
+        verified.as_ref().is_some_and(|v| v.interrupted) || crate::signals::stop_requested();
     Ok(outputs.exit_code(if interrupted {
         crate::bench_cmd::EXIT_INTERRUPTED
     } else {

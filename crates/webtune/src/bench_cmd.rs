@@ -416,11 +416,15 @@ pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
             "--repeat does not go with --shard: a shard runs once (repeat the whole sharded test)"
         );
     }
+    // Nothing is measured yet: a signal while the scenario or the body file is read (a
+    // FIFO, a huge file) exits at once.
+    let at_once = crate::signals::exit_at_once();
     // The base URL: the argument, else the scenario's base_url, else the embedded target.
     let workload = args.request.workload()?;
     let scenario_base = workload.base_url().map(str::to_string);
     // Every flag is checked before the embedded target starts (the URL is the engine's).
     let mut spec = args.to_spec("")?;
+    drop(at_once);
     let metrics = match &args.metrics_listen {
         Some(addr) => {
             let server = crate::metrics::MetricsServer::start(addr, spec.shard)?;
@@ -431,8 +435,10 @@ pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
         }
         None => None,
     };
-    if let Some(warning) = crate::sharding::late_warning(&spec) {
-        output::warn(&warning);
+    match crate::sharding::start_note(&spec) {
+        Some(crate::sharding::StartNote::Late(warning)) => output::warn(&warning),
+        Some(crate::sharding::StartNote::Waiting(line)) if !args.quiet => eprintln!("{line}"),
+        _ => {}
     }
     let mut embedded = None;
     let url = match args.url.clone().or(scenario_base) {

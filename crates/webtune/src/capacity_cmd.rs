@@ -116,6 +116,8 @@ pub fn run(args: CapacityArgs) -> anyhow::Result<i32> {
         url: args.url.clone(),
         ..RunSpec::default()
     };
+    // Nothing is measured yet: a signal while the inputs are read (a FIFO) exits at once.
+    let at_once = crate::signals::exit_at_once();
     args.request.apply(&mut load)?;
     let mut trial = Trial::new(
         Target::External {
@@ -125,6 +127,7 @@ pub fn run(args: CapacityArgs) -> anyhow::Result<i32> {
         load,
     );
     trial.workload = args.request.workload()?;
+    drop(at_once);
     search(trial, args.connections, &args.arrival, &args.search)
 }
 

@@ -58,11 +58,14 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
         threshold_abort: false,
     }
     .parse(true)?;
+    // Nothing is measured here: a signal while the results are read exits at once.
+    let at_once = crate::signals::exit_at_once();
     let results = args
         .files
         .iter()
         .map(|f| read_run(f))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    drop(at_once);
     let inputs: Vec<(String, &webtune_model::RunResult)> = labels(&args.files)
         .into_iter()
         .zip(results.iter())
@@ -89,7 +92,12 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
         }
         outputs.stdout(&text);
     }
-    Ok(outputs.exit_code(crate::gate::status(&verdicts, 0)))
+    let own = if crate::signals::stop_requested() {
+        crate::signals::EXIT_INTERRUPTED
+    } else {
+        crate::gate::status(&verdicts, 0)
+    };
+    Ok(outputs.exit_code(own))
 }
 
 #[cfg(test)]

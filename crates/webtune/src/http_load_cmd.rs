@@ -273,6 +273,8 @@ pub fn run(args: HttpLoadArgs) -> anyhow::Result<i32> {
         ("-json", options.json.as_deref()),
         ("-html", options.html.as_deref()),
     ])?;
+    // Nothing is measured yet: a signal while the inputs are read (a FIFO) exits at once.
+    let at_once = crate::signals::exit_at_once();
     let urls = read_url_file(&options.url_file)?;
     // Several URLs: a scenario that picks among them at random (a value: no file).
     let workload = if urls.len() > 1 {
@@ -283,6 +285,7 @@ pub fn run(args: HttpLoadArgs) -> anyhow::Result<i32> {
         Workload::request()
     };
     let spec = to_spec(&options, &urls)?;
+    drop(at_once);
     let (result, interrupted) = run_spec_quiet(&spec, &workload, "", false)?;
     let mut outputs = Outputs::new();
     if let Some(dest) = &options.html {

@@ -8,6 +8,7 @@ mod capacity_cmd;
 mod compare_cmd;
 mod gate;
 mod http_load_cmd;
+mod inputs;
 mod lab_cmd;
 mod merge_cmd;
 mod metrics;

@@ -6,6 +6,7 @@
 use crate::gate::{self, ThresholdArgs};
 use crate::output::{self, Outputs};
 use crate::report_cmd::read_run;
+use crate::signals;
 use std::path::PathBuf;
 use webtune_model::RunResult;
 
@@ -49,6 +50,9 @@ pub fn run(args: MergeArgs) -> anyhow::Result<i32> {
         anyhow::bail!("--threshold-abort needs a running test; merge checks --threshold only");
     }
     let thresholds = args.gate.parse(false)?;
+    // Nothing is measured here: a signal while the shards are read (a FIFO, a huge file)
+    // or merged exits at once.
+    let at_once = signals::exit_at_once();
     let inputs = args
         .files
         .iter()
@@ -56,6 +60,7 @@ pub fn run(args: MergeArgs) -> anyhow::Result<i32> {
         .collect::<anyhow::Result<Vec<_>>>()?;
     let mut merged = RunResult::merge_shards(inputs).map_err(|e| anyhow::anyhow!("merge: {e}"))?;
     gate::judge(&mut merged, &thresholds, None);
+    drop(at_once);
     let mut outputs = Outputs::new();
     if let Some(dest) = &args.html {
         let html = webtune_report::render(&merged, webtune_report::Format::Html);
@@ -76,5 +81,10 @@ pub fn run(args: MergeArgs) -> anyhow::Result<i32> {
             webtune_report::verdicts::render_verdicts(&merged.thresholds)
         );
     }
-    Ok(outputs.exit_code(gate::status(&merged.thresholds, 0)))
+    let own = if signals::stop_requested() {
+        signals::EXIT_INTERRUPTED
+    } else {
+        gate::status(&merged.thresholds, 0)
+    };
+    Ok(outputs.exit_code(own))
 }

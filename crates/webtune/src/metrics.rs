@@ -1,21 +1,30 @@
 //! `--metrics-listen ADDR`: live metrics of the running test in the Prometheus text
 //! exposition format (version 0.0.4, which Prometheus, Grafana Agent/Alloy and
 //! OpenMetrics scrapers read): requests, responses, errors by kind, open connections and
-//! the total latency as a cumulative-bucket histogram. The endpoint exists for the length of
-//! the run and is closed after it.
+//! the total latency as a cumulative-bucket histogram, all worker threads together. The
+//! endpoint exists for the length of the run and is closed after it.
+//!
+//! The endpoint is hyper's HTTP/1.1 server on a one-thread tokio runtime of its own:
+//! scrapes are served concurrently, each connection has one request and a deadline
+//! (`CONNECTION_DEADLINE`, however slowly its client sends), at most `MAX_CONNECTIONS` are
+//! open at once (more are closed at once), and closing the endpoint drops every connection
+//! without waiting for any: no client can delay the end of the run or starve a real scrape.
 //!
 //! Our own small encoder rather than the prometheus-client crate: the figures arrive as one
-//! snapshot per interval from the engine (`Progress`), not as instrumented counters, so a
-//! registry of atomics would only be copied into; the text format is a dozen lines.
+//! snapshot per worker report from the engine (`Progress`), not as instrumented counters, so
+//! a registry of atomics would only be copied into; the text format is a dozen lines.
 
 use anyhow::Context;
+use hyper::body::Incoming;
+use hyper::header::{CONNECTION, CONTENT_TYPE};
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
 use std::fmt::Write as _;
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::net::{SocketAddr, TcpListener};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
+use tokio::sync::{oneshot, Semaphore};
 use webtune_engine::Progress;
 use webtune_model::{ErrorKind, Shard};
 
@@ -25,10 +34,17 @@ const BUCKETS_S: [f64; 18] = [
     5.0, 10.0, 30.0, 60.0,
 ];
 
+/// A scraper has this long from its connect to the end of the answer (Prometheus's own
+/// scrape timeout is 10 s; the page is a few kilobytes).
+const CONNECTION_DEADLINE: Duration = Duration::from_secs(5);
+
+/// Connections served at once; one more is closed as soon as it is accepted.
+const MAX_CONNECTIONS: usize = 256;
+
 /// The metrics endpoint: a listener thread serving the latest snapshot.
 pub struct MetricsServer {
     page: Arc<Mutex<String>>,
-    done: Arc<AtomicBool>,
+    stop: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
     labels: String,
     pub addr: SocketAddr,
@@ -48,15 +64,30 @@ impl MetricsServer {
             None => String::new(),
         };
         let page = Arc::new(Mutex::new(render(&Progress::default(), &labels)));
-        let done = Arc::new(AtomicBool::new(false));
-        let (p, d) = (Arc::clone(&page), Arc::clone(&done));
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .enable_time()
+            .build()
+            .context("--metrics-listen: cannot start its runtime")?;
+        let (stop_tx, stop_rx) = oneshot::channel::<()>();
+        let served = Arc::clone(&page);
         let thread = std::thread::Builder::new()
             .name("webtune-metrics".into())
-            .spawn(move || serve(listener, &p, &d))
+            .spawn(move || {
+                runtime.block_on(async move {
+                    tokio::select! {
+                        _ = stop_rx => {}
+                        _ = serve(listener, served) => {}
+                    }
+                });
+                // Every connection task still open is dropped here, unanswered: a scraper
+                // never holds the run.
+                runtime.shutdown_background();
+            })
             .context("--metrics-listen: cannot start its thread")?;
         Ok(MetricsServer {
             page,
-            done,
+            stop: Some(stop_tx),
             thread: Some(thread),
             labels,
             addr: local,
@@ -71,13 +102,15 @@ impl MetricsServer {
         }
     }
 
-    /// Close the endpoint (also on drop).
+    /// Close the endpoint (also on drop). Returns at once: open connections are dropped.
     pub fn stop(mut self) {
         self.close();
     }
 
     fn close(&mut self) {
-        self.done.store(true, Ordering::SeqCst);
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -90,50 +123,64 @@ impl Drop for MetricsServer {
     }
 }
 
-fn serve(listener: TcpListener, page: &Mutex<String>, done: &AtomicBool) {
-    while !done.load(Ordering::SeqCst) {
-        match listener.accept() {
-            Ok((stream, _)) => answer(stream, page),
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                std::thread::sleep(Duration::from_millis(20));
+/// Accept scrapers for ever, each served by a task of its own under its deadline.
+async fn serve(listener: TcpListener, page: Arc<Mutex<String>>) {
+    let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+        return;
+    };
+    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let mut http = hyper::server::conn::http1::Builder::new();
+    // One request per connection: the deadline then bounds the whole exchange.
+    http.keep_alive(false);
+    let http = Arc::new(http);
+    loop {
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            // Out of descriptors, mostly: try again a little later rather than spin.
+            Err(_) => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                continue;
             }
-            Err(_) => std::thread::sleep(Duration::from_millis(20)),
-        }
+        };
+        let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
+            continue; // too many at once: this one is closed unanswered
+        };
+        let page = Arc::clone(&page);
+        let http = Arc::clone(&http);
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |req: Request<Incoming>| {
+                let answer = answer(&req, &page);
+                async move { Ok::<_, std::convert::Infallible>(answer) }
+            });
+            let connection = http.serve_connection(TokioIo::new(stream), service);
+            // Whatever a scraper does (sends slowly, never reads), it is dropped here.
+            let _ = tokio::time::timeout(CONNECTION_DEADLINE, connection).await;
+            drop(slot);
+        });
     }
 }
 
-/// One request, one answer, then close. Whatever goes wrong with a scraper's socket is its
-/// problem, never the run's.
-fn answer(mut stream: TcpStream, page: &Mutex<String>) {
-    let _ = stream.set_nonblocking(false);
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
-    let _ = stream.set_write_timeout(Some(Duration::from_secs(2)));
-    let mut head = Vec::new();
-    let mut buf = [0u8; 1024];
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16 * 1024 {
-        match stream.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => head.extend_from_slice(&buf[..n]),
-        }
-    }
-    let line = String::from_utf8_lossy(&head);
-    let path = line.split_whitespace().nth(1).unwrap_or("");
-    let response = if path == "/metrics" || path.starts_with("/metrics?") {
-        let body = page.lock().map(|p| p.clone()).unwrap_or_default();
-        format!(
-            "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n\
-             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
+/// The page for GET /metrics, a 404 naming it for anything else.
+fn answer(req: &Request<Incoming>, page: &Mutex<String>) -> Response<String> {
+    let (status, kind, body) = if req.uri().path() == "/metrics" {
+        (
+            StatusCode::OK,
+            "text/plain; version=0.0.4; charset=utf-8",
+            page.lock().map(|p| p.clone()).unwrap_or_default(),
         )
     } else {
-        let body = "webtune serves its metrics at /metrics\n";
-        format!(
-            "HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\
-             Connection: close\r\n\r\n{body}",
-            body.len()
+        (
+            StatusCode::NOT_FOUND,
+            "text/plain",
+            "webtune serves its metrics at /metrics\n".to_string(),
         )
     };
-    let _ = stream.write_all(response.as_bytes());
+    let mut response = Response::new(body);
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, hyper::header::HeaderValue::from_static(kind));
+    headers.insert(CONNECTION, hyper::header::HeaderValue::from_static("close"));
+    response
 }
 
 /// A label set with one more label.

@@ -39,14 +39,20 @@ pub enum Saved {
     Sweep(Box<SweepResult>),
 }
 
-/// Read a saved run or sweep, with a one-line error naming the file.
+/// Only the schema tag of a saved file (the rest is skipped, not built).
+#[derive(serde::Deserialize)]
+struct SchemaTag {
+    schema: Option<String>,
+}
+
+/// Read a saved run or sweep (at most `MAX_SAVED_BYTES`), with a one-line error naming the
+/// file.
 pub fn read_saved(path: &std::path::Path) -> anyhow::Result<Saved> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let is_sweep = serde_json::from_str::<serde_json::Value>(&text)
+    let text = crate::inputs::read_saved_text(path)?;
+    let is_sweep = serde_json::from_str::<SchemaTag>(&text)
         .ok()
-        .and_then(|v| v.get("schema")?.as_str().map(|s| s == SWEEP_SCHEMA))
-        .unwrap_or(false);
+        .and_then(|t| t.schema)
+        .is_some_and(|s| s == SWEEP_SCHEMA);
     if is_sweep {
         let sweep = SweepResult::from_json(&text).with_context(|| path.display().to_string())?;
         Ok(Saved::Sweep(Box::new(sweep)))
@@ -84,6 +90,9 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
         ("--html", args.html.as_deref()),
         ("-o", args.output.as_deref()),
     ])?;
+    // Nothing is measured here: a signal while the file is read (a FIFO, a huge file) or
+    // rendered exits at once.
+    let at_once = crate::signals::exit_at_once();
     let saved = read_saved(&args.file)?;
     let (text, html) = match &saved {
         Saved::Run(r) => (
@@ -99,6 +108,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
                 .map(|_| webtune_report::sweep::render_sweep_html(s)),
         ),
     };
+    drop(at_once);
     let mut outputs = Outputs::new();
     if let (Some(dest), Some(html)) = (&args.html, html) {
         outputs.file("--html", dest, &html);
@@ -107,5 +117,9 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
         Some(dest) => outputs.file("-o", dest, &text),
         None => outputs.stdout(&text),
     }
-    Ok(outputs.exit_code(0))
+    Ok(outputs.exit_code(if crate::signals::stop_requested() {
+        crate::signals::EXIT_INTERRUPTED
+    } else {
+        0
+    }))
 }

@@ -9,10 +9,15 @@
 //! at once (the user insists; lab servers left then are reaped by the next `lab` command or
 //! `lab clean`); a repeated SIGHUP does not, because a hang-up often delivers it twice (the
 //! kernel to the foreground group, the shell to each of its jobs).
+//!
+//! While a command has nothing measured to keep (reading its inputs, which may block on a
+//! FIFO or take long on a huge file), it holds an `AtOnce` guard: the first signal then exits
+//! 130 at once, with one line on stderr, since a blocked read never looks at the token.
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::io::Write;
+use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use webtune_model::StopToken;
 
@@ -22,10 +27,47 @@ pub const EXIT_INTERRUPTED: i32 = 130;
 
 static STOP: OnceLock<StopToken> = OnceLock::new();
 static FIRST_SIGNAL: AtomicI32 = AtomicI32::new(0);
+/// How many `AtOnce` guards are held.
+static AT_ONCE: AtomicUsize = AtomicUsize::new(0);
+
+/// While held, a stop signal exits the process at once with `EXIT_INTERRUPTED` (see the
+/// module's header). Taking one after a signal already came exits at once too.
+#[must_use = "the guard works only while it is held"]
+pub struct AtOnce(());
+
+/// Hold this while the command has nothing measured that a stop should keep.
+pub fn exit_at_once() -> AtOnce {
+    AT_ONCE.fetch_add(1, Ordering::SeqCst);
+    if stop_token().stop_requested() {
+        exit_interrupted();
+    }
+    AtOnce(())
+}
+
+impl Drop for AtOnce {
+    fn drop(&mut self) {
+        AT_ONCE.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Exit 130 now, saying why on stderr: nothing measured is lost.
+fn exit_interrupted() -> ! {
+    let by = first_signal_name().unwrap_or("a signal");
+    let _ = writeln!(
+        std::io::stderr(),
+        "webtune: stopped by {by}; nothing was written"
+    );
+    std::process::exit(EXIT_INTERRUPTED);
+}
 
 /// The process's stop token (a fresh one that nothing sets when `install` was not called).
 pub fn stop_token() -> StopToken {
     STOP.get_or_init(StopToken::new).clone()
+}
+
+/// True once a stop signal came: a command that finished its work anyway exits 130.
+pub fn stop_requested() -> bool {
+    stop_token().stop_requested()
 }
 
 /// The name of the first stop signal received, if any.
@@ -57,6 +99,9 @@ pub fn install() -> anyhow::Result<()> {
                 let _ =
                     FIRST_SIGNAL.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
                 token.request_stop();
+                if AT_ONCE.load(Ordering::SeqCst) > 0 {
+                    exit_interrupted();
+                }
             }
         })
         .map_err(|e| anyhow::anyhow!("cannot start the signal thread: {e}"))?;

@@ -122,6 +122,8 @@ impl SweepArgs {
 }
 
 pub fn run(args: SweepArgs) -> anyhow::Result<i32> {
+    // Nothing is measured yet: a signal while the inputs are read (a FIFO) exits at once.
+    let at_once = crate::signals::exit_at_once();
     let (variable, levels) = args.levels()?;
     // Check every level's spec before the first run, so a bad flag fails at once.
     let specs = levels
@@ -129,6 +131,7 @@ pub fn run(args: SweepArgs) -> anyhow::Result<i32> {
         .map(|&l| args.spec_for(variable, l))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let workload = args.request.workload()?;
+    drop(at_once);
     output::check_all([
         ("--json", args.json.as_deref()),
         ("--html", args.html.as_deref()),

@@ -100,8 +100,8 @@ pub fn run_load(
     }
     let mut results = Vec::new();
     for (index, _, out_path) in &workers {
-        let text = std::fs::read_to_string(out_path)
-            .map_err(|e| fail(format!("shard {index}/{count}'s result: {e}")))?;
+        let text = crate::inputs::read_saved_text(out_path)
+            .map_err(|e| fail(format!("shard {index}/{count}'s result: {e:#}")))?;
         let result: RunResult = serde_json::from_str(&text)
             .map_err(|e| fail(format!("shard {index}/{count}'s result: {e}")))?;
         results.push((format!("shard {index}/{count}"), result));

@@ -1,0 +1,72 @@
+//! Reading a file a command takes whole (a saved result, sweep or shard): at most
+//! `MAX_SAVED_BYTES`, so that `/dev/zero` or a runaway file is refused in one line that names
+//! the cap instead of filling memory. Commands that only read and report (merge, compare,
+//! report, advise) hold `signals::exit_at_once` while they read, so that a read blocked on a
+//! FIFO ends at the first Ctrl-C or SIGTERM.
+
+use anyhow::Context;
+use std::io::Read;
+use std::path::Path;
+use webtune_model::MAX_SAVED_BYTES;
+
+/// A saved result's text, refused in one line when it is over `MAX_SAVED_BYTES`.
+pub fn read_saved_text(path: &Path) -> anyhow::Result<String> {
+    read_capped(path, MAX_SAVED_BYTES)
+}
+
+/// The text of `path`, at most `cap` bytes of it: a file over the cap is refused before it
+/// is read when its size is known, else once `cap` bytes have come.
+pub fn read_capped(path: &Path, cap: u64) -> anyhow::Result<String> {
+    let shown = path.display();
+    let file = std::fs::File::open(path).with_context(|| format!("cannot read {shown}"))?;
+    let too_large = || {
+        anyhow::anyhow!(
+            "cannot read {shown}: it is over {}, the most a saved result may be",
+            size_name(cap)
+        )
+    };
+    if file.metadata().is_ok_and(|m| m.is_file() && m.len() > cap) {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::new();
+    file.take(cap.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read {shown}"))?;
+    if bytes.len() as u64 > cap {
+        return Err(too_large());
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| anyhow::anyhow!("{shown} is not a saved result: it is not UTF-8 text"))
+}
+
+/// "256 MiB", "10 bytes".
+fn size_name(bytes: u64) -> String {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_over_the_cap_is_refused_with_the_cap_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.json");
+        std::fs::write(&path, "0123456789").unwrap();
+        assert_eq!(read_capped(&path, 10).unwrap(), "0123456789");
+        let e = read_capped(&path, 9).unwrap_err().to_string();
+        assert!(e.contains("over 9 bytes"), "{e}");
+        // A device with no end is cut at the cap.
+        let e = read_capped(Path::new("/dev/zero"), 1 << 20)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "cannot read /dev/zero: it is over 1 MiB, the most a saved result may be"
+        );
+    }
+}
