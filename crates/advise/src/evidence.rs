@@ -30,12 +30,10 @@ pub struct Evidence {
 
 impl Evidence {
     pub fn from_file(path: &Path) -> Result<Evidence, AdviseError> {
-        let text = std::fs::read_to_string(path).map_err(|e| AdviseError::Io {
-            path: path.to_path_buf(),
-            source: e,
-        })?;
+        let text =
+            crate::limits::read_capped(path, crate::limits::MAX_RESULT_BYTES, "a --result file")?;
         let result: RunResult =
-            serde_json::from_str(&text).map_err(|e| AdviseError::BadResult {
+            serde_json::from_slice(&text).map_err(|e| AdviseError::BadResult {
                 path: path.to_path_buf(),
                 message: e.to_string(),
             })?;

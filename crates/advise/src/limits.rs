@@ -12,6 +12,8 @@ use std::path::Path;
 
 /// One config file.
 pub const MAX_FILE_BYTES: u64 = 16 << 20;
+/// A saved run given with `--result` (a long run's timeline included, results are a few MiB).
+pub const MAX_RESULT_BYTES: u64 = 256 << 20;
 /// All the text read for one tree (a file included twice counts twice).
 pub const MAX_TREE_BYTES: u64 = 64 << 20;
 /// Files read for one tree (a fan-out of includes ends here).
@@ -39,21 +41,25 @@ fn cap(at: String, message: String) -> AdviseError {
 /// Read one config file, refusing one larger than `MAX_FILE_BYTES` without reading more
 /// than that (a device such as /dev/zero included).
 pub(crate) fn read_file(path: &Path) -> Result<String, AdviseError> {
+    let bytes = read_capped(path, MAX_FILE_BYTES, "one config file")?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Read at most `limit` bytes of `path`, refusing a longer one with the cap named
+/// (`what`: "one config file").
+pub(crate) fn read_capped(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>, AdviseError> {
     let file = std::fs::File::open(path).map_err(|e| AdviseError::io(path, e))?;
     let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1)
+    file.take(limit + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| AdviseError::io(path, e))?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
+    if bytes.len() as u64 > limit {
         return Err(cap(
             path.display().to_string(),
-            format!(
-                "larger than {} MiB, the cap on one config file",
-                mib(MAX_FILE_BYTES)
-            ),
+            format!("larger than {} MiB, the cap on {what}", mib(limit)),
         ));
     }
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+    Ok(bytes)
 }
 
 /// What one tree has used of its caps so far.

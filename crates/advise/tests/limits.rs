@@ -158,3 +158,12 @@ fn an_include_loop_ends_at_the_depth_cap() {
     let e = refused(|| ini::read(&main, ini::Dialect::MyCnf).map(drop));
     assert!(e.contains("includes nested deeper than 32"), "{e}");
 }
+
+#[test]
+fn an_endless_result_file_is_cut_at_its_cap() {
+    let e = refused(|| webtune_advise::Evidence::from_file(Path::new("/dev/zero")).map(drop));
+    assert_eq!(
+        e,
+        "/dev/zero: larger than 256 MiB, the cap on a --result file"
+    );
+}
