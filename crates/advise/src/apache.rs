@@ -2,10 +2,13 @@
 //! file with `Include`/`IncludeOptional` (wildcards, relative to ServerRoot), `<IfModule>`
 //! and `<IfDefine>` evaluated against the modules loaded so far and the defined names,
 //! `Define` and `${VAR}` (Debian's `envvars` included), line continuations and quotes.
-//! Names of 2.2 and 2.4 are both understood (MaxClients = MaxRequestWorkers).
+//! Names of 2.2 and 2.4 are both understood (MaxClients = MaxRequestWorkers). What it
+//! takes in is capped (`limits`): a `Define` that doubles each line is refused at the cap
+//! on an expanded line, not followed into the gigabytes.
 
 use crate::config::{Directive, Parsed};
-use crate::error::{expand_glob, read_text, AdviseError};
+use crate::error::{expand_glob, AdviseError};
+use crate::limits::{self, Budget, MAX_LINE_BYTES, MAX_NESTING};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -28,9 +31,6 @@ const RENAMED: &[(&str, &str)] = &[
     ("MaxRequestsPerChild", "MaxConnectionsPerChild"),
 ];
 
-/// Deepest include nesting followed (a loop of includes ends here with an error).
-const MAX_DEPTH: usize = 32;
-
 /// A module loaded with LoadModule.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct LoadedModule {
@@ -49,6 +49,9 @@ pub struct ApacheConfig {
     pub modules: Vec<LoadedModule>,
     /// Names defined with `Define` or `-D`.
     pub defines: BTreeMap<String, String>,
+    /// The variables of Debian's `envvars` beside the main file (empty without one).
+    #[serde(skip)]
+    pub env: BTreeMap<String, String>,
 }
 
 impl ApacheConfig {
@@ -123,14 +126,15 @@ pub fn read(main: &Path, defines: &[String]) -> Result<ApacheConfig, AdviseError
             defines: defines.iter().map(|d| (d.clone(), String::new())).collect(),
             ..ApacheConfig::default()
         },
-        env: BTreeMap::new(),
+        budget: Budget::default(),
     };
     let envvars = main.with_file_name("envvars");
     if envvars.is_file() {
-        reader.env = read_envvars(&read_text(&envvars)?);
+        let text = reader.budget.read(&envvars, None)?;
+        reader.cfg.env = read_envvars(&text, &envvars)?;
     }
     reader.cfg.parsed.main = main.clone();
-    reader.file(&main, &[], 0)?;
+    reader.file(&main, &[], 0, None)?;
     Ok(reader.cfg)
 }
 
@@ -144,12 +148,13 @@ fn absolute(p: &Path) -> PathBuf {
     }
 }
 
-/// The `export NAME=value` lines of a shell file like Debian's envvars. Lines inside
-/// `if … fi` are skipped (there they only compute a suffix that is empty by default).
-pub fn read_envvars(text: &str) -> BTreeMap<String, String> {
+/// The `export NAME=value` lines of a shell file like Debian's envvars (`path`, for the
+/// messages). Lines inside `if … fi` are skipped (there they only compute a suffix that is
+/// empty by default). A value longer than `limits::MAX_LINE_BYTES` once expanded is refused.
+pub fn read_envvars(text: &str, path: &Path) -> Result<BTreeMap<String, String>, AdviseError> {
     let mut vars = BTreeMap::new();
     let mut depth = 0usize;
-    for line in text.lines() {
+    for (i, line) in text.lines().enumerate() {
         let line = line.trim();
         let first = line.split_whitespace().next().unwrap_or("");
         match first {
@@ -168,14 +173,16 @@ pub fn read_envvars(text: &str) -> BTreeMap<String, String> {
             continue;
         }
         let value = value.trim().trim_matches('"').trim_matches('\'');
-        let expanded = expand_shell(value, &vars);
+        let expanded =
+            expand_shell(value, &vars).ok_or_else(|| limits::line_too_long(path, i + 1))?;
         vars.insert(name.to_string(), expanded);
     }
-    vars
+    Ok(vars)
 }
 
-/// `$NAME` and `${NAME}` from `vars`; unknown names become empty, as in the shell.
-fn expand_shell(value: &str, vars: &BTreeMap<String, String>) -> String {
+/// `$NAME` and `${NAME}` from `vars`; unknown names become empty, as in the shell. None
+/// past `MAX_LINE_BYTES`.
+fn expand_shell(value: &str, vars: &BTreeMap<String, String>) -> Option<String> {
     let mut out = String::new();
     let mut rest = value;
     while let Some(i) = rest.find('$') {
@@ -192,16 +199,29 @@ fn expand_shell(value: &str, vars: &BTreeMap<String, String>) -> String {
                 .unwrap_or(after.len());
             (&after[..end], end)
         };
-        out.push_str(vars.get(name).map(String::as_str).unwrap_or(""));
+        push_within(
+            &mut out,
+            vars.get(name).map(String::as_str).unwrap_or(""),
+            MAX_LINE_BYTES,
+        )?;
         rest = &after[skip..];
     }
-    out.push_str(rest);
-    out
+    push_within(&mut out, rest, MAX_LINE_BYTES)?;
+    Some(out)
+}
+
+/// Append `piece` unless `out` would pass `room` bytes.
+fn push_within(out: &mut String, piece: &str, room: usize) -> Option<()> {
+    if out.len() + piece.len() > room {
+        return None;
+    }
+    out.push_str(piece);
+    Some(())
 }
 
 struct Reader {
     cfg: ApacheConfig,
-    env: BTreeMap<String, String>,
+    budget: Budget,
 }
 
 /// An open section while reading one file.
@@ -215,15 +235,18 @@ struct Open {
 }
 
 impl Reader {
-    fn file(&mut self, path: &Path, context: &[String], depth: usize) -> Result<(), AdviseError> {
-        if depth > MAX_DEPTH {
-            return Err(AdviseError::syntax(
-                path,
-                1,
-                format!("includes nested deeper than {MAX_DEPTH} (an include loop?)"),
-            ));
+    /// Read one file of the tree; `from` is the Include that names it.
+    fn file(
+        &mut self,
+        path: &Path,
+        context: &[String],
+        depth: usize,
+        from: Option<(&Path, usize)>,
+    ) -> Result<(), AdviseError> {
+        if depth > limits::MAX_INCLUDE_DEPTH {
+            return Err(limits::includes_too_deep(path));
         }
-        let text = read_text(path)?;
+        let text = self.budget.read(path, from)?;
         self.cfg.parsed.files.push(path.to_path_buf());
         let mut stack: Vec<Open> = Vec::new();
         let mut ctx: Vec<String> = context.to_vec();
@@ -290,7 +313,10 @@ impl Reader {
                 if name.is_empty() {
                     return Err(AdviseError::syntax(path, line_no, "empty section <>"));
                 }
-                let args: Vec<String> = words.iter().map(|w| self.expand(w)).collect();
+                let args = self.expand_line(&words, path, line_no)?;
+                if stack.len() >= MAX_NESTING {
+                    return Err(limits::nested_too_deep(path, line_no));
+                }
                 let (active_inside, context) = match name.to_ascii_lowercase().as_str() {
                     "ifmodule" => (active && self.if_module(args.first()), false),
                     "ifdefine" => (active && self.if_define(args.first()), false),
@@ -314,7 +340,7 @@ impl Reader {
             }
             let mut words = tokenize(trimmed);
             let name = words.remove(0);
-            let args: Vec<String> = words.iter().map(|w| self.expand(w)).collect();
+            let args = self.expand_line(&words, path, line_no)?;
             match name.to_ascii_lowercase().as_str() {
                 "define" => {
                     if let Some(n) = args.first() {
@@ -357,7 +383,7 @@ impl Reader {
                         if f.is_dir() {
                             continue;
                         }
-                        self.file(&f, &ctx, depth + 1)?;
+                        self.file(&f, &ctx, depth + 1, Some((path, line_no)))?;
                     }
                 }
                 "loadmodule" => {
@@ -371,14 +397,16 @@ impl Reader {
                 }
                 _ => {}
             }
-            self.cfg.parsed.directives.push(Directive {
+            let directive = Directive {
                 name,
                 args,
                 file: path.to_path_buf(),
                 line: line_no,
                 context: ctx.clone(),
                 block: 0,
-            });
+            };
+            self.budget.keep(&directive)?;
+            self.cfg.parsed.directives.push(directive);
         }
         if let Some(open) = stack.pop() {
             return Err(AdviseError::syntax(
@@ -390,33 +418,54 @@ impl Reader {
         Ok(())
     }
 
-    fn expand(&self, word: &str) -> String {
+    /// The words of one line with `${VAR}` expanded, refused past `MAX_LINE_BYTES` in all.
+    fn expand_line(
+        &self,
+        words: &[String],
+        path: &Path,
+        line: usize,
+    ) -> Result<Vec<String>, AdviseError> {
+        let mut room = MAX_LINE_BYTES;
+        let mut out = Vec::with_capacity(words.len());
+        for word in words {
+            let expanded = self
+                .expand(word, room)
+                .ok_or_else(|| limits::line_too_long(path, line))?;
+            room -= expanded.len();
+            out.push(expanded);
+        }
+        Ok(out)
+    }
+
+    /// One word with `${VAR}` expanded; None past `room` bytes.
+    fn expand(&self, word: &str, room: usize) -> Option<String> {
         let mut out = String::new();
         let mut rest = word;
         while let Some(i) = rest.find("${") {
-            out.push_str(&rest[..i]);
+            push_within(&mut out, &rest[..i], room)?;
             let after = &rest[i + 2..];
             match after.find('}') {
                 Some(end) => {
                     let name = &after[..end];
-                    match self.cfg.defines.get(name).or_else(|| self.env.get(name)) {
-                        Some(v) => out.push_str(v),
-                        None => {
-                            out.push_str("${");
-                            out.push_str(name);
-                            out.push('}');
-                        }
+                    match self
+                        .cfg
+                        .defines
+                        .get(name)
+                        .or_else(|| self.cfg.env.get(name))
+                    {
+                        Some(v) => push_within(&mut out, v, room)?,
+                        None => push_within(&mut out, &rest[i..i + end + 3], room)?,
                     }
                     rest = &after[end + 1..];
                 }
                 None => {
-                    out.push_str(&rest[i..]);
+                    push_within(&mut out, &rest[i..], room)?;
                     rest = "";
                 }
             }
         }
-        out.push_str(rest);
-        out
+        push_within(&mut out, rest, room)?;
+        Some(out)
     }
 
     fn if_module(&self, arg: Option<&String>) -> bool {
@@ -585,7 +634,9 @@ mod tests {
     fn envvars_skip_if_blocks() {
         let v = read_envvars(
             "if [ x ]; then\n SUFFIX=\"-${X##y}\"\nelse\n SUFFIX=\nfi\nexport A=/run/a$SUFFIX\nexport B=${A}/b\n",
-        );
+            Path::new("envvars"),
+        )
+        .unwrap();
         assert_eq!(v["A"], "/run/a");
         assert_eq!(v["B"], "/run/a/b");
     }

@@ -18,6 +18,9 @@ pub enum AdviseError {
         line: usize,
         message: String,
     },
+    /// An input passes one of the readers' caps (`limits`): the message names the cap.
+    #[error("{at}: {message}")]
+    Cap { at: String, message: String },
     /// A `--result` file is not a webtune result.
     #[error("{path}: not a webtune result: {message}")]
     BadResult { path: PathBuf, message: String },
@@ -50,10 +53,10 @@ impl AdviseError {
     }
 }
 
-/// Read a config file as text, with the error naming it.
+/// Read a config file as text, with the error naming it (at most
+/// `limits::MAX_FILE_BYTES`).
 pub(crate) fn read_text(path: &std::path::Path) -> Result<String, AdviseError> {
-    let bytes = std::fs::read(path).map_err(|e| AdviseError::io(path, e))?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+    crate::limits::read_file(path)
 }
 
 /// Expand a glob pattern into the files it matches, sorted (as Apache, nginx and php-fpm

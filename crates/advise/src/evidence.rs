@@ -9,23 +9,6 @@ use std::path::{Path, PathBuf};
 use webtune_model::server::LogMessage;
 use webtune_model::{RunResult, MAX_SAVED_BYTES};
 
-/// A saved result's text, refused past `MAX_SAVED_BYTES` (`/dev/zero` would fill memory).
-fn read_capped(path: &Path) -> std::io::Result<String> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)?
-        .take(MAX_SAVED_BYTES + 1)
-        .read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_SAVED_BYTES {
-        return Err(std::io::Error::other(format!(
-            "over {} MiB, the most a saved result may be",
-            MAX_SAVED_BYTES >> 20
-        )));
-    }
-    String::from_utf8(bytes)
-        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"))
-}
-
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Evidence {
     pub file: PathBuf,
@@ -47,12 +30,10 @@ pub struct Evidence {
 
 impl Evidence {
     pub fn from_file(path: &Path) -> Result<Evidence, AdviseError> {
-        let text = read_capped(path).map_err(|e| AdviseError::Io {
-            path: path.to_path_buf(),
-            source: e,
-        })?;
+        let text =
+            crate::limits::read_capped(path, MAX_SAVED_BYTES, "a --result file")?;
         let result: RunResult =
-            serde_json::from_str(&text).map_err(|e| AdviseError::BadResult {
+            serde_json::from_slice(&text).map_err(|e| AdviseError::BadResult {
                 path: path.to_path_buf(),
                 message: e.to_string(),
             })?;

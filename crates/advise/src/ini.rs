@@ -1,13 +1,13 @@
 //! The two ini dialects the advisor reads, with a small reader of our own (ini crates
 //! mis-read bare keys such as `skip-name-resolve`): php-fpm's (`[global]` and one section
 //! per pool, `include=` with wildcards) and MySQL/MariaDB's my.cnf (`!include FILE`,
-//! `!includedir DIR` taking `*.cnf`, bare keys, `-` and `_` alike in names).
+//! `!includedir DIR` taking `*.cnf`, bare keys, `-` and `_` alike in names). What it takes
+//! in is capped (`limits`).
 
 use crate::config::{Directive, Parsed};
-use crate::error::{expand_glob, read_text, AdviseError};
+use crate::error::{expand_glob, AdviseError};
+use crate::limits::{self, Budget};
 use std::path::{Path, PathBuf};
-
-const MAX_DEPTH: usize = 32;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dialect {
@@ -23,26 +23,34 @@ pub fn read(main: &Path, dialect: Dialect) -> Result<Parsed, AdviseError> {
         ..Parsed::default()
     };
     let mut section = String::new();
-    file(main, dialect, &mut parsed, &mut section, 0)?;
+    let mut tree = Tree {
+        parsed: &mut parsed,
+        section: &mut section,
+        budget: Budget::default(),
+    };
+    file(main, dialect, &mut tree, 0, None)?;
     Ok(parsed)
+}
+
+/// What one read of a tree carries from file to file.
+struct Tree<'a> {
+    parsed: &'a mut Parsed,
+    section: &'a mut String,
+    budget: Budget,
 }
 
 fn file(
     path: &Path,
     dialect: Dialect,
-    parsed: &mut Parsed,
-    section: &mut String,
+    tree: &mut Tree<'_>,
     depth: usize,
+    from: Option<(&Path, usize)>,
 ) -> Result<(), AdviseError> {
-    if depth > MAX_DEPTH {
-        return Err(AdviseError::syntax(
-            path,
-            1,
-            "includes nested too deep (an include loop?)",
-        ));
+    if depth > limits::MAX_INCLUDE_DEPTH {
+        return Err(limits::includes_too_deep(path));
     }
-    let text = read_text(path)?;
-    parsed.files.push(path.to_path_buf());
+    let text = tree.budget.read(path, from)?;
+    tree.parsed.files.push(path.to_path_buf());
     for (i, raw) in text.lines().enumerate() {
         let line_no = i + 1;
         let line = raw.trim();
@@ -61,7 +69,7 @@ fn file(
                     .collect();
                 files.sort();
                 for f in files {
-                    file(&f, dialect, parsed, section, depth + 1)?;
+                    file(&f, dialect, tree, depth + 1, Some((path, line_no)))?;
                 }
                 continue;
             }
@@ -74,7 +82,7 @@ fn file(
                         format!("!include {}: no such file", f.display()),
                     ));
                 }
-                file(&f, dialect, parsed, section, depth + 1)?;
+                file(&f, dialect, tree, depth + 1, Some((path, line_no)))?;
                 continue;
             }
         }
@@ -86,7 +94,7 @@ fn file(
                     format!("section {line:?} does not end with ']'"),
                 ));
             };
-            *section = name.trim().to_string();
+            *tree.section = name.trim().to_string();
             continue;
         }
         let (key, value) = match line.split_once('=') {
@@ -111,25 +119,27 @@ fn file(
             let value = value.unwrap_or_default();
             let base = path.parent().unwrap_or(Path::new("/"));
             let target = base.join(&value);
-            let saved = section.clone();
+            let saved = tree.section.clone();
             for f in expand_glob(&target, (path, line_no))? {
-                file(&f, dialect, parsed, section, depth + 1)?;
+                file(&f, dialect, tree, depth + 1, Some((path, line_no)))?;
             }
-            *section = saved;
+            *tree.section = saved;
             continue;
         }
-        parsed.directives.push(Directive {
+        let directive = Directive {
             name: key,
             args: value.into_iter().collect(),
             file: path.to_path_buf(),
             line: line_no,
-            context: if section.is_empty() {
+            context: if tree.section.is_empty() {
                 Vec::new()
             } else {
-                vec![section.clone()]
+                vec![tree.section.clone()]
             },
             block: 0,
-        });
+        };
+        tree.budget.keep(&directive)?;
+        tree.parsed.directives.push(directive);
     }
     Ok(())
 }

@@ -12,6 +12,7 @@ pub mod evidence;
 pub mod finding;
 pub mod host;
 pub mod ini;
+pub mod limits;
 pub mod nginx;
 pub mod output;
 pub mod rules;

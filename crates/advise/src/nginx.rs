@@ -1,13 +1,12 @@
 //! nginx's configuration: the token grammar of nginx (words, quoted strings, `;`, blocks in
 //! braces, `#` comments) and `include` with wildcards (relative to the main file's
 //! directory), flattened into directives that know their blocks (`events`, `http`,
-//! `upstream NAME`, `server`, `location …`).
+//! `upstream NAME`, `server`, `location …`). What it takes in is capped (`limits`).
 
 use crate::config::{Directive, Parsed};
-use crate::error::{expand_glob, read_text, AdviseError};
+use crate::error::{expand_glob, AdviseError};
+use crate::limits::{self, Budget, MAX_NESTING};
 use std::path::{Path, PathBuf};
-
-const MAX_DEPTH: usize = 32;
 
 /// nginx's configuration after includes.
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -102,8 +101,9 @@ pub fn read(main: &Path) -> Result<NginxConfig, AdviseError> {
         },
         prefix,
         blocks: 0,
+        budget: Budget::default(),
     };
-    r.file(&main, &[], 0, 0)?;
+    r.file(&main, &[], 0, 0, None)?;
     Ok(NginxConfig { parsed: r.parsed })
 }
 
@@ -111,6 +111,7 @@ struct Reader {
     parsed: Parsed,
     prefix: PathBuf,
     blocks: usize,
+    budget: Budget,
 }
 
 #[derive(Debug, PartialEq)]
@@ -209,15 +210,12 @@ impl Reader {
         context: &[String],
         block: usize,
         depth: usize,
+        from: Option<(&Path, usize)>,
     ) -> Result<(), AdviseError> {
-        if depth > MAX_DEPTH {
-            return Err(AdviseError::syntax(
-                path,
-                1,
-                "includes nested too deep (an include loop?)",
-            ));
+        if depth > limits::MAX_INCLUDE_DEPTH {
+            return Err(limits::includes_too_deep(path));
         }
-        let text = read_text(path)?;
+        let text = self.budget.read(path, from)?;
         self.parsed.files.push(path.to_path_buf());
         let tokens = tokenize(&text, path)?;
         let mut ctx: Vec<String> = context.to_vec();
@@ -257,21 +255,26 @@ impl Reader {
                                     format!("include {}: no such file", f.display()),
                                 ));
                             }
-                            self.file(&f, &ctx, current, depth + 1)?;
+                            self.file(&f, &ctx, current, depth + 1, Some((path, first_line)))?;
                         }
                     }
-                    self.parsed.directives.push(Directive {
+                    let directive = Directive {
                         name,
                         args,
                         file: path.to_path_buf(),
                         line: first_line,
                         context: ctx.clone(),
                         block: current,
-                    });
+                    };
+                    self.budget.keep(&directive)?;
+                    self.parsed.directives.push(directive);
                 }
                 Token::Open => {
                     if words.is_empty() {
                         return Err(AdviseError::syntax(path, line, "unexpected \"{\""));
+                    }
+                    if ctx.len() >= MAX_NESTING {
+                        return Err(limits::nested_too_deep(path, first_line));
                     }
                     let label = std::mem::take(&mut words).join(" ");
                     self.blocks += 1;

@@ -5,7 +5,8 @@
 //!
 //! A certificate in the `--cacert` file that is itself the server's certificate is trusted
 //! when its name matches, even with `CA:TRUE` (what `openssl req -x509` makes and OpenSSL
-//! clients such as curl accept; webpki alone refuses a CA used as an end entity).
+//! clients such as curl accept; webpki alone refuses a CA used as an end entity) — but only
+//! within its validity period: an expired or not-yet-valid one is refused as curl does.
 //!
 //! rustls does no I/O of its own; `transport` moves its records over the worker's sockets.
 
@@ -155,7 +156,9 @@ fn certs_from_file(path: &str) -> Result<Vec<CertificateDer<'static>>, EngineErr
 }
 
 /// `--cacert`: webpki's checks against the file's certificates; failing those, a server
-/// certificate that is one of the file's own is accepted when it names the server.
+/// certificate that is one of the file's own is accepted when it names the server and is
+/// within its validity period (webpki checks the dates first, so a refusal for the dates
+/// stands).
 #[derive(Debug)]
 struct CaFileVerifier {
     webpki: Arc<WebPkiServerVerifier>,
@@ -181,7 +184,9 @@ impl ServerCertVerifier for CaFileVerifier {
             Ok(verified) => return Ok(verified),
             Err(e) => e,
         };
-        if !self.certs.iter().any(|c| c.as_ref() == end_entity.as_ref()) {
+        if outside_validity(&refused)
+            || !self.certs.iter().any(|c| c.as_ref() == end_entity.as_ref())
+        {
             return Err(refused);
         }
         verify_server_name(&ParsedCertificate::try_from(end_entity)?, server_name)?;
@@ -209,6 +214,18 @@ impl ServerCertVerifier for CaFileVerifier {
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.webpki.supported_verify_schemes()
     }
+}
+
+/// Is this refusal about the certificate's dates (expired, not yet valid, or a validity
+/// period that ends before it begins, which rustls reports as expired)?
+fn outside_validity(refused: &rustls::Error) -> bool {
+    use rustls::CertificateError as C;
+    matches!(
+        refused,
+        rustls::Error::InvalidCertificate(
+            C::Expired | C::ExpiredContext { .. } | C::NotValidYet | C::NotValidYetContext { .. }
+        )
+    )
 }
 
 /// The system's trusted roots; those that do not parse are left out. With none, every
@@ -347,6 +364,70 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("no PEM certificate"), "{e}");
+    }
+
+    /// A self-signed certificate made by the openssl CLI as the lab makes them (valid
+    /// from now for 30 days, CA:TRUE), as a `--cacert` verifier and the certificate.
+    fn self_signed() -> (CaFileVerifier, CertificateDer<'static>) {
+        let dir = tempfile::tempdir().unwrap();
+        let cert = dir.path().join("cert.pem");
+        let status = std::process::Command::new("openssl")
+            .args(["req", "-x509", "-newkey", "ec", "-pkeyopt"])
+            .arg("ec_paramgen_curve:P-256")
+            .args(["-nodes", "-days", "30", "-subj", "/CN=localhost", "-addext"])
+            .arg("subjectAltName=DNS:localhost,IP:127.0.0.1")
+            .arg("-keyout")
+            .arg(dir.path().join("key.pem"))
+            .arg("-out")
+            .arg(&cert)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .expect("openssl runs");
+        assert!(status.success());
+        let opts = TlsOptions {
+            cacert: Some(cert.display().to_string()),
+            ..TlsOptions::default()
+        };
+        let target = TlsTarget::new(&opts, "localhost", &[]).unwrap();
+        let Trust::File(roots, certs) = &target.trust else {
+            panic!("--cacert trusts its file")
+        };
+        let verifier = CaFileVerifier {
+            webpki: WebPkiServerVerifier::builder_with_provider(
+                Arc::clone(roots),
+                Arc::clone(&target.provider),
+            )
+            .build()
+            .unwrap(),
+            certs: Arc::clone(certs),
+        };
+        let der = certs[0].clone();
+        (verifier, der)
+    }
+
+    #[test]
+    fn a_self_signed_cacert_counts_only_within_its_dates() {
+        let (verifier, cert) = self_signed();
+        let name = ServerName::try_from("localhost").unwrap();
+        let at = |offset_s: i64| {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_secs() as i64;
+            UnixTime::since_unix_epoch(std::time::Duration::from_secs((now + offset_s) as u64))
+        };
+        let verify = |now| verifier.verify_server_cert(&cert, &[], &name, &[], now);
+        assert!(verify(at(0)).is_ok(), "valid today");
+        let other = ServerName::try_from("example.com").unwrap();
+        assert!(verifier
+            .verify_server_cert(&cert, &[], &other, &[], at(0))
+            .is_err());
+        for (offset_s, when) in [(40 * 86_400, "expired"), (-86_400, "not yet valid")] {
+            let e = verify(at(offset_s)).expect_err(when);
+            assert!(outside_validity(&e), "{when}: {e:?}");
+            let counted = failure_kind(&io_error(&e, true));
+            assert_eq!(counted, Some(ErrorKind::TlsCertificate), "{when}");
+        }
     }
 
     #[test]

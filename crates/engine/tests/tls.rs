@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 use webtune_engine::{run, RunControl, Workload};
 use webtune_model::{ErrorKind, ProbeSpec, RunResult, RunSpec, StopCondition, TlsOptions};
 
-use support::tls_servers::{binary, free_port, make_cert, wait_listening, Server};
+use support::tls_servers::{
+    binary, free_port, make_cert, make_dated_cert, start_s_server, wait_listening, Server,
+};
 
 /// nginx, one worker, TLS on a free loopback port, a 43-byte file.
 fn start_nginx_tls(protocols: &str) -> Server {
@@ -140,6 +142,36 @@ fn resumption_is_counted_and_can_be_turned_off() {
     assert_eq!(r.ok, 100, "{:?}", r.errors);
     let tls = r.tls.unwrap();
     assert_eq!((tls.full_handshakes, tls.resumed_handshakes), (100, 0));
+}
+
+#[test]
+fn a_self_signed_cacert_outside_its_dates_is_a_certificate_error() {
+    // A certificate that is its own --cacert is trusted as curl trusts it: only between
+    // its notBefore and notAfter.
+    for (start, end, when) in [
+        ("20200101000000Z", "20210101000000Z", "expired"),
+        ("20900101000000Z", "20910101000000Z", "not yet valid"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        make_dated_cert(dir.path(), start, end);
+        let server = start_s_server(dir);
+        let url = format!("https://localhost:{}/", server.port);
+        let r = bench(&spec(url, 3, 1, true, trusting(&server)));
+        assert_eq!(r.ok, 0, "{when}");
+        assert_eq!(
+            r.errors.get(ErrorKind::TlsCertificate),
+            3,
+            "{when}: {:?}",
+            r.errors
+        );
+    }
+    // The same kind of certificate within its dates is trusted.
+    let dir = tempfile::tempdir().unwrap();
+    make_dated_cert(dir.path(), "20200101000000Z", "20900101000000Z");
+    let server = start_s_server(dir);
+    let url = format!("https://localhost:{}/", server.port);
+    let r = bench(&spec(url, 3, 1, false, trusting(&server)));
+    assert_eq!(r.ok, 3, "{:?}", r.errors);
 }
 
 #[test]

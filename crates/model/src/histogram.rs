@@ -145,6 +145,13 @@ impl LatencyHistogram {
         let mut h: Histogram<u64> = Deserializer::new()
             .deserialize(&mut bytes.as_slice())
             .map_err(|e| HistogramDecodeError(format!("not an HdrHistogram: {e:?}")))?;
+        // HdrHistogram saturates a count that passes u64::MAX, and its percentiles then
+        // read wrong (0 for p50..p99.9): such a histogram is no measurement.
+        h.iter_all()
+            .try_fold(0u64, |sum, v| sum.checked_add(v.count_at_value()))
+            .ok_or_else(|| {
+                HistogramDecodeError("its counts add up past 2^64 - 1 (saturated)".into())
+            })?;
         h.auto(true);
         Ok(LatencyHistogram(h))
     }

@@ -16,6 +16,7 @@ pub mod spec;
 pub mod stop;
 pub mod sweep;
 pub mod threshold;
+mod totals;
 pub mod units;
 
 pub use errors::{ErrorCounts, ErrorKind};

@@ -8,11 +8,13 @@
 //!
 //! Either way counts add, histograms merge bucket by bucket (`fold_counts`), and the
 //! summaries are recomputed from the merged raw data: percentiles are never averaged.
+//! Shards are read from files, so their sums are checked first (`totals`): a total past
+//! `u64::MAX` is refused, never wrapped.
 
 use crate::result::{IntervalSample, NamedResult, RepeatSummary, RunResult, Schedule, Validity};
 use crate::server::{LogMessage, ServerSamples};
 use crate::shard::{Shard, ShardSet, ShardSummary};
-use crate::RunSpec;
+use crate::{ErrorKind, RunSpec};
 use std::collections::BTreeMap;
 
 impl RunResult {
@@ -53,7 +55,9 @@ impl RunResult {
     }
 
     /// What adds up whatever the timing: counts, bytes, histograms, per-name results, the
-    /// probe, the generator's CPU; and the flags and lists that any run sets.
+    /// probe, the generator's CPU; and the flags and lists that any run sets. A counter
+    /// added here is listed in `totals::counters` too, which checks shards' sums first
+    /// (runs measured here, as repeats, never come near `u64::MAX`).
     fn fold_counts(&mut self, other: &RunResult) {
         self.interrupted |= other.interrupted;
         self.started_at_unix_ms = self.started_at_unix_ms.min(other.started_at_unix_ms);
@@ -132,6 +136,10 @@ pub enum MergeError {
     },
     #[error("shard{} {} of {count} missing", if .missing.len() > 1 { "s" } else { "" }, .missing.join(", "))]
     Missing { missing: Vec<String>, count: u32 },
+    #[error(
+        "{label}: {field} cannot be added to the other shards' (the sum passes 2^64 - 1): no run measured that much"
+    )]
+    Overflow { label: String, field: String },
     #[error(
         "{label} is of another test than {first}: {field} is {theirs} there, {mine} in {first}"
     )]
@@ -229,6 +237,20 @@ impl RunResult {
     /// the shards' peaks (an upper bound: they need not coincide).
     pub fn merge_shards(inputs: Vec<(String, RunResult)>) -> Result<RunResult, MergeError> {
         let inputs = check_shards(inputs)?;
+        crate::totals::check(&inputs).map_err(|(label, o)| MergeError::Overflow {
+            label,
+            field: o.field,
+        })?;
+        let overflow = |label: &String, field: &str| MergeError::Overflow {
+            label: label.clone(),
+            field: field.to_string(),
+        };
+        let mut threads: u32 = 0;
+        for (label, r) in &inputs {
+            threads = threads
+                .checked_add(r.spec.threads)
+                .ok_or_else(|| overflow(label, "spec.threads"))?;
+        }
         let t0 = inputs
             .iter()
             .map(|(_, r)| r.started_at_unix_ms)
@@ -240,7 +262,7 @@ impl RunResult {
         let first = &inputs[0].1;
         let mut merged = RunResult {
             spec: RunSpec {
-                threads: inputs.iter().map(|(_, r)| r.spec.threads).sum(),
+                threads,
                 ..first.spec.whole_test()
             },
             duration_s: 0.0,
@@ -279,16 +301,24 @@ impl RunResult {
         let mut intervals: BTreeMap<u64, IntervalSample> = BTreeMap::new();
         let mut sent = 0.0;
         let mut shards = Vec::with_capacity(inputs.len());
-        for (_, r) in &inputs {
+        for (label, r) in &inputs {
             let offset = offset_s(r);
             let shard = r.spec.shard.unwrap_or(Shard { index: 1, count: 1 });
             merged.fold_counts(r);
             merged.duration_s = merged.duration_s.max(offset + r.duration_s);
-            merged.peak_open_connections += r.peak_open_connections;
-            merged.generator.threads += r.generator.threads;
+            merged.peak_open_connections = merged
+                .peak_open_connections
+                .checked_add(r.peak_open_connections)
+                .ok_or_else(|| overflow(label, "peak_open_connections"))?;
+            merged.generator.threads = merged
+                .generator
+                .threads
+                .checked_add(r.generator.threads)
+                .ok_or_else(|| overflow(label, "generator.threads"))?;
             for sample in &r.timeline {
                 let index = ((sample.start_s + offset) / interval_s).round().max(0.0) as u64;
-                add_interval(intervals.entry(index).or_default(), sample);
+                add_interval(intervals.entry(index).or_default(), sample)
+                    .map_err(|field| overflow(label, &format!("timeline.{field}")))?;
             }
             merged.stalls.extend(r.stalls.iter().map(|stall| {
                 let mut stall = *stall;
@@ -353,18 +383,34 @@ impl RunResult {
     }
 }
 
-/// Add one shard's interval to the merged one: counts add, the percentiles are the
-/// highest shard's (an upper bound; per-interval histograms are not kept).
-fn add_interval(into: &mut IntervalSample, s: &IntervalSample) {
+/// Add one shard's interval to the merged one: counts add (checked: Err names the one
+/// that passes `u64::MAX`), the percentiles are the highest shard's (an upper bound;
+/// per-interval histograms are not kept).
+fn add_interval(into: &mut IntervalSample, s: &IntervalSample) -> Result<(), &'static str> {
     into.length_s = into.length_s.max(s.length_s);
-    into.responses += s.responses;
+    for (field, mine, theirs) in [
+        ("responses", &mut into.responses, s.responses),
+        ("bytes", &mut into.bytes, s.bytes),
+        (
+            "open_connections",
+            &mut into.open_connections,
+            s.open_connections,
+        ),
+    ] {
+        *mine = mine.checked_add(theirs).ok_or(field)?;
+    }
+    // Each kind, and all kinds together (the errors' total every report prints), must fit.
+    ErrorKind::ALL
+        .into_iter()
+        .map(|k| into.errors.get(k).checked_add(s.errors.get(k)))
+        .try_fold(0u64, |sum, n| sum.checked_add(n?))
+        .ok_or("errors")?;
     into.errors.merge(&s.errors);
-    into.bytes += s.bytes;
-    into.open_connections += s.open_connections;
     into.p50_us = into.p50_us.max(s.p50_us);
     into.p90_us = into.p90_us.max(s.p90_us);
     into.p99_us = into.p99_us.max(s.p99_us);
     into.max_us = into.max_us.max(s.max_us);
+    Ok(())
 }
 
 impl RepeatSummary {

@@ -503,6 +503,21 @@ mod tests {
     }
 
     #[test]
+    fn a_fractional_count_limit_is_kept_exactly() {
+        let t = parse("errors<=1.5");
+        assert_eq!(t.limit, Limit::Number(1.5));
+        let judge = |errors| t.judge(&fixed(1_000, errors, 10.0), None).unwrap();
+        let (two, one) = (judge(2), judge(1));
+        assert_eq!(
+            (two.unit.as_str(), two.limit, two.passed),
+            ("count", 1.5, false)
+        );
+        assert_eq!((one.limit, one.passed), (1.5, true));
+        let json = serde_json::to_string(&two).unwrap();
+        assert!(json.contains("\"limit\":1.5"), "{json}");
+    }
+
+    #[test]
     fn relative_thresholds_need_and_use_a_baseline() {
         let before = fixed(10_000, 0, 1000.0);
         let after = fixed(10_500, 0, 940.0);

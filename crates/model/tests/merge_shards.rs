@@ -186,3 +186,96 @@ fn anything_but_all_shards_of_one_spec_is_refused() {
     assert!(refused(other_count).contains("s2.json is shard 2/4 but s1.json is of 3 shards"));
     assert_eq!(RunResult::merge_shards(Vec::new()), Err(MergeError::Empty));
 }
+
+fn three_plain() -> Vec<RunResult> {
+    (1..=3).map(|i| shard(i, 1_000_000, &[100, 200])).collect()
+}
+
+fn overflow(shards: Vec<RunResult>) -> String {
+    RunResult::merge_shards(labelled(shards))
+        .expect_err("the sums overflow")
+        .to_string()
+}
+
+#[test]
+fn counters_that_cannot_add_up_are_refused_naming_file_and_field() {
+    // Three u64::MAX responses once wrapped to u64::MAX - 2.
+    let mut huge = three_plain();
+    for r in &mut huge {
+        r.responses = u64::MAX;
+    }
+    let e = overflow(huge);
+    assert!(e.starts_with("s2.json: responses cannot be added"), "{e}");
+    let mut status = three_plain();
+    status[2].status.insert(200, u64::MAX);
+    assert!(overflow(status).starts_with("s3.json: status.200 "));
+    let mut kinds = three_plain();
+    kinds[0].errors = serde_json::from_value(serde_json::json!({
+        "request_timeout": u64::MAX,
+        "connect_refused": 1,
+    }))
+    .unwrap();
+    let e = overflow(kinds);
+    assert!(
+        e.starts_with("s1.json: errors (the sum of its kinds) "),
+        "{e}"
+    );
+    let mut interval = three_plain();
+    interval[1].timeline[0].bytes = u64::MAX;
+    interval[2].timeline[0].bytes = 1;
+    assert!(overflow(interval).starts_with("s3.json: timeline.bytes "));
+    let mut threads = three_plain();
+    threads[0].spec.threads = u32::MAX;
+    assert!(overflow(threads).starts_with("s2.json: spec.threads "));
+    // Large but representable totals still merge exactly.
+    let mut big = three_plain();
+    for r in &mut big {
+        r.bytes_received = u64::MAX / 3;
+    }
+    let merged = RunResult::merge_shards(labelled(big)).unwrap();
+    assert_eq!(merged.bytes_received, u64::MAX / 3 * 3);
+}
+
+/// A histogram holding `count` values of each of `values`, through its serialised form
+/// (as a shard file carries it).
+fn histogram_of(values: &[u64], count: u64) -> Result<LatencyHistogram, String> {
+    use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
+    let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3).unwrap();
+    for &v in values {
+        h.saturating_record_n(v, count);
+    }
+    let mut bytes = Vec::new();
+    V2DeflateSerializer::new()
+        .serialize(&h, &mut bytes)
+        .unwrap();
+    use base64::Engine as _;
+    let text = base64::engine::general_purpose::STANDARD.encode(bytes);
+    LatencyHistogram::from_base64(&text).map_err(|e| e.to_string())
+}
+
+#[test]
+fn saturated_histograms_are_refused_and_large_ones_read_right() {
+    // Counts that add up past u64::MAX inside one histogram: HdrHistogram saturates, and
+    // its percentiles read 0. Such a histogram is refused when it is read.
+    let quarter = 1u64 << 62;
+    let e = histogram_of(&[100, 200, 300, 400, 500], quarter).unwrap_err();
+    assert!(e.contains("saturated"), "{e}");
+    // Three shards whose histograms together pass u64::MAX.
+    let mut shards = three_plain();
+    for r in &mut shards {
+        r.histograms.total = histogram_of(&[1_000, 2_000], quarter).unwrap();
+    }
+    let e = overflow(shards);
+    assert!(e.starts_with("s2.json: histograms.total "), "{e}");
+    // Three large shards that fit: the percentiles are the real ones.
+    let mut shards = three_plain();
+    for (r, us) in shards.iter_mut().zip([100, 2_000, 30_000]) {
+        r.histograms.total = histogram_of(&[us], quarter).unwrap();
+    }
+    let merged = RunResult::merge_shards(labelled(shards)).unwrap();
+    let p = merged.latency.total;
+    assert_eq!(merged.histograms.total.count(), 3 * quarter);
+    assert_eq!(p.p50_us / 10, 2_000 / 10, "{p:?}");
+    assert!(p.p99_us >= 30_000 && p.p999_us >= 30_000, "{p:?}");
+    assert!(p.min_us >= 100 && p.min_us < 101, "{p:?}");
+}

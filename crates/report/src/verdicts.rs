@@ -11,8 +11,18 @@ fn figure(unit: &str, value: f64) -> String {
     match unit {
         "us" => format!("{} ms", ms_f(value)),
         "ratio" => percent(value),
-        "count" => format!("{value:.0}"),
+        "count" => count(value),
         _ => format!("{value:.1}/s"),
+    }
+}
+
+/// A count as written: "2", and a limit such as `errors<=1.5` as "1.5", never rounded to
+/// a number the judgement did not use.
+fn count(value: f64) -> String {
+    if value.fract() == 0.0 {
+        format!("{value:.0}")
+    } else {
+        format!("{value}")
     }
 }
 
@@ -120,5 +130,23 @@ mod tests {
             lines[2],
             "  FAIL  t: m 13.10 ms (limit 11.00 ms from baseline 10.00 ms)"
         );
+    }
+
+    #[test]
+    fn a_count_limit_is_printed_as_given() {
+        let v = |observed: f64| Verdict {
+            threshold: "errors<=1.5".into(),
+            metric: "errors".into(),
+            unit: "count".into(),
+            observed,
+            limit: 1.5,
+            baseline: None,
+            passed: observed <= 1.5,
+            aborted: false,
+        };
+        let text = render_verdicts(&[v(2.0), v(1.0)]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "  FAIL  errors<=1.5: errors 2 (limit 1.5)");
+        assert_eq!(lines[1], "  pass  errors<=1.5: errors 1 (limit 1.5)");
     }
 }

@@ -217,6 +217,22 @@ fn bad_input_is_one_line_and_exit_2() {
         &["advise", "--apache-config", a.to_str().unwrap()],
         &format!("{}:1: <IfModule> is never closed", a.display()),
     );
+    // A Define that doubles each line (41 lines once took 24 GB): refused at the cap.
+    let doubling = d.path().join("doubling.conf");
+    let mut text = String::from("Define a x\n");
+    for _ in 0..40 {
+        text.push_str("Define a ${a}${a}\n");
+    }
+    std::fs::write(&doubling, text).unwrap();
+    let began = std::time::Instant::now();
+    fails_with(
+        &["advise", "--apache-config", doubling.to_str().unwrap()],
+        &format!(
+            "{}:17: longer than 64 KiB after ${{VAR}} expansion, the cap on one line",
+            doubling.display()
+        ),
+    );
+    assert!(began.elapsed() < std::time::Duration::from_secs(10));
     let r = d.path().join("r.json");
     std::fs::write(&r, "{\"not\": 1}").unwrap();
     fails_with(

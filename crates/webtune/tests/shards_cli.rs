@@ -253,6 +253,67 @@ fn merge_refuses_results_of_another_test_with_the_reason() {
     assert!(err.contains("connections is 4 there, 2 in"), "{err}");
 }
 
+/// Three shard files of one small test, each edited by `edit(index, json)`.
+fn three_shards(dir: &Path, edit: impl Fn(u32, &mut serde_json::Value)) -> Vec<PathBuf> {
+    let (_server, base) = serve();
+    let url = format!("{base}empty.gif");
+    let mut files = Vec::new();
+    for i in 1..=3 {
+        let path = dir.join(format!("s{i}.json"));
+        let (code, _, err) = run(webtune()
+            .args(["bench", &url, "-n", "30", "-c", "3", "-t", "1", "-q"])
+            .args(["--shard", &format!("{i}/3"), "--json"])
+            .arg(&path));
+        assert_eq!(code, 0, "{err}");
+        let mut json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        edit(i, &mut json);
+        std::fs::write(&path, serde_json::to_vec(&json).unwrap()).unwrap();
+        files.push(path);
+    }
+    files
+}
+
+#[test]
+fn a_fractional_error_limit_is_kept_in_text_json_and_verdict() {
+    for (errors, code, word) in [(2, 99, "FAIL"), (1, 0, "pass")] {
+        let dir = tempfile::tempdir().unwrap();
+        let files = three_shards(dir.path(), |i, json| {
+            if i == 1 {
+                json["errors"]["request_timeout"] = serde_json::json!(errors);
+            }
+        });
+        let all = dir.path().join("all.json");
+        let (status, out, err) = run(webtune()
+            .arg("merge")
+            .args(&files)
+            .args(["--threshold", "errors<=1.5", "--json"])
+            .arg(&all));
+        assert_eq!(status, code, "{out}{err}");
+        let line = format!("{word}  errors<=1.5: errors {errors} (limit 1.5)");
+        assert!(out.contains(&line), "{line:?} not in {out}");
+        let verdict = &read(&all).thresholds[0];
+        assert_eq!((verdict.limit, verdict.passed), (1.5, code == 0));
+    }
+}
+
+#[test]
+fn merge_refuses_counts_that_cannot_add_up() {
+    let dir = tempfile::tempdir().unwrap();
+    // u64::MAX responses in each: three of them once wrapped to u64::MAX - 2.
+    let files = three_shards(dir.path(), |_, json| {
+        json["responses"] = serde_json::json!(u64::MAX);
+    });
+    let (code, out, err) = run(webtune().arg("merge").args(&files));
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("s2.json: responses cannot be added to the other shards'"),
+        "{err}"
+    );
+}
+
 #[test]
 fn thresholds_exit_99_when_one_fails_and_0_when_all_pass() {
     let (_server, base) = serve();

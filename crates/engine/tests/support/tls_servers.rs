@@ -77,3 +77,88 @@ pub fn wait_listening(server: &mut Server) {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// A self-signed certificate like `make_cert`'s (CA:TRUE, localhost and 127.0.0.1) valid
+/// only from `start` to `end` (`YYYYMMDDHHMMSSZ`): `openssl ca -selfsign` sets any dates,
+/// which `openssl req -x509` of OpenSSL 3.0 cannot.
+pub fn make_dated_cert(dir: &Path, start: &str, end: &str) {
+    let openssl = binary(&["/usr/bin/openssl"], "openssl");
+    std::fs::write(dir.join("index.txt"), "").unwrap();
+    std::fs::write(dir.join("serial"), "01\n").unwrap();
+    let d = dir.display();
+    std::fs::write(
+        dir.join("ca.cnf"),
+        format!(
+            "[ca]\ndefault_ca = dated\n[dated]\ndatabase = {d}/index.txt\nnew_certs_dir = {d}\n\
+             serial = {d}/serial\ndefault_md = sha256\npolicy = anything\nunique_subject = no\n\
+             [anything]\ncommonName = supplied\n[ext]\nbasicConstraints = critical,CA:TRUE\n\
+             subjectAltName = DNS:localhost,IP:127.0.0.1\n"
+        ),
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let status = Command::new(&openssl)
+            .current_dir(dir)
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("openssl runs");
+        assert!(status.success(), "openssl {args:?} failed");
+    };
+    run(&[
+        "req",
+        "-new",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+        "-subj",
+        "/CN=localhost",
+        "-keyout",
+        "key.pem",
+        "-out",
+        "req.pem",
+    ]);
+    run(&[
+        "ca",
+        "-batch",
+        "-config",
+        "ca.cnf",
+        "-selfsign",
+        "-keyfile",
+        "key.pem",
+        "-in",
+        "req.pem",
+        "-out",
+        "cert.pem",
+        "-notext",
+        "-extensions",
+        "ext",
+        "-startdate",
+        start,
+        "-enddate",
+        end,
+    ]);
+}
+
+/// `openssl s_server` serving `dir`'s cert.pem and key.pem on a free loopback port.
+pub fn start_s_server(dir: tempfile::TempDir) -> Server {
+    let port = free_port();
+    let child = Command::new(binary(&["/usr/bin/openssl"], "openssl"))
+        .args(["s_server", "-quiet", "-www", "-accept"])
+        .arg(format!("127.0.0.1:{port}"))
+        .arg("-cert")
+        .arg(dir.path().join("cert.pem"))
+        .arg("-key")
+        .arg(dir.path().join("key.pem"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("openssl s_server starts");
+    let mut server = Server { child, port, dir };
+    wait_listening(&mut server);
+    server
+}

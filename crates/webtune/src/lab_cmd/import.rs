@@ -87,11 +87,7 @@ pub(crate) fn read_tree(server: Server, file: &Path) -> anyhow::Result<ConfigTre
         }
         Server::Apache => {
             let config = webtune_advise::apache::read(file, &[])?;
-            let envvars = config.parsed.main.with_file_name("envvars");
-            let env = std::fs::read_to_string(envvars)
-                .map(|t| webtune_advise::apache::read_envvars(&t))
-                .unwrap_or_default();
-            tree(server, config.parsed, config.server_root, env)
+            tree(server, config.parsed, config.server_root, config.env)
         }
         Server::PhpFpm => ini_tree(server, file, webtune_advise::ini::Dialect::PhpFpm)?,
         Server::MariaDb => ini_tree(server, file, webtune_advise::ini::Dialect::MyCnf)?,
