@@ -2,7 +2,9 @@
 //! lies below the theoretical maximum and falls with a tighter SLO, a step the `-c` cap
 //! limited never becomes the answer, an SLO that no rate meets exits 5 without hanging, a
 //! target that is gone (nothing listens, or killed mid-search) stops the search at once with
-//! exit 3, Ctrl-C writes a valid partial JSON and exits 130, and bad input is one line.
+//! exit 3, Ctrl-C writes a valid partial JSON and exits 130, and bad input is one line. A
+//! sweep of open-loop rates against the same server marks the rate it could not reach and
+//! finds the knee below it.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -329,4 +331,27 @@ fn bad_input_is_one_line_before_any_load() {
         assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
         assert!(stderr.contains(needle), "{args:?}: {stderr}");
     }
+}
+
+#[test]
+fn a_rate_sweep_marks_the_levels_short_of_their_rate_and_finds_the_knee() {
+    let server = Server::start();
+    // One worker, 10 ms per request: at most 100/s; 400/s cannot be reached.
+    let url = format!("{}/cpu/10000", server.base);
+    let (code, stdout, stderr) = run_bounded(
+        webtune().args(["sweep", &url, "--rates", "20,400", "-d", "1s"]),
+        Duration::from_secs(60),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let row = |level: &str| {
+        stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{level} ")))
+            .unwrap_or_else(|| panic!("no row {level}: {stdout}"))
+            .to_string()
+    };
+    assert!(row("400").contains("reached "), "{stdout}");
+    assert!(row("400").ends_with(" of 400/s"), "{stdout}");
+    assert!(row("20").ends_with("<- knee"), "{stdout}");
+    assert!(!stdout.contains("No knee"), "{stdout}");
 }
