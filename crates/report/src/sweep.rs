@@ -40,6 +40,8 @@ pub struct LevelRow {
     pub cut_short: bool,
     /// The open-loop rate the level asked for, requests/s (None in a sweep over connections).
     pub requested_rps: Option<f64>,
+    /// Responses with an expected status: none means the level measured only errors.
+    pub ok: u64,
 }
 
 impl LevelRow {
@@ -95,6 +97,42 @@ pub fn level_rows(sweep: &SweepResult) -> Vec<LevelRow> {
             stall_s: stalls(&l.result).iter().fold(0.0, |t, s| t + s.length_s),
             cut_short: l.result.interrupted,
             requested_rps: (sweep.variable == SweepVariable::Rate).then_some(l.level),
+            ok: l.result.ok,
+        })
+        .collect()
+}
+
+/// One line per level that got no successful response (every request failed, or every
+/// response had an unexpected status), saying what it got instead; interrupted levels aside.
+/// Such a level's figures describe errors, not the load: the sweep commands exit 1.
+pub fn unanswered(sweep: &SweepResult) -> Vec<String> {
+    sweep
+        .levels
+        .iter()
+        .filter(|l| l.result.ok == 0 && !l.result.interrupted)
+        .map(|l| {
+            let r = &l.result;
+            let mut got: Vec<String> = r
+                .errors
+                .nonzero()
+                .map(|(kind, n)| format!("{} {n}", kind.describe()))
+                .collect();
+            if !r.status.is_empty() {
+                let codes: Vec<String> = r.status.keys().map(|c| c.to_string()).collect();
+                got.push(format!("status {}", codes.join(", ")));
+            }
+            if got.is_empty() {
+                got.push("no request was sent".into());
+            }
+            let unit = match sweep.variable {
+                SweepVariable::Connections => "connections",
+                SweepVariable::Rate => "req/s",
+            };
+            format!(
+                "level {} {unit} got no successful response ({}); check the URL or path",
+                level_label(l.level),
+                got.join(", ")
+            )
         })
         .collect()
 }
@@ -130,6 +168,9 @@ fn note(row: &LevelRow, is_knee: bool) -> String {
     let mut notes = Vec::new();
     if is_knee {
         notes.push("<- knee".to_string());
+    }
+    if row.ok == 0 {
+        notes.push("no successful response".into());
     }
     if !row.trusted() {
         notes.push(format!("{} (not in the knee)", row.flaw()));
@@ -411,6 +452,7 @@ mod tests {
             stall_s: 0.0,
             cut_short: false,
             requested_rps: None,
+            ok: 1,
         }
     }
 
@@ -622,5 +664,41 @@ mod tests {
             "{csv}"
         );
         assert!(render_sweep_html(&sweep).contains("reached 987 of 1600/s"));
+    }
+
+    #[test]
+    fn a_level_without_a_successful_response_is_named() {
+        let mut sweep = SweepResult::new("webtune 0.1.0", SweepVariable::Connections);
+        for level in [2.0, 8.0] {
+            sweep.levels.push(SweepLevel {
+                level,
+                result: synthetic_result_without_stall(100, &[1_000]),
+            });
+        }
+        assert_eq!(unanswered(&sweep), Vec::<String>::new());
+        // Level 8: every response a 404 (the wrong path on this stack).
+        let r = &mut sweep.levels[1].result;
+        r.ok = 0;
+        r.errors = webtune_model::ErrorCounts::default();
+        for _ in 0..100 {
+            r.errors.add(webtune_model::ErrorKind::UnexpectedStatus);
+        }
+        r.status = [(404u16, 100u64)].into_iter().collect();
+        assert_eq!(
+            unanswered(&sweep),
+            vec![
+                "level 8 connections got no successful response (unexpected status 100, \
+                 status 404); check the URL or path"
+            ]
+        );
+        let text = render_sweep_text(&sweep);
+        let row = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("8 "))
+            .unwrap();
+        assert!(row.ends_with("no successful response"), "{text}");
+        // Interrupted before anything came back: 130 says it, not this.
+        sweep.levels[1].result.interrupted = true;
+        assert!(unanswered(&sweep).is_empty());
     }
 }
