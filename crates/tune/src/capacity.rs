@@ -206,6 +206,24 @@ pub fn next(settings: &SearchSettings, steps: &[Seen]) -> Next {
     if steps.len() >= settings.max_steps as usize {
         return Next::Done(b.conclude(CapacityLimit::StepBudget));
     }
+    let planned = plan(settings, &steps, &b, start);
+    // The last step the budget allows re-checks the best rate so far when it ran only once
+    // (perhaps at step 1): the answer is then measured twice, and a server that drifted
+    // since shows it (`capacity_judge::drift`).
+    match (planned, b.lo) {
+        (Next::Run(rate), Some(lo))
+            if steps.len() + 1 == settings.max_steps as usize
+                && held_count(&steps, lo) < 2
+                && !same_rate(rate, lo) =>
+        {
+            Next::Run(lo)
+        }
+        _ => planned,
+    }
+}
+
+/// The next step as growth, descent and bisection see it.
+fn plan(settings: &SearchSettings, steps: &[Seen], b: &Bounds, start: f64) -> Next {
     match (b.lo, b.hi()) {
         (None, None) => Next::Run(start),
         (None, Some(_)) => {
@@ -223,7 +241,7 @@ pub fn next(settings: &SearchSettings, steps: &[Seen]) -> Next {
         }
         (Some(lo), None) => match settings.max_rps {
             Some(max) if lo >= max * (1.0 - 1e-9) => {
-                if held_count(&steps, lo) < 2 {
+                if held_count(steps, lo) < 2 {
                     Next::Run(lo)
                 } else {
                     Next::Done(b.conclude(CapacityLimit::MaxRate))
@@ -234,7 +252,7 @@ pub fn next(settings: &SearchSettings, steps: &[Seen]) -> Next {
         },
         (Some(lo), Some(hi)) => {
             if hi <= lo * (1.0 + settings.precision) {
-                if held_count(&steps, lo) < 2 {
+                if held_count(steps, lo) < 2 {
                     // The repeat at the boundary: one noisy step does not decide.
                     Next::Run(lo)
                 } else {
@@ -399,7 +417,32 @@ mod tests {
         let (steps, c) = search(&s, |_| Held);
         assert_eq!(steps.len(), 3);
         assert_eq!(c.limit, CapacityLimit::StepBudget);
-        assert_eq!(c.capacity_rps, Some(40.0));
+        // The last step re-checked the best rate so far instead of growing once more.
+        assert_eq!(c.capacity_rps, Some(20.0));
+        assert_eq!(held_count(&steps, 20.0), 2);
+    }
+
+    #[test]
+    fn the_last_step_re_checks_a_rate_measured_only_once_long_ago() {
+        // A server that slows down: 50/s holds at the first step only; by the end the
+        // budget is spent between 50 and 100. The last step runs 50/s again, which now
+        // breaks, so no stale "at least 50" comes out of step 1.
+        let mut s = settings();
+        s.start_rps = 50.0;
+        s.max_steps = 4;
+        let count = std::cell::Cell::new(0);
+        let (steps, c) = search(&s, |_| {
+            count.set(count.get() + 1);
+            if count.get() == 1 {
+                Held
+            } else {
+                Broke
+            }
+        });
+        let rates: Vec<f64> = steps.iter().map(|s| s.rate).collect();
+        assert_eq!(rates, vec![50.0, 100.0, 70.7, 50.0]);
+        assert_eq!(c.limit, CapacityLimit::StepBudget);
+        assert_eq!(c.capacity_rps, None, "50/s broke on its re-check");
     }
 
     #[test]

@@ -361,6 +361,10 @@ fn conclusion(r: &CapacityResult) -> String {
                 _ => String::new(),
             }
         ),
+        (CapacityLimit::StepBudget, None) => format!(
+            "no capacity measured: the search's {} steps ran out before a rate held twice{broke}",
+            r.search.max_steps
+        ),
         (CapacityLimit::Interrupted, None) => {
             "interrupted before any rate was measured to hold".to_string()
         }

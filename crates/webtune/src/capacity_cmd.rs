@@ -15,8 +15,9 @@ use webtune_report::capacity::{render_capacity_html, render_capacity_text};
 use webtune_tune::capacity::{check, parse_slos};
 use webtune_tune::capacity_run::{self, CapacitySpec};
 
-/// Exit status when no rate met every SLO (even the lowest, `--min-rate`), or the generator
-/// was the limit at every rate: there is no capacity to report (docs/exit-codes.md).
+/// Exit status when no rate met every SLO (even the lowest, `--min-rate`), the generator
+/// was the limit at every rate, or the step budget ran out before a rate held: there is no
+/// capacity to report (docs/exit-codes.md).
 pub const EXIT_NO_CAPACITY: i32 = 5;
 
 /// Exit status when the search stopped at a target that went down: a lab server's main
@@ -223,7 +224,7 @@ fn search(
     let no_capacity = result.capacity_rps.is_none()
         && matches!(
             result.limit,
-            CapacityLimit::Unmeetable | CapacityLimit::Generator
+            CapacityLimit::Unmeetable | CapacityLimit::Generator | CapacityLimit::StepBudget
         );
     if no_capacity {
         output::warn(&format!("capacity: {}", result.summary));
