@@ -54,6 +54,9 @@ pub enum StepOutcome {
     ClientLimited,
     /// Cut short by Ctrl-C: kept in the file, left out of the search.
     Interrupted,
+    /// The target was gone: a lab server's main process died during the step, or every
+    /// connection the step tried was refused and nothing answered. The search stops here.
+    TargetDown,
 }
 
 impl StepOutcome {
@@ -63,6 +66,7 @@ impl StepOutcome {
             StepOutcome::Broke => "broke",
             StepOutcome::ClientLimited => "client-limited",
             StepOutcome::Interrupted => "interrupted",
+            StepOutcome::TargetDown => "target-down",
         }
     }
 }
@@ -78,7 +82,8 @@ pub struct CapacityStep {
     /// The SLOs that broke (empty when none did).
     #[serde(default)]
     pub broken: Vec<String>,
-    /// Why the generator was the limit (client-limited steps only).
+    /// Why the generator was the limit (client-limited steps), or why the target is gone
+    /// (target-down steps).
     #[serde(default)]
     pub reasons: Vec<String>,
     pub result: RunResult,
@@ -101,6 +106,9 @@ pub enum CapacityLimit {
     StepBudget,
     /// Ctrl-C: the best bounds measured so far.
     Interrupted,
+    /// The target went down (a lab server's main process died, or every connect of a step
+    /// was refused): the search stopped at that step, with no capacity.
+    TargetDown,
 }
 
 /// Every step of a capacity search and its conclusion.
@@ -120,7 +128,7 @@ pub struct CapacityResult {
     /// Seconds each step loads the target.
     pub step_s: f64,
     /// The highest rate at which every SLO held (twice, at the boundary) with the generator
-    /// not the limit; None when there is none.
+    /// not the limit; None when there is none, and when the target went down.
     pub capacity_rps: Option<f64>,
     pub limit: CapacityLimit,
     /// The lowest rate at which an SLO broke (None when none did).
@@ -132,6 +140,14 @@ pub struct CapacityResult {
     pub generator_limited_at_rps: Option<f64>,
     /// True when Ctrl-C (SIGTERM, SIGHUP) stopped the search.
     pub interrupted: bool,
+    /// Why the search stopped at a target that went down ("nginx (pid 812) died: killed by
+    /// SIGKILL"), when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_down: Option<String>,
+    /// The server changed during the search: the same rate measured again later gave another
+    /// verdict or a much worse figure. One line per rate; empty when nothing drifted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drift: Vec<String>,
     /// The conclusion in one sentence, as printed.
     pub summary: String,
     /// Every step, in the order run.

@@ -1,6 +1,7 @@
 //! A capacity search (`webtune.capacity/1`) for people: the table of every step (rate,
 //! achieved rate, latency, errors, the generator's validity verdict, the SLO verdict) with
-//! the capacity marked, the conclusion, and the HTML page whose plot puts each latency SLO's
+//! the capacity marked on one row, a step that found the target gone, any drift of the
+//! server during the search, the conclusion, and the HTML page whose plot puts each latency SLO's
 //! figure against the rate with the SLO line and the capacity (the knee) marked.
 
 use crate::html::{figure, page, run_section};
@@ -20,8 +21,13 @@ fn ms(us: u64) -> String {
     format!("{:.2}", us as f64 / 1000.0)
 }
 
-fn is_capacity(r: &CapacityResult, s: &CapacityStep) -> bool {
-    s.outcome == StepOutcome::Held && r.capacity_rps == Some(s.rate_rps)
+/// The one row marked `<- capacity`: the last step that held at the capacity rate (its
+/// repeat at the boundary, which confirmed it).
+fn capacity_row(r: &CapacityResult) -> Option<usize> {
+    let c = r.capacity_rps?;
+    r.steps
+        .iter()
+        .rposition(|s| s.outcome == StepOutcome::Held && s.rate_rps == c)
 }
 
 fn verdict(s: &CapacityStep) -> String {
@@ -30,6 +36,7 @@ fn verdict(s: &CapacityStep) -> String {
         StepOutcome::Broke => format!("BROKE {}", s.broken.join(", ")),
         StepOutcome::ClientLimited => "not counted: the generator was the limit".into(),
         StepOutcome::Interrupted => "not counted: interrupted".into(),
+        StepOutcome::TargetDown => "TARGET DOWN: the search stopped here".into(),
     }
 }
 
@@ -62,6 +69,7 @@ pub fn render_capacity_text(r: &CapacityResult) -> String {
         "verdict",
     ];
     let mut table: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
+    let marked = capacity_row(r);
     for (i, s) in r.steps.iter().enumerate() {
         let res = &s.result;
         let achieved = res
@@ -69,7 +77,7 @@ pub fn render_capacity_text(r: &CapacityResult) -> String {
             .as_ref()
             .map_or(res.requests_per_s, |sch| sch.achieved_rate);
         let mut v = verdict(s);
-        if is_capacity(r, s) {
+        if Some(i) == marked {
             v.push_str("  <- capacity");
         }
         table.push(vec![
@@ -116,6 +124,9 @@ pub fn render_capacity_text(r: &CapacityResult) -> String {
         for reason in &s.reasons {
             let _ = writeln!(out, "step {}: {reason}", i + 1);
         }
+    }
+    for line in &r.drift {
+        let _ = writeln!(out, "Drift: {line}");
     }
     let _ = writeln!(out, "Result: {}", r.summary);
     out
@@ -271,6 +282,8 @@ mod tests {
             broke_first: vec!["p99<=100ms".into()],
             generator_limited_at_rps: Some(400.0),
             interrupted: false,
+            target_down: None,
+            drift: Vec::new(),
             summary: "capacity 200 req/s".into(),
             steps: vec![
                 step(100.0, StepOutcome::Held, 20_000.0),
@@ -285,11 +298,33 @@ mod tests {
     #[test]
     fn the_table_marks_the_capacity_and_the_generators_steps() {
         let text = render_capacity_text(&search());
-        assert_eq!(text.matches("<- capacity").count(), 2, "{text}");
+        // One row: the repeat that confirmed it (step 5), not step 2 as well.
+        assert_eq!(text.matches("<- capacity").count(), 1, "{text}");
+        let marked = text.lines().find(|l| l.contains("<- capacity")).unwrap();
+        assert!(marked.trim_start().starts_with("5 "), "{text}");
         assert!(text.contains("LIMITED"), "{text}");
         assert!(text.contains("BROKE p99<=100ms"), "{text}");
         assert!(text.contains("step 3: the generator's CPU"), "{text}");
         assert!(text.contains("Result: capacity 200 req/s"), "{text}");
+    }
+
+    #[test]
+    fn a_target_down_step_and_the_drift_are_in_the_text() {
+        let mut r = search();
+        r.steps.truncate(3);
+        let mut down = step(400.0, StepOutcome::TargetDown, 0.0);
+        down.reasons = vec!["nginx (pid 812), a main process of the stack, died".into()];
+        r.steps[2] = down;
+        r.capacity_rps = None;
+        r.limit = CapacityLimit::TargetDown;
+        r.drift = vec!["the server got slower during the search".into()];
+        r.summary = "target down at step 3 (400 req/s): nginx died".into();
+        let text = render_capacity_text(&r);
+        assert!(text.contains("TARGET DOWN"), "{text}");
+        assert!(text.contains("step 3: nginx (pid 812)"), "{text}");
+        assert!(text.contains("Drift: the server got slower"), "{text}");
+        assert!(text.contains("Result: target down at step 3"), "{text}");
+        assert!(!text.contains("<- capacity"), "{text}");
     }
 
     #[test]

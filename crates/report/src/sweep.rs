@@ -6,15 +6,23 @@
 //! concurrency once the backend was saturated). A level that stalled (requests outstanding
 //! and none finished) or was cut short (interrupted) is marked and left out of the knee:
 //! its figures do not describe the load level.
+//!
+//! In a sweep over open-loop rates throughput follows the rate while the server keeps up, so
+//! the flattening above never shows until it has stopped keeping up. A rate level whose
+//! throughput fell below 95% of its rate is marked (`reached 987 of 1600/s`), and the knee is
+//! the last level that reached its rate before the first one that did not.
 
 use crate::html::{figure, level_scale, page, percentile_chart, run_section, stalls};
 use crate::svg::{escape, Chart, Marker, Series};
 use crate::units::ms;
 use std::fmt::Write as _;
-use webtune_model::sweep::SweepResult;
+use webtune_model::sweep::{SweepResult, SweepVariable};
 
 /// Throughput growth below which a step counts as flat.
 pub const KNEE_GROWTH: f64 = 0.05;
+
+/// Share of its requested rate a rate level's throughput must reach to count as kept.
+pub const RATE_REACHED: f64 = 0.95;
 
 /// The figures of one level.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -30,6 +38,10 @@ pub struct LevelRow {
     pub stall_s: f64,
     /// The level's run was interrupted before its end.
     pub cut_short: bool,
+    /// The open-loop rate the level asked for, requests/s (None in a sweep over connections).
+    pub requested_rps: Option<f64>,
+    /// Responses with an expected status: none means the level measured only errors.
+    pub ok: u64,
 }
 
 impl LevelRow {
@@ -50,6 +62,24 @@ impl LevelRow {
         }
         notes.join(", ")
     }
+
+    /// A rate level whose throughput fell below `RATE_REACHED` of the rate it asked for.
+    pub fn short_of_rate(&self) -> bool {
+        self.requested_rps
+            .is_some_and(|rate| self.requests_per_s < rate * RATE_REACHED)
+    }
+
+    /// "reached 987 of 1600/s" for a level short of its rate; empty otherwise.
+    pub fn shortfall(&self) -> String {
+        match self.requested_rps {
+            Some(rate) if self.short_of_rate() => format!(
+                "reached {} of {}/s",
+                level_label(self.requests_per_s.round()),
+                level_label(rate)
+            ),
+            _ => String::new(),
+        }
+    }
 }
 
 /// One row per level, in the order run.
@@ -66,6 +96,43 @@ pub fn level_rows(sweep: &SweepResult) -> Vec<LevelRow> {
             responses: l.result.responses,
             stall_s: stalls(&l.result).iter().fold(0.0, |t, s| t + s.length_s),
             cut_short: l.result.interrupted,
+            requested_rps: (sweep.variable == SweepVariable::Rate).then_some(l.level),
+            ok: l.result.ok,
+        })
+        .collect()
+}
+
+/// One line per level that got no successful response (every request failed, or every
+/// response had an unexpected status), saying what it got instead; interrupted levels aside.
+/// Such a level's figures describe errors, not the load: the sweep commands exit 1.
+pub fn unanswered(sweep: &SweepResult) -> Vec<String> {
+    sweep
+        .levels
+        .iter()
+        .filter(|l| l.result.ok == 0 && !l.result.interrupted)
+        .map(|l| {
+            let r = &l.result;
+            let mut got: Vec<String> = r
+                .errors
+                .nonzero()
+                .map(|(kind, n)| format!("{} {n}", kind.describe()))
+                .collect();
+            if !r.status.is_empty() {
+                let codes: Vec<String> = r.status.keys().map(|c| c.to_string()).collect();
+                got.push(format!("status {}", codes.join(", ")));
+            }
+            if got.is_empty() {
+                got.push("no request was sent".into());
+            }
+            let unit = match sweep.variable {
+                SweepVariable::Connections => "connections",
+                SweepVariable::Rate => "req/s",
+            };
+            format!(
+                "level {} {unit} got no successful response ({}); check the URL or path",
+                level_label(l.level),
+                got.join(", ")
+            )
         })
         .collect()
 }
@@ -74,8 +141,15 @@ pub fn level_rows(sweep: &SweepResult) -> Vec<LevelRow> {
 /// than 5% — no later level beats it by 5% or more, so a noisy dip does not count — while p99
 /// keeps growing (the next level's p99 is higher). Stalled and cut-short levels are skipped
 /// as if they had not run. None when throughput keeps growing or p99 does not.
+///
+/// A rate sweep whose levels fell short of their rate: the last level that reached its rate
+/// before the first that did not (None when the first level already fell short).
 pub fn find_knee(rows: &[LevelRow]) -> Option<usize> {
     let trusted: Vec<&LevelRow> = rows.iter().filter(|r| r.trusted()).collect();
+    if let Some(first_short) = trusted.iter().position(|r| r.short_of_rate()) {
+        let last_kept = trusted[..first_short].last()?;
+        return rows.iter().position(|r| std::ptr::eq(r, *last_kept));
+    }
     let k = (0..trusted.len().saturating_sub(1)).find(|&i| {
         let here = trusted[i];
         let best_later = trusted[i + 1..]
@@ -91,13 +165,19 @@ pub fn find_knee(rows: &[LevelRow]) -> Option<usize> {
 
 /// The last column of a level's row: why it is left out of the knee, or that it is the knee.
 fn note(row: &LevelRow, is_knee: bool) -> String {
+    let mut notes = Vec::new();
     if is_knee {
-        "<- knee".into()
-    } else if row.trusted() {
-        String::new()
-    } else {
-        format!("{} (not in the knee)", row.flaw())
+        notes.push("<- knee".to_string());
     }
+    if row.ok == 0 {
+        notes.push("no successful response".into());
+    }
+    if !row.trusted() {
+        notes.push(format!("{} (not in the knee)", row.flaw()));
+    } else if row.short_of_rate() {
+        notes.push(row.shortfall());
+    }
+    notes.join("; ")
 }
 
 fn level_label(v: f64) -> String {
@@ -179,8 +259,39 @@ pub fn render_sweep_text(sweep: &SweepResult) -> String {
              (interrupted) are left out of the knee."
         );
     }
-    match knee {
-        Some(i) => {
+    let first_short = rows.iter().find(|r| r.trusted() && r.short_of_rate());
+    if first_short.is_some() {
+        let _ = writeln!(
+            out,
+            "Levels marked \"reached N of R/s\" did not get their rate (below {:.0}% of it): the \
+             server no longer kept up.",
+            RATE_REACHED * 100.0
+        );
+    }
+    match (knee, first_short) {
+        (Some(i), Some(short)) => {
+            let _ = writeln!(
+                out,
+                "Knee: {} {} — the next level asked for {}/s and the server answered {:.0}/s: \
+                 beyond it more load only buys latency (p99 {} → {} ms).",
+                level_label(rows[i].level),
+                sweep.variable.label(),
+                level_label(short.level),
+                short.requests_per_s,
+                ms(rows[i].p99_us),
+                ms(short.p99_us)
+            );
+        }
+        (None, Some(short)) => {
+            let _ = writeln!(
+                out,
+                "No knee within the levels: the first, {}/s, already fell short ({:.0}/s): \
+                 the server was saturated below it; sweep lower rates.",
+                level_label(short.level),
+                short.requests_per_s
+            );
+        }
+        (Some(i), None) => {
             let _ = writeln!(
                 out,
                 "Knee: {} {} — beyond it throughput grows by less than 5% while p99 keeps growing.",
@@ -188,7 +299,7 @@ pub fn render_sweep_text(sweep: &SweepResult) -> String {
                 sweep.variable.label()
             );
         }
-        None => {
+        (None, None) => {
             let _ = writeln!(
                 out,
                 "No knee: throughput grew by 5% or more at every step (or p99 did not grow)."
@@ -207,6 +318,8 @@ pub fn render_sweep_csv(sweep: &SweepResult) -> String {
     for (i, (l, r)) in sweep.levels.iter().zip(&rows).enumerate() {
         let note = if Some(i) == knee {
             "knee".to_string()
+        } else if r.trusted() {
+            r.shortfall()
         } else {
             r.flaw()
         };
@@ -228,6 +341,14 @@ fn knee_marker(rows: &[LevelRow]) -> Vec<Marker> {
         class: "flawed".into(),
         label: r.flaw(),
     });
+    let short = rows
+        .iter()
+        .filter(|r| r.trusted() && r.short_of_rate())
+        .map(|r| Marker {
+            x: r.level,
+            class: "flawed".into(),
+            label: r.shortfall(),
+        });
     find_knee(rows)
         .map(|i| Marker {
             x: rows[i].level,
@@ -236,6 +357,7 @@ fn knee_marker(rows: &[LevelRow]) -> Vec<Marker> {
         })
         .into_iter()
         .chain(flawed)
+        .chain(short)
         .collect()
 }
 
@@ -317,7 +439,7 @@ pub fn render_sweep_html(sweep: &SweepResult) -> String {
 mod tests {
     use super::*;
     use crate::testkit::{synthetic_result, synthetic_result_without_stall};
-    use webtune_model::sweep::{SweepLevel, SweepVariable};
+    use webtune_model::sweep::SweepLevel;
 
     fn row(level: f64, rps: f64, p99_ms: u64) -> LevelRow {
         LevelRow {
@@ -329,6 +451,8 @@ mod tests {
             responses: 0,
             stall_s: 0.0,
             cut_short: false,
+            requested_rps: None,
+            ok: 1,
         }
     }
 
@@ -481,5 +605,100 @@ mod tests {
         let table = &html[html.find("id=\"sweep-table\"").unwrap()..];
         assert!(table.contains("stalled 1.0 s (not in the knee)"));
         assert!(html.contains("class=\"flawed\""));
+    }
+
+    #[test]
+    fn a_rate_sweep_that_falls_short_of_its_rate_finds_the_knee_there() {
+        // The issue's sweep: 1600/s asked, 987/s answered, p99 5.6 → 800 ms. Throughput grew
+        // by 23% from 800, so the closed-loop rule alone says "No knee".
+        let rate = |level: f64, rps: f64, p99_ms: u64| LevelRow {
+            requested_rps: Some(level),
+            ..row(level, rps, p99_ms)
+        };
+        let rows = [
+            rate(200.0, 200.0, 3),
+            rate(400.0, 399.0, 4),
+            rate(800.0, 797.0, 6),
+            rate(1600.0, 987.0, 800),
+        ];
+        assert!(!rows[2].short_of_rate() && rows[3].short_of_rate());
+        assert_eq!(rows[3].shortfall(), "reached 987 of 1600/s");
+        assert_eq!(find_knee(&rows), Some(2));
+        // Every level kept its rate: no knee (throughput followed the rate).
+        assert_eq!(find_knee(&rows[..3]), None);
+        // Already short at the first level: no knee within the levels.
+        assert_eq!(find_knee(&rows[3..]), None);
+
+        let mut sweep = SweepResult::new("webtune 0.1.0", SweepVariable::Rate);
+        for (level, n, lat) in [
+            (200.0, 2000, 3_000),
+            (400.0, 3990, 4_000),
+            (800.0, 7970, 5_600),
+            (1600.0, 9870, 800_000),
+        ] {
+            sweep.levels.push(SweepLevel {
+                level,
+                result: synthetic_result_without_stall(n, &[lat]),
+            });
+        }
+        let text = render_sweep_text(&sweep);
+        let line = |lvl: &str| {
+            text.lines()
+                .find(|l| l.trim_start().starts_with(&format!("{lvl} ")))
+                .unwrap_or_else(|| panic!("no {lvl}: {text}"))
+                .to_string()
+        };
+        assert!(line("800").ends_with("<- knee"), "{text}");
+        assert!(line("1600").ends_with("reached 987 of 1600/s"), "{text}");
+        assert!(!text.contains("No knee"), "{text}");
+        assert!(
+            text.contains("Knee: 800 rate (req/s) — the next level asked for 1600/s and the server answered 987/s"),
+            "{text}"
+        );
+        let csv = render_sweep_csv(&sweep);
+        assert!(
+            csv.lines()
+                .nth(4)
+                .unwrap()
+                .starts_with("1600,0.000,\"reached 987 of 1600/s\","),
+            "{csv}"
+        );
+        assert!(render_sweep_html(&sweep).contains("reached 987 of 1600/s"));
+    }
+
+    #[test]
+    fn a_level_without_a_successful_response_is_named() {
+        let mut sweep = SweepResult::new("webtune 0.1.0", SweepVariable::Connections);
+        for level in [2.0, 8.0] {
+            sweep.levels.push(SweepLevel {
+                level,
+                result: synthetic_result_without_stall(100, &[1_000]),
+            });
+        }
+        assert_eq!(unanswered(&sweep), Vec::<String>::new());
+        // Level 8: every response a 404 (the wrong path on this stack).
+        let r = &mut sweep.levels[1].result;
+        r.ok = 0;
+        r.errors = webtune_model::ErrorCounts::default();
+        for _ in 0..100 {
+            r.errors.add(webtune_model::ErrorKind::UnexpectedStatus);
+        }
+        r.status = [(404u16, 100u64)].into_iter().collect();
+        assert_eq!(
+            unanswered(&sweep),
+            vec![
+                "level 8 connections got no successful response (unexpected status 100, \
+                 status 404); check the URL or path"
+            ]
+        );
+        let text = render_sweep_text(&sweep);
+        let row = text
+            .lines()
+            .find(|l| l.trim_start().starts_with("8 "))
+            .unwrap();
+        assert!(row.ends_with("no successful response"), "{text}");
+        // Interrupted before anything came back: 130 says it, not this.
+        sweep.levels[1].result.interrupted = true;
+        assert!(unanswered(&sweep).is_empty());
     }
 }

@@ -4,12 +4,13 @@
 //! of the bracket (highest held, lowest broken) down to the precision asked for, then one
 //! repeat of the boundary rate so that one lucky step does not decide. A step where the
 //! generator was the limit (`StepOutcome::ClientLimited`) bounds what can be measured but
-//! never defines the capacity. Also here: how one step's `RunResult` is judged against the
-//! SLOs (`judge_step`). Running the steps is `capacity_run`'s job.
+//! never defines the capacity; a step that found the target gone (`StepOutcome::TargetDown`)
+//! ends the search. How one step's `RunResult` is judged against the SLOs is
+//! `capacity_judge`'s job; running the steps is `capacity_run`'s.
 
+pub use crate::capacity_judge::{judge_step, Judged};
 use webtune_model::capacity::{CapacityLimit, SearchSettings, StepOutcome};
-use webtune_model::threshold::{LatencyStat, Measured};
-use webtune_model::{LatencyHistogram, RunResult, Threshold, ThresholdError, Verdict};
+use webtune_model::{Threshold, ThresholdError};
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CapacityError {
@@ -185,6 +186,10 @@ fn between(lo: f64, hi: f64) -> f64 {
 /// The next step, or the conclusion, from the steps so far (in any order; interrupted
 /// steps are ignored).
 pub fn next(settings: &SearchSettings, steps: &[Seen]) -> Next {
+    if steps.iter().any(|s| s.outcome == StepOutcome::TargetDown) {
+        // Nothing measured from here on would describe the server that was searched.
+        return Next::Done(target_down(steps));
+    }
     let steps: Vec<Seen> = steps
         .iter()
         .copied()
@@ -201,6 +206,24 @@ pub fn next(settings: &SearchSettings, steps: &[Seen]) -> Next {
     if steps.len() >= settings.max_steps as usize {
         return Next::Done(b.conclude(CapacityLimit::StepBudget));
     }
+    let planned = plan(settings, &steps, &b, start);
+    // The last step the budget allows re-checks the best rate so far when it ran only once
+    // (perhaps at step 1): the answer is then measured twice, and a server that drifted
+    // since shows it (`capacity_judge::drift`).
+    match (planned, b.lo) {
+        (Next::Run(rate), Some(lo))
+            if steps.len() + 1 == settings.max_steps as usize
+                && held_count(&steps, lo) < 2
+                && !same_rate(rate, lo) =>
+        {
+            Next::Run(lo)
+        }
+        _ => planned,
+    }
+}
+
+/// The next step as growth, descent and bisection see it.
+fn plan(settings: &SearchSettings, steps: &[Seen], b: &Bounds, start: f64) -> Next {
     match (b.lo, b.hi()) {
         (None, None) => Next::Run(start),
         (None, Some(_)) => {
@@ -218,7 +241,7 @@ pub fn next(settings: &SearchSettings, steps: &[Seen]) -> Next {
         }
         (Some(lo), None) => match settings.max_rps {
             Some(max) if lo >= max * (1.0 - 1e-9) => {
-                if held_count(&steps, lo) < 2 {
+                if held_count(steps, lo) < 2 {
                     Next::Run(lo)
                 } else {
                     Next::Done(b.conclude(CapacityLimit::MaxRate))
@@ -229,7 +252,7 @@ pub fn next(settings: &SearchSettings, steps: &[Seen]) -> Next {
         },
         (Some(lo), Some(hi)) => {
             if hi <= lo * (1.0 + settings.precision) {
-                if held_count(&steps, lo) < 2 {
+                if held_count(steps, lo) < 2 {
                     // The repeat at the boundary: one noisy step does not decide.
                     Next::Run(lo)
                 } else {
@@ -242,145 +265,36 @@ pub fn next(settings: &SearchSettings, steps: &[Seen]) -> Next {
     }
 }
 
+/// The conclusion of a search whose target went down: no capacity (what held before
+/// described a server that is gone), the bounds seen before kept for the record.
+fn target_down(steps: &[Seen]) -> Conclusion {
+    let before: Vec<Seen> = steps
+        .iter()
+        .copied()
+        .filter(|s| {
+            matches!(
+                s.outcome,
+                StepOutcome::Held | StepOutcome::Broke | StepOutcome::ClientLimited
+            )
+        })
+        .collect();
+    Conclusion {
+        capacity_rps: None,
+        ..Bounds::of(&before).conclude(CapacityLimit::TargetDown)
+    }
+}
+
 /// The best bounds known from the steps so far, for a search stopped early.
 pub fn conclude_early(steps: &[Seen], limit: CapacityLimit) -> Conclusion {
+    if steps.iter().any(|s| s.outcome == StepOutcome::TargetDown) {
+        return target_down(steps);
+    }
     let steps: Vec<Seen> = steps
         .iter()
         .copied()
         .filter(|s| s.outcome != StepOutcome::Interrupted)
         .collect();
     Bounds::of(&steps).conclude(limit)
-}
-
-/// How one step fared against the SLOs.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Judged {
-    pub outcome: StepOutcome,
-    pub verdicts: Vec<Verdict>,
-    /// The SLOs that broke.
-    pub broken: Vec<String>,
-    /// Why the generator was the limit (empty unless `ClientLimited`).
-    pub reasons: Vec<String>,
-}
-
-/// A run's figures with latency from the actual send (what the server took) instead of
-/// from the intended start: what the SLOs would say had no request waited for a connection.
-struct ServiceView<'a>(&'a RunResult);
-
-fn stat(h: &LatencyHistogram, s: LatencyStat) -> f64 {
-    match s {
-        LatencyStat::Percentile(p) => h.percentile(p) as f64,
-        LatencyStat::Mean => h.mean(),
-        LatencyStat::Min => h.min() as f64,
-        LatencyStat::Max => h.max() as f64,
-    }
-}
-
-impl Measured for ServiceView<'_> {
-    fn latency_us(&self, s: LatencyStat) -> f64 {
-        stat(&self.0.histograms.service, s)
-    }
-    fn error_count(&self) -> u64 {
-        self.0.error_count()
-    }
-    fn error_ratio(&self) -> f64 {
-        self.0.error_ratio()
-    }
-    fn rps(&self) -> f64 {
-        self.0.requests_per_s
-    }
-}
-
-/// Did the `-c` cap, not the server, break the SLOs? Every connection was busy at some
-/// point and requests waited for one, and judged from the actual send every SLO holds.
-fn connection_capped(result: &RunResult, slos: &[Threshold]) -> bool {
-    let Some(schedule) = &result.schedule else {
-        return false;
-    };
-    let waited = schedule.connection_wait.p99_us > 0 || schedule.not_sent > 0;
-    let at_cap = result.peak_open_connections >= u64::from(result.spec.connections);
-    let service = ServiceView(result);
-    let holds_on_service = slos
-        .iter()
-        .filter_map(|t| t.judge(&service, None).ok())
-        .all(|v| v.passed);
-    waited && at_cap && !result.histograms.service.is_empty() && holds_on_service
-}
-
-/// The generator CPU share above which the engine calls a run client-limited: a starved
-/// generator measures itself, whatever the SLOs say.
-const CPU_LIMITED: f64 = webtune_engine::MAX_VALID_CPU_BUSY;
-
-/// A step held although the generator sent late still counts when the server got the rate
-/// asked for: latency is measured from the intended start, so the lateness only made the
-/// figures worse.
-const RATE_DELIVERED: f64 = 0.95;
-
-/// Is the engine's "client-limited" verdict decisive for this step? Always when the
-/// generator's CPU was the limit. When only its send lateness was: a step that held counts
-/// if the server got (nearly) the whole rate; a step that broke is the generator's fault only
-/// when its lateness could explain every broken latency SLO (observed − the generator's
-/// worst lateness within the limit) and no other SLO broke.
-fn generator_to_blame(result: &RunResult, verdicts: &[Verdict]) -> bool {
-    let v = &result.validity;
-    if !v.client_limited {
-        return false;
-    }
-    if v.cpu_busy > CPU_LIMITED {
-        return true;
-    }
-    let Some(schedule) = &result.schedule else {
-        return true;
-    };
-    let broken: Vec<&Verdict> = verdicts.iter().filter(|v| !v.passed).collect();
-    if broken.is_empty() {
-        return schedule.achieved_rate < schedule.requested_rate * RATE_DELIVERED;
-    }
-    let lag_us = schedule.generator_lag.max_us as f64;
-    broken
-        .iter()
-        .all(|v| v.unit == "us" && v.observed - lag_us <= v.limit)
-}
-
-/// Judge one step: its SLO verdicts, and whether the generator was the limit (the engine's
-/// validity verdict, or the connection cap).
-pub fn judge_step(result: &RunResult, slos: &[Threshold]) -> Judged {
-    let verdicts: Vec<Verdict> = slos
-        .iter()
-        .filter_map(|t| t.judge(result, None).ok())
-        .collect();
-    let broken: Vec<String> = verdicts
-        .iter()
-        .filter(|v| !v.passed)
-        .map(|v| v.threshold.clone())
-        .collect();
-    let mut reasons = if generator_to_blame(result, &verdicts) {
-        result.validity.reasons.clone()
-    } else {
-        Vec::new()
-    };
-    if reasons.is_empty() && !broken.is_empty() && connection_capped(result, slos) {
-        reasons.push(format!(
-            "all {} connections (-c) were busy and requests waited for one; from the actual \
-             send every SLO held",
-            result.spec.connections
-        ));
-    }
-    let outcome = if result.interrupted {
-        StepOutcome::Interrupted
-    } else if !reasons.is_empty() {
-        StepOutcome::ClientLimited
-    } else if broken.is_empty() {
-        StepOutcome::Held
-    } else {
-        StepOutcome::Broke
-    };
-    Judged {
-        outcome,
-        verdicts,
-        broken,
-        reasons,
-    }
 }
 
 #[cfg(test)]
@@ -503,7 +417,32 @@ mod tests {
         let (steps, c) = search(&s, |_| Held);
         assert_eq!(steps.len(), 3);
         assert_eq!(c.limit, CapacityLimit::StepBudget);
-        assert_eq!(c.capacity_rps, Some(40.0));
+        // The last step re-checked the best rate so far instead of growing once more.
+        assert_eq!(c.capacity_rps, Some(20.0));
+        assert_eq!(held_count(&steps, 20.0), 2);
+    }
+
+    #[test]
+    fn the_last_step_re_checks_a_rate_measured_only_once_long_ago() {
+        // A server that slows down: 50/s holds at the first step only; by the end the
+        // budget is spent between 50 and 100. The last step runs 50/s again, which now
+        // breaks, so no stale "at least 50" comes out of step 1.
+        let mut s = settings();
+        s.start_rps = 50.0;
+        s.max_steps = 4;
+        let count = std::cell::Cell::new(0);
+        let (steps, c) = search(&s, |_| {
+            count.set(count.get() + 1);
+            if count.get() == 1 {
+                Held
+            } else {
+                Broke
+            }
+        });
+        let rates: Vec<f64> = steps.iter().map(|s| s.rate).collect();
+        assert_eq!(rates, vec![50.0, 100.0, 70.7, 50.0]);
+        assert_eq!(c.limit, CapacityLimit::StepBudget);
+        assert_eq!(c.capacity_rps, None, "50/s broke on its re-check");
     }
 
     #[test]
@@ -521,6 +460,43 @@ mod tests {
         assert_eq!(next(&settings(), &steps), Next::Run(20.0));
         let c = conclude_early(&steps, CapacityLimit::Interrupted);
         assert_eq!(c.capacity_rps, Some(10.0));
+    }
+
+    #[test]
+    fn the_search_stops_at_the_first_step_whose_target_is_gone() {
+        // The server dies during the fourth step; every step after would be refused.
+        let (steps, c) = search(
+            &settings(),
+            |rate| {
+                if rate >= 80.0 {
+                    TargetDown
+                } else {
+                    Held
+                }
+            },
+        );
+        let rates: Vec<f64> = steps.iter().map(|s| s.rate).collect();
+        assert_eq!(rates, vec![10.0, 20.0, 40.0, 80.0]);
+        assert_eq!(c.limit, CapacityLimit::TargetDown);
+        assert_eq!(c.capacity_rps, None, "a server that died has no capacity");
+        // Down at the very first step: stop there too, not 22 steps later.
+        let (steps, c) = search(&settings(), |_| TargetDown);
+        assert_eq!(steps.len(), 1);
+        assert_eq!(c.limit, CapacityLimit::TargetDown);
+        // A stop (Ctrl-C) after the death still says the target went down.
+        let seen = [
+            Seen {
+                rate: 10.0,
+                outcome: Held,
+            },
+            Seen {
+                rate: 20.0,
+                outcome: TargetDown,
+            },
+        ];
+        let c = conclude_early(&seen, CapacityLimit::Interrupted);
+        assert_eq!(c.limit, CapacityLimit::TargetDown);
+        assert_eq!(c.capacity_rps, None);
     }
 
     #[test]

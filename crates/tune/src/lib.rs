@@ -6,6 +6,7 @@
 //! server: the caller runs each trial and tells the study what it measured.
 
 pub mod capacity;
+pub mod capacity_judge;
 pub mod capacity_run;
 pub mod driver;
 pub mod effects;

@@ -15,9 +15,15 @@ use webtune_report::capacity::{render_capacity_html, render_capacity_text};
 use webtune_tune::capacity::{check, parse_slos};
 use webtune_tune::capacity_run::{self, CapacitySpec};
 
-/// Exit status when no rate met every SLO (even the lowest, `--min-rate`), or the generator
-/// was the limit at every rate: there is no capacity to report (docs/exit-codes.md).
+/// Exit status when no rate met every SLO (even the lowest, `--min-rate`), the generator
+/// was the limit at every rate, or the step budget ran out before a rate held: there is no
+/// capacity to report (docs/exit-codes.md).
 pub const EXIT_NO_CAPACITY: i32 = 5;
+
+/// Exit status when the search stopped at a target that went down: a lab server's main
+/// process died (as `lab run`'s 3), or every connect of a step was refused
+/// (docs/exit-codes.md).
+pub const EXIT_TARGET_DOWN: i32 = crate::lab_cmd::EXIT_SERVER_DIED;
 
 /// The search's flags, shared by `capacity` and `lab capacity`.
 #[derive(clap::Args, Debug, Clone)]
@@ -94,7 +100,8 @@ impl SearchArgs {
     Open loop at growing rates (doubling from --start-rate until an SLO breaks, then bisection to\n\
     --precision, then the boundary rate once more): the capacity is the highest rate at which every\n\
     SLO held, latency measured from each request's intended start. A step where the generator was\n\
-    the limit never counts. Exit 5 when no rate met the SLOs (docs/capacity.md).")]
+    the limit never counts. The search stops at a step that finds the target gone (every connect\n\
+    refused), exit 3. Exit 5 when no rate met the SLOs (docs/capacity.md).")]
 pub struct CapacityArgs {
     /// The URL to load.
     pub url: String,
@@ -220,21 +227,25 @@ fn search(
     let no_capacity = result.capacity_rps.is_none()
         && matches!(
             result.limit,
-            CapacityLimit::Unmeetable | CapacityLimit::Generator
+            CapacityLimit::Unmeetable | CapacityLimit::Generator | CapacityLimit::StepBudget
         );
     if no_capacity {
         output::warn(&format!("capacity: {}", result.summary));
     }
-    let died = result.steps.iter().any(|s| {
-        s.result
-            .server
-            .as_ref()
-            .is_some_and(|server| server.server_died())
-    });
+    if result.limit == CapacityLimit::TargetDown {
+        output::warn(&format!("capacity: {}", result.summary));
+    }
+    let died = result.limit == CapacityLimit::TargetDown
+        || result.steps.iter().any(|s| {
+            s.result
+                .server
+                .as_ref()
+                .is_some_and(|server| server.server_died())
+        });
     Ok(outputs.exit_code(if result.interrupted {
         EXIT_INTERRUPTED
     } else if died {
-        crate::lab_cmd::EXIT_SERVER_DIED
+        EXIT_TARGET_DOWN
     } else if no_capacity {
         EXIT_NO_CAPACITY
     } else {
@@ -251,6 +262,7 @@ fn step_word(s: &CapacityStep) -> String {
             s.reasons.join("; ")
         ),
         StepOutcome::Interrupted => "interrupted".into(),
+        StepOutcome::TargetDown => format!("TARGET DOWN ({})", s.reasons.join("; ")),
     }
 }
 

@@ -11,8 +11,23 @@ use webtune_lab::trial::{self, Level, Target, Trial, TrialOutcome};
 use webtune_model::sweep::{SweepLevel, SweepResult, SweepVariable};
 use webtune_model::{parse_duration, LoadMode, RunSpec};
 use webtune_report::sweep::{
-    find_knee, level_rows, render_sweep_csv, render_sweep_html, render_sweep_text,
+    find_knee, level_rows, render_sweep_csv, render_sweep_html, render_sweep_text, unanswered,
 };
+
+/// Exit status of a sweep (`sweep`, `lab sweep`) in which a level got no successful response
+/// (every request failed, or every response had an unexpected status): its figures describe
+/// errors, not the load level (docs/exit-codes.md).
+pub const EXIT_LEVEL_UNANSWERED: i32 = 1;
+
+/// One `webtune: WHO: …` line on stderr per level without a successful response; true when
+/// there was one.
+pub fn warn_unanswered(sweep: &SweepResult, who: &str) -> bool {
+    let lines = unanswered(sweep);
+    for line in &lines {
+        output::warn(&format!("{who}: {line}"));
+    }
+    !lines.is_empty()
+}
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:\n  \
@@ -176,8 +191,11 @@ pub fn run(args: SweepArgs) -> anyhow::Result<i32> {
     if !json_to_stdout && !args.quiet {
         outputs.stdout(&format!("\n{}", render_sweep_text(&sweep)));
     }
+    let unanswered = warn_unanswered(&sweep, "sweep");
     Ok(outputs.exit_code(if sweep.interrupted {
         EXIT_INTERRUPTED
+    } else if unanswered {
+        EXIT_LEVEL_UNANSWERED
     } else {
         0
     }))

@@ -1,7 +1,10 @@
 //! `webtune capacity` against the embedded target with a known service time: the capacity
 //! lies below the theoretical maximum and falls with a tighter SLO, a step the `-c` cap
-//! limited never becomes the answer, an SLO that no rate meets exits 5 without hanging,
-//! Ctrl-C writes a valid partial JSON and exits 130, and bad input is one line.
+//! limited never becomes the answer, an SLO that no rate meets exits 5 without hanging, a
+//! target that is gone (nothing listens, or killed mid-search) stops the search at once with
+//! exit 3, Ctrl-C writes a valid partial JSON and exits 130, and bad input is one line. A
+//! sweep of open-loop rates against the same server marks the rate it could not reach and
+//! finds the knee below it.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -176,6 +179,88 @@ fn an_slo_no_rate_meets_exits_5_and_says_so() {
 }
 
 #[test]
+fn a_target_with_nothing_listening_stops_the_search_at_its_first_step() {
+    // Port 9 (discard) has no listener on a test machine: every connect is refused.
+    let (code, v, stderr) = search(
+        "http://127.0.0.1:9/",
+        &["--slo", "p99<=100ms", "--start-rate", "20"],
+    );
+    assert_eq!(code, 3, "{stderr}");
+    assert_eq!(v["limit"], "target_down", "{v}");
+    assert!(v["capacity_rps"].is_null());
+    let steps = v["steps"].as_array().unwrap();
+    assert_eq!(
+        steps.len(),
+        1,
+        "one step, not a search down to --min-rate: {v}"
+    );
+    assert_eq!(steps[0]["outcome"], "target_down");
+    assert!(
+        v["target_down"]
+            .as_str()
+            .unwrap()
+            .contains("every connect was refused"),
+        "{v}"
+    );
+    assert!(
+        stderr.contains("webtune: capacity: target down at step 1 (20 req/s)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_target_killed_mid_search_ends_it_with_target_down() {
+    let mut server = Server::start();
+    let url = format!("{}/empty.gif", server.base);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("cap.json");
+    let child = webtune()
+        .args(["capacity", &url, "--slo", "p99<=1s", "--start-rate", "10"])
+        .args(["-d", "1s", "--pause", "100ms", "--max-rate", "100000"])
+        .args(["-q", "--json"])
+        .arg(&json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    let _ = server.child.kill();
+    let _ = server.child.wait();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let pid = child.id();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let out = match rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(out) => out.unwrap(),
+        Err(_) => {
+            // SAFETY: killing our own child process.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            panic!("capacity went on against a dead target");
+        }
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("written")).unwrap();
+    assert_eq!(v["limit"], "target_down", "{v}");
+    let steps = v["steps"].as_array().unwrap();
+    assert_eq!(steps.last().unwrap()["outcome"], "target_down");
+    assert!(
+        steps[0]["outcome"] == "held",
+        "the server was up at first: {v}"
+    );
+    // At most the step it died in, then the one that found it gone.
+    let after = steps.iter().position(|s| s["outcome"] != "held").unwrap();
+    assert!(
+        steps.len() - after <= 2,
+        "{} steps after the death",
+        steps.len() - after
+    );
+    assert!(stderr.contains("target down at step"), "{stderr}");
+}
+
+#[test]
 fn ctrl_c_mid_search_writes_a_valid_partial_json_and_exits_130() {
     let server = Server::start();
     let dir = tempfile::tempdir().unwrap();
@@ -246,4 +331,27 @@ fn bad_input_is_one_line_before_any_load() {
         assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
         assert!(stderr.contains(needle), "{args:?}: {stderr}");
     }
+}
+
+#[test]
+fn a_rate_sweep_marks_the_levels_short_of_their_rate_and_finds_the_knee() {
+    let server = Server::start();
+    // One worker, 10 ms per request: at most 100/s; 400/s cannot be reached.
+    let url = format!("{}/cpu/10000", server.base);
+    let (code, stdout, stderr) = run_bounded(
+        webtune().args(["sweep", &url, "--rates", "20,400", "-d", "1s"]),
+        Duration::from_secs(60),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let row = |level: &str| {
+        stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{level} ")))
+            .unwrap_or_else(|| panic!("no row {level}: {stdout}"))
+            .to_string()
+    };
+    assert!(row("400").contains("reached "), "{stdout}");
+    assert!(row("400").ends_with(" of 400/s"), "{stdout}");
+    assert!(row("20").ends_with("<- knee"), "{stdout}");
+    assert!(!stdout.contains("No knee"), "{stdout}");
 }

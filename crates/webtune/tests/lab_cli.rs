@@ -1,7 +1,9 @@
 //! `webtune lab` end to end, through the built binary: a run prints the bench report and
 //! the server-side summary; a rejected config fails cleanly; SIGINT to webtune stops the
 //! stack with nothing left; after SIGKILL to webtune, `lab clean` reaps the stack; a
-//! server's main process killed mid-run is reported (text, JSON, exit status 3).
+//! server's main process killed mid-run is reported (text, JSON, exit status 3), and stops a
+//! `lab capacity` search at that step; `lab sweep --app site` loads the stack's own default
+//! path, `-q` prints no table, and a level with no successful response exits 1.
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -525,4 +527,131 @@ fn nginx_master_killed_mid_run_is_reported() {
 #[test]
 fn apache_prefork_parent_killed_mid_run_is_reported() {
     main_process_killed_mid_run_is_reported("apache-prefork", "apache2");
+}
+
+#[test]
+fn lab_sweep_of_the_site_loads_the_stacks_own_path_and_a_level_without_success_exits_1() {
+    let lab = LabDir::new("sweep-site");
+    let json = std::env::temp_dir().join(format!("webtune-lab-sweep-{}.json", std::process::id()));
+    let sweep = |extra: &[&str]| {
+        let output = lab
+            .command()
+            .args([
+                "lab", "sweep", "nginx", "--app", "site", "-c", "2", "-d", "1s",
+            ])
+            .args(["--warmup", "0s", "--cooldown", "0s", "--pause", "0s", "-q"])
+            .arg("--json")
+            .arg(&json)
+            .args(extra)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run webtune");
+        let value: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).expect("json written"))
+                .expect("valid json");
+        let _ = std::fs::remove_file(&json);
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+            value,
+        )
+    };
+    // nginx has no PHP: the empty GIF, as `lab run` loads, not /cpu/2000.
+    let (code, stdout, stderr, value) = sweep(&[]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.is_empty(), "-q prints no table: {stdout}");
+    let level = &value["levels"][0]["result"];
+    assert!(
+        level["spec"]["url"]
+            .as_str()
+            .unwrap()
+            .ends_with("/empty.gif"),
+        "{}",
+        level["spec"]["url"]
+    );
+    assert!(level["ok"].as_u64().unwrap() > 0);
+    // A path the stack does not serve: every response a 404, and that is an error.
+    let (code, stdout, stderr, _) = sweep(&["--path", "/cpu/2000"]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(
+        stderr.contains("webtune: lab sweep: level 2 connections got no successful response"),
+        "{stderr}"
+    );
+}
+
+/// kill -9 of nginx's master during a `lab capacity` search: the search stops at that step
+/// (the orphaned workers would go on answering), says so in the text, exits 3.
+#[test]
+fn lab_capacity_stops_at_the_step_in_which_the_master_died() {
+    let lab = LabDir::new("capacity-died");
+    let json = std::env::temp_dir().join(format!(
+        "webtune-lab-capacity-died-{}.json",
+        std::process::id()
+    ));
+    let text = std::env::temp_dir().join(format!(
+        "webtune-lab-capacity-died-{}.txt",
+        std::process::id()
+    ));
+    let stdout = std::fs::File::create(&text).expect("stdout file");
+    let json_arg = json.display().to_string();
+    let args = [
+        "lab",
+        "capacity",
+        "nginx",
+        "--slo",
+        "p99<=1s",
+        "--start-rate",
+        "20",
+        "--max-rate",
+        "1000000",
+        "-d",
+        "1s",
+        "--pause",
+        "100ms",
+        "--sample-interval",
+        "100ms",
+        "--json",
+        &json_arg,
+    ];
+    let mut webtune = Webtune::spawn_to(Some(&lab), &args, Stdio::from(stdout));
+    let dir = webtune.wait_ready();
+    let master = processes_naming(&dir)
+        .into_iter()
+        .find(|p| parent_of(*p) == Some(webtune.pid()))
+        .expect("nginx's master, started by webtune");
+    std::thread::sleep(Duration::from_millis(2500));
+    // SAFETY: a signal to the stack's master, a child of our own child.
+    unsafe {
+        libc::kill(master, libc::SIGKILL);
+    }
+    let code = webtune.wait(Duration::from_secs(60));
+    let report = std::fs::read_to_string(&text).unwrap_or_default();
+    let _ = std::fs::remove_file(&text);
+    let written = std::fs::read_to_string(&json);
+    let _ = std::fs::remove_file(&json);
+    assert_eq!(code, Some(3), "{report}");
+    assert!(report.contains("TARGET DOWN"), "{report}");
+    assert!(report.contains("Result: target down at step"), "{report}");
+    assert!(
+        report.contains(&format!("nginx (pid {master})")),
+        "{report}"
+    );
+    assert!(!report.contains("<- capacity"), "{report}");
+    let value: serde_json::Value =
+        serde_json::from_str(&written.expect("json written")).expect("valid json");
+    assert_eq!(value["limit"], "target_down");
+    assert!(value["capacity_rps"].is_null());
+    let steps = value["steps"].as_array().unwrap();
+    assert_eq!(steps.last().unwrap()["outcome"], "target_down");
+    assert_eq!(
+        steps
+            .iter()
+            .filter(|s| s["outcome"] == "target_down")
+            .count(),
+        1,
+        "the search stopped at the first: {steps:?}"
+    );
+    assert!(processes_naming(&dir).is_empty());
 }

@@ -99,9 +99,10 @@ pub struct SweepArgs {
     /// Another scenario file instead of the forum's own (rendered for --posts).
     #[arg(long = "scenario", value_name = "FILE")]
     pub scenario: Option<PathBuf>,
-    /// For --app site: the path to load.
-    #[arg(long = "path", default_value = "/cpu/2000")]
-    pub path: String,
+    /// For --app site: the path to load [default: the stack's own, as `lab run`'s: /cpu/2000
+    /// on a stack with PHP, /empty.gif on one without].
+    #[arg(long = "path", value_name = "PATH")]
+    pub path: Option<String>,
     /// Worker threads of the load generator (default: available cores).
     #[arg(short = 't', long = "threads")]
     pub threads: Option<u32>,
@@ -125,7 +126,8 @@ pub struct SweepArgs {
     /// Keep the stack's and the database's directories (configs, logs) after the stop.
     #[arg(long = "keep")]
     pub keep: bool,
-    /// No progress line and no per-level server summaries.
+    /// No progress line, no table and no per-level server summaries (the files are still
+    /// written; errors still go to stderr).
     #[arg(short = 'q', long = "quiet")]
     pub quiet: bool,
 }
@@ -275,6 +277,9 @@ pub fn run_sweep(args: SweepArgs) -> anyhow::Result<i32> {
         ("--html", args.html.as_deref()),
         ("--csv", args.csv.as_deref()),
     ])?;
+    if args.app == App::Forum && args.path.is_some() {
+        bail!("--path is for --app site; the forum loads its own page mix (or --scenario)");
+    }
     let workload = match &args.scenario {
         Some(path) => Workload::from_scenario_file(path).map_err(|e| anyhow::anyhow!("{e}"))?,
         None => Workload::request(),
@@ -292,10 +297,12 @@ pub fn run_sweep(args: SweepArgs) -> anyhow::Result<i32> {
             }
             let settings = settings_for(stack, &args.set)?;
             webtune_lab::host::check_privilege(&settings)?;
+            // As `lab run`: the given path, else the stack's own default (the empty GIF on a
+            // stack without PHP); a scenario's requests carry their own paths.
             let path = if workload.scenario().is_some() {
                 String::new()
             } else {
-                super::load_path(Some(&args.path), "/")?
+                super::load_path(args.path.as_deref(), super::default_path(stack, &workload))?
             };
             (
                 Target::Stack {
@@ -319,7 +326,7 @@ pub fn run_sweep(args: SweepArgs) -> anyhow::Result<i32> {
     let stop = crate::signals::stop_token();
     let outcome = trial::run(&trial, &stop, &mut Narrator::new(args.quiet, true))?;
     let sweep = crate::sweep_cmd::sweep_of(outcome, SweepVariable::Connections, "lab sweep");
-    report_sweep(&args, &trial.target, &sweep)
+    report_sweep(&args, &trial.target, &path, &sweep)
 }
 
 /// Seed 003's table: per level the requests served, mean response time and error %, with
@@ -347,10 +354,10 @@ pub fn seed_003_table(sweep: &SweepResult) -> String {
             format!("{:.1}", r.latency.total.p50_us as f64 / 1000.0),
             format!("{:.1}", r.latency.total.p99_us as f64 / 1000.0),
             format!("{:.2}", r.error_ratio() * 100.0),
-            if Some(i) == knee {
-                "<- knee".into()
-            } else {
-                String::new()
+            match (Some(i) == knee, r.ok == 0) {
+                (_, true) => "no successful response".into(),
+                (true, false) => "<- knee".into(),
+                (false, false) => String::new(),
             },
         ]);
     }
@@ -387,7 +394,12 @@ pub fn seed_003_table(sweep: &SweepResult) -> String {
     out
 }
 
-fn report_sweep(args: &SweepArgs, target: &Target, sweep: &SweepResult) -> anyhow::Result<i32> {
+fn report_sweep(
+    args: &SweepArgs,
+    target: &Target,
+    path: &str,
+    sweep: &SweepResult,
+) -> anyhow::Result<i32> {
     let mut outputs = Outputs::new();
     if let Some(dest) = &args.html {
         outputs.file("--html", dest, &render_sweep_html(sweep));
@@ -400,13 +412,14 @@ fn report_sweep(args: &SweepArgs, target: &Target, sweep: &SweepResult) -> anyho
         outputs.file("--json", dest, &(sweep.to_json_pretty() + "\n"));
     }
     let json_to_stdout = args.json.as_deref() == Some("-");
-    if !json_to_stdout {
+    if !json_to_stdout && !args.quiet {
         let what = match args.app {
             App::Forum => format!(
                 "the forum ({} posts, seed {})",
                 args.data.posts, args.data.seed
             ),
-            App::Site => args.path.clone(),
+            App::Site if path.is_empty() => "its scenario".to_string(),
+            App::Site => path.to_string(),
         };
         let mut text = format!(
             "\nLab sweep: {} ({}) serving {what}; each level {:?}, of which the first {:?} and the last {:?} are left out\n\n",
@@ -417,19 +430,18 @@ fn report_sweep(args: &SweepArgs, target: &Target, sweep: &SweepResult) -> anyho
             args.cooldown
         );
         text.push_str(&seed_003_table(sweep));
-        if !args.quiet {
-            for level in &sweep.levels {
-                if let Some(server) = &level.result.server {
-                    text.push_str(&format!(
-                        "\n--- {} connections: server side ---\n",
-                        level.level
-                    ));
-                    text.push_str(&summarise(server, level.result.responses));
-                }
+        for level in &sweep.levels {
+            if let Some(server) = &level.result.server {
+                text.push_str(&format!(
+                    "\n--- {} connections: server side ---\n",
+                    level.level
+                ));
+                text.push_str(&summarise(server, level.result.responses));
             }
         }
         outputs.stdout(&text);
     }
+    let unanswered = crate::sweep_cmd::warn_unanswered(sweep, "lab sweep");
     let died = sweep
         .levels
         .iter()
@@ -438,6 +450,8 @@ fn report_sweep(args: &SweepArgs, target: &Target, sweep: &SweepResult) -> anyho
         EXIT_INTERRUPTED
     } else if died {
         super::EXIT_SERVER_DIED
+    } else if unanswered {
+        crate::sweep_cmd::EXIT_LEVEL_UNANSWERED
     } else {
         0
     }))
