@@ -386,6 +386,25 @@ fn runs_that_would_measure_nothing_are_refused_before_anything_starts() {
 }
 
 #[test]
+fn a_rate_no_machine_can_send_is_refused_naming_the_limit() {
+    let url = "http://127.0.0.1:1/";
+    let limit = "at most 1e9 requests/s";
+    let cases: &[&[&str]] = &[
+        &["bench", "--rate", "1e308", "-d", "1s"],
+        &["bench", url, "--rate", "2e9", "-n", "10"],
+        &["bench", url, "--rate", "10", "--stages", "1s:5e9"],
+        &["sweep", url, "--rates", "10,1e308", "-d", "1s"],
+    ];
+    for args in cases {
+        let (code, out, err) = run_bounded(webtune().args(*args), Duration::from_secs(20));
+        assert_one_line_error(code, &err, limit);
+        assert!(err.contains("more than any machine can send"), "{err}");
+        assert!(out.is_empty(), "{args:?} printed {out}");
+        assert!(!err.contains("embedded target"), "{args:?}: {err}");
+    }
+}
+
+#[test]
 fn compound_durations_parse_everywhere() {
     // 1m30s is 90 s: the refusal quotes it back, so it parsed (and nothing ran).
     let (code, _, err) = run_bounded(

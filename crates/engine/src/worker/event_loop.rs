@@ -76,7 +76,13 @@ pub(crate) fn run_loop<D: Driver>(d: &mut D) -> io::Result<()> {
         if b.sending {
             let over = end_at.is_some_and(|t| now >= t);
             if over || b.cfg.stop.load(Ordering::Relaxed) {
-                b.stop_sending();
+                if b.is_open_loop() {
+                    // Requests that fell due before the end go if a connection is free
+                    // (the loop may wake a little after their time); the rest are not sent.
+                    d.release(now);
+                }
+                let b = d.base();
+                b.stop_sending(now);
                 d.on_stop();
                 drain_until = Some(now + DRAIN_GRACE);
             }
