@@ -405,6 +405,25 @@ fn a_rate_no_machine_can_send_is_refused_naming_the_limit() {
 }
 
 #[test]
+fn an_open_loop_at_a_low_rate_measures_the_whole_duration() {
+    // Due at 0, 1 and 2 s: the run lasts the 3 s asked for and reports 1/s, not the 2 s to
+    // its last answer and 1.5/s.
+    let (code, out, err) = run_bounded(
+        webtune().args(["bench", "--rate", "1", "-d", "3s", "-q", "--json", "-"]),
+        Duration::from_secs(30),
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("one JSON doc");
+    assert_eq!(v["responses"], 3, "{out}");
+    let measured = v["duration_s"].as_f64().unwrap();
+    assert!((2.8..4.5).contains(&measured), "measured {measured} s");
+    let achieved = v["schedule"]["achieved_rate"].as_f64().unwrap();
+    assert!((0.65..1.1).contains(&achieved), "achieved {achieved}/s");
+    let rps = v["requests_per_s"].as_f64().unwrap();
+    assert!((0.65..1.1).contains(&rps), "{rps} requests/s");
+}
+
+#[test]
 fn compound_durations_parse_everywhere() {
     // 1m30s is 90 s: the refusal quotes it back, so it parsed (and nothing ran).
     let (code, _, err) = run_bounded(
