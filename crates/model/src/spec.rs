@@ -111,8 +111,9 @@ pub struct RunSpec {
     pub http10: bool,
     /// Close and reopen a connection after this many requests on it.
     pub max_requests_per_conn: Option<u64>,
+    /// Per connection: the TCP connect, and then the TLS handshake (https://), each.
     pub connect_timeout_ms: u64,
-    /// Per request: from sending it to its last byte.
+    /// Per request: from sending it to its last byte (never the connect or handshake).
     pub timeout_ms: u64,
     /// Addresses to connect to instead of resolving the URL's host ("ip:port").
     pub connect_to: Vec<String>,
