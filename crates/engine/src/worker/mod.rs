@@ -35,6 +35,7 @@ mod conn_io;
 pub(crate) mod event_loop;
 
 use crate::http1::ResponseParser;
+use crate::pacing;
 use crate::plan::PlannedRequest;
 use crate::recorder::{FirstLength, IntervalReport, OpenGauge, Recorder};
 use crate::scenario::{self, Think, WeightedPicker};
@@ -274,8 +275,16 @@ impl Driver for Worker {
         self.thinking.peek().map(|Reverse((at, _))| *at)
     }
 
+    /// Closed loop: connections ready to start. Open loop: an idle connection and a request
+    /// already due (a turn's starts were used up by connects that failed at once).
     fn ready_now(&self) -> bool {
         !self.ready.is_empty()
+            || (self.base.sending
+                && self.has_idle()
+                && self
+                    .base
+                    .next_due
+                    .is_some_and(|(due, _)| pacing::sends_now(due, Instant::now())))
     }
 
     fn generation(&self, i: usize) -> Option<usize> {
@@ -304,9 +313,15 @@ impl Worker {
     }
 
     /// Open loop: start as many of the requests due by `now` as there are idle connections
-    /// for; the rest stay due in the schedule until a connection comes free.
+    /// for; the rest stay due in the schedule until a connection comes free. At most one
+    /// start per connection in a turn: a connect that fails at once (no route, no local
+    /// port) frees its connection again, and a backlog larger than the failures can drain
+    /// must not keep the loop from its end (`ready_now` brings the next turn at once).
     fn release_due(&mut self, now: Instant) {
-        while !(self.idle_connected.is_empty() && self.idle_fresh.is_empty()) {
+        for _ in 0..self.conns.len() {
+            if !self.has_idle() {
+                break;
+            }
             let Some(due) = self.base.take_due(now) else {
                 break;
             };
@@ -325,9 +340,14 @@ impl Worker {
         }
     }
 
+    /// Open loop: is a connection idle?
+    fn has_idle(&self) -> bool {
+        !(self.idle_connected.is_empty() && self.idle_fresh.is_empty())
+    }
+
     /// Open loop: the idle lists changed at `now`; keep the busy clock in step.
     fn note_idle(&mut self, now: Instant) {
-        let none_idle = self.idle_connected.is_empty() && self.idle_fresh.is_empty();
+        let none_idle = !self.has_idle();
         self.base.all_busy.set(none_idle, now);
     }
 
