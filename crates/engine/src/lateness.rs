@@ -4,10 +4,17 @@
 //! intended start; or a connection was free and the generator did not send in time (its
 //! timer, its CPU), which is the client's own fault. A worker keeps a `BusyClock` of the
 //! stretches in which none of its connections was idle, and `split_lateness` reads back how
-//! much of a request's [intended start, send] fell in them.
+//! much of a request's [intended start, send] fell in them. The clock keeps at most
+//! `MAX_STRETCHES` stretches: under a backlog that never clears (every due request's answer
+//! frees a connection that the next due request takes at once), the oldest two are merged,
+//! their gap — a moment with a connection free while requests were due, the loop's own
+//! turn-around — counted busy. Memory stays bounded however long the backlog lasts.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
+
+/// Ended stretches kept at most (32 bytes each).
+pub const MAX_STRETCHES: usize = 4096;
 
 /// The stretches of time in which every connection of a worker was busy, recent ones only.
 #[derive(Debug, Default)]
@@ -31,6 +38,13 @@ impl BusyClock {
                 self.open = None;
                 if now > start {
                     self.closed.push_back((start, now));
+                }
+                if self.closed.len() > MAX_STRETCHES {
+                    if let (Some((start, _)), Some((_, end))) =
+                        (self.closed.pop_front(), self.closed.pop_front())
+                    {
+                        self.closed.push_front((start, end));
+                    }
                 }
             }
             _ => {}
@@ -132,6 +146,25 @@ mod tests {
         assert_eq!(c.closed.len(), 5);
         assert_eq!(c.busy_within(t0 + ms(50), t0 + ms(100)), before);
         assert_eq!(before, ms(25));
+    }
+
+    #[test]
+    fn a_backlog_that_never_clears_keeps_a_bounded_clock() {
+        let t0 = Instant::now();
+        let mut c = BusyClock::default();
+        // Busy for 9 µs of every 10 µs, ten times the cap, and nothing forgotten.
+        let us = Duration::from_micros;
+        let n = MAX_STRETCHES as u64 * 10;
+        for i in 0..n {
+            c.set(true, t0 + us(10 * i));
+            c.set(false, t0 + us(10 * i + 9));
+        }
+        assert_eq!(c.closed.len(), MAX_STRETCHES);
+        // Recent answers are exact; the merged oldest stretches count their gaps busy.
+        let recent = t0 + us(10 * (n - 100));
+        assert_eq!(c.busy_within(recent, t0 + us(10 * n)), us(900));
+        let all = c.busy_within(t0, t0 + us(10 * n));
+        assert!(all >= us(9 * n) && all <= us(10 * n), "{all:?}");
     }
 
     #[test]

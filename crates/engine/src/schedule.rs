@@ -2,7 +2,10 @@
 //! loop may use. Both are piecewise-linear functions of time given by `--stages` (or a
 //! constant). Intended start times are found by integrating the rate exactly over each
 //! linear piece, so they carry no step error: the k-th request is due when the integral of
-//! the rate reaches k (uniform arrival) or a sum of exponential draws (Poisson).
+//! the rate reaches k (uniform arrival) or a sum of exponential draws (Poisson). Arrivals
+//! are made one at a time, when a worker takes the next (`worker::base`): a schedule is a
+//! few numbers whatever its rate × length, and the arrivals due but never sent are counted
+//! from the integral (`Ramp::integral`), not listed.
 
 use webtune_model::Stage;
 
@@ -67,6 +70,21 @@ impl Ramp {
         0.0
     }
 
+    /// The integral of the value over [`from`, `to`] (0 where `to` ≤ `from`).
+    pub fn integral(&self, from: f64, to: f64) -> f64 {
+        let mut sum = 0.0;
+        for &(a, b, v0, v1) in &self.pieces {
+            let (lo, hi) = (from.max(a), to.min(b));
+            if hi <= lo {
+                continue;
+            }
+            let slope = if b > a { (v1 - v0) / (b - a) } else { 0.0 };
+            let (at_lo, at_hi) = (v0 + slope * (lo - a), v0 + slope * (hi - a));
+            sum += 0.5 * (at_lo + at_hi) * (hi - lo);
+        }
+        sum
+    }
+
     /// The time after `t` at which the integral from `t` reaches `work`, or None if it does
     /// not before the end.
     pub fn advance(&self, mut t: f64, mut work: f64) -> Option<f64> {
@@ -124,6 +142,22 @@ mod tests {
         assert!((t - 5.0).abs() < 1e-9, "{t}");
         assert!(r.advance(0.0, 500.5).is_none());
         assert!((r.at(2.5) - 25.0).abs() < 1e-9);
+        assert!((r.integral(0.0, 5.0) - 125.0).abs() < 1e-9);
+        assert!((r.integral(0.0, 99.0) - 500.0).abs() < 1e-9);
+        assert_eq!(r.integral(3.0, 2.0), 0.0);
+    }
+
+    #[test]
+    fn a_huge_schedule_is_a_few_numbers() {
+        // 10^9 requests/s for a day: the ramp is one piece, its arrivals are made on demand.
+        let r = Ramp::constant(1e9, 86_400.0);
+        assert_eq!(std::mem::size_of_val(&r.pieces[..]), 32);
+        let mut t = 0.0;
+        for _ in 0..1000 {
+            t = r.advance(t, 1.0).unwrap();
+        }
+        assert!((t - 1e-6).abs() < 1e-12, "{t}");
+        assert!((r.integral(0.0, 86_400.0) - 8.64e13).abs() < 1.0);
     }
 
     #[test]

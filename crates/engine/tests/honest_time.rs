@@ -297,6 +297,34 @@ fn closed_loop_ramp_uses_no_more_than_its_connections() {
 }
 
 #[test]
+fn a_low_rate_run_measures_its_whole_duration() {
+    let _serial = support::one_at_a_time();
+    let srv = delay_server(Arc::new(|_, _| Duration::from_millis(1)));
+    let mut s = spec(srv.addr);
+    s.threads = 2;
+    s.load = LoadMode::Open {
+        rate: 1.0,
+        arrival: Arrival::Uniform,
+    };
+    s.stop = StopCondition::Duration { seconds: 3.0 };
+    let r = bench(&s);
+    // Due at 0, 1 and 2 s: the run still lasts the 3 s asked for, not until the last answer.
+    assert_eq!(r.responses, 3);
+    assert!(
+        (2.8..4.5).contains(&r.duration_s),
+        "measured {}",
+        r.duration_s
+    );
+    let achieved = r.schedule.as_ref().unwrap().achieved_rate;
+    assert!((0.65..1.1).contains(&achieved), "achieved {achieved}/s");
+    assert!(
+        (0.65..1.1).contains(&r.requests_per_s),
+        "{}",
+        r.requests_per_s
+    );
+}
+
+#[test]
 fn a_schedule_the_connections_cannot_keep_is_the_servers_latency() {
     let _serial = support::one_at_a_time();
     let srv = delay_server(Arc::new(|_, _| Duration::from_millis(50)));

@@ -361,3 +361,36 @@ fn http2_connects_to_a_refusing_server_back_off_like_http1() {
         r.connect_attempts
     );
 }
+
+#[test]
+fn connects_that_fail_at_once_at_a_rate_they_cannot_drain_still_end_at_the_duration() {
+    // TCP to a multicast address fails inside connect(2) itself: each due request fails
+    // in microseconds and frees its connection for the next. At 10^7/s no loop of such
+    // failures catches up with the schedule; the run still ends at its -d, the attempts as
+    // errors and the rest of the due requests as not sent.
+    let spec = RunSpec {
+        url: "http://unreachable.invalid/".into(),
+        connect_to: vec!["224.0.0.1:80".into()],
+        connections: 4,
+        threads: 1,
+        load: webtune_model::LoadMode::Open {
+            rate: 1e7,
+            arrival: webtune_model::Arrival::Uniform,
+        },
+        stop: StopCondition::Duration { seconds: 1.0 },
+        ..RunSpec::default()
+    };
+    let began = std::time::Instant::now();
+    let r = bench(&spec);
+    let took = began.elapsed();
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+    let failed = r.errors.total();
+    let not_sent = r.schedule.as_ref().unwrap().not_sent;
+    assert!(failed > 0 && r.responses == 0, "{:?}", r.errors);
+    // Every arrival before the end was either tried or counted as not sent.
+    let due = failed + not_sent;
+    assert!(
+        (9_900_000..=10_000_001).contains(&due),
+        "{failed} + {not_sent}"
+    );
+}

@@ -292,3 +292,48 @@ fn silence_during_or_after_the_handshake_is_named_not_a_hang() {
     assert_eq!(r.errors.get(ErrorKind::RequestTimeout), 1, "{:?}", r.errors);
     assert_eq!(r.tls.map(|t| t.full_handshakes), Some(1));
 }
+
+#[test]
+fn a_stalled_handshake_is_bounded_by_the_connect_timeout_not_the_request_timeout() {
+    // Accepts TCP, reads the ClientHello, never answers; holds the socket far past any
+    // deadline below, so only the client's own deadline can end the handshake.
+    let silent = support::serve_connections(|mut s| {
+        let mut buf = [0u8; 1024];
+        let _ = std::io::Read::read(&mut s, &mut buf);
+        std::thread::sleep(Duration::from_secs(60));
+    });
+    let insecure = TlsOptions {
+        insecure: true,
+        ..TlsOptions::default()
+    };
+    let url = format!("https://127.0.0.1:{}/", silent.addr.port());
+    for http2 in [false, true] {
+        // A short --connect-timeout and a long --timeout: the handshake ends at the first.
+        let mut s = spec(url.clone(), 1, 1, true, insecure.clone());
+        s.http2 = http2;
+        s.connect_timeout_ms = 300;
+        s.timeout_ms = 60_000;
+        let began = Instant::now();
+        let r = bench(&s);
+        let took = began.elapsed();
+        assert_eq!(r.errors.get(ErrorKind::TlsHandshake), 1, "{:?}", r.errors);
+        assert_eq!(r.errors.total(), 1, "h2 {http2}: {:?}", r.errors);
+        assert!(took < Duration::from_secs(10), "h2 {http2}: took {took:?}");
+
+        // A long --connect-timeout and a short --timeout: --timeout does not cut the
+        // handshake short (it counts from the request's send), the connect timeout ends it.
+        let mut s = spec(url.clone(), 1, 1, true, insecure.clone());
+        s.http2 = http2;
+        s.connect_timeout_ms = 1_500;
+        s.timeout_ms = 100;
+        let began = Instant::now();
+        let r = bench(&s);
+        let took = began.elapsed();
+        assert_eq!(r.errors.get(ErrorKind::TlsHandshake), 1, "{:?}", r.errors);
+        assert_eq!(r.errors.get(ErrorKind::RequestTimeout), 0, "{:?}", r.errors);
+        assert!(
+            took >= Duration::from_millis(1_200) && took < Duration::from_secs(10),
+            "h2 {http2}: took {took:?}"
+        );
+    }
+}

@@ -30,6 +30,7 @@ pub use server::ServerSamples;
 pub use shard::{Shard, ShardError, ShardSet, ShardSummary, StartRecord};
 pub use spec::{
     Arrival, LoadMode, ProbeSpec, RunSpec, SpecError, Stage, StopCondition, TlsOptions,
+    MAX_RATE_PER_S,
 };
 pub use stop::StopToken;
 pub use threshold::{Threshold, ThresholdError, Verdict};

@@ -31,6 +31,12 @@ pub enum LoadMode {
     },
 }
 
+/// The highest open-loop rate a run may ask for, requests/s (all shards together): one
+/// request a nanosecond, the resolution of the clock the schedule runs on. No machine sends
+/// HTTP requests that fast; a rate above it is a typo or a test of the tool, refused before
+/// anything starts.
+pub const MAX_RATE_PER_S: f64 = 1e9;
+
 /// How intended start times are spaced in open loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -105,8 +111,9 @@ pub struct RunSpec {
     pub http10: bool,
     /// Close and reopen a connection after this many requests on it.
     pub max_requests_per_conn: Option<u64>,
+    /// Per connection: the TCP connect, and then the TLS handshake (https://), each.
     pub connect_timeout_ms: u64,
-    /// Per request: from sending it to its last byte.
+    /// Per request: from sending it to its last byte (never the connect or handshake).
     pub timeout_ms: u64,
     /// Addresses to connect to instead of resolving the URL's host ("ip:port").
     pub connect_to: Vec<String>,
@@ -210,6 +217,13 @@ pub enum SpecError {
     },
     #[error("{flag} must be a positive number, not {value}")]
     NotPositive { flag: &'static str, value: f64 },
+    #[error(
+        "{flag} {} is more than any machine can send: at most {} requests/s \
+         (one a nanosecond, the resolution of the schedule's clock)",
+        short_number(*.value),
+        short_number(MAX_RATE_PER_S)
+    )]
+    RateTooHigh { flag: &'static str, value: f64 },
     #[error("--stages: {0}")]
     BadStages(String),
     #[error("{0}")]
@@ -222,6 +236,15 @@ pub enum SpecError {
         total: u64,
         shard: Shard,
     },
+}
+
+/// A number as a person would write it: 1e308 and 1e9, not 309 digits.
+fn short_number(v: f64) -> String {
+    if v.abs() >= 1e7 {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
 }
 
 /// "--warmup 2s", "--cooldown 1s" or both, as a refusal names them.
@@ -270,6 +293,26 @@ impl RunSpec {
                 return Err(SpecError::NotPositive {
                     flag: "--rate",
                     value: rate,
+                });
+            }
+            if rate > MAX_RATE_PER_S {
+                return Err(SpecError::RateTooHigh {
+                    flag: "--rate",
+                    value: rate,
+                });
+            }
+            // Open-loop stages ramp the rate: their targets are rates too.
+            // (A target that is no number at all is `BadStages`, below.)
+            let peak = self
+                .stages
+                .iter()
+                .map(|s| s.target)
+                .filter(|t| t.is_finite())
+                .fold(0.0, f64::max);
+            if peak > MAX_RATE_PER_S {
+                return Err(SpecError::RateTooHigh {
+                    flag: "--stages target",
+                    value: peak,
                 });
             }
         }
@@ -516,6 +559,40 @@ mod tests {
             let e = spec.validate().expect_err(words).to_string();
             assert!(e.contains(words), "{e:?} lacks {words:?}");
         }
+    }
+
+    #[test]
+    fn a_rate_no_machine_can_send_is_refused_naming_the_limit() {
+        let open = |rate, stages: Vec<Stage>| RunSpec {
+            load: LoadMode::Open {
+                rate,
+                arrival: Arrival::Uniform,
+            },
+            stages,
+            ..timed(1.0)
+        };
+        let e = open(1e308, vec![]).validate().unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "--rate 1e308 is more than any machine can send: at most 1e9 requests/s \
+             (one a nanosecond, the resolution of the schedule's clock)"
+        );
+        assert_eq!(open(MAX_RATE_PER_S, vec![]).validate(), Ok(()));
+        let ramp = vec![Stage {
+            seconds: 1.0,
+            target: 2e9,
+        }];
+        let e = open(10.0, ramp).validate().unwrap_err().to_string();
+        assert!(e.starts_with("--stages target 2e9 is more than"), "{e}");
+        // Closed-loop stage targets are connections, not rates: -c's own limits apply.
+        let closed = RunSpec {
+            stages: vec![Stage {
+                seconds: 1.0,
+                target: 2e9,
+            }],
+            ..RunSpec::default()
+        };
+        assert_eq!(closed.validate(), Ok(()));
     }
 
     #[test]

@@ -132,11 +132,13 @@ pub struct RequestArgs {
     /// Request body read from a file.
     #[arg(long = "body-file", value_name = "FILE")]
     pub body_file: Option<PathBuf>,
-    /// Give up connecting after this long.
+    /// Give up connecting after this long: the TCP connect, then (https://) the TLS
+    /// handshake, each. `--timeout` never covers either.
     #[arg(long = "connect-timeout", default_value = "5s", value_parser = parse_duration,
           value_name = "DURATION")]
     pub connect_timeout: Duration,
-    /// Give up on a response this long after its request was sent.
+    /// Give up on a response this long after its request was sent (a stalled TLS handshake
+    /// is `--connect-timeout`'s).
     #[arg(long = "timeout", default_value = "30s", value_parser = parse_duration,
           value_name = "DURATION")]
     pub timeout: Duration,

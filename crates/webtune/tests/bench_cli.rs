@@ -394,6 +394,44 @@ fn runs_that_would_measure_nothing_are_refused_before_anything_starts() {
 }
 
 #[test]
+fn a_rate_no_machine_can_send_is_refused_naming_the_limit() {
+    let url = "http://127.0.0.1:1/";
+    let limit = "at most 1e9 requests/s";
+    let cases: &[&[&str]] = &[
+        &["bench", "--rate", "1e308", "-d", "1s"],
+        &["bench", url, "--rate", "2e9", "-n", "10"],
+        &["bench", url, "--rate", "10", "--stages", "1s:5e9"],
+        &["sweep", url, "--rates", "10,1e308", "-d", "1s"],
+    ];
+    for args in cases {
+        let (code, out, err) = run_bounded(webtune().args(*args), Duration::from_secs(20));
+        assert_one_line_error(code, &err, limit);
+        assert!(err.contains("more than any machine can send"), "{err}");
+        assert!(out.is_empty(), "{args:?} printed {out}");
+        assert!(!err.contains("embedded target"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn an_open_loop_at_a_low_rate_measures_the_whole_duration() {
+    // Due at 0, 1 and 2 s: the run lasts the 3 s asked for and reports 1/s, not the 2 s to
+    // its last answer and 1.5/s.
+    let (code, out, err) = run_bounded(
+        webtune().args(["bench", "--rate", "1", "-d", "3s", "-q", "--json", "-"]),
+        Duration::from_secs(30),
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("one JSON doc");
+    assert_eq!(v["responses"], 3, "{out}");
+    let measured = v["duration_s"].as_f64().unwrap();
+    assert!((2.8..4.5).contains(&measured), "measured {measured} s");
+    let achieved = v["schedule"]["achieved_rate"].as_f64().unwrap();
+    assert!((0.65..1.1).contains(&achieved), "achieved {achieved}/s");
+    let rps = v["requests_per_s"].as_f64().unwrap();
+    assert!((0.65..1.1).contains(&rps), "{rps} requests/s");
+}
+
+#[test]
 fn compound_durations_parse_everywhere() {
     // 1m30s is 90 s: the refusal quotes it back, so it parsed (and nothing ran).
     let (code, _, err) = run_bounded(

@@ -146,27 +146,68 @@ impl Base {
         Some((self.cfg.start + Duration::from_secs_f64(next), next))
     }
 
+    /// Open loop: the next request due by `now` (or within the batching slack), taken from
+    /// the budget, or None when none is due yet or sending has stopped. Arrivals are made
+    /// one at a time as they are taken: a backlog of due requests (a server or a `-c` cap
+    /// that cannot keep up, an absurd rate) is the stretch of the schedule from `next_due` to
+    /// now, never a list, so memory does not grow with rate × duration.
+    pub fn take_due(&mut self, now: Instant) -> Option<Instant> {
+        if !self.sending {
+            return None;
+        }
+        let (due, t) = self.next_due?;
+        if !pacing::sends_now(due, now) {
+            return None;
+        }
+        if !self.may_start() {
+            self.next_due = None;
+            return None;
+        }
+        self.next_due = self.due_after(Some(t));
+        Some(due)
+    }
+
     /// Open loop: hand `queue` every request that has fallen due by `now`, or falls due
-    /// within the batching slack, each taken from the budget.
+    /// within the batching slack, each taken from the budget. (The HTTP/2 worker's jobs;
+    /// the HTTP/1.1 worker takes one per free connection with `take_due`.)
     pub fn queue_due(&mut self, now: Instant, mut queue: impl FnMut(&mut Base, Instant)) {
-        while self.sending {
-            let Some((due, t)) = self.next_due else { break };
-            if !pacing::sends_now(due, now) {
-                break;
-            }
-            if !self.may_start() {
-                self.next_due = None;
-                break;
-            }
+        while let Some(due) = self.take_due(now) {
             queue(self, due);
-            self.next_due = self.due_after(Some(t));
         }
     }
 
-    /// Sending stops (the run's end, Ctrl-C): nothing more falls due.
-    pub fn stop_sending(&mut self) {
+    /// Sending stops at `now` (the run's end, Ctrl-C): nothing more falls due, and the
+    /// requests that fell due and were never taken are counted as not sent.
+    pub fn stop_sending(&mut self, now: Instant) {
+        self.rec.not_sent += self.backlog(now);
         self.sending = false;
         self.next_due = None;
+    }
+
+    /// Open loop: how many requests fell due by `now` and were not taken, at most what the
+    /// budget has left. Counted from the rate's integral between the oldest of them and now
+    /// (exact for uniform arrivals, the expected number for Poisson ones): no loop over them.
+    fn backlog(&self, now: Instant) -> u64 {
+        let (Some((due, t)), Pacing::Open { ramp, arrival, .. }) =
+            (self.next_due, &self.cfg.pacing)
+        else {
+            return 0;
+        };
+        if !self.sending || due > now {
+            return 0;
+        }
+        let mut upto = self.seconds_since_start(now);
+        if let Some(end) = self.cfg.end_s {
+            upto = upto.min(end);
+        }
+        let more = ramp.integral(t, upto);
+        let more = match arrival {
+            Arrival::Uniform => more.floor(),
+            Arrival::Poisson => more.round(),
+        };
+        // `as` saturates: an absurd backlog reads u64::MAX, never wraps.
+        let count = (1.0 + more.max(0.0)) as u64;
+        self.remaining.map_or(count, |left| count.min(left))
     }
 
     /// Open loop: arm the timer for the next due time when it comes before `wake` (the loop's

@@ -1,7 +1,10 @@
 //! The event loop both workers run (`run_loop`), and its clocks and names: the timerfd that
 //! wakes an open loop at the next due time, and the event tokens that tell sockets apart.
 //! One turn: stop sending at the run's end (or Ctrl-C) and drain for `DRAIN_GRACE`; start
-//! what may start; end when nothing is in flight or waiting and nothing more will be sent;
+//! what may start; end when nothing is in flight or waiting and nothing more will be sent —
+//! but a timed run (`-d`, `--stages`) lasts until its end even when its schedule ran out
+//! earlier (an open loop at a low rate), so it measures the run's duration, not the time
+//! to its last arrival;
 //! send the interval report; check deadlines every `TICK`; wait in `epoll_wait` (the time
 //! counted busy while requests were in flight) and hand each event to its connection.
 //! What starts, and what an event does, is the protocol's: the `Driver` trait.
@@ -73,10 +76,17 @@ pub(crate) fn run_loop<D: Driver>(d: &mut D) -> io::Result<()> {
     loop {
         let now = Instant::now();
         let b = d.base();
-        if b.sending {
+        // The end (or a stop) comes once, whether or not the schedule ran out before it.
+        if drain_until.is_none() {
             let over = end_at.is_some_and(|t| now >= t);
             if over || b.cfg.stop.load(Ordering::Relaxed) {
-                b.stop_sending();
+                if b.is_open_loop() {
+                    // Requests that fell due before the end go if a connection is free
+                    // (the loop may wake a little after their time); the rest are not sent.
+                    d.release(now);
+                }
+                let b = d.base();
+                b.stop_sending(now);
                 d.on_stop();
                 drain_until = Some(now + DRAIN_GRACE);
             }
@@ -84,7 +94,9 @@ pub(crate) fn run_loop<D: Driver>(d: &mut D) -> io::Result<()> {
         d.release(now);
         let b = d.base();
         let done = b.active == 0 && (!b.sending || b.remaining == Some(0));
-        if done && !d.waiting() {
+        // A timed run whose schedule ran out before its end waits for the end (or a stop).
+        let ends_later = drain_until.is_none() && end_at.is_some_and(|t| now < t);
+        if done && !d.waiting() && !ends_later {
             break;
         }
         if drain_until.is_some_and(|t| now >= t) {
@@ -106,7 +118,7 @@ pub(crate) fn run_loop<D: Driver>(d: &mut D) -> io::Result<()> {
         if let Some(t) = drain_until {
             wake = wake.min(t);
         }
-        if let (true, Some(t)) = (d.base().sending, end_at) {
+        if let (None, Some(t)) = (drain_until, end_at) {
             wake = wake.min(t);
         }
         if let Some(at) = d.resume_at() {

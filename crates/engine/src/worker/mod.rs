@@ -16,7 +16,9 @@
 //! Closed loop: each connection sends its next request when the previous answer ends (after
 //! an optional think time); a ramp changes how many connections may be busy. Open loop:
 //! requests fall due on a schedule; a due request takes an idle connection, or opens one up
-//! to the cap, or waits in the queue — and its latency counts from when it was due. How
+//! to the cap, or waits — and its latency counts from when it was due. Waiting requests are
+//! not queued: a free connection takes the oldest due arrival from the schedule itself
+//! (`Base::take_due`), so a backlog costs no memory however large it grows. How
 //! late it was sent is split (`lateness`) into the wait with every connection busy (the
 //! server's time) and the generator's own lateness. A
 //! timerfd wakes the loop at the next due time with microsecond precision (epoll's own
@@ -33,6 +35,7 @@ mod conn_io;
 pub(crate) mod event_loop;
 
 use crate::http1::ResponseParser;
+use crate::pacing;
 use crate::plan::PlannedRequest;
 use crate::recorder::{FirstLength, IntervalReport, OpenGauge, Recorder};
 use crate::scenario::{self, Think, WeightedPicker};
@@ -44,7 +47,7 @@ use base::Base;
 use event_loop::{run_loop, Driver};
 use mio::net::TcpStream;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
@@ -159,8 +162,6 @@ struct Worker {
     ready: Vec<usize>,
     /// Closed loop: connections thinking (or backing off after a failed connect) until a time.
     thinking: BinaryHeap<Reverse<(Instant, usize)>>,
-    /// Open loop: due requests (their intended times) waiting for a connection.
-    pending: VecDeque<Instant>,
     /// Open loop: idle connections, connected ones preferred.
     idle_connected: Vec<usize>,
     idle_fresh: Vec<usize>,
@@ -204,7 +205,6 @@ pub fn run_worker(cfg: WorkerConfig) -> io::Result<Recorder> {
         base: Base::new(cfg)?,
         ready: Vec::new(),
         thinking: BinaryHeap::new(),
-        pending: VecDeque::new(),
         idle_connected: Vec::new(),
     };
     run_loop(&mut w)?;
@@ -242,15 +242,14 @@ impl Driver for Worker {
         }
     }
 
+    /// Nothing is queued: a due request not yet sent is still the schedule's (`take_due`).
     fn waiting(&self) -> bool {
-        !self.pending.is_empty()
+        false
     }
 
     fn on_stop(&mut self) {
         self.ready.clear();
         self.thinking.clear();
-        self.base.rec.not_sent += self.pending.len() as u64;
-        self.pending.clear();
     }
 
     fn tick(&mut self, now: Instant) {
@@ -276,8 +275,16 @@ impl Driver for Worker {
         self.thinking.peek().map(|Reverse((at, _))| *at)
     }
 
+    /// Closed loop: connections ready to start. Open loop: an idle connection and a request
+    /// already due (a turn's starts were used up by connects that failed at once).
     fn ready_now(&self) -> bool {
         !self.ready.is_empty()
+            || (self.base.sending
+                && self.has_idle()
+                && self
+                    .base
+                    .next_due
+                    .is_some_and(|(due, _)| pacing::sends_now(due, Instant::now())))
     }
 
     fn generation(&self, i: usize) -> Option<usize> {
@@ -305,42 +312,42 @@ impl Worker {
         self.allowed = target;
     }
 
-    /// Open loop: queue every request that has fallen due, and start as many as there are
-    /// connections for.
+    /// Open loop: start as many of the requests due by `now` as there are idle connections
+    /// for; the rest stay due in the schedule until a connection comes free. At most one
+    /// start per connection in a turn: a connect that fails at once (no route, no local
+    /// port) frees its connection again, and a backlog larger than the failures can drain
+    /// must not keep the loop from its end (`ready_now` brings the next turn at once).
     fn release_due(&mut self, now: Instant) {
-        self.queue_due(now);
-        while let Some(&due) = self.pending.front() {
-            let Some(i) = self.idle_connected.pop().or_else(|| self.idle_fresh.pop()) else {
+        for _ in 0..self.conns.len() {
+            if !self.has_idle() {
+                break;
+            }
+            let Some(due) = self.base.take_due(now) else {
                 break;
             };
-            self.pending.pop_front();
-            self.start_request(i, now, Some(due));
+            if let Some(i) = self.idle_connected.pop().or_else(|| self.idle_fresh.pop()) {
+                self.start_request(i, now, Some(due));
+            }
         }
         self.note_idle(now);
-        // No request still to be sent was due before the oldest queued one (or the next).
-        let oldest = self
-            .pending
-            .front()
-            .copied()
-            .or(self.base.next_due.map(|(due, _)| due))
-            .unwrap_or(now);
+        // No request still to be sent was due before the next one the schedule holds.
+        let oldest = self.base.next_due.map_or(now, |(due, _)| due);
         self.base.all_busy.forget_before(oldest);
-        if self.base.next_due.is_none() && self.pending.is_empty() && self.base.sending {
-            // Nothing more will fall due: finish like a timed run whose end has come.
+        if self.base.next_due.is_none() && self.base.sending {
+            // Nothing more will fall due: stop sending (a timed run still lasts until its
+            // end, `event_loop`).
             self.base.sending = false;
         }
     }
 
-    /// Open loop: queue every request that has fallen due by `now`, or falls due within the
-    /// batching slack.
-    fn queue_due(&mut self, now: Instant) {
-        let pending = &mut self.pending;
-        self.base.queue_due(now, |_, due| pending.push_back(due));
+    /// Open loop: is a connection idle?
+    fn has_idle(&self) -> bool {
+        !(self.idle_connected.is_empty() && self.idle_fresh.is_empty())
     }
 
     /// Open loop: the idle lists changed at `now`; keep the busy clock in step.
     fn note_idle(&mut self, now: Instant) {
-        let none_idle = self.idle_connected.is_empty() && self.idle_fresh.is_empty();
+        let none_idle = !self.has_idle();
         self.base.all_busy.set(none_idle, now);
     }
 
@@ -392,8 +399,7 @@ impl Worker {
         if self.base.is_open_loop() {
             // Requests that fell due while this worker handled events take the freed
             // connection now, not at the next turn of the loop.
-            self.queue_due(now);
-            if let Some(due) = self.pending.pop_front() {
+            if let Some(due) = self.base.take_due(now) {
                 self.start_request(i, now, Some(due));
             } else if self.conns[i].stream.is_some() {
                 self.idle_connected.push(i);
