@@ -167,15 +167,6 @@ impl Base {
         Some(due)
     }
 
-    /// Open loop: hand `queue` every request that has fallen due by `now`, or falls due
-    /// within the batching slack, each taken from the budget. (The HTTP/2 worker's jobs;
-    /// the HTTP/1.1 worker takes one per free connection with `take_due`.)
-    pub fn queue_due(&mut self, now: Instant, mut queue: impl FnMut(&mut Base, Instant)) {
-        while let Some(due) = self.take_due(now) {
-            queue(self, due);
-        }
-    }
-
     /// Sending stops at `now` (the run's end, Ctrl-C): nothing more falls due, and the
     /// requests that fell due and were never taken are counted as not sent.
     pub fn stop_sending(&mut self, now: Instant) {

@@ -34,6 +34,11 @@
 
 mod conn_io;
 
+/// Open loop: the most jobs (due requests waiting for a stream) one worker holds; a few MiB.
+/// Enough to keep `-c × --streams` busy a turn at a time, since each turn of the loop takes
+/// more as jobs leave.
+const MAX_WAITING_JOBS: usize = 1 << 16;
+
 use super::conn::{Connection, Event};
 use super::request::{from_http1, H2Request};
 use crate::recorder::Recorder;
@@ -426,20 +431,26 @@ impl Worker {
         }
     }
 
-    /// Open loop: every request due by `now` becomes a job.
+    /// Open loop: requests due by `now` become jobs, at most `MAX_WAITING_JOBS` waiting at
+    /// once. Past that a due request stays the schedule's (a stretch of it, not a list:
+    /// `Base::take_due`) until a job leaves, and one never taken is counted as not sent when
+    /// sending stops, as in the HTTP/1.1 worker; so a rate no server keeps up with costs no
+    /// memory in proportion to rate × duration.
     fn queue_due(&mut self, now: Instant) {
-        let jobs = &mut self.jobs;
         let deadline = now + self.base.cfg.timeout;
-        self.base.queue_due(now, |b, due| {
-            let request = b.pick_request();
-            jobs.push_back(Job {
+        while self.jobs.len() < MAX_WAITING_JOBS {
+            let Some(due) = self.base.take_due(now) else {
+                break;
+            };
+            let request = self.base.pick_request();
+            self.jobs.push_back(Job {
                 request,
                 started: None,
                 intended: Some(due),
                 deadline,
                 queued: false,
             });
-        });
+        }
     }
 
     /// A connection for the next job at `now`: an open one with a free stream first, else a
