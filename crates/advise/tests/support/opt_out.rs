@@ -32,8 +32,8 @@ pub fn opt_out(name: &str, why: &str) {
                 .map(|(_, fix)| *fix)
                 .unwrap_or_else(|| panic!("opt_out({name:?}): not one of {REQUIREMENTS:?}"));
             panic!(
-                "{why}: this test cannot run. {fix} (`bash .ci/run` installs everything the \
-                 tests need), or opt out with WEBTUNE_SKIP={name}"
+                "{why}: this test cannot run. To run it: {fix}, as `bash .ci/run` does; or \
+                 opt out with WEBTUNE_SKIP={name}"
             )
         }
     }
