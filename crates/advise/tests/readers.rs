@@ -1,23 +1,26 @@
 //! The readers on Debian's stock trees (installed on the test host: /etc/apache2,
 //! /etc/nginx, /etc/php/*/fpm, /etc/mysql) and on the configs the lab renders.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use webtune_advise::{apache, ini, nginx};
 use webtune_lab::{render, Layout, Programs, Settings, StackKind};
 
-fn stock(path: &str) -> Option<PathBuf> {
+/// The stock file at `path`; None when it is missing and the run opts out of `name`.
+fn stock(path: &str, name: &str) -> Option<PathBuf> {
     let p = PathBuf::from(path);
     if p.is_file() {
         Some(p)
     } else {
-        eprintln!("skipped: {path} is not installed here");
+        support::opt_out::opt_out(name, &format!("{path} is not installed here"));
         None
     }
 }
 
 #[test]
 fn debian_apache_tree() {
-    let Some(main) = stock("/etc/apache2/apache2.conf") else {
+    let Some(main) = stock("/etc/apache2/apache2.conf", "apache2") else {
         return;
     };
     let c = apache::read(&main, &[]).unwrap();
@@ -53,7 +56,7 @@ fn debian_apache_tree() {
 
 #[test]
 fn debian_nginx_tree() {
-    let Some(main) = stock("/etc/nginx/nginx.conf") else {
+    let Some(main) = stock("/etc/nginx/nginx.conf", "nginx") else {
         return;
     };
     let c = nginx::read(&main).unwrap();
@@ -76,7 +79,7 @@ fn debian_php_fpm_tree() {
         .filter_map(Result::ok)
         .collect();
     let Some(main) = found.first() else {
-        eprintln!("skipped: no php-fpm");
+        support::opt_out::opt_out("php-fpm", "no /etc/php/*/fpm/php-fpm.conf");
         return;
     };
     let p = ini::read(main, ini::Dialect::PhpFpm).unwrap();
@@ -95,7 +98,7 @@ fn debian_php_fpm_tree() {
 
 #[test]
 fn debian_mysql_tree() {
-    let Some(main) = stock("/etc/mysql/my.cnf") else {
+    let Some(main) = stock("/etc/mysql/my.cnf", "mariadb") else {
         return;
     };
     let p = ini::read(&main, ini::Dialect::MyCnf).unwrap();

@@ -249,7 +249,7 @@ fn silence_during_or_after_the_handshake_is_named_not_a_hang() {
     let silent = support::serve_connections(|mut s| {
         let mut buf = [0u8; 1024];
         let _ = std::io::Read::read(&mut s, &mut buf);
-        std::thread::sleep(Duration::from_secs(3));
+        std::thread::sleep(Duration::from_secs(20));
     });
     let insecure = TlsOptions {
         insecure: true,
@@ -266,7 +266,12 @@ fn silence_during_or_after_the_handshake_is_named_not_a_hang() {
     let began = Instant::now();
     let r = bench(&s);
     assert_eq!(r.errors.get(ErrorKind::TlsHandshake), 2, "{:?}", r.errors);
-    assert!(began.elapsed() < Duration::from_secs(3));
+    // 300 ms each, not the server's 20 s of silence (room for a loaded machine).
+    assert!(
+        began.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        began.elapsed()
+    );
 
     // openssl s_server finishes the handshake and then never answers the request.
     let dir = tempfile::tempdir().unwrap();

@@ -2,6 +2,8 @@
 //! checksum; another seed, another checksum), and a private instance starts from the
 //! cached data, answers, and stops leaving no process behind.
 
+mod support;
+
 use std::path::PathBuf;
 use webtune_lab::forum::{self, dataset, dbparams, DbOptions, ForumDatabase};
 
@@ -52,7 +54,7 @@ fn mariadb_installed() -> bool {
 #[test]
 fn private_mariadb_starts_from_the_cache_answers_and_stops() {
     if !mariadb_installed() {
-        eprintln!("skipped: mariadb-server is not installed");
+        support::opt_out::opt_out("mariadb", "mariadb-server is not installed");
         return;
     }
     let mut steps = Vec::new();
@@ -112,7 +114,7 @@ fn shipped_scenario_matches_seed_003_data() {
 #[test]
 fn lab_clean_reaps_a_database_whose_owner_is_gone() {
     if !mariadb_installed() {
-        eprintln!("skipped: mariadb-server is not installed");
+        support::opt_out::opt_out("mariadb", "mariadb-server is not installed");
         return;
     }
     let data = dataset::ensure(2_000, 11, &DbOptions::database(), &mut |_| {}).unwrap();
@@ -152,7 +154,7 @@ fn a_copy_of_your_my_cnf_runs_privately_on_the_forums_data() {
     use webtune_lab::forum::DbConfig;
     use webtune_lab::import::{ConfigTree, Import, Located, Server};
     if !mariadb_installed() {
-        eprintln!("skipped: mariadb-server is not installed");
+        support::opt_out::opt_out("mariadb", "mariadb-server is not installed");
         return;
     }
     let data = dataset::ensure(2_000, 11, &DbOptions::database(), &mut |_| {}).unwrap();

@@ -3,19 +3,35 @@
 //! the content, invalid or malformed ids give a proper 404, output is escaped, the
 //! configuration file is not readable over HTTP, and stopping leaves no process.
 
+mod support;
+
 use std::net::SocketAddr;
 use std::time::Duration;
 use webtune_lab::forum::{app, dataset, dbparams, DbOptions, ForumStack};
 use webtune_lab::{http_get, settings_for, StackKind, StartOptions};
 
-fn installed(stack: StackKind) -> bool {
+/// What the stack and the forum's database need that this host lacks: the opt-out's name
+/// and why.
+fn missing(stack: StackKind) -> Option<(&'static str, String)> {
+    use webtune_lab::Component;
     let programs = webtune_lab::Programs::discover();
-    stack
-        .components()
-        .iter()
-        .all(|(_, c)| programs.program_for(*c).is_ok())
-        && webtune_lab::forum::mariadb::DbPrograms::discover().is_ok()
-        && webtune_lab::forum::php_mysqli().is_some()
+    for (_, c) in stack.components().iter() {
+        if let Err(e) = programs.program_for(*c) {
+            let name = match c {
+                Component::Nginx(_) => "nginx",
+                Component::Apache(_) => "apache2",
+                Component::PhpFpm => "php-fpm",
+                Component::MariaDb => "mariadb",
+            };
+            return Some((name, e.to_string()));
+        }
+    }
+    if let Err(e) = webtune_lab::forum::mariadb::DbPrograms::discover() {
+        return Some(("mariadb", e.to_string()));
+    }
+    webtune_lab::forum::php_mysqli()
+        .is_none()
+        .then(|| ("mariadb", "php-mysql is not installed".to_string()))
 }
 
 fn get(address: SocketAddr, path: &str) -> (u16, String) {
@@ -28,11 +44,8 @@ fn complete(body: &str) -> bool {
 }
 
 fn check_pages(stack: StackKind) {
-    if !installed(stack) {
-        eprintln!(
-            "skipped: {}, mariadb-server or php-mysql is not installed",
-            stack.name()
-        );
+    if let Some((name, why)) = missing(stack) {
+        support::opt_out::opt_out(name, &why);
         return;
     }
     let data = dataset::ensure(2_000, 11, &DbOptions::database(), &mut |_| {}).unwrap();

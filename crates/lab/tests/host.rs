@@ -1,7 +1,10 @@
 //! Host knobs on real servers (issue 13): `os.*` sysctls applied in the stack's own network
 //! namespace while the host keeps its values, the namespace's own overflow counters,
 //! `--addresses` spreading connections, `os.nofile` and CPU pinning as the server processes
-//! report them. Tests that need CAP_SYS_ADMIN (a namespace) skip without it.
+//! report them. Tests that need CAP_SYS_ADMIN (a namespace) fail without it, unless
+//! WEBTUNE_SKIP names `root`.
+
+mod support;
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
@@ -146,7 +149,7 @@ impl TrialEvents for Watch {
 fn os_sysctls_apply_in_the_stacks_namespace_and_the_host_keeps_its_values() {
     let _one_at_a_time = serial();
     if !privileged() {
-        eprintln!("skipped: a network namespace needs CAP_SYS_ADMIN");
+        support::opt_out::opt_out("root", "a network namespace needs CAP_SYS_ADMIN");
         return;
     }
     let host_before = read("/proc/sys/net/core/somaxconn");
@@ -189,7 +192,7 @@ fn os_sysctls_apply_in_the_stacks_namespace_and_the_host_keeps_its_values() {
 fn a_small_somaxconn_overflows_and_the_counter_is_the_namespaces() {
     let _one_at_a_time = serial();
     if !privileged() {
-        eprintln!("skipped: a network namespace needs CAP_SYS_ADMIN");
+        support::opt_out::opt_out("root", "a network namespace needs CAP_SYS_ADMIN");
         return;
     }
     // One Apache child that spends 5 ms per request, 1000 new connections a second: the

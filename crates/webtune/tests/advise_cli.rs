@@ -2,6 +2,8 @@
 //! Debian's stock configs given by path, with a saved run as evidence, writing suggested
 //! files (the originals untouched), and bad input (exit 2, one line naming file and line).
 
+mod support;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -40,13 +42,15 @@ fn advise_on_this_host() {
 fn advise_on_debian_stock_configs() {
     let mut args = vec!["advise", "--no-discover", "--json", "-"];
     let stock = [
-        ("--apache-config", "/etc/apache2/apache2.conf"),
-        ("--nginx-config", "/etc/nginx/nginx.conf"),
-        ("--mysql-config", "/etc/mysql/my.cnf"),
+        ("--apache-config", "/etc/apache2/apache2.conf", "apache2"),
+        ("--nginx-config", "/etc/nginx/nginx.conf", "nginx"),
+        ("--mysql-config", "/etc/mysql/my.cnf", "mariadb"),
     ];
-    for (flag, path) in stock {
+    for (flag, path, name) in stock {
         if Path::new(path).is_file() {
             args.extend([flag, path]);
+        } else {
+            support::opt_out::opt_out(name, &format!("{path} is not installed"));
         }
     }
     let fpm: Vec<String> = std::fs::read_dir("/etc/php")
@@ -59,10 +63,11 @@ fn advise_on_debian_stock_configs() {
         .unwrap_or_default();
     if let Some(p) = fpm.first() {
         args.extend(["--php-fpm-config", p.as_str()]);
+    } else {
+        support::opt_out::opt_out("php-fpm", "no /etc/php/*/fpm/php-fpm.conf");
     }
     if args.len() == 4 {
-        eprintln!("skipped: no stock config installed");
-        return;
+        return; // every stock config was opted out of
     }
     let out = webtune(&args);
     assert_eq!(
@@ -310,7 +315,7 @@ fn verify_one_pair(
 #[test]
 fn verify_measures_the_advice_on_private_copies() {
     if !Path::new("/etc/apache2/mods-enabled/mpm_prefork.conf").exists() {
-        eprintln!("skipped: Debian's Apache with prefork is not installed");
+        support::opt_out::opt_out("apache2", "Debian's Apache with prefork is not installed");
         return;
     }
     let (stdout, stderr, _) = verify_one_pair(
@@ -367,7 +372,7 @@ fn verify_never_loads_a_backend_and_needs_its_flag() {
 #[test]
 fn verify_measures_php_fpm_advice_behind_the_labs_nginx() {
     if std::fs::read_dir("/etc/php").is_err() {
-        eprintln!("skipped: php-fpm is not installed");
+        support::opt_out::opt_out("php-fpm", "php-fpm is not installed");
         return;
     }
     let d = tempfile::tempdir().unwrap();
@@ -409,7 +414,7 @@ fn verify_measures_my_cnf_advice_under_the_labs_forum() {
         .map(|d| d.flatten().any(|e| e.path().join("mysqli.so").is_file()))
         .unwrap_or(false);
     if !mysqli || !Path::new("/usr/sbin/mariadbd").exists() {
-        eprintln!("skipped: mariadb-server or php-mysql is not installed");
+        support::opt_out::opt_out("mariadb", "mariadb-server or php-mysql is not installed");
         return;
     }
     let d = tempfile::tempdir().unwrap();

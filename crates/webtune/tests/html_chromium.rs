@@ -4,7 +4,9 @@
 //! a screenshot is taken.
 //!
 //! Needs the `chromium` package (apt-get install -y chromium). Without it the test fails
-//! and says so, unless WEBTUNE_SKIP_BROWSER=1.
+//! and says so, unless the run opts out with WEBTUNE_SKIP=browser (or WEBTUNE_SKIP_BROWSER=1).
+
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -29,19 +31,16 @@ fn browser() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// The browser, or None when the test may be skipped; panics with the reason otherwise.
+/// The browser, or None when the run opts out of it; panics with the reason otherwise.
 fn browser_or_skip() -> Option<PathBuf> {
-    match browser() {
-        Some(b) => Some(b),
-        None if std::env::var("WEBTUNE_SKIP_BROWSER").as_deref() == Ok("1") => {
-            eprintln!("chromium not found: HTML browser test SKIPPED (WEBTUNE_SKIP_BROWSER=1)");
-            None
-        }
-        None => panic!(
-            "chromium is not installed: the HTML report cannot be checked in a browser. \
-             Install it (apt-get install -y chromium) or set WEBTUNE_SKIP_BROWSER=1 to skip."
-        ),
+    let found = browser();
+    if found.is_none() {
+        support::opt_out::opt_out(
+            "browser",
+            "chromium is not installed: the HTML report cannot be checked in a browser",
+        );
     }
+    found
 }
 
 fn temp_dir(name: &str) -> PathBuf {

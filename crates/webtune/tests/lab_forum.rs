@@ -12,22 +12,33 @@ use support::lab::processes_naming;
 
 const WEBTUNE: &str = env!("CARGO_BIN_EXE_webtune");
 
-fn installed() -> bool {
-    let programs = ["mariadbd", "mariadb-install-db", "apache2", "nginx"];
+/// Which of the forum's requirements this host lacks, as its opt-out's name, if any.
+fn missing() -> Option<&'static str> {
+    let programs = [
+        ("mariadbd", "mariadb"),
+        ("mariadb-install-db", "mariadb"),
+        ("apache2", "apache2"),
+        ("nginx", "nginx"),
+    ];
     let mysqli = std::fs::read_dir("/usr/lib/php")
         .map(|d| d.flatten().any(|e| e.path().join("mysqli.so").is_file()))
         .unwrap_or(false);
-    mysqli
-        && programs.iter().all(|p| {
-            ["/usr/sbin", "/usr/bin", "/sbin", "/bin"]
-                .iter()
-                .any(|d| Path::new(d).join(p).is_file())
-        })
+    if !mysqli {
+        return Some("mariadb");
+    }
+    programs.iter().find_map(|(p, name)| {
+        let found = ["/usr/sbin", "/usr/bin", "/sbin", "/bin"]
+            .iter()
+            .any(|d| Path::new(d).join(p).is_file());
+        (!found).then_some(*name)
+    })
 }
 
+const MISSING: &str = "mariadb-server, php-mysql, apache2 or nginx is not installed";
+
 fn forum_sweep(stack: &str) {
-    if !installed() {
-        eprintln!("skipped: mariadb-server, php-mysql, apache2 or nginx is not installed");
+    if let Some(name) = missing() {
+        support::opt_out::opt_out(name, MISSING);
         return;
     }
     // A lab root of this test's own, so "nothing left" is exact.
@@ -215,8 +226,8 @@ fn sighup_during_a_forum_sweep_keeps_what_was_measured_and_leaves_nothing() {
     // and lab_cli.rs covers SIGINT and SIGTERM on the web stacks.
     use std::io::{BufRead, BufReader};
     use std::process::Stdio;
-    if !installed() {
-        eprintln!("skipped: mariadb-server, php-mysql, apache2 or nginx is not installed");
+    if let Some(name) = missing() {
+        support::opt_out::opt_out(name, MISSING);
         return;
     }
     let root = std::env::temp_dir().join(format!("wt-forum-sigint-{}", std::process::id()));
@@ -285,8 +296,8 @@ fn sighup_during_a_forum_sweep_keeps_what_was_measured_and_leaves_nothing() {
 fn mariadbd_killed_during_a_forum_sweep_is_reported_and_exits_3() {
     use std::io::{BufRead, BufReader};
     use std::process::Stdio;
-    if !installed() {
-        eprintln!("skipped: mariadb-server, php-mysql, apache2 or nginx is not installed");
+    if let Some(name) = missing() {
+        support::opt_out::opt_out(name, MISSING);
         return;
     }
     let root = std::env::temp_dir().join(format!("wt-forum-died-{}", std::process::id()));
@@ -385,8 +396,9 @@ fn mariadbd_killed_during_a_forum_sweep_is_reported_and_exits_3() {
 
 #[test]
 fn the_forum_runs_on_a_private_copy_of_your_my_cnf() {
-    if !installed() || !Path::new("/etc/mysql/my.cnf").exists() {
-        eprintln!("skipped: mariadb-server, nginx or php-mysql is not installed");
+    let no_my_cnf = (!Path::new("/etc/mysql/my.cnf").exists()).then_some("mariadb");
+    if let Some(name) = missing().or(no_my_cnf) {
+        support::opt_out::opt_out(name, MISSING);
         return;
     }
     let lab = support::lab::LabDir::new("forum-my-cnf");

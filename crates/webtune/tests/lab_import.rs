@@ -10,7 +10,7 @@ use support::lab::{leftovers, processes_naming, LabDir};
 #[test]
 fn your_own_nginx_config_serves_debians_default_site_privately() {
     if !Path::new("/etc/nginx/sites-enabled/default").exists() {
-        eprintln!("skipped: Debian's nginx default site is not installed");
+        support::opt_out::opt_out("nginx", "Debian's nginx default site is not installed");
         return;
     }
     let lab = LabDir::new("import-nginx");
@@ -49,7 +49,7 @@ fn your_own_nginx_config_serves_debians_default_site_privately() {
 #[test]
 fn your_own_apache_config_runs_privately() {
     if !Path::new("/etc/apache2/sites-enabled/000-default.conf").exists() {
-        eprintln!("skipped: Debian's Apache default site is not installed");
+        support::opt_out::opt_out("apache2", "Debian's Apache default site is not installed");
         return;
     }
     let lab = LabDir::new("import-apache");
@@ -130,7 +130,7 @@ fn stock_php_fpm_config() -> Option<std::path::PathBuf> {
 #[test]
 fn your_own_php_fpm_config_runs_behind_the_labs_nginx_privately() {
     let Some(conf) = stock_php_fpm_config() else {
-        eprintln!("skipped: Debian's php-fpm is not installed");
+        support::opt_out::opt_out("php-fpm", "Debian's php-fpm is not installed");
         return;
     };
     // The production pool's socket: the copy must not create it.

@@ -4,6 +4,8 @@
 //! open-file limit is lowered for the test's webtune (256) so that a few hundred
 //! connections need several processes.
 
+mod support;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -50,7 +52,7 @@ fn nginx_installed() -> bool {
 #[test]
 fn more_connections_than_one_process_may_open_run_as_shard_processes() {
     if !nginx_installed() {
-        eprintln!("skipped: nginx is not installed");
+        support::opt_out::opt_out("nginx", "nginx is not installed");
         return;
     }
     let lab =
@@ -167,7 +169,7 @@ fn shard_processes_die_with_a_killed_webtune() {
     use std::os::unix::process::CommandExt;
     use std::time::{Duration, Instant};
     if !nginx_installed() {
-        eprintln!("skipped: nginx is not installed");
+        support::opt_out::opt_out("nginx", "nginx is not installed");
         return;
     }
     let lab = LabDir(

@@ -3,6 +3,8 @@
 //! a symlink at an output path is written through, never replaced. Exit codes as in
 //! docs/exit-codes.md: 4 when an output failed, 141 when stdout's reader went away.
 
+mod support;
+
 use std::fs::File;
 use std::io::Read;
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -103,7 +105,8 @@ fn c_path(path: &Path) -> std::ffi::CString {
     std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap()
 }
 
-/// A character device like /dev/null at `path`; false when this user may not make one.
+/// A character device like /dev/null at `path`; false when this user may not make one and
+/// the run opts out of `root`.
 fn make_null_device(path: &Path) -> bool {
     make_char_device(path, 3)
 }
@@ -125,10 +128,8 @@ fn make_char_device(path: &Path, minor: u32) -> bool {
         )
     };
     if rc != 0 {
-        eprintln!(
-            "skipped: cannot mknod ({})",
-            std::io::Error::last_os_error()
-        );
+        let why = format!("cannot mknod ({})", std::io::Error::last_os_error());
+        support::opt_out::opt_out("root", &why);
     }
     rc == 0
 }

@@ -1,0 +1,3 @@
+//! Helpers shared by the lab's integration tests.
+
+pub mod opt_out;
