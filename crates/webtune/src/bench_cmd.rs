@@ -2,6 +2,7 @@
 //! target when no URL is given, shows a progress line on a terminal, turns Ctrl-C into a
 //! clean stop that keeps what was measured, and writes the reports.
 
+use crate::exit;
 use crate::output::{self, Outputs};
 use anyhow::{bail, Context};
 use std::io::{IsTerminal, Write};
@@ -12,8 +13,6 @@ use webtune_model::{
     parse_duration, Arrival, LoadMode, ProbeSpec, RunResult, RunSpec, Stage, StatusRanges,
     StopCondition, TlsOptions,
 };
-
-pub use crate::signals::EXIT_INTERRUPTED;
 
 #[derive(clap::Args, Debug, Clone)]
 #[command(after_help = "Examples:\n  \
@@ -483,18 +482,15 @@ pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
     let outputs = emit(&result, &args, "", "");
     verdicts_to_stderr(&result, &args);
     let own = if interrupted {
-        EXIT_INTERRUPTED
+        exit::INTERRUPTED
     } else if result.responses == 0 {
-        EXIT_NO_RESPONSE
+        exit::NO_SUCCESS
     } else {
-        0
+        exit::SUCCESS
     };
     let code = crate::gate::status(&result.thresholds, own);
     Ok(outputs.exit_code(code))
 }
-
-/// Exit status of a `bench` in which no request got a response (as ab's).
-pub const EXIT_NO_RESPONSE: i32 = 1;
 
 /// Threshold verdicts go to stderr when the text summary (which has them) is not printed.
 pub fn verdicts_to_stderr(result: &RunResult, args: &BenchArgs) {

@@ -3,7 +3,8 @@
 //! outputs (text table on stdout, `--json` webtune.capacity/1, `--html`). The search and the
 //! judging live in `webtune_tune::capacity`; this file only wires them.
 
-use crate::bench_cmd::{load_mode, RequestArgs, EXIT_INTERRUPTED};
+use crate::bench_cmd::{load_mode, RequestArgs};
+use crate::exit;
 use crate::narrate::Narrator;
 use crate::output::{self, Outputs};
 use anyhow::bail;
@@ -14,16 +15,6 @@ use webtune_model::{parse_duration, RunSpec, StopCondition};
 use webtune_report::capacity::{render_capacity_html, render_capacity_text};
 use webtune_tune::capacity::{check, parse_slos};
 use webtune_tune::capacity_run::{self, CapacitySpec};
-
-/// Exit status when no rate met every SLO (even the lowest, `--min-rate`), the generator
-/// was the limit at every rate, or the step budget ran out before a rate held: there is no
-/// capacity to report (docs/exit-codes.md).
-pub const EXIT_NO_CAPACITY: i32 = 5;
-
-/// Exit status when the search stopped at a target that went down: a lab server's main
-/// process died (as `lab run`'s 3), or every connect of a step was refused
-/// (docs/exit-codes.md).
-pub const EXIT_TARGET_DOWN: i32 = crate::lab_cmd::EXIT_SERVER_DIED;
 
 /// The search's flags, shared by `capacity` and `lab capacity`.
 #[derive(clap::Args, Debug, Clone)]
@@ -243,13 +234,13 @@ fn search(
                 .is_some_and(|server| server.server_died())
         });
     Ok(outputs.exit_code(if result.interrupted {
-        EXIT_INTERRUPTED
+        exit::INTERRUPTED
     } else if died {
-        EXIT_TARGET_DOWN
+        exit::TARGET_DOWN
     } else if no_capacity {
-        EXIT_NO_CAPACITY
+        exit::NO_CAPACITY
     } else {
-        0
+        exit::SUCCESS
     }))
 }
 

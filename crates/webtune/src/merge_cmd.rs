@@ -82,9 +82,9 @@ pub fn run(args: MergeArgs) -> anyhow::Result<i32> {
         );
     }
     let own = if signals::stop_requested() {
-        signals::EXIT_INTERRUPTED
+        crate::exit::INTERRUPTED
     } else {
-        gate::status(&merged.thresholds, 0)
+        gate::status(&merged.thresholds, crate::exit::SUCCESS)
     };
     Ok(outputs.exit_code(own))
 }

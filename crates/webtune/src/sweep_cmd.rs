@@ -2,7 +2,8 @@
 //! open loop), one run per level, then a table and plots of throughput, p50, p99 and error %
 //! against the level, with the knee marked. The JSON (`webtune.sweep/1`) holds every run.
 
-use crate::bench_cmd::{load_mode, stop_condition, RequestArgs, EXIT_INTERRUPTED};
+use crate::bench_cmd::{load_mode, stop_condition, RequestArgs};
+use crate::exit;
 use crate::narrate::Narrator;
 use crate::output::{self, Outputs};
 use anyhow::bail;
@@ -13,11 +14,6 @@ use webtune_model::{parse_duration, LoadMode, RunSpec};
 use webtune_report::sweep::{
     find_knee, level_rows, render_sweep_csv, render_sweep_html, render_sweep_text, unanswered,
 };
-
-/// Exit status of a sweep (`sweep`, `lab sweep`) in which a level got no successful response
-/// (every request failed, or every response had an unexpected status): its figures describe
-/// errors, not the load level (docs/exit-codes.md).
-pub const EXIT_LEVEL_UNANSWERED: i32 = 1;
 
 /// One `webtune: WHO: …` line on stderr per level without a successful response; true when
 /// there was one.
@@ -193,11 +189,11 @@ pub fn run(args: SweepArgs) -> anyhow::Result<i32> {
     }
     let unanswered = warn_unanswered(&sweep, "sweep");
     Ok(outputs.exit_code(if sweep.interrupted {
-        EXIT_INTERRUPTED
+        exit::INTERRUPTED
     } else if unanswered {
-        EXIT_LEVEL_UNANSWERED
+        exit::NO_SUCCESS
     } else {
-        0
+        exit::SUCCESS
     }))
 }
 

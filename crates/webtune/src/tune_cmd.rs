@@ -4,7 +4,8 @@
 //! stored command as it was (`resume`: in its directory, refusing flags that would change
 //! it, recording a larger `--trials`).
 
-use crate::bench_cmd::{available_cores, EXIT_INTERRUPTED};
+use crate::bench_cmd::available_cores;
+use crate::exit;
 use crate::lab_cmd::{load_path, parse_bench};
 use crate::narrate::Narrator;
 use crate::output::{self, Outputs};
@@ -22,9 +23,6 @@ use webtune_tune::study::Settings;
 use webtune_tune::{Objective, Slo};
 
 mod resume;
-
-/// Exit status when no configuration met every SLO (the report is still written).
-pub const EXIT_NOTHING_FEASIBLE: i32 = 1;
 
 #[derive(clap::Args, Debug, Clone)]
 #[command(after_help = "Examples:\n  \
@@ -253,7 +251,8 @@ pub(crate) fn prepare(args: &TuneArgs) -> anyhow::Result<Prepared> {
         if args.apply.is_some() || args.restore.is_some() || args.baseline.is_some() {
             bail!("--apply, --restore and --baseline are for tune external; lab stacks are configured by webtune");
         }
-        let default_path = crate::lab_cmd::default_path(stack, &workload);
+        let default_path =
+            crate::lab_cmd::default_path(crate::lab_cmd::Served::Stack(stack), &workload);
         match args.app {
             crate::lab_cmd::forum::App::Forum => {
                 if !stack.has_php() {
@@ -454,11 +453,11 @@ pub(crate) fn execute(
         outputs.stdout(&text);
     }
     Ok(outputs.exit_code(if finished.interrupted {
-        EXIT_INTERRUPTED
+        exit::INTERRUPTED
     } else if finished.report.best.is_none() {
-        EXIT_NOTHING_FEASIBLE
+        exit::NOTHING_FEASIBLE
     } else {
-        0
+        exit::SUCCESS
     }))
 }
 
@@ -497,5 +496,5 @@ pub(crate) fn show(
     if args.json.as_deref() != Some("-") {
         outputs.stdout(&text);
     }
-    Ok(outputs.exit_code(0))
+    Ok(outputs.exit_code(exit::SUCCESS))
 }

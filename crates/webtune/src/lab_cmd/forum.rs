@@ -5,7 +5,8 @@
 //! reports seed 003's figures per level — requests served, mean response time, error % —
 //! with warm-up and cool-down left out, and the sampler's summary.
 
-use crate::bench_cmd::{self, EXIT_INTERRUPTED};
+use crate::bench_cmd;
+use crate::exit;
 use crate::narrate::Narrator;
 use crate::output::{self, Outputs};
 use anyhow::bail;
@@ -302,7 +303,10 @@ pub fn run_sweep(args: SweepArgs) -> anyhow::Result<i32> {
             let path = if workload.scenario().is_some() {
                 String::new()
             } else {
-                super::load_path(args.path.as_deref(), super::default_path(stack, &workload))?
+                super::load_path(
+                    args.path.as_deref(),
+                    super::default_path(super::Served::Stack(stack), &workload),
+                )?
             };
             (
                 Target::Stack {
@@ -447,13 +451,13 @@ fn report_sweep(
         .iter()
         .any(|l| l.result.server.as_ref().is_some_and(|s| s.server_died()));
     Ok(outputs.exit_code(if sweep.interrupted {
-        EXIT_INTERRUPTED
+        exit::INTERRUPTED
     } else if died {
-        super::EXIT_SERVER_DIED
+        exit::TARGET_DOWN
     } else if unanswered {
-        crate::sweep_cmd::EXIT_LEVEL_UNANSWERED
+        exit::NO_SUCCESS
     } else {
-        0
+        exit::SUCCESS
     }))
 }
 
