@@ -303,7 +303,7 @@ fn stack_trial(args: &RunArgs) -> anyhow::Result<(Trial, BenchArgs)> {
     }
     let mut trial = Trial::new(target, load);
     trial.workload = workload;
-    trial.repeat = bench.repeat;
+    trial.repeat = bench.output.repeat;
     trial.sample_interval = args.sample_interval;
     trial.keep_dir = args.keep;
     trial.host = HostSettings {
@@ -375,7 +375,7 @@ fn site_target(
 /// Run a one-level trial and report it as `bench` does, with the server-side summary.
 fn run_one(trial: &Trial, bench: &BenchArgs) -> anyhow::Result<i32> {
     let stop = crate::signals::stop_token();
-    let mut narrator = Narrator::new(bench.quiet, false);
+    let mut narrator = Narrator::new(bench.output.quiet, false);
     let outcome = trial::run(trial, &stop, &mut narrator)?;
     let Some(level) = outcome.levels.into_iter().next() else {
         eprintln!("lab: interrupted before the load began; nothing of the stack is left");

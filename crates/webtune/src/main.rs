@@ -15,6 +15,7 @@ mod merge_cmd;
 mod metrics;
 mod narrate;
 mod output;
+mod output_flags;
 mod report_cmd;
 mod serve_cmd;
 mod sharding;

@@ -244,7 +244,7 @@ fn verify_one(
             Arm::Default => current.clone(),
             Arm::Winner => advised.clone(),
         };
-        if !bench.quiet {
+        if !bench.output.quiet {
             eprintln!(
                 "advise --verify: {label} run {}/{} ({} {})",
                 i + 1,
