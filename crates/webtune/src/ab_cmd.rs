@@ -2,7 +2,8 @@
 //! layout (see `webtune_report::ab`), `-e` and `-g` files as ab writes them. ab options that
 //! webtune does not support are refused with a one-line error naming them.
 
-use crate::bench_cmd::{available_cores, run_spec_quiet, EXIT_INTERRUPTED};
+use crate::bench_cmd::{available_cores, run_spec_quiet};
+use crate::exit;
 use crate::output::{self, Outputs};
 use anyhow::{bail, Context};
 use base64::Engine as _;
@@ -365,10 +366,10 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
     }
     outputs.stdout(&report);
     if !outputs.ok() {
-        return Ok(outputs.exit_code(0));
+        return Ok(outputs.exit_code(exit::SUCCESS));
     }
     if interrupted {
-        return Ok(EXIT_INTERRUPTED);
+        return Ok(exit::INTERRUPTED);
     }
     // ab gives up with a non-zero status when it cannot talk to the server at all; scripts
     // rely on that. webtune still prints what it measured, then fails the same way.
@@ -382,9 +383,9 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
             "webtune ab: no request got a response ({}); exit status 1, as ab fails",
             kinds.join(", ")
         );
-        return Ok(1);
+        return Ok(exit::NO_SUCCESS);
     }
-    Ok(0)
+    Ok(exit::SUCCESS)
 }
 
 #[cfg(test)]

@@ -127,8 +127,8 @@ pub fn run(args: AdviseArgs) -> anyhow::Result<i32> {
     let interrupted =
         verified.as_ref().is_some_and(|v| v.interrupted) || crate::signals::stop_requested();
     Ok(outputs.exit_code(if interrupted {
-        crate::bench_cmd::EXIT_INTERRUPTED
+        crate::exit::INTERRUPTED
     } else {
-        0
+        crate::exit::SUCCESS
     }))
 }

@@ -2,7 +2,9 @@
 //! target when no URL is given, shows a progress line on a terminal, turns Ctrl-C into a
 //! clean stop that keeps what was measured, and writes the reports.
 
+use crate::exit;
 use crate::output::{self, Outputs};
+use crate::output_flags::{OutputFlags, OutputHelp};
 use anyhow::{bail, Context};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -12,8 +14,6 @@ use webtune_model::{
     parse_duration, Arrival, LoadMode, ProbeSpec, RunResult, RunSpec, Stage, StatusRanges,
     StopCondition, TlsOptions,
 };
-
-pub use crate::signals::EXIT_INTERRUPTED;
 
 #[derive(clap::Args, Debug, Clone)]
 #[command(after_help = "Examples:\n  \
@@ -49,9 +49,6 @@ pub struct BenchArgs {
     /// Stop sending after this long (e.g. 10s, 500ms, 1m30s). Default 10s unless -n is given.
     #[arg(short = 'd', long = "duration", value_parser = parse_duration, value_name = "DURATION")]
     pub duration: Option<Duration>,
-    /// Write the full result as JSON (schema webtune.run/1) to FILE, or "-" for stdout.
-    #[arg(long = "json", value_name = "FILE")]
-    pub json: Option<String>,
     /// Layout of the summary on stdout: text, ab, http_load, json, csv or html.
     #[arg(
         short = 'f',
@@ -60,21 +57,8 @@ pub struct BenchArgs {
         value_name = "FORMAT"
     )]
     pub format: webtune_report::Format,
-    /// Write a self-contained HTML report (SVG plots, no network) to FILE.
-    #[arg(long = "html", value_name = "FILE")]
-    pub html: Option<String>,
-    /// Also write the summary as CSV (a header line and one line of figures) to FILE or "-".
-    #[arg(long = "csv", value_name = "FILE")]
-    pub csv: Option<String>,
-    /// Run the test N times and keep every run's summary (compare then reports confidence
-    /// intervals). The result's totals are all runs merged.
-    #[arg(long = "repeat", default_value_t = 1, value_name = "N",
-          value_parser = clap::value_parser!(u32).range(1..))]
-    pub repeat: u32,
-    /// No progress line and no human (text) summary; a --format other than text is still
-    /// printed, and files are still written. Errors still go to stderr.
-    #[arg(short = 'q', long = "quiet")]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub output: OutputFlags<BenchOutput>,
     #[command(flatten)]
     pub request: RequestArgs,
     #[command(flatten)]
@@ -85,6 +69,25 @@ pub struct BenchArgs {
     /// runs, e.g. 127.0.0.1:9464; the endpoint closes when the run ends.
     #[arg(long = "metrics-listen", value_name = "ADDR")]
     pub metrics_listen: Option<String>,
+}
+
+/// The help of bench's (and `lab run`'s) output flags.
+#[derive(Debug, Clone)]
+pub struct BenchOutput;
+
+impl OutputHelp for BenchOutput {
+    const JSON: &'static str =
+        "Write the full result as JSON (schema webtune.run/1) to FILE, or \"-\" for stdout";
+    const HTML: &'static str = "Write a self-contained HTML report (SVG plots, no network) to FILE";
+    const CSV: Option<&'static str> = Some(
+        "Also write the summary as CSV (a header line and one line of figures) to FILE or \"-\"",
+    );
+    const REPEAT: Option<&'static str> = Some(
+        "Run the test N times and keep every run's summary (compare then reports confidence \
+         intervals). The result's totals are all runs merged",
+    );
+    const QUIET: &'static str = "No progress line and no human (text) summary; a --format other \
+        than text is still printed, and files are still written. Errors still go to stderr";
 }
 
 /// What every command that sends load shares (bench, sweep, lab run): how requests look,
@@ -404,16 +407,16 @@ fn run_spec_watched(
 /// Check `--json` and `--html` before any load starts (see `output::check`).
 pub fn check_outputs(args: &BenchArgs) -> anyhow::Result<()> {
     output::check_all([
-        ("--json", args.json.as_deref()),
-        ("--html", args.html.as_deref()),
-        ("--csv", args.csv.as_deref()),
+        ("--json", args.output.json.as_deref()),
+        ("--html", args.output.html.as_deref()),
+        ("--csv", args.output.csv.as_deref()),
     ])
 }
 
 pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
     check_outputs(&args)?;
     let thresholds = args.gate.parse(false)?;
-    if args.sharding.shard.is_some() && args.repeat > 1 {
+    if args.sharding.shard.is_some() && args.output.repeat > 1 {
         bail!(
             "--repeat does not go with --shard: a shard runs once (repeat the whole sharded test)"
         );
@@ -430,7 +433,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
     let metrics = match &args.metrics_listen {
         Some(addr) => {
             let server = crate::metrics::MetricsServer::start(addr, spec.shard)?;
-            if !args.quiet {
+            if !args.output.quiet {
                 eprintln!("webtune: live metrics at http://{}/metrics", server.addr);
             }
             Some(server)
@@ -439,7 +442,9 @@ pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
     };
     match crate::sharding::start_note(&spec) {
         Some(crate::sharding::StartNote::Late(warning)) => output::warn(&warning),
-        Some(crate::sharding::StartNote::Waiting(line)) if !args.quiet => eprintln!("{line}"),
+        Some(crate::sharding::StartNote::Waiting(line)) if !args.output.quiet => {
+            eprintln!("{line}")
+        }
         _ => {}
     }
     let mut embedded = None;
@@ -466,12 +471,19 @@ pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
     spec.url = url;
     let mut abort =
         crate::gate::AbortCheck::new(&thresholds, args.gate.threshold_abort, spec.warmup_s);
-    let outcome = run_spec_repeated(&spec, &workload, args.repeat, "", args.quiet, &mut |p| {
-        if let Some(m) = &metrics {
-            m.update(p);
-        }
-        abort.check(p);
-    });
+    let outcome = run_spec_repeated(
+        &spec,
+        &workload,
+        args.output.repeat,
+        "",
+        args.output.quiet,
+        &mut |p| {
+            if let Some(m) = &metrics {
+                m.update(p);
+            }
+            abort.check(p);
+        },
+    );
     if let Some(m) = metrics {
         m.stop();
     }
@@ -483,24 +495,21 @@ pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
     let outputs = emit(&result, &args, "", "");
     verdicts_to_stderr(&result, &args);
     let own = if interrupted {
-        EXIT_INTERRUPTED
+        exit::INTERRUPTED
     } else if result.responses == 0 {
-        EXIT_NO_RESPONSE
+        exit::NO_SUCCESS
     } else {
-        0
+        exit::SUCCESS
     };
     let code = crate::gate::status(&result.thresholds, own);
     Ok(outputs.exit_code(code))
 }
 
-/// Exit status of a `bench` in which no request got a response (as ab's).
-pub const EXIT_NO_RESPONSE: i32 = 1;
-
 /// Threshold verdicts go to stderr when the text summary (which has them) is not printed.
 pub fn verdicts_to_stderr(result: &RunResult, args: &BenchArgs) {
     let text_printed = args.format == webtune_report::Format::Text
-        && !args.quiet
-        && args.json.as_deref() != Some("-");
+        && !args.output.quiet
+        && args.output.json.as_deref() != Some("-");
     if !text_printed && !result.thresholds.is_empty() {
         eprint!(
             "webtune: thresholds:\n{}",
@@ -551,19 +560,19 @@ pub fn run_spec_repeated(
 pub fn emit(result: &RunResult, args: &BenchArgs, header: &str, footer: &str) -> Outputs {
     let mut outputs = Outputs::new();
     // The HTML first: "--json -" goes to stdout, which comes after the files.
-    if let Some(dest) = &args.html {
+    if let Some(dest) = &args.output.html {
         outputs.file(
             "--html",
             dest,
             &webtune_report::render(result, webtune_report::Format::Html),
         );
     }
-    if let Some(dest) = &args.json {
+    if let Some(dest) = &args.output.json {
         outputs.file("--json", dest, &(result.to_json_pretty() + "\n"));
     }
-    let json_to_stdout = args.json.as_deref() == Some("-");
+    let json_to_stdout = args.output.json.as_deref() == Some("-");
     // Quiet drops the human summary only: a --format asked for is still printed.
-    let quiet = args.quiet && args.format == webtune_report::Format::Text;
+    let quiet = args.output.quiet && args.format == webtune_report::Format::Text;
     if !quiet && !json_to_stdout {
         let text = args.format == webtune_report::Format::Text;
         let mut out = String::new();
@@ -579,7 +588,7 @@ pub fn emit(result: &RunResult, args: &BenchArgs, header: &str, footer: &str) ->
         }
         outputs.stdout(&out);
     }
-    if let Some(dest) = &args.csv {
+    if let Some(dest) = &args.output.csv {
         outputs.file(
             "--csv",
             dest,

@@ -3,9 +3,11 @@
 //! outputs (text table on stdout, `--json` webtune.capacity/1, `--html`). The search and the
 //! judging live in `webtune_tune::capacity`; this file only wires them.
 
-use crate::bench_cmd::{load_mode, RequestArgs, EXIT_INTERRUPTED};
+use crate::bench_cmd::{load_mode, RequestArgs};
+use crate::exit;
 use crate::narrate::Narrator;
 use crate::output::{self, Outputs};
+use crate::output_flags::{OutputFlags, OutputHelp};
 use anyhow::bail;
 use std::time::Duration;
 use webtune_lab::trial::{Level, Target, Trial};
@@ -14,16 +16,6 @@ use webtune_model::{parse_duration, RunSpec, StopCondition};
 use webtune_report::capacity::{render_capacity_html, render_capacity_text};
 use webtune_tune::capacity::{check, parse_slos};
 use webtune_tune::capacity_run::{self, CapacitySpec};
-
-/// Exit status when no rate met every SLO (even the lowest, `--min-rate`), the generator
-/// was the limit at every rate, or the step budget ran out before a rate held: there is no
-/// capacity to report (docs/exit-codes.md).
-pub const EXIT_NO_CAPACITY: i32 = 5;
-
-/// Exit status when the search stopped at a target that went down: a lab server's main
-/// process died (as `lab run`'s 3), or every connect of a step was refused
-/// (docs/exit-codes.md).
-pub const EXIT_TARGET_DOWN: i32 = crate::lab_cmd::EXIT_SERVER_DIED;
 
 /// The search's flags, shared by `capacity` and `lab capacity`.
 #[derive(clap::Args, Debug, Clone)]
@@ -56,17 +48,21 @@ pub struct SearchArgs {
     #[arg(long = "pause", default_value = "1s", value_parser = parse_duration,
           value_name = "DURATION")]
     pub pause: Duration,
-    /// Write the search (every step's full result) as JSON, schema webtune.capacity/1, to
-    /// FILE or "-".
-    #[arg(long = "json", value_name = "FILE")]
-    pub json: Option<String>,
-    /// Write the HTML report (table, latency against rate with the SLO line and the
-    /// capacity marked, every step) to FILE.
-    #[arg(long = "html", value_name = "FILE")]
-    pub html: Option<String>,
-    /// No progress line, no step lines and no table (files are still written).
-    #[arg(short = 'q', long = "quiet")]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub output: OutputFlags<CapacityOutput>,
+}
+
+/// The help of the search's output flags (`capacity`, `lab capacity`).
+#[derive(Debug, Clone)]
+pub struct CapacityOutput;
+
+impl OutputHelp for CapacityOutput {
+    const JSON: &'static str = "Write the search (every step's full result) as JSON, schema \
+        webtune.capacity/1, to FILE or \"-\"";
+    const HTML: &'static str = "Write the HTML report (table, latency against rate with the SLO \
+        line and the capacity marked, every step) to FILE";
+    const QUIET: &'static str =
+        "No progress line, no step lines and no table (files are still written)";
 }
 
 fn parse_percent(text: &str) -> Result<f64, String> {
@@ -148,10 +144,10 @@ pub fn run_lab(
     if bench.rate.is_some() || bench.requests.is_some() || bench.stages.is_some() {
         bail!("lab capacity picks the rates: no --rate, -n or --stages after --");
     }
-    if bench.json.is_some() || bench.html.is_some() || bench.csv.is_some() {
+    if bench.output.json.is_some() || bench.output.html.is_some() || bench.output.csv.is_some() {
         bail!("give --json and --html before --: they hold the whole search");
     }
-    if !bench.gate.threshold.is_empty() || bench.repeat > 1 {
+    if !bench.gate.threshold.is_empty() || bench.output.repeat > 1 {
         bail!("lab capacity judges --slo (before --), not --threshold or --repeat");
     }
     let mut search_args = search_args.clone();
@@ -177,8 +173,8 @@ fn search(
     let settings = args.settings();
     check(&settings)?;
     output::check_all([
-        ("--json", args.json.as_deref()),
-        ("--html", args.html.as_deref()),
+        ("--json", args.output.json.as_deref()),
+        ("--html", args.output.html.as_deref()),
     ])?;
     if connections == 0 {
         bail!("-c must be at least 1");
@@ -199,7 +195,7 @@ fn search(
         tool: format!("webtune {}", env!("CARGO_PKG_VERSION")),
     };
     let stop = crate::signals::stop_token();
-    let quiet = args.quiet;
+    let quiet = args.output.quiet;
     let mut narrator = Narrator::new(quiet, !quiet);
     let mut on_step = |index: usize, s: &CapacityStep| {
         if !quiet {
@@ -214,14 +210,14 @@ fn search(
         );
     }
     let mut outputs = Outputs::new();
-    if let Some(dest) = &args.html {
+    if let Some(dest) = &args.output.html {
         outputs.file("--html", dest, &render_capacity_html(&result));
     }
     // Last: "--json -" goes to stdout.
-    if let Some(dest) = &args.json {
+    if let Some(dest) = &args.output.json {
         outputs.file("--json", dest, &(result.to_json_pretty() + "\n"));
     }
-    if args.json.as_deref() != Some("-") && !quiet {
+    if args.output.json.as_deref() != Some("-") && !quiet {
         outputs.stdout(&format!("\n{}", render_capacity_text(&result)));
     }
     let no_capacity = result.capacity_rps.is_none()
@@ -243,13 +239,13 @@ fn search(
                 .is_some_and(|server| server.server_died())
         });
     Ok(outputs.exit_code(if result.interrupted {
-        EXIT_INTERRUPTED
+        exit::INTERRUPTED
     } else if died {
-        EXIT_TARGET_DOWN
+        exit::TARGET_DOWN
     } else if no_capacity {
-        EXIT_NO_CAPACITY
+        exit::NO_CAPACITY
     } else {
-        0
+        exit::SUCCESS
     }))
 }
 

@@ -93,9 +93,9 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
         outputs.stdout(&text);
     }
     let own = if crate::signals::stop_requested() {
-        crate::signals::EXIT_INTERRUPTED
+        crate::exit::INTERRUPTED
     } else {
-        crate::gate::status(&verdicts, 0)
+        crate::gate::status(&verdicts, crate::exit::SUCCESS)
     };
     Ok(outputs.exit_code(own))
 }

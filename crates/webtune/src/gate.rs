@@ -7,9 +7,6 @@ use webtune_engine::Progress;
 use webtune_model::threshold::{self, LiveFigures};
 use webtune_model::{RunResult, StopToken, Threshold, Verdict};
 
-/// Exit status when a threshold failed (the run itself went fine).
-pub const EXIT_THRESHOLD_FAILED: i32 = 99;
-
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct ThresholdArgs {
     /// Pass/fail rule checked after the run, repeatable: p50|p90|p99|p999|pN|mean|max <=
@@ -57,9 +54,9 @@ pub fn judge(result: &mut RunResult, thresholds: &[Threshold], aborted_by: Optio
 /// `otherwise`.
 pub fn status(verdicts: &[Verdict], otherwise: i32) -> i32 {
     if crate::signals::first_signal_name().is_some() {
-        crate::signals::EXIT_INTERRUPTED
+        crate::exit::INTERRUPTED
     } else if !threshold::all_passed(verdicts) {
-        EXIT_THRESHOLD_FAILED
+        crate::exit::THRESHOLD_FAILED
     } else {
         otherwise
     }

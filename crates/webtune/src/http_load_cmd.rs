@@ -3,7 +3,8 @@
 //! and its output layout (see `webtune_report::http_load`) with webtune's percentiles
 //! beneath. Like http_load, every fetch opens a new connection.
 
-use crate::bench_cmd::{available_cores, run_spec_quiet, EXIT_INTERRUPTED};
+use crate::bench_cmd::{available_cores, run_spec_quiet};
+use crate::exit;
 use crate::output::{self, Outputs};
 use anyhow::{bail, Context};
 use std::path::Path;
@@ -299,7 +300,11 @@ pub fn run(args: HttpLoadArgs) -> anyhow::Result<i32> {
         report.push_str("INTERRUPTED — partial result\n");
     }
     outputs.stdout(&report);
-    Ok(outputs.exit_code(if interrupted { EXIT_INTERRUPTED } else { 0 }))
+    Ok(outputs.exit_code(if interrupted {
+        exit::INTERRUPTED
+    } else {
+        exit::SUCCESS
+    }))
 }
 
 #[cfg(test)]

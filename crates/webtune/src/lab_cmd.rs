@@ -7,7 +7,8 @@ pub(crate) mod import;
 mod listing;
 mod shards;
 
-use crate::bench_cmd::{self, BenchArgs, EXIT_INTERRUPTED};
+use crate::bench_cmd::{self, BenchArgs};
+use crate::exit;
 use crate::narrate::Narrator;
 use crate::output::{self, Outputs};
 use anyhow::{bail, Context};
@@ -217,15 +218,30 @@ pub fn parse_bench(words: &[String]) -> anyhow::Result<BenchArgs> {
     }
 }
 
-/// What a lab stack is loaded at when no path is given: its base with a scenario (the
-/// scenario's requests carry the paths), a PHP page on PHP stacks, else the empty GIF.
-pub fn default_path(stack: StackKind, workload: &Workload) -> &'static str {
+/// What the lab loads: one of its stacks, or a private copy of a config of the user's.
+#[derive(Clone, Copy)]
+pub enum Served<'a> {
+    Stack(StackKind),
+    Imported(&'a webtune_lab::import::Import),
+}
+
+/// What the lab loads when no path is given after --: its base with a scenario (the
+/// scenario's requests carry the paths); the lab's CPU-bound PHP page where PHP serves it
+/// (a PHP stack, or an imported php-fpm config behind the lab's nginx); else a lab stack's
+/// empty GIF, or an imported site's root.
+pub fn default_path(served: Served, workload: &Workload) -> &'static str {
+    let php = match served {
+        Served::Stack(stack) => stack.has_php(),
+        Served::Imported(import) => import.serves_php(),
+    };
     if workload.scenario().is_some() {
         ""
-    } else if stack.has_php() {
+    } else if php {
         "/cpu/2000"
-    } else {
+    } else if let Served::Stack(_) = served {
         "/empty.gif"
+    } else {
+        "/"
     }
 }
 
@@ -287,7 +303,7 @@ fn stack_trial(args: &RunArgs) -> anyhow::Result<(Trial, BenchArgs)> {
     }
     let mut trial = Trial::new(target, load);
     trial.workload = workload;
-    trial.repeat = bench.repeat;
+    trial.repeat = bench.output.repeat;
     trial.sample_interval = args.sample_interval;
     trial.keep_dir = args.keep;
     trial.host = HostSettings {
@@ -343,7 +359,10 @@ fn site_target(
     if !args.processes.is_empty() {
         bail!("--process is for the external stack; lab stacks sample their own processes");
     }
-    let path = load_path(bench.url.as_deref(), default_path(stack, workload))?;
+    let path = load_path(
+        bench.url.as_deref(),
+        default_path(Served::Stack(stack), workload),
+    )?;
     Ok((
         Target::Stack {
             kind: stack,
@@ -353,18 +372,14 @@ fn site_target(
     ))
 }
 
-/// Exit status of a lab run (or sweep) during which a server's main process died: the
-/// results were printed, but they describe a broken stack (docs/lab.md).
-pub const EXIT_SERVER_DIED: i32 = 3;
-
 /// Run a one-level trial and report it as `bench` does, with the server-side summary.
 fn run_one(trial: &Trial, bench: &BenchArgs) -> anyhow::Result<i32> {
     let stop = crate::signals::stop_token();
-    let mut narrator = Narrator::new(bench.quiet, false);
+    let mut narrator = Narrator::new(bench.output.quiet, false);
     let outcome = trial::run(trial, &stop, &mut narrator)?;
     let Some(level) = outcome.levels.into_iter().next() else {
         eprintln!("lab: interrupted before the load began; nothing of the stack is left");
-        return Ok(EXIT_INTERRUPTED);
+        return Ok(exit::INTERRUPTED);
     };
     let mut result = level.result;
     crate::gate::judge(&mut result, &bench.gate.parse(false)?, None);
@@ -386,11 +401,11 @@ fn run_one(trial: &Trial, bench: &BenchArgs) -> anyhow::Result<i32> {
     let died = result.server.as_ref().is_some_and(|s| s.server_died());
     Ok(
         outputs.exit_code(if outcome.interrupted || result.interrupted {
-            EXIT_INTERRUPTED
+            exit::INTERRUPTED
         } else if died {
-            EXIT_SERVER_DIED
+            exit::TARGET_DOWN
         } else {
-            crate::gate::status(&result.thresholds, 0)
+            crate::gate::status(&result.thresholds, exit::SUCCESS)
         }),
     )
 }
@@ -421,9 +436,9 @@ fn clean() -> anyhow::Result<i32> {
             "webtune: process(es) {:?} survived SIGKILL (zombies or another user's?)",
             report.survivors
         );
-        return Ok(outputs.exit_code(1));
+        return Ok(outputs.exit_code(exit::NO_SUCCESS));
     }
-    Ok(outputs.exit_code(0))
+    Ok(outputs.exit_code(exit::SUCCESS))
 }
 
 #[cfg(test)]
@@ -449,5 +464,19 @@ mod tests {
         assert_eq!(load_path(None, "").unwrap(), "");
         assert!(load_path(Some("http://x/"), "/").is_err());
         assert!(load_path(Some("cpu"), "/").is_err());
+    }
+
+    #[test]
+    fn the_default_path_is_the_scenarios_then_php_then_the_static_page() {
+        let site = Workload::request();
+        assert_eq!(
+            default_path(Served::Stack(StackKind::Nginx), &site),
+            "/empty.gif"
+        );
+        let php = Served::Stack(StackKind::NginxPhpFpm);
+        assert_eq!(default_path(php, &site), "/cpu/2000");
+        let text = "[[request]]\nname = \"home\"\npath = \"/\"\n";
+        let mix = Workload::from_scenario_text(text, std::path::Path::new("."), "mix").unwrap();
+        assert_eq!(default_path(php, &mix), "");
     }
 }

@@ -6,6 +6,7 @@ mod advise_cmd;
 mod bench_cmd;
 mod capacity_cmd;
 mod compare_cmd;
+mod exit;
 mod gate;
 mod http_load_cmd;
 mod inputs;
@@ -14,6 +15,7 @@ mod merge_cmd;
 mod metrics;
 mod narrate;
 mod output;
+mod output_flags;
 mod report_cmd;
 mod serve_cmd;
 mod sharding;
@@ -65,7 +67,7 @@ fn main() {
     let cli = Cli::parse();
     if let Err(e) = signals::install() {
         eprintln!("webtune: {e:#}");
-        std::process::exit(2);
+        std::process::exit(exit::ERROR);
     }
     let outcome = match cli.command {
         Command::Bench(a) => bench_cmd::run(a),
@@ -85,7 +87,7 @@ fn main() {
         Ok(code) => std::process::exit(code),
         Err(e) => {
             output::warn(&format!("{e:#}"));
-            std::process::exit(2);
+            std::process::exit(exit::ERROR);
         }
     }
 }

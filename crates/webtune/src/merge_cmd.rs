@@ -5,6 +5,7 @@
 
 use crate::gate::{self, ThresholdArgs};
 use crate::output::{self, Outputs};
+use crate::output_flags::{OutputFlags, OutputHelp};
 use crate::report_cmd::read_run;
 use crate::signals;
 use std::path::PathBuf;
@@ -20,12 +21,6 @@ pub struct MergeArgs {
     /// The shards' results, saved with --json.
     #[arg(required = true, value_name = "SHARD.json")]
     pub files: Vec<PathBuf>,
-    /// Write the merged result as JSON (schema webtune.run/1) to FILE, or "-" for stdout.
-    #[arg(long = "json", value_name = "FILE")]
-    pub json: Option<String>,
-    /// Write a self-contained HTML report of the merged result to FILE.
-    #[arg(long = "html", value_name = "FILE")]
-    pub html: Option<String>,
     /// Layout of the summary on stdout: text, ab, http_load, json, csv or html.
     #[arg(
         short = 'f',
@@ -34,17 +29,28 @@ pub struct MergeArgs {
         value_name = "FORMAT"
     )]
     pub format: webtune_report::Format,
-    /// No summary on stdout (a --format other than text is still printed).
-    #[arg(short = 'q', long = "quiet")]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub output: OutputFlags<MergeOutput>,
     #[command(flatten)]
     pub gate: ThresholdArgs,
 }
 
+/// The help of merge's output flags.
+#[derive(Debug, Clone)]
+pub struct MergeOutput;
+
+impl OutputHelp for MergeOutput {
+    const JSON: &'static str =
+        "Write the merged result as JSON (schema webtune.run/1) to FILE, or \"-\" for stdout";
+    const HTML: &'static str = "Write a self-contained HTML report of the merged result to FILE";
+    const QUIET: &'static str =
+        "No summary on stdout (a --format other than text is still printed)";
+}
+
 pub fn run(args: MergeArgs) -> anyhow::Result<i32> {
     output::check_all([
-        ("--json", args.json.as_deref()),
-        ("--html", args.html.as_deref()),
+        ("--json", args.output.json.as_deref()),
+        ("--html", args.output.html.as_deref()),
     ])?;
     if args.gate.threshold_abort {
         anyhow::bail!("--threshold-abort needs a running test; merge checks --threshold only");
@@ -62,15 +68,15 @@ pub fn run(args: MergeArgs) -> anyhow::Result<i32> {
     gate::judge(&mut merged, &thresholds, None);
     drop(at_once);
     let mut outputs = Outputs::new();
-    if let Some(dest) = &args.html {
+    if let Some(dest) = &args.output.html {
         let html = webtune_report::render(&merged, webtune_report::Format::Html);
         outputs.file("--html", dest, &html);
     }
-    if let Some(dest) = &args.json {
+    if let Some(dest) = &args.output.json {
         outputs.file("--json", dest, &(merged.to_json_pretty() + "\n"));
     }
     let text = args.format == webtune_report::Format::Text;
-    let printed = !(args.quiet && text) && args.json.as_deref() != Some("-");
+    let printed = !(args.output.quiet && text) && args.output.json.as_deref() != Some("-");
     if printed {
         outputs.stdout(&webtune_report::render(&merged, args.format));
     }
@@ -82,9 +88,9 @@ pub fn run(args: MergeArgs) -> anyhow::Result<i32> {
         );
     }
     let own = if signals::stop_requested() {
-        signals::EXIT_INTERRUPTED
+        crate::exit::INTERRUPTED
     } else {
-        gate::status(&merged.thresholds, 0)
+        gate::status(&merged.thresholds, crate::exit::SUCCESS)
     };
     Ok(outputs.exit_code(own))
 }

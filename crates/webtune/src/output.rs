@@ -3,22 +3,15 @@
 //! (a temporary file in the same directory, renamed over it); a device, a FIFO or "-" is
 //! written through, never replaced (a FIFO waits for its reader); a symlink keeps pointing where it did and its target
 //! gets the content. A failed write is reported with the user's path, the other outputs are
-//! still written, and the command exits with `EXIT_OUTPUT_FAILED` (or, for a closed pipe
-//! on stdout, quietly with `EXIT_BROKEN_PIPE`). Exit codes: docs/exit-codes.md.
+//! still written, and the command exits with `exit::OUTPUT_FAILED` (or, for a closed pipe
+//! on stdout, quietly with `exit::BROKEN_PIPE`). Exit codes: docs/exit-codes.md.
 
+use crate::exit;
 use std::fs::{File, OpenOptions, Permissions};
 use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-
-/// Exit status when the results were measured but an output (a file, or stdout with an
-/// error other than a closed pipe) could not be written.
-pub const EXIT_OUTPUT_FAILED: i32 = 4;
-
-/// Exit status when stdout is a pipe whose reader has gone (`| head`): 128 + SIGPIPE, what
-/// a shell shows for a program that SIGPIPE ended. Nothing is printed.
-pub const EXIT_BROKEN_PIPE: i32 = 141;
 
 /// Symlinks followed before giving up (as the kernel's ELOOP limit).
 const MAX_SYMLINKS: usize = 40;
@@ -240,13 +233,13 @@ impl Outputs {
         !self.failed && !self.broken_pipe
     }
 
-    /// The exit status: `EXIT_OUTPUT_FAILED` when an output failed, `EXIT_BROKEN_PIPE` when
+    /// The exit status: `exit::OUTPUT_FAILED` when an output failed, `exit::BROKEN_PIPE` when
     /// only stdout's reader went away, else `otherwise` (the command's own status).
     pub fn exit_code(&self, otherwise: i32) -> i32 {
         if self.failed {
-            EXIT_OUTPUT_FAILED
+            exit::OUTPUT_FAILED
         } else if self.broken_pipe {
-            EXIT_BROKEN_PIPE
+            exit::BROKEN_PIPE
         } else {
             otherwise
         }
@@ -257,7 +250,7 @@ impl Outputs {
 pub fn print_only(text: &str) -> i32 {
     let mut outputs = Outputs::new();
     outputs.stdout(text);
-    outputs.exit_code(0)
+    outputs.exit_code(exit::SUCCESS)
 }
 
 /// One "webtune: …" line on stderr; a failing stderr is ignored (there is nowhere left to
@@ -328,6 +321,6 @@ mod tests {
         );
         let mut outputs = Outputs::new();
         outputs.file("--json", "/nonexistent-dir/x.json", "{}");
-        assert_eq!(outputs.exit_code(0), EXIT_OUTPUT_FAILED);
+        assert_eq!(outputs.exit_code(exit::SUCCESS), exit::OUTPUT_FAILED);
     }
 }

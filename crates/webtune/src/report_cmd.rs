@@ -118,8 +118,8 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
         None => outputs.stdout(&text),
     }
     Ok(outputs.exit_code(if crate::signals::stop_requested() {
-        crate::signals::EXIT_INTERRUPTED
+        crate::exit::INTERRUPTED
     } else {
-        0
+        crate::exit::SUCCESS
     }))
 }

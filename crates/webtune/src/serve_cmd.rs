@@ -67,5 +67,5 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
     server.shutdown();
     let name = crate::signals::first_signal_name().unwrap_or("stop");
     eprintln!("webtune serve: stopped ({name})");
-    Ok(0)
+    Ok(crate::exit::SUCCESS)
 }

@@ -1,7 +1,7 @@
 //! Signal handling for every command, installed once in `main`. SIGINT, SIGTERM and SIGHUP
 //! all set the one stop token (`stop_token()`) that the engine, the lab and every loop over
 //! runs read: the run stops sending, in-flight requests get a second, what was measured is
-//! written, lab stacks are stopped, and the command exits `EXIT_INTERRUPTED`.
+//! written, lab stacks are stopped, and the command exits `exit::INTERRUPTED` (130).
 //!
 //! SIGHUP is what a process gets when its ssh session or terminal goes away, so it is a stop
 //! like SIGTERM, and a terminal that hung up is swapped for /dev/null so that writing the
@@ -21,16 +21,12 @@ use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use webtune_model::StopToken;
 
-/// Exit status after a run stopped by a signal (128 + SIGINT, as shells expect for Ctrl-C),
-/// whichever of SIGINT, SIGTERM or SIGHUP stopped it.
-pub const EXIT_INTERRUPTED: i32 = 130;
-
 static STOP: OnceLock<StopToken> = OnceLock::new();
 static FIRST_SIGNAL: AtomicI32 = AtomicI32::new(0);
 /// How many `AtOnce` guards are held.
 static AT_ONCE: AtomicUsize = AtomicUsize::new(0);
 
-/// While held, a stop signal exits the process at once with `EXIT_INTERRUPTED` (see the
+/// While held, a stop signal exits the process at once with `exit::INTERRUPTED` (see the
 /// module's header). Taking one after a signal already came exits at once too.
 #[must_use = "the guard works only while it is held"]
 pub struct AtOnce(());
@@ -57,7 +53,7 @@ fn exit_interrupted() -> ! {
         std::io::stderr(),
         "webtune: stopped by {by}; nothing was written"
     );
-    std::process::exit(EXIT_INTERRUPTED);
+    std::process::exit(crate::exit::INTERRUPTED);
 }
 
 /// The process's stop token (a fresh one that nothing sets when `install` was not called).
@@ -94,7 +90,7 @@ pub fn install() -> anyhow::Result<()> {
                 }
                 let insisting = token.stop_requested() && signal != SIGHUP;
                 if insisting {
-                    std::process::exit(EXIT_INTERRUPTED);
+                    std::process::exit(crate::exit::INTERRUPTED);
                 }
                 let _ =
                     FIRST_SIGNAL.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);

@@ -2,9 +2,11 @@
 //! open loop), one run per level, then a table and plots of throughput, p50, p99 and error %
 //! against the level, with the knee marked. The JSON (`webtune.sweep/1`) holds every run.
 
-use crate::bench_cmd::{load_mode, stop_condition, RequestArgs, EXIT_INTERRUPTED};
+use crate::bench_cmd::{load_mode, stop_condition, RequestArgs};
+use crate::exit;
 use crate::narrate::Narrator;
 use crate::output::{self, Outputs};
+use crate::output_flags::{OutputFlags, OutputHelp};
 use anyhow::bail;
 use std::time::Duration;
 use webtune_lab::trial::{self, Level, Target, Trial, TrialOutcome};
@@ -13,11 +15,6 @@ use webtune_model::{parse_duration, LoadMode, RunSpec};
 use webtune_report::sweep::{
     find_knee, level_rows, render_sweep_csv, render_sweep_html, render_sweep_text, unanswered,
 };
-
-/// Exit status of a sweep (`sweep`, `lab sweep`) in which a level got no successful response
-/// (every request failed, or every response had an unexpected status): its figures describe
-/// errors, not the load level (docs/exit-codes.md).
-pub const EXIT_LEVEL_UNANSWERED: i32 = 1;
 
 /// One `webtune: WHO: …` line on stderr per level without a successful response; true when
 /// there was one.
@@ -73,24 +70,26 @@ pub struct SweepArgs {
     #[arg(long = "pause", default_value = "0s", value_parser = parse_duration,
           value_name = "DURATION")]
     pub pause: Duration,
-    /// Write the sweep (every run) as JSON, schema webtune.sweep/1, to FILE or "-".
-    #[arg(long = "json", value_name = "FILE")]
-    pub json: Option<String>,
-    /// Write the HTML report (table, plots, every level) to FILE.
-    #[arg(long = "html", value_name = "FILE")]
-    pub html: Option<String>,
-    /// Also write the table as CSV (one line per level) to FILE.
-    #[arg(long = "csv", value_name = "FILE")]
-    pub csv: Option<String>,
-    /// Run each level N times and keep every run's summary (as bench --repeat does); the
-    /// level's figures are all its runs merged.
-    #[arg(long = "repeat", default_value_t = 1, value_name = "N",
-          value_parser = clap::value_parser!(u32).range(1..))]
-    pub repeat: u32,
-    /// No progress line, no per-level lines and no table (the files are still written;
-    /// errors still go to stderr).
-    #[arg(short = 'q', long = "quiet")]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub output: OutputFlags<SweepOutput>,
+}
+
+/// The help of sweep's output flags.
+#[derive(Debug, Clone)]
+pub struct SweepOutput;
+
+impl OutputHelp for SweepOutput {
+    const JSON: &'static str =
+        "Write the sweep (every run) as JSON, schema webtune.sweep/1, to FILE or \"-\"";
+    const HTML: &'static str = "Write the HTML report (table, plots, every level) to FILE";
+    const CSV: Option<&'static str> =
+        Some("Also write the table as CSV (one line per level) to FILE");
+    const REPEAT: Option<&'static str> = Some(
+        "Run each level N times and keep every run's summary (as bench --repeat does); the \
+         level's figures are all its runs merged",
+    );
+    const QUIET: &'static str = "No progress line, no per-level lines and no table (the files \
+        are still written; errors still go to stderr)";
 }
 
 impl SweepArgs {
@@ -148,9 +147,9 @@ pub fn run(args: SweepArgs) -> anyhow::Result<i32> {
     let workload = args.request.workload()?;
     drop(at_once);
     output::check_all([
-        ("--json", args.json.as_deref()),
-        ("--html", args.html.as_deref()),
-        ("--csv", args.csv.as_deref()),
+        ("--json", args.output.json.as_deref()),
+        ("--html", args.output.html.as_deref()),
+        ("--csv", args.output.csv.as_deref()),
     ])?;
     // One trial on a server webtune does not start: the levels one after another.
     let mut trial = Trial::new(
@@ -171,33 +170,37 @@ pub fn run(args: SweepArgs) -> anyhow::Result<i32> {
             SweepVariable::Rate => Level::Rate(level),
         })
         .collect();
-    trial.repeat = args.repeat;
+    trial.repeat = args.output.repeat;
     trial.pause = args.pause;
     let stop = crate::signals::stop_token();
-    let outcome = trial::run(&trial, &stop, &mut Narrator::new(args.quiet, !args.quiet))?;
+    let outcome = trial::run(
+        &trial,
+        &stop,
+        &mut Narrator::new(args.output.quiet, !args.output.quiet),
+    )?;
     let sweep = sweep_of(outcome, variable, "webtune sweep");
     let mut outputs = Outputs::new();
-    if let Some(dest) = &args.html {
+    if let Some(dest) = &args.output.html {
         outputs.file("--html", dest, &render_sweep_html(&sweep));
     }
-    if let Some(dest) = &args.csv {
+    if let Some(dest) = &args.output.csv {
         outputs.file("--csv", dest, &render_sweep_csv(&sweep));
     }
     // Last: "--json -" goes to stdout.
-    if let Some(dest) = &args.json {
+    if let Some(dest) = &args.output.json {
         outputs.file("--json", dest, &(sweep.to_json_pretty() + "\n"));
     }
-    let json_to_stdout = args.json.as_deref() == Some("-");
-    if !json_to_stdout && !args.quiet {
+    let json_to_stdout = args.output.json.as_deref() == Some("-");
+    if !json_to_stdout && !args.output.quiet {
         outputs.stdout(&format!("\n{}", render_sweep_text(&sweep)));
     }
     let unanswered = warn_unanswered(&sweep, "sweep");
     Ok(outputs.exit_code(if sweep.interrupted {
-        EXIT_INTERRUPTED
+        exit::INTERRUPTED
     } else if unanswered {
-        EXIT_LEVEL_UNANSWERED
+        exit::NO_SUCCESS
     } else {
-        0
+        exit::SUCCESS
     }))
 }
 

@@ -4,10 +4,12 @@
 //! stored command as it was (`resume`: in its directory, refusing flags that would change
 //! it, recording a larger `--trials`).
 
-use crate::bench_cmd::{available_cores, EXIT_INTERRUPTED};
+use crate::bench_cmd::available_cores;
+use crate::exit;
 use crate::lab_cmd::{load_path, parse_bench};
 use crate::narrate::Narrator;
 use crate::output::{self, Outputs};
+use crate::output_flags::{OutputFlags, OutputHelp};
 use anyhow::{bail, Context};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -23,8 +25,15 @@ use webtune_tune::{Objective, Slo};
 
 mod resume;
 
-/// Exit status when no configuration met every SLO (the report is still written).
-pub const EXIT_NOTHING_FEASIBLE: i32 = 1;
+/// The help of tune's output flags.
+#[derive(Debug, Clone)]
+pub struct TuneOutput;
+
+impl OutputHelp for TuneOutput {
+    const JSON: &'static str = "Write the report (webtune.tune/1) as JSON to FILE (- for stdout)";
+    const HTML: &'static str = "Write the HTML report to FILE";
+    const QUIET: &'static str = "No progress lines";
+}
 
 #[derive(clap::Args, Debug, Clone)]
 #[command(after_help = "Examples:\n  \
@@ -116,15 +125,8 @@ pub struct TuneArgs {
     #[arg(long = "sample-interval", default_value = "250ms", value_parser = parse_duration,
           value_name = "DURATION")]
     pub sample_interval: Duration,
-    /// Write the report (webtune.tune/1) as JSON to FILE (- for stdout).
-    #[arg(long = "json", value_name = "FILE")]
-    pub json: Option<String>,
-    /// Write the HTML report to FILE.
-    #[arg(long = "html", value_name = "FILE")]
-    pub html: Option<String>,
-    /// No progress lines.
-    #[arg(short = 'q', long = "quiet")]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub output: OutputFlags<TuneOutput>,
     /// bench flags and the path to load (a URL for external), e.g. -- -c 20 -d 10s /cpu/2000.
     #[arg(last = true, value_name = "BENCH FLAGS")]
     pub bench: Vec<String>,
@@ -213,8 +215,8 @@ pub(crate) fn prepare(args: &TuneArgs) -> anyhow::Result<Prepared> {
         bail!("--trials must be at least 3 (the default is measured twice first)");
     }
     output::check_all([
-        ("--json", args.json.as_deref()),
-        ("--html", args.html.as_deref()),
+        ("--json", args.output.json.as_deref()),
+        ("--html", args.output.html.as_deref()),
     ])?;
     let bench = parse_bench(&args.bench)?;
     bench.to_spec("")?;
@@ -253,7 +255,8 @@ pub(crate) fn prepare(args: &TuneArgs) -> anyhow::Result<Prepared> {
         if args.apply.is_some() || args.restore.is_some() || args.baseline.is_some() {
             bail!("--apply, --restore and --baseline are for tune external; lab stacks are configured by webtune");
         }
-        let default_path = crate::lab_cmd::default_path(stack, &workload);
+        let default_path =
+            crate::lab_cmd::default_path(crate::lab_cmd::Served::Stack(stack), &workload);
         match args.app {
             crate::lab_cmd::forum::App::Forum => {
                 if !stack.has_php() {
@@ -420,8 +423,8 @@ pub(crate) fn execute(
 ) -> anyhow::Result<i32> {
     let stop = crate::signals::stop_token();
     let mut narrator = TuneNarrator {
-        inner: Narrator::new(args.quiet, false),
-        quiet: args.quiet,
+        inner: Narrator::new(args.output.quiet, false),
+        quiet: args.output.quiet,
     };
     let mut finished = driver::run(&prepared.job, journal, resumed, &stop, &mut narrator)?;
     if prepared.job.capacity.is_some() {
@@ -430,17 +433,17 @@ pub(crate) fn execute(
         finished.report.slos = args.slos.clone();
     }
     let mut outputs = Outputs::new();
-    if let Some(dest) = &args.html {
+    if let Some(dest) = &args.output.html {
         outputs.file(
             "--html",
             dest,
             &webtune_tune::html::render_html(&finished.report),
         );
     }
-    if let Some(dest) = &args.json {
+    if let Some(dest) = &args.output.json {
         outputs.file("--json", dest, &(finished.report.to_json_pretty() + "\n"));
     }
-    if args.json.as_deref() != Some("-") {
+    if args.output.json.as_deref() != Some("-") {
         let mut text = finished.report.render_text();
         if finished.interrupted {
             text.push_str(&match &args.journal {
@@ -454,11 +457,11 @@ pub(crate) fn execute(
         outputs.stdout(&text);
     }
     Ok(outputs.exit_code(if finished.interrupted {
-        EXIT_INTERRUPTED
+        exit::INTERRUPTED
     } else if finished.report.best.is_none() {
-        EXIT_NOTHING_FEASIBLE
+        exit::NOTHING_FEASIBLE
     } else {
-        0
+        exit::SUCCESS
     }))
 }
 
@@ -491,11 +494,11 @@ pub(crate) fn show(
         None => {}
     }
     let mut outputs = Outputs::new();
-    if let Some(dest) = &args.json {
+    if let Some(dest) = &args.output.json {
         outputs.file("--json", dest, &(report.to_json_pretty() + "\n"));
     }
-    if args.json.as_deref() != Some("-") {
+    if args.output.json.as_deref() != Some("-") {
         outputs.stdout(&text);
     }
-    Ok(outputs.exit_code(0))
+    Ok(outputs.exit_code(exit::SUCCESS))
 }

@@ -431,3 +431,52 @@ fn a_failing_json_still_writes_the_html_and_names_the_path() {
     assert!(std::fs::read_to_string(&html).unwrap().contains("<html"));
     assert!(is_char_device(&full));
 }
+
+/// The output flags are declared once (src/output_flags.rs) and flattened into every command
+/// that writes results: each command keeps its flags, `--repeat`'s default and its own help
+/// wording, and has no flag it did not have (`tune --csv` stays an error).
+#[test]
+fn every_command_keeps_its_output_flags_and_their_help() {
+    const ALL: [&str; 5] = [
+        "--json <FILE>",
+        "--html <FILE>",
+        "--csv <FILE>",
+        "--repeat <N>",
+        "-q, --quiet",
+    ];
+    let cases: [(&[&str], usize, &str); 8] = [
+        (&["bench"], 0b11111, "(schema webtune.run/1)"),
+        (
+            &["lab", "run", "nginx", "--"],
+            0b11111,
+            "(schema webtune.run/1)",
+        ),
+        (&["sweep"], 0b11111, "schema webtune.sweep/1"),
+        (&["lab", "sweep"], 0b10111, "server samples included"),
+        (&["capacity"], 0b10011, "webtune.capacity/1"),
+        (&["lab", "capacity"], 0b10011, "webtune.capacity/1"),
+        (&["tune"], 0b10011, "(webtune.tune/1)"),
+        (&["merge"], 0b10011, "merged result as JSON"),
+    ];
+    for (words, has, wording) in cases {
+        let out = webtune().args(words).arg("--help").output().unwrap();
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{words:?}");
+        for (i, flag) in ALL.iter().enumerate() {
+            let present = has & (1 << i) != 0;
+            assert_eq!(help.contains(flag), present, "{words:?} {flag}:\n{help}");
+        }
+        assert!(help.contains(wording), "{words:?}:\n{help}");
+        if has & 0b1000 != 0 {
+            assert!(
+                help.contains("[default: 1]"),
+                "{words:?}: --repeat's default"
+            );
+        }
+    }
+    let out = webtune()
+        .args(["tune", "--csv", "x.csv", "nginx"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

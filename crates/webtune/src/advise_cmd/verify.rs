@@ -10,7 +10,7 @@
 
 use crate::bench_cmd::BenchArgs;
 use crate::lab_cmd::forum::{ensure_dataset, DataChoice};
-use crate::lab_cmd::{import, load_path, parse_bench};
+use crate::lab_cmd::{default_path, import, load_path, parse_bench, Served};
 use anyhow::bail;
 use serde_json::json;
 use webtune_advise::{Advice, ConfigRead};
@@ -212,7 +212,7 @@ fn verify_one(
     let default_path = match server {
         Server::MariaDb => "",
         Server::Nginx | Server::Apache | Server::PhpFpm => {
-            import::default_path(&current, &workload)
+            default_path(Served::Imported(&current), &workload)
         }
     };
     let mut path = load_path(bench.url.as_deref(), default_path)?;
@@ -244,7 +244,7 @@ fn verify_one(
             Arm::Default => current.clone(),
             Arm::Winner => advised.clone(),
         };
-        if !bench.quiet {
+        if !bench.output.quiet {
             eprintln!(
                 "advise --verify: {label} run {}/{} ({} {})",
                 i + 1,

@@ -5,9 +5,11 @@
 //! reports seed 003's figures per level — requests served, mean response time, error % —
 //! with warm-up and cool-down left out, and the sampler's summary.
 
-use crate::bench_cmd::{self, EXIT_INTERRUPTED};
+use crate::bench_cmd;
+use crate::exit;
 use crate::narrate::Narrator;
 use crate::output::{self, Outputs};
+use crate::output_flags::{OutputFlags, OutputHelp};
 use anyhow::bail;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -114,22 +116,24 @@ pub struct SweepArgs {
     #[arg(long = "sample-interval", default_value = "250ms", value_parser = parse_duration,
           value_name = "DURATION")]
     pub sample_interval: Duration,
-    /// Write the sweep (every level's full result, server samples included) as JSON.
-    #[arg(long = "json", value_name = "FILE")]
-    pub json: Option<String>,
-    /// Write the HTML report (table, plots, every level) to FILE.
-    #[arg(long = "html", value_name = "FILE")]
-    pub html: Option<String>,
-    /// Write the per-level figures as CSV to FILE.
-    #[arg(long = "csv", value_name = "FILE")]
-    pub csv: Option<String>,
+    #[command(flatten)]
+    pub output: OutputFlags<LabSweepOutput>,
     /// Keep the stack's and the database's directories (configs, logs) after the stop.
     #[arg(long = "keep")]
     pub keep: bool,
-    /// No progress line, no table and no per-level server summaries (the files are still
-    /// written; errors still go to stderr).
-    #[arg(short = 'q', long = "quiet")]
-    pub quiet: bool,
+}
+
+/// The help of `lab sweep`'s output flags.
+#[derive(Debug, Clone)]
+pub struct LabSweepOutput;
+
+impl OutputHelp for LabSweepOutput {
+    const JSON: &'static str =
+        "Write the sweep (every level's full result, server samples included) as JSON";
+    const HTML: &'static str = "Write the HTML report (table, plots, every level) to FILE";
+    const CSV: Option<&'static str> = Some("Write the per-level figures as CSV to FILE");
+    const QUIET: &'static str = "No progress line, no table and no per-level server summaries \
+        (the files are still written; errors still go to stderr)";
 }
 
 /// The `lab stacks` lines for `--app forum`: what it needs besides a PHP stack.
@@ -273,9 +277,9 @@ pub fn run_sweep(args: SweepArgs) -> anyhow::Result<i32> {
         bail!("-c levels must be at least 1, e.g. -c 8,32,128");
     }
     output::check_all([
-        ("--json", args.json.as_deref()),
-        ("--html", args.html.as_deref()),
-        ("--csv", args.csv.as_deref()),
+        ("--json", args.output.json.as_deref()),
+        ("--html", args.output.html.as_deref()),
+        ("--csv", args.output.csv.as_deref()),
     ])?;
     if args.app == App::Forum && args.path.is_some() {
         bail!("--path is for --app site; the forum loads its own page mix (or --scenario)");
@@ -302,7 +306,10 @@ pub fn run_sweep(args: SweepArgs) -> anyhow::Result<i32> {
             let path = if workload.scenario().is_some() {
                 String::new()
             } else {
-                super::load_path(args.path.as_deref(), super::default_path(stack, &workload))?
+                super::load_path(
+                    args.path.as_deref(),
+                    super::default_path(super::Served::Stack(stack), &workload),
+                )?
             };
             (
                 Target::Stack {
@@ -324,7 +331,7 @@ pub fn run_sweep(args: SweepArgs) -> anyhow::Result<i32> {
     trial.sample_interval = args.sample_interval;
     trial.keep_dir = args.keep;
     let stop = crate::signals::stop_token();
-    let outcome = trial::run(&trial, &stop, &mut Narrator::new(args.quiet, true))?;
+    let outcome = trial::run(&trial, &stop, &mut Narrator::new(args.output.quiet, true))?;
     let sweep = crate::sweep_cmd::sweep_of(outcome, SweepVariable::Connections, "lab sweep");
     report_sweep(&args, &trial.target, &path, &sweep)
 }
@@ -401,18 +408,18 @@ fn report_sweep(
     sweep: &SweepResult,
 ) -> anyhow::Result<i32> {
     let mut outputs = Outputs::new();
-    if let Some(dest) = &args.html {
+    if let Some(dest) = &args.output.html {
         outputs.file("--html", dest, &render_sweep_html(sweep));
     }
-    if let Some(dest) = &args.csv {
+    if let Some(dest) = &args.output.csv {
         outputs.file("--csv", dest, &render_sweep_csv(sweep));
     }
     // Last: "--json -" goes to stdout.
-    if let Some(dest) = &args.json {
+    if let Some(dest) = &args.output.json {
         outputs.file("--json", dest, &(sweep.to_json_pretty() + "\n"));
     }
-    let json_to_stdout = args.json.as_deref() == Some("-");
-    if !json_to_stdout && !args.quiet {
+    let json_to_stdout = args.output.json.as_deref() == Some("-");
+    if !json_to_stdout && !args.output.quiet {
         let what = match args.app {
             App::Forum => format!(
                 "the forum ({} posts, seed {})",
@@ -447,13 +454,13 @@ fn report_sweep(
         .iter()
         .any(|l| l.result.server.as_ref().is_some_and(|s| s.server_died()));
     Ok(outputs.exit_code(if sweep.interrupted {
-        EXIT_INTERRUPTED
+        exit::INTERRUPTED
     } else if died {
-        super::EXIT_SERVER_DIED
+        exit::TARGET_DOWN
     } else if unanswered {
-        crate::sweep_cmd::EXIT_LEVEL_UNANSWERED
+        exit::NO_SUCCESS
     } else {
-        0
+        exit::SUCCESS
     }))
 }
 

@@ -45,7 +45,7 @@ pub(super) fn target(
         bail!("--addresses does not apply to {flag}: the private copy listens on 127.0.0.1 only");
     }
     let import = import(server, file, &args.set)?;
-    let default_path = default_path(&import, workload);
+    let default_path = super::default_path(super::Served::Imported(&import), workload);
     let path = super::load_path(bench.url.as_deref(), default_path)?;
     Ok(Some((
         Target::Imported {
@@ -53,18 +53,6 @@ pub(super) fn target(
         },
         path,
     )))
-}
-
-/// What an imported config is loaded at without a path after --: its site's root, or the
-/// lab's CPU-bound PHP page when the lab's nginx fronts a php-fpm copy.
-pub(crate) fn default_path(import: &Import, workload: &Workload) -> &'static str {
-    if workload.scenario().is_some() {
-        ""
-    } else if import.serves_php() {
-        "/cpu/2000"
-    } else {
-        "/"
-    }
 }
 
 /// Read a config tree and check the `--set NAME=VALUE` overrides against it.

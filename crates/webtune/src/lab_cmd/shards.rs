@@ -186,5 +186,5 @@ pub fn worker(spec: &Path, out: &Path) -> anyhow::Result<i32> {
     let result = webtune_engine::run(&spec, &Workload::request(), &stop, &mut |_| {})?;
     std::fs::write(out, result.to_json_pretty() + "\n")
         .with_context(|| format!("{}", out.display()))?;
-    Ok(0)
+    Ok(crate::exit::SUCCESS)
 }

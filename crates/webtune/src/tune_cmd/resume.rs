@@ -179,9 +179,9 @@ pub(super) fn resume_or_show(args: &TuneArgs) -> anyhow::Result<i32> {
     .args;
     // Outputs and quiet come from this invocation when given (its paths are relative to
     // where it runs).
-    stored.json = args.json.as_deref().map(here).or(stored.json);
-    stored.html = args.html.as_deref().map(here).or(stored.html);
-    stored.quiet |= args.quiet;
+    stored.output.json = args.output.json.as_deref().map(here).or(stored.output.json);
+    stored.output.html = args.output.html.as_deref().map(here).or(stored.output.html);
+    stored.output.quiet |= args.output.quiet;
     stored.journal = Some(path.clone());
     if let (Some(journal), false) = (journal.as_mut(), notes.is_empty()) {
         journal.set_command(&command_json(&argv, cwd.as_deref()))?;
