@@ -42,6 +42,8 @@ pub struct LevelRow {
     pub requested_rps: Option<f64>,
     /// Responses with an expected status: none means the level measured only errors.
     pub ok: u64,
+    /// Length of the level's measurement, seconds.
+    pub measured_s: f64,
 }
 
 impl LevelRow {
@@ -67,6 +69,30 @@ impl LevelRow {
     pub fn short_of_rate(&self) -> bool {
         self.requested_rps
             .is_some_and(|rate| self.requests_per_s < rate * RATE_REACHED)
+    }
+
+    /// A rate level that fell short of its rate by more than its stalls explain: even with
+    /// the stalled seconds taken out of its measurement its throughput stays below
+    /// `RATE_REACHED` of the rate (400/s asked, 89/s answered, 0.1 s of 1 s stalled). Such a
+    /// level feeds the knee although it stalled: the server did not keep up whatever the
+    /// stall was. A cut-short level never does.
+    pub fn short_beyond_its_stalls(&self) -> bool {
+        let Some(rate) = self.requested_rps else {
+            return false;
+        };
+        if self.cut_short || !self.short_of_rate() {
+            return false;
+        }
+        if self.stall_s <= 0.0 {
+            return true;
+        }
+        let unstalled = self.measured_s - self.stall_s;
+        unstalled > 0.0 && self.requests_per_s * self.measured_s / unstalled < rate * RATE_REACHED
+    }
+
+    /// Whether the level is the knee's evidence that the server no longer kept up.
+    fn counts_as_short(&self) -> bool {
+        (self.trusted() && self.short_of_rate()) || self.short_beyond_its_stalls()
     }
 
     /// "reached 987 of 1600/s" for a level short of its rate; empty otherwise.
@@ -98,6 +124,7 @@ pub fn level_rows(sweep: &SweepResult) -> Vec<LevelRow> {
             cut_short: l.result.interrupted,
             requested_rps: (sweep.variable == SweepVariable::Rate).then_some(l.level),
             ok: l.result.ok,
+            measured_s: l.result.duration_s,
         })
         .collect()
 }
@@ -143,13 +170,14 @@ pub fn unanswered(sweep: &SweepResult) -> Vec<String> {
 /// as if they had not run. None when throughput keeps growing or p99 does not.
 ///
 /// A rate sweep whose levels fell short of their rate: the last level that reached its rate
-/// before the first that did not (None when the first level already fell short).
+/// before the first that did not (None when the first level already fell short). A stalled
+/// level that fell short by more than its stall explains counts as short
+/// (`short_beyond_its_stalls`).
 pub fn find_knee(rows: &[LevelRow]) -> Option<usize> {
-    let trusted: Vec<&LevelRow> = rows.iter().filter(|r| r.trusted()).collect();
-    if let Some(first_short) = trusted.iter().position(|r| r.short_of_rate()) {
-        let last_kept = trusted[..first_short].last()?;
-        return rows.iter().position(|r| std::ptr::eq(r, *last_kept));
+    if let Some(first_short) = rows.iter().position(|r| r.counts_as_short()) {
+        return rows[..first_short].iter().rposition(|r| r.trusted());
     }
+    let trusted: Vec<&LevelRow> = rows.iter().filter(|r| r.trusted()).collect();
     let k = (0..trusted.len().saturating_sub(1)).find(|&i| {
         let here = trusted[i];
         let best_later = trusted[i + 1..]
@@ -172,7 +200,10 @@ fn note(row: &LevelRow, is_knee: bool) -> String {
     if row.ok == 0 {
         notes.push("no successful response".into());
     }
-    if !row.trusted() {
+    if row.short_beyond_its_stalls() && !row.trusted() {
+        notes.push(row.flaw());
+        notes.push(row.shortfall());
+    } else if !row.trusted() {
         notes.push(format!("{} (not in the knee)", row.flaw()));
     } else if row.short_of_rate() {
         notes.push(row.shortfall());
@@ -252,14 +283,17 @@ pub fn render_sweep_text(sweep: &SweepResult) -> String {
         let _ = writeln!(out, "{}", line.trim_end());
     }
     out.push('\n');
-    if rows.iter().any(|r| !r.trusted()) {
+    if rows
+        .iter()
+        .any(|r| !r.trusted() && !r.short_beyond_its_stalls())
+    {
         let _ = writeln!(
             out,
             "Levels marked stalled (requests outstanding and none finished) or cut short \
              (interrupted) are left out of the knee."
         );
     }
-    let first_short = rows.iter().find(|r| r.trusted() && r.short_of_rate());
+    let first_short = rows.iter().find(|r| r.counts_as_short());
     if first_short.is_some() {
         let _ = writeln!(
             out,
@@ -318,6 +352,8 @@ pub fn render_sweep_csv(sweep: &SweepResult) -> String {
     for (i, (l, r)) in sweep.levels.iter().zip(&rows).enumerate() {
         let note = if Some(i) == knee {
             "knee".to_string()
+        } else if r.short_beyond_its_stalls() && !r.trusted() {
+            format!("{}; {}", r.flaw(), r.shortfall())
         } else if r.trusted() {
             r.shortfall()
         } else {
@@ -336,19 +372,19 @@ pub fn render_sweep_csv(sweep: &SweepResult) -> String {
 
 /// The knee's marker, and one per level left out of it (class `flawed`).
 fn knee_marker(rows: &[LevelRow]) -> Vec<Marker> {
-    let flawed = rows.iter().filter(|r| !r.trusted()).map(|r| Marker {
-        x: r.level,
-        class: "flawed".into(),
-        label: r.flaw(),
-    });
-    let short = rows
+    let flawed = rows
         .iter()
-        .filter(|r| r.trusted() && r.short_of_rate())
+        .filter(|r| !r.trusted() && !r.short_beyond_its_stalls())
         .map(|r| Marker {
             x: r.level,
             class: "flawed".into(),
-            label: r.shortfall(),
+            label: r.flaw(),
         });
+    let short = rows.iter().filter(|r| r.counts_as_short()).map(|r| Marker {
+        x: r.level,
+        class: "flawed".into(),
+        label: r.shortfall(),
+    });
     find_knee(rows)
         .map(|i| Marker {
             x: rows[i].level,
@@ -453,6 +489,7 @@ mod tests {
             cut_short: false,
             requested_rps: None,
             ok: 1,
+            measured_s: 1.0,
         }
     }
 
@@ -628,6 +665,23 @@ mod tests {
         assert_eq!(find_knee(&rows[..3]), None);
         // Already short at the first level: no knee within the levels.
         assert_eq!(find_knee(&rows[3..]), None);
+        // A stall does not hide a shortfall it cannot explain: 0.1 s of 1 s stalled at
+        // 1600/s cannot turn 1520/s into 987/s, so the level still marks the knee; a level
+        // whose shortfall the stall explains is left out of it.
+        let stalled = |rps: f64| LevelRow {
+            stall_s: 0.1,
+            ..rate(1600.0, rps, 800)
+        };
+        let explained = [rows[0], rows[1], rows[2], stalled(1500.0)];
+        assert!(!explained[3].short_beyond_its_stalls());
+        assert_eq!(find_knee(&explained), None);
+        let unexplained = [rows[0], rows[1], rows[2], stalled(987.0)];
+        assert!(unexplained[3].short_beyond_its_stalls());
+        assert_eq!(find_knee(&unexplained), Some(2));
+        assert_eq!(
+            note(&unexplained[3], false),
+            "stalled 0.1 s; reached 987 of 1600/s"
+        );
 
         let mut sweep = SweepResult::new("webtune 0.1.0", SweepVariable::Rate);
         for (level, n, lat) in [
