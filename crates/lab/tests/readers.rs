@@ -76,3 +76,26 @@ fn lab_values_are_read_back() {
         .iter()
         .all(|(d, _)| d.value().starts_with("127.0.0.1:")));
 }
+
+/// The lab imports a user's tree as the readers read it: the same `Directive`s the advisor
+/// sees, with no copy in between.
+#[test]
+fn an_imported_tree_is_the_readers_tree() {
+    use webtune_lab::import::{ConfigTree, Server};
+    let d = tempfile::tempdir().unwrap();
+    let stack = StackKind::from_name("nginx-apache-worker").unwrap();
+    rendered(stack, &[], d.path());
+    let nginx_main = d.path().join("nginx.conf");
+    let tree = ConfigTree::read(Server::Nginx, &nginx_main).unwrap();
+    let read = nginx::read(&nginx_main).unwrap().parsed;
+    assert!(!tree.directives.is_empty());
+    assert_eq!(tree.directives, read.directives);
+    assert_eq!(tree.files, read.files);
+    assert_eq!(tree.root, d.path());
+    let apache_main = d.path().join("apache2.conf");
+    let tree = ConfigTree::read(Server::Apache, &apache_main).unwrap();
+    let read = apache::read(&apache_main, &[]).unwrap();
+    assert_eq!(tree.directives, read.parsed.directives);
+    assert_eq!(tree.root, read.server_root);
+    assert_eq!(tree.env, read.env);
+}
