@@ -5,22 +5,10 @@ use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AdviseError {
-    /// A file could not be read (missing, unreadable).
-    #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    /// A config file is malformed.
-    #[error("{path}:{line}: {message}")]
-    Syntax {
-        path: PathBuf,
-        line: usize,
-        message: String,
-    },
-    /// An input passes one of the readers' caps (`limits`): the message names the cap.
-    #[error("{at}: {message}")]
-    Cap { at: String, message: String },
+    /// A config file could not be read, is malformed, or passes one of the readers' caps
+    /// (`webtune_conf::limits`); also a `--result` file that cannot be read or is too big.
+    #[error(transparent)]
+    Read(#[from] webtune_conf::ReadError),
     /// A `--result` file is not a webtune result.
     #[error("{path}: not a webtune result: {message}")]
     BadResult { path: PathBuf, message: String },
@@ -30,51 +18,4 @@ pub enum AdviseError {
         path: PathBuf,
         source: std::io::Error,
     },
-}
-
-impl AdviseError {
-    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> AdviseError {
-        AdviseError::Io {
-            path: path.into(),
-            source,
-        }
-    }
-
-    pub(crate) fn syntax(
-        path: impl Into<PathBuf>,
-        line: usize,
-        message: impl Into<String>,
-    ) -> AdviseError {
-        AdviseError::Syntax {
-            path: path.into(),
-            line,
-            message: message.into(),
-        }
-    }
-}
-
-/// Read a config file as text, with the error naming it (at most
-/// `limits::MAX_FILE_BYTES`).
-pub(crate) fn read_text(path: &std::path::Path) -> Result<String, AdviseError> {
-    crate::limits::read_file(path)
-}
-
-/// Expand a glob pattern into the files it matches, sorted (as Apache, nginx and php-fpm
-/// do). A pattern without wildcard characters is returned as is.
-pub(crate) fn expand_glob(
-    pattern: &std::path::Path,
-    at: (&std::path::Path, usize),
-) -> Result<Vec<PathBuf>, AdviseError> {
-    let text = pattern.display().to_string();
-    if !text.contains(['*', '?', '[']) {
-        return Ok(vec![pattern.to_path_buf()]);
-    }
-    let paths = glob::glob(&text)
-        .map_err(|e| AdviseError::syntax(at.0, at.1, format!("bad wildcard {text:?}: {e}")))?;
-    let mut out: Vec<PathBuf> = paths
-        .filter_map(Result::ok)
-        .filter(|p| p.is_file())
-        .collect();
-    out.sort();
-    Ok(out)
 }

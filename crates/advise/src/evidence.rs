@@ -30,7 +30,7 @@ pub struct Evidence {
 
 impl Evidence {
     pub fn from_file(path: &Path) -> Result<Evidence, AdviseError> {
-        let text = crate::limits::read_capped(path, MAX_SAVED_BYTES, "a --result file")?;
+        let text = webtune_conf::limits::read_capped(path, MAX_SAVED_BYTES, "a --result file")?;
         let result: RunResult =
             serde_json::from_slice(&text).map_err(|e| AdviseError::BadResult {
                 path: path.to_path_buf(),

@@ -6,7 +6,7 @@
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use webtune_lab::procfs;
+use webtune_conf::procfs;
 
 /// The sysctls the rules look at, by their dotted names.
 pub const SYSCTLS: &[&str] = &[

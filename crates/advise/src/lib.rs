@@ -4,16 +4,13 @@
 //! run's measurements, and explains every setting that matters with the calculation
 //! shown and the `file:line` it rests on. It never changes a file or a sysctl; it can
 //! write suggested copies of the config files into a directory of the user's choice.
+//! The configs are read with the readers of crates/conf (`webtune_conf`), which the lab
+//! shares; this crate holds the rules and their explanations.
 
-pub mod apache;
-pub mod config;
 mod error;
 pub mod evidence;
 pub mod finding;
 pub mod host;
-pub mod ini;
-pub mod limits;
-pub mod nginx;
 pub mod output;
 pub mod rules;
 
@@ -25,6 +22,7 @@ pub use rules::Layers;
 
 use serde::Serialize;
 use std::path::{Path, PathBuf};
+use webtune_conf::{apache, config, ini, nginx};
 
 /// What to read. Config paths left out are discovered (running server, else stock path)
 /// when `discover` is set.

@@ -139,7 +139,7 @@ pub fn changes_per_file(a: &Advice) -> BTreeMap<PathBuf, Vec<(String, Change)>> 
 pub fn write_patch(a: &Advice, dir: &Path) -> Result<Vec<PathBuf>, AdviseError> {
     let mut written = Vec::new();
     for (file, changes) in changes_per_file(a) {
-        let original = crate::error::read_text(&file)?;
+        let original = webtune_conf::limits::read_file(&file)?;
         let comment = if a
             .configs
             .iter()

@@ -3,7 +3,8 @@
 
 use std::path::{Path, PathBuf};
 use webtune_advise::host::RunningServer;
-use webtune_advise::{apache, ini, nginx, Evidence, Finding, HostFacts, Layers, Severity};
+use webtune_advise::{Evidence, Finding, HostFacts, Layers, Severity};
+use webtune_conf::{apache, ini, nginx};
 use webtune_model::server::LogMessage;
 
 fn host(ram_mib: u64) -> HostFacts {

@@ -4,7 +4,7 @@
 //! and checks them at every sample; one found gone (or a zombie webtune has not reaped
 //! yet, whose wait status says how it ended) becomes a `ProcessDeath`.
 
-use crate::procfs;
+use webtune_conf::procfs;
 use webtune_model::server::ProcessDeath;
 
 /// A server's main process: the leader of one of the selected sessions (a lab server

@@ -4,7 +4,8 @@
 //! parameters, program, config, readiness, tuning space and logs), the one supervision of
 //! every server process (`process`: start, readiness, stop that leaves nothing behind;
 //! `supervisor`: a whole stack; `registry`: reaping what a killed webtune left), and the
-//! /proc sampler whose series go into `RunResult.server`. TLS variants of the stacks
+//! /proc sampler whose series go into `RunResult.server` (/proc and users' config trees are
+//! read with `webtune-conf`, the crate below this one). TLS variants of the stacks
 //! (certificate per lab directory) are in `tls`, the forum and its MariaDB in `forum`.
 //!
 //! It does not make load (that is `webtune-engine`) and does not decide what is best (that
@@ -25,7 +26,6 @@ pub mod netns;
 mod opt_out;
 pub mod params;
 pub mod process;
-pub mod procfs;
 pub mod registry;
 pub mod render;
 pub mod sampler;

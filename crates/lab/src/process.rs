@@ -6,13 +6,14 @@
 
 use crate::host::ExecLimits;
 use crate::servers::{Readiness, ServerPlan};
-use crate::{procfs, LabError};
+use crate::LabError;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+use webtune_conf::procfs;
 use webtune_model::StopToken;
 
 /// A started server: its plan and its main process (the leader of its session).

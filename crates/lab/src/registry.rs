@@ -4,13 +4,13 @@
 //! directory and each server's session id. A stack whose owner is gone — webtune was
 //! killed with SIGKILL — is reaped by `lab clean` and at every start.
 
-use crate::procfs;
 use crate::LabError;
 use serde::{Deserialize, Serialize};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
+use webtune_conf::procfs;
 
 /// One started stack, as recorded on disk.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -8,11 +8,11 @@
 //! (`ServerSamples::deaths`).
 
 use crate::leaders::Leader;
-use crate::procfs::{self, ProcStat};
 use std::collections::HashMap;
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+use webtune_conf::procfs::{self, ProcStat};
 use webtune_model::server::{CpuShare, ServerSample};
 use webtune_model::ServerSamples;
 

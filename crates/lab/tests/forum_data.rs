@@ -151,8 +151,9 @@ fn lab_clean_reaps_a_database_whose_owner_is_gone() {
 
 #[test]
 fn a_copy_of_your_my_cnf_runs_privately_on_the_forums_data() {
+    use webtune_conf::config::Directive;
     use webtune_lab::forum::DbConfig;
-    use webtune_lab::import::{ConfigTree, Import, Located, Server};
+    use webtune_lab::import::{ConfigTree, Import, Server};
     if !mariadb_installed() {
         support::opt_out::opt_out("mariadb", "mariadb-server is not installed");
         return;
@@ -164,7 +165,7 @@ fn a_copy_of_your_my_cnf_runs_privately_on_the_forums_data() {
     let text = "[mysqld]\nmax_connections = 33\nsocket = /run/mysqld/webtune-test.sock\n\
                 datadir = /var/lib/webtune-test-none\nport = 3306\n";
     std::fs::write(&main, text).unwrap();
-    let located = |name: &str, value: &str, line: usize| Located {
+    let located = |name: &str, value: &str, line: usize| Directive {
         name: name.into(),
         args: vec![value.into()],
         file: main.clone(),

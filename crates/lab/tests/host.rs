@@ -9,10 +9,11 @@ mod support;
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use webtune_conf::procfs;
 use webtune_engine::Progress;
 use webtune_lab::netns::namespace_of;
 use webtune_lab::trial::{self, LevelResult, Target, Trial, TrialEvents};
-use webtune_lab::{procfs, settings_for, CpuSet, HostSettings, StackKind};
+use webtune_lab::{settings_for, CpuSet, HostSettings, StackKind};
 use webtune_model::{LoadMode, RunSpec, StopCondition, StopToken};
 
 /// The tests look at this process's threads (the generator's workers): one at a time.

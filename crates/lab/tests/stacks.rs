@@ -5,9 +5,10 @@
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use webtune_conf::procfs;
 use webtune_lab::{
-    http_get, procfs, settings_for, summarise, LabError, ProcessSelector, RunningStack, Sampler,
-    StackKind, StartOptions,
+    http_get, settings_for, summarise, LabError, ProcessSelector, RunningStack, Sampler, StackKind,
+    StartOptions,
 };
 
 /// Stops the stack when the test ends, even when an assertion failed first.

@@ -4,8 +4,9 @@
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use webtune_conf::procfs;
 use webtune_lab::trial::{self, Level, LevelResult, Target, Trial, TrialEvents};
-use webtune_lab::{procfs, settings_for, StackKind};
+use webtune_lab::{settings_for, StackKind};
 use webtune_model::{RunSpec, StopCondition, StopToken};
 
 /// Records what the trial told its caller, and where the stack lived.

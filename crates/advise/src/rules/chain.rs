@@ -5,8 +5,8 @@
 
 use super::{at, fpm_children, mib, mysql_int, set, ApacheMpm, Layers};
 use crate::finding::{Finding, Severity};
-use crate::ini;
 use std::path::Path;
+use webtune_conf::ini;
 
 pub(super) fn rules(l: &Layers) -> Vec<Finding> {
     let mut out = Vec::new();

@@ -31,7 +31,13 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
     let mut evidence: Vec<String> = Vec::new();
     let mut measured_all = true;
     // The worker pool that can be resized: (directive, per-worker KiB, current count, directive line).
-    let mut pools: Vec<(String, u64, i64, Option<&crate::config::Directive>, String)> = Vec::new();
+    let mut pools: Vec<(
+        String,
+        u64,
+        i64,
+        Option<&webtune_conf::config::Directive>,
+        String,
+    )> = Vec::new();
 
     if let Some(a) = l.apache {
         let m = ApacheMpm::of(a);

@@ -8,13 +8,13 @@ mod memory;
 mod proxy;
 mod queues;
 
-use crate::apache::ApacheConfig;
-use crate::config::{Directive, Parsed};
 use crate::evidence::Evidence;
 use crate::finding::{Change, Finding};
 use crate::host::HostFacts;
-use crate::ini;
-use crate::nginx::NginxConfig;
+use webtune_conf::apache::ApacheConfig;
+use webtune_conf::config::{Directive, Parsed};
+use webtune_conf::ini;
+use webtune_conf::nginx::NginxConfig;
 
 /// Everything the rules look at.
 #[derive(Debug, Clone, Copy)]

@@ -3,9 +3,9 @@
 //! and the ephemeral ports that new upstream connections use up.
 
 use super::{at, set, ApacheMpm, Layers};
-use crate::config::Directive;
 use crate::finding::{Finding, Severity};
-use crate::nginx::NginxConfig;
+use webtune_conf::config::Directive;
+use webtune_conf::nginx::NginxConfig;
 
 /// Seconds a closed connection's port stays in TIME_WAIT on Linux.
 const TIME_WAIT_S: i64 = 60;

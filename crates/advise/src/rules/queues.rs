@@ -10,7 +10,8 @@ const SOMAXCONN: &str = "net.core.somaxconn";
 pub(super) fn rules(l: &Layers) -> Vec<Finding> {
     let mut out = Vec::new();
     let somaxconn = l.host.sysctl_int(SOMAXCONN);
-    let mut backlogs: Vec<(String, &str, i64, Option<&crate::config::Directive>)> = Vec::new();
+    let mut backlogs: Vec<(String, &str, i64, Option<&webtune_conf::config::Directive>)> =
+        Vec::new();
     if let Some(a) = l.apache {
         let d = a.get("ListenBacklog");
         backlogs.push((
@@ -25,7 +26,7 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
             backlogs.push(("nginx".into(), "listen", b, Some(d)));
         }
     }
-    let pools = l.php_fpm.map(crate::ini::pools).unwrap_or_default();
+    let pools = l.php_fpm.map(webtune_conf::ini::pools).unwrap_or_default();
     {
         for pool in &pools {
             let b = pool.backlog.as_ref();

@@ -2,10 +2,11 @@
 //! saying what it was) or text put before a line's first word, each on its own line, so
 //! the copy's line numbers stay the user's.
 
-use super::{Located, Server};
+use super::Server;
 use crate::LabError;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use webtune_conf::config::Directive;
 
 /// One change to one line of a copied file.
 #[derive(Debug, Clone)]
@@ -27,7 +28,7 @@ pub(super) enum EditKind {
 }
 
 impl Edit {
-    pub(super) fn replace(d: &Located, text: String) -> Edit {
+    pub(super) fn replace(d: &Directive, text: String) -> Edit {
         Edit {
             file: d.file.clone(),
             line: d.line,
@@ -35,13 +36,13 @@ impl Edit {
             what: EditKind::Replace(text),
         }
     }
-    pub(super) fn remove(d: &Located) -> Edit {
+    pub(super) fn remove(d: &Directive) -> Edit {
         Edit {
             what: EditKind::Remove,
             ..Edit::replace(d, String::new())
         }
     }
-    pub(super) fn prefix(d: &Located, text: String) -> Edit {
+    pub(super) fn prefix(d: &Directive, text: String) -> Edit {
         Edit {
             what: EditKind::Prefix(text),
             ..Edit::replace(d, String::new())

@@ -2,7 +2,8 @@
 //! read, the distinct addresses (each gets a private loopback port), and the one the load
 //! goes to.
 
-use super::{ConfigTree, Located};
+use super::ConfigTree;
+use webtune_conf::config::Directive;
 
 /// What a `listen`/`Listen` argument names.
 #[derive(Debug, PartialEq)]
@@ -59,7 +60,7 @@ pub(super) fn normal_address(address: &str) -> String {
 /// default server, else the first). IPv6 listens count only where no IPv4 listen has
 /// their port.
 pub(super) fn listen_keys(tree: &ConfigTree) -> (Vec<(String, u16)>, usize) {
-    let listens: Vec<&Located> = tree
+    let listens: Vec<&Directive> = tree
         .directives
         .iter()
         .filter(|d| d.name.eq_ignore_ascii_case("listen"))

@@ -7,9 +7,8 @@
 //! directives) is kept, `--set NAME=VALUE` sets a directive's value, and the server checks
 //! the copy itself (`nginx -t`, `apache2 -t`, `php-fpm -t`) before it starts.
 //!
-//! The trees are read by the advisor's readers (crates/advise) in the binary and handed
-//! here as located directives (`ConfigTree`): the advisor depends on the lab, so the lab
-//! takes the readers' output rather than the readers. nginx and Apache copies are edited
+//! The trees are read by the readers the advisor uses too (crates/conf, `ConfigTree::read`)
+//! as directives that know their `file:line`. nginx and Apache copies are edited
 //! line by line in place; php-fpm and my.cnf copies, whose servers let a later value win,
 //! get a block appended instead (`php_fpm`, `mariadb`). Either way every user line stays
 //! where it was, so what a server says about the copy's `file:line` is the user's.
@@ -32,6 +31,8 @@ pub use php_fpm::pools as php_fpm_pools;
 use php_fpm::PHP_FPM_OWNED;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use webtune_conf::config::{Directive, Parsed};
+use webtune_conf::{apache as apache_conf, ini, nginx as nginx_conf, ReadError};
 
 mod apache;
 mod edit;
@@ -67,19 +68,6 @@ impl Server {
     }
 }
 
-/// One directive of the tree, where it is written (1-based line of its first word).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Located {
-    pub name: String,
-    pub args: Vec<String>,
-    pub file: PathBuf,
-    pub line: usize,
-    /// Enclosing blocks, outermost first (`["http", "server"]`).
-    pub context: Vec<String>,
-    /// Id of the innermost enclosing block (0 at top level).
-    pub block: usize,
-}
-
 /// A config tree as a reader saw it.
 #[derive(Debug, Clone)]
 pub struct ConfigTree {
@@ -90,9 +78,54 @@ pub struct ConfigTree {
     pub root: PathBuf,
     /// Every file read, in the order read.
     pub files: Vec<PathBuf>,
-    pub directives: Vec<Located>,
+    pub directives: Vec<Directive>,
     /// Apache: Debian's `envvars` (`APACHE_RUN_USER` …), for the `${…}` the copy keeps.
     pub env: BTreeMap<String, String>,
+}
+
+impl ConfigTree {
+    /// Read `file`'s tree as its server would (a syntax error or a passed cap names its
+    /// file and line). Relative places start at the main file's directory, Apache's at
+    /// ServerRoot.
+    pub fn read(server: Server, file: &Path) -> Result<ConfigTree, ReadError> {
+        Ok(match server {
+            Server::Nginx => {
+                let parsed = nginx_conf::read(file)?.parsed;
+                let root = parsed.main.parent().unwrap_or(Path::new("/")).to_path_buf();
+                ConfigTree::of(server, parsed, root, BTreeMap::new())
+            }
+            Server::Apache => {
+                let config = apache_conf::read(file, &[])?;
+                ConfigTree::of(server, config.parsed, config.server_root, config.env)
+            }
+            Server::PhpFpm => ConfigTree::ini(server, file, ini::Dialect::PhpFpm)?,
+            Server::MariaDb => ConfigTree::ini(server, file, ini::Dialect::MyCnf)?,
+        })
+    }
+
+    /// An ini tree (php-fpm's, my.cnf): copies keep their place under the main file's
+    /// directory.
+    fn ini(server: Server, file: &Path, dialect: ini::Dialect) -> Result<ConfigTree, ReadError> {
+        let parsed = ini::read(file, dialect)?;
+        let root = parsed.main.parent().unwrap_or(Path::new("/")).to_path_buf();
+        Ok(ConfigTree::of(server, parsed, root, BTreeMap::new()))
+    }
+
+    fn of(
+        server: Server,
+        parsed: Parsed,
+        root: PathBuf,
+        env: BTreeMap<String, String>,
+    ) -> ConfigTree {
+        ConfigTree {
+            server,
+            main: parsed.main,
+            root,
+            files: parsed.files,
+            directives: parsed.directives,
+            env,
+        }
+    }
 }
 
 /// A tree ready to be run privately, with the user's overrides.
@@ -344,12 +377,6 @@ impl Import {
     }
 }
 
-impl Located {
-    fn value(&self) -> &str {
-        self.args.first().map(String::as_str).unwrap_or("")
-    }
-}
-
 /// An override must name a directive the copy has (nginx: the block it belongs in is the
 /// user's), not one the import owns, and its value must stay one directive.
 fn check_override(
@@ -422,8 +449,8 @@ pub(super) fn located(
     line: usize,
     context: &[&str],
     block: usize,
-) -> Located {
-    Located {
+) -> Directive {
+    Directive {
         name: name.into(),
         args: args.iter().map(|a| a.to_string()).collect(),
         file: PathBuf::from("/etc/x/nginx.conf"),

@@ -137,7 +137,7 @@ mod tests {
     use std::collections::BTreeMap;
     use std::path::PathBuf;
 
-    fn tree(directives: Vec<crate::import::Located>) -> ConfigTree {
+    fn tree(directives: Vec<webtune_conf::config::Directive>) -> ConfigTree {
         ConfigTree {
             server: Server::PhpFpm,
             main: PathBuf::from("/etc/php/8.2/fpm/php-fpm.conf"),

@@ -7,7 +7,7 @@
 //! on an expanded line, not followed into the gigabytes.
 
 use crate::config::{Directive, Parsed};
-use crate::error::{expand_glob, AdviseError};
+use crate::error::{expand_glob, ReadError};
 use crate::limits::{self, Budget, MAX_LINE_BYTES, MAX_NESTING};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -114,7 +114,7 @@ impl ApacheConfig {
 
 /// Read Apache's configuration from its main file. `defines` are the `-D` names of the
 /// command line. Debian's `envvars` beside the main file provides `${APACHE_…}`.
-pub fn read(main: &Path, defines: &[String]) -> Result<ApacheConfig, AdviseError> {
+pub fn read(main: &Path, defines: &[String]) -> Result<ApacheConfig, ReadError> {
     let main = absolute(main);
     let server_root = main
         .parent()
@@ -151,7 +151,7 @@ fn absolute(p: &Path) -> PathBuf {
 /// The `export NAME=value` lines of a shell file like Debian's envvars (`path`, for the
 /// messages). Lines inside `if … fi` are skipped (there they only compute a suffix that is
 /// empty by default). A value longer than `limits::MAX_LINE_BYTES` once expanded is refused.
-pub fn read_envvars(text: &str, path: &Path) -> Result<BTreeMap<String, String>, AdviseError> {
+pub fn read_envvars(text: &str, path: &Path) -> Result<BTreeMap<String, String>, ReadError> {
     let mut vars = BTreeMap::new();
     let mut depth = 0usize;
     for (i, line) in text.lines().enumerate() {
@@ -242,7 +242,7 @@ impl Reader {
         context: &[String],
         depth: usize,
         from: Option<(&Path, usize)>,
-    ) -> Result<(), AdviseError> {
+    ) -> Result<(), ReadError> {
         if depth > limits::MAX_INCLUDE_DEPTH {
             return Err(limits::includes_too_deep(path));
         }
@@ -277,7 +277,7 @@ impl Reader {
                         }
                     }
                     Some(open) => {
-                        return Err(AdviseError::syntax(
+                        return Err(ReadError::syntax(
                             path,
                             line_no,
                             format!(
@@ -287,7 +287,7 @@ impl Reader {
                         ))
                     }
                     None => {
-                        return Err(AdviseError::syntax(
+                        return Err(ReadError::syntax(
                             path,
                             line_no,
                             format!("</{name}> without an opening <{name}>"),
@@ -298,7 +298,7 @@ impl Reader {
             }
             if let Some(open) = trimmed.strip_prefix('<') {
                 let Some(inner) = open.trim_end().strip_suffix('>') else {
-                    return Err(AdviseError::syntax(
+                    return Err(ReadError::syntax(
                         path,
                         line_no,
                         format!("section <{open} does not end with '>'"),
@@ -311,7 +311,7 @@ impl Reader {
                     words.remove(0)
                 };
                 if name.is_empty() {
-                    return Err(AdviseError::syntax(path, line_no, "empty section <>"));
+                    return Err(ReadError::syntax(path, line_no, "empty section <>"));
                 }
                 let args = self.expand_line(&words, path, line_no)?;
                 if stack.len() >= MAX_NESTING {
@@ -361,7 +361,7 @@ impl Reader {
                 "include" | "includeoptional" => {
                     let optional = name.eq_ignore_ascii_case("IncludeOptional");
                     let Some(target) = args.first() else {
-                        return Err(AdviseError::syntax(
+                        return Err(ReadError::syntax(
                             path,
                             line_no,
                             format!("{name} needs a path"),
@@ -374,7 +374,7 @@ impl Reader {
                             if optional {
                                 continue;
                             }
-                            return Err(AdviseError::syntax(
+                            return Err(ReadError::syntax(
                                 path,
                                 line_no,
                                 format!("{name} {}: no such file", f.display()),
@@ -409,7 +409,7 @@ impl Reader {
             self.cfg.parsed.directives.push(directive);
         }
         if let Some(open) = stack.pop() {
-            return Err(AdviseError::syntax(
+            return Err(ReadError::syntax(
                 path,
                 open.line,
                 format!("<{}> is never closed", open.name),
@@ -424,7 +424,7 @@ impl Reader {
         words: &[String],
         path: &Path,
         line: usize,
-    ) -> Result<Vec<String>, AdviseError> {
+    ) -> Result<Vec<String>, ReadError> {
         let mut room = MAX_LINE_BYTES;
         let mut out = Vec::with_capacity(words.len());
         for word in words {

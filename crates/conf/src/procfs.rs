@@ -1,10 +1,10 @@
 //! Small readers of Linux's /proc: process status lines, sessions, command lines, and the
-//! system-wide counters the sampler needs. Every reader tolerates a process that vanished
-//! between listing and reading (it returns None).
+//! system-wide counters the lab's sampler needs. Every reader tolerates a process that
+//! vanished between listing and reading (it returns None).
 
 use std::path::Path;
 
-/// The fields of /proc/PID/stat the lab uses.
+/// The fields of /proc/PID/stat the lab and the advisor use.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProcStat {
     pub pid: i32,

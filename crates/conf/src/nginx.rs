@@ -4,7 +4,7 @@
 //! `upstream NAME`, `server`, `location …`). What it takes in is capped (`limits`).
 
 use crate::config::{Directive, Parsed};
-use crate::error::{expand_glob, AdviseError};
+use crate::error::{expand_glob, ReadError};
 use crate::limits::{self, Budget, MAX_NESTING};
 use std::path::{Path, PathBuf};
 
@@ -82,7 +82,7 @@ impl NginxConfig {
 }
 
 /// Read nginx's configuration from its main file.
-pub fn read(main: &Path) -> Result<NginxConfig, AdviseError> {
+pub fn read(main: &Path) -> Result<NginxConfig, ReadError> {
     let main = if main.is_absolute() {
         main.to_path_buf()
     } else {
@@ -123,7 +123,7 @@ enum Token {
 }
 
 /// nginx's tokens with their line numbers.
-fn tokenize(text: &str, path: &Path) -> Result<Vec<(Token, usize)>, AdviseError> {
+fn tokenize(text: &str, path: &Path) -> Result<Vec<(Token, usize)>, ReadError> {
     let mut out = Vec::new();
     let mut line = 1;
     let mut chars = text.chars().peekable();
@@ -165,11 +165,7 @@ fn tokenize(text: &str, path: &Path) -> Result<Vec<(Token, usize)>, AdviseError>
                     }
                 }
                 if !closed {
-                    return Err(AdviseError::syntax(
-                        path,
-                        start,
-                        "unterminated quoted string",
-                    ));
+                    return Err(ReadError::syntax(path, start, "unterminated quoted string"));
                 }
                 out.push((Token::Word(word), start));
             }
@@ -211,7 +207,7 @@ impl Reader {
         block: usize,
         depth: usize,
         from: Option<(&Path, usize)>,
-    ) -> Result<(), AdviseError> {
+    ) -> Result<(), ReadError> {
         if depth > limits::MAX_INCLUDE_DEPTH {
             return Err(limits::includes_too_deep(path));
         }
@@ -232,14 +228,14 @@ impl Reader {
                 }
                 Token::Semicolon => {
                     if words.is_empty() {
-                        return Err(AdviseError::syntax(path, line, "unexpected \";\""));
+                        return Err(ReadError::syntax(path, line, "unexpected \";\""));
                     }
                     let name = words.remove(0);
                     let args = std::mem::take(&mut words);
                     let current = blocks.last().map_or(0, |b| b.0);
                     if name == "include" {
                         let Some(target) = args.first() else {
-                            return Err(AdviseError::syntax(
+                            return Err(ReadError::syntax(
                                 path,
                                 first_line,
                                 "include needs a path",
@@ -249,7 +245,7 @@ impl Reader {
                         let is_glob = target.display().to_string().contains(['*', '?', '[']);
                         for f in expand_glob(&target, (path, first_line))? {
                             if !f.is_file() && !is_glob {
-                                return Err(AdviseError::syntax(
+                                return Err(ReadError::syntax(
                                     path,
                                     first_line,
                                     format!("include {}: no such file", f.display()),
@@ -271,7 +267,7 @@ impl Reader {
                 }
                 Token::Open => {
                     if words.is_empty() {
-                        return Err(AdviseError::syntax(path, line, "unexpected \"{\""));
+                        return Err(ReadError::syntax(path, line, "unexpected \"{\""));
                     }
                     if ctx.len() >= MAX_NESTING {
                         return Err(limits::nested_too_deep(path, first_line));
@@ -283,14 +279,14 @@ impl Reader {
                 }
                 Token::Close => {
                     if !words.is_empty() {
-                        return Err(AdviseError::syntax(
+                        return Err(ReadError::syntax(
                             path,
                             first_line,
                             format!("\"{}\" is not terminated by \";\"", words[0]),
                         ));
                     }
                     if blocks.len() <= 1 {
-                        return Err(AdviseError::syntax(path, line, "unexpected \"}\""));
+                        return Err(ReadError::syntax(path, line, "unexpected \"}\""));
                     }
                     blocks.pop();
                     ctx.pop();
@@ -298,7 +294,7 @@ impl Reader {
             }
         }
         if !words.is_empty() {
-            return Err(AdviseError::syntax(
+            return Err(ReadError::syntax(
                 path,
                 first_line,
                 format!(
@@ -309,7 +305,7 @@ impl Reader {
         }
         if blocks.len() > 1 {
             let (_, opened) = blocks[blocks.len() - 1];
-            return Err(AdviseError::syntax(
+            return Err(ReadError::syntax(
                 path,
                 opened,
                 "block is never closed (unexpected end of file, expecting \"}\")",

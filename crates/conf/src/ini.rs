@@ -1,11 +1,11 @@
-//! The two ini dialects the advisor reads, with a small reader of our own (ini crates
-//! mis-read bare keys such as `skip-name-resolve`): php-fpm's (`[global]` and one section
-//! per pool, `include=` with wildcards) and MySQL/MariaDB's my.cnf (`!include FILE`,
+//! The two ini dialects the advisor and the lab read, with a small reader of our own (ini
+//! crates mis-read bare keys such as `skip-name-resolve`): php-fpm's (`[global]` and one
+//! section per pool, `include=` with wildcards) and MySQL/MariaDB's my.cnf (`!include FILE`,
 //! `!includedir DIR` taking `*.cnf`, bare keys, `-` and `_` alike in names). What it takes
 //! in is capped (`limits`).
 
 use crate::config::{Directive, Parsed};
-use crate::error::{expand_glob, AdviseError};
+use crate::error::{expand_glob, ReadError};
 use crate::limits::{self, Budget};
 use std::path::{Path, PathBuf};
 
@@ -17,7 +17,7 @@ pub enum Dialect {
 
 /// Read an ini tree. Each key becomes a directive named by the key, with the section as
 /// its context (`["www"]`, `["mysqld"]`); a bare key has no argument.
-pub fn read(main: &Path, dialect: Dialect) -> Result<Parsed, AdviseError> {
+pub fn read(main: &Path, dialect: Dialect) -> Result<Parsed, ReadError> {
     let mut parsed = Parsed {
         main: main.to_path_buf(),
         ..Parsed::default()
@@ -45,7 +45,7 @@ fn file(
     tree: &mut Tree<'_>,
     depth: usize,
     from: Option<(&Path, usize)>,
-) -> Result<(), AdviseError> {
+) -> Result<(), ReadError> {
     if depth > limits::MAX_INCLUDE_DEPTH {
         return Err(limits::includes_too_deep(path));
     }
@@ -76,7 +76,7 @@ fn file(
             if let Some(rest) = line.strip_prefix("!include") {
                 let f = PathBuf::from(rest.trim());
                 if !f.is_file() {
-                    return Err(AdviseError::syntax(
+                    return Err(ReadError::syntax(
                         path,
                         line_no,
                         format!("!include {}: no such file", f.display()),
@@ -88,7 +88,7 @@ fn file(
         }
         if let Some(rest) = line.strip_prefix('[') {
             let Some(name) = rest.strip_suffix(']') else {
-                return Err(AdviseError::syntax(
+                return Err(ReadError::syntax(
                     path,
                     line_no,
                     format!("section {line:?} does not end with ']'"),
@@ -101,7 +101,7 @@ fn file(
             Some((k, v)) => (k.trim(), Some(unquote(strip_comment(v.trim())))),
             None if dialect == Dialect::MyCnf => (line, None),
             None => {
-                return Err(AdviseError::syntax(
+                return Err(ReadError::syntax(
                     path,
                     line_no,
                     format!("expected \"name = value\", found {line:?}"),
@@ -109,7 +109,7 @@ fn file(
             }
         };
         if key.is_empty() {
-            return Err(AdviseError::syntax(path, line_no, "a value without a name"));
+            return Err(ReadError::syntax(path, line_no, "a value without a name"));
         }
         let key = match dialect {
             Dialect::MyCnf => key.replace('-', "_").to_ascii_lowercase(),

@@ -1,12 +1,12 @@
 //! The caps on what the config readers take in, so that no config (a hostile one, a
-//! `/dev/zero` include, a `Define` that doubles each line) can make the advisor run out of
+//! `/dev/zero` include, a `Define` that doubles each line) can make a reader run out of
 //! memory or read forever: one file, one tree (all files read for one main file, includes
 //! counted each time they are read), one line after `${VAR}` expansion, block nesting, and
 //! the directives kept. Each refusal is one line naming the cap. Real configurations are
 //! far below every cap (Debian's Apache tree is about 60 KiB in 40 files).
 
 use crate::config::Directive;
-use crate::error::AdviseError;
+use crate::error::ReadError;
 use std::io::Read;
 use std::path::Path;
 
@@ -32,25 +32,25 @@ fn mib(bytes: u64) -> u64 {
     bytes >> 20
 }
 
-fn cap(at: String, message: String) -> AdviseError {
-    AdviseError::Cap { at, message }
+fn cap(at: String, message: String) -> ReadError {
+    ReadError::Cap { at, message }
 }
 
 /// Read one config file, refusing one larger than `MAX_FILE_BYTES` without reading more
 /// than that (a device such as /dev/zero included).
-pub(crate) fn read_file(path: &Path) -> Result<String, AdviseError> {
+pub fn read_file(path: &Path) -> Result<String, ReadError> {
     let bytes = read_capped(path, MAX_FILE_BYTES, "one config file")?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// Read at most `limit` bytes of `path`, refusing a longer one with the cap named
 /// (`what`: "one config file").
-pub(crate) fn read_capped(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>, AdviseError> {
-    let file = std::fs::File::open(path).map_err(|e| AdviseError::io(path, e))?;
+pub fn read_capped(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>, ReadError> {
+    let file = std::fs::File::open(path).map_err(|e| ReadError::io(path, e))?;
     let mut bytes = Vec::new();
     file.take(limit + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| AdviseError::io(path, e))?;
+        .map_err(|e| ReadError::io(path, e))?;
     if bytes.len() as u64 > limit {
         return Err(cap(
             path.display().to_string(),
@@ -74,7 +74,7 @@ impl Budget {
         &mut self,
         path: &Path,
         from: Option<(&Path, usize)>,
-    ) -> Result<String, AdviseError> {
+    ) -> Result<String, ReadError> {
         let at = || match from {
             Some((file, line)) => format!("{}:{line}", file.display()),
             None => path.display().to_string(),
@@ -105,7 +105,7 @@ impl Budget {
     }
 
     /// Keep a directive, refusing once the directives kept pass `MAX_DIRECTIVE_BYTES`.
-    pub(crate) fn keep(&mut self, d: &Directive) -> Result<(), AdviseError> {
+    pub(crate) fn keep(&mut self, d: &Directive) -> Result<(), ReadError> {
         let text: usize = d.name.len()
             + d.args.iter().map(String::len).sum::<usize>()
             + d.context.iter().map(String::len).sum::<usize>()
@@ -128,7 +128,7 @@ impl Budget {
 }
 
 /// Refuse a line that expands past `MAX_LINE_BYTES`.
-pub(crate) fn line_too_long(path: &Path, line: usize) -> AdviseError {
+pub(crate) fn line_too_long(path: &Path, line: usize) -> ReadError {
     cap(
         format!("{}:{line}", path.display()),
         format!(
@@ -139,7 +139,7 @@ pub(crate) fn line_too_long(path: &Path, line: usize) -> AdviseError {
 }
 
 /// Refuse blocks nested deeper than `MAX_NESTING`.
-pub(crate) fn nested_too_deep(path: &Path, line: usize) -> AdviseError {
+pub(crate) fn nested_too_deep(path: &Path, line: usize) -> ReadError {
     cap(
         format!("{}:{line}", path.display()),
         format!("blocks nested deeper than {MAX_NESTING}, the cap on nesting"),
@@ -148,8 +148,8 @@ pub(crate) fn nested_too_deep(path: &Path, line: usize) -> AdviseError {
 
 /// Refuse includes nested deeper than `MAX_INCLUDE_DEPTH` (`path`: the file that would be
 /// read at that depth).
-pub(crate) fn includes_too_deep(path: &Path) -> AdviseError {
-    AdviseError::syntax(
+pub(crate) fn includes_too_deep(path: &Path) -> ReadError {
+    ReadError::syntax(
         path,
         1,
         format!("includes nested deeper than {MAX_INCLUDE_DEPTH} (an include loop?)"),

@@ -1,0 +1,28 @@
+//! webtune-conf: reading what is on the host, at the bottom of the crate graph so that
+//! the advisor (crates/advise) and the lab (crates/lab) share one reader of each thing and
+//! one shape of what was read.
+//!
+//! - Config trees, read the way each server reads them (includes, conditionals,
+//!   variables), as a flat list of `config::Directive`s that each carry their `file:line`
+//!   and enclosing blocks: nginx (`nginx`), Apache httpd (`apache`), and the ini dialects
+//!   of php-fpm and my.cnf (`ini`). What a reader takes in is capped (`limits`), so no
+//!   config makes it run out of memory or read forever; every refusal is a `ReadError`
+//!   of one line.
+//! - Linux's /proc (`procfs`): process status, sessions, command lines, system counters.
+//!
+//! Readers still to come belong here too: a filesystem's mount options (/proc/mounts,
+//! fstab) and Postfix's main.cf/master.cf, each as one module producing `Directive`s.
+//!
+//! It only reads: nothing here writes a file, starts a process or changes a setting. (The
+//! name is for what it mostly reads, the host's configuration; /proc is the kernel's side
+//! of the same question, "what is this host set up to do".)
+
+pub mod apache;
+pub mod config;
+mod error;
+pub mod ini;
+pub mod limits;
+pub mod nginx;
+pub mod procfs;
+
+pub use error::ReadError;
