@@ -1,3 +1,0 @@
-//! Helpers shared by the advisor's integration tests.
-
-pub mod opt_out;
