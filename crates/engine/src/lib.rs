@@ -8,6 +8,7 @@
 //! small report per worker per interval for the time series and progress, and assembles the
 //! result. It does no formatting and writes no files.
 
+pub mod build_info;
 pub mod clock;
 mod error;
 pub mod h2;

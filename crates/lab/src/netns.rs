@@ -199,13 +199,19 @@ fn bring_loopback_up() -> Result<(), LabError> {
     for (dst, src) in req.ifr_name.iter_mut().zip(b"lo\0") {
         *dst = *src as libc::c_char;
     }
-    // SAFETY: SIOCGIFFLAGS / SIOCSIFFLAGS read and write the ifreq we pass.
+    // SAFETY: SIOCGIFFLAGS / SIOCSIFFLAGS read and write the ifreq we pass. The request's
+    // type is the C library's (`unsigned long` in glibc, `int` in musl): `libc::Ioctl`.
     unsafe {
-        if libc::ioctl(sock.as_raw_fd(), libc::SIOCGIFFLAGS, &mut req) != 0 {
+        if libc::ioctl(
+            sock.as_raw_fd(),
+            libc::SIOCGIFFLAGS as libc::Ioctl,
+            &mut req,
+        ) != 0
+        {
             return Err(fail("SIOCGIFFLAGS"));
         }
         req.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
-        if libc::ioctl(sock.as_raw_fd(), libc::SIOCSIFFLAGS, &req) != 0 {
+        if libc::ioctl(sock.as_raw_fd(), libc::SIOCSIFFLAGS as libc::Ioctl, &req) != 0 {
             return Err(fail("SIOCSIFFLAGS"));
         }
     }

@@ -21,8 +21,9 @@ use webtune_model::{
     webtune bench http://127.0.0.1:8080/ -n 100000 -c 10 --no-keepalive --json result.json\n  \
     webtune bench            (no URL: benchmarks the embedded target in this process)")]
 pub struct BenchArgs {
-    /// The URL to load (http:// only). Without one, the embedded target is started on a free
-    /// loopback port and /empty.gif is benchmarked.
+    /// The URL to load: http:// or https:// (HTTP/1.1; --http2 for h2, or h2c over http://).
+    /// Without one, the embedded target is started on a free loopback port and /empty.gif is
+    /// benchmarked.
     pub url: Option<String>,
     /// Concurrent connections. Closed loop (default 10): each sends its next request when the
     /// previous answer ends. Open loop (--rate; default 1000): the most connections opened

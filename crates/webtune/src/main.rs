@@ -8,6 +8,7 @@ mod capacity_cmd;
 mod compare_cmd;
 mod exit;
 mod gate;
+mod gen_cmd;
 mod http_load_cmd;
 mod inputs;
 mod lab_cmd;
@@ -22,12 +23,19 @@ mod sharding;
 mod signals;
 mod sweep_cmd;
 mod tune_cmd;
+mod version;
 
 use clap::{Parser, Subcommand};
 
 /// A fast, honest HTTP load generator and a tuning lab for web servers.
 #[derive(Parser)]
-#[command(name = "webtune", version, about, long_about = None)]
+#[command(
+    name = "webtune",
+    version = version::SHORT,
+    long_version = version::long(),
+    about,
+    long_about = None
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -61,6 +69,11 @@ enum Command {
     Tune(tune_cmd::TuneArgs),
     /// Read the host and the servers' own configs; explain every setting that matters.
     Advise(advise_cmd::AdviseArgs),
+    /// Write a shell's completion script (bash, zsh, fish, elvish, powershell) to stdout.
+    Completions(gen_cmd::CompletionsArgs),
+    /// Write the man pages, one per command and subcommand, into a folder (for packagers).
+    #[command(hide = true)]
+    Man(gen_cmd::ManArgs),
 }
 
 fn main() {
@@ -82,6 +95,8 @@ fn main() {
         Command::Lab(a) => lab_cmd::run(a),
         Command::Tune(a) => tune_cmd::run(a),
         Command::Advise(a) => advise_cmd::run(a),
+        Command::Completions(a) => gen_cmd::completions(a),
+        Command::Man(a) => gen_cmd::man(a),
     };
     match outcome {
         Ok(code) => std::process::exit(code),

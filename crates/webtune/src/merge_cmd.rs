@@ -17,6 +17,9 @@ use webtune_model::RunResult;
     webtune merge results/s*.json --threshold 'p99<=50ms'      (exit 99 when it fails)\n\
     Every input must be a shard of the same test (bench --shard I/N, same flags otherwise);\n\
     all N shards must be there.")]
+// --threshold-abort stops a running test: merge has none, so its help does not offer it (given
+// anyway, it is refused in one line).
+#[command(mut_arg("threshold_abort", |a| a.hide(true)))]
 pub struct MergeArgs {
     /// The shards' results, saved with --json.
     #[arg(required = true, value_name = "SHARD.json")]

@@ -36,7 +36,7 @@ pub fn warn_unanswered(sweep: &SweepResult, who: &str) -> bool {
     server you run, already warm. `webtune lab sweep` starts cold servers and so defaults to\n\
     --warmup 2s --cooldown 1s --pause 1s (seed 003's protocol).")]
 pub struct SweepArgs {
-    /// The URL to load (http:// only).
+    /// The URL to load: http:// or https:// (HTTP/1.1; --http2 for h2, or h2c over http://).
     pub url: String,
     /// Connection levels, comma-separated (closed loop), e.g. 8,32,128,256.
     #[arg(
