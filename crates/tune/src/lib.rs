@@ -21,6 +21,8 @@ pub mod sampler;
 pub mod space;
 pub mod study;
 pub mod subject;
+pub mod suite;
+pub mod suite_run;
 pub mod synthetic;
 
 pub use effects::{effects, Effect};
