@@ -3,7 +3,7 @@
 //! per server, search and budget: hits (pick within 5% of the true optimum), median and
 //! worst pick, and where the budget went (A/A, seeds, space-filling, racing, model).
 //!
-//! `cargo run --release -p webtune-tune --example suite -- [SEEDS] [--only NAME] [--budgets 10,15,25]`
+//! `cargo run --release -p webtune-tune --example suite -- [SEEDS] [--only NAME] [--budgets 10,15,25] [--lhs N]`
 //! `cargo run --release -p webtune-tune --example suite -- --json > suite.json` prints the
 //! servers' definitions, optima and noise-free check points for `optuna_suite.py`.
 
@@ -63,6 +63,13 @@ fn main() {
         .filter_map(|b| b.parse().ok())
         .collect();
     let only = value("--only");
+    // `--lhs N`: Latin-hypercube points of the start (default 3), to measure the choice.
+    let settings = Settings {
+        space_filling: value("--lhs")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(Settings::default().space_filling),
+        ..Settings::default()
+    };
     let samplers: [(&str, Make); 2] = [
         ("webtune GP", || Box::new(GpSampler::default())),
         ("webtune random (same study)", || Box::new(RandomSampler)),
@@ -81,7 +88,7 @@ fn main() {
             100.0 * share_near_optimum(&s, opt)
         );
         for (name, make) in samplers {
-            let rows = bench(&s, opt, &make, &Settings::default(), seeds, &budgets);
+            let rows = bench(&s, opt, &make, &settings, seeds, &budgets);
             for (b, r) in budgets.iter().zip(rows) {
                 println!(
                     "| {} | {name} | {b} | {:.0}% | {:.1}% | {:.1}% | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
