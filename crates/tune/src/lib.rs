@@ -2,7 +2,8 @@
 //! (`space`), the objective and SLOs (`objective`), the samplers (`sampler`, `gp`), the
 //! ask/tell study with its noise floor and racing (`study`), the SQLite journal that lets a
 //! study resume (`journal`), the paired proof (`proof`), per-parameter effects (`effects`)
-//! and the `webtune.tune/1` report (`report`). It never starts a process or loads a
+//! and the `webtune.tune/1` report (`report`); the samplers' benchmark suite of synthetic
+//! servers (`suite`, `suite_run`, and the older single `synthetic`). It never starts a process or loads a
 //! server: the caller runs each trial and tells the study what it measured.
 
 pub mod capacity;
@@ -21,6 +22,8 @@ pub mod sampler;
 pub mod space;
 pub mod study;
 pub mod subject;
+pub mod suite;
+pub mod suite_run;
 pub mod synthetic;
 
 pub use effects::{effects, Effect};

@@ -90,7 +90,7 @@ pub enum Value {
 }
 
 impl Value {
-    fn parse(text: &str) -> Value {
+    pub fn parse(text: &str) -> Value {
         match text.trim().parse::<i64>() {
             Ok(n) => Value::Int(n),
             Err(_) => Value::Word(text.trim().to_string()),

@@ -1,5 +1,6 @@
 //! The study: ask/tell state of one search, free of I/O (Optuna's study seam). It decides
-//! what to measure next — the default twice (A/A, the noise floor), the rule-of-thumb seeds,
+//! what to measure next — the default twice (A/A, the noise floor; once when its first run
+//! breaks an SLO), the rule-of-thumb seeds,
 //! a Latin-hypercube start, re-measurements where two leaders are within noise (racing),
 //! then the sampler's proposals — within a budget of measured runs, and keeps the best
 //! feasible configuration. Every decision is a function of the recorded trials and the
@@ -204,12 +205,18 @@ impl Study {
         if self.trials.len() >= self.settings.budget {
             return Next::Done;
         }
-        let baseline = self
+        let baseline: Vec<&Trial> = self
             .trials
             .iter()
             .filter(|t| t.why == Why::Baseline)
-            .count();
-        if baseline < 2 {
+            .collect();
+        // The A/A pair, unless the default's first run broke an SLO or failed: it can then
+        // never win (every run of a winner meets every SLO), so a second run would only
+        // measure the noise, which the first re-measured configuration measures as well.
+        let default_out = baseline
+            .first()
+            .is_some_and(|t| !t.evaluation.is_some_and(|e| e.feasible));
+        if baseline.is_empty() || (baseline.len() < 2 && !default_out) {
             return Next::Measure(self.default.clone(), Why::Baseline);
         }
         if let Some(c) = self.race() {
@@ -483,6 +490,21 @@ mod tests {
         s.record(f.clone(), why, Outcome::Failed("did not start".into()));
         assert_eq!(s.trials().len(), 5);
         assert_ne!(s.best().unwrap().config, f);
+    }
+
+    #[test]
+    fn a_default_that_breaks_the_slo_is_measured_once() {
+        let mut s = study(10);
+        let d = s.default_config().clone();
+        assert_eq!(measure(&mut s), Some((d.clone(), Why::Baseline)));
+        s.record(d, Why::Baseline, level(1000.0, 150.0));
+        assert_eq!(measure(&mut s).map(|m| m.1), Some(Why::Seed));
+        assert_eq!(s.aa_difference(), None);
+        // A default that did not start is not run twice either.
+        let mut s = study(10);
+        let d = s.default_config().clone();
+        s.record(d, Why::Baseline, Outcome::Failed("did not start".into()));
+        assert_eq!(measure(&mut s).map(|m| m.1), Some(Why::Seed));
     }
 
     #[test]

@@ -1,0 +1,108 @@
+//! The sampler benchmark suite: seeded studies on each synthetic server of
+//! `webtune_tune::suite`, read at 10, 15 and 25 measured runs; prints one markdown table row
+//! per server, search and budget: hits (pick within 5% of the true optimum), median and
+//! worst pick, and where the budget went (A/A, seeds, space-filling, racing, model).
+//!
+//! `cargo run --release -p webtune-tune --example suite -- [SEEDS] [--only NAME] [--budgets 10,15,25] [--lhs N]`
+//! `cargo run --release -p webtune-tune --example suite -- --json > suite.json` prints the
+//! servers' definitions, optima and noise-free check points for `optuna_suite.py`.
+
+use webtune_tune::suite::{servers, Server};
+use webtune_tune::suite_run::{bench, check_points};
+use webtune_tune::{GpSampler, RandomSampler, Sampler, Settings};
+
+type Make = fn() -> Box<dyn Sampler>;
+
+fn json() {
+    let all: Vec<serde_json::Value> = servers()
+        .iter()
+        .map(|s| {
+            let (opt, at) = s.optimum();
+            let checks: Vec<serde_json::Value> = check_points(s, 30)
+                .into_iter()
+                .map(|(c, tp, p99)| serde_json::json!({"config": c, "throughput": tp, "p99_ms": p99}))
+                .collect();
+            serde_json::json!({
+                "server": s,
+                "optimum": opt,
+                "optimum_config": at,
+                "checks": checks,
+            })
+        })
+        .collect();
+    println!("{}", serde_json::to_string_pretty(&all).unwrap());
+}
+
+fn share_near_optimum(s: &Server, opt: f64) -> f64 {
+    use rand::SeedableRng;
+    let space = s.space();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    let draws = 20_000;
+    let inside = (0..draws)
+        .filter(|_| {
+            s.true_value(&webtune_tune::sampler::random_config(&space, &mut rng)) >= 0.95 * opt
+        })
+        .count();
+    inside as f64 / draws as f64
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--json") {
+        return json();
+    }
+    let value = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1).cloned())
+    };
+    let seeds: u64 = args.first().and_then(|a| a.parse().ok()).unwrap_or(100);
+    let budgets: Vec<usize> = value("--budgets")
+        .unwrap_or_else(|| "10,15,25".into())
+        .split(',')
+        .filter_map(|b| b.parse().ok())
+        .collect();
+    let only = value("--only");
+    // `--lhs N`: Latin-hypercube points of the start (default 3), to measure the choice.
+    let settings = Settings {
+        space_filling: value("--lhs")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(Settings::default().space_filling),
+        ..Settings::default()
+    };
+    let samplers: [(&str, Make); 2] = [
+        ("webtune GP", || Box::new(GpSampler::default())),
+        ("webtune random (same study)", || Box::new(RandomSampler)),
+    ];
+    println!("{seeds} seeds per row; A/A, seed, LHS, race, model: mean trials spent on each");
+    println!("| server | search | trials | hits | median pick | worst pick | A/A | seeds | LHS | race | model |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    for s in servers() {
+        if only.as_ref().is_some_and(|o| *o != s.name) {
+            continue;
+        }
+        let (opt, _) = s.optimum();
+        eprintln!(
+            "{}: optimum {opt:.0} ok/s; {:.2}% of the space within 5% of it",
+            s.name,
+            100.0 * share_near_optimum(&s, opt)
+        );
+        for (name, make) in samplers {
+            let rows = bench(&s, opt, &make, &settings, seeds, &budgets);
+            for (b, r) in budgets.iter().zip(rows) {
+                println!(
+                    "| {} | {name} | {b} | {:.0}% | {:.1}% | {:.1}% | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
+                    s.name,
+                    100.0 * r.hits as f64 / r.runs as f64,
+                    100.0 * r.median,
+                    100.0 * r.worst,
+                    r.spent[0],
+                    r.spent[1],
+                    r.spent[2],
+                    r.spent[3],
+                    r.spent[4],
+                );
+            }
+        }
+    }
+}
