@@ -20,9 +20,9 @@ pub mod import;
 pub mod leaders;
 pub mod logs;
 pub mod netns;
-/// Tests' opt-outs of what this host may lack (the integration tests' own file).
+/// Tests' opt-outs of what this host may lack (the file every crate's tests share).
 #[cfg(test)]
-#[path = "../tests/support/opt_out.rs"]
+#[path = "../../../testing/opt_out.rs"]
 mod opt_out;
 pub mod params;
 pub mod process;

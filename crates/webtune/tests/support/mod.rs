@@ -1,4 +1,5 @@
 //! Helpers shared by the binary's end-to-end tests.
 
 pub mod lab;
+#[path = "../../../../testing/opt_out.rs"]
 pub mod opt_out;
