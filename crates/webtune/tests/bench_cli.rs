@@ -4,6 +4,8 @@
 
 mod support;
 
+use support::embedded::KillOnDrop;
+
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -144,15 +146,6 @@ fn sighup_during_a_sweep_keeps_the_levels_measured() {
 }
 
 /// A child process killed when the test ends.
-struct KillOnDrop(std::process::Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn json_to_stdout_is_the_only_stdout() {
     let (code, out, _) = run_bounded(

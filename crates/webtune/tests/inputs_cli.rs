@@ -4,20 +4,14 @@
 //! refused at the size cap in one line), and absurd `--start-at` times (refused with the
 //! accepted range; a future start says until when it waits, and a signal ends the wait).
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use support::embedded::KillOnDrop;
 
 const WEBTUNE: &str = env!("CARGO_BIN_EXE_webtune");
-
-struct KillOnDrop(Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// A FIFO nobody ever writes to.
 fn fifo(dir: &Path) -> PathBuf {

@@ -3,44 +3,18 @@
 //! scrape from an answer; the first SIGTERM stops the run and writes its JSON whatever the
 //! scrapers do; and the figures are the whole run's (every worker thread's connections).
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod support;
+
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use support::embedded::{serve, KillOnDrop};
 
 const WEBTUNE: &str = env!("CARGO_BIN_EXE_webtune");
-
-struct KillOnDrop(Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// `webtune serve` on a free loopback port; its base URL ("http://127.0.0.1:PORT/").
-fn serve() -> (KillOnDrop, String) {
-    let mut child = Command::new(WEBTUNE)
-        .args(["serve", "--addr", "127.0.0.1:0", "--workers", "2"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut banner = String::new();
-    BufReader::new(stderr).read_line(&mut banner).unwrap();
-    let url = banner
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .expect("the banner names the URL")
-        .to_string();
-    (KillOnDrop(child), url)
-}
 
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")

@@ -4,46 +4,20 @@
 //! histogram merge; open-loop shards together make the rate asked for; merge refuses other
 //! tests' results; thresholds exit 99 or 0; the metrics endpoint answers during a run only.
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod support;
+
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use support::embedded::serve;
 use webtune_model::{LatencyHistogram, RunResult};
 
 const WEBTUNE: &str = env!("CARGO_BIN_EXE_webtune");
 
 fn webtune() -> Command {
     Command::new(WEBTUNE)
-}
-
-struct KillOnDrop(Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// `webtune serve` on a free loopback port; its base URL ("http://127.0.0.1:PORT/").
-fn serve() -> (KillOnDrop, String) {
-    let mut child = webtune()
-        .args(["serve", "--addr", "127.0.0.1:0", "--workers", "2"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut banner = String::new();
-    BufReader::new(stderr).read_line(&mut banner).unwrap();
-    let url = banner
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .expect("the banner names the URL")
-        .to_string();
-    (KillOnDrop(child), url)
 }
 
 /// Wait for a child with a deadline; (status code, stdout, stderr).

@@ -1,5 +1,6 @@
 //! Helpers shared by the binary's end-to-end tests.
 
+pub mod embedded;
 pub mod lab;
 #[path = "../../../../testing/opt_out.rs"]
 pub mod opt_out;
