@@ -8,6 +8,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
+use support::embedded::serve_with_workers;
 use support::lab::processes_naming;
 
 const WEBTUNE: &str = env!("CARGO_BIN_EXE_webtune");
@@ -364,24 +365,8 @@ fn maximize_capacity_runs_a_capacity_search_per_trial() {
     let s = Scratch::new();
     // The "server": webtune serve with one worker and 10 ms of CPU per request, so its
     // capacity is at most 100/s; the apply command changes nothing.
-    let mut serve = Command::new(WEBTUNE)
-        .args(["serve", "--addr", "127.0.0.1:0", "--workers", "1"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut banner = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(serve.stderr.take().unwrap()),
-        &mut banner,
-    )
-    .unwrap();
-    let base = banner
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .expect("banner names the URL")
-        .trim_end_matches('/')
-        .to_string();
+    let (serve, base) = serve_with_workers(1);
+    let base = base.trim_end_matches('/').to_string();
     let url = format!("{base}/cpu/10000");
     let out = s.run(&[
         "tune",
@@ -405,8 +390,7 @@ fn maximize_capacity_runs_a_capacity_search_per_trial() {
         "500ms",
         &url,
     ]);
-    let _ = serve.kill();
-    let _ = serve.wait();
+    drop(serve);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("capacity "), "{stderr}");

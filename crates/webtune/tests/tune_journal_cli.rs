@@ -6,9 +6,12 @@
 //! --apply that floods its output or hangs is bounded, and a tune where every trial failed
 //! says so and why.
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
+use support::embedded::serve_with_workers;
 
 const WEBTUNE: &str = env!("CARGO_BIN_EXE_webtune");
 
@@ -47,41 +50,6 @@ fn text(bytes: &[u8]) -> String {
 }
 
 /// `webtune serve` on a free port, killed when dropped.
-struct Server {
-    child: Child,
-    url: String,
-}
-
-impl Server {
-    fn start() -> Server {
-        let mut child = Command::new(WEBTUNE)
-            .args(["serve", "--addr", "127.0.0.1:0", "--workers", "1"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut banner = String::new();
-        std::io::BufRead::read_line(
-            &mut std::io::BufReader::new(child.stderr.take().unwrap()),
-            &mut banner,
-        )
-        .unwrap();
-        let url = banner
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .expect("banner names the URL")
-            .to_string();
-        Server { child, url }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn wait_for(path: &Path, limit: Duration) {
     let deadline = Instant::now() + limit;
     while !path.exists() {
@@ -100,7 +68,7 @@ fn report(path: &Path) -> serde_json::Value {
 
 #[test]
 fn one_tune_per_journal_a_killed_ones_lock_is_no_lock_and_resume_runs_where_it_ran() {
-    let server = Server::start();
+    let (_server, server_url) = serve_with_workers(1);
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     // The apply script, named relative to the tune's directory; while `hold` exists it
@@ -129,7 +97,7 @@ fn one_tune_per_journal_a_killed_ones_lock_is_no_lock_and_resume_runs_where_it_r
         "--",
         "-d",
         "200ms",
-        &server.url,
+        &server_url,
     ];
     let mut first = webtune(d, &tune)
         .stdout(Stdio::null())

@@ -17,8 +17,14 @@ impl Drop for KillOnDrop {
 
 /// `webtune serve` on a free loopback port; its base URL ("http://127.0.0.1:PORT/").
 pub fn serve() -> (KillOnDrop, String) {
+    serve_with_workers(2)
+}
+
+/// `webtune serve` with `workers` worker threads (one gives a known capacity for `/cpu/N`).
+pub fn serve_with_workers(workers: u32) -> (KillOnDrop, String) {
+    let workers = workers.to_string();
     let mut child = Command::new(env!("CARGO_BIN_EXE_webtune"))
-        .args(["serve", "--addr", "127.0.0.1:0", "--workers", "2"])
+        .args(["serve", "--addr", "127.0.0.1:0", "--workers", &workers])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
