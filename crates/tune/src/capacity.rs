@@ -8,7 +8,7 @@
 //! ends the search. How one step's `RunResult` is judged against the SLOs is
 //! `capacity_judge`'s job; running the steps is `capacity_run`'s.
 
-pub use crate::capacity_judge::{judge_step, Judged};
+pub use crate::capacity_judge::{judge_step, judged_step, Judged};
 use webtune_model::capacity::{CapacityLimit, SearchSettings, StepOutcome};
 use webtune_model::{Threshold, ThresholdError};
 

@@ -155,6 +155,19 @@ pub fn target_gone(result: &RunResult) -> Option<String> {
     })
 }
 
+/// A step at `rate` req/s whose run gave `result`, judged against `slos` (`judge_step`).
+pub fn judged_step(rate: f64, result: RunResult, slos: &[Threshold]) -> CapacityStep {
+    let judged = judge_step(&result, slos);
+    CapacityStep {
+        rate_rps: rate,
+        outcome: judged.outcome,
+        verdicts: judged.verdicts,
+        broken: judged.broken,
+        reasons: judged.reasons,
+        result,
+    }
+}
+
 /// Judge one step: whether the target was still there, its SLO verdicts, and whether the
 /// generator was the limit (the engine's validity verdict, or the connection cap).
 pub fn judge_step(result: &RunResult, slos: &[Threshold]) -> Judged {
@@ -438,16 +451,11 @@ mod tests {
     }
 
     fn step(rate: f64, p99_us: u64) -> CapacityStep {
-        let result = answered(100, p99_us);
-        let j = judge_step(&result, &Threshold::parse_all(&["p99<=100ms"]).unwrap());
-        CapacityStep {
-            rate_rps: rate,
-            outcome: j.outcome,
-            verdicts: j.verdicts,
-            broken: j.broken,
-            reasons: j.reasons,
-            result,
-        }
+        judged_step(
+            rate,
+            answered(100, p99_us),
+            &Threshold::parse_all(&["p99<=100ms"]).unwrap(),
+        )
     }
 
     #[test]

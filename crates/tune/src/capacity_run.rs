@@ -112,15 +112,7 @@ pub fn run(
 }
 
 fn judge(level: &LevelResult, slos: &[Threshold]) -> CapacityStep {
-    let judged = capacity::judge_step(&level.result, slos);
-    CapacityStep {
-        rate_rps: level.level.value(),
-        outcome: judged.outcome,
-        verdicts: judged.verdicts,
-        broken: judged.broken,
-        reasons: judged.reasons,
-        result: level.result.clone(),
-    }
+    capacity::judged_step(level.level.value(), level.result.clone(), slos)
 }
 
 fn seen(steps: &[CapacityStep]) -> Vec<Seen> {
@@ -398,15 +390,7 @@ mod tests {
 
     fn step_of(rate: f64, mut result: webtune_model::RunResult) -> CapacityStep {
         result.finish_summaries();
-        let j = capacity::judge_step(&result, &slos());
-        CapacityStep {
-            rate_rps: rate,
-            outcome: j.outcome,
-            verdicts: j.verdicts,
-            broken: j.broken,
-            reasons: j.reasons,
-            result,
-        }
+        capacity::judged_step(rate, result, &slos())
     }
 
     fn answered(p99_us: u64) -> webtune_model::RunResult {
