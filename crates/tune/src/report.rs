@@ -276,6 +276,9 @@ impl TuneReport {
         }
         if let Some(p) = &self.proof {
             let _ = writeln!(o, "proof: {}", p.verdict());
+            for line in p.overall.detail(&self.unit, ("default", "winner")) {
+                let _ = writeln!(o, "  {line}");
+            }
             if p.levels.len() > 1 {
                 for l in &p.levels {
                     let _ = writeln!(o, "  {}: {}", l.level, l.proof.verdict);
