@@ -38,7 +38,7 @@ pub mod tuning;
 
 pub use error::LabError;
 pub use host::{CpuSet, HostSettings};
-pub use params::{parse_assignment, ParamKind, ParamSpec, Settings, Value};
+pub use params::{parse_assignment, InertRule, ParamKind, ParamSpec, Settings, Value};
 pub use registry::{clean_stale, lab_root, CleanReport};
 pub use render::{render, Layout, Rendered};
 pub use sampler::{ProcessSelector, Sampler, DEFAULT_INTERVAL};

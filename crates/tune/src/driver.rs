@@ -375,7 +375,10 @@ fn finish_report(
         .subject
         .stack_kind()
         .zip(report.best.as_ref())
-        .map(|(kind, best)| snippet(kind, study.default_config(), &best.params))
+        .map(|(kind, best)| {
+            let inert = study.space.inert_in(&best.params);
+            snippet(kind, study.default_config(), &best.params, &inert)
+        })
         .unwrap_or_default();
     report
 }

@@ -138,6 +138,10 @@ pub fn run(args: TuneArgs) -> anyhow::Result<i32> {
     }
     let argv: Vec<String> = std::env::args().skip(2).collect();
     let prepared = prepare(&args)?;
+    if let Some(little) = rules::proof_power(args.confirm) {
+        // Before anything runs: a proof this small cannot show what it is run for.
+        output::warn(&format!("warning: {little}"));
+    }
     let journal_path = args.journal.clone().unwrap_or_else(|| {
         std::env::temp_dir().join(format!("webtune-tune-{}.db", std::process::id()))
     });
@@ -273,7 +277,8 @@ pub(crate) fn prepare(args: &TuneArgs) -> anyhow::Result<Prepared> {
         Subject::External { .. } => driver::external_catalogue(&texts, &baseline),
         _ => subject.catalogue(),
     };
-    let space = Space::parse(&texts, &catalogue)?;
+    let mut space = Space::parse(&texts, &catalogue)?;
+    space.inert = subject.inert_rules(&space);
     if texts.is_empty() || space.params.is_empty() {
         bail!("nothing to tune: give --param NAME=LO..HI");
     }
