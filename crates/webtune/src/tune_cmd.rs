@@ -1,4 +1,4 @@
-//! `webtune tune`: flags mapped onto a `webtune_tune::driver::Job`, the journal opened or
+//! `webtune tune`: flags mapped onto a `webtune_tuner::driver::Job`, the journal opened or
 //! resumed, progress narrated, the report printed and written. The loop, the search, the
 //! proof and the journal are the tune crate's; the trials are the lab's. A resume runs the
 //! stored command as it was (`resume`: in its directory, refusing flags that would change
@@ -17,11 +17,11 @@ use webtune_engine::Progress;
 use webtune_lab::trial::{Level, LevelResult, Target, TrialEvents};
 use webtune_lab::StackKind;
 use webtune_model::parse_duration;
-use webtune_tune::driver::{self, Job, Listener, Subject};
 use webtune_tune::journal::Journal;
-use webtune_tune::rules;
 use webtune_tune::space::{Config, Space};
 use webtune_tune::study::Settings;
+use webtune_tuner::driver::{self, Job, Listener, Subject};
+use webtune_tuner::rules;
 
 mod resume;
 

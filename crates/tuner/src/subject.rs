@@ -3,10 +3,10 @@
 //! dependent limits filled in), its catalogue of parameters with their real ranges, its
 //! default space and rules of thumb, and the winner's directives as the server writes them.
 
-use crate::space::{Config, Inert, KnownKind, KnownParam, Space, Value};
 use webtune_lab::forum::Dataset;
 use webtune_lab::trial::Target;
 use webtune_lab::{settings_for, ParamKind, StackKind};
+use webtune_tune::space::{Config, Inert, KnownKind, KnownParam, Space, Value};
 
 /// What is tuned: a lab stack, the forum on one, or a server the user runs.
 pub enum Subject {

@@ -5,22 +5,22 @@
 //! A B B A …) and the server-side evidence that changed between them. It is the one place
 //! where the study meets the lab; it starts nothing itself and reads no command-line words.
 
-use crate::journal::{Journal, JournalError, Phase, Resumed};
-use crate::objective::{LevelSummary, Objective, Slo};
-use crate::paired::{self, Ran};
-use crate::proof::{self, Arm};
-use crate::report::{LevelProof, ProofReport, TuneReport};
-use crate::space::{Config, Space};
-use crate::study::{Next, Outcome, Settings, Study};
 use crate::subject::snippet;
 pub use crate::subject::{external_catalogue, Subject};
-use crate::GpSampler;
 use std::collections::BTreeMap;
 use std::time::Duration;
 use webtune_engine::Workload;
 use webtune_lab::trial::{self, Level, Trial, TrialEvents};
 use webtune_lab::LabError;
 use webtune_model::{RunResult, RunSpec, StopToken};
+use webtune_tune::journal::{Journal, JournalError, Phase, Resumed};
+use webtune_tune::objective::{LevelSummary, Objective, Slo};
+use webtune_tune::paired::{self, Ran};
+use webtune_tune::proof::{self, Arm};
+use webtune_tune::report::{LevelProof, ProofReport, TuneReport};
+use webtune_tune::space::{Config, Space};
+use webtune_tune::study::{Next, Outcome, Settings, Study};
+use webtune_tune::GpSampler;
 
 /// Everything a tune needs: what, the load, the search and the proof.
 pub struct Job {
@@ -289,7 +289,7 @@ pub fn run(
                     "; best so far {:.1} {} ({})",
                     b.objective,
                     job.objective.unit(),
-                    crate::space::render(&b.config)
+                    webtune_tune::space::render(&b.config)
                 )
             })
             .unwrap_or_default();

@@ -5,9 +5,9 @@
 //! and what the proof's pair count can show. Each refusal is one line naming the flag.
 
 use crate::driver::CapacityObjective;
-use crate::objective::{Objective, Slo};
-use crate::space::Space;
 use webtune_lab::StackKind;
+use webtune_tune::objective::{Objective, Slo};
+use webtune_tune::space::Space;
 
 /// The search's smallest budget: the default is measured twice first (the noise floor).
 pub const MIN_TRIALS: usize = 3;
@@ -16,7 +16,7 @@ pub const MIN_TRIALS: usize = 3;
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum RuleError {
     #[error("{0}")]
-    Objective(#[from] crate::objective::ObjectiveError),
+    Objective(#[from] webtune_tune::objective::ObjectiveError),
     #[error("--trials must be at least {MIN_TRIALS} (the default is measured twice first)")]
     TooFewTrials,
     #[error("--maximize capacity needs --slo: capacity is the highest rate that holds them")]
@@ -69,8 +69,8 @@ pub fn goal(
         if levels_given {
             return Err(RuleError::CapacityWithLevels);
         }
-        let slos =
-            crate::capacity::parse_slos(slos).map_err(|e| RuleError::CapacitySlo(e.to_string()))?;
+        let slos = webtune_tune::capacity::parse_slos(slos)
+            .map_err(|e| RuleError::CapacitySlo(e.to_string()))?;
         return Ok(Goal {
             objective,
             slos: Vec::new(),
