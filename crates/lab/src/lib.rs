@@ -31,7 +31,6 @@ pub mod render;
 pub mod sampler;
 pub mod servers;
 pub mod stacks;
-pub mod summary;
 pub mod supervisor;
 pub mod tls;
 pub mod trial;
@@ -39,13 +38,12 @@ pub mod tuning;
 
 pub use error::LabError;
 pub use host::{CpuSet, HostSettings};
-pub use params::{parse_assignment, ParamKind, ParamSpec, Settings, Value};
+pub use params::{parse_assignment, InertRule, ParamKind, ParamSpec, Settings, Value};
 pub use registry::{clean_stale, lab_root, CleanReport};
 pub use render::{render, Layout, Rendered};
 pub use sampler::{ProcessSelector, Sampler, DEFAULT_INTERVAL};
 pub use servers::{Programs, ServerPlan, ServerType};
 pub use stacks::{Component, Mpm, NginxRole, StackKind};
-pub use summary::summarise;
 pub use supervisor::{http_get, RunningStack, StartOptions};
 pub use trial::{Level, LevelResult, Target, Trial, TrialEvents, TrialOutcome};
 

@@ -90,6 +90,45 @@ impl fmt::Display for Value {
     }
 }
 
+/// A parameter that does nothing while another has one of some values (Apache's
+/// `KeepAliveTimeout` under `KeepAlive off`): a server module declares them, so a tuner
+/// neither recommends nor credits a value that changes nothing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InertRule {
+    /// The parameter that does nothing.
+    pub param: String,
+    /// The parameter it depends on.
+    pub when: String,
+    /// The values of `when` (as `NAME=VALUE` writes them) under which `param` is inert.
+    pub values: Vec<&'static str>,
+}
+
+impl InertRule {
+    pub fn new(param: &str, when: &str, values: &[&'static str]) -> InertRule {
+        InertRule {
+            param: param.to_string(),
+            when: when.to_string(),
+            values: values.to_vec(),
+        }
+    }
+
+    /// The same rule with both names under `prefix` (`backend.`).
+    pub fn prefixed(self, prefix: &str) -> InertRule {
+        InertRule {
+            param: format!("{prefix}{}", self.param),
+            when: format!("{prefix}{}", self.when),
+            values: self.values,
+        }
+    }
+
+    /// Is `param` inert when `when` has `value`?
+    pub fn applies(&self, value: &str) -> bool {
+        self.values
+            .iter()
+            .any(|v| v.eq_ignore_ascii_case(value.trim()))
+    }
+}
+
 /// One tunable parameter of a stack.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParamSpec {

@@ -172,6 +172,34 @@ impl StackKind {
         all
     }
 
+    /// Which parameters (full names) do nothing under which values of another, from each
+    /// server's module.
+    pub fn inert_rules(self) -> Vec<crate::params::InertRule> {
+        self.components()
+            .into_iter()
+            .flat_map(|(prefix, component)| {
+                component
+                    .server()
+                    .inert_rules()
+                    .into_iter()
+                    .map(move |r| r.prefixed(prefix))
+            })
+            .collect()
+    }
+
+    /// The config line that sets parameter `name` (full name) to `value`, as its server
+    /// reads it; None for a parameter of no server of this stack (the host's).
+    pub fn directive_line(self, name: &str, value: &str) -> Option<String> {
+        self.components()
+            .into_iter()
+            .find_map(|(prefix, component)| {
+                let local = name.strip_prefix(prefix)?;
+                let server = component.server();
+                let spec = server.parameters().into_iter().find(|p| p.name == local)?;
+                Some(server.directive_line(&spec, value))
+            })
+    }
+
     /// Does the front server speak TLS (https://)?
     pub fn is_tls(self) -> bool {
         matches!(self, StackKind::Tls(_))
@@ -262,5 +290,39 @@ mod tests {
         assert!(err.unwrap_err().to_string().contains("ThreadLimit"));
         let err = check_consistency(stack, &set(&[("MaxRequestWorkers", "40")]));
         assert!(err.unwrap_err().to_string().contains("use 25 or 50"));
+    }
+
+    #[test]
+    fn servers_say_which_parameters_are_inert_and_how_their_lines_read() {
+        let k = StackKind::from_name("nginx-apache").unwrap();
+        let rules = k.inert_rules();
+        assert!(rules.iter().any(|r| r.param == "backend.KeepAliveTimeout"
+            && r.when == "backend.KeepAlive"
+            && r.applies("off")
+            && !r.applies("on")));
+        assert!(rules
+            .iter()
+            .any(|r| r.param == "frontend.keepalive_requests" && r.applies("0")));
+        assert_eq!(
+            k.directive_line("frontend.listen_backlog", "2115").unwrap(),
+            "listen 80 backlog=2115;  # backlog=2115 on each listen line"
+        );
+        assert_eq!(
+            k.directive_line("frontend.worker_processes", "2").unwrap(),
+            "worker_processes 2;"
+        );
+        assert_eq!(
+            k.directive_line("backend.MaxRequestWorkers", "4").unwrap(),
+            "MaxRequestWorkers 4"
+        );
+        let fpm = StackKind::from_name("nginx-php-fpm").unwrap();
+        assert_eq!(
+            fpm.directive_line("pm.max_children", "8").unwrap(),
+            "pm.max_children = 8"
+        );
+        assert!(fpm
+            .inert_rules()
+            .iter()
+            .any(|r| r.param == "pm.start_servers" && r.applies("static")));
     }
 }

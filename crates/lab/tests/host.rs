@@ -230,7 +230,8 @@ fn a_small_somaxconn_overflows_and_the_counter_is_the_namespaces() {
         sampled <= ns_total,
         "sampled {sampled} > namespace's {ns_total}"
     );
-    let text = webtune_lab::summarise(server, outcome.levels[0].result.responses);
+    let text =
+        webtune_report::server_summary::summarise(server, outcome.levels[0].result.responses);
     assert!(text.contains("namespace net:["), "{text}");
 }
 

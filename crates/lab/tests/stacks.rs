@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use webtune_conf::procfs;
 use webtune_lab::{
-    http_get, settings_for, summarise, LabError, ProcessSelector, RunningStack, Sampler, StackKind,
+    http_get, settings_for, LabError, ProcessSelector, RunningStack, Sampler, StackKind,
     StartOptions,
 };
 
@@ -129,7 +129,7 @@ fn sampled_load(stack: &RunningStack, php: bool) -> webtune_model::ServerSamples
         .map(|s| s.voluntary_ctxt_switches)
         .sum();
     assert!(switches > 0, "serving requests switches context");
-    let text = summarise(&samples, 10);
+    let text = webtune_report::server_summary::summarise(&samples, 10);
     assert!(text.contains("busiest cpu"), "{text}");
     assert!(text.contains("per response"), "{text}");
     samples
@@ -387,7 +387,7 @@ fn a_killed_php_fpm_master_is_recorded_and_the_stop_leaves_nothing() {
     assert_eq!((death.process.as_str(), death.pid), (comm.as_str(), master));
     assert_eq!(death.how, "killed by SIGKILL");
     assert!(death.t_s > 0.0, "{death:?}");
-    let text = summarise(&samples, 10);
+    let text = webtune_report::server_summary::summarise(&samples, 10);
     assert!(
         text.contains(&format!("DIED       {comm} main process (pid {master})")),
         "{text}"

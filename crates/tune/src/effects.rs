@@ -6,6 +6,8 @@
 //! a raw per-group average). The spread between the best and the worst group is the
 //! parameter's effect. Sorted, largest effect first. With fewer than two measured trials,
 //! every effect is 0; with none, there are none. A default outside the searched range is in no group.
+//! A parameter is judged only over the trials where it does something (`Space::inert_in`:
+//! KeepAliveTimeout over the KeepAlive-on trials), so an inert value is never credited.
 
 use crate::gp::Model;
 use crate::objective::Objective;
@@ -84,12 +86,27 @@ pub fn effects(space: &Space, objective: Objective, trials: &[Trial]) -> Vec<Eff
         return Vec::new();
     }
     let model = Model::fit(space, &history);
-    let points: Vec<(Vec<f64>, bool)> = trials
+    let all: Vec<(Vec<f64>, bool, Vec<String>)> = trials
         .iter()
-        .filter_map(|t| t.evaluation.map(|e| (space.encode(&t.config), e.feasible)))
+        .filter_map(|t| {
+            t.evaluation.map(|e| {
+                (
+                    space.encode(&t.config),
+                    e.feasible,
+                    space.inert_in(&t.config),
+                )
+            })
+        })
         .collect();
     let mut out: Vec<Effect> = (0..space.dims())
         .map(|i| {
+            let name = &space.params[i].name;
+            // Only the trials where this parameter does something.
+            let points: Vec<(Vec<f64>, bool)> = all
+                .iter()
+                .filter(|(_, _, inert)| !inert.contains(name))
+                .map(|(u, f, _)| (u.clone(), *f))
+                .collect();
             let bins: Vec<Bin> = groups(space, i)
                 .into_iter()
                 .map(|(label, centre, lo, hi)| {
@@ -100,6 +117,7 @@ pub fn effects(space: &Space, objective: Objective, trials: &[Trial]) -> Vec<Eff
                         })
                         .collect();
                     let score = match &model {
+                        Some(_) if points.is_empty() => 0.0,
                         Some(m) => {
                             points
                                 .iter()
@@ -125,6 +143,7 @@ pub fn effects(space: &Space, objective: Objective, trials: &[Trial]) -> Vec<Eff
             let best = bins.iter().max_by(|a, b| key(a).total_cmp(&key(b)));
             let worst = bins.iter().min_by(|a, b| key(a).total_cmp(&key(b)));
             let (spread, best_label) = match (best, worst, &model) {
+                (_, _, Some(_)) if points.is_empty() => (0.0, String::new()),
                 (Some(b), Some(w), Some(_)) => ((key(b) - key(w)).exp() - 1.0, b.label.clone()),
                 _ => (0.0, String::new()),
             };
@@ -177,6 +196,38 @@ mod tests {
         assert!(e.windows(2).all(|w| w[0].spread >= w[1].spread));
         let total: usize = e[0].bins.iter().map(|b| b.trials).sum();
         assert_eq!(total, 20);
+    }
+
+    #[test]
+    fn an_inert_parameter_is_credited_nothing() {
+        let mut sp = synthetic::space();
+        let mut s = Study::new(
+            sp.clone(),
+            Objective::MaximizeThroughput,
+            vec![],
+            vec![],
+            Settings {
+                budget: 12,
+                seed: 3,
+                ..Settings::default()
+            },
+            Box::new(GpSampler::default()),
+        );
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        while let Next::Measure(c, why) = s.next() {
+            let o = synthetic::measure(&c, &mut rng);
+            s.record(c, why, o);
+        }
+        // Workers matter most; said to do nothing in every trial, they get no effect.
+        sp.inert = vec![crate::space::Inert {
+            param: "workers".into(),
+            when: None,
+        }];
+        let e = effects(&sp, Objective::MaximizeThroughput, s.trials());
+        let workers = e.iter().find(|x| x.param == "workers").unwrap();
+        assert_eq!(workers.spread, 0.0);
+        assert!(workers.best.is_empty());
+        assert!(workers.bins.iter().all(|b| b.trials == 0));
     }
 
     #[test]

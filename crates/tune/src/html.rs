@@ -109,7 +109,8 @@ pub fn render_html(report: &TuneReport) -> String {
         ));
         if !report.snippet.is_empty() {
             body.push_str(&format!(
-                "<pre>{}</pre>\n",
+                "<p>{}</p>\n<pre>{}</pre>\n",
+                escape(&report.snippet_heading()),
                 escape(&report.snippet.join("\n"))
             ));
         }

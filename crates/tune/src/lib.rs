@@ -3,25 +3,27 @@
 //! ask/tell study with its noise floor and racing (`study`), the SQLite journal that lets a
 //! study resume (`journal`), the paired proof (`proof`), per-parameter effects (`effects`)
 //! and the `webtune.tune/1` report (`report`); the samplers' benchmark suite of synthetic
-//! servers (`suite`, `suite_run`, and the older single `synthetic`). It never starts a process or loads a
-//! server: the caller runs each trial and tells the study what it measured.
+//! servers (`suite`, `suite_run`, and the older single `synthetic`), and the capacity
+//! search's pure half (`capacity`, `capacity_judge`: what to try next, how a step is
+//! judged). It never starts a process or loads a server, and does not depend on the lab:
+//! the caller runs each trial and tells the study what it measured (`paired` runs the
+//! proof's pairs through the caller's closure). The orchestration that runs trials in the
+//! lab is the `webtune-tuner` crate.
 
 pub mod capacity;
 pub mod capacity_judge;
-pub mod capacity_run;
-pub mod driver;
 pub mod effects;
 pub mod gp;
 pub mod html;
 pub mod journal;
 pub mod lock;
 pub mod objective;
+pub mod paired;
 pub mod proof;
 pub mod report;
 pub mod sampler;
 pub mod space;
 pub mod study;
-pub mod subject;
 pub mod suite;
 pub mod suite_run;
 pub mod synthetic;
@@ -35,3 +37,19 @@ pub use report::{ProofReport, TuneReport};
 pub use sampler::{Observation, RandomSampler, Sampler};
 pub use space::{Config, KnownKind, KnownParam, Space, SpaceError, Value};
 pub use study::{Best, Next, Outcome, Settings, Study, Trial, Why};
+
+#[cfg(test)]
+mod tests {
+    /// The header's promise, kept by the crate graph: the optimizer cannot start a server,
+    /// since it does not depend on the lab (the orchestration is `webtune-tuner`).
+    #[test]
+    fn the_optimizer_does_not_depend_on_the_lab() {
+        let manifest = include_str!("../Cargo.toml");
+        let deps = manifest
+            .split("[dependencies]")
+            .nth(1)
+            .and_then(|rest| rest.split("\n[").next())
+            .expect("a [dependencies] table");
+        assert!(!deps.contains("webtune-lab"), "{deps}");
+    }
+}

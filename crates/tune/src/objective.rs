@@ -9,7 +9,7 @@ use webtune_model::RunResult;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ObjectiveError {
-    #[error("--maximize {0:?}: only throughput can be maximized")]
+    #[error("--maximize {0:?}: only throughput or capacity can be maximized")]
     Maximize(String),
     #[error("--minimize {0:?}: use p50, p90, p99, p999 or mean")]
     Minimize(String),
@@ -61,6 +61,9 @@ impl Stat {
 pub enum Objective {
     /// Successful responses per second.
     MaximizeThroughput,
+    /// The highest arrival rate (req/s) that holds the SLOs, found by a capacity search in
+    /// every trial (its one level's throughput carries the figure).
+    MaximizeCapacity,
     /// A latency statistic, in milliseconds.
     Minimize(Stat),
 }
@@ -70,6 +73,7 @@ impl Objective {
     pub fn maximize(word: &str) -> Result<Objective, ObjectiveError> {
         match word.trim() {
             "throughput" => Ok(Objective::MaximizeThroughput),
+            "capacity" => Ok(Objective::MaximizeCapacity),
             other => Err(ObjectiveError::Maximize(other.to_string())),
         }
     }
@@ -82,13 +86,16 @@ impl Objective {
     }
 
     pub fn higher_is_better(self) -> bool {
-        matches!(self, Objective::MaximizeThroughput)
+        matches!(
+            self,
+            Objective::MaximizeThroughput | Objective::MaximizeCapacity
+        )
     }
 
     /// The objective's figure at one level.
     pub fn value(self, level: &LevelSummary) -> f64 {
         match self {
-            Objective::MaximizeThroughput => level.throughput,
+            Objective::MaximizeThroughput | Objective::MaximizeCapacity => level.throughput,
             Objective::Minimize(s) => level.latency_ms(s),
         }
     }
@@ -126,6 +133,7 @@ impl Objective {
     pub fn unit(self) -> &'static str {
         match self {
             Objective::MaximizeThroughput => "ok/s",
+            Objective::MaximizeCapacity => "req/s",
             Objective::Minimize(_) => "ms",
         }
     }
@@ -135,6 +143,7 @@ impl fmt::Display for Objective {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Objective::MaximizeThroughput => f.write_str("maximize throughput"),
+            Objective::MaximizeCapacity => f.write_str("maximize capacity"),
             Objective::Minimize(s) => write!(f, "minimize {}", s.name()),
         }
     }
@@ -333,6 +342,11 @@ mod tests {
             Ok(Objective::Minimize(Stat::P999))
         );
         assert!(Objective::maximize("p99").is_err());
+        // Capacity is an objective of its own, not throughput relabelled afterwards.
+        let capacity = Objective::maximize("capacity").unwrap();
+        assert_eq!(capacity.to_string(), "maximize capacity");
+        assert_eq!(capacity.unit(), "req/s");
+        assert!(capacity.higher_is_better());
         assert!(Objective::minimize("p42")
             .unwrap_err()
             .to_string()

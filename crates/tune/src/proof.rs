@@ -2,7 +2,9 @@
 //! pairs (A B, B A, A B, …, so a drift of the machine hits both arms alike), then the
 //! paired log-ratio's mean with a Student-t 95% confidence interval, an exact two-sided sign
 //! test, and a plain verdict — "better by 12% (95% CI 8–15%, 5/5 pairs)" or "no significant
-//! difference: keep the default". Direction-aware: for latency, lower is better.
+//! difference: keep the default". Direction-aware: for latency, lower is better. The words
+//! of every verdict, and the per-pair lines both `tune` and `advise --verify` print, are
+//! made here and nowhere else; the runs themselves are `paired`'s.
 
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, StudentsT};
@@ -54,6 +56,9 @@ pub struct Proof {
     /// "better", "worse" or "no difference".
     pub outcome: String,
     pub verdict: String,
+    /// The usable pairs themselves, (A, B) in run order.
+    #[serde(default)]
+    pub runs: Vec<(f64, f64)>,
 }
 
 fn pct(x: f64) -> String {
@@ -85,11 +90,18 @@ pub fn sign_test(k: usize, n: usize) -> f64 {
 
 /// Judge the pairs `(default, winner)` of the objective's figure.
 pub fn analyze(pairs: &[(f64, f64)], higher_is_better: bool) -> Proof {
-    let d: Vec<f64> = pairs
+    analyze_against(pairs, higher_is_better, "the default")
+}
+
+/// Judge the pairs `(A, B)`, naming A as `baseline` in the verdict ("keep the current
+/// config" for `advise --verify`).
+pub fn analyze_against(pairs: &[(f64, f64)], higher_is_better: bool, baseline: &str) -> Proof {
+    let usable: Vec<(f64, f64)> = pairs
         .iter()
+        .copied()
         .filter(|(a, b)| *a > 0.0 && *b > 0.0 && a.is_finite() && b.is_finite())
-        .map(|(a, b)| (b / a).ln())
         .collect();
+    let d: Vec<f64> = usable.iter().map(|(a, b)| (b / a).ln()).collect();
     let n = d.len();
     let sign = if higher_is_better { 1.0 } else { -1.0 };
     let better = d.iter().filter(|x| sign * **x > 0.0).count();
@@ -134,7 +146,7 @@ pub fn analyze(pairs: &[(f64, f64)], higher_is_better: bool) -> Proof {
             (
                 "worse",
                 format!(
-                    "worse by {}% (95% CI {}–{}%, {worse}/{n} pairs): keep the default",
+                    "worse by {}% (95% CI {}–{}%, {worse}/{n} pairs): keep {baseline}",
                     pct(-gain(mean)),
                     pct(g_lo),
                     pct(g_hi)
@@ -143,7 +155,7 @@ pub fn analyze(pairs: &[(f64, f64)], higher_is_better: bool) -> Proof {
         }
         _ => (
             "no difference",
-            "no significant difference: keep the default".to_string(),
+            format!("no significant difference: keep {baseline}"),
         ),
     };
     Proof {
@@ -154,6 +166,63 @@ pub fn analyze(pairs: &[(f64, f64)], higher_is_better: bool) -> Proof {
         sign_test_p,
         outcome: outcome.to_string(),
         verdict,
+        runs: usable,
+    }
+}
+
+/// How a figure reads in the per-pair lines: whole numbers from 100 up.
+fn figure(x: f64) -> String {
+    if x.abs() >= 100.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+impl Proof {
+    /// The measured change of B against A with its interval, and the verdict's word, in
+    /// one phrase that never contradicts itself: "+12.0% (95% CI +8.0% to +15.0%): better",
+    /// or "no significant difference (+35.1%, 95% CI −4.0% to +90.0%)".
+    pub fn headline(&self) -> String {
+        let change = |r: f64| format!("{:+.1}%", (r - 1.0) * 100.0);
+        let ci = self
+            .ratio_ci
+            .map_or("no interval with one pair".to_string(), |(lo, hi)| {
+                format!("95% CI {} to {}", change(lo), change(hi))
+            });
+        if self.pairs == 0 {
+            return "no usable pair".to_string();
+        }
+        match self.outcome.as_str() {
+            "better" | "worse" => format!("{} ({ci}): {}", change(self.ratio), self.outcome),
+            _ => format!("no significant difference ({}, {ci})", change(self.ratio)),
+        }
+    }
+
+    /// The pairs and the interval, as lines: what each pair measured (A → B, in `unit`),
+    /// then the ratio B/A with its 95% interval, the pairs B won and the sign test.
+    /// `names` are the arms' names ("default", "winner").
+    pub fn detail(&self, unit: &str, (a, b): (&str, &str)) -> Vec<String> {
+        if self.runs.is_empty() {
+            return vec![format!("no usable pair ({a} and {b} both measured)")];
+        }
+        let pairs: Vec<String> = self
+            .runs
+            .iter()
+            .map(|(x, y)| format!("{} → {}", figure(*x), figure(*y)))
+            .collect();
+        let ci = self
+            .ratio_ci
+            .map_or("no interval with one pair".to_string(), |(lo, hi)| {
+                format!("95% CI ×{lo:.3}–×{hi:.3}")
+            });
+        vec![
+            format!("pairs, {a} → {b} ({unit}): {}", pairs.join(", ")),
+            format!(
+                "{b}/{a} ×{:.3} ({ci}); {b} better in {}/{} pairs, sign test p = {:.2}",
+                self.ratio, self.winner_better, self.pairs, self.sign_test_p
+            ),
+        ]
     }
 }
 
@@ -263,6 +332,42 @@ mod tests {
             "no significant difference: keep the default"
         );
         assert_eq!(analyze(&[(0.0, 2.0), (f64::NAN, 1.0)], true).pairs, 0);
+    }
+
+    #[test]
+    fn the_headline_never_contradicts_the_verdict_and_the_pairs_are_shown() {
+        // A large but noisy change: not significant, and the headline says so first.
+        let noisy = [(1000.0, 1900.0), (1000.0, 900.0)];
+        let p = analyze_against(&noisy, true, "the current config");
+        assert_eq!(p.outcome, "no difference");
+        assert_eq!(
+            p.verdict,
+            "no significant difference: keep the current config"
+        );
+        let h = p.headline();
+        assert!(
+            h.starts_with("no significant difference (+30.8%, 95% CI "),
+            "{h}"
+        );
+        assert!(!h.contains("% (no difference)"), "{h}");
+        let lines = p.detail("req/s", ("current", "advised"));
+        assert_eq!(
+            lines[0],
+            "pairs, current → advised (req/s): 1000 → 1900, 1000 → 900"
+        );
+        assert!(
+            lines[1].starts_with("advised/current ×1.308 (95% CI ×"),
+            "{}",
+            lines[1]
+        );
+        assert!(lines[1].ends_with("advised better in 1/2 pairs, sign test p = 1.00"));
+        let better = analyze(&[(100.0, 110.0), (100.0, 111.0), (100.0, 109.0)], true);
+        assert!(
+            better.headline().ends_with("): better"),
+            "{}",
+            better.headline()
+        );
+        assert_eq!(better.runs.len(), 3);
     }
 
     #[test]

@@ -175,6 +175,45 @@ impl TuneReport {
         }
     }
 
+    /// Where the objective was measured: "at the load of the bench flags" for one level as
+    /// given, "(the worst of c=8, c=128 counts)" for several.
+    pub fn load_words(&self) -> String {
+        match self.levels.as_slice() {
+            [] => "at the load of the bench flags".to_string(),
+            [one] if one == "as given" => "at the load of the bench flags".to_string(),
+            [one] => format!("at {one}"),
+            many => format!("(the worst of {} counts)", many.join(", ")),
+        }
+    }
+
+    /// What the snippet's directives are: the proven winner's, or — without a proof, or
+    /// after one that says keep the default — the search's best, which is no
+    /// recommendation.
+    pub fn snippet_heading(&self) -> String {
+        let gain = self.best.as_ref().and_then(|b| b.search_gain);
+        match &self.proof {
+            Some(p) if p.overall.outcome == "better" => "the winner's directives:".to_string(),
+            Some(_) => "the search's best differs from the default in these (not a \
+                        recommendation: the proof says keep the default):"
+                .to_string(),
+            None => {
+                let noise = self.noise.relative_sd;
+                let why = match gain {
+                    Some(g) if g.abs() <= noise => format!(
+                        "its {:+.1}% in the search is within the run-to-run noise ±{:.1}%",
+                        100.0 * g,
+                        100.0 * noise
+                    ),
+                    _ => "--confirm pairs would test it".to_string(),
+                };
+                format!(
+                    "the search's best differs from the default in these (unproven: no proof \
+                     ran; {why}):"
+                )
+            }
+        }
+    }
+
     pub fn to_json_pretty(&self) -> String {
         serde_json::to_string_pretty(self).unwrap_or_else(|_| "{}".to_string())
     }
@@ -189,9 +228,9 @@ impl TuneReport {
         };
         let _ = writeln!(
             o,
-            "tune: {} (worst of {}); SLOs: {slos}; sampler {}; {} of {} runs",
+            "tune: {} {}; SLOs: {slos}; sampler {}; {} of {} runs",
             self.objective,
-            self.levels.join(", "),
+            self.load_words(),
             self.sampler,
             self.trials.len(),
             self.budget
@@ -276,6 +315,9 @@ impl TuneReport {
         }
         if let Some(p) = &self.proof {
             let _ = writeln!(o, "proof: {}", p.verdict());
+            for line in p.overall.detail(&self.unit, ("default", "winner")) {
+                let _ = writeln!(o, "  {line}");
+            }
             if p.levels.len() > 1 {
                 for l in &p.levels {
                     let _ = writeln!(o, "  {}: {}", l.level, l.proof.verdict);
@@ -301,7 +343,7 @@ impl TuneReport {
             }
         }
         if !self.snippet.is_empty() {
-            let _ = writeln!(o, "the winner's directives:");
+            let _ = writeln!(o, "{}", self.snippet_heading());
             for line in &self.snippet {
                 let _ = writeln!(o, "  {line}");
             }
@@ -365,13 +407,31 @@ mod tests {
             text.contains("  listen-queue overflows: default 12, winner 0"),
             "{text}"
         );
-        assert!(text.contains("the winner's directives:\n  backend: MaxRequestWorkers 4"));
+        // The proof says keep the default: the directives are no recommendation.
+        assert!(
+            text.contains("(not a recommendation: the proof says keep the default):\n  backend: MaxRequestWorkers 4"),
+            "{text}"
+        );
+        assert!(!text.contains("the winner's directives"), "{text}");
+        assert!(text.contains("proof: no significant difference: keep the default\n  pairs, default → winner (ok/s): 100 → "), "{text}");
+        assert!(
+            text.starts_with("tune: maximize throughput at c=256; "),
+            "{text}"
+        );
         assert!(text.contains("noise floor: A/A differed by"), "{text}");
         assert!(text.contains("proof: no significant difference: keep the default"));
         assert!(
             text.contains("note: the proof disagrees with the search"),
             "{text}"
         );
+        // Without a proof, the best is unproven.
+        report.proof = None;
+        let text = report.render_text();
+        assert!(text.contains("(unproven: no proof ran; "), "{text}");
+        report.levels = vec!["as given".into()];
+        assert!(report
+            .render_text()
+            .starts_with("tune: maximize throughput at the load of the bench flags; "));
     }
 
     #[test]

@@ -105,6 +105,7 @@ mod tests {
                     default: Value::Word("x".into()),
                 },
             ],
+            inert: Vec::new(),
         }
     }
 

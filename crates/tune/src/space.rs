@@ -196,10 +196,21 @@ fn log_bounds(lo: i64, hi: i64) -> (f64, f64) {
     ((lo as f64 - 0.5).max(0.5).ln(), (hi as f64 + 0.5).ln())
 }
 
-/// The searched parameters, in the order given.
+/// The searched parameters, in the order given, and which of them do nothing under which
+/// values of another (the server modules' `lab::InertRule`s, set by the subject).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Space {
     pub params: Vec<ParamSpec>,
+    pub inert: Vec<Inert>,
+}
+
+/// A searched parameter that does nothing while `when` (a searched parameter) has one of
+/// its values, or always (`when` None: the parameter it depends on is fixed at such a
+/// value).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Inert {
+    pub param: String,
+    pub when: Option<(String, Vec<String>)>,
 }
 
 impl Space {
@@ -216,7 +227,25 @@ impl Space {
             }
             params.push(p);
         }
-        Ok(Space { params })
+        Ok(Space {
+            params,
+            inert: Vec::new(),
+        })
+    }
+
+    /// The searched parameters that do nothing in `config`.
+    pub fn inert_in(&self, config: &Config) -> Vec<String> {
+        self.inert
+            .iter()
+            .filter(|i| match &i.when {
+                None => true,
+                Some((when, values)) => config.get(when).is_some_and(|v| {
+                    let v = v.to_string();
+                    values.iter().any(|w| w.eq_ignore_ascii_case(&v))
+                }),
+            })
+            .map(|i| i.param.clone())
+            .collect()
     }
 
     pub fn dims(&self) -> usize {

@@ -392,6 +392,7 @@ mod tests {
                 },
                 default: Value::Int(4),
             }],
+            inert: Vec::new(),
         }
     }
 

@@ -427,7 +427,10 @@ impl Server {
                 },
             })
             .collect();
-        Space { params }
+        Space {
+            params,
+            inert: Vec::new(),
+        }
     }
 
     pub fn seeds(&self, space: &Space) -> Vec<Config> {

@@ -1,5 +1,5 @@
 //! `webtune capacity URL` and the search behind `webtune lab capacity STACK`: flags into a
-//! capacity trial (`webtune_tune::capacity_run`), narration of every step on stderr, and the
+//! capacity trial (`webtune_tuner::capacity_run`), narration of every step on stderr, and the
 //! outputs (text table on stdout, `--json` webtune.capacity/1, `--html`). The search and the
 //! judging live in `webtune_tune::capacity`; this file only wires them.
 
@@ -15,7 +15,7 @@ use webtune_model::capacity::{CapacityLimit, CapacityStep, SearchSettings, StepO
 use webtune_model::{parse_duration, RunSpec, StopCondition};
 use webtune_report::capacity::{render_capacity_html, render_capacity_text};
 use webtune_tune::capacity::{check, parse_slos};
-use webtune_tune::capacity_run::{self, CapacitySpec};
+use webtune_tuner::capacity_run::{self, CapacitySpec};
 
 /// The search's flags, shared by `capacity` and `lab capacity`.
 #[derive(clap::Args, Debug, Clone)]

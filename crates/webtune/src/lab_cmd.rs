@@ -17,8 +17,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 use webtune_engine::Workload;
 use webtune_lab::trial::{self, Target, Trial};
-use webtune_lab::{settings_for, summarise, CpuSet, HostSettings, StackKind};
+use webtune_lab::{settings_for, CpuSet, HostSettings, StackKind};
 use webtune_model::parse_duration;
+use webtune_report::server_summary::summarise;
 
 #[derive(clap::Args)]
 #[command(after_help = "Examples:\n  \

@@ -1,4 +1,4 @@
-//! `webtune tune`: flags mapped onto a `webtune_tune::driver::Job`, the journal opened or
+//! `webtune tune`: flags mapped onto a `webtune_tuner::driver::Job`, the journal opened or
 //! resumed, progress narrated, the report printed and written. The loop, the search, the
 //! proof and the journal are the tune crate's; the trials are the lab's. A resume runs the
 //! stored command as it was (`resume`: in its directory, refusing flags that would change
@@ -17,11 +17,11 @@ use webtune_engine::Progress;
 use webtune_lab::trial::{Level, LevelResult, Target, TrialEvents};
 use webtune_lab::StackKind;
 use webtune_model::parse_duration;
-use webtune_tune::driver::{self, Job, Listener, Subject};
 use webtune_tune::journal::Journal;
 use webtune_tune::space::{Config, Space};
 use webtune_tune::study::Settings;
-use webtune_tune::{Objective, Slo};
+use webtune_tuner::driver::{self, Job, Listener, Subject};
+use webtune_tuner::rules;
 
 mod resume;
 
@@ -138,6 +138,10 @@ pub fn run(args: TuneArgs) -> anyhow::Result<i32> {
     }
     let argv: Vec<String> = std::env::args().skip(2).collect();
     let prepared = prepare(&args)?;
+    if let Some(little) = rules::proof_power(args.confirm) {
+        // Before anything runs: a proof this small cannot show what it is run for.
+        output::warn(&format!("warning: {little}"));
+    }
     let journal_path = args.journal.clone().unwrap_or_else(|| {
         std::env::temp_dir().join(format!("webtune-tune-{}.db", std::process::id()))
     });
@@ -171,49 +175,22 @@ pub(crate) struct Prepared {
     job: Job,
 }
 
-fn objective(args: &TuneArgs) -> anyhow::Result<Objective> {
-    if args.maximize.as_deref() == Some("capacity") {
-        return Ok(Objective::MaximizeThroughput);
-    }
-    Ok(match (&args.maximize, &args.minimize) {
-        (_, Some(stat)) => Objective::minimize(stat)?,
-        (Some(what), None) => Objective::maximize(what)?,
-        (None, None) => Objective::maximize("throughput")?,
-    })
-}
-
 pub(crate) fn prepare(args: &TuneArgs) -> anyhow::Result<Prepared> {
     let stack_name = args
         .stack
         .as_deref()
         .context("name the stack to tune (webtune lab stacks), or external")?;
-    let objective = objective(args)?;
-    let capacity = if args.maximize.as_deref() == Some("capacity") {
-        if args.slos.is_empty() {
-            bail!("--maximize capacity needs --slo: capacity is the highest rate that holds them");
-        }
-        if !args.levels.is_empty() {
-            bail!("--maximize capacity searches the rate itself: no --levels");
-        }
-        Some(driver::CapacityObjective {
-            slos: webtune_tune::capacity::parse_slos(&args.slos)?,
-            search: webtune_model::capacity::SearchSettings::default(),
-        })
-    } else {
-        None
-    };
-    // With capacity the SLOs are the search's; a trial's figure is the capacity itself.
-    let slos = if capacity.is_some() {
-        Vec::new()
-    } else {
-        args.slos
-            .iter()
-            .map(|s| Slo::parse(s))
-            .collect::<Result<Vec<_>, _>>()?
-    };
-    if args.trials < 3 {
-        bail!("--trials must be at least 3 (the default is measured twice first)");
-    }
+    let rules::Goal {
+        objective,
+        slos,
+        capacity,
+    } = rules::goal(
+        args.maximize.as_deref(),
+        args.minimize.as_deref(),
+        &args.slos,
+        !args.levels.is_empty(),
+    )?;
+    rules::check_trials(args.trials)?;
     output::check_all([
         ("--json", args.output.json.as_deref()),
         ("--html", args.output.html.as_deref()),
@@ -228,43 +205,33 @@ pub(crate) fn prepare(args: &TuneArgs) -> anyhow::Result<Prepared> {
         .collect::<Result<_, _>>()?;
     let workload = bench.request.workload()?;
     let (subject, path) = if stack == StackKind::External {
-        let apply = args
-            .apply
-            .clone()
-            .context("tune external needs --apply CMD: webtune cannot change your server itself")?;
-        if args.params.is_empty() {
-            bail!("tune external needs --param: webtune does not know your server's parameters");
-        }
+        rules::check_external(
+            args.apply.as_deref(),
+            !args.params.is_empty(),
+            args.apply_timeout,
+        )?;
         let url = bench.url.clone().context(
             "tune external needs the URL after --, e.g. -- -c 64 -d 5s http://127.0.0.1:8080/",
         )?;
-        if args.apply_timeout.is_zero() {
-            bail!("--apply-timeout must be more than 0, e.g. --apply-timeout 2m");
-        }
         (
             Subject::External {
                 base_url: url,
                 processes: args.processes.clone(),
-                apply,
+                apply: args.apply.clone().unwrap_or_default(),
                 restore: args.restore.clone(),
                 timeout: args.apply_timeout,
             },
             String::new(),
         )
     } else {
-        if args.apply.is_some() || args.restore.is_some() || args.baseline.is_some() {
-            bail!("--apply, --restore and --baseline are for tune external; lab stacks are configured by webtune");
-        }
+        rules::check_lab_stack(
+            args.apply.is_some() || args.restore.is_some() || args.baseline.is_some(),
+        )?;
         let default_path =
             crate::lab_cmd::default_path(crate::lab_cmd::Served::Stack(stack), &workload);
         match args.app {
             crate::lab_cmd::forum::App::Forum => {
-                if !stack.has_php() {
-                    bail!(
-                        "--app forum needs a stack with PHP; {} has none",
-                        stack.name()
-                    );
-                }
+                rules::check_forum(stack)?;
                 let path = match (&bench.url, workload.scenario()) {
                     (None, None) => String::new(),
                     (given, _) => load_path(given.as_deref(), "")?,
@@ -310,15 +277,12 @@ pub(crate) fn prepare(args: &TuneArgs) -> anyhow::Result<Prepared> {
         Subject::External { .. } => driver::external_catalogue(&texts, &baseline),
         _ => subject.catalogue(),
     };
-    let space = Space::parse(&texts, &catalogue)?;
+    let mut space = Space::parse(&texts, &catalogue)?;
+    space.inert = subject.inert_rules(&space);
     if texts.is_empty() || space.params.is_empty() {
         bail!("nothing to tune: give --param NAME=LO..HI");
     }
-    for (name, _) in &fixed {
-        if space.params.iter().any(|p| p.name == *name) {
-            bail!("{name} is both --set and --param: a parameter is fixed or searched, not both");
-        }
-    }
+    rules::check_fixed(&fixed, &space)?;
     let seeds = subject.rules_of_thumb(&space, cores);
     let mut load = bench.to_spec(&path)?;
     if let Some(c) = &capacity {
@@ -426,12 +390,7 @@ pub(crate) fn execute(
         inner: Narrator::new(args.output.quiet, false),
         quiet: args.output.quiet,
     };
-    let mut finished = driver::run(&prepared.job, journal, resumed, &stop, &mut narrator)?;
-    if prepared.job.capacity.is_some() {
-        finished.report.objective = "maximize capacity".into();
-        finished.report.unit = "req/s".into();
-        finished.report.slos = args.slos.clone();
-    }
+    let finished = driver::run(&prepared.job, journal, resumed, &stop, &mut narrator)?;
     let mut outputs = Outputs::new();
     if let Some(dest) = &args.output.html {
         outputs.file(
@@ -471,11 +430,7 @@ pub(crate) fn show(
     resumed: &webtune_tune::journal::Resumed,
     holder: Option<u32>,
 ) -> anyhow::Result<i32> {
-    let job = prepared.job;
-    let mut study = driver::new_study(&job);
-    resumed.replay_into(&mut study);
-    let levels = job.levels.iter().map(|l| driver::level_label(*l)).collect();
-    let report = webtune_tune::TuneReport::from_study(&study, levels, None);
+    let report = driver::report_so_far(&prepared.job, resumed);
     let mut text = report.render_text();
     match holder {
         Some(pid) => text.push_str(&format!(

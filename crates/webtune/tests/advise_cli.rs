@@ -330,6 +330,14 @@ fn verify_measures_the_advice_on_private_copies() {
         "{stdout}"
     );
     assert!(stderr.contains("run 2/2 (B advised)"), "{stderr}");
+    // The pairs and the interval, as tune's proof shows them; never a change labelled
+    // "(no difference)".
+    assert!(
+        stdout.contains("      pairs, current → advised (req/s): "),
+        "{stdout}"
+    );
+    assert!(stdout.contains("advised/current ×"), "{stdout}");
+    assert!(!stdout.contains("% (no difference)"), "{stdout}");
 }
 
 #[test]

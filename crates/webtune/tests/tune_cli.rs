@@ -310,6 +310,7 @@ fn tune_external_applies_each_configuration_and_proves_the_winner() {
         log.display()
     );
     let json = s.path("x.json");
+    let journal = s.path("x.db");
     let url = format!("http://127.0.0.1:{port}/cpu/20000");
     let apply_cmd = format!("bash {} {{workers}}", apply.display());
     let out = s.run(&[
@@ -329,6 +330,8 @@ fn tune_external_applies_each_configuration_and_proves_the_winner() {
         "2",
         "--json",
         json.to_str().unwrap(),
+        "--journal",
+        journal.to_str().unwrap(),
         "--",
         "-c",
         "4",
@@ -338,6 +341,19 @@ fn tune_external_applies_each_configuration_and_proves_the_winner() {
     ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // Two pairs can hardly show anything: said before the first trial.
+    let warned = stderr
+        .find("webtune: warning: --confirm 2: with 2 pairs")
+        .expect(&stderr);
+    assert!(warned < stderr.find("trial 1/3").unwrap(), "{stderr}");
+    // --show includes the proof's verdict and pairs, as the run's report did.
+    let shown = s.run(&["tune", "--show", "--journal", journal.to_str().unwrap()]);
+    let shown = String::from_utf8_lossy(&shown.stdout).into_owned();
+    assert!(shown.contains("\nproof: "), "{shown}");
+    assert!(
+        shown.contains("  pairs, default → winner (ok/s): "),
+        "{shown}"
+    );
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(

@@ -15,7 +15,7 @@ pub mod mariadb;
 pub mod nginx;
 pub mod php_fpm;
 
-use crate::params::{ParamSpec, Settings, Value};
+use crate::params::{InertRule, ParamSpec, Settings, Value};
 use crate::render::Layout;
 use crate::tuning::{Completion, Tunable};
 use crate::LabError;
@@ -106,6 +106,17 @@ pub trait ServerType {
 
     /// Its tunable parameters, names without a prefix.
     fn parameters(&self) -> Vec<ParamSpec>;
+
+    /// Which of its parameters (names without a prefix) do nothing under which values of
+    /// another.
+    fn inert_rules(&self) -> Vec<InertRule> {
+        Vec::new()
+    }
+
+    /// The line that sets `spec` to `value` in its config, as the server reads it.
+    fn directive_line(&self, spec: &ParamSpec, value: &str) -> String {
+        format!("{} {value}", spec.directive)
+    }
 
     /// Its TLS parameters, when it is the front server of a TLS stack.
     fn tls_parameters(&self) -> Vec<ParamSpec> {

@@ -49,6 +49,30 @@ impl ServerType for Nginx {
         require(&programs.nginx, NEEDS)
     }
 
+    /// `keepalive_timeout 0` turns keep-alive off: its request limit does nothing.
+    fn inert_rules(&self) -> Vec<crate::params::InertRule> {
+        vec![crate::params::InertRule::new(
+            "keepalive_requests",
+            "keepalive_timeout",
+            &["0"],
+        )]
+    }
+
+    /// nginx's syntax: a `;` after each directive, and the `listen` options on a listen
+    /// line (the port stands for each of the server's own listen lines).
+    fn directive_line(&self, spec: &ParamSpec, value: &str) -> String {
+        match spec.name.as_str() {
+            "listen_backlog" => {
+                format!("listen 80 backlog={value};  # backlog={value} on each listen line")
+            }
+            "reuseport" if value == "on" => {
+                "listen 80 reuseport;  # reuseport on each listen line".to_string()
+            }
+            "reuseport" => "listen 80;  # no reuseport on the listen lines".to_string(),
+            _ => format!("{} {value};", spec.directive),
+        }
+    }
+
     fn parameters(&self) -> Vec<ParamSpec> {
         let mut p = vec![
             ParamSpec {

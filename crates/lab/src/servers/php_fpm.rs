@@ -40,6 +40,23 @@ impl ServerType for PhpFpm {
         require(&programs.php_fpm, NEEDS)
     }
 
+    /// The start and spare servers size a `dynamic` pool only.
+    fn inert_rules(&self) -> Vec<crate::params::InertRule> {
+        [
+            "pm.start_servers",
+            "pm.min_spare_servers",
+            "pm.max_spare_servers",
+        ]
+        .into_iter()
+        .map(|p| crate::params::InertRule::new(p, "pm", &["static", "ondemand"]))
+        .collect()
+    }
+
+    /// A pool's ini syntax: `name = value`.
+    fn directive_line(&self, spec: &ParamSpec, value: &str) -> String {
+        format!("{} = {value}", spec.directive)
+    }
+
     fn parameters(&self) -> Vec<ParamSpec> {
         let int = ParamSpec::int;
         vec![

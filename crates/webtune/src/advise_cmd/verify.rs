@@ -1,9 +1,10 @@
 //! `advise --verify -- BENCH FLAGS`: the current and the advised configuration of the web
 //! server (nginx, Apache), of php-fpm (behind the lab's nginx) or of MariaDB (the forum's
 //! database, under nginx-php-fpm) run on private copies (`lab::import`), interleaved
-//! A B B A … like
-//! the tuner's proof (`webtune_tune::proof`), and the measured difference is reported
-//! beside each finding whose changes went into the advised copy. The production server is
+//! A B B A … by the tuner's own paired-proof runner (`webtune_tune::paired`) and judged
+//! by its proof (`webtune_tune::proof`): the pairs, the interval and the verdict are
+//! printed, and the measured difference beside each finding whose changes went into the
+//! advised copy. The production server is
 //! never touched: a copy listens on loopback ports of its own, with its own pid, logs and
 //! temp paths, and a config that passes requests on to a backend is not verified (the
 //! copy would load that backend).
@@ -19,6 +20,7 @@ use webtune_lab::import::{Import, Server};
 use webtune_lab::trial::{self, Silent, Target, Trial};
 use webtune_lab::{settings_for, StackKind};
 use webtune_model::StopToken;
+use webtune_tune::paired::{self, Ran};
 use webtune_tune::proof::{self, Arm, Proof};
 
 /// What --verify measured: text for stdout, JSON for `--json`, and whether a stop cut it.
@@ -235,26 +237,17 @@ fn verify_one(
         Server::Nginx | Server::Apache | Server::PhpFpm => None,
     };
     let load = bench.to_spec(&path)?;
-    let order = proof::order(pairs);
-    let mut a: Vec<(f64, u64)> = Vec::new();
-    let mut b: Vec<(f64, u64)> = Vec::new();
-    let mut interrupted = false;
-    for (i, arm) in order.iter().enumerate() {
+    let quiet = bench.output.quiet;
+    let proof = paired::run(pairs, Vec::new(), stop, |arm, number, of| {
         let import = match arm {
             Arm::Default => current.clone(),
             Arm::Winner => advised.clone(),
         };
-        if !bench.output.quiet {
+        if !quiet {
             eprintln!(
-                "advise --verify: {label} run {}/{} ({} {})",
-                i + 1,
-                order.len(),
+                "advise --verify: {label} run {number}/{of} ({} {})",
                 arm.letter(),
-                if *arm == Arm::Default {
-                    "current"
-                } else {
-                    "advised"
-                }
+                ARMS[usize::from(arm == Arm::Winner)]
             );
         }
         let target = match &forum {
@@ -272,25 +265,32 @@ fn verify_one(
         t.workload = workload.clone();
         let outcome = trial::run(&t, stop, &mut Silent)?;
         let Some(level) = outcome.levels.into_iter().next() else {
-            interrupted = true;
-            break;
+            return Ok::<_, anyhow::Error>(Ran::Interrupted);
         };
         let r = &level.result;
         let figure = (r.requests_per_s, r.latency.total.p99_us);
-        match arm {
-            Arm::Default => a.push(figure),
-            Arm::Winner => b.push(figure),
-        }
-        if outcome.interrupted || r.interrupted {
-            interrupted = true;
-            break;
-        }
-    }
-    let paired = |f: &dyn Fn(&(f64, u64)) -> f64| -> Vec<(f64, f64)> {
-        a.iter().zip(b.iter()).map(|(x, y)| (f(x), f(y))).collect()
+        Ok(if outcome.interrupted || r.interrupted {
+            Ran::Last(figure)
+        } else {
+            Ran::Measured(figure)
+        })
+    })?;
+    let interrupted = proof.interrupted;
+    let arm = |which: Arm| -> Vec<(f64, u64)> {
+        proof
+            .runs
+            .iter()
+            .filter(|(a, _)| *a == which)
+            .map(|(_, f)| *f)
+            .collect()
     };
-    let rps = proof::analyze(&paired(&|x| x.0), true);
-    let p99 = proof::analyze(&paired(&|x| x.1 as f64), false);
+    let (a, b) = (arm(Arm::Default), arm(Arm::Winner));
+    let rps = proof::analyze_against(&paired::pairs(&proof.runs, |x| Some(x.0)), true, BASELINE);
+    let p99 = proof::analyze_against(
+        &paired::pairs(&proof.runs, |x| Some(x.1 as f64 / 1000.0)),
+        false,
+        BASELINE,
+    );
     let overrides: Vec<String> = set.iter().map(|(n, v)| format!("{n}={v}")).collect();
     let under = match &forum {
         Some((_, dataset)) => format!(
@@ -310,15 +310,19 @@ fn verify_one(
     if let Some(note) = &path_note {
         text.push_str(&format!("    {note}\n"));
     }
-    text.push_str(&format!("    throughput: {}\n", line(&rps)));
-    text.push_str(&format!("    p99 latency: {}\n", line(&p99)));
+    for (what, unit, p) in [("throughput", "req/s", &rps), ("p99 latency", "ms", &p99)] {
+        text.push_str(&format!("    {what}: {}\n", line(p)));
+        for l in p.detail(unit, (ARMS[0], ARMS[1])) {
+            text.push_str(&format!("      {l}\n"));
+        }
+    }
     for f in &changed {
         text.push_str(&format!(
             "    [{}] {} → {}: measured with the advised copy: throughput {}\n",
             f.id,
             f.current,
             f.recommended,
-            short(&rps)
+            rps.headline()
         ));
     }
     for n in &notes {
@@ -347,13 +351,14 @@ fn verify_one(
     })
 }
 
-fn line(p: &Proof) -> String {
-    // The proof speaks of the tuner's default; here A is the config as it is.
-    let verdict = p.verdict.replace("the default", "the current config");
-    format!("{verdict} ({}/{} pairs better)", p.winner_better, p.pairs)
-}
+/// The arms' names in the lines: A is the config as it is, B the advised one.
+const ARMS: [&str; 2] = ["current", "advised"];
+/// What "keep …" names in a verdict.
+const BASELINE: &str = "the current config";
 
-fn short(p: &Proof) -> String {
-    let change = (p.ratio - 1.0) * 100.0;
-    format!("{change:+.1}% ({})", p.outcome)
+fn line(p: &Proof) -> String {
+    format!(
+        "{} ({}/{} pairs better)",
+        p.verdict, p.winner_better, p.pairs
+    )
 }

@@ -17,10 +17,12 @@ use webtune_engine::Workload;
 use webtune_lab::forum::{self, data, dataset, dbparams, Dataset, DbConfig, DbOptions};
 use webtune_lab::import::Server;
 use webtune_lab::trial::{self, Level, Target, Trial};
-use webtune_lab::{settings_for, summarise, StackKind};
+use webtune_lab::{settings_for, StackKind};
 use webtune_model::sweep::{SweepResult, SweepVariable};
 use webtune_model::{parse_duration, RunSpec, StopCondition};
-use webtune_report::sweep::{find_knee, level_rows, render_sweep_csv, render_sweep_html};
+use webtune_report::forum::seed_003_table;
+use webtune_report::server_summary::summarise;
+use webtune_report::sweep::{render_sweep_csv, render_sweep_html};
 
 /// The application a lab stack serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -334,71 +336,6 @@ pub fn run_sweep(args: SweepArgs) -> anyhow::Result<i32> {
     let outcome = trial::run(&trial, &stop, &mut Narrator::new(args.output.quiet, true))?;
     let sweep = crate::sweep_cmd::sweep_of(outcome, SweepVariable::Connections, "lab sweep");
     report_sweep(&args, &trial.target, &path, &sweep)
-}
-
-/// Seed 003's table: per level the requests served, mean response time and error %, with
-/// warm-up and cool-down left out, plus throughput and p99.
-pub fn seed_003_table(sweep: &SweepResult) -> String {
-    let rows = level_rows(sweep);
-    let knee = find_knee(&rows);
-    let mut table = vec![[
-        "connections".to_string(),
-        "served".into(),
-        "req/s".into(),
-        "mean ms".into(),
-        "p50 ms".into(),
-        "p99 ms".into(),
-        "errors %".into(),
-        String::new(),
-    ]];
-    for (i, level) in sweep.levels.iter().enumerate() {
-        let r = &level.result;
-        table.push([
-            format!("{}", level.level),
-            r.responses.to_string(),
-            format!("{:.1}", r.requests_per_s),
-            format!("{:.1}", r.latency.total.mean_us / 1000.0),
-            format!("{:.1}", r.latency.total.p50_us as f64 / 1000.0),
-            format!("{:.1}", r.latency.total.p99_us as f64 / 1000.0),
-            format!("{:.2}", r.error_ratio() * 100.0),
-            match (Some(i) == knee, r.ok == 0) {
-                (_, true) => "no successful response".into(),
-                (true, false) => "<- knee".into(),
-                (false, false) => String::new(),
-            },
-        ]);
-    }
-    let mut widths = [0usize; 8];
-    for row in &table {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let mut out = String::new();
-    for row in &table {
-        let mut line = String::new();
-        for (c, cell) in row.iter().enumerate() {
-            if c == 7 {
-                line.push_str(&format!("  {cell}"));
-            } else {
-                line.push_str(&format!(
-                    "{}{cell:>w$}",
-                    if c == 0 { "" } else { "  " },
-                    w = widths[c]
-                ));
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    match knee {
-        Some(i) => out.push_str(&format!(
-            "Knee: {} connections — beyond it throughput grows by less than 5% while p99 keeps growing.\n",
-            rows[i].level
-        )),
-        None => out.push_str("No knee: throughput grew by 5% or more at every step (or p99 did not grow).\n"),
-    }
-    out
 }
 
 fn report_sweep(

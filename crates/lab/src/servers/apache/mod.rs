@@ -71,6 +71,14 @@ impl ServerType for Apache {
         Ok(path)
     }
 
+    /// Without keep-alive, its timeout and request limit do nothing.
+    fn inert_rules(&self) -> Vec<crate::params::InertRule> {
+        ["KeepAliveTimeout", "MaxKeepAliveRequests"]
+            .into_iter()
+            .map(|p| crate::params::InertRule::new(p, "KeepAlive", &["off"]))
+            .collect()
+    }
+
     fn parameters(&self) -> Vec<ParamSpec> {
         params::parameters(self.mpm)
     }

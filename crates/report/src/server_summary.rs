@@ -2,6 +2,7 @@
 //! and idlest CPU (seed 003's scheduler piled Apache onto one CPU), context switches per
 //! request (seed 000's scheduling overhead), listen-queue overflows (seed 004's
 //! somaxconn), peak processes and memory; first of all, a server's main process that died.
+//! The lab samples; this renders what it sampled (`lab run`, `lab sweep`, the lab's tests).
 
 use std::fmt::Write;
 use webtune_model::ServerSamples;

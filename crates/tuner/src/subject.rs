@@ -3,10 +3,10 @@
 //! dependent limits filled in), its catalogue of parameters with their real ranges, its
 //! default space and rules of thumb, and the winner's directives as the server writes them.
 
-use crate::space::{Config, KnownKind, KnownParam, Space, Value};
 use webtune_lab::forum::Dataset;
 use webtune_lab::trial::Target;
 use webtune_lab::{settings_for, ParamKind, StackKind};
+use webtune_tune::space::{Config, Inert, KnownKind, KnownParam, Space, Value};
 
 /// What is tuned: a lab stack, the forum on one, or a server the user runs.
 pub enum Subject {
@@ -104,6 +104,44 @@ impl Subject {
                     .all(|(n, _)| space.params.iter().any(|p| p.name == *n))
             })
             .map(|(_, pairs)| space.config_from_text(&pairs))
+            .collect()
+    }
+
+    /// Which searched parameters of `space` do nothing under which values of another (the
+    /// server modules' rules); a rule whose other parameter is not searched holds always
+    /// or never, by its `--set` value or its default.
+    pub fn inert_rules(&self, space: &Space) -> Vec<Inert> {
+        let (kind, fixed) = match self {
+            Subject::Stack { kind, fixed } | Subject::Forum { kind, fixed, .. } => (*kind, fixed),
+            Subject::External { .. } => return Vec::new(),
+        };
+        let catalogue = self.catalogue();
+        kind.inert_rules()
+            .into_iter()
+            .filter(|r| space.params.iter().any(|p| p.name == r.param))
+            .filter_map(|r| {
+                if space.params.iter().any(|p| p.name == r.when) {
+                    let values = r.values.iter().map(|v| v.to_string()).collect();
+                    return Some(Inert {
+                        param: r.param,
+                        when: Some((r.when, values)),
+                    });
+                }
+                let value = fixed
+                    .iter()
+                    .find(|(n, _)| *n == r.when)
+                    .map(|(_, v)| v.clone())
+                    .or_else(|| {
+                        catalogue
+                            .iter()
+                            .find(|p| p.name == r.when)
+                            .map(|p| p.default.clone())
+                    })?;
+                r.applies(&value).then_some(Inert {
+                    param: r.param,
+                    when: None,
+                })
+            })
             .collect()
     }
 
@@ -207,28 +245,37 @@ pub fn external_catalogue(texts: &[String], baseline: &[(String, String)]) -> Ve
         .collect()
 }
 
-/// The winner's directives that differ from the default, as the server writes them.
-pub(crate) fn snippet(kind: StackKind, default: &Config, best: &Config) -> Vec<String> {
-    let specs = [
-        kind.parameters(),
-        webtune_lab::forum::dbparams::parameters(),
-    ]
-    .concat();
+/// The winner's directives that differ from the default, as the server reads them, less
+/// those that do nothing in the winner's configuration (`inert`: KeepAliveTimeout under
+/// KeepAlive off).
+pub(crate) fn snippet(
+    kind: StackKind,
+    default: &Config,
+    best: &Config,
+    inert: &[String],
+) -> Vec<String> {
+    let db = webtune_lab::forum::dbparams::parameters();
     best.iter()
         .filter(|(name, value)| default.get(*name) != Some(*value))
+        .filter(|(name, _)| !inert.contains(name))
         .map(|(name, value)| {
-            let spec = specs.iter().find(|p| p.name == *name);
-            let directive = spec.map_or(name.as_str(), |p| p.directive);
+            let value = match value {
+                Value::Int(n) => n.to_string(),
+                Value::Word(w) => w.clone(),
+            };
+            let line = match db.iter().find(|p| p.name == *name) {
+                // my.cnf's syntax.
+                Some(p) => format!("{} = {value}", p.directive),
+                None => kind
+                    .directive_line(name, &value)
+                    .unwrap_or_else(|| format!("{name} {value}")),
+            };
             let component = name
                 .split_once('.')
                 .filter(|(prefix, _)| matches!(*prefix, "frontend" | "backend" | "db"))
                 .map(|(prefix, _)| format!("{prefix}: "))
                 .unwrap_or_default();
-            let value = match value {
-                Value::Int(n) => n.to_string(),
-                Value::Word(w) => w.clone(),
-            };
-            format!("{component}{directive} {value}")
+            format!("{component}{line}")
         })
         .collect()
 }
@@ -281,8 +328,50 @@ mod tests {
         let mut best = default.clone();
         best.insert("backend.MaxRequestWorkers".into(), Value::Int(4));
         assert_eq!(
-            snippet(kind, &default, &best),
+            snippet(kind, &default, &best, &[]),
             vec!["backend: MaxRequestWorkers 4".to_string()]
         );
+    }
+
+    #[test]
+    fn an_inert_parameter_is_left_out_of_the_snippet_and_lines_read_as_the_server_reads_them() {
+        let subject = Subject::Stack {
+            kind: StackKind::from_name("nginx-apache").unwrap(),
+            fixed: Vec::new(),
+        };
+        let texts: Vec<String> = [
+            "backend.KeepAlive=on,off",
+            "backend.KeepAliveTimeout=1..30",
+            "frontend.listen_backlog=64..4096",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let mut space = Space::parse(&texts, &subject.catalogue()).unwrap();
+        space.inert = subject.inert_rules(&space);
+        let default = space.default_config();
+        let mut best = default.clone();
+        best.insert("backend.KeepAlive".into(), Value::Word("off".into()));
+        best.insert("backend.KeepAliveTimeout".into(), Value::Int(13));
+        best.insert("frontend.listen_backlog".into(), Value::Int(2115));
+        assert_eq!(space.inert_in(&best), vec!["backend.KeepAliveTimeout"]);
+        assert!(space.inert_in(&default).is_empty());
+        let kind = StackKind::from_name("nginx-apache").unwrap();
+        assert_eq!(
+            snippet(kind, &default, &best, &space.inert_in(&best)),
+            vec![
+                "backend: KeepAlive off".to_string(),
+                "frontend: listen 80 backlog=2115;  # backlog=2115 on each listen line".into(),
+            ]
+        );
+        // KeepAlive fixed off: its timeout is inert in every trial.
+        let fixed_off = Subject::Stack {
+            kind,
+            fixed: vec![("backend.KeepAlive".into(), "off".into())],
+        };
+        let space = Space::parse(&texts[1..], &fixed_off.catalogue()).unwrap();
+        let rules = fixed_off.inert_rules(&space);
+        assert_eq!(rules.len(), 1);
+        assert_eq!(rules[0].when, None);
     }
 }

@@ -5,21 +5,22 @@
 //! A B B A …) and the server-side evidence that changed between them. It is the one place
 //! where the study meets the lab; it starts nothing itself and reads no command-line words.
 
-use crate::journal::{Journal, JournalError, Phase, Resumed};
-use crate::objective::{LevelSummary, Objective, Slo};
-use crate::proof::{self, Arm};
-use crate::report::{LevelProof, ProofReport, TuneReport};
-use crate::space::{Config, Space};
-use crate::study::{Next, Outcome, Settings, Study};
 use crate::subject::snippet;
 pub use crate::subject::{external_catalogue, Subject};
-use crate::GpSampler;
 use std::collections::BTreeMap;
 use std::time::Duration;
 use webtune_engine::Workload;
 use webtune_lab::trial::{self, Level, Trial, TrialEvents};
 use webtune_lab::LabError;
 use webtune_model::{RunResult, RunSpec, StopToken};
+use webtune_tune::journal::{Journal, JournalError, Phase, Resumed};
+use webtune_tune::objective::{LevelSummary, Objective, Slo};
+use webtune_tune::paired::{self, Ran};
+use webtune_tune::proof::{self, Arm};
+use webtune_tune::report::{LevelProof, ProofReport, TuneReport};
+use webtune_tune::space::{Config, Space};
+use webtune_tune::study::{Next, Outcome, Settings, Study};
+use webtune_tune::GpSampler;
 
 /// Everything a tune needs: what, the load, the search and the proof.
 pub struct Job {
@@ -40,7 +41,7 @@ pub struct Job {
     pub confirm: usize,
     /// `--maximize capacity`: every trial is a capacity search (open loop, grow then
     /// bisect) under these SLOs, and its figure is the capacity found (req/s); a trial that
-    /// finds none is a failed trial. The study then maximizes that figure as throughput.
+    /// finds none is a failed trial. The objective is then `Objective::MaximizeCapacity`.
     pub capacity: Option<CapacityObjective>,
 }
 
@@ -256,14 +257,7 @@ pub fn run(
     let mut proof_done: Vec<(Arm, Outcome)> = Vec::new();
     if let Some(r) = resumed {
         r.replay_into(&mut study);
-        for t in r.trials.iter().filter(|t| t.phase == Phase::Proof) {
-            let arm = if t.why == "B" {
-                Arm::Winner
-            } else {
-                Arm::Default
-            };
-            proof_done.push((arm, t.outcome.clone()));
-        }
+        proof_done = proof_runs(r);
     }
     let levels: Vec<String> = job.levels.iter().map(|l| level_label(*l)).collect();
 
@@ -295,7 +289,7 @@ pub fn run(
                     "; best so far {:.1} {} ({})",
                     b.objective,
                     job.objective.unit(),
-                    crate::space::render(&b.config)
+                    webtune_tune::space::render(&b.config)
                 )
             })
             .unwrap_or_default();
@@ -309,43 +303,38 @@ pub fn run(
     let mut proof_report = None;
     let mut evidence = Vec::new();
     if let (Some(winner), false, true) = (winner.clone(), interrupted, job.confirm > 0) {
-        let order = proof::order(job.confirm);
-        let mut runs: Vec<(Arm, Outcome, Vec<RunResult>)> = proof_done
-            .iter()
-            .map(|(a, o)| (*a, o.clone(), Vec::new()))
+        let done = proof_done
+            .into_iter()
+            .map(|(a, o)| (a, (o, Vec::new())))
             .collect();
-        for (i, arm) in order.iter().enumerate().skip(runs.len()) {
-            if stop.stop_requested() {
-                interrupted = true;
-                break;
-            }
-            let config = if *arm == Arm::Default {
+        let proof = paired::run(job.confirm, done, stop, |arm, number, of| {
+            let config = if arm == Arm::Default {
                 &default
             } else {
                 &winner
             };
-            listener.trial_starting(
-                &format!("proof {}", arm.letter()),
-                i + 1,
-                order.len(),
-                config,
-            );
+            listener.trial_starting(&format!("proof {}", arm.letter()), number, of, config);
             let id = journal.begin_trial(Phase::Proof, config, arm.letter())?;
             let m = measure(job, config, stop, listener)?;
             if m.interrupted {
-                interrupted = true;
-                break;
+                return Ok::<_, TuneError>(Ran::Interrupted);
             }
             match &m.outcome {
                 Outcome::Measured(levels) => journal.finish_trial(id, levels, &m.runs)?,
                 Outcome::Failed(why) => journal.fail_trial(id, why)?,
             }
             listener.trial_done(&describe(job, &m));
-            runs.push((*arm, m.outcome, m.runs));
-        }
+            Ok(Ran::Measured((m.outcome, m.runs)))
+        })?;
+        interrupted |= proof.interrupted;
         if !interrupted {
-            proof_report = Some(analyze_proof(job, &study, &runs));
-            evidence = server_evidence(&runs);
+            let outcomes: Vec<(Arm, Outcome)> = proof
+                .runs
+                .iter()
+                .map(|(a, (o, _))| (*a, o.clone()))
+                .collect();
+            proof_report = Some(analyze_proof(job, &study, &outcomes));
+            evidence = server_evidence(&proof.runs);
         }
     }
     if let Subject::External {
@@ -362,36 +351,79 @@ pub fn run(
         let command = webtune_lab::hook::fill(restore, &values)?;
         webtune_lab::hook::run("--restore", &command, *timeout, &StopToken::new())?;
     }
-    let mut report = TuneReport::from_study(&study, levels, proof_report);
+    let mut report = finish_report(job, &study, levels, proof_report);
     report.evidence = evidence;
-    report.snippet = job
-        .subject
-        .stack_kind()
-        .zip(report.best.as_ref())
-        .map(|(kind, best)| snippet(kind, &default, &best.params))
-        .unwrap_or_default();
     Ok(Finished {
         report,
         interrupted,
     })
 }
 
-/// Pair the proof's runs (A with the B next to it), judge the objective overall and at
-/// each level.
-fn analyze_proof(job: &Job, study: &Study, runs: &[(Arm, Outcome, Vec<RunResult>)]) -> ProofReport {
+/// The report of a study (and its proof, when there is one), with the winner's directives.
+fn finish_report(
+    job: &Job,
+    study: &Study,
+    levels: Vec<String>,
+    proof: Option<ProofReport>,
+) -> TuneReport {
+    let mut report = TuneReport::from_study(study, levels, proof);
+    if let Some(capacity) = &job.capacity {
+        // The SLOs are the capacity search's, not the study's.
+        report.slos = capacity.slos.iter().map(|t| t.text.clone()).collect();
+    }
+    report.snippet = job
+        .subject
+        .stack_kind()
+        .zip(report.best.as_ref())
+        .map(|(kind, best)| {
+            let inert = study.space.inert_in(&best.params);
+            snippet(kind, study.default_config(), &best.params, &inert)
+        })
+        .unwrap_or_default();
+    report
+}
+
+/// `tune --show`: the report of the trials journaled so far, with the proof's verdict
+/// when every proof run is in the journal.
+pub fn report_so_far(job: &Job, resumed: &Resumed) -> TuneReport {
+    let mut study = new_study(job);
+    resumed.replay_into(&mut study);
+    let levels = job.levels.iter().map(|l| level_label(*l)).collect();
+    let runs = proof_runs(resumed);
+    let proof = (job.confirm > 0 && runs.len() >= 2 * job.confirm)
+        .then(|| analyze_proof(job, &study, &runs[..2 * job.confirm]));
+    finish_report(job, &study, levels, proof)
+}
+
+/// The proof's runs in a journal, in order.
+fn proof_runs(resumed: &Resumed) -> Vec<(Arm, Outcome)> {
+    resumed
+        .trials
+        .iter()
+        .filter(|t| t.phase == Phase::Proof)
+        .map(|t| {
+            let arm = if t.why == "B" {
+                Arm::Winner
+            } else {
+                Arm::Default
+            };
+            (arm, t.outcome.clone())
+        })
+        .collect()
+}
+
+/// Pair the proof's runs (the i-th measured A with the i-th measured B), judge the
+/// objective overall and at each level.
+fn analyze_proof(job: &Job, study: &Study, runs: &[(Arm, Outcome)]) -> ProofReport {
     let higher = job.objective.higher_is_better();
-    let measured = |arm: Arm| -> Vec<&Vec<LevelSummary>> {
-        runs.iter()
-            .filter(|(a, _, _)| *a == arm)
-            .filter_map(|(_, o, _)| match o {
-                Outcome::Measured(l) if l.len() == job.levels.len() => Some(l),
-                _ => None,
-            })
-            .collect()
+    let complete = |o: &Outcome| -> Option<Vec<LevelSummary>> {
+        match o {
+            Outcome::Measured(l) if l.len() == job.levels.len() => Some(l.clone()),
+            _ => None,
+        }
     };
-    let (a, b) = (measured(Arm::Default), measured(Arm::Winner));
     let pairs = |f: &dyn Fn(&Vec<LevelSummary>) -> f64| -> Vec<(f64, f64)> {
-        a.iter().zip(&b).map(|(x, y)| (f(x), f(y))).collect()
+        paired::pairs(runs, |o| complete(o).map(|l| f(&l)))
     };
     let mut overall = proof::analyze(
         &pairs(&|l| job.objective.worst(l).unwrap_or(f64::NAN)),
@@ -399,7 +431,14 @@ fn analyze_proof(job: &Job, study: &Study, runs: &[(Arm, Outcome, Vec<RunResult>
     );
     // The SLOs come first: a default that breaks them loses to a winner that meets them,
     // whatever the objective says (an error that answers fast is not throughput).
-    let feasible = |l: &&&Vec<LevelSummary>| {
+    let arm = |which: Arm| -> Vec<Vec<LevelSummary>> {
+        runs.iter()
+            .filter(|(a, _)| *a == which)
+            .filter_map(|(_, o)| complete(o))
+            .collect()
+    };
+    let (a, b) = (arm(Arm::Default), arm(Arm::Winner));
+    let feasible = |l: &&Vec<LevelSummary>| {
         job.slos
             .iter()
             .all(|s| l.iter().all(|level| s.margin(level) <= 0.0))
@@ -464,7 +503,7 @@ fn slo_verdict(
 
 /// What the servers showed differently under the default (A) and the winner (B): their log
 /// messages, listen-queue overflows, context switches per response and memory.
-fn server_evidence(runs: &[(Arm, Outcome, Vec<RunResult>)]) -> Vec<String> {
+fn server_evidence(runs: &[(Arm, (Outcome, Vec<RunResult>))]) -> Vec<String> {
     #[derive(Default)]
     struct Side {
         logs: BTreeMap<String, u64>,
@@ -475,7 +514,7 @@ fn server_evidence(runs: &[(Arm, Outcome, Vec<RunResult>)]) -> Vec<String> {
         runs: usize,
     }
     let mut sides = [Side::default(), Side::default()];
-    for (arm, _, results) in runs {
+    for (arm, (_, results)) in runs {
         let side = &mut sides[usize::from(*arm == Arm::Winner)];
         side.runs += 1;
         for r in results {

@@ -5,14 +5,14 @@
 //! that finds the target gone ends the search. The result is `webtune.capacity/1` with its
 //! one-sentence summary, which names what to do when the generator was the limit.
 
-use crate::capacity::{self, Conclusion, Next, Seen};
-use crate::capacity_judge::{self, GeneratorCause};
 use webtune_lab::trial::{self, Level, LevelResult, Target, Trial, TrialEvents};
 use webtune_lab::LabError;
 use webtune_model::capacity::{
     CapacityLimit, CapacityResult, CapacityStep, SearchSettings, StepOutcome, CAPACITY_SCHEMA,
 };
 use webtune_model::{StopCondition, StopToken, Threshold};
+use webtune_tune::capacity::{self, Conclusion, Next, Seen};
+use webtune_tune::capacity_judge::{self, GeneratorCause};
 
 /// A capacity search: the trial (target, load with its connection cap and step length,
 /// workload, pause between steps), the SLOs and the search's settings.

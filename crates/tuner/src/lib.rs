@@ -1,0 +1,13 @@
+//! The tuner's orchestration: where the study (`webtune-tune`, which never starts a
+//! process) meets the lab. `driver` runs a tune — each configuration as a lab trial
+//! (`webtune_lab::trial`) or, for `--maximize capacity`, a capacity search
+//! (`capacity_run`, also `webtune capacity`'s), `tune external`'s `--apply`/`--restore`
+//! hooks, the proof's pairs through `webtune_tune::paired`, the journal; `subject` says what
+//! is tuned (a lab stack, the forum on one, a server behind `--apply`) and turns a
+//! configuration into a trial target; `rules` are what a tune request must follow before
+//! anything runs.
+
+pub mod capacity_run;
+pub mod driver;
+pub mod rules;
+pub mod subject;
