@@ -16,6 +16,7 @@ pub const SYSCTLS: &[&str] = &[
     "net.ipv4.tcp_tw_reuse",
     "net.ipv4.tcp_fin_timeout",
     "fs.file-max",
+    "fs.nr_open",
 ];
 
 /// What the advisor read about the host.

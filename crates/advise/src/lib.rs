@@ -12,12 +12,14 @@ pub mod evidence;
 pub mod finding;
 pub mod host;
 pub mod output;
+pub mod plan;
 pub mod rules;
 
 pub use error::AdviseError;
 pub use evidence::Evidence;
 pub use finding::{Change, Finding, Severity};
 pub use host::HostFacts;
+pub use plan::Plan;
 pub use rules::Layers;
 
 use serde::Serialize;
@@ -69,6 +71,8 @@ pub struct Advice {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub evidence: Option<Evidence>,
     pub findings: Vec<Finding>,
+    /// One value per sizing directive, with every bound on it (`plan`).
+    pub plan: plan::Plan,
 }
 
 /// Stock config paths (Debian's, then upstream's).
@@ -93,8 +97,9 @@ pub fn advise(inputs: &Inputs) -> Result<Advice, AdviseError> {
         mysql: configs.mysql.as_ref(),
         evidence: evidence.as_ref(),
     };
-    let findings = rules::run(&layers);
+    let (findings, plan) = rules::plan(&layers);
     Ok(Advice {
+        plan,
         configs: configs.read.clone(),
         notes: configs.notes.clone(),
         host,

@@ -111,7 +111,7 @@ pub fn run(args: AdviseArgs) -> anyhow::Result<i32> {
         }
     }
     if let Some(dir) = &args.write_patch {
-        let written = webtune_advise::output::write_patch(&advice, dir)?;
+        let written = webtune_advise::output::write_patch(&advice, dir, Default::default())?;
         if !json_to_stdout {
             if written.is_empty() {
                 outputs.stdout(&format!(

@@ -4,8 +4,10 @@
 //! but 0.65 MiB PSS per extra mod_php child), so the sum does not double-count as
 //! RSS-based calculators do.
 
-use super::{fpm_children, mib, mysql_int, replace, ApacheMpm, Layers};
+use super::{fpm_children, mib, mysql_int, ApacheMpm, Layers};
 use crate::finding::{Finding, Severity};
+use crate::plan::{Bound, Constraint};
+use webtune_conf::config::Directive;
 
 /// Per-process figures used when nothing was measured (stated as assumptions).
 const ASSUMED_MOD_PHP_KIB: u64 = 30 * 1024;
@@ -15,6 +17,18 @@ const ASSUMED_FPM_KIB: u64 = 30 * 1024;
 
 /// Share of RAM the servers may plan for (the rest: kernel, page cache, other programs).
 const BUDGET_SHARE: f64 = 0.9;
+
+/// A worker pool the budget can cut: `count` units of `per` KiB, each `scale` workers.
+struct Pool<'a> {
+    server: &'static str,
+    name: String,
+    per: u64,
+    count: i64,
+    scale: i64,
+    current: i64,
+    at: Option<&'a Directive>,
+    main: std::path::PathBuf,
+}
 
 struct Layer {
     label: String,
@@ -30,14 +44,7 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
     let mut layers: Vec<Layer> = Vec::new();
     let mut evidence: Vec<String> = Vec::new();
     let mut measured_all = true;
-    // The worker pool that can be resized: (directive, per-worker KiB, current count, directive line).
-    let mut pools: Vec<(
-        String,
-        u64,
-        i64,
-        Option<&webtune_conf::config::Directive>,
-        String,
-    )> = Vec::new();
+    let mut pools: Vec<Pool> = Vec::new();
 
     if let Some(a) = l.apache {
         let m = ApacheMpm::of(a);
@@ -67,15 +74,17 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
         if let Some(d) = m.max_workers_at {
             evidence.push(format!("{} {}: {}", d.name, d.joined(), d.at()));
         }
-        if m.threads_per_child <= 1 {
-            pools.push((
-                m.max_workers_name().to_string(),
-                per,
-                m.max_workers,
-                m.max_workers_at,
-                "apache2".into(),
-            ));
-        }
+        // Threaded MPMs are cut in whole processes of ThreadsPerChild threads.
+        pools.push(Pool {
+            server: "apache2",
+            name: m.max_workers_name().to_string(),
+            per,
+            count: m.processes(),
+            scale: m.threads_per_child,
+            current: m.max_workers,
+            at: m.max_workers_at,
+            main: a.parsed.main.clone(),
+        });
     }
     if let Some(f) = l.php_fpm {
         if let Some((children, at)) = fpm_children(f) {
@@ -96,13 +105,16 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
                 evidence.push(format!("pm.max_children = {}: {}", d.value(), d.at()));
             }
             if at.len() == 1 {
-                pools.push((
-                    "pm.max_children".into(),
+                pools.push(Pool {
+                    server: "php-fpm",
+                    name: "pm.max_children".into(),
                     per,
-                    children,
-                    at.first().copied(),
-                    "php-fpm".into(),
-                ));
+                    count: children,
+                    scale: 1,
+                    current: children,
+                    at: at.first().copied(),
+                    main: f.main.clone(),
+                });
             }
         }
     }
@@ -167,32 +179,40 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
     );
     let mut directives: Vec<&str> = Vec::new();
     if sum > budget {
-        // Shrink the biggest resizable pool so the sum fits.
-        if let Some((name, per, count, d, label)) = pools
-            .iter()
-            .max_by_key(|p| p.1 * p.2.max(0) as u64)
-            .cloned()
-        {
-            let others = sum - per * count.max(0) as u64;
-            let fit = budget.saturating_sub(others) / per.max(1);
-            let fit = fit.max(1) as i64;
-            recommended = format!("{name} {fit} (for {label})");
-            directives.push(if label == "php-fpm" {
+        // Shrink the biggest resizable pool so the sum fits: an upper bound on its count.
+        if let Some(p) = pools.iter().max_by_key(|p| p.per * p.count.max(0) as u64) {
+            let others = sum - p.per * p.count.max(0) as u64;
+            let fit = (budget.saturating_sub(others) / p.per.max(1)).max(1) as i64;
+            let cap = fit * p.scale;
+            let unit = if p.scale > 1 {
+                format!(" processes × ThreadsPerChild {} = {cap}", p.scale)
+            } else {
+                String::new()
+            };
+            recommended = format!(
+                "{} ≤ {cap} (for {}): ({} budget − {} other layers) / {} per process = {fit}{unit}",
+                p.name,
+                p.server,
+                mib(budget),
+                mib(others),
+                mib(p.per)
+            );
+            directives.push(if p.server == "php-fpm" {
                 "pm.max_children"
             } else {
                 "MaxRequestWorkers"
             });
-            let text = if label == "php-fpm" {
-                format!("pm.max_children = {fit}")
-            } else {
-                format!("{name} {fit}")
-            };
-            f = f.change(replace(d, text));
-            recommended = format!(
-                "{recommended}: ({} budget − {} other layers) / {} per process = {fit}",
-                mib(budget),
-                mib(others),
-                mib(per)
+            f = f.constrain(
+                Constraint::on(p.server, &p.name, p.current, p.at, &p.main, None).bound(
+                    Bound::AtMost(cap),
+                    format!(
+                        "memory budget: ({} − {} other layers) / {} per process = {fit}{unit}",
+                        mib(budget),
+                        mib(others),
+                        mib(p.per)
+                    ),
+                    "MySQLTuner's maximum memory formula; seed 001 (free RAM / MB per process)",
+                ),
             );
         }
     }
