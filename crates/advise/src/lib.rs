@@ -7,6 +7,7 @@
 //! The configs are read with the readers of crates/conf (`webtune_conf`), which the lab
 //! shares; this crate holds the rules and their explanations.
 
+pub mod check;
 mod error;
 pub mod evidence;
 pub mod finding;
@@ -73,6 +74,9 @@ pub struct Advice {
     pub findings: Vec<Finding>,
     /// One value per sizing directive, with every bound on it (`plan`).
     pub plan: plan::Plan,
+    /// What the servers said about the patches (`check`), when they were checked.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub patch_checks: Vec<check::PatchCheck>,
 }
 
 /// Stock config paths (Debian's, then upstream's).
@@ -100,6 +104,7 @@ pub fn advise(inputs: &Inputs) -> Result<Advice, AdviseError> {
     let (findings, plan) = rules::plan(&layers);
     Ok(Advice {
         plan,
+        patch_checks: Vec::new(),
         configs: configs.read.clone(),
         notes: configs.notes.clone(),
         host,

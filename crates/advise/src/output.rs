@@ -165,7 +165,37 @@ pub fn text(a: &Advice) -> String {
             }
         }
     }
-    let per_file = changes_per_file(a, PatchOptions::default());
+    for f in a.findings.iter().filter(|f| f.patch.is_some()) {
+        let _ = writeln!(
+            s,
+            "\n[{}] not written: {}",
+            f.id,
+            f.patch.as_deref().unwrap_or("")
+        );
+    }
+    for c in &a.patch_checks {
+        let _ = writeln!(
+            s,
+            "\npatch check: {} {}: {} ({}){}",
+            c.server,
+            c.main.display(),
+            c.outcome,
+            c.command,
+            if c.message.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", c.message)
+            }
+        );
+    }
+    let per_file = changes(a, PatchOptions::default(), true);
+    let refused = |id: &str| {
+        a.findings.iter().any(|f| f.id == id && f.patch.is_some())
+            || a.plan
+                .knobs
+                .iter()
+                .any(|k| k.id() == id && k.patch.is_some())
+    };
     if !per_file.is_empty() {
         let _ = writeln!(s, "\nRecommended directives per file:");
         for (file, changes) in per_file {
@@ -176,7 +206,8 @@ pub fn text(a: &Advice) -> String {
                     (None, Some(sec)) => format!("add in {sec}:"),
                     (None, None) => "add:".to_string(),
                 };
-                let _ = writeln!(s, "    {place:<12} {:<40} [{id}]", c.text);
+                let mark = if refused(&id) { " (not written)" } else { "" };
+                let _ = writeln!(s, "    {place:<12} {:<40} [{id}]{mark}", c.text);
             }
         }
     }
@@ -190,6 +221,16 @@ pub fn changes_per_file(
     a: &Advice,
     opts: PatchOptions,
 ) -> BTreeMap<PathBuf, Vec<(String, Change)>> {
+    changes(a, opts, false)
+}
+
+/// The changes, with or without those the server's check refused (the text lists them,
+/// marked; the patch leaves them out).
+fn changes(
+    a: &Advice,
+    opts: PatchOptions,
+    with_refused: bool,
+) -> BTreeMap<PathBuf, Vec<(String, Change)>> {
     let mut out: BTreeMap<PathBuf, Vec<(String, Change)>> = BTreeMap::new();
     let apache_files: Vec<&PathBuf> = a
         .configs
@@ -197,17 +238,37 @@ pub fn changes_per_file(
         .filter(|c| c.server == "apache2")
         .flat_map(|c| &c.files)
         .collect();
+    // A planned value the server refused is not written under any finding's name either.
+    let refused: Vec<&Change> = a
+        .plan
+        .knobs
+        .iter()
+        .filter(|p| p.patch.is_some() && !with_refused)
+        .filter_map(|p| p.change.as_ref())
+        .collect();
     let mut sources: Vec<(String, Vec<Change>)> = Vec::new();
-    for p in a.plan.knobs.iter().filter(|p| p.patch.is_none()) {
+    for p in a
+        .plan
+        .knobs
+        .iter()
+        .filter(|p| with_refused || p.patch.is_none())
+    {
         if let Some(c) = &p.change {
             sources.push((p.id(), vec![c.clone()]));
         }
     }
-    for f in a.findings.iter().filter(|f| f.patch.is_none()) {
+    for f in a
+        .findings
+        .iter()
+        .filter(|f| with_refused || f.patch.is_none())
+    {
         sources.push((f.id.clone(), f.changes.clone()));
     }
     for (id, changes) in sources {
         for mut c in changes {
+            if refused.contains(&&c) {
+                continue;
+            }
             if apache_files.contains(&&c.file) {
                 c.text = apache_line(&c.text, opts.apache);
             }

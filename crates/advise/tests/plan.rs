@@ -305,6 +305,7 @@ fn apache_22_patches_name_max_clients() {
         evidence: None,
         findings,
         plan,
+        patch_checks: Vec::new(),
     };
     let texts = |dialect| -> Vec<String> {
         changes_per_file(&advice, PatchOptions { apache: dialect })

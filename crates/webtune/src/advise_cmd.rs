@@ -35,7 +35,10 @@ pub struct AdviseArgs {
     /// Write the advice as JSON (`host`, `configs`, `findings`) to FILE ("-" for stdout).
     #[arg(long = "json", value_name = "FILE")]
     pub json: Option<String>,
-    /// Write suggested copies of the config files a finding changes under DIR.
+    /// Write suggested copies of the config files a finding changes under DIR. Each
+    /// server first checks its patched copy in a private directory (nginx -t, apache2 -t,
+    /// php-fpm -t, mariadbd --help --verbose); a change it refuses, or that cannot be
+    /// checked here, is not written, and the finding says why.
     #[arg(long = "write-patch", value_name = "DIR")]
     pub write_patch: Option<PathBuf>,
     /// Read only the configs given: no discovery of the others.
@@ -82,8 +85,13 @@ pub fn run(args: AdviseArgs) -> anyhow::Result<i32> {
     // Reading the configs and the host measures nothing: a signal while they are read (a
     // FIFO, a huge file) exits at once.
     let at_once = crate::signals::exit_at_once();
-    let advice = webtune_advise::advise(&inputs)?;
+    let mut advice = webtune_advise::advise(&inputs)?;
     drop(at_once);
+    let patch_options = webtune_advise::output::PatchOptions::default();
+    if args.write_patch.is_some() {
+        // Each server checks its patched private copy; what it refuses is not written.
+        advice.patch_checks = webtune_advise::check::check_patches(&mut advice, patch_options);
+    }
     let verified = match &bench {
         Some(bench) => Some(verify::run(
             &advice,
@@ -111,12 +119,18 @@ pub fn run(args: AdviseArgs) -> anyhow::Result<i32> {
         }
     }
     if let Some(dir) = &args.write_patch {
-        let written = webtune_advise::output::write_patch(&advice, dir, Default::default())?;
+        let written = webtune_advise::output::write_patch(&advice, dir, patch_options)?;
         if !json_to_stdout {
+            let refused = advice.findings.iter().any(|f| f.patch.is_some());
             if written.is_empty() {
                 outputs.stdout(&format!(
-                    "\nNothing written to {}: no finding changes a directive.\n",
-                    dir.display()
+                    "\nNothing written to {}: {}.\n",
+                    dir.display(),
+                    if refused {
+                        "every change was refused by the server's check or could not be checked (see \"not written\" above)"
+                    } else {
+                        "no finding changes a directive"
+                    }
                 ));
             }
             for w in written {

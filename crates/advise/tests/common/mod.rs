@@ -2,6 +2,9 @@
 //! 128), config files in a temporary directory, and the rules run on them.
 #![allow(dead_code)]
 
+#[path = "../../../../testing/opt_out.rs"]
+pub mod opt_out;
+
 use std::path::PathBuf;
 use webtune_advise::plan::Plan;
 use webtune_advise::{Evidence, Finding, HostFacts, Layers};

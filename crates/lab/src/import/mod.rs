@@ -232,7 +232,7 @@ impl Import {
     }
 
     /// The copy's path of an original file, relative to the private directory.
-    fn copy_name(&self, original: &Path) -> PathBuf {
+    pub fn copy_name(&self, original: &Path) -> PathBuf {
         match original.strip_prefix(&self.tree.root) {
             Ok(rel) => Path::new("conf").join(rel),
             Err(_) => {
