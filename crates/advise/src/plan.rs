@@ -318,9 +318,7 @@ fn plan_one(bounds: Vec<Constraint>) -> Planned {
             let want = exact.or(prefer).unwrap_or(current).clamp(lo, hi);
             let down = want.div_euclid(step) * step;
             let up = down + if down == want { 0 } else { step };
-            let pick = [down, up]
-                .into_iter()
-                .find(|v| *v >= lo && *v <= hi && *v > 0);
+            let pick = [down, up].into_iter().find(|v| *v >= lo && *v <= hi);
             match pick {
                 Some(v) => value = Some(v),
                 None => {

@@ -179,3 +179,57 @@ fn mariadb_checks_its_patched_copy() {
         "unknown variable 'log_slow_queries",
     );
 }
+
+/// The advisor's own patches for a my.cnf MariaDB 10.11 refuses (a removed option), with the
+/// query cache on, and an nginx with one worker: each server accepts the patched copy.
+#[test]
+fn the_advisors_own_patches_pass_the_servers_checks() {
+    for server in ["mariadb", "nginx"] {
+        if !installed(server) {
+            return opt_out(server, &format!("{server} is not installed"));
+        }
+    }
+    let fx = Fixture::new();
+    let cnf = fx.file(
+        "my.cnf",
+        "[mysqld]\nlog_slow_queries = /tmp/slow.log\ninnodb_file_format = Barracuda\nquery_cache_type = 1\nquery_cache_size = 64M\nmax_connections = 100\n",
+    );
+    let ngx = fx.file(
+        "nginx.conf",
+        "worker_processes 1;\nevents {\n    worker_connections 768;\n}\nhttp {\n    sendfile on;\n    server {\n        listen 127.0.0.1:8080;\n    }\n}\n",
+    );
+    let m = webtune_conf::ini::read(&cnf, webtune_conf::ini::Dialect::MyCnf).unwrap();
+    let n = webtune_conf::nginx::read(&ngx).unwrap();
+    let h = common::host(2048);
+    let (findings, plan) = webtune_advise::rules::plan(&webtune_advise::Layers {
+        host: &h,
+        apache: None,
+        nginx: Some(&n),
+        php_fpm: None,
+        mysql: Some(&m),
+        evidence: None,
+    });
+    let mut a = advice("mariadb", &cnf, findings);
+    a.plan = plan;
+    a.configs.push(ConfigRead {
+        server: "nginx".into(),
+        main: ngx.clone(),
+        found: "given".into(),
+        files: vec![ngx.clone()],
+    });
+    a.patch_checks = check_patches(&mut a, PatchOptions::default());
+    assert_eq!(a.patch_checks.len(), 2, "{:?}", a.patch_checks);
+    for c in &a.patch_checks {
+        assert_eq!(c.outcome, "passed", "{c:?}");
+    }
+    let out = tempfile::tempdir().unwrap();
+    write_patch(&a, out.path(), PatchOptions::default()).unwrap();
+    let text = std::fs::read_to_string(out.path().join(cnf.strip_prefix("/").unwrap())).unwrap();
+    assert!(
+        text.contains("\nslow_query_log_file = /tmp/slow.log\n"),
+        "{text}"
+    );
+    assert!(text.contains("\nquery_cache_type = 0\n"), "{text}");
+    let text = std::fs::read_to_string(out.path().join(ngx.strip_prefix("/").unwrap())).unwrap();
+    assert!(text.contains("\nworker_processes auto;\n"), "{text}");
+}

@@ -134,26 +134,45 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
         ]
         .iter()
         .sum();
-        let global = pool + key + logbuf + qc;
+        // MySQLTuner counts one in-memory temporary table, min(tmp_table_size,
+        // max_heap_table_size), among the server's buffers.
+        let (tmp, _) = mysql_int(m, "tmp_table_size", 16 << 20);
+        let (heap, _) = mysql_int(m, "max_heap_table_size", 16 << 20);
+        let tmp = tmp.min(heap);
+        let global = pool + key + logbuf + qc + tmp;
         let kib = (global + conns * per_conn) / 1024;
         layers.push(Layer {
             label: "mariadb".into(),
             kib,
             line: format!(
-                "mariadb: buffers {} (innodb_buffer_pool_size {} + key_buffer_size {} + log buffer {} + query cache {}) + max_connections {conns} × {} per connection (sort+read+read_rnd+join buffers, thread stack, binlog cache; the worst case) = {}",
-                mib(global / 1024), mib(pool / 1024), mib(key / 1024), mib(logbuf / 1024), mib(qc / 1024), mib(per_conn / 1024), mib(kib)
+                "mariadb: buffers {} (innodb_buffer_pool_size {} + key_buffer_size {} + log buffer {} + query cache {} + a temporary table min(tmp_table_size, max_heap_table_size) {}) + max_connections {conns} × {} per connection (sort+read+read_rnd+join buffers, thread stack, binlog cache; the worst case) = {}",
+                mib(global / 1024), mib(pool / 1024), mib(key / 1024), mib(logbuf / 1024), mib(qc / 1024), mib(tmp / 1024), mib(per_conn / 1024), mib(kib)
             ),
         });
         for d in [pool_at, conns_at].into_iter().flatten() {
             evidence.push(format!("{} = {}: {}", d.name, d.value(), d.at()));
         }
     }
+    layers.extend(tmpfs_layers(l));
     if layers.is_empty() {
         return Vec::new();
     }
+    // PHP's memory_limit: what one script may take; every child at it is the worst case.
+    let php_worst = l.php_fpm.and_then(|f| {
+        let (children, _) = fpm_children(f)?;
+        let (limit, at) = php_memory_limit(f)?;
+        Some((children.max(0) as u64 * limit, children, limit, at))
+    });
     let sum: u64 = layers.iter().map(|x| x.kib).sum();
     let budget = (total_kib as f64 * BUDGET_SHARE) as u64;
     let share = sum as f64 / total_kib as f64 * 100.0;
+    let worst_over = php_worst.as_ref().is_some_and(|(w, _, _, _)| {
+        let fpm = layers
+            .iter()
+            .find(|x| x.label == "php-fpm")
+            .map_or(0, |x| x.kib);
+        sum - fpm + w > total_kib
+    });
     let mut severity = if sum > total_kib {
         Severity::Critical
     } else if sum > budget {
@@ -162,6 +181,9 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
         Severity::Info
     };
     if !measured_all && severity == Severity::Critical {
+        severity = Severity::Warn;
+    }
+    if worst_over && severity == Severity::Info {
         severity = Severity::Warn;
     }
     let calc = layers
@@ -237,7 +259,12 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
             } else {
                 "It fits."
             }
-        ))
+        ) + &php_worst.as_ref().map_or(String::new(), |(w, children, limit, at)| format!(
+            " Worst case for PHP: {children} children × memory_limit {} ({at}) = {}{}.",
+            mib(limit / 1024),
+            mib(w / 1024),
+            if worst_over { ", with the other layers more than RAM: a script that reaches memory_limit in many children at once swaps the host; lower memory_limit or pm.max_children" } else { ", within RAM with the other layers" }
+        )))
         .evidence(format!("host: MemTotal {}, MemAvailable {}", mib(total_kib), mib(l.host.mem_available_kib)));
     for e in evidence {
         f = f.evidence(e);
@@ -289,4 +316,107 @@ fn per_process(
         assumed(),
         "assumed: no running process to measure; run it or give --result".into(),
     )
+}
+
+/// PHP's memory_limit for php-fpm's children, in bytes, with where it was read: the pool's
+/// `php_admin_value[memory_limit]`/`php_value[memory_limit]`, else the php.ini beside the
+/// fpm directory, else PHP's default 128M. None for -1 (no limit).
+fn php_memory_limit(f: &webtune_conf::config::Parsed) -> Option<(u64, String)> {
+    let parse = |v: &str| webtune_conf::ini::parse_size(v.trim().trim_matches('"'));
+    if let Some(d) = f
+        .directives
+        .iter()
+        .rfind(|d| d.name == "php_admin_value[memory_limit]" || d.name == "php_value[memory_limit]")
+    {
+        return parse(d.value()).map(|v| (v, format!("{}: {}", d.name, d.at())));
+    }
+    let dir = f.main.parent()?;
+    for ini in [dir.join("php.ini"), dir.parent()?.join("php.ini")] {
+        let Ok(text) = std::fs::read_to_string(&ini) else {
+            continue;
+        };
+        let line = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| {
+                l.split('=')
+                    .next()
+                    .is_some_and(|k| k.trim() == "memory_limit")
+            })
+            .last();
+        if let Some((n, l)) = line {
+            let v = l.split_once('=')?.1;
+            return parse(v).map(|b| (b, format!("memory_limit: {}:{}", ini.display(), n + 1)));
+        }
+    }
+    Some((128 << 20, "PHP's default 128M: no php.ini read".into()))
+}
+
+/// tmpfs mounts the configs write to (nginx's cache and temp paths, MariaDB's tmpdir,
+/// PHP's session and upload directories): what is written there lives in RAM, up to the
+/// mount's size (an nginx cache's max_size when smaller).
+fn tmpfs_layers(l: &Layers) -> Vec<Layer> {
+    let mut used: Vec<(String, String, u64)> = Vec::new();
+    let mut paths: Vec<(String, String, Option<u64>)> = Vec::new();
+    if let Some(n) = l.nginx {
+        for d in n
+            .parsed
+            .directives
+            .iter()
+            .filter(|d| d.name.ends_with("_cache_path") || d.name.ends_with("_temp_path"))
+        {
+            let max = d
+                .args
+                .iter()
+                .find_map(|a| a.strip_prefix("max_size="))
+                .and_then(webtune_conf::ini::parse_size);
+            paths.push((
+                d.value().to_string(),
+                format!("{} {}: {}", d.name, d.value(), d.at()),
+                max,
+            ));
+        }
+    }
+    if let Some(m) = l.mysql {
+        if let Some(d) = webtune_conf::ini::mysqld_value(m, "tmpdir") {
+            paths.push((
+                d.value().to_string(),
+                format!("tmpdir = {}: {}", d.value(), d.at()),
+                None,
+            ));
+        }
+    }
+    if let Some(f) = l.php_fpm {
+        for d in f.directives.iter().filter(|d| {
+            d.name.contains("[session.save_path]") || d.name.contains("[upload_tmp_dir]")
+        }) {
+            paths.push((
+                d.value().trim_matches('"').to_string(),
+                format!("{} = {}: {}", d.name, d.value(), d.at()),
+                None,
+            ));
+        }
+    }
+    for (path, cite, max) in paths {
+        let mount = l
+            .host
+            .tmpfs
+            .iter()
+            .filter(|(m, _)| std::path::Path::new(&path).starts_with(m))
+            .max_by_key(|(m, _)| m.as_os_str().len());
+        let Some((m, size)) = mount else { continue };
+        let kib = max.map_or(*size, |b| (b / 1024).min(*size));
+        let m = m.display().to_string();
+        match used.iter_mut().find(|(x, _, _)| *x == m) {
+            Some(u) => u.2 = u.2.max(kib),
+            None => used.push((m, cite, kib)),
+        }
+    }
+    used.into_iter()
+        .map(|(m, cite, kib)| Layer {
+            label: "tmpfs".into(),
+            kib,
+            line: format!("tmpfs {m} (RAM, up to its size): {} for {cite}", mib(kib)),
+        })
+        .collect()
 }

@@ -4,10 +4,12 @@
 mod apache;
 mod chain;
 mod evidence;
+mod mariadb;
 mod memory;
 mod proxy;
 mod queues;
 mod structure;
+mod tree;
 
 use crate::evidence::Evidence;
 use crate::finding::{Change, Finding};
@@ -48,10 +50,13 @@ pub fn plan(l: &Layers) -> (Vec<Finding>, Plan) {
     out.extend(queues::rules(l));
     out.extend(evidence::rules(l));
     out.extend(chain::own_rules(l));
+    out.extend(mariadb::rules(l));
+    out.extend(tree::rules(l));
     let structural = structure::constraints(l);
     let first = Plan::reconcile(&collect(&out, &structural));
     out.extend(apache::derived(l, &first));
     out.extend(chain::rules(l, &first));
+    out.extend(mariadb::derived(l, &first));
     let plan = Plan::reconcile(&collect(&out, &structural));
     annotate(&mut out, &plan);
     out.sort_by_key(|f| f.severity);
