@@ -12,6 +12,7 @@ mod error;
 pub mod evidence;
 pub mod finding;
 pub mod host;
+pub mod live;
 pub mod output;
 pub mod plan;
 pub mod rules;
@@ -77,6 +78,20 @@ pub struct Advice {
     /// What the servers said about the patches (`check`), when they were checked.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub patch_checks: Vec<check::PatchCheck>,
+    /// The running servers' counters (`advise --live`), when read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub live: Option<live::Live>,
+}
+
+impl Advice {
+    /// Add what `--live` read: its findings join the others (most severe first), its
+    /// unanswered sources become notes.
+    pub fn add_live(&mut self, live: live::Live) {
+        self.findings.extend(live.findings.iter().cloned());
+        self.findings.sort_by_key(|f| f.severity);
+        self.notes.extend(live.notes.iter().cloned());
+        self.live = Some(live);
+    }
 }
 
 /// Stock config paths (Debian's, then upstream's).
@@ -105,6 +120,7 @@ pub fn advise(inputs: &Inputs) -> Result<Advice, AdviseError> {
     Ok(Advice {
         plan,
         patch_checks: Vec::new(),
+        live: None,
         configs: configs.read.clone(),
         notes: configs.notes.clone(),
         host,

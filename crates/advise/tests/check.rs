@@ -55,6 +55,7 @@ fn advice(server: &str, main: &Path, findings: Vec<Finding>) -> Advice {
         findings,
         plan: Plan::default(),
         patch_checks: Vec::new(),
+        live: None,
     }
 }
 

@@ -306,6 +306,7 @@ fn apache_22_patches_name_max_clients() {
         findings,
         plan,
         patch_checks: Vec::new(),
+        live: None,
     };
     let texts = |dialect| -> Vec<String> {
         changes_per_file(&advice, PatchOptions { apache: dialect })

@@ -41,6 +41,35 @@ pub struct AdviseArgs {
     /// checked here, is not written, and the finding says why.
     #[arg(long = "write-patch", value_name = "DIR")]
     pub write_patch: Option<PathBuf>,
+    /// Also read the running servers' counters, read-only: MariaDB's SHOW GLOBAL STATUS
+    /// and VARIABLES over its socket (as this OS user), Apache's server-status?auto,
+    /// nginx's stub_status. A source that does not answer is a note.
+    #[arg(long = "live")]
+    pub live: bool,
+    /// With --live: MariaDB's socket.
+    #[arg(
+        long = "mysql-socket",
+        value_name = "PATH",
+        default_value = "/run/mysqld/mysqld.sock",
+        requires = "live"
+    )]
+    pub mysql_socket: PathBuf,
+    /// With --live: Apache's status URL.
+    #[arg(
+        long = "apache-status",
+        value_name = "URL",
+        default_value = "http://127.0.0.1/server-status?auto",
+        requires = "live"
+    )]
+    pub apache_status: String,
+    /// With --live: nginx's stub_status URL.
+    #[arg(
+        long = "nginx-status",
+        value_name = "URL",
+        default_value = "http://127.0.0.1/nginx_status",
+        requires = "live"
+    )]
+    pub nginx_status: String,
     /// Read only the configs given: no discovery of the others.
     #[arg(long = "no-discover")]
     pub no_discover: bool,
@@ -86,6 +115,15 @@ pub fn run(args: AdviseArgs) -> anyhow::Result<i32> {
     // FIFO, a huge file) exits at once.
     let at_once = crate::signals::exit_at_once();
     let mut advice = webtune_advise::advise(&inputs)?;
+    if args.live {
+        advice.add_live(webtune_advise::live::read(
+            &webtune_advise::live::LiveInputs {
+                mysql_socket: Some(args.mysql_socket.clone()),
+                apache_status: Some(args.apache_status.clone()),
+                nginx_status: Some(args.nginx_status.clone()),
+            },
+        ));
+    }
     drop(at_once);
     let patch_options = webtune_advise::output::PatchOptions::default();
     if args.write_patch.is_some() {

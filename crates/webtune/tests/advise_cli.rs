@@ -455,3 +455,33 @@ fn verify_measures_my_cnf_advice_under_the_labs_forum() {
     );
     assert!(!Path::new("/run/mysqld/webtune-test-never.sock").exists());
 }
+
+#[test]
+fn live_sources_that_do_not_answer_are_notes() {
+    let d = tempfile::tempdir().unwrap();
+    let socket = d.path().join("none.sock");
+    let out = webtune(&[
+        "advise",
+        "--no-discover",
+        "--live",
+        "--mysql-socket",
+        socket.to_str().unwrap(),
+        "--apache-status",
+        "http://127.0.0.1:1/server-status?auto",
+        "--nginx-status",
+        "http://127.0.0.1:1/nginx_status",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    for source in ["mariadb (live)", "apache2 (live)", "nginx (live)"] {
+        assert!(stdout.contains(&format!("note: {source}: ")), "{stdout}");
+    }
+    // The live flags go with --live.
+    let out = webtune(&[
+        "advise",
+        "--no-discover",
+        "--nginx-status",
+        "http://127.0.0.1:1/",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+}
