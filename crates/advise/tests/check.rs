@@ -61,7 +61,7 @@ fn advice(server: &str, main: &Path, findings: Vec<Finding>) -> Advice {
 
 /// Check, write, and return the patched copy of `main` (None when nothing was written).
 fn check_and_write(a: &mut Advice, main: &Path) -> Option<String> {
-    a.patch_checks = check_patches(a, PatchOptions::default());
+    a.patch_checks = check_patches(a, PatchOptions::default(), &common::lab_checker);
     let out = tempfile::tempdir().unwrap();
     let written = write_patch(a, out.path(), PatchOptions::default()).unwrap();
     let copy = out.path().join(main.strip_prefix("/").unwrap());
@@ -218,7 +218,7 @@ fn the_advisors_own_patches_pass_the_servers_checks() {
         found: "given".into(),
         files: vec![ngx.clone()],
     });
-    a.patch_checks = check_patches(&mut a, PatchOptions::default());
+    a.patch_checks = check_patches(&mut a, PatchOptions::default(), &common::lab_checker);
     assert_eq!(a.patch_checks.len(), 2, "{:?}", a.patch_checks);
     for c in &a.patch_checks {
         assert_eq!(c.outcome, "passed", "{c:?}");

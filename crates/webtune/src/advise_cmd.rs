@@ -128,7 +128,8 @@ pub fn run(args: AdviseArgs) -> anyhow::Result<i32> {
     let patch_options = webtune_advise::output::PatchOptions::default();
     if args.write_patch.is_some() {
         // Each server checks its patched private copy; what it refuses is not written.
-        advice.patch_checks = webtune_advise::check::check_patches(&mut advice, patch_options);
+        advice.patch_checks =
+            webtune_advise::check::check_patches(&mut advice, patch_options, &lab_checker);
     }
     let verified = match &bench {
         Some(bench) => Some(verify::run(
@@ -183,4 +184,27 @@ pub fn run(args: AdviseArgs) -> anyhow::Result<i32> {
     } else {
         crate::exit::SUCCESS
     }))
+}
+
+/// The advisor's patch check, run by the lab on a private copy (`import::check`).
+fn lab_checker(
+    server: &str,
+    main: &std::path::Path,
+    patch: &dyn Fn(&std::path::Path, &str) -> String,
+) -> webtune_advise::check::Checked {
+    use webtune_advise::check::Checked;
+    use webtune_lab::import::{check, Server};
+    let server = match server {
+        "nginx" => Server::Nginx,
+        "apache2" => Server::Apache,
+        "php-fpm" => Server::PhpFpm,
+        _ => Server::MariaDb,
+    };
+    match check::check_patched_copy(server, main, patch) {
+        Ok(command) => Checked::Passed { command },
+        Err(check::CopyCheck::Rejected { command, message }) => {
+            Checked::Rejected { command, message }
+        }
+        Err(check::CopyCheck::NotChecked(why)) => Checked::NotChecked(why),
+    }
 }

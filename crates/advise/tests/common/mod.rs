@@ -102,3 +102,26 @@ pub fn evidence(connections: u32) -> Evidence {
         ..Evidence::default()
     }
 }
+
+/// The patch check as the binary runs it: the lab's private copy (`import::check`).
+pub fn lab_checker(
+    server: &str,
+    main: &std::path::Path,
+    patch: &dyn Fn(&std::path::Path, &str) -> String,
+) -> webtune_advise::check::Checked {
+    use webtune_advise::check::Checked;
+    use webtune_lab::import::{check, Server};
+    let server = match server {
+        "nginx" => Server::Nginx,
+        "apache2" => Server::Apache,
+        "php-fpm" => Server::PhpFpm,
+        _ => Server::MariaDb,
+    };
+    match check::check_patched_copy(server, main, patch) {
+        Ok(command) => Checked::Passed { command },
+        Err(check::CopyCheck::Rejected { command, message }) => {
+            Checked::Rejected { command, message }
+        }
+        Err(check::CopyCheck::NotChecked(why)) => Checked::NotChecked(why),
+    }
+}

@@ -35,6 +35,7 @@ use webtune_conf::config::{Directive, Parsed};
 use webtune_conf::{apache as apache_conf, ini, nginx as nginx_conf, ReadError};
 
 mod apache;
+pub mod check;
 mod edit;
 mod listen;
 mod mariadb;
