@@ -234,3 +234,79 @@ fn the_advisors_own_patches_pass_the_servers_checks() {
     let text = std::fs::read_to_string(out.path().join(ngx.strip_prefix("/").unwrap())).unwrap();
     assert!(text.contains("\nworker_processes auto;\n"), "{text}");
 }
+
+/// The bisection, with a checker that refuses any copy holding "bad" (and, to stand for a
+/// tree that fails here whatever the patch, one that refuses everything).
+#[test]
+fn refused_changes_are_found_one_by_one_and_unverifiable_patches_are_not_written() {
+    use webtune_advise::check::Checked;
+    let fx = Fixture::new();
+    let main = fx.file("nginx.conf", "events {\n}\n");
+    let refuses_bad = |_: &str, main: &Path, patch: &dyn Fn(&Path, &str) -> String| {
+        let text = patch(main, &std::fs::read_to_string(main).unwrap());
+        if text.contains("bad") {
+            Checked::Rejected {
+                command: "check".into(),
+                message: "bad line".into(),
+            }
+        } else {
+            Checked::Passed {
+                command: "check".into(),
+            }
+        }
+    };
+    let mut a = advice(
+        "nginx",
+        &main,
+        vec![
+            finding("good1", &main, None, None, "worker_processes 2;"),
+            finding("bad", &main, None, None, "bad 1;"),
+            finding("good2", &main, None, None, "pcre_jit on;"),
+        ],
+    );
+    a.patch_checks = check_patches(&mut a, PatchOptions::default(), &refuses_bad);
+    assert_eq!(a.patch_checks[0].outcome, "rejected");
+    assert!(patch_of(&a, "bad").unwrap().contains("bad line"));
+    assert!(patch_of(&a, "good1").is_none() && patch_of(&a, "good2").is_none());
+    let out = tempfile::tempdir().unwrap();
+    write_patch(&a, out.path(), PatchOptions::default()).unwrap();
+    let text = std::fs::read_to_string(out.path().join(main.strip_prefix("/").unwrap())).unwrap();
+    assert!(
+        text.contains("worker_processes 2;")
+            && text.contains("pcre_jit on;")
+            && !text.contains("bad 1;"),
+        "{text}"
+    );
+    // The unpatched tree fails too: nothing can be judged, nothing is written.
+    let refuses_all = |_: &str, _: &Path, _: &dyn Fn(&Path, &str) -> String| Checked::Rejected {
+        command: "check".into(),
+        message: "unknown directive in an include".into(),
+    };
+    let mut a = advice(
+        "nginx",
+        &main,
+        vec![finding("good1", &main, None, None, "worker_processes 2;")],
+    );
+    a.patch_checks = check_patches(&mut a, PatchOptions::default(), &refuses_all);
+    assert_eq!(a.patch_checks[0].outcome, "not checked");
+    assert!(patch_of(&a, "good1")
+        .unwrap()
+        .contains("the unpatched copy already fails here"));
+    let out = tempfile::tempdir().unwrap();
+    assert!(write_patch(&a, out.path(), PatchOptions::default())
+        .unwrap()
+        .is_empty());
+    // No server to check with: not written, and said.
+    let absent = |_: &str, _: &Path, _: &dyn Fn(&Path, &str) -> String| {
+        Checked::NotChecked("nginx is not installed".into())
+    };
+    let mut a = advice(
+        "nginx",
+        &main,
+        vec![finding("good1", &main, None, None, "worker_processes 2;")],
+    );
+    a.patch_checks = check_patches(&mut a, PatchOptions::default(), &absent);
+    assert!(patch_of(&a, "good1")
+        .unwrap()
+        .contains("not checked: nginx is not installed"));
+}

@@ -220,7 +220,10 @@ fn backend_per_core_behind_nginx() {
     });
     let b = get(&f, "proxy.backend_per_core").unwrap();
     assert_eq!(b.severity, Severity::Warn);
-    assert_eq!(b.recommended, "MaxRequestWorkers 4");
+    assert_eq!(
+        b.recommended,
+        "MaxRequestWorkers ≈ 4 (2 per core) → planned: MaxRequestWorkers 4"
+    );
     let f = findings(Run {
         apache: Some(&format!("{PREFORK_PHP}MaxRequestWorkers 4\n")),
         nginx: Some(PROXY_KEEPALIVE),

@@ -52,7 +52,7 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
             out.push(
                 Finding::new("apache.mpm.multiple", Severity::Info, "apache2")
                     .directives(&[&mrw_name, "ThreadsPerChild"])
-                    .values(format!("{mrw_name} {}", m.max_workers), format!("{mrw_name} {}", down.max(m.threads_per_child)))
+                    .values(format!("{mrw_name} {}", m.max_workers), format!("{mrw_name} a multiple of ThreadsPerChild {}", m.threads_per_child))
                     .why(format!(
                         "{mrw_name} {} is not a multiple of ThreadsPerChild {}: Apache rounds it down to {} ({} processes × {}).",
                         m.max_workers, m.threads_per_child, down, down / m.threads_per_child, m.threads_per_child

@@ -39,7 +39,7 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
             out.push(
                 Finding::new("proxy.backend_per_core", severity, "nginx → apache2")
                     .directives(&[&name])
-                    .values(format!("{name} {} ({} per core)", m.max_workers, m.max_workers / cores), format!("{name} {rec}{}", if m.threaded { format!(", in whole processes of ThreadsPerChild {}", m.threads_per_child) } else { String::new() }))
+                    .values(format!("{name} {} ({} per core)", m.max_workers, m.max_workers / cores), format!("{name} ≈ {rec} (2 per core){}", if m.threaded { format!(", in whole processes of ThreadsPerChild {}", m.threads_per_child) } else { String::new() }))
                     .why(format!(
                         "Behind nginx, Apache never waits on slow clients (nginx buffers them): 2 busy {} per core × {cores} cores = {rec} keep the CPUs busy; more only add memory and context switches.{}",
                         if m.threaded { "threads" } else { "processes" },
