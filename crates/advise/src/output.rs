@@ -147,8 +147,10 @@ pub fn text(a: &Advice) -> String {
             };
             let _ = writeln!(s, "  {}: {head}", p.server);
             for b in &p.bounds {
-                let who = if b.structural {
+                let who = if b.structural && b.finding.is_empty() {
                     "server".to_string()
+                } else if b.structural {
+                    format!("{}, a limit", b.finding)
                 } else {
                     b.finding.clone()
                 };

@@ -46,6 +46,7 @@ pub struct Constraint {
     pub reason: String,
     pub source: String,
     /// The finding that states it (filled in when the plan is made).
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub finding: String,
     /// The unit values are counted in, written after the value ("M": MiB in my.cnf).
     #[serde(skip_serializing_if = "String::is_empty")]

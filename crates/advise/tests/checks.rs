@@ -42,6 +42,30 @@ fn buffer_pool_left_at_its_default_on_a_large_host() {
             .value,
         Some(4096)
     );
+    // The memory the web tier leaves bounds it: 200 php-fpm children × 30 MiB on 8 GiB.
+    let (f, plan) = plan_with(
+        &host(8192),
+        Run {
+            mysql: Some("[mysqld]\n"),
+            fpm: Some("[www]\npm.max_children = 200\npm.max_requests = 500\n"),
+            ..Run::default()
+        },
+    );
+    let pool = plan.get("mariadb", "innodb_buffer_pool_size").unwrap();
+    assert!(
+        pool.value.unwrap() < 2048 && pool.value.unwrap() > 128,
+        "{pool:#?}"
+    );
+    assert!(
+        pool.bounds
+            .iter()
+            .any(|b| b.finding == "memory.budget" && b.reason.starts_with("memory budget")),
+        "{pool:#?}"
+    );
+    assert!(!get(&f, "memory.budget")
+        .unwrap()
+        .recommended
+        .contains("planned"));
     // Set, or a small host, or no InnoDB: silent.
     let f = findings_with(
         &big,

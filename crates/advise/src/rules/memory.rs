@@ -45,6 +45,8 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
     let mut evidence: Vec<String> = Vec::new();
     let mut measured_all = true;
     let mut pools: Vec<Pool> = Vec::new();
+    // MariaDB's buffer pool: (bytes, its directive, the my.cnf), to bound a larger one.
+    let mut buffer_pool = None;
 
     if let Some(a) = l.apache {
         let m = ApacheMpm::of(a);
@@ -120,6 +122,7 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
     }
     if let Some(m) = l.mysql {
         let (pool, pool_at) = mysql_int(m, "innodb_buffer_pool_size", 128 << 20);
+        buffer_pool = Some((pool, pool_at, m.main.clone()));
         let (key, _) = mysql_int(m, "key_buffer_size", 128 << 20);
         let (logbuf, _) = mysql_int(m, "innodb_log_buffer_size", 16 << 20);
         let (qc, _) = mysql_int(m, "query_cache_size", 1 << 20);
@@ -245,6 +248,30 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
         "max_connections",
     ]);
     directives.dedup();
+    // A buffer pool raised by another finding gets at most what the other layers leave.
+    if let Some((pool, at, main)) = &buffer_pool {
+        let room = budget.saturating_sub(sum - pool / 1024) / 1024;
+        f = f.constrain(
+            Constraint::on(
+                "mariadb",
+                "innodb_buffer_pool_size",
+                (pool >> 20) as i64,
+                *at,
+                main,
+                Some("mysqld"),
+            )
+            .unit("M")
+            .structural(
+                Bound::AtMost(room as i64),
+                format!(
+                    "memory budget: {} − the other layers {}",
+                    mib(budget),
+                    mib(sum - pool / 1024)
+                ),
+                "seed 001; MySQLTuner's maximum memory formula",
+            ),
+        );
+    }
     f = f
         .directives(&directives)
         .values(format!("{} worst case ({share:.0}% of RAM)", mib(sum)), recommended)

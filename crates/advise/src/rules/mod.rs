@@ -83,7 +83,7 @@ fn collect(findings: &[Finding], structural: &[Constraint]) -> Vec<Constraint> {
 fn annotate(findings: &mut [Finding], plan: &Plan) {
     for f in findings.iter_mut() {
         let mut said: Vec<String> = Vec::new();
-        for c in &f.constraints {
+        for c in f.constraints.iter().filter(|c| !c.structural) {
             let Some(p) = plan.knob_of(c) else {
                 continue;
             };
