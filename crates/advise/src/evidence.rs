@@ -22,6 +22,12 @@ pub struct Evidence {
     pub target: String,
     pub listen_overflows: u64,
     pub context_switches: u64,
+    /// Of those, the involuntary ones (preempted: more runnable tasks than CPUs).
+    pub involuntary_switches: u64,
+    /// CPU seconds the server's processes used, and all CPUs of the host were busy
+    /// (user, system, irq, softirq, steal), over the samples.
+    pub server_cpu_s: f64,
+    pub host_busy_cpu_s: f64,
     pub peak_processes: u32,
     pub peak_pss_kib: u64,
     pub log_messages: Vec<LogMessage>,
@@ -56,6 +62,24 @@ impl Evidence {
                 .samples
                 .iter()
                 .map(|x| x.voluntary_ctxt_switches + x.involuntary_ctxt_switches)
+                .sum();
+            e.involuntary_switches = s.samples.iter().map(|x| x.involuntary_ctxt_switches).sum();
+            e.server_cpu_s = s
+                .samples
+                .iter()
+                .map(|x| x.cpu_user_s + x.cpu_system_s)
+                .sum();
+            e.host_busy_cpu_s = s
+                .samples
+                .iter()
+                .map(|x| {
+                    let busy: f64 = x
+                        .cpus
+                        .iter()
+                        .map(|c| c.user + c.system + c.irq + c.softirq + c.steal)
+                        .sum();
+                    busy / 100.0 * x.length_s
+                })
                 .sum();
             e.peak_processes = s.samples.iter().map(|x| x.processes).max().unwrap_or(0);
             e.peak_pss_kib = s.samples.iter().map(|x| x.pss_kib).max().unwrap_or(0);

@@ -2,6 +2,7 @@
 //! on (`file:line`, host facts, measured figures), the source of the rule, and the
 //! directive lines it would change.
 
+use crate::plan::Constraint;
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -25,7 +26,7 @@ impl Severity {
 
 /// A suggested line for a config file: it replaces `line` when the directive is there,
 /// or is added to the file (inside `section`, when the file has sections) when not.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Change {
     pub file: PathBuf,
     pub line: Option<usize>,
@@ -55,6 +56,14 @@ pub struct Finding {
     /// The lines it would change (empty when the advice is not a directive).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub changes: Vec<Change>,
+    /// The bounds it puts on sizing directives; the plan (`crate::plan`) reconciles them
+    /// with every other finding's into one value per directive.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub constraints: Vec<Constraint>,
+    /// Why a change of this finding was not written: the server's own check of the
+    /// patched copy refused it, or it could not be checked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub patch: Option<String>,
 }
 
 impl Finding {
@@ -70,7 +79,14 @@ impl Finding {
             evidence: Vec::new(),
             source: String::new(),
             changes: Vec::new(),
+            constraints: Vec::new(),
+            patch: None,
         }
+    }
+
+    pub(crate) fn constrain(mut self, c: Constraint) -> Finding {
+        self.constraints.push(c);
+        self
     }
 
     pub(crate) fn directives(mut self, names: &[&str]) -> Finding {

@@ -16,6 +16,7 @@ pub const SYSCTLS: &[&str] = &[
     "net.ipv4.tcp_tw_reuse",
     "net.ipv4.tcp_fin_timeout",
     "fs.file-max",
+    "fs.nr_open",
 ];
 
 /// What the advisor read about the host.
@@ -28,6 +29,9 @@ pub struct HostFacts {
     pub sysctls: BTreeMap<String, String>,
     /// The running servers, one entry per server kind and master process.
     pub servers: Vec<RunningServer>,
+    /// tmpfs mounts (mount point, size limit in KiB): what is written there lives in RAM.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tmpfs: Vec<(PathBuf, u64)>,
 }
 
 /// One running server: its master and its workers.
@@ -93,6 +97,7 @@ impl HostFacts {
             mem_available_kib: field("MemAvailable"),
             sysctls,
             servers: running_servers(),
+            tmpfs: tmpfs_mounts(field("MemTotal")),
         }
     }
 
@@ -120,6 +125,25 @@ impl HostFacts {
             .iter()
             .find(|s| s.kind == kind && s.config.as_deref() == Some(main))
     }
+}
+
+/// tmpfs mounts from /proc/mounts with their `size=` (the kernel's default: half of RAM).
+fn tmpfs_mounts(mem_total_kib: u64) -> Vec<(PathBuf, u64)> {
+    let text = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    text.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            if f.len() < 4 || f[2] != "tmpfs" {
+                return None;
+            }
+            let size = f[3]
+                .split(',')
+                .find_map(|o| o.strip_prefix("size="))
+                .and_then(webtune_conf::ini::parse_size)
+                .map_or(mem_total_kib / 2, |b| b / 1024);
+            Some((PathBuf::from(f[1].replace("\\040", " ")), size))
+        })
+        .collect()
 }
 
 /// The server kind a command name belongs to.

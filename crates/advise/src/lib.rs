@@ -7,17 +7,21 @@
 //! The configs are read with the readers of crates/conf (`webtune_conf`), which the lab
 //! shares; this crate holds the rules and their explanations.
 
+pub mod check;
 mod error;
 pub mod evidence;
 pub mod finding;
 pub mod host;
+pub mod live;
 pub mod output;
+pub mod plan;
 pub mod rules;
 
 pub use error::AdviseError;
 pub use evidence::Evidence;
 pub use finding::{Change, Finding, Severity};
 pub use host::HostFacts;
+pub use plan::Plan;
 pub use rules::Layers;
 
 use serde::Serialize;
@@ -69,6 +73,25 @@ pub struct Advice {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub evidence: Option<Evidence>,
     pub findings: Vec<Finding>,
+    /// One value per sizing directive, with every bound on it (`plan`).
+    pub plan: plan::Plan,
+    /// What the servers said about the patches (`check`), when they were checked.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub patch_checks: Vec<check::PatchCheck>,
+    /// The running servers' counters (`advise --live`), when read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub live: Option<live::Live>,
+}
+
+impl Advice {
+    /// Add what `--live` read: its findings join the others (most severe first), its
+    /// unanswered sources become notes.
+    pub fn add_live(&mut self, live: live::Live) {
+        self.findings.extend(live.findings.iter().cloned());
+        self.findings.sort_by_key(|f| f.severity);
+        self.notes.extend(live.notes.iter().cloned());
+        self.live = Some(live);
+    }
 }
 
 /// Stock config paths (Debian's, then upstream's).
@@ -93,8 +116,11 @@ pub fn advise(inputs: &Inputs) -> Result<Advice, AdviseError> {
         mysql: configs.mysql.as_ref(),
         evidence: evidence.as_ref(),
     };
-    let findings = rules::run(&layers);
+    let (findings, plan) = rules::plan(&layers);
     Ok(Advice {
+        plan,
+        patch_checks: Vec::new(),
+        live: None,
         configs: configs.read.clone(),
         notes: configs.notes.clone(),
         host,

@@ -6,9 +6,45 @@
 use crate::error::AdviseError;
 use crate::finding::{Change, Severity};
 use crate::Advice;
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+
+/// Which Apache the patch is written for: 2.2 names MaxRequestWorkers MaxClients and
+/// MaxConnectionsPerChild MaxRequestsPerChild, and refuses the 2.4 names.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub enum ApacheDialect {
+    V22,
+    #[default]
+    V24,
+}
+
+/// How patches are written.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PatchOptions {
+    pub apache: ApacheDialect,
+}
+
+/// 2.4 names with their 2.2 spelling.
+const APACHE_22_NAMES: &[(&str, &str)] = &[
+    ("MaxRequestWorkers", "MaxClients"),
+    ("MaxConnectionsPerChild", "MaxRequestsPerChild"),
+];
+
+/// A directive line in the dialect of the Apache it is for.
+fn apache_line(text: &str, dialect: ApacheDialect) -> String {
+    if dialect == ApacheDialect::V22 {
+        for (new, old) in APACHE_22_NAMES {
+            if let Some(rest) = text.strip_prefix(new) {
+                if rest.starts_with(' ') {
+                    return format!("{old}{rest}");
+                }
+            }
+        }
+    }
+    text.to_string()
+}
 
 fn gib(kib: u64) -> String {
     format!("{:.1} GiB", kib as f64 / 1024.0 / 1024.0)
@@ -97,7 +133,71 @@ pub fn text(a: &Advice) -> String {
             let _ = writeln!(s, "    source:      {}", f.source);
         }
     }
-    let per_file = changes_per_file(a);
+    if !a.plan.knobs.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nPlan (one value per directive, with every bound on it):"
+        );
+        for p in &a.plan.knobs {
+            let head = match (p.value, &p.conflict) {
+                (Some(v), _) if v == p.current => format!("{} (unchanged)", p.text(v)),
+                (Some(v), _) => format!("{} (now {}{})", p.text(v), p.current, p.unit),
+                (None, Some(why)) => format!("{}: CONFLICT, not written: {why}", p.directive),
+                (None, None) => p.directive.clone(),
+            };
+            let _ = writeln!(s, "  {}: {head}", p.server);
+            for b in &p.bounds {
+                let who = if b.structural && b.finding.is_empty() {
+                    "server".to_string()
+                } else if b.structural {
+                    format!("{}, a limit", b.finding)
+                } else {
+                    b.finding.clone()
+                };
+                let _ = writeln!(
+                    s,
+                    "    {:<22} {} [{who}; {}]",
+                    format!("{}{}", b.bound.describe(), p.unit),
+                    b.reason,
+                    b.source
+                );
+            }
+            if let Some(why) = &p.patch {
+                let _ = writeln!(s, "    not written: {why}");
+            }
+        }
+    }
+    for f in a.findings.iter().filter(|f| f.patch.is_some()) {
+        let _ = writeln!(
+            s,
+            "\n[{}] not written: {}",
+            f.id,
+            f.patch.as_deref().unwrap_or("")
+        );
+    }
+    for c in &a.patch_checks {
+        let _ = writeln!(
+            s,
+            "\npatch check: {} {}: {} ({}){}",
+            c.server,
+            c.main.display(),
+            c.outcome,
+            c.command,
+            if c.message.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", c.message)
+            }
+        );
+    }
+    let per_file = changes(a, PatchOptions::default(), true);
+    let refused = |id: &str| {
+        a.findings.iter().any(|f| f.id == id && f.patch.is_some())
+            || a.plan
+                .knobs
+                .iter()
+                .any(|k| k.id() == id && k.patch.is_some())
+    };
     if !per_file.is_empty() {
         let _ = writeln!(s, "\nRecommended directives per file:");
         for (file, changes) in per_file {
@@ -108,18 +208,72 @@ pub fn text(a: &Advice) -> String {
                     (None, Some(sec)) => format!("add in {sec}:"),
                     (None, None) => "add:".to_string(),
                 };
-                let _ = writeln!(s, "    {place:<12} {:<40} [{id}]", c.text);
+                let mark = if refused(&id) { " (not written)" } else { "" };
+                let _ = writeln!(s, "    {place:<12} {:<40} [{id}]{mark}", c.text);
             }
         }
     }
     s
 }
 
-/// Every change, grouped by file, with the finding it comes from.
-pub fn changes_per_file(a: &Advice) -> BTreeMap<PathBuf, Vec<(String, Change)>> {
+/// Every change, grouped by file, with the finding it comes from: the plan's values
+/// first, then the findings' other changes; a change the server's check refused is left
+/// out, and so is a planned directive in conflict.
+pub fn changes_per_file(
+    a: &Advice,
+    opts: PatchOptions,
+) -> BTreeMap<PathBuf, Vec<(String, Change)>> {
+    changes(a, opts, false)
+}
+
+/// The changes, with or without those the server's check refused (the text lists them,
+/// marked; the patch leaves them out).
+fn changes(
+    a: &Advice,
+    opts: PatchOptions,
+    with_refused: bool,
+) -> BTreeMap<PathBuf, Vec<(String, Change)>> {
     let mut out: BTreeMap<PathBuf, Vec<(String, Change)>> = BTreeMap::new();
-    for f in &a.findings {
-        for c in &f.changes {
+    let apache_files: Vec<&PathBuf> = a
+        .configs
+        .iter()
+        .filter(|c| c.server == "apache2")
+        .flat_map(|c| &c.files)
+        .collect();
+    // A planned value the server refused is not written under any finding's name either.
+    let refused: Vec<&Change> = a
+        .plan
+        .knobs
+        .iter()
+        .filter(|p| p.patch.is_some() && !with_refused)
+        .filter_map(|p| p.change.as_ref())
+        .collect();
+    let mut sources: Vec<(String, Vec<Change>)> = Vec::new();
+    for p in a
+        .plan
+        .knobs
+        .iter()
+        .filter(|p| with_refused || p.patch.is_none())
+    {
+        if let Some(c) = &p.change {
+            sources.push((p.id(), vec![c.clone()]));
+        }
+    }
+    for f in a
+        .findings
+        .iter()
+        .filter(|f| with_refused || f.patch.is_none())
+    {
+        sources.push((f.id.clone(), f.changes.clone()));
+    }
+    for (id, changes) in sources {
+        for mut c in changes {
+            if refused.contains(&&c) {
+                continue;
+            }
+            if apache_files.contains(&&c.file) {
+                c.text = apache_line(&c.text, opts.apache);
+            }
             let list = out.entry(c.file.clone()).or_default();
             // The first finding to change a line wins (findings are sorted most severe first).
             if c.line.is_some() && list.iter().any(|(_, x)| x.line == c.line) {
@@ -128,7 +282,7 @@ pub fn changes_per_file(a: &Advice) -> BTreeMap<PathBuf, Vec<(String, Change)>> 
             if list.iter().any(|(_, x)| x.text == c.text) {
                 continue;
             }
-            list.push((f.id.clone(), c.clone()));
+            list.push((id.clone(), c));
         }
     }
     out
@@ -136,9 +290,13 @@ pub fn changes_per_file(a: &Advice) -> BTreeMap<PathBuf, Vec<(String, Change)>> 
 
 /// Write suggested copies of every file a finding changes under `dir`, at the file's own
 /// path below it (`DIR/etc/apache2/apache2.conf`). Returns the files written.
-pub fn write_patch(a: &Advice, dir: &Path) -> Result<Vec<PathBuf>, AdviseError> {
+pub fn write_patch(
+    a: &Advice,
+    dir: &Path,
+    opts: PatchOptions,
+) -> Result<Vec<PathBuf>, AdviseError> {
     let mut written = Vec::new();
-    for (file, changes) in changes_per_file(a) {
+    for (file, changes) in changes_per_file(a, opts) {
         let original = webtune_conf::limits::read_file(&file)?;
         let comment = if a
             .configs

@@ -35,9 +35,41 @@ pub struct AdviseArgs {
     /// Write the advice as JSON (`host`, `configs`, `findings`) to FILE ("-" for stdout).
     #[arg(long = "json", value_name = "FILE")]
     pub json: Option<String>,
-    /// Write suggested copies of the config files a finding changes under DIR.
+    /// Write suggested copies of the config files a finding changes under DIR. Each
+    /// server first checks its patched copy in a private directory (nginx -t, apache2 -t,
+    /// php-fpm -t, mariadbd --help --verbose); a change it refuses, or that cannot be
+    /// checked here, is not written, and the finding says why.
     #[arg(long = "write-patch", value_name = "DIR")]
     pub write_patch: Option<PathBuf>,
+    /// Also read the running servers' counters, read-only: MariaDB's SHOW GLOBAL STATUS
+    /// and VARIABLES over its socket (as this OS user), Apache's server-status?auto,
+    /// nginx's stub_status. A source that does not answer is a note.
+    #[arg(long = "live")]
+    pub live: bool,
+    /// With --live: MariaDB's socket.
+    #[arg(
+        long = "mysql-socket",
+        value_name = "PATH",
+        default_value = "/run/mysqld/mysqld.sock",
+        requires = "live"
+    )]
+    pub mysql_socket: PathBuf,
+    /// With --live: Apache's status URL.
+    #[arg(
+        long = "apache-status",
+        value_name = "URL",
+        default_value = "http://127.0.0.1/server-status?auto",
+        requires = "live"
+    )]
+    pub apache_status: String,
+    /// With --live: nginx's stub_status URL.
+    #[arg(
+        long = "nginx-status",
+        value_name = "URL",
+        default_value = "http://127.0.0.1/nginx_status",
+        requires = "live"
+    )]
+    pub nginx_status: String,
     /// Read only the configs given: no discovery of the others.
     #[arg(long = "no-discover")]
     pub no_discover: bool,
@@ -82,8 +114,23 @@ pub fn run(args: AdviseArgs) -> anyhow::Result<i32> {
     // Reading the configs and the host measures nothing: a signal while they are read (a
     // FIFO, a huge file) exits at once.
     let at_once = crate::signals::exit_at_once();
-    let advice = webtune_advise::advise(&inputs)?;
+    let mut advice = webtune_advise::advise(&inputs)?;
+    if args.live {
+        advice.add_live(webtune_advise::live::read(
+            &webtune_advise::live::LiveInputs {
+                mysql_socket: Some(args.mysql_socket.clone()),
+                apache_status: Some(args.apache_status.clone()),
+                nginx_status: Some(args.nginx_status.clone()),
+            },
+        ));
+    }
     drop(at_once);
+    let patch_options = webtune_advise::output::PatchOptions::default();
+    if args.write_patch.is_some() {
+        // Each server checks its patched private copy; what it refuses is not written.
+        advice.patch_checks =
+            webtune_advise::check::check_patches(&mut advice, patch_options, &lab_checker);
+    }
     let verified = match &bench {
         Some(bench) => Some(verify::run(
             &advice,
@@ -111,12 +158,18 @@ pub fn run(args: AdviseArgs) -> anyhow::Result<i32> {
         }
     }
     if let Some(dir) = &args.write_patch {
-        let written = webtune_advise::output::write_patch(&advice, dir)?;
+        let written = webtune_advise::output::write_patch(&advice, dir, patch_options)?;
         if !json_to_stdout {
+            let refused = advice.findings.iter().any(|f| f.patch.is_some());
             if written.is_empty() {
                 outputs.stdout(&format!(
-                    "\nNothing written to {}: no finding changes a directive.\n",
-                    dir.display()
+                    "\nNothing written to {}: {}.\n",
+                    dir.display(),
+                    if refused {
+                        "every change was refused by the server's check or could not be checked (see \"not written\" above)"
+                    } else {
+                        "no finding changes a directive"
+                    }
                 ));
             }
             for w in written {
@@ -131,4 +184,27 @@ pub fn run(args: AdviseArgs) -> anyhow::Result<i32> {
     } else {
         crate::exit::SUCCESS
     }))
+}
+
+/// The advisor's patch check, run by the lab on a private copy (`import::check`).
+fn lab_checker(
+    server: &str,
+    main: &std::path::Path,
+    patch: &dyn Fn(&std::path::Path, &str) -> String,
+) -> webtune_advise::check::Checked {
+    use webtune_advise::check::Checked;
+    use webtune_lab::import::{check, Server};
+    let server = match server {
+        "nginx" => Server::Nginx,
+        "apache2" => Server::Apache,
+        "php-fpm" => Server::PhpFpm,
+        _ => Server::MariaDb,
+    };
+    match check::check_patched_copy(server, main, patch) {
+        Ok(command) => Checked::Passed { command },
+        Err(check::CopyCheck::Rejected { command, message }) => {
+            Checked::Rejected { command, message }
+        }
+        Err(check::CopyCheck::NotChecked(why)) => Checked::NotChecked(why),
+    }
 }

@@ -120,8 +120,13 @@ fn advise_on_debian_stock_configs() {
 fn write_patch_leaves_the_originals_alone() {
     let d = tempfile::tempdir().unwrap();
     let conf = d.path().join("apache2.conf");
-    let original = "LoadModule mpm_prefork_module m/mod_mpm_prefork.so\nLoadModule php_module m/libphp.so\nKeepAlive On\nKeepAliveTimeout 15\nMaxRequestWorkers 10\nMaxConnectionsPerChild 1000\n";
-    std::fs::write(&conf, original).unwrap();
+    // The patch is written only when apache2 -t accepts the patched copy.
+    let module = "/usr/lib/apache2/modules/mod_mpm_prefork.so";
+    if !Path::new(module).exists() {
+        return support::opt_out::opt_out("apache2", &format!("{module} is not installed"));
+    }
+    let original = format!("LoadModule mpm_prefork_module {module}\nServerName localhost\nListen 127.0.0.1:8080\nKeepAlive On\nKeepAliveTimeout 15\nMaxRequestWorkers 10\nMaxConnectionsPerChild 1000\n");
+    std::fs::write(&conf, &original).unwrap();
     let patch = d.path().join("suggested");
     let out = webtune(&[
         "advise",
@@ -135,6 +140,8 @@ fn write_patch_leaves_the_originals_alone() {
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("[apache.keepalive_timeout]"), "{stdout}");
     assert!(stdout.contains("Recommended directives per file:"));
+    assert!(stdout.contains("patch check: apache2"), "{stdout}");
+    assert!(stdout.contains(": passed ("), "{stdout}");
     assert_eq!(std::fs::read_to_string(&conf).unwrap(), original);
     let written = patch.join(conf.strip_prefix("/").unwrap());
     let text = std::fs::read_to_string(&written).unwrap();
@@ -427,10 +434,11 @@ fn verify_measures_my_cnf_advice_under_the_labs_forum() {
     }
     let d = tempfile::tempdir().unwrap();
     let my_cnf = d.path().join("my.cnf");
-    // thread_cache_size below 8: the advisor recommends more, and --verify measures it.
+    // thread_cache_size below 8: the advisor recommends more, and --verify measures it. The
+    // buffer pool is set above its default, which a large host would flag.
     std::fs::write(
         &my_cnf,
-        "[mysqld]\nthread_cache_size = 2\nsocket = /run/mysqld/webtune-test-never.sock\n",
+        "[mysqld]\nthread_cache_size = 2\ninnodb_buffer_pool_size = 256M\nsocket = /run/mysqld/webtune-test-never.sock\n",
     )
     .unwrap();
     let (stdout, _, server) = verify_one_pair(
@@ -454,4 +462,34 @@ fn verify_measures_my_cnf_advice_under_the_labs_forum() {
         "{server}"
     );
     assert!(!Path::new("/run/mysqld/webtune-test-never.sock").exists());
+}
+
+#[test]
+fn live_sources_that_do_not_answer_are_notes() {
+    let d = tempfile::tempdir().unwrap();
+    let socket = d.path().join("none.sock");
+    let out = webtune(&[
+        "advise",
+        "--no-discover",
+        "--live",
+        "--mysql-socket",
+        socket.to_str().unwrap(),
+        "--apache-status",
+        "http://127.0.0.1:1/server-status?auto",
+        "--nginx-status",
+        "http://127.0.0.1:1/nginx_status",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    for source in ["mariadb (live)", "apache2 (live)", "nginx (live)"] {
+        assert!(stdout.contains(&format!("note: {source}: ")), "{stdout}");
+    }
+    // The live flags go with --live.
+    let out = webtune(&[
+        "advise",
+        "--no-discover",
+        "--nginx-status",
+        "http://127.0.0.1:1/",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
 }

@@ -2,8 +2,9 @@
 //! ThreadLimit, spare threads), the MPM against the PHP in use (mod_php needs prefork),
 //! KeepAlive's timeout for the MPM in use, and MaxConnectionsPerChild with mod_php.
 
-use super::{at, replace, set, ApacheMpm, Layers};
+use super::{at, set, ApacheMpm, Layers};
 use crate::finding::{Finding, Severity};
+use crate::plan::{Bound, Constraint, Plan};
 
 const MANUAL: &str = "Apache 2.4 manual, mpm_common and the MPM pages";
 
@@ -18,34 +19,14 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
         .map(|(name, lm)| format!("LoadModule mpm_{name}_module: {}", lm.at))
         .unwrap_or_else(|| "no MPM loaded: assumed prefork".into());
     let mut out = Vec::new();
-
-    // MaxRequestWorkers above what ServerLimit (× ThreadsPerChild) allows.
-    let ceiling = m.server_limit * m.threads_per_child;
-    if m.max_workers > ceiling {
-        let (text, needed) = if m.threaded {
-            let needed = (m.max_workers + m.threads_per_child - 1) / m.threads_per_child;
-            (format!("ServerLimit {needed}"), needed)
-        } else {
-            (format!("ServerLimit {}", m.max_workers), m.max_workers)
-        };
-        out.push(
-            Finding::new("apache.mpm.server_limit", Severity::Warn, "apache2")
-                .directives(&[&mrw_name, "ServerLimit", "ThreadsPerChild"])
-                .values(
-                    format!("{mrw_name} {} > ServerLimit {} × ThreadsPerChild {} = {ceiling}", m.max_workers, m.server_limit, m.threads_per_child),
-                    format!("ServerLimit {needed} (or {mrw_name} {ceiling})"),
-                )
-                .why(format!(
-                    "Apache caps {mrw_name} at ServerLimit × ThreadsPerChild = {} × {} = {ceiling} and says so only in its log: the {} workers configured never exist.",
-                    m.server_limit, m.threads_per_child, m.max_workers
-                ))
-                .evidence(mrw_at.clone())
-                .evidence(at(m.server_limit_at, "ServerLimit", m.server_limit))
-                .evidence(mpm_at.clone())
-                .source(MANUAL)
-                .change(Some(set(m.server_limit_at, &main, None, text))),
-        );
-    }
+    let mrw = Constraint::on(
+        "apache2",
+        &mrw_name,
+        m.max_workers,
+        m.max_workers_at,
+        &main,
+        None,
+    );
 
     if m.threaded {
         let limit = a.get_int("ThreadLimit");
@@ -59,7 +40,11 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
                     .evidence(at(m.threads_per_child_at, "ThreadsPerChild", m.threads_per_child))
                     .evidence(at(limit.map(|x| x.1), "ThreadLimit", 64))
                     .source(MANUAL)
-                    .change(Some(set(limit.map(|x| x.1), &main, None, format!("ThreadLimit {}", m.threads_per_child)))),
+                    .constrain(Constraint::on("apache2", "ThreadLimit", thread_limit, limit.map(|x| x.1), &main, None).bound(
+                        Bound::AtLeast(m.threads_per_child),
+                        format!("ThreadsPerChild {} is capped at ThreadLimit", m.threads_per_child),
+                        MANUAL,
+                    )),
             );
         }
         if m.max_workers % m.threads_per_child != 0 {
@@ -67,7 +52,7 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
             out.push(
                 Finding::new("apache.mpm.multiple", Severity::Info, "apache2")
                     .directives(&[&mrw_name, "ThreadsPerChild"])
-                    .values(format!("{mrw_name} {}", m.max_workers), format!("{mrw_name} {}", down.max(m.threads_per_child)))
+                    .values(format!("{mrw_name} {}", m.max_workers), format!("{mrw_name} a multiple of ThreadsPerChild {}", m.threads_per_child))
                     .why(format!(
                         "{mrw_name} {} is not a multiple of ThreadsPerChild {}: Apache rounds it down to {} ({} processes × {}).",
                         m.max_workers, m.threads_per_child, down, down / m.threads_per_child, m.threads_per_child
@@ -75,7 +60,11 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
                     .evidence(mrw_at.clone())
                     .evidence(at(m.threads_per_child_at, "ThreadsPerChild", m.threads_per_child))
                     .source(MANUAL)
-                    .change(replace(m.max_workers_at, format!("{mrw_name} {}", down.max(m.threads_per_child)))),
+                    .constrain(mrw.bound(
+                        Bound::MultipleOf(m.threads_per_child),
+                        format!("whole processes of ThreadsPerChild {}", m.threads_per_child),
+                        MANUAL,
+                    )),
             );
         }
         let min_spare = a.get_int("MinSpareThreads");
@@ -94,7 +83,11 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
                     .evidence(at(max_spare.map(|x| x.1), "MaxSpareThreads", 250))
                     .evidence(at(min_spare.map(|x| x.1), "MinSpareThreads", 75))
                     .source(MANUAL)
-                    .change(Some(set(max_spare.map(|x| x.1), &main, None, format!("MaxSpareThreads {want}")))),
+                    .constrain(Constraint::on("apache2", "MaxSpareThreads", max_v, max_spare.map(|x| x.1), &main, None).bound(
+                        Bound::AtLeast(want),
+                        format!("MinSpareThreads {min_v} + ThreadsPerChild {}", m.threads_per_child),
+                        MANUAL,
+                    )),
             );
         }
     }
@@ -163,4 +156,50 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
         );
     }
     out
+}
+
+/// ServerLimit against the planned MaxRequestWorkers: ⌈MaxRequestWorkers ÷ ThreadsPerChild⌉
+/// processes must be allowed (prefork: one per worker).
+pub(super) fn derived(l: &Layers, plan: &Plan) -> Vec<Finding> {
+    let Some(a) = l.apache else { return Vec::new() };
+    let m = ApacheMpm::of(a);
+    let main = a.parsed.main.clone();
+    let mrw_name = m.max_workers_name().to_string();
+    let planned = plan.value_or("apache2", &mrw_name, m.max_workers);
+    let t = m.threads_per_child;
+    let needed = (planned + t - 1) / t;
+    if needed <= m.server_limit {
+        return Vec::new();
+    }
+    let ceiling = m.server_limit * t;
+    let was = if planned == m.max_workers {
+        String::new()
+    } else {
+        format!(" (planned; {} now)", m.max_workers)
+    };
+    let mpm_at = a
+        .mpm()
+        .map(|(name, lm)| format!("LoadModule mpm_{name}_module: {}", lm.at))
+        .unwrap_or_else(|| "no MPM loaded: assumed prefork".into());
+    vec![Finding::new("apache.mpm.server_limit", Severity::Warn, "apache2")
+        .directives(&[&mrw_name, "ServerLimit", "ThreadsPerChild"])
+        .values(
+            format!("{mrw_name} {planned}{was} > ServerLimit {} × ThreadsPerChild {t} = {ceiling}", m.server_limit),
+            format!("ServerLimit {needed}"),
+        )
+        .why(format!(
+            "Apache caps {mrw_name} at ServerLimit × ThreadsPerChild = {} × {t} = {ceiling} and says so only in its log; {planned} workers need ⌈{planned} ÷ {t}⌉ = {needed} processes.",
+            m.server_limit
+        ))
+        .evidence(at(m.max_workers_at, "MaxRequestWorkers", m.max_workers))
+        .evidence(at(m.server_limit_at, "ServerLimit", m.server_limit))
+        .evidence(mpm_at)
+        .source(MANUAL)
+        .constrain(
+            Constraint::on("apache2", "ServerLimit", m.server_limit, m.server_limit_at, &main, None).bound(
+                Bound::AtLeast(needed),
+                format!("⌈{mrw_name} {planned} ÷ ThreadsPerChild {t}⌉ processes"),
+                MANUAL,
+            ),
+        )]
 }

@@ -5,27 +5,58 @@
 
 use super::{at, fpm_children, mib, mysql_int, set, ApacheMpm, Layers};
 use crate::finding::{Finding, Severity};
+use crate::plan::{Bound, Constraint, Plan};
 use std::path::Path;
+use webtune_conf::config::Directive;
 use webtune_conf::ini;
 
-pub(super) fn rules(l: &Layers) -> Vec<Finding> {
-    let mut out = Vec::new();
-    let children = l.php_fpm.and_then(fpm_children);
+/// The web tier's concurrency the database serves: Σ pm.max_children as planned (a
+/// single pool the memory budget cuts counts at its planned size), with the directives.
+fn planned_children<'a>(l: &Layers<'a>, plan: &Plan) -> Option<(i64, i64, Vec<&'a Directive>)> {
+    let (sum, at) = l.php_fpm.and_then(fpm_children)?;
+    let planned = match at.as_slice() {
+        [one] => plan
+            .get("php-fpm", "pm.max_children")
+            .filter(|p| p.bounds.iter().any(|b| b.place.line == Some(one.line)))
+            .and_then(|p| p.value)
+            .unwrap_or(sum),
+        _ => sum,
+    };
+    Some((planned, sum, at))
+}
 
-    if let (Some((sum, at_list)), Some(m)) = (&children, l.mysql) {
+pub(super) fn rules(l: &Layers, plan: &Plan) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let children = planned_children(l, plan);
+    let cut = |planned: i64, sum: i64| {
+        if planned == sum {
+            String::new()
+        } else {
+            format!(" (as planned; {sum} configured)")
+        }
+    };
+
+    if let (Some((sum, configured, at_list)), Some(m)) = (&children, l.mysql) {
         let (max_conn, mc_at) = mysql_int(m, "max_connections", 151);
         let max_conn = max_conn as i64;
+        let how = cut(*sum, *configured);
         if *sum > max_conn {
             let mut f = Finding::new("chain.fpm_mysql", Severity::Warn, "php-fpm → mariadb")
                 .directives(&["pm.max_children", "max_connections"])
-                .values(format!("pm.max_children {sum} (all pools) > max_connections {max_conn}"), format!("max_connections = {}", sum + 10))
+                .values(format!("pm.max_children {sum}{how} (all pools) > max_connections {max_conn}"), format!("max_connections = {}", sum + 10))
                 .why(format!(
-                    "Every PHP child may hold a database connection: {sum} children against {max_conn} connections means \"Too many connections\" errors at full load; max_connections ≥ Σ pm.max_children + 10 for administration = {}.",
+                    "Every PHP child may hold a database connection: {sum} children{how} against {max_conn} connections means \"Too many connections\" errors at full load; max_connections ≥ Σ pm.max_children + 10 for administration = {}.",
                     sum + 10
                 ))
                 .evidence(at(mc_at, "max_connections", 151))
                 .source("seed 000 (the PHP → MySQL chain); MariaDB manual, max_connections")
-                .change(Some(set(mc_at, &m.main, Some("mysqld"), format!("max_connections = {}", sum + 10))));
+                .constrain(
+                    Constraint::on("mariadb", "max_connections", max_conn, mc_at, &m.main, Some("mysqld")).bound(
+                        Bound::AtLeast(sum + 10),
+                        format!("Σ pm.max_children {sum}{how} + 10 for administration"),
+                        "seed 000; MariaDB manual, max_connections",
+                    ),
+                );
             for d in at_list {
                 f = f.evidence(format!("pm.max_children = {}: {}", d.value(), d.at()));
             }
@@ -41,15 +72,20 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
                         .why(format!("A burst of {sum} children connecting at once queues in MariaDB's listen backlog of {v}; the rest wait for SYN retries (1 s, 3 s…)."))
                         .evidence(format!("back_log = {v}: {}", bl.at()))
                         .source("MariaDB manual, back_log")
-                        .change(Some(set(Some(bl), &m.main, Some("mysqld"), format!("back_log = {sum}")))),
+                        .constrain(Constraint::on("mariadb", "back_log", v, Some(bl), &m.main, Some("mysqld")).bound(
+                            Bound::AtLeast(*sum),
+                            format!("Σ pm.max_children {sum}{how} connecting at once"),
+                            "MariaDB manual, back_log",
+                        )),
                 );
             }
         }
     }
 
-    if let (Some(a), Some((sum, at_list))) = (l.apache, &children) {
+    if let (Some(a), Some((sum, _, at_list))) = (l.apache, &children) {
         if let Some(handler) = a.proxies_to_fpm() {
-            let m = ApacheMpm::of(a);
+            let mut m = ApacheMpm::of(a);
+            m.max_workers = plan.value_or("apache2", m.max_workers_name(), m.max_workers);
             if m.max_workers > *sum {
                 let mut f = Finding::new("chain.apache_fpm", Severity::Info, "apache2 → php-fpm")
                     .directives(&[m.max_workers_name(), "pm.max_children"])
@@ -70,6 +106,44 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
         }
     }
 
+    if let Some(m) = l.mysql {
+        // Connections made per request (PHP without persistent connections) need threads.
+        let clients = children.as_ref().map(|c| c.0).or_else(|| {
+            l.apache.filter(|a| a.mod_php().is_some()).map(|a| {
+                let m = ApacheMpm::of(a);
+                plan.value_or("apache2", m.max_workers_name(), m.max_workers)
+            })
+        });
+        if let Some(tc) = ini::mysqld_value(m, "thread_cache_size") {
+            let v = tc.int().unwrap_or(0);
+            let want = clients.unwrap_or(16).clamp(8, 256);
+            if v < want.min(8) || clients.is_some_and(|c| v < c.min(256)) {
+                out.push(
+                    Finding::new("mariadb.thread_cache_size", Severity::Warn, "mariadb")
+                        .directives(&["thread_cache_size"])
+                        .values(format!("thread_cache_size = {v}"), format!("thread_cache_size = {want}"))
+                        .why(format!(
+                            "PHP opens a connection per request; without a cached thread each one costs a thread creation. {} clients of the database → thread_cache_size = min(clients, 256) = {want}.",
+                            clients.map_or("unknown (8 at least)".into(), |c| c.to_string())
+                        ))
+                        .evidence(format!("thread_cache_size = {v}: {}", tc.at()))
+                        .source("seed 000 (thread_cache set for the PHP pages); MariaDB manual, thread_cache_size")
+                        .constrain(Constraint::on("mariadb", "thread_cache_size", v, Some(tc), &m.main, Some("mysqld")).bound(
+                            Bound::AtLeast(want),
+                            format!("min(database clients {}, 256)", clients.map_or("unknown".into(), |c| c.to_string())),
+                            "seed 000; MariaDB manual, thread_cache_size",
+                        )),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// The rules on directives chosen for their own sake: pm.max_requests, the buffer pool
+/// against the data.
+pub(super) fn own_rules(l: &Layers) -> Vec<Finding> {
+    let mut out = Vec::new();
     if let Some(f) = l.php_fpm {
         for pool in ini::pools(f) {
             let Some((_, mc)) = &pool.max_children else {
@@ -94,31 +168,6 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
     }
 
     if let Some(m) = l.mysql {
-        // Connections made per request (PHP without persistent connections) need threads.
-        let clients = children.as_ref().map(|c| c.0).or_else(|| {
-            l.apache
-                .filter(|a| a.mod_php().is_some())
-                .map(|a| ApacheMpm::of(a).max_workers)
-        });
-        if let Some(tc) = ini::mysqld_value(m, "thread_cache_size") {
-            let v = tc.int().unwrap_or(0);
-            let want = clients.unwrap_or(16).clamp(8, 256);
-            if v < want.min(8) || clients.is_some_and(|c| v < c.min(256)) {
-                out.push(
-                    Finding::new("mariadb.thread_cache_size", Severity::Warn, "mariadb")
-                        .directives(&["thread_cache_size"])
-                        .values(format!("thread_cache_size = {v}"), format!("thread_cache_size = {want}"))
-                        .why(format!(
-                            "PHP opens a connection per request; without a cached thread each one costs a thread creation. {} clients of the database → thread_cache_size = min(clients, 256) = {want}.",
-                            clients.map_or("unknown (8 at least)".into(), |c| c.to_string())
-                        ))
-                        .evidence(format!("thread_cache_size = {v}: {}", tc.at()))
-                        .source("seed 000 (thread_cache set for the PHP pages); MariaDB manual, thread_cache_size")
-                        .change(Some(set(Some(tc), &m.main, Some("mysqld"), format!("thread_cache_size = {want}")))),
-                );
-            }
-        }
-
         let (pool, pool_at) = mysql_int(m, "innodb_buffer_pool_size", 128 << 20);
         let datadir = ini::mysqld_value(m, "datadir")
             .map(|d| d.value().to_string())
@@ -140,7 +189,11 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
                         .evidence(at(pool_at, "innodb_buffer_pool_size", "128M"))
                         .evidence(format!("host: InnoDB files under {datadir}: {}", mib(data / 1024)))
                         .source("MariaDB manual, InnoDB buffer pool (\"as large as possible … 70–80% of memory on a dedicated server\"); MySQLTuner")
-                        .change(Some(set(pool_at, &m.main, Some("mysqld"), format!("innodb_buffer_pool_size = {}M", rec >> 20)))),
+                        .constrain(Constraint::on("mariadb", "innodb_buffer_pool_size", (pool >> 20) as i64, pool_at, &m.main, Some("mysqld")).unit("M").bound(
+                            Bound::AtLeast((rec >> 20) as i64),
+                            format!("InnoDB data {} × 1.2, rounded up to 128 MiB, at most 70% of RAM", mib(data / 1024)),
+                            "MariaDB manual, InnoDB buffer pool; MySQLTuner",
+                        )),
                 );
             }
         }

@@ -100,18 +100,55 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
     if e.responses > 0 && e.context_switches > 0 {
         let per = e.context_switches as f64 / e.responses as f64;
         if per > CSW_PER_RESPONSE {
-            out.push(
-                Finding::new("evidence.context_switches", Severity::Info, &e.target)
-                    .directives(&["MaxRequestWorkers", "pm.max_children", "worker_processes"])
-                    .values(format!("{per:.1} context switches per response"), format!("≤ {CSW_PER_RESPONSE:.0}: fewer busy workers per core"))
-                    .why(format!(
-                        "{} context switches ÷ {} responses = {per:.1}: more runnable workers than cores take turns on the CPUs (seed 000 kept 2 busy processes per core, {} cores here). Peak {} processes.",
-                        e.context_switches, e.responses, l.host.cores, e.peak_processes
-                    ))
-                    .evidence(e.cite())
-                    .source("seed 000; RunResult server.samples voluntary/involuntary_ctxt_switches"),
-            );
+            out.push(context_switches(l, e, per));
         }
     }
     out
+}
+
+/// Context switches per response, weighed against the host's other load: the server's
+/// threads are preempted (involuntary switches) as much by other busy processes (the load
+/// generator on the same host, a backup, another service) as by each other. When the
+/// others used more CPU than the server, fewer workers would not help, and the finding
+/// says so instead of blaming the server's worker count.
+fn context_switches(l: &Layers, e: &crate::Evidence, per: f64) -> Finding {
+    let other = (e.host_busy_cpu_s - e.server_cpu_s).max(0.0);
+    let measured = e.host_busy_cpu_s > 0.0;
+    let others_dominate = measured && other > e.server_cpu_s;
+    let load = if measured {
+        format!(
+            " Host CPU busy {:.1} s, of which the server's processes {:.1} s and other processes {:.1} s ({:.0}%); {} of the switches involuntary.",
+            e.host_busy_cpu_s,
+            e.server_cpu_s,
+            other,
+            other / e.host_busy_cpu_s * 100.0,
+            e.involuntary_switches
+        )
+    } else {
+        " The run's samples hold no host CPU figures: the host's other load is unknown.".to_string()
+    };
+    let f = Finding::new("evidence.context_switches", Severity::Info, &e.target)
+        .evidence(e.cite())
+        .source("seed 000; RunResult server.samples voluntary/involuntary_ctxt_switches, cpus, cpu_user_s/cpu_system_s");
+    if others_dominate {
+        f.directives(&[])
+            .values(
+                format!("{per:.1} context switches per response, with other load on the host"),
+                "no change to the server: measure again on a quiet host, or with the load generator on other CPUs (lab run --server-cpus)",
+            )
+            .why(format!(
+                "{} context switches ÷ {} responses = {per:.1}, but other processes used more CPU than the server did: its threads were preempted by them, not only by each other, so fewer workers would not remove the switches.{load}",
+                e.context_switches, e.responses
+            ))
+    } else {
+        f.directives(&["MaxRequestWorkers", "pm.max_children", "worker_processes"])
+            .values(
+                format!("{per:.1} context switches per response"),
+                format!("≤ {CSW_PER_RESPONSE:.0}: fewer busy workers per core"),
+            )
+            .why(format!(
+                "{} context switches ÷ {} responses = {per:.1}: more runnable workers than cores take turns on the CPUs (seed 000 kept 2 busy processes per core, {} cores here). Peak {} processes.{load}",
+                e.context_switches, e.responses, l.host.cores, e.peak_processes
+            ))
+    }
 }

@@ -4,13 +4,17 @@
 mod apache;
 mod chain;
 mod evidence;
+mod mariadb;
 mod memory;
 mod proxy;
 mod queues;
+mod structure;
+mod tree;
 
 use crate::evidence::Evidence;
 use crate::finding::{Change, Finding};
 use crate::host::HostFacts;
+use crate::plan::{Constraint, Plan};
 use webtune_conf::apache::ApacheConfig;
 use webtune_conf::config::{Directive, Parsed};
 use webtune_conf::ini;
@@ -29,15 +33,85 @@ pub struct Layers<'a> {
 
 /// Run every rule, most severe first (stable within a severity).
 pub fn run(l: &Layers) -> Vec<Finding> {
+    plan(l).0
+}
+
+/// Run every rule and reconcile their constraints into one plan per directive. First the
+/// rules on the directives chosen for their own sake (workers against memory and cores,
+/// open files, connections); then, on that plan, the rules on directives that follow
+/// others (ServerLimit from MaxRequestWorkers, the database's connections from the web
+/// tier's real concurrency); then one plan of everything. Each finding that bounds a
+/// directive says the planned value, so no two findings recommend different values.
+pub fn plan(l: &Layers) -> (Vec<Finding>, Plan) {
     let mut out = Vec::new();
     out.extend(memory::rules(l));
     out.extend(apache::rules(l));
     out.extend(proxy::rules(l));
-    out.extend(chain::rules(l));
     out.extend(queues::rules(l));
     out.extend(evidence::rules(l));
+    out.extend(chain::own_rules(l));
+    out.extend(mariadb::rules(l));
+    out.extend(tree::rules(l));
+    let structural = structure::constraints(l);
+    let first = Plan::reconcile(&collect(&out, &structural));
+    out.extend(apache::derived(l, &first));
+    out.extend(chain::rules(l, &first));
+    out.extend(mariadb::derived(l, &first));
+    let plan = Plan::reconcile(&collect(&out, &structural));
+    annotate(&mut out, &plan);
     out.sort_by_key(|f| f.severity);
-    out
+    (out, plan)
+}
+
+/// Every finding's constraints, named after it, and the server's own bounds.
+fn collect(findings: &[Finding], structural: &[Constraint]) -> Vec<Constraint> {
+    let mut all: Vec<Constraint> = findings
+        .iter()
+        .flat_map(|f| {
+            f.constraints.iter().map(|c| Constraint {
+                finding: f.id.clone(),
+                ..c.clone()
+            })
+        })
+        .collect();
+    all.extend(structural.iter().cloned());
+    all
+}
+
+/// Each finding's recommendation ends with the planned value of what it bounds, and its
+/// changes are the plan's (so `--verify` sets what the patch writes).
+fn annotate(findings: &mut [Finding], plan: &Plan) {
+    for f in findings.iter_mut() {
+        let mut said: Vec<String> = Vec::new();
+        for c in f.constraints.iter().filter(|c| !c.structural) {
+            let Some(p) = plan.knob_of(c) else {
+                continue;
+            };
+            if let Some(change) = &p.change {
+                if !f.changes.contains(change) {
+                    f.changes.push(change.clone());
+                }
+            }
+            if let Some(v) = p.value {
+                // Said already when the finding's own value is the plan's.
+                if f.recommended == p.text(v).trim_end_matches(';') {
+                    continue;
+                }
+            }
+            let line = match (p.value, &p.conflict) {
+                (Some(v), _) if v == p.current => format!("planned: {} (unchanged)", p.text(v)),
+                (Some(v), _) => format!("planned: {}", p.text(v)),
+                (None, Some(why)) => format!("CONFLICT, not written: {why}"),
+                (None, None) => continue,
+            };
+            if !said.contains(&line) {
+                said.push(line);
+            }
+        }
+        if !said.is_empty() {
+            f.recommended = format!("{} → {}", f.recommended, said.join("; "));
+        }
+    }
 }
 
 /// Apache's MPM settings in effect, with the defaults of the 2.4 manual filled in.
@@ -131,17 +205,6 @@ pub(crate) fn mysql_int<'a>(
         Some(d) => (ini::parse_size(d.value()).unwrap_or(default), Some(d)),
         None => (default, None),
     }
-}
-
-/// Replace the directive `d` with `text` (same file, same line).
-pub(crate) fn replace(d: Option<&Directive>, text: String) -> Option<Change> {
-    let d = d?;
-    Some(Change {
-        file: d.file.clone(),
-        line: Some(d.line),
-        section: None,
-        text,
-    })
 }
 
 /// Replace `d` when it is there, else add `text` to `main` (inside `section`).

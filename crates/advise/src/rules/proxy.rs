@@ -2,8 +2,9 @@
 //! every client costs two connections, upstream keepalive with proxy_http_version 1.1,
 //! and the ephemeral ports that new upstream connections use up.
 
-use super::{at, set, ApacheMpm, Layers};
+use super::{at, ApacheMpm, Layers};
 use crate::finding::{Finding, Severity};
+use crate::plan::{Bound, Constraint};
 use webtune_conf::config::Directive;
 use webtune_conf::nginx::NginxConfig;
 
@@ -38,15 +39,23 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
             out.push(
                 Finding::new("proxy.backend_per_core", severity, "nginx → apache2")
                     .directives(&[&name])
-                    .values(format!("{name} {} ({} per core)", m.max_workers, m.max_workers / cores), format!("{name} {rec}"))
+                    .values(format!("{name} {} ({} per core)", m.max_workers, m.max_workers / cores), format!("{name} ≈ {rec} (2 per core){}", if m.threaded { format!(", in whole processes of ThreadsPerChild {}", m.threads_per_child) } else { String::new() }))
                     .why(format!(
-                        "Behind nginx, Apache never waits on slow clients (nginx buffers them): 2 busy processes per core × {cores} cores = {rec} keep the CPUs busy; more only add memory and context switches."
+                        "Behind nginx, Apache never waits on slow clients (nginx buffers them): 2 busy {} per core × {cores} cores = {rec} keep the CPUs busy; more only add memory and context switches.{}",
+                        if m.threaded { "threads" } else { "processes" },
+                        if m.threaded { format!(" The {} MPM runs them as processes of ThreadsPerChild {} threads: at least one whole process.", m.mpm, m.threads_per_child) } else { String::new() }
                     ))
                     .evidence(format!("proxy_pass {}: {}", first.joined(), first.at()))
                     .evidence(at(m.max_workers_at, "MaxRequestWorkers", m.max_workers))
                     .evidence(format!("host: {cores} cores"))
                     .source("seed 000 (two busy Apache processes per core behind nginx)")
-                    .change(Some(set(m.max_workers_at, &a.parsed.main, None, format!("{name} {rec}")))),
+                    .constrain(
+                        Constraint::on("apache2", &name, m.max_workers, m.max_workers_at, &a.parsed.main, None).bound(
+                            Bound::Prefer(rec),
+                            format!("2 busy workers per core × {cores} cores behind nginx"),
+                            "seed 000",
+                        ),
+                    ),
             );
         }
     }
@@ -71,8 +80,26 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
             ))
             .evidence(at(wc_at, "worker_connections", 512))
             .evidence(at(wp_at, "worker_processes", 1))
-            .source("nginx manual, worker_connections (\"includes connections with proxied servers\")")
-            .change(Some(set(wc_at, &main, Some("events"), format!("worker_connections {want};"))));
+            .source("nginx manual, worker_connections (\"includes connections with proxied servers\")");
+        let wcc = Constraint::on(
+            "nginx",
+            "worker_connections",
+            wc,
+            wc_at,
+            &main,
+            Some("events"),
+        );
+        f = f
+            .constrain(wcc.bound(
+                Bound::AtLeast((clients * 2 + wp as i64 - 1) / wp as i64),
+                format!("2 connections × {clients} clients ÷ worker_processes {wp}"),
+                "nginx manual, worker_connections",
+            ))
+            .constrain(wcc.bound(
+                Bound::Prefer(want),
+                "the next power of two",
+                "nginx manual, worker_connections",
+            ));
         if let Some(e) = l.evidence.filter(|_| measured) {
             f = f.evidence(e.cite());
         }
@@ -138,29 +165,9 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
         }
     }
     if let Some(p) = without_keepalive {
-        let ports = l.host.ephemeral_ports();
-        let limit = ports.map(|p| p / TIME_WAIT_S);
-        let rate = l.evidence.map(|e| e.rate()).filter(|r| *r > 0.0);
-        let severity = match (limit, rate) {
-            (Some(lim), Some(r)) if r > lim as f64 * 0.5 => Severity::Warn,
-            _ => Severity::Info,
-        };
-        let mut f = Finding::new("proxy.ephemeral_ports", severity, "nginx")
-            .directives(&["proxy_pass", "keepalive", "proxy_http_version"])
-            .values(format!("proxy_pass {} without upstream keepalive", p.value()), "an upstream block with keepalive 16, proxy_http_version 1.1, proxy_set_header Connection \"\"")
-            .why(format!(
-                "Without upstream keepalive every request opens a connection to the backend, whose local port then waits {TIME_WAIT_S} s in TIME_WAIT: {} ports ÷ {TIME_WAIT_S} s ≈ {} new connections per second to one backend address{}.",
-                ports.map_or("?".into(), |p| p.to_string()),
-                limit.map_or("?".into(), |v| v.to_string()),
-                rate.map_or(String::new(), |r| format!(", and the run made {r:.0} requests per second"))
-            ))
-            .evidence(format!("proxy_pass {}: {}", p.joined(), p.at()))
-            .evidence(format!("host: net.ipv4.ip_local_port_range {}", l.host.sysctls.get("net.ipv4.ip_local_port_range").cloned().unwrap_or_default()))
-            .source("nginx manual, ngx_http_upstream_module keepalive; Linux TCP TIME_WAIT (60 s)");
-        if let Some(e) = l.evidence {
-            f = f.evidence(e.cite());
+        if let Some(f) = ephemeral_ports(l, p) {
+            out.push(f);
         }
-        out.push(f);
     }
     out
 }
@@ -177,4 +184,92 @@ fn in_scope<'a>(n: &'a NginxConfig, p: &Directive, name: &str) -> Option<&'a Dir
         .all(name)
         .filter(|d| prefix_of(d, p))
         .max_by_key(|d| d.context.len())
+}
+
+/// The ports a proxy without upstream keepalive uses up: each new connection's local port
+/// waits in TIME_WAIT for 60 s, unless `net.ipv4.tcp_tw_reuse` lets a new outgoing
+/// connection take it after 1 s (1: everywhere; 2, the default since Linux 4.19: to
+/// loopback only), and a Unix socket uses no port at all.
+fn ephemeral_ports(l: &Layers, p: &Directive) -> Option<Finding> {
+    let target = p
+        .value()
+        .trim_start_matches("http://")
+        .trim_start_matches("https://");
+    if target.starts_with("unix:") {
+        return None;
+    }
+    let host = target.split(['/', ':']).next().unwrap_or("");
+    // An upstream block's servers are where the connections go.
+    let servers: Vec<String> = match l.nginx.map(|n| n.upstreams()) {
+        Some(ups) => match ups.iter().find(|(name, _)| name == host) {
+            Some((_, block)) => l
+                .nginx
+                .map(|n| {
+                    n.parsed
+                        .directives
+                        .iter()
+                        .filter(|d| d.block == *block && d.name == "server")
+                        .map(|d| d.value().to_string())
+                        .collect()
+                })
+                .unwrap_or_default(),
+            None => vec![host.to_string()],
+        },
+        None => vec![host.to_string()],
+    };
+    if !servers.is_empty() && servers.iter().all(|s| s.starts_with("unix:")) {
+        return None;
+    }
+    let loopback = !servers.is_empty()
+        && servers.iter().all(|s| {
+            let h = s.split(':').next().unwrap_or("");
+            h == "localhost" || h.starts_with("127.") || s.starts_with("[::1]")
+        });
+    let reuse = l.host.sysctl_int("net.ipv4.tcp_tw_reuse");
+    // Linux's default is 2 (loopback only); unknown counts as the default.
+    let reuses = match reuse.unwrap_or(2) {
+        1 => true,
+        2 => loopback,
+        _ => false,
+    };
+    let hold = if reuses { 1 } else { TIME_WAIT_S };
+    let ports = l.host.ephemeral_ports();
+    let limit = ports.map(|p| p / hold);
+    let rate = l.evidence.map(|e| e.rate()).filter(|r| *r > 0.0);
+    let severity = match (limit, rate) {
+        (Some(lim), Some(r)) if r > lim as f64 * 0.5 => Severity::Warn,
+        _ => Severity::Info,
+    };
+    let reuse_text = format!(
+        "net.ipv4.tcp_tw_reuse {}{}",
+        reuse.map_or("2 (the kernel's default; not read)".to_string(), |v| v
+            .to_string()),
+        if reuses {
+            format!(
+                ", backend {}: a new connection may reuse a port after 1 s in TIME_WAIT",
+                if loopback { "on loopback" } else { "anywhere" }
+            )
+        } else if loopback {
+            String::new()
+        } else {
+            ", backend not on loopback: no reuse".to_string()
+        }
+    );
+    let mut f = Finding::new("proxy.ephemeral_ports", severity, "nginx")
+        .directives(&["proxy_pass", "keepalive", "proxy_http_version"])
+        .values(format!("proxy_pass {} without upstream keepalive", p.value()), "an upstream block with keepalive 16, proxy_http_version 1.1, proxy_set_header Connection \"\"")
+        .why(format!(
+            "Without upstream keepalive every request opens a connection to the backend, whose local port then waits in TIME_WAIT ({TIME_WAIT_S} s, or 1 s where tcp_tw_reuse applies; here {hold} s: {reuse_text}): {} ports ÷ {hold} s ≈ {} new connections per second to one backend address{}.",
+            ports.map_or("?".into(), |p| p.to_string()),
+            limit.map_or("?".into(), |v| v.to_string()),
+            rate.map_or(String::new(), |r| format!(", and the run made {r:.0} requests per second"))
+        ))
+        .evidence(format!("proxy_pass {}: {}", p.joined(), p.at()))
+        .evidence(format!("host: net.ipv4.ip_local_port_range {}", l.host.sysctls.get("net.ipv4.ip_local_port_range").cloned().unwrap_or_default()))
+        .evidence(format!("host: {reuse_text}"))
+        .source("nginx manual, ngx_http_upstream_module keepalive; Linux TCP TIME_WAIT (60 s); Linux ip-sysctl.rst, tcp_tw_reuse (0, 1, 2 = loopback only, the default)");
+    if let Some(e) = l.evidence {
+        f = f.evidence(e.cite());
+    }
+    Some(f)
 }

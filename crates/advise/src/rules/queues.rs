@@ -2,8 +2,9 @@
 //! backlog=`, php-fpm's listen.backlog) against net.core.somaxconn, and nginx's
 //! worker_connections against the open files a worker may have.
 
-use super::{at, set, Layers};
+use super::{at, Layers};
 use crate::finding::{Finding, Severity};
+use crate::plan::{Bound, Constraint};
 
 const SOMAXCONN: &str = "net.core.somaxconn";
 
@@ -92,6 +93,14 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
         };
         if need > limit {
             let want = (need * 2).max(limit);
+            let c = Constraint::on(
+                "nginx",
+                "worker_rlimit_nofile",
+                limit,
+                rlimit,
+                &n.parsed.main,
+                None,
+            );
             out.push(
                 Finding::new("limits.nofile", Severity::Warn, "nginx")
                     .directives(&["worker_rlimit_nofile", "worker_connections"])
@@ -103,7 +112,8 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
                     .evidence(at(wc_at, "worker_connections", 512))
                     .evidence(how)
                     .source("seed 001 (ulimit -n raised in the start script, not only limits.conf); seed 004 (maxfiles); nginx manual, worker_rlimit_nofile")
-                    .change(Some(set(rlimit, &n.parsed.main, None, format!("worker_rlimit_nofile {want};")))),
+                    .constrain(c.bound(Bound::AtLeast(need), format!("worker_connections {wc} × {per_conn} descriptors"), "nginx manual, worker_rlimit_nofile"))
+                    .constrain(c.bound(Bound::Prefer(want), "twice the need, for files, logs and the upstream keepalive pool", "seed 004 (maxfiles)")),
             );
         }
     }

@@ -35,6 +35,7 @@ use webtune_conf::config::{Directive, Parsed};
 use webtune_conf::{apache as apache_conf, ini, nginx as nginx_conf, ReadError};
 
 mod apache;
+pub mod check;
 mod edit;
 mod listen;
 mod mariadb;
@@ -232,7 +233,7 @@ impl Import {
     }
 
     /// The copy's path of an original file, relative to the private directory.
-    fn copy_name(&self, original: &Path) -> PathBuf {
+    pub fn copy_name(&self, original: &Path) -> PathBuf {
         match original.strip_prefix(&self.tree.root) {
             Ok(rel) => Path::new("conf").join(rel),
             Err(_) => {

@@ -1,0 +1,342 @@
+//! The checks MySQLTuner and apache2buddy users expect (issue 24, item 3), each on small
+//! fixtures: it fires with its calculation, and stays silent when it should.
+
+mod common;
+
+use common::*;
+use std::path::PathBuf;
+use webtune_advise::Severity;
+
+#[test]
+fn buffer_pool_left_at_its_default_on_a_large_host() {
+    let big = host(16384);
+    let (f, plan) = plan_with(
+        &big,
+        Run {
+            mysql: Some("[mysqld]\nmax_connections = 100\n"),
+            ..Run::default()
+        },
+    );
+    let b = get(&f, "mariadb.buffer_pool_default").unwrap();
+    assert_eq!(b.severity, Severity::Warn);
+    // Dedicated: 70% of 16384 MiB = 11468 MiB, rounded down to 128 MiB = 11392M.
+    assert!(b.why.contains("70% of RAM"), "{}", b.why);
+    assert_eq!(
+        plan.get("mariadb", "innodb_buffer_pool_size")
+            .unwrap()
+            .value,
+        Some(11392)
+    );
+    // Shared with the web tier read in the same run: a quarter (4096M).
+    let (_, plan) = plan_with(
+        &big,
+        Run {
+            mysql: Some("[mysqld]\n"),
+            fpm: Some("[www]\npm.max_children = 10\npm.max_requests = 500\n"),
+            ..Run::default()
+        },
+    );
+    assert_eq!(
+        plan.get("mariadb", "innodb_buffer_pool_size")
+            .unwrap()
+            .value,
+        Some(4096)
+    );
+    // The memory the web tier leaves bounds it: 200 php-fpm children × 30 MiB on 8 GiB.
+    let (f, plan) = plan_with(
+        &host(8192),
+        Run {
+            mysql: Some("[mysqld]\n"),
+            fpm: Some("[www]\npm.max_children = 200\npm.max_requests = 500\n"),
+            ..Run::default()
+        },
+    );
+    let pool = plan.get("mariadb", "innodb_buffer_pool_size").unwrap();
+    assert!(
+        pool.value.unwrap() < 2048 && pool.value.unwrap() > 128,
+        "{pool:#?}"
+    );
+    assert!(
+        pool.bounds
+            .iter()
+            .any(|b| b.finding == "memory.budget" && b.reason.starts_with("memory budget")),
+        "{pool:#?}"
+    );
+    assert!(!get(&f, "memory.budget")
+        .unwrap()
+        .recommended
+        .contains("planned"));
+    // Set, or a small host, or no InnoDB: silent.
+    let f = findings_with(
+        &big,
+        Run {
+            mysql: Some("[mysqld]\ninnodb_buffer_pool_size = 8G\n"),
+            ..Run::default()
+        },
+    );
+    assert!(get(&f, "mariadb.buffer_pool_default").is_none());
+    let f = findings(Run {
+        mysql: Some("[mysqld]\n"),
+        ..Run::default()
+    });
+    assert!(get(&f, "mariadb.buffer_pool_default").is_none());
+    let f = findings_with(
+        &big,
+        Run {
+            mysql: Some("[mysqld]\nskip-innodb\n"),
+            ..Run::default()
+        },
+    );
+    assert!(get(&f, "mariadb.buffer_pool_default").is_none());
+}
+
+#[test]
+fn query_cache_on() {
+    let f = findings(Run {
+        mysql: Some("[mysqld]\nquery_cache_type = 1\nquery_cache_size = 64M\n"),
+        ..Run::default()
+    });
+    let q = get(&f, "mariadb.query_cache").unwrap();
+    assert!(q.why.contains("mutex"), "{}", q.why);
+    assert!(
+        q.changes.iter().any(|c| c.text == "query_cache_type = 0"),
+        "{:?}",
+        q.changes
+    );
+    assert!(
+        q.changes.iter().any(|c| c.text == "query_cache_size = 0M"),
+        "{:?}",
+        q.changes
+    );
+    // A size alone turns it on at startup (MariaDB 10.11, measured).
+    let f = findings(Run {
+        mysql: Some("[mysqld]\nquery_cache_size = 16M\n"),
+        ..Run::default()
+    });
+    assert!(get(&f, "mariadb.query_cache").is_some());
+    for off in [
+        "[mysqld]\n",
+        "[mysqld]\nquery_cache_type = 0\nquery_cache_size = 16M\n",
+        "[mysqld]\nquery_cache_type = ON\nquery_cache_size = 0\n",
+    ] {
+        let f = findings(Run {
+            mysql: Some(off),
+            ..Run::default()
+        });
+        assert!(get(&f, "mariadb.query_cache").is_none(), "{off}");
+    }
+}
+
+#[test]
+fn options_that_stop_the_server_from_starting() {
+    let f = findings(Run {
+        mysql: Some("[mysqld]\nlog_slow_queries = /var/log/mysql/slow.log\ntable_cache = 400\nthread_concurrency = 8\ninnodb_file_format = Barracuda\n"),
+        ..Run::default()
+    });
+    let slow = get(&f, "mariadb.removed.log_slow_queries").unwrap();
+    assert_eq!(slow.severity, Severity::Critical);
+    assert_eq!(
+        slow.changes[0].text,
+        "slow_query_log_file = /var/log/mysql/slow.log"
+    );
+    assert_eq!(slow.changes[0].line, Some(2));
+    let t = get(&f, "mariadb.removed.table_cache").unwrap();
+    assert_eq!(t.severity, Severity::Warn);
+    assert!(t.why.contains("MySQL 8 refuses"), "{}", t.why);
+    assert_eq!(t.changes[0].text, "table_open_cache = 400");
+    for id in [
+        "mariadb.removed.thread_concurrency",
+        "mariadb.removed.innodb_file_format",
+    ] {
+        let x = get(&f, id).unwrap();
+        assert_eq!(x.severity, Severity::Warn, "{id}");
+        assert!(x.changes[0].text.starts_with("# "), "{id}: {:?}", x.changes);
+    }
+    // skip-locking, spelt with a dash, is the same option.
+    let f = findings(Run {
+        mysql: Some("[mysqld]\nskip-locking\n"),
+        ..Run::default()
+    });
+    assert!(get(&f, "mariadb.removed.skip_locking").is_some());
+    let f = findings(Run {
+        mysql: Some("[mysqld]\nslow_query_log = 1\n"),
+        ..Run::default()
+    });
+    assert!(!f.iter().any(|x| x.id.starts_with("mariadb.removed")));
+}
+
+#[test]
+fn no_mpm_loaded() {
+    let f = findings(Run {
+        apache: Some("Listen 80\nMaxRequestWorkers 50\n"),
+        ..Run::default()
+    });
+    let n = get(&f, "apache.mpm.none").unwrap();
+    assert_eq!(n.severity, Severity::Critical);
+    assert!(n.why.contains("AH00534"), "{}", n.why);
+    let f = findings(Run {
+        apache: Some(EVENT),
+        ..Run::default()
+    });
+    assert!(get(&f, "apache.mpm.none").is_none());
+}
+
+#[test]
+fn dead_tuning_blocks() {
+    let prefork = "LoadModule mpm_prefork_module m/mod_mpm_prefork.so\n";
+    let conf = format!("{prefork}<IfModule mpm_event_module>\n    StartServers 4\n    MaxRequestWorkers 400\n</IfModule>\n<IfModule worker.c>\n    ThreadsPerChild 50\n</IfModule>\n<IfModule mpm_prefork_module>\n    MaxRequestWorkers 40\n</IfModule>\n");
+    let f = findings(Run {
+        apache: Some(&conf),
+        ..Run::default()
+    });
+    let dead: Vec<_> = f
+        .iter()
+        .filter(|x| x.id == "apache.mpm.dead_block")
+        .collect();
+    assert_eq!(dead.len(), 2, "{dead:#?}");
+    assert!(
+        dead.iter()
+            .any(|d| d.current.contains("mpm_event_module> at")
+                && d.current.ends_with(":2: StartServers, MaxRequestWorkers")),
+        "{dead:#?}"
+    );
+    // prefork has its own MaxRequestWorkers: info, citing it; worker's ThreadsPerChild has none: warn.
+    let event = dead
+        .iter()
+        .find(|d| d.current.contains("mpm_event"))
+        .unwrap();
+    assert_eq!(event.severity, Severity::Info);
+    assert!(
+        event
+            .evidence
+            .iter()
+            .any(|e| e.starts_with("MaxRequestWorkers 40")),
+        "{:?}",
+        event.evidence
+    );
+    let worker = dead
+        .iter()
+        .find(|d| d.current.contains("mpm_worker"))
+        .unwrap();
+    assert_eq!(worker.severity, Severity::Warn);
+    // The loaded MPM's own block, and negated blocks, are not dead.
+    let f = findings(Run { apache: Some(&format!("{prefork}<IfModule !mpm_event_module>\nTimeout 30\n</IfModule>\n<IfModule mpm_prefork_module>\nMaxRequestWorkers 40\n</IfModule>\n")), ..Run::default() });
+    assert!(get(&f, "apache.mpm.dead_block").is_none(), "{f:#?}");
+}
+
+#[test]
+fn one_nginx_worker_on_a_multi_core_host() {
+    let f = findings(Run {
+        nginx: Some("worker_processes 1;\nevents {}\n"),
+        ..Run::default()
+    });
+    let w = get(&f, "nginx.worker_processes").unwrap();
+    assert_eq!(w.changes[0].text, "worker_processes auto;");
+    assert_eq!(w.changes[0].line, Some(1));
+    // Not set: nginx's default is 1 too.
+    let f = findings(Run {
+        nginx: Some("events {}\n"),
+        ..Run::default()
+    });
+    assert!(get(&f, "nginx.worker_processes").is_some());
+    let f = findings(Run {
+        nginx: Some("worker_processes auto;\nevents {}\n"),
+        ..Run::default()
+    });
+    assert!(get(&f, "nginx.worker_processes").is_none());
+    let mut one = host(2048);
+    one.cores = 1;
+    let f = findings_with(
+        &one,
+        Run {
+            nginx: Some("events {}\n"),
+            ..Run::default()
+        },
+    );
+    assert!(get(&f, "nginx.worker_processes").is_none());
+}
+
+#[test]
+fn memory_budget_counts_tmp_tables_php_memory_limit_and_tmpfs() {
+    let f = findings(Run {
+        mysql: Some("[mysqld]\ntmp_table_size = 256M\nmax_heap_table_size = 64M\n"),
+        ..Run::default()
+    });
+    let m = get(&f, "memory.budget").unwrap();
+    assert!(
+        m.why
+            .contains("min(tmp_table_size, max_heap_table_size) 64 MiB"),
+        "{}",
+        m.why
+    );
+    // 20 children × memory_limit 256M = 5120 MiB > RAM 2048 MiB: a worst case that swaps.
+    let f = findings(Run {
+        fpm: Some("[www]\npm.max_children = 20\npm.max_requests = 500\nphp_admin_value[memory_limit] = 256M\n"),
+        ..Run::default()
+    });
+    let m = get(&f, "memory.budget").unwrap();
+    assert!(
+        m.why.contains("20 children × memory_limit 256 MiB"),
+        "{}",
+        m.why
+    );
+    assert!(m.why.contains("php-fpm.conf:4"), "{}", m.why);
+    assert_eq!(m.severity, Severity::Warn);
+    // A 4 GiB tmpfs holding nginx's cache (max_size 3g) counts 3 GiB of RAM.
+    let mut h = host(8192);
+    h.tmpfs
+        .push((PathBuf::from("/var/cache/nginx-ram"), 4 << 20));
+    let f = findings_with(&h, Run {
+        nginx: Some("events {}\nhttp {\n    proxy_cache_path /var/cache/nginx-ram/c levels=1:2 keys_zone=c:10m max_size=3g;\n}\n"),
+        ..Run::default()
+    });
+    let m = get(&f, "memory.budget").unwrap();
+    assert!(
+        m.why
+            .contains("tmpfs /var/cache/nginx-ram (RAM, up to its size): 3072 MiB"),
+        "{}",
+        m.why
+    );
+}
+
+#[test]
+fn redo_log_against_the_planned_buffer_pool() {
+    let f = findings_with(
+        &host(16384),
+        Run {
+            mysql: Some("[mysqld]\ninnodb_buffer_pool_size = 8G\n"),
+            ..Run::default()
+        },
+    );
+    let r = get(&f, "mariadb.redo_log").unwrap();
+    assert!(
+        r.current.contains("96M = 1% of the buffer pool 8192M"),
+        "{}",
+        r.current
+    );
+    assert_eq!(r.recommended, "innodb_log_file_size = 2048M");
+    // Against the planned pool: the 128M default on 16 GiB is planned up to 11392M.
+    let (f, plan) = plan_with(
+        &host(16384),
+        Run {
+            mysql: Some("[mysqld]\n"),
+            ..Run::default()
+        },
+    );
+    assert!(get(&f, "mariadb.redo_log")
+        .unwrap()
+        .why
+        .contains("(as planned)"));
+    assert_eq!(
+        plan.get("mariadb", "innodb_log_file_size").unwrap().value,
+        Some(2848)
+    );
+    let f = findings_with(
+        &host(16384),
+        Run {
+            mysql: Some("[mysqld]\ninnodb_buffer_pool_size = 8G\ninnodb_log_file_size = 2G\n"),
+            ..Run::default()
+        },
+    );
+    assert!(get(&f, "mariadb.redo_log").is_none());
+}
