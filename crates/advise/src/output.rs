@@ -56,8 +56,20 @@ pub fn text(a: &Advice) -> String {
             c.files.len()
         );
     }
+    if !h.judged_for.is_empty() {
+        let _ = writeln!(s, "judged for another machine: {}", h.judged_for);
+    }
     for n in &a.notes {
         let _ = writeln!(s, "note: {n}");
+    }
+    for c in &a.configs {
+        for n in &c.notes {
+            let level = match n.level {
+                webtune_conf::config::NoteLevel::Warning => "warning",
+                webtune_conf::config::NoteLevel::Note => "note",
+            };
+            let _ = writeln!(s, "{level}: {}: {n}", c.server);
+        }
     }
     if let Some(e) = &a.evidence {
         let _ = writeln!(s, "evidence: {}", e.cite());
@@ -95,6 +107,13 @@ pub fn text(a: &Advice) -> String {
                 );
             }
             let _ = writeln!(s, "    source:      {}", f.source);
+            if let Some(i) = a.incomplete(&f.id) {
+                let _ = writeln!(
+                    s,
+                    "    incomplete:  may be: not read: the includes at {}",
+                    i.because.join(", ")
+                );
+            }
         }
     }
     let per_file = changes_per_file(a);
@@ -155,12 +174,12 @@ pub fn write_patch(a: &Advice, dir: &Path) -> Result<Vec<PathBuf>, AdviseError> 
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent).map_err(|e| AdviseError::Write {
                 path: parent.to_path_buf(),
-                source: e,
+                error: e,
             })?;
         }
         std::fs::write(&target, patched).map_err(|e| AdviseError::Write {
             path: target.clone(),
-            source: e,
+            error: e,
         })?;
         written.push(target);
     }

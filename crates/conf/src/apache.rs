@@ -6,8 +6,9 @@
 //! takes in is capped (`limits`): a `Define` that doubles each line is refused at the cap
 //! on an expanded line, not followed into the gigabytes.
 
-use crate::config::{Directive, Parsed};
-use crate::error::{expand_glob, ReadError};
+use crate::config::{Directive, Options, Parsed};
+use crate::error::ReadError;
+use crate::include::{self, Missing, Site};
 use crate::limits::{self, Budget, MAX_LINE_BYTES, MAX_NESTING};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -115,6 +116,18 @@ impl ApacheConfig {
 /// Read Apache's configuration from its main file. `defines` are the `-D` names of the
 /// command line. Debian's `envvars` beside the main file provides `${APACHE_…}`.
 pub fn read(main: &Path, defines: &[String]) -> Result<ApacheConfig, ReadError> {
+    read_with(
+        main,
+        &Options {
+            defines: defines.to_vec(),
+            ..Options::default()
+        },
+    )
+}
+
+/// Read Apache's configuration, absolute paths (includes, `ServerRoot`) under
+/// `opts.root`, with the `-D` names `opts.defines`.
+pub fn read_with(main: &Path, opts: &Options) -> Result<ApacheConfig, ReadError> {
     let main = absolute(main);
     let server_root = main
         .parent()
@@ -122,11 +135,17 @@ pub fn read(main: &Path, defines: &[String]) -> Result<ApacheConfig, ReadError> 
         .unwrap_or_else(|| PathBuf::from("/"));
     let mut reader = Reader {
         cfg: ApacheConfig {
-            server_root,
-            defines: defines.iter().map(|d| (d.clone(), String::new())).collect(),
+            server_root: server_root.clone(),
+            defines: opts
+                .defines
+                .iter()
+                .map(|d| (d.clone(), String::new()))
+                .collect(),
             ..ApacheConfig::default()
         },
         budget: Budget::default(),
+        opts: opts.clone(),
+        tree: server_root,
     };
     let envvars = main.with_file_name("envvars");
     if envvars.is_file() {
@@ -222,6 +241,9 @@ fn push_within(out: &mut String, piece: &str, room: usize) -> Option<()> {
 struct Reader {
     cfg: ApacheConfig,
     budget: Budget,
+    opts: Options,
+    /// The main file's directory: files outside it are the host's.
+    tree: PathBuf,
 }
 
 /// An open section while reading one file.
@@ -241,12 +263,20 @@ impl Reader {
         path: &Path,
         context: &[String],
         depth: usize,
-        from: Option<(&Path, usize)>,
+        from: Option<&Site<'_>>,
     ) -> Result<(), ReadError> {
         if depth > limits::MAX_INCLUDE_DEPTH {
             return Err(limits::includes_too_deep(path));
         }
-        let text = self.budget.read(path, from)?;
+        let text = match from {
+            None => self.budget.read(path, None)?,
+            Some(site) => {
+                match include::read(&mut self.budget, path, site, &mut self.cfg.parsed.notes)? {
+                    Some(text) => text,
+                    None => return Ok(()),
+                }
+            }
+        };
         self.cfg.parsed.files.push(path.to_path_buf());
         let mut stack: Vec<Open> = Vec::new();
         let mut ctx: Vec<String> = context.to_vec();
@@ -355,7 +385,23 @@ impl Reader {
                 }
                 "serverroot" => {
                     if let Some(r) = args.first() {
-                        self.cfg.server_root = PathBuf::from(r);
+                        self.cfg.server_root = self.opts.rooted(Path::new(r));
+                        let root = &self.cfg.server_root;
+                        if self.opts.root.is_none() && !root.starts_with(&self.tree) {
+                            self.cfg.parsed.notes.push(crate::config::ReadNote {
+                                level: crate::config::NoteLevel::Note,
+                                at: format!("{}:{line_no}", path.display()),
+                                target: root.clone(),
+                                message: crate::config::escape(&format!(
+                                    "ServerRoot {}: relative includes are read from this \
+                                     host's {} (outside the tree {}; --root DIR reads a \
+                                     copied tree's instead)",
+                                    r,
+                                    root.display(),
+                                    self.tree.display()
+                                )),
+                            });
+                        }
                     }
                 }
                 "include" | "includeoptional" => {
@@ -367,23 +413,25 @@ impl Reader {
                             format!("{name} needs a path"),
                         ));
                     };
-                    let target = self.cfg.server_root.join(target);
-                    let files = expand_glob(&target, (path, line_no))?;
+                    let resolved = include::resolve(target, &self.cfg.server_root, &self.opts);
+                    let tree = self.tree.clone();
+                    let site = Site {
+                        file: path,
+                        line: line_no,
+                        directive: &name,
+                        written: target,
+                        tree: &tree,
+                        missing: if optional {
+                            Missing::Note
+                        } else {
+                            Missing::Warn
+                        },
+                        dirs: true,
+                    };
+                    let files =
+                        include::files(&resolved, &site, &self.opts, &mut self.cfg.parsed.notes)?;
                     for f in files {
-                        if !f.exists() {
-                            if optional {
-                                continue;
-                            }
-                            return Err(ReadError::syntax(
-                                path,
-                                line_no,
-                                format!("{name} {}: no such file", f.display()),
-                            ));
-                        }
-                        if f.is_dir() {
-                            continue;
-                        }
-                        self.file(&f, &ctx, depth + 1, Some((path, line_no)))?;
+                        self.file(&f, &ctx, depth + 1, Some(&site))?;
                     }
                 }
                 "loadmodule" => {
@@ -626,8 +674,8 @@ mod tests {
             "{e}"
         );
         let main = write(d.path(), "c.conf", "Include missing.conf\n");
-        let e = read(&main, &[]).unwrap_err().to_string();
-        assert!(e.contains("c.conf:1: Include"), "{e}");
+        let c = read(&main, &[]).unwrap();
+        assert!(c.parsed.notes[0].to_string().contains("c.conf:1: Include"));
     }
 
     #[test]

@@ -4,8 +4,9 @@
 //! `!includedir DIR` taking `*.cnf`, bare keys, `-` and `_` alike in names). What it takes
 //! in is capped (`limits`).
 
-use crate::config::{Directive, Parsed};
-use crate::error::{expand_glob, ReadError};
+use crate::config::{Directive, Options, Parsed};
+use crate::error::ReadError;
+use crate::include::{self, Missing, Site};
 use crate::limits::{self, Budget};
 use std::path::{Path, PathBuf};
 
@@ -18,6 +19,11 @@ pub enum Dialect {
 /// Read an ini tree. Each key becomes a directive named by the key, with the section as
 /// its context (`["www"]`, `["mysqld"]`); a bare key has no argument.
 pub fn read(main: &Path, dialect: Dialect) -> Result<Parsed, ReadError> {
+    read_with(main, dialect, &Options::default())
+}
+
+/// Read an ini tree, absolute include paths under `opts.root`.
+pub fn read_with(main: &Path, dialect: Dialect, opts: &Options) -> Result<Parsed, ReadError> {
     let mut parsed = Parsed {
         main: main.to_path_buf(),
         ..Parsed::default()
@@ -27,6 +33,11 @@ pub fn read(main: &Path, dialect: Dialect) -> Result<Parsed, ReadError> {
         parsed: &mut parsed,
         section: &mut section,
         budget: Budget::default(),
+        opts: opts.clone(),
+        dir: main
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("/")),
     };
     file(main, dialect, &mut tree, 0, None)?;
     Ok(parsed)
@@ -37,6 +48,24 @@ struct Tree<'a> {
     parsed: &'a mut Parsed,
     section: &'a mut String,
     budget: Budget,
+    opts: Options,
+    /// The main file's directory: files outside it are the host's.
+    dir: PathBuf,
+}
+
+/// Read the files one include names, each with `file`.
+fn follow(
+    tree: &mut Tree<'_>,
+    dialect: Dialect,
+    depth: usize,
+    target: &Path,
+    site: &Site<'_>,
+) -> Result<(), ReadError> {
+    let files = include::files(target, site, &tree.opts, &mut tree.parsed.notes)?;
+    for f in files {
+        file(&f, dialect, tree, depth + 1, Some(site))?;
+    }
+    Ok(())
 }
 
 fn file(
@@ -44,12 +73,20 @@ fn file(
     dialect: Dialect,
     tree: &mut Tree<'_>,
     depth: usize,
-    from: Option<(&Path, usize)>,
+    from: Option<&Site<'_>>,
 ) -> Result<(), ReadError> {
     if depth > limits::MAX_INCLUDE_DEPTH {
         return Err(limits::includes_too_deep(path));
     }
-    let text = tree.budget.read(path, from)?;
+    let text = match from {
+        None => tree.budget.read(path, None)?,
+        Some(site) => match include::read(&mut tree.budget, path, site, &mut tree.parsed.notes)? {
+            Some(text) => text,
+            None => return Ok(()),
+        },
+    };
+    let base = path.parent().unwrap_or(Path::new("/")).to_path_buf();
+    let dir = tree.dir.clone();
     tree.parsed.files.push(path.to_path_buf());
     for (i, raw) in text.lines().enumerate() {
         let line_no = i + 1;
@@ -58,31 +95,33 @@ fn file(
             continue;
         }
         if dialect == Dialect::MyCnf {
-            if let Some(rest) = line.strip_prefix("!includedir") {
-                let dir = PathBuf::from(rest.trim());
-                let Ok(entries) = std::fs::read_dir(&dir) else {
-                    continue; // MySQL skips a missing include directory.
+            for (directive, pattern) in [("!includedir", true), ("!include", false)] {
+                let Some(rest) = line.strip_prefix(directive) else {
+                    continue;
                 };
-                let mut files: Vec<PathBuf> = entries
-                    .filter_map(|e| e.ok().map(|e| e.path()))
-                    .filter(|p| p.extension().is_some_and(|x| x == "cnf") && p.is_file())
-                    .collect();
-                files.sort();
-                for f in files {
-                    file(&f, dialect, tree, depth + 1, Some((path, line_no)))?;
+                let written = rest.trim();
+                let mut target = include::resolve(written, &base, &tree.opts);
+                if pattern {
+                    target = target.join("*.cnf");
                 }
-                continue;
+                let site = Site {
+                    file: path,
+                    line: line_no,
+                    directive,
+                    written,
+                    tree: &dir,
+                    // MySQL skips a missing include directory.
+                    missing: if pattern {
+                        Missing::Note
+                    } else {
+                        Missing::Warn
+                    },
+                    dirs: false,
+                };
+                follow(tree, dialect, depth, &target, &site)?;
+                break;
             }
-            if let Some(rest) = line.strip_prefix("!include") {
-                let f = PathBuf::from(rest.trim());
-                if !f.is_file() {
-                    return Err(ReadError::syntax(
-                        path,
-                        line_no,
-                        format!("!include {}: no such file", f.display()),
-                    ));
-                }
-                file(&f, dialect, tree, depth + 1, Some((path, line_no)))?;
+            if line.starts_with("!include") {
                 continue;
             }
         }
@@ -117,12 +156,18 @@ fn file(
         };
         if dialect == Dialect::PhpFpm && key == "include" {
             let value = value.unwrap_or_default();
-            let base = path.parent().unwrap_or(Path::new("/"));
-            let target = base.join(&value);
+            let target = include::resolve(&value, &base, &tree.opts);
             let saved = tree.section.clone();
-            for f in expand_glob(&target, (path, line_no))? {
-                file(&f, dialect, tree, depth + 1, Some((path, line_no)))?;
-            }
+            let site = Site {
+                file: path,
+                line: line_no,
+                directive: "include",
+                written: &value,
+                tree: &dir,
+                missing: Missing::Warn,
+                dirs: false,
+            };
+            follow(tree, dialect, depth, &target, &site)?;
             *tree.section = saved;
             continue;
         }

@@ -20,6 +20,7 @@
 pub mod apache;
 pub mod config;
 mod error;
+mod include;
 pub mod ini;
 pub mod limits;
 pub mod nginx;
