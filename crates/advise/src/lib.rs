@@ -57,6 +57,11 @@ pub struct ConfigRead {
     /// server may be incomplete) or did on the host's behalf (`note`), at `file:line`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<ReadNote>,
+    /// The version the tree is written for and why, or that it was assumed: "Apache 2.2
+    /// (NameVirtualHost at FILE:LINE)", "MariaDB assumed (…)". The rules use its names
+    /// and defaults.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dialect: Option<String>,
 }
 
 impl ConfigRead {
@@ -225,13 +230,14 @@ pub fn read_configs(inputs: &Inputs, host: &HostFacts) -> Result<Configs, Advise
                 ..opts.clone()
             };
             match read_one(server, &path, &opts, &mut c) {
-                Ok((files, notes)) => {
+                Ok((files, notes, dialect)) => {
                     c.read.push(ConfigRead {
                         server: server.into(),
                         main: path,
                         found,
                         files,
                         notes,
+                        dialect,
                     });
                     break;
                 }
@@ -269,38 +275,46 @@ fn stock_paths(server: &str, root: Option<&Path>) -> Vec<PathBuf> {
     }
 }
 
+/// What reading one tree gives the report: its files, its notes, its dialect.
+type TreeRead = (Vec<PathBuf>, Vec<ReadNote>, Option<String>);
+
 /// Read one server's tree: its files and notes.
 fn read_one(
     server: &str,
     path: &Path,
     opts: &Options,
     c: &mut Configs,
-) -> Result<(Vec<PathBuf>, Vec<ReadNote>), AdviseError> {
+) -> Result<TreeRead, AdviseError> {
     Ok(match server {
         "apache2" => {
             let mut a = apache::read_with(path, opts)?;
             if let Some(note) = mpm_not_read(&a) {
                 a.parsed.notes.push(note);
             }
-            let out = (a.parsed.files.clone(), a.parsed.notes.clone());
+            let out = (
+                a.parsed.files.clone(),
+                a.parsed.notes.clone(),
+                Some(a.dialect.to_string()),
+            );
             c.apache = Some(a);
             out
         }
         "nginx" => {
             let n = nginx::read_with(path, opts)?;
-            let out = (n.parsed.files.clone(), n.parsed.notes.clone());
+            let out = (n.parsed.files.clone(), n.parsed.notes.clone(), None);
             c.nginx = Some(n);
             out
         }
         "php-fpm" => {
             let p = ini::read_with(path, ini::Dialect::PhpFpm, opts)?;
-            let out = (p.files.clone(), p.notes.clone());
+            let out = (p.files.clone(), p.notes.clone(), None);
             c.php_fpm = Some(p);
             out
         }
         _ => {
             let p = ini::read_with(path, ini::Dialect::MyCnf, opts)?;
-            let out = (p.files.clone(), p.notes.clone());
+            let flavor = webtune_conf::mycnf::flavor(&p).to_string();
+            let out = (p.files.clone(), p.notes.clone(), Some(flavor));
             c.mysql = Some(p);
             out
         }

@@ -49,11 +49,14 @@ pub fn text(a: &Advice) -> String {
     for c in &a.configs {
         let _ = writeln!(
             s,
-            "read: {} {} ({}, {} files)",
+            "read: {} {} ({}, {} files){}",
             c.server,
             c.main.display(),
             c.found,
-            c.files.len()
+            c.files.len(),
+            c.dialect
+                .as_ref()
+                .map_or(String::new(), |d| format!("; {d}"))
         );
     }
     if !h.judged_for.is_empty() {

@@ -169,3 +169,70 @@ fn another_machine_is_judged_with_its_own_facts() {
     assert_eq!(c.host.sysctl_int("net.core.somaxconn"), Some(4096));
     assert_eq!(webtune_advise::host::parse_ram("12"), None);
 }
+
+#[test]
+fn huge_numbers_never_wrap_and_the_trees_server_gives_the_defaults() {
+    let d = tempfile::tempdir().unwrap();
+    let fpm = write(
+        d.path(),
+        "php-fpm.conf",
+        "[a]\npm.max_children = 18446744073709551615\n[b]\npm.max_children = 18446744073709551615\n",
+    );
+    let my = write(
+        d.path(),
+        "my.cnf",
+        "[mysqld]\nskip-innodb\nkey_buffer = 8M\ninnodb_buffer_pool_size = 2P\n",
+    );
+    let a = advise(&Inputs {
+        php_fpm: Some(fpm),
+        mysql: Some(my),
+        host: small_host(),
+        ..Inputs::default()
+    })
+    .unwrap();
+    let m = a.findings.iter().find(|f| f.id == "memory.budget").unwrap();
+    assert!(!m.why.contains("It fits"), "{}", m.why);
+    assert!(m.severity <= webtune_advise::Severity::Warn, "{m:?}");
+    assert!(
+        m.why.contains("php-fpm: 9223372036854775807 children"),
+        "{}",
+        m.why
+    );
+    // skip-innodb: no buffer pool; key_buffer is key_buffer_size.
+    assert!(
+        m.why
+            .contains("innodb_buffer_pool_size 0 MiB + key_buffer_size 8 MiB"),
+        "{}",
+        m.why
+    );
+    assert!(a.configs[1]
+        .dialect
+        .as_deref()
+        .unwrap()
+        .starts_with("MariaDB assumed"));
+    // MySQL 8's defaults for MySQL 8's tree (sort_buffer_size 256 KiB, thread_stack 1 MiB,
+    // key_buffer_size 8 MiB, no query cache).
+    let my8 = write(
+        d.path(),
+        "my8.cnf",
+        "[mysqld]\ninnodb_dedicated_server = ON\n",
+    );
+    let a = advise(&Inputs {
+        mysql: Some(my8),
+        host: small_host(),
+        ..Inputs::default()
+    })
+    .unwrap();
+    let m = a.findings.iter().find(|f| f.id == "memory.budget").unwrap();
+    assert!(
+        m.why
+            .contains("key_buffer_size 8 MiB + log buffer 16 MiB + query cache 0 MiB"),
+        "{}",
+        m.why
+    );
+    assert!(a.configs[0]
+        .dialect
+        .as_deref()
+        .unwrap()
+        .starts_with("MySQL 8 (innodb_dedicated_server at "));
+}

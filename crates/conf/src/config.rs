@@ -43,6 +43,17 @@ impl Directive {
         self.value().trim().parse().ok()
     }
 
+    /// The first argument as a count that cannot overflow: digits read as a whole
+    /// number, saturating at `i64::MAX` (`pm.max_children = 18446744073709551615` is huge,
+    /// not absent).
+    pub fn count(&self) -> Option<i64> {
+        let v = self.value().trim();
+        if let Ok(n) = v.parse::<i64>() {
+            return Some(n);
+        }
+        (!v.is_empty() && v.bytes().all(|b| b.is_ascii_digit())).then_some(i64::MAX)
+    }
+
     /// Is this directive inside a block whose name starts with `kind`?
     pub fn inside(&self, kind: &str) -> bool {
         self.context

@@ -40,6 +40,9 @@ pub fn read_with(main: &Path, dialect: Dialect, opts: &Options) -> Result<Parsed
             .unwrap_or_else(|| PathBuf::from("/")),
     };
     file(main, dialect, &mut tree, 0, None)?;
+    if dialect == Dialect::MyCnf {
+        crate::mycnf::settle(&mut parsed)?;
+    }
     Ok(parsed)
 }
 
@@ -79,7 +82,15 @@ fn file(
         return Err(limits::includes_too_deep(path));
     }
     let text = match from {
-        None => tree.budget.read(path, None)?,
+        None => {
+            let text = tree.budget.read(path, None)?;
+            let kind = match dialect {
+                Dialect::PhpFpm => crate::kind::Kind::PhpFpm,
+                Dialect::MyCnf => crate::kind::Kind::MyCnf,
+            };
+            crate::kind::check(path, &text, kind)?;
+            text
+        }
         Some(site) => match include::read(&mut tree.budget, path, site, &mut tree.parsed.notes)? {
             Some(text) => text,
             None => return Ok(()),
@@ -171,6 +182,19 @@ fn file(
             *tree.section = saved;
             continue;
         }
+        if dialect == Dialect::PhpFpm
+            && tree.section.is_empty()
+            && !FPM_GLOBAL.contains(&key.as_str())
+        {
+            return Err(ReadError::syntax(
+                path,
+                line_no,
+                format!(
+                    "{key} outside any [section]: php-fpm reads it as a [global] option and \
+                     refuses it (a pool's settings follow its [name], e.g. [www])"
+                ),
+            ));
+        }
         let directive = Directive {
             name: key,
             args: value.into_iter().collect(),
@@ -188,6 +212,28 @@ fn file(
     }
     Ok(())
 }
+
+/// php-fpm's `[global]` options: the only keys it takes before any section.
+const FPM_GLOBAL: &[&str] = &[
+    "pid",
+    "error_log",
+    "syslog.facility",
+    "syslog.ident",
+    "log_level",
+    "log_limit",
+    "log_buffering",
+    "emergency_restart_threshold",
+    "emergency_restart_interval",
+    "process_control_timeout",
+    "process.max",
+    "process.priority",
+    "daemonize",
+    "rlimit_files",
+    "rlimit_core",
+    "events.mechanism",
+    "systemd_interval",
+    "include",
+];
 
 /// A trailing ` # comment` or ` ; comment` outside quotes.
 fn strip_comment(v: &str) -> &str {
@@ -212,17 +258,10 @@ fn unquote(v: &str) -> String {
     v.to_string()
 }
 
-/// A size with MySQL's suffixes (K, M, G, T; 1024-based), in bytes.
+/// A size as mysqld parses it (`mycnf::parse_size`): K, M, G, T, P, E, 1024-based; None
+/// for what the server refuses.
 pub fn parse_size(v: &str) -> Option<u64> {
-    let v = v.trim();
-    let (num, mult) = match v.chars().last()?.to_ascii_uppercase() {
-        'K' => (&v[..v.len() - 1], 1u64 << 10),
-        'M' => (&v[..v.len() - 1], 1 << 20),
-        'G' => (&v[..v.len() - 1], 1 << 30),
-        'T' => (&v[..v.len() - 1], 1 << 40),
-        _ => (v, 1),
-    };
-    num.trim().parse::<u64>().ok()?.checked_mul(mult)
+    crate::mycnf::parse_size(v).ok()
 }
 
 /// php-fpm's pools: one per section other than `[global]`.
@@ -271,20 +310,28 @@ pub fn pools(parsed: &Parsed) -> Vec<Pool> {
         .collect()
 }
 
-/// The effective value of a my.cnf key for the server: the last one in a section mysqld
-/// reads (`[server]`, `[mysqld]`, `[mariadb]`, `[mariadbd]`, `[mariadb-X.Y]`).
-pub fn mysqld_value<'a>(parsed: &'a Parsed, key: &str) -> Option<&'a Directive> {
+/// Is this a section mysqld reads (`[server]`, `[mysqld]`, `[mariadb]`, `[mariadbd]`,
+/// `[mariadb-X.Y]`, `[mysqld-X.Y]`)?
+pub fn is_server_section(section: Option<&String>) -> bool {
+    section.is_some_and(|s| {
+        matches!(s.as_str(), "server" | "mysqld" | "mariadb" | "mariadbd")
+            || s.starts_with("mariadb-")
+            || s.starts_with("mysqld-")
+    })
+}
+
+/// The directives of the sections mysqld reads, in file order.
+pub fn server_directives(parsed: &Parsed) -> impl Iterator<Item = &Directive> + '_ {
     parsed
         .directives
         .iter()
-        .filter(|d| d.name == key)
-        .rfind(|d| {
-            d.context.first().is_some_and(|s| {
-                matches!(s.as_str(), "server" | "mysqld" | "mariadb" | "mariadbd")
-                    || s.starts_with("mariadb-")
-                    || s.starts_with("mysqld-")
-            })
-        })
+        .filter(|d| is_server_section(d.context.first()))
+}
+
+/// The effective value of a my.cnf key for the server: the last one in a section mysqld
+/// reads.
+pub fn mysqld_value<'a>(parsed: &'a Parsed, key: &str) -> Option<&'a Directive> {
+    server_directives(parsed).filter(|d| d.name == key).last()
 }
 
 #[cfg(test)]

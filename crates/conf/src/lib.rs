@@ -22,7 +22,9 @@ pub mod config;
 mod error;
 mod include;
 pub mod ini;
+pub mod kind;
 pub mod limits;
+pub mod mycnf;
 pub mod nginx;
 pub mod procfs;
 

@@ -222,7 +222,11 @@ impl Reader {
             return Err(limits::includes_too_deep(path));
         }
         let text = match from {
-            None => self.budget.read(path, None)?,
+            None => {
+                let text = self.budget.read(path, None)?;
+                crate::kind::check(path, &text, crate::kind::Kind::Nginx)?;
+                text
+            }
             Some(site) => {
                 match include::read(&mut self.budget, path, site, &mut self.parsed.notes)? {
                     Some(text) => text,

@@ -18,14 +18,14 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
         if *sum > max_conn {
             let mut f = Finding::new("chain.fpm_mysql", Severity::Warn, "php-fpm → mariadb")
                 .directives(&["pm.max_children", "max_connections"])
-                .values(format!("pm.max_children {sum} (all pools) > max_connections {max_conn}"), format!("max_connections = {}", sum + 10))
+                .values(format!("pm.max_children {sum} (all pools) > max_connections {max_conn}"), format!("max_connections = {}", sum.saturating_add(10)))
                 .why(format!(
                     "Every PHP child may hold a database connection: {sum} children against {max_conn} connections means \"Too many connections\" errors at full load; max_connections ≥ Σ pm.max_children + 10 for administration = {}.",
-                    sum + 10
+                    sum.saturating_add(10)
                 ))
                 .evidence(at(mc_at, "max_connections", 151))
                 .source("seed 000 (the PHP → MySQL chain); MariaDB manual, max_connections")
-                .change(Some(set(mc_at, &m.main, Some("mysqld"), format!("max_connections = {}", sum + 10))));
+                .change(Some(set(mc_at, &m.main, Some("mysqld"), format!("max_connections = {}", sum.saturating_add(10)))));
             for d in at_list {
                 f = f.evidence(format!("pm.max_children = {}: {}", d.value(), d.at()));
             }

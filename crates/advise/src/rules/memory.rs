@@ -54,14 +54,14 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
         let procs = m.processes().max(0) as u64;
         layers.push(Layer {
             label: "apache2".into(),
-            kib: procs * per,
+            kib: procs.saturating_mul(per),
             line: format!(
                 "apache2 ({} MPM{}): {} processes × {} PSS ({how}) = {}",
                 m.mpm,
                 if m.mod_php { " + mod_php" } else { "" },
                 procs,
                 mib(per),
-                mib(procs * per)
+                mib(procs.saturating_mul(per))
             ),
         });
         if let Some(d) = m.max_workers_at {
@@ -84,12 +84,12 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
             let n = children.max(0) as u64;
             layers.push(Layer {
                 label: "php-fpm".into(),
-                kib: n * per,
+                kib: n.saturating_mul(per),
                 line: format!(
                     "php-fpm: {n} children (pm.max_children over {} pools) × {} PSS ({how}) = {}",
                     at.len(),
                     mib(per),
-                    mib(n * per)
+                    mib(n.saturating_mul(per))
                 ),
             });
             for d in &at {
@@ -121,9 +121,12 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
             mysql_int(m, "binlog_cache_size", 32 << 10).0,
         ]
         .iter()
-        .sum();
-        let global = pool + key + logbuf + qc;
-        let kib = (global + conns * per_conn) / 1024;
+        .fold(0u64, |a, b| a.saturating_add(*b));
+        // Saturating: a 2P buffer pool or 2^64 connections is "does not fit", never a wrap.
+        let global = [pool, key, logbuf, qc]
+            .iter()
+            .fold(0u64, |a, b| a.saturating_add(*b));
+        let kib = global.saturating_add(conns.saturating_mul(per_conn)) / 1024;
         layers.push(Layer {
             label: "mariadb".into(),
             kib,
@@ -139,7 +142,7 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
     if layers.is_empty() {
         return Vec::new();
     }
-    let sum: u64 = layers.iter().map(|x| x.kib).sum();
+    let sum: u64 = layers.iter().fold(0u64, |a, x| a.saturating_add(x.kib));
     let budget = (total_kib as f64 * BUDGET_SHARE) as u64;
     let share = sum as f64 / total_kib as f64 * 100.0;
     let mut severity = if sum > total_kib {
@@ -173,7 +176,7 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
             .max_by_key(|p| p.1 * p.2.max(0) as u64)
             .cloned()
         {
-            let others = sum - per * count.max(0) as u64;
+            let others = sum.saturating_sub(per.saturating_mul(count.max(0) as u64));
             let fit = budget.saturating_sub(others) / per.max(1);
             let fit = fit.max(1) as i64;
             recommended = format!("{name} {fit} (for {label})");

@@ -10,6 +10,13 @@ use crate::config::{Directive, Options, Parsed};
 use crate::error::ReadError;
 use crate::include::{self, Missing, Site};
 use crate::limits::{self, Budget, MAX_LINE_BYTES, MAX_NESTING};
+
+mod dialect;
+mod envvars;
+
+pub use dialect::{ApacheDialect, ApacheVersion};
+use envvars::push_within;
+pub use envvars::read_envvars;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -50,6 +57,8 @@ pub struct ApacheConfig {
     pub modules: Vec<LoadedModule>,
     /// Names defined with `Define` or `-D`.
     pub defines: BTreeMap<String, String>,
+    /// The version the tree is written for (2.2 or 2.4), and why.
+    pub dialect: ApacheDialect,
     /// The variables of Debian's `envvars` beside the main file (empty without one).
     #[serde(skip)]
     pub env: BTreeMap<String, String>,
@@ -154,6 +163,7 @@ pub fn read_with(main: &Path, opts: &Options) -> Result<ApacheConfig, ReadError>
     }
     reader.cfg.parsed.main = main.clone();
     reader.file(&main, &[], 0, None)?;
+    reader.cfg.dialect = dialect::detect(&reader.cfg.parsed.directives);
     Ok(reader.cfg)
 }
 
@@ -165,77 +175,6 @@ fn absolute(p: &Path) -> PathBuf {
             .map(|d| d.join(p))
             .unwrap_or_else(|_| p.to_path_buf())
     }
-}
-
-/// The `export NAME=value` lines of a shell file like Debian's envvars (`path`, for the
-/// messages). Lines inside `if … fi` are skipped (there they only compute a suffix that is
-/// empty by default). A value longer than `limits::MAX_LINE_BYTES` once expanded is refused.
-pub fn read_envvars(text: &str, path: &Path) -> Result<BTreeMap<String, String>, ReadError> {
-    let mut vars = BTreeMap::new();
-    let mut depth = 0usize;
-    for (i, line) in text.lines().enumerate() {
-        let line = line.trim();
-        let first = line.split_whitespace().next().unwrap_or("");
-        match first {
-            "if" | "case" => depth += 1,
-            "fi" | "esac" => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-        if depth > 0 || line.starts_with('#') {
-            continue;
-        }
-        let assignment = line.strip_prefix("export ").unwrap_or(line).trim();
-        let Some((name, value)) = assignment.split_once('=') else {
-            continue;
-        };
-        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            continue;
-        }
-        let value = value.trim().trim_matches('"').trim_matches('\'');
-        let expanded =
-            expand_shell(value, &vars).ok_or_else(|| limits::line_too_long(path, i + 1))?;
-        vars.insert(name.to_string(), expanded);
-    }
-    Ok(vars)
-}
-
-/// `$NAME` and `${NAME}` from `vars`; unknown names become empty, as in the shell. None
-/// past `MAX_LINE_BYTES`.
-fn expand_shell(value: &str, vars: &BTreeMap<String, String>) -> Option<String> {
-    let mut out = String::new();
-    let mut rest = value;
-    while let Some(i) = rest.find('$') {
-        out.push_str(&rest[..i]);
-        let after = &rest[i + 1..];
-        let (name, skip) = if let Some(inner) = after.strip_prefix('{') {
-            match inner.find('}') {
-                Some(end) => (&inner[..end], end + 2),
-                None => (inner, inner.len() + 1),
-            }
-        } else {
-            let end = after
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .unwrap_or(after.len());
-            (&after[..end], end)
-        };
-        push_within(
-            &mut out,
-            vars.get(name).map(String::as_str).unwrap_or(""),
-            MAX_LINE_BYTES,
-        )?;
-        rest = &after[skip..];
-    }
-    push_within(&mut out, rest, MAX_LINE_BYTES)?;
-    Some(out)
-}
-
-/// Append `piece` unless `out` would pass `room` bytes.
-fn push_within(out: &mut String, piece: &str, room: usize) -> Option<()> {
-    if out.len() + piece.len() > room {
-        return None;
-    }
-    out.push_str(piece);
-    Some(())
 }
 
 struct Reader {
@@ -269,7 +208,11 @@ impl Reader {
             return Err(limits::includes_too_deep(path));
         }
         let text = match from {
-            None => self.budget.read(path, None)?,
+            None => {
+                let text = self.budget.read(path, None)?;
+                crate::kind::check(path, &text, crate::kind::Kind::Apache)?;
+                text
+            }
             Some(site) => {
                 match include::read(&mut self.budget, path, site, &mut self.cfg.parsed.notes)? {
                     Some(text) => text,
@@ -676,16 +619,5 @@ mod tests {
         let main = write(d.path(), "c.conf", "Include missing.conf\n");
         let c = read(&main, &[]).unwrap();
         assert!(c.parsed.notes[0].to_string().contains("c.conf:1: Include"));
-    }
-
-    #[test]
-    fn envvars_skip_if_blocks() {
-        let v = read_envvars(
-            "if [ x ]; then\n SUFFIX=\"-${X##y}\"\nelse\n SUFFIX=\nfi\nexport A=/run/a$SUFFIX\nexport B=${A}/b\n",
-            Path::new("envvars"),
-        )
-        .unwrap();
-        assert_eq!(v["A"], "/run/a");
-        assert_eq!(v["B"], "/run/a/b");
     }
 }
