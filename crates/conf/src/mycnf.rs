@@ -1,8 +1,8 @@
 //! What my.cnf means to the server that reads it: which server the tree is written for
 //! (MariaDB, MySQL 5.7, MySQL 8: their defaults differ), sizes as `mysqld` parses them
 //! (a whole number with K, M, G, T, P or E; `1.5G` and `0x10000000` are refused, as the
-//! server refuses them), option-name prefixes (MariaDB and MySQL 5.7 take `key_buffer` for
-//! `key_buffer_size`; MySQL 8 takes none), and `skip-innodb`.
+//! server refuses them), option-name prefixes (MariaDB takes `key_buffer` for
+//! `key_buffer_size`; MySQL removed prefixes in 5.7, MySQL WL#6978), and `skip-innodb`.
 
 use crate::config::{Directive, NoteLevel, Parsed, ReadNote};
 use crate::error::ReadError;
@@ -358,15 +358,16 @@ pub(crate) fn settle(p: &mut Parsed) -> Result<(), ReadError> {
         if !crate::ini::is_server_section(d.context.first()) {
             continue;
         }
-        if f.server == Server::MySql80 {
+        if f.server != Server::MariaDb {
             notes.push(ReadNote {
                 level: NoteLevel::Warning,
                 at: d.at(),
                 target: d.file.clone(),
                 message: format!(
-                    "{}: MySQL 8 takes no option prefixes ({full}?): it refuses to start with \
-                     an unknown variable",
-                    d.name
+                    "{}: {} takes no option prefixes since 5.7 ({full}?): it refuses to \
+                     start with an unknown variable",
+                    d.name,
+                    f.server.label()
                 ),
             });
             continue;

@@ -205,3 +205,21 @@ fn sizes_are_read_as_mysqld_reads_them_or_refused_at_file_and_line() {
     assert_eq!(mycnf::full_name("max_conn"), None);
     assert_eq!(mycnf::full_name("key_buffer"), Some("key_buffer_size"));
 }
+
+#[test]
+fn mysql_takes_no_option_prefixes() {
+    let d = tempfile::tempdir().unwrap();
+    let m = write(
+        d.path(),
+        "my.cnf",
+        "[mysqld]\ninnodb_dedicated_server = ON\nkey_buffer = 8M\n",
+    );
+    let p = ini::read(&m, ini::Dialect::MyCnf).unwrap();
+    assert!(ini::mysqld_value(&p, "key_buffer_size").is_none());
+    let w = p.notes.iter().find(|n| n.at.ends_with(":3")).unwrap();
+    assert!(
+        w.message.contains("MySQL 8 takes no option prefixes"),
+        "{}",
+        w.message
+    );
+}
