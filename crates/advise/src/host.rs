@@ -322,10 +322,7 @@ fn config_from_args(kind: &str, args: &[String]) -> (Option<PathBuf>, Vec<String
             .find_map(|a| a.strip_prefix(prefix).map(PathBuf::from))
     };
     match kind {
-        "nginx" => (
-            after("-c").or_else(|| Some(PathBuf::from("/etc/nginx/nginx.conf"))),
-            Vec::new(),
-        ),
+        "nginx" => (Some(nginx_config(args)), Vec::new()),
         "apache2" => {
             let defines = args
                 .iter()
@@ -362,6 +359,32 @@ fn config_from_args(kind: &str, args: &[String]) -> (Option<PathBuf>, Vec<String
         ),
         _ => (None, Vec::new()),
     }
+}
+
+/// The config an nginx master runs: nginx rewrites its process title to "nginx: master
+/// process /usr/sbin/nginx -c FILE" (one string with spaces in /proc/PID/cmdline), so the
+/// words are split again; `-c FILE`, `-cFILE`, a relative FILE under `-p PREFIX` (else
+/// Debian's compiled-in prefix /usr/share/nginx); without `-c`, /etc/nginx/nginx.conf.
+fn nginx_config(args: &[String]) -> PathBuf {
+    let words: Vec<&str> = args.iter().flat_map(|a| a.split_whitespace()).collect();
+    let flag = |f: &str| {
+        words.iter().enumerate().find_map(|(i, w)| {
+            let rest = w.strip_prefix(f)?;
+            if rest.is_empty() {
+                words.get(i + 1).map(|v| v.to_string())
+            } else {
+                Some(rest.to_string())
+            }
+        })
+    };
+    let Some(conf) = flag("-c").map(PathBuf::from) else {
+        return PathBuf::from("/etc/nginx/nginx.conf");
+    };
+    if conf.is_absolute() {
+        return conf;
+    }
+    let prefix = flag("-p").unwrap_or_else(|| "/usr/share/nginx".into());
+    PathBuf::from(prefix).join(conf)
 }
 
 /// Every running server: masters are the processes of a kind whose parent is not of the
@@ -454,6 +477,31 @@ mod tests {
         let (f, d) = config_from_args("apache2", &a);
         assert_eq!(f.unwrap(), PathBuf::from("/etc/apache2-x/apache2.conf"));
         assert_eq!(d, vec!["FOO"]);
+        // nginx's rewritten title: one argument with spaces.
+        for (title, conf) in [
+            (
+                "nginx: master process /usr/sbin/nginx -c /srv/x/nginx.conf",
+                "/srv/x/nginx.conf",
+            ),
+            (
+                "nginx: master process nginx -p /srv/y/ -c conf/n.conf -g daemon off;",
+                "/srv/y/conf/n.conf",
+            ),
+            (
+                "nginx: master process /usr/sbin/nginx -c/srv/z.conf",
+                "/srv/z.conf",
+            ),
+            (
+                "nginx: master process /usr/sbin/nginx -g daemon on; master_process on;",
+                "/etc/nginx/nginx.conf",
+            ),
+        ] {
+            assert_eq!(
+                config_from_args("nginx", &[title.to_string()]).0.unwrap(),
+                PathBuf::from(conf),
+                "{title}"
+            );
+        }
         let a = vec!["php-fpm: master process (/etc/php/8.2/fpm/php-fpm.conf)".to_string()];
         assert_eq!(
             config_from_args("php-fpm", &a).0.unwrap(),
