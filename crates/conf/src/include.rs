@@ -68,7 +68,13 @@ pub(crate) fn files(
     let text = target.display().to_string();
     let is_glob = text.contains(['*', '?', '[']);
     let mut candidates = if is_glob {
-        let paths = glob::glob(&text).map_err(|e| {
+        // A leading dot is matched only when written, as glob(3) (nginx, php-fpm) and
+        // Apache's fnmatch with APR_FNM_PERIOD do: h5bp ships `.default.conf` disabled.
+        let options = glob::MatchOptions {
+            require_literal_leading_dot: true,
+            ..glob::MatchOptions::new()
+        };
+        let paths = glob::glob_with(&text, options).map_err(|e| {
             ReadError::syntax(site.file, site.line, format!("bad wildcard {text:?}: {e}"))
         })?;
         let mut v: Vec<PathBuf> = paths.filter_map(Result::ok).collect();

@@ -38,6 +38,7 @@ pub fn read_with(main: &Path, dialect: Dialect, opts: &Options) -> Result<Parsed
             .parent()
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from("/")),
+        reading: vec![main.to_path_buf()],
     };
     file(main, dialect, &mut tree, 0, None)?;
     if dialect == Dialect::MyCnf {
@@ -54,6 +55,8 @@ struct Tree<'a> {
     opts: Options,
     /// The main file's directory: files outside it are the host's.
     dir: PathBuf,
+    /// The files being read, the main file first (an include of one of them is a loop).
+    reading: Vec<PathBuf>,
 }
 
 /// Read the files one include names, each with `file`.
@@ -66,7 +69,26 @@ fn follow(
 ) -> Result<(), ReadError> {
     let files = include::files(target, site, &tree.opts, &mut tree.parsed.notes)?;
     for f in files {
-        file(&f, dialect, tree, depth + 1, Some(site))?;
+        // mysqld skips an include past its recursion limit with a warning and reads on.
+        if dialect == Dialect::MyCnf && tree.reading.contains(&f) {
+            tree.parsed.notes.push(crate::config::ReadNote {
+                level: crate::config::NoteLevel::Warning,
+                at: format!("{}:{}", site.file.display(), site.line),
+                target: f.clone(),
+                message: crate::config::escape(&format!(
+                    "{} {}: {} is being read already (an include loop); not read again, as \
+                     mysqld skips it at its recursion limit",
+                    site.directive,
+                    site.written,
+                    f.display()
+                )),
+            });
+            continue;
+        }
+        tree.reading.push(f.clone());
+        let read = file(&f, dialect, tree, depth + 1, Some(site));
+        tree.reading.pop();
+        read?;
     }
     Ok(())
 }

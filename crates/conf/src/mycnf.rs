@@ -83,17 +83,17 @@ pub fn flavor(p: &Parsed) -> Flavor {
                 return found(format!("[{s}] at {}", d.at()), Server::MariaDb);
             }
         }
-        if d.name.starts_with("aria_")
-            || d.name.starts_with("wsrep_provider") && d.file.to_string_lossy().contains("mariadb")
-        {
+        if d.name.starts_with("aria_") {
             return found(format!("{} at {}", d.name, d.at()), Server::MariaDb);
         }
     }
-    if let Some(f) = p
-        .files
-        .iter()
-        .find(|f| f.to_string_lossy().contains("mariadb"))
-    {
+    // Debian's mariadb.conf.d, a file named mariadb*.cnf: not any path with "mariadb" in it.
+    let mariadb_file = |f: &&std::path::PathBuf| {
+        f.to_string_lossy().contains("mariadb.conf.d")
+            || f.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("mariadb"))
+    };
+    if let Some(f) = p.files.iter().find(mariadb_file) {
         return found(format!("read {}", f.display()), Server::MariaDb);
     }
     if let Some(d) = p

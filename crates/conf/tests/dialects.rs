@@ -76,11 +76,13 @@ fn apache_22_and_24_are_told_apart() {
     let old = write(
         d.path(),
         "22.conf",
-        "NameVirtualHost *:80\n<IfModule prefork.c>\nMaxClients 150\n</IfModule>\nMaxClients 150\n",
+        "NameVirtualHost *:80\n<IfModule prefork.c>\nMaxClients 150\n</IfModule>\n<IfModule worker.c>\nMaxClients 400\n</IfModule>\n",
     );
     let c = apache::read(&old, &[]).unwrap();
     assert_eq!(c.dialect.version, ApacheVersion::V22);
     assert!(!c.dialect.assumed);
+    // 2.2's MPM is built in: with no MPM loaded, <IfModule prefork.c> holds.
+    assert_eq!(c.get_int("MaxRequestWorkers").unwrap().1.line, 3);
     assert!(
         c.dialect
             .to_string()

@@ -465,7 +465,12 @@ impl Reader {
             Some(id) => (true, id),
             None => (false, arg.as_str()),
         };
-        let known = module_ids(&self.cfg.modules).iter().any(|m| m == id);
+        let mut known = module_ids(&self.cfg.modules).iter().any(|m| m == id);
+        // No MPM loaded (yet): httpd's default build has prefork compiled in (2.2 always
+        // had its MPM built in), so `<IfModule prefork.c>` holds, as the defaults assumed.
+        if !known && self.cfg.mpm().is_none() {
+            known = matches!(id, "prefork.c" | "mpm_prefork_module" | "mod_mpm_prefork.c");
+        }
         known != negate
     }
 
