@@ -13,9 +13,9 @@ pub enum AdviseError {
     #[error("{path}: not a webtune result: {message}")]
     BadResult { path: PathBuf, message: String },
     /// Writing the suggested files failed.
-    #[error("{path}: cannot write: {source}")]
+    #[error("{path}: cannot write: {error}")]
     Write {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
 }

@@ -20,8 +20,13 @@ pub const SYSCTLS: &[&str] = &[
 ];
 
 /// What the advisor read about the host.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct HostFacts {
+    /// Where the facts come from when not this host's /proc ("--cores 8 --ram 16 GiB",
+    /// "result.json"); empty for this host.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub judged_for: String,
     pub cores: u32,
     pub mem_total_kib: u64,
     pub mem_available_kib: u64,
@@ -35,7 +40,8 @@ pub struct HostFacts {
 }
 
 /// One running server: its master and its workers.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct RunningServer {
     /// "nginx", "apache2", "php-fpm", "mariadb".
     pub kind: String,
@@ -66,7 +72,88 @@ impl RunningServer {
     }
 }
 
+/// The machine to judge a tree for when it is not this one.
+#[derive(Debug, Clone, Default)]
+pub struct HostChoice {
+    /// `--cores N`.
+    pub cores: Option<u32>,
+    /// `--ram SIZE`, in KiB.
+    pub ram_kib: Option<u64>,
+    /// `--host-from FILE`: the `host` of a saved `webtune advise --json` (cores, RAM,
+    /// sysctls), or a saved run's `server.cpu_count` and `server.host.sysctls`.
+    pub from: Option<PathBuf>,
+}
+
+impl HostChoice {
+    pub fn is_this_host(&self) -> bool {
+        self.cores.is_none() && self.ram_kib.is_none() && self.from.is_none()
+    }
+}
+
+/// A size of RAM as `--ram` takes it: a number with K, M, G or T (1024-based; `GiB`, `GB`
+/// and `g` alike), fractions allowed (`1.5G`). None for anything else, a bare number
+/// included (its unit would be a guess).
+pub fn parse_ram(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let digits = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(digits);
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "k" | "kb" | "kib" => 0,
+        "m" | "mb" | "mib" => 10,
+        "g" | "gb" | "gib" => 20,
+        "t" | "tb" | "tib" => 30,
+        _ => return None,
+    };
+    let n: f64 = num.parse().ok()?;
+    let kib = n * (1u64 << shift) as f64;
+    (kib.is_finite() && kib >= 1.0 && kib < (1u64 << 50) as f64).then_some(kib as u64)
+}
+
 impl HostFacts {
+    /// This host, or the machine `choice` names: its facts replace this host's, and this
+    /// host's running servers (which measure nothing of that machine) are left out.
+    pub fn choose(choice: &HostChoice) -> Result<HostFacts, crate::AdviseError> {
+        if choice.is_this_host() {
+            return Ok(HostFacts::read());
+        }
+        let mut said = Vec::new();
+        let mut h = match &choice.from {
+            Some(file) => {
+                let h = from_file(file)?;
+                said.push(file.display().to_string());
+                h
+            }
+            None => HostFacts::default(),
+        };
+        if let Some(c) = choice.cores {
+            h.cores = c.max(1);
+            said.push(format!("--cores {c}"));
+        }
+        if let Some(k) = choice.ram_kib {
+            h.mem_total_kib = k;
+            h.mem_available_kib = k;
+            said.push(format!("--ram {:.1} GiB", k as f64 / (1u64 << 20) as f64));
+        }
+        let this = HostFacts::read();
+        if h.cores == 0 {
+            h.cores = this.cores;
+            said.push("cores of this host (not given)".into());
+        }
+        if h.mem_total_kib == 0 {
+            h.mem_total_kib = this.mem_total_kib;
+            h.mem_available_kib = this.mem_available_kib;
+            said.push("RAM of this host (not given: --ram SIZE)".into());
+        }
+        if h.sysctls.is_empty() {
+            said.push("sysctls unknown (the rules that need them are skipped)".into());
+        }
+        h.servers.clear();
+        h.judged_for = said.join(", ");
+        Ok(h)
+    }
+
     /// Read this host.
     pub fn read() -> HostFacts {
         let cores = std::thread::available_parallelism()
@@ -92,6 +179,7 @@ impl HostFacts {
             })
             .collect();
         HostFacts {
+            judged_for: String::new(),
             cores,
             mem_total_kib: field("MemTotal"),
             mem_available_kib: field("MemAvailable"),
@@ -144,6 +232,52 @@ fn tmpfs_mounts(mem_total_kib: u64) -> Vec<(PathBuf, u64)> {
             Some((PathBuf::from(f[1].replace("\\040", " ")), size))
         })
         .collect()
+}
+
+/// The host facts of a saved `webtune advise --json` (its `host`), or of a saved run
+/// (`server.cpu_count`, `server.host.sysctls`).
+fn from_file(file: &std::path::Path) -> Result<HostFacts, crate::AdviseError> {
+    let bad = |message: String| crate::AdviseError::BadResult {
+        path: file.to_path_buf(),
+        message,
+    };
+    let text = webtune_conf::limits::read_capped(file, 256 << 20, "a --host-from file")?;
+    let v: serde_json::Value =
+        serde_json::from_slice(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
+    if let Some(host) = v.get("host").filter(|h| h.get("cores").is_some()) {
+        let h: HostFacts = serde_json::from_value(host.clone())
+            .map_err(|e| bad(format!("its \"host\" is not an advise host: {e}")))?;
+        return Ok(h);
+    }
+    let Some(server) = v.get("server").filter(|s| s.get("cpu_count").is_some()) else {
+        return Err(bad(
+            "neither a `webtune advise --json` (\"host\") nor a run with server samples \
+             (\"server\".\"cpu_count\")"
+                .into(),
+        ));
+    };
+    let mut h = HostFacts {
+        cores: server["cpu_count"]
+            .as_u64()
+            .unwrap_or(0)
+            .min(u32::MAX as u64) as u32,
+        ..HostFacts::default()
+    };
+    if let Some(sysctls) = server
+        .get("host")
+        .and_then(|x| x.get("sysctls"))
+        .and_then(|x| x.as_object())
+    {
+        for (k, val) in sysctls {
+            if let Some(s) = val.as_str() {
+                h.sysctls.insert(
+                    k.clone(),
+                    s.split_whitespace().collect::<Vec<_>>().join(" "),
+                );
+            }
+        }
+    }
+    Ok(h)
 }
 
 /// The server kind a command name belongs to.
@@ -212,10 +346,7 @@ fn config_from_args(kind: &str, args: &[String]) -> (Option<PathBuf>, Vec<String
             .find_map(|a| a.strip_prefix(prefix).map(PathBuf::from))
     };
     match kind {
-        "nginx" => (
-            after("-c").or_else(|| Some(PathBuf::from("/etc/nginx/nginx.conf"))),
-            Vec::new(),
-        ),
+        "nginx" => (Some(nginx_config(args)), Vec::new()),
         "apache2" => {
             let defines = args
                 .iter()
@@ -252,6 +383,32 @@ fn config_from_args(kind: &str, args: &[String]) -> (Option<PathBuf>, Vec<String
         ),
         _ => (None, Vec::new()),
     }
+}
+
+/// The config an nginx master runs: nginx rewrites its process title to "nginx: master
+/// process /usr/sbin/nginx -c FILE" (one string with spaces in /proc/PID/cmdline), so the
+/// words are split again; `-c FILE`, `-cFILE`, a relative FILE under `-p PREFIX` (else
+/// Debian's compiled-in prefix /usr/share/nginx); without `-c`, /etc/nginx/nginx.conf.
+fn nginx_config(args: &[String]) -> PathBuf {
+    let words: Vec<&str> = args.iter().flat_map(|a| a.split_whitespace()).collect();
+    let flag = |f: &str| {
+        words.iter().enumerate().find_map(|(i, w)| {
+            let rest = w.strip_prefix(f)?;
+            if rest.is_empty() {
+                words.get(i + 1).map(|v| v.to_string())
+            } else {
+                Some(rest.to_string())
+            }
+        })
+    };
+    let Some(conf) = flag("-c").map(PathBuf::from) else {
+        return PathBuf::from("/etc/nginx/nginx.conf");
+    };
+    if conf.is_absolute() {
+        return conf;
+    }
+    let prefix = flag("-p").unwrap_or_else(|| "/usr/share/nginx".into());
+    PathBuf::from(prefix).join(conf)
 }
 
 /// Every running server: masters are the processes of a kind whose parent is not of the
@@ -344,6 +501,31 @@ mod tests {
         let (f, d) = config_from_args("apache2", &a);
         assert_eq!(f.unwrap(), PathBuf::from("/etc/apache2-x/apache2.conf"));
         assert_eq!(d, vec!["FOO"]);
+        // nginx's rewritten title: one argument with spaces.
+        for (title, conf) in [
+            (
+                "nginx: master process /usr/sbin/nginx -c /srv/x/nginx.conf",
+                "/srv/x/nginx.conf",
+            ),
+            (
+                "nginx: master process nginx -p /srv/y/ -c conf/n.conf -g daemon off;",
+                "/srv/y/conf/n.conf",
+            ),
+            (
+                "nginx: master process /usr/sbin/nginx -c/srv/z.conf",
+                "/srv/z.conf",
+            ),
+            (
+                "nginx: master process /usr/sbin/nginx -g daemon on; master_process on;",
+                "/etc/nginx/nginx.conf",
+            ),
+        ] {
+            assert_eq!(
+                config_from_args("nginx", &[title.to_string()]).0.unwrap(),
+                PathBuf::from(conf),
+                "{title}"
+            );
+        }
         let a = vec!["php-fpm: master process (/etc/php/8.2/fpm/php-fpm.conf)".to_string()];
         assert_eq!(
             config_from_args("php-fpm", &a).0.unwrap(),

@@ -26,6 +26,7 @@ pub use rules::Layers;
 
 use serde::Serialize;
 use std::path::{Path, PathBuf};
+use webtune_conf::config::{NoteLevel, Options, ReadNote};
 use webtune_conf::{apache, config, ini, nginx};
 
 /// What to read. Config paths left out are discovered (running server, else stock path)
@@ -38,6 +39,13 @@ pub struct Inputs {
     pub mysql: Option<PathBuf>,
     pub result: Option<PathBuf>,
     pub discover: bool,
+    /// A copied tree's root (`--root DIR`): the configs' absolute paths (includes,
+    /// ServerRoot, the given and stock config paths) are read under it, never from this
+    /// host, and no running server is taken as the tree's.
+    pub root: Option<PathBuf>,
+    /// The machine to judge for, when it is not this one (`--cores`, `--ram`,
+    /// `--host-from`).
+    pub host: host::HostChoice,
 }
 
 /// One config tree read, and how it was found.
@@ -49,6 +57,31 @@ pub struct ConfigRead {
     /// "given", "running (pid N)", "stock path".
     pub found: String,
     pub files: Vec<PathBuf>,
+    /// What the reader could not follow (`warning`: a file not read, the findings on this
+    /// server may be incomplete) or did on the host's behalf (`note`), at `file:line`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<ReadNote>,
+    /// The version the tree is written for and why, or that it was assumed: "Apache 2.2
+    /// (NameVirtualHost at FILE:LINE)", "MariaDB assumed (…)". The rules use its names
+    /// and defaults.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dialect: Option<String>,
+}
+
+impl ConfigRead {
+    /// The notes that leave what was read incomplete.
+    pub fn warnings(&self) -> impl Iterator<Item = &ReadNote> {
+        self.notes.iter().filter(|n| n.level == NoteLevel::Warning)
+    }
+}
+
+/// A finding that rests on a tree not read in full.
+#[derive(Debug, Clone, Serialize)]
+pub struct Incomplete {
+    /// The finding's id.
+    pub finding: String,
+    /// `file:line` of each include not read in the trees it rests on.
+    pub because: Vec<String>,
 }
 
 /// The configurations read.
@@ -81,6 +114,12 @@ pub struct Advice {
     /// The running servers' counters (`advise --live`), when read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub live: Option<live::Live>,
+    /// The findings that may be incomplete: a file of a tree they rest on was not read.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub incomplete: Vec<Incomplete>,
+    /// The Apache version the tree was read as (its patches use that version's names).
+    #[serde(skip)]
+    pub apache_version: Option<webtune_conf::apache::ApacheVersion>,
 }
 
 impl Advice {
@@ -92,6 +131,11 @@ impl Advice {
         self.notes.extend(live.notes.iter().cloned());
         self.live = Some(live);
     }
+
+    /// Why finding `id` may be incomplete (the includes not read), if it may.
+    pub fn incomplete(&self, id: &str) -> Option<&Incomplete> {
+        self.incomplete.iter().find(|i| i.finding == id)
+    }
 }
 
 /// Stock config paths (Debian's, then upstream's).
@@ -101,7 +145,7 @@ const STOCK_MYSQL: &[&str] = &["/etc/mysql/my.cnf", "/etc/my.cnf"];
 
 /// Read everything, run the rules.
 pub fn advise(inputs: &Inputs) -> Result<Advice, AdviseError> {
-    let host = HostFacts::read();
+    let host = HostFacts::choose(&inputs.host)?;
     let evidence = inputs
         .result
         .as_deref()
@@ -117,6 +161,7 @@ pub fn advise(inputs: &Inputs) -> Result<Advice, AdviseError> {
         evidence: evidence.as_ref(),
     };
     let (findings, plan) = rules::plan(&layers);
+    let incomplete = incomplete(&findings, &configs.read);
     Ok(Advice {
         plan,
         patch_checks: Vec::new(),
@@ -126,7 +171,34 @@ pub fn advise(inputs: &Inputs) -> Result<Advice, AdviseError> {
         host,
         evidence,
         findings,
+        incomplete,
+        apache_version: configs.apache.as_ref().map(|a| a.dialect.version),
     })
+}
+
+/// The findings whose component is a server whose tree was not read in full.
+fn incomplete(findings: &[Finding], read: &[ConfigRead]) -> Vec<Incomplete> {
+    let mut out = Vec::new();
+    for f in findings {
+        let mut because: Vec<String> = Vec::new();
+        for c in read
+            .iter()
+            .filter(|c| f.component.contains(c.server.as_str()))
+        {
+            for n in c.warnings() {
+                if !because.contains(&n.at) {
+                    because.push(n.at.clone());
+                }
+            }
+        }
+        if !because.is_empty() {
+            out.push(Incomplete {
+                finding: f.id.clone(),
+                because,
+            });
+        }
+    }
+    out
 }
 
 /// Read the given configs, and (with `discover`) the others from the running servers or
@@ -142,10 +214,20 @@ pub fn read_configs(inputs: &Inputs, host: &HostFacts) -> Result<Configs, Advise
             _ => &inputs.mysql,
         };
         let mut candidates: Vec<(PathBuf, String, Vec<String>)> = Vec::new();
+        let opts = Options {
+            root: inputs.root.clone(),
+            ..Options::default()
+        };
         if let Some(p) = given {
-            candidates.push((p.clone(), "given".into(), Vec::new()));
+            candidates.push((opts.rooted(p), "given".into(), Vec::new()));
         } else if inputs.discover {
-            for s in host.servers.iter().filter(|s| s.kind == server) {
+            // Under --root, this host's running servers are not the tree's.
+            let running = if inputs.root.is_some() {
+                &[][..]
+            } else {
+                &host.servers[..]
+            };
+            for s in running.iter().filter(|s| s.kind == server) {
                 if let Some(cfg) = &s.config {
                     if cfg.to_string_lossy().contains("/webtune-lab-") {
                         c.notes.push(format!(
@@ -162,7 +244,7 @@ pub fn read_configs(inputs: &Inputs, host: &HostFacts) -> Result<Configs, Advise
                     ));
                 }
             }
-            for p in stock_paths(server) {
+            for p in stock_paths(server, inputs.root.as_deref()) {
                 candidates.push((p, "stock path".into(), Vec::new()));
             }
         }
@@ -171,13 +253,19 @@ pub fn read_configs(inputs: &Inputs, host: &HostFacts) -> Result<Configs, Advise
             if !strict && !path.is_file() {
                 continue;
             }
-            match read_one(server, &path, &defines, &mut c) {
-                Ok(files) => {
+            let opts = Options {
+                defines,
+                ..opts.clone()
+            };
+            match read_one(server, &path, &opts, &mut c) {
+                Ok((files, notes, dialect)) => {
                     c.read.push(ConfigRead {
                         server: server.into(),
                         main: path,
                         found,
                         files,
+                        notes,
+                        dialect,
                     });
                     break;
                 }
@@ -192,54 +280,116 @@ pub fn read_configs(inputs: &Inputs, host: &HostFacts) -> Result<Configs, Advise
     Ok(c)
 }
 
-fn stock_paths(server: &str) -> Vec<PathBuf> {
+fn stock_paths(server: &str, root: Option<&Path>) -> Vec<PathBuf> {
+    let under = |p: &str| match root {
+        Some(r) => r.join(p.trim_start_matches('/')),
+        None => PathBuf::from(p),
+    };
     match server {
-        "apache2" => STOCK_APACHE.iter().map(PathBuf::from).collect(),
-        "nginx" => STOCK_NGINX.iter().map(PathBuf::from).collect(),
-        "mariadb" => STOCK_MYSQL.iter().map(PathBuf::from).collect(),
+        "apache2" => STOCK_APACHE.iter().map(|p| under(p)).collect(),
+        "nginx" => STOCK_NGINX.iter().map(|p| under(p)).collect(),
+        "mariadb" => STOCK_MYSQL.iter().map(|p| under(p)).collect(),
         _ => {
             // /etc/php/X.Y/fpm/php-fpm.conf, newest version first.
-            let mut found: Vec<PathBuf> = glob::glob("/etc/php/*/fpm/php-fpm.conf")
+            let pattern = under("/etc/php/*/fpm/php-fpm.conf");
+            let mut found: Vec<PathBuf> = glob::glob(&pattern.to_string_lossy())
                 .map(|g| g.filter_map(Result::ok).collect())
                 .unwrap_or_default();
             found.sort();
             found.reverse();
-            found.push(PathBuf::from("/etc/php-fpm.conf"));
+            found.push(under("/etc/php-fpm.conf"));
             found
         }
     }
 }
 
+/// What reading one tree gives the report: its files, its notes, its dialect.
+type TreeRead = (Vec<PathBuf>, Vec<ReadNote>, Option<String>);
+
+/// Read one server's tree: its files and notes.
 fn read_one(
     server: &str,
     path: &Path,
-    defines: &[String],
+    opts: &Options,
     c: &mut Configs,
-) -> Result<Vec<PathBuf>, AdviseError> {
+) -> Result<TreeRead, AdviseError> {
     Ok(match server {
         "apache2" => {
-            let a = apache::read(path, defines)?;
-            let files = a.parsed.files.clone();
+            let mut a = apache::read_with(path, opts)?;
+            if let Some(note) = mpm_not_read(&a) {
+                a.parsed.notes.push(note);
+            }
+            let out = (
+                a.parsed.files.clone(),
+                a.parsed.notes.clone(),
+                Some(a.dialect.to_string()),
+            );
             c.apache = Some(a);
-            files
+            out
         }
         "nginx" => {
-            let n = nginx::read(path)?;
-            let files = n.parsed.files.clone();
+            let n = nginx::read_with(path, opts)?;
+            let out = (n.parsed.files.clone(), n.parsed.notes.clone(), None);
             c.nginx = Some(n);
-            files
+            out
         }
         "php-fpm" => {
-            let p = ini::read(path, ini::Dialect::PhpFpm)?;
-            let files = p.files.clone();
+            let p = ini::read_with(path, ini::Dialect::PhpFpm, opts)?;
+            let out = (p.files.clone(), p.notes.clone(), None);
             c.php_fpm = Some(p);
-            files
+            out
         }
         _ => {
-            let p = ini::read(path, ini::Dialect::MyCnf)?;
-            let files = p.files.clone();
+            let p = ini::read_with(path, ini::Dialect::MyCnf, opts)?;
+            let flavor = webtune_conf::mycnf::flavor(&p).to_string();
+            let out = (p.files.clone(), p.notes.clone(), Some(flavor));
             c.mysql = Some(p);
-            files
+            out
         }
+    })
+}
+
+/// "MPM settings not read; defaults assumed", when an include not read is where the tree
+/// keeps its MPM (a file or wildcard naming `mpm`, or any, when no MPM was loaded).
+fn mpm_not_read(a: &apache::ApacheConfig) -> Option<ReadNote> {
+    let missed = a
+        .parsed
+        .notes
+        .iter()
+        .filter(|n| n.level == NoteLevel::Warning);
+    let carrier = missed.clone().find(|n| {
+        n.target
+            .to_string_lossy()
+            .to_ascii_lowercase()
+            .contains("mpm")
+            || n.message.to_ascii_lowercase().contains("mpm")
+    });
+    let carrier = carrier.or_else(|| a.mpm().is_none().then(|| missed.clone().next()).flatten())?;
+    let m = rules::ApacheMpm::of(a);
+    let m = if m.threaded {
+        format!(
+            "{}: {} {}, ServerLimit {}, ThreadsPerChild {}",
+            m.mpm,
+            m.max_workers_name(),
+            m.max_workers,
+            m.server_limit,
+            m.threads_per_child
+        )
+    } else {
+        format!(
+            "{}: {} {}, ServerLimit {}",
+            m.mpm,
+            m.max_workers_name(),
+            m.max_workers,
+            m.server_limit
+        )
+    };
+    Some(ReadNote {
+        level: NoteLevel::Warning,
+        at: carrier.at.clone(),
+        target: carrier.target.clone(),
+        message: format!(
+            "MPM settings not read; defaults assumed ({m}): the include here was not read"
+        ),
     })
 }

@@ -6,19 +6,14 @@
 use crate::error::AdviseError;
 use crate::finding::{Change, Severity};
 use crate::Advice;
-use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// Which Apache the patch is written for: 2.2 names MaxRequestWorkers MaxClients and
-/// MaxConnectionsPerChild MaxRequestsPerChild, and refuses the 2.4 names.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub enum ApacheDialect {
-    V22,
-    #[default]
-    V24,
-}
+/// MaxConnectionsPerChild MaxRequestsPerChild, and refuses the 2.4 names. The names are
+/// `conf`'s (`ApacheVersion::name_for`), the version the one the reader detected.
+pub use webtune_conf::apache::ApacheVersion as ApacheDialect;
 
 /// How patches are written.
 #[derive(Debug, Clone, Copy, Default)]
@@ -26,24 +21,21 @@ pub struct PatchOptions {
     pub apache: ApacheDialect,
 }
 
-/// 2.4 names with their 2.2 spelling.
-const APACHE_22_NAMES: &[(&str, &str)] = &[
-    ("MaxRequestWorkers", "MaxClients"),
-    ("MaxConnectionsPerChild", "MaxRequestsPerChild"),
-];
+impl PatchOptions {
+    /// The options the advice's own trees call for: the Apache version its reader detected.
+    pub fn for_advice(a: &Advice) -> PatchOptions {
+        PatchOptions {
+            apache: a.apache_version.unwrap_or_default(),
+        }
+    }
+}
 
 /// A directive line in the dialect of the Apache it is for.
 fn apache_line(text: &str, dialect: ApacheDialect) -> String {
-    if dialect == ApacheDialect::V22 {
-        for (new, old) in APACHE_22_NAMES {
-            if let Some(rest) = text.strip_prefix(new) {
-                if rest.starts_with(' ') {
-                    return format!("{old}{rest}");
-                }
-            }
-        }
+    match text.split_once(' ') {
+        Some((name, rest)) => format!("{} {rest}", dialect.name_for(name)),
+        None => text.to_string(),
     }
-    text.to_string()
 }
 
 fn gib(kib: u64) -> String {
@@ -85,15 +77,30 @@ pub fn text(a: &Advice) -> String {
     for c in &a.configs {
         let _ = writeln!(
             s,
-            "read: {} {} ({}, {} files)",
+            "read: {} {} ({}, {} files){}",
             c.server,
             c.main.display(),
             c.found,
-            c.files.len()
+            c.files.len(),
+            c.dialect
+                .as_ref()
+                .map_or(String::new(), |d| format!("; {d}"))
         );
+    }
+    if !h.judged_for.is_empty() {
+        let _ = writeln!(s, "judged for another machine: {}", h.judged_for);
     }
     for n in &a.notes {
         let _ = writeln!(s, "note: {n}");
+    }
+    for c in &a.configs {
+        for n in &c.notes {
+            let level = match n.level {
+                webtune_conf::config::NoteLevel::Warning => "warning",
+                webtune_conf::config::NoteLevel::Note => "note",
+            };
+            let _ = writeln!(s, "{level}: {}: {n}", c.server);
+        }
     }
     if let Some(e) = &a.evidence {
         let _ = writeln!(s, "evidence: {}", e.cite());
@@ -131,6 +138,13 @@ pub fn text(a: &Advice) -> String {
                 );
             }
             let _ = writeln!(s, "    source:      {}", f.source);
+            if let Some(i) = a.incomplete(&f.id) {
+                let _ = writeln!(
+                    s,
+                    "    incomplete:  may be: not read: the includes at {}",
+                    i.because.join(", ")
+                );
+            }
         }
     }
     if !a.plan.knobs.is_empty() {
@@ -190,7 +204,7 @@ pub fn text(a: &Advice) -> String {
             }
         );
     }
-    let per_file = changes(a, PatchOptions::default(), true);
+    let per_file = changes(a, PatchOptions::for_advice(a), true);
     let refused = |id: &str| {
         a.findings.iter().any(|f| f.id == id && f.patch.is_some())
             || a.plan
@@ -313,12 +327,12 @@ pub fn write_patch(
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent).map_err(|e| AdviseError::Write {
                 path: parent.to_path_buf(),
-                source: e,
+                error: e,
             })?;
         }
         std::fs::write(&target, patched).map_err(|e| AdviseError::Write {
             path: target.clone(),
-            source: e,
+            error: e,
         })?;
         written.push(target);
     }

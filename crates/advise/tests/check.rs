@@ -49,6 +49,8 @@ fn advice(server: &str, main: &Path, findings: Vec<Finding>) -> Advice {
             main: main.to_path_buf(),
             found: "given".into(),
             files: vec![main.to_path_buf()],
+            notes: Vec::new(),
+            dialect: None,
         }],
         notes: Vec::new(),
         evidence: None,
@@ -56,6 +58,8 @@ fn advice(server: &str, main: &Path, findings: Vec<Finding>) -> Advice {
         plan: Plan::default(),
         patch_checks: Vec::new(),
         live: None,
+        incomplete: Vec::new(),
+        apache_version: None,
     }
 }
 
@@ -217,6 +221,8 @@ fn the_advisors_own_patches_pass_the_servers_checks() {
         main: ngx.clone(),
         found: "given".into(),
         files: vec![ngx.clone()],
+        notes: Vec::new(),
+        dialect: None,
     });
     a.patch_checks = check_patches(&mut a, PatchOptions::default(), &common::lab_checker);
     assert_eq!(a.patch_checks.len(), 2, "{:?}", a.patch_checks);

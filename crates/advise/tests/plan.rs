@@ -300,6 +300,8 @@ fn apache_22_patches_name_max_clients() {
             main: main.clone(),
             found: "given".into(),
             files: vec![main.clone()],
+            notes: Vec::new(),
+            dialect: None,
         }],
         notes: Vec::new(),
         evidence: None,
@@ -307,6 +309,8 @@ fn apache_22_patches_name_max_clients() {
         plan,
         patch_checks: Vec::new(),
         live: None,
+        incomplete: Vec::new(),
+        apache_version: None,
     };
     let texts = |dialect| -> Vec<String> {
         changes_per_file(&advice, PatchOptions { apache: dialect })

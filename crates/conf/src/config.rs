@@ -43,6 +43,17 @@ impl Directive {
         self.value().trim().parse().ok()
     }
 
+    /// The first argument as a count that cannot overflow: digits read as a whole
+    /// number, saturating at `i64::MAX` (`pm.max_children = 18446744073709551615` is huge,
+    /// not absent).
+    pub fn count(&self) -> Option<i64> {
+        let v = self.value().trim();
+        if let Ok(n) = v.parse::<i64>() {
+            return Some(n);
+        }
+        (!v.is_empty() && v.bytes().all(|b| b.is_ascii_digit())).then_some(i64::MAX)
+    }
+
     /// Is this directive inside a block whose name starts with `kind`?
     pub fn inside(&self, kind: &str) -> bool {
         self.context
@@ -59,6 +70,76 @@ pub struct Parsed {
     /// Every file read, in the order read.
     pub files: Vec<PathBuf>,
     pub directives: Vec<Directive>,
+    /// What the reader could not follow (an include missing or unreadable: the tree was
+    /// read on without it) or followed on the host's behalf (`crate::include`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<ReadNote>,
+}
+
+/// How much a `ReadNote` matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NoteLevel {
+    /// A file the tree names was not read: what the rules see may be incomplete.
+    Warning,
+    /// Worth knowing (a wildcard that matched nothing, a host file read for the tree).
+    Note,
+}
+
+/// One thing a reader could not follow or followed on the host's behalf, at the include
+/// (or directive) that names it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReadNote {
+    pub level: NoteLevel,
+    /// `file:line` of the include (or directive); the file alone for the main file.
+    pub at: String,
+    /// The file (or pattern) it is about.
+    pub target: PathBuf,
+    /// One line, control characters escaped.
+    pub message: String,
+}
+
+impl std::fmt::Display for ReadNote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", escape(&self.at), self.message)
+    }
+}
+
+/// How a tree is read.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// A copied tree's root: absolute paths in it (includes, ServerRoot, `!includedir`)
+    /// are read under this directory, never from the host.
+    pub root: Option<PathBuf>,
+    /// Apache's `-D` names.
+    pub defines: Vec<String>,
+}
+
+impl Options {
+    /// Where an absolute path of the tree lies: under `root` when there is one.
+    pub fn rooted(&self, path: &std::path::Path) -> PathBuf {
+        match &self.root {
+            Some(root) if path.is_absolute() && !path.starts_with(root) => {
+                root.join(path.strip_prefix("/").unwrap_or(path))
+            }
+            _ => path.to_path_buf(),
+        }
+    }
+}
+
+/// A text with control characters (NUL, escape, newlines…) written as `\0`, `\u{1b}`,
+/// `\n`, so that a message stays one line and echoes nothing raw to the terminal.
+pub fn escape(text: &str) -> String {
+    if !text.chars().any(char::is_control) {
+        return text.to_string();
+    }
+    text.chars()
+        .map(|c| match c {
+            '\0' => "\\0".to_string(),
+            c if c.is_control() => c.escape_default().to_string(),
+            c => c.to_string(),
+        })
+        .collect()
 }
 
 impl Parsed {

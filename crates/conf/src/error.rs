@@ -1,33 +1,59 @@
 //! The readers' errors: every one names the file (and line, for syntax) it is about and
-//! reads as one line.
+//! reads as one line (control characters escaped, an OS error said once).
 
+use crate::config::escape;
 use std::path::PathBuf;
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug)]
 pub enum ReadError {
     /// A file could not be read (missing, unreadable).
-    #[error("{path}: {source}")]
     Io {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// A config file is malformed.
-    #[error("{path}:{line}: {message}")]
     Syntax {
         path: PathBuf,
         line: usize,
         message: String,
     },
     /// An input passes one of the readers' caps (`limits`): the message names the cap.
-    #[error("{at}: {message}")]
     Cap { at: String, message: String },
 }
 
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text = match self {
+            ReadError::Io { path, error } => format!("{}: {}", path.display(), os_error(error)),
+            ReadError::Syntax {
+                path,
+                line,
+                message,
+            } => format!("{}:{line}: {message}", path.display()),
+            ReadError::Cap { at, message } => format!("{at}: {message}"),
+        };
+        f.write_str(&escape(&text))
+    }
+}
+
+/// The error's own text is the whole message: no `source()`, so that a caller printing the
+/// chain (`{:#}`) says the OS error once.
+impl std::error::Error for ReadError {}
+
+/// An OS error as one short phrase: "symlink loop" for ELOOP (which `Path::exists` would
+/// call "no such file"), else the system's text ("Permission denied (os error 13)").
+pub fn os_error(e: &std::io::Error) -> String {
+    if e.raw_os_error() == Some(libc::ELOOP) {
+        return "a symlink loop (too many levels of symbolic links)".into();
+    }
+    e.to_string()
+}
+
 impl ReadError {
-    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> ReadError {
+    pub(crate) fn io(path: impl Into<PathBuf>, error: std::io::Error) -> ReadError {
         ReadError::Io {
             path: path.into(),
-            source,
+            error,
         }
     }
 
@@ -42,24 +68,4 @@ impl ReadError {
             message: message.into(),
         }
     }
-}
-
-/// Expand a glob pattern into the files it matches, sorted (as Apache, nginx and php-fpm
-/// do). A pattern without wildcard characters is returned as is.
-pub(crate) fn expand_glob(
-    pattern: &std::path::Path,
-    at: (&std::path::Path, usize),
-) -> Result<Vec<PathBuf>, ReadError> {
-    let text = pattern.display().to_string();
-    if !text.contains(['*', '?', '[']) {
-        return Ok(vec![pattern.to_path_buf()]);
-    }
-    let paths = glob::glob(&text)
-        .map_err(|e| ReadError::syntax(at.0, at.1, format!("bad wildcard {text:?}: {e}")))?;
-    let mut out: Vec<PathBuf> = paths
-        .filter_map(Result::ok)
-        .filter(|p| p.is_file())
-        .collect();
-    out.sort();
-    Ok(out)
 }

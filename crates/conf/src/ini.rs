@@ -4,8 +4,9 @@
 //! `!includedir DIR` taking `*.cnf`, bare keys, `-` and `_` alike in names). What it takes
 //! in is capped (`limits`).
 
-use crate::config::{Directive, Parsed};
-use crate::error::{expand_glob, ReadError};
+use crate::config::{Directive, Options, Parsed};
+use crate::error::ReadError;
+use crate::include::{self, Missing, Site};
 use crate::limits::{self, Budget};
 use std::path::{Path, PathBuf};
 
@@ -18,6 +19,11 @@ pub enum Dialect {
 /// Read an ini tree. Each key becomes a directive named by the key, with the section as
 /// its context (`["www"]`, `["mysqld"]`); a bare key has no argument.
 pub fn read(main: &Path, dialect: Dialect) -> Result<Parsed, ReadError> {
+    read_with(main, dialect, &Options::default())
+}
+
+/// Read an ini tree, absolute include paths under `opts.root`.
+pub fn read_with(main: &Path, dialect: Dialect, opts: &Options) -> Result<Parsed, ReadError> {
     let mut parsed = Parsed {
         main: main.to_path_buf(),
         ..Parsed::default()
@@ -27,8 +33,17 @@ pub fn read(main: &Path, dialect: Dialect) -> Result<Parsed, ReadError> {
         parsed: &mut parsed,
         section: &mut section,
         budget: Budget::default(),
+        opts: opts.clone(),
+        dir: main
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("/")),
+        reading: vec![main.to_path_buf()],
     };
     file(main, dialect, &mut tree, 0, None)?;
+    if dialect == Dialect::MyCnf {
+        crate::mycnf::settle(&mut parsed)?;
+    }
     Ok(parsed)
 }
 
@@ -37,6 +52,45 @@ struct Tree<'a> {
     parsed: &'a mut Parsed,
     section: &'a mut String,
     budget: Budget,
+    opts: Options,
+    /// The main file's directory: files outside it are the host's.
+    dir: PathBuf,
+    /// The files being read, the main file first (an include of one of them is a loop).
+    reading: Vec<PathBuf>,
+}
+
+/// Read the files one include names, each with `file`.
+fn follow(
+    tree: &mut Tree<'_>,
+    dialect: Dialect,
+    depth: usize,
+    target: &Path,
+    site: &Site<'_>,
+) -> Result<(), ReadError> {
+    let files = include::files(target, site, &tree.opts, &mut tree.parsed.notes)?;
+    for f in files {
+        // mysqld skips an include past its recursion limit with a warning and reads on.
+        if dialect == Dialect::MyCnf && tree.reading.contains(&f) {
+            tree.parsed.notes.push(crate::config::ReadNote {
+                level: crate::config::NoteLevel::Warning,
+                at: format!("{}:{}", site.file.display(), site.line),
+                target: f.clone(),
+                message: crate::config::escape(&format!(
+                    "{} {}: {} is being read already (an include loop); not read again, as \
+                     mysqld skips it at its recursion limit",
+                    site.directive,
+                    site.written,
+                    f.display()
+                )),
+            });
+            continue;
+        }
+        tree.reading.push(f.clone());
+        let read = file(&f, dialect, tree, depth + 1, Some(site));
+        tree.reading.pop();
+        read?;
+    }
+    Ok(())
 }
 
 fn file(
@@ -44,12 +98,28 @@ fn file(
     dialect: Dialect,
     tree: &mut Tree<'_>,
     depth: usize,
-    from: Option<(&Path, usize)>,
+    from: Option<&Site<'_>>,
 ) -> Result<(), ReadError> {
     if depth > limits::MAX_INCLUDE_DEPTH {
         return Err(limits::includes_too_deep(path));
     }
-    let text = tree.budget.read(path, from)?;
+    let text = match from {
+        None => {
+            let text = tree.budget.read(path, None)?;
+            let kind = match dialect {
+                Dialect::PhpFpm => crate::kind::Kind::PhpFpm,
+                Dialect::MyCnf => crate::kind::Kind::MyCnf,
+            };
+            crate::kind::check(path, &text, kind)?;
+            text
+        }
+        Some(site) => match include::read(&mut tree.budget, path, site, &mut tree.parsed.notes)? {
+            Some(text) => text,
+            None => return Ok(()),
+        },
+    };
+    let base = path.parent().unwrap_or(Path::new("/")).to_path_buf();
+    let dir = tree.dir.clone();
     tree.parsed.files.push(path.to_path_buf());
     for (i, raw) in text.lines().enumerate() {
         let line_no = i + 1;
@@ -58,31 +128,33 @@ fn file(
             continue;
         }
         if dialect == Dialect::MyCnf {
-            if let Some(rest) = line.strip_prefix("!includedir") {
-                let dir = PathBuf::from(rest.trim());
-                let Ok(entries) = std::fs::read_dir(&dir) else {
-                    continue; // MySQL skips a missing include directory.
+            for (directive, pattern) in [("!includedir", true), ("!include", false)] {
+                let Some(rest) = line.strip_prefix(directive) else {
+                    continue;
                 };
-                let mut files: Vec<PathBuf> = entries
-                    .filter_map(|e| e.ok().map(|e| e.path()))
-                    .filter(|p| p.extension().is_some_and(|x| x == "cnf") && p.is_file())
-                    .collect();
-                files.sort();
-                for f in files {
-                    file(&f, dialect, tree, depth + 1, Some((path, line_no)))?;
+                let written = rest.trim();
+                let mut target = include::resolve(written, &base, &tree.opts);
+                if pattern {
+                    target = target.join("*.cnf");
                 }
-                continue;
+                let site = Site {
+                    file: path,
+                    line: line_no,
+                    directive,
+                    written,
+                    tree: &dir,
+                    // MySQL skips a missing include directory.
+                    missing: if pattern {
+                        Missing::Note
+                    } else {
+                        Missing::Warn
+                    },
+                    dirs: false,
+                };
+                follow(tree, dialect, depth, &target, &site)?;
+                break;
             }
-            if let Some(rest) = line.strip_prefix("!include") {
-                let f = PathBuf::from(rest.trim());
-                if !f.is_file() {
-                    return Err(ReadError::syntax(
-                        path,
-                        line_no,
-                        format!("!include {}: no such file", f.display()),
-                    ));
-                }
-                file(&f, dialect, tree, depth + 1, Some((path, line_no)))?;
+            if line.starts_with("!include") {
                 continue;
             }
         }
@@ -117,14 +189,33 @@ fn file(
         };
         if dialect == Dialect::PhpFpm && key == "include" {
             let value = value.unwrap_or_default();
-            let base = path.parent().unwrap_or(Path::new("/"));
-            let target = base.join(&value);
+            let target = include::resolve(&value, &base, &tree.opts);
             let saved = tree.section.clone();
-            for f in expand_glob(&target, (path, line_no))? {
-                file(&f, dialect, tree, depth + 1, Some((path, line_no)))?;
-            }
+            let site = Site {
+                file: path,
+                line: line_no,
+                directive: "include",
+                written: &value,
+                tree: &dir,
+                missing: Missing::Warn,
+                dirs: false,
+            };
+            follow(tree, dialect, depth, &target, &site)?;
             *tree.section = saved;
             continue;
+        }
+        if dialect == Dialect::PhpFpm
+            && tree.section.is_empty()
+            && !FPM_GLOBAL.contains(&key.as_str())
+        {
+            return Err(ReadError::syntax(
+                path,
+                line_no,
+                format!(
+                    "{key} outside any [section]: php-fpm reads it as a [global] option and \
+                     refuses it (a pool's settings follow its [name], e.g. [www])"
+                ),
+            ));
         }
         let directive = Directive {
             name: key,
@@ -143,6 +234,28 @@ fn file(
     }
     Ok(())
 }
+
+/// php-fpm's `[global]` options: the only keys it takes before any section.
+const FPM_GLOBAL: &[&str] = &[
+    "pid",
+    "error_log",
+    "syslog.facility",
+    "syslog.ident",
+    "log_level",
+    "log_limit",
+    "log_buffering",
+    "emergency_restart_threshold",
+    "emergency_restart_interval",
+    "process_control_timeout",
+    "process.max",
+    "process.priority",
+    "daemonize",
+    "rlimit_files",
+    "rlimit_core",
+    "events.mechanism",
+    "systemd_interval",
+    "include",
+];
 
 /// A trailing ` # comment` or ` ; comment` outside quotes.
 fn strip_comment(v: &str) -> &str {
@@ -167,17 +280,10 @@ fn unquote(v: &str) -> String {
     v.to_string()
 }
 
-/// A size with MySQL's suffixes (K, M, G, T; 1024-based), in bytes.
+/// A size as mysqld parses it (`mycnf::parse_size`): K, M, G, T, P, E, 1024-based; None
+/// for what the server refuses.
 pub fn parse_size(v: &str) -> Option<u64> {
-    let v = v.trim();
-    let (num, mult) = match v.chars().last()?.to_ascii_uppercase() {
-        'K' => (&v[..v.len() - 1], 1u64 << 10),
-        'M' => (&v[..v.len() - 1], 1 << 20),
-        'G' => (&v[..v.len() - 1], 1 << 30),
-        'T' => (&v[..v.len() - 1], 1 << 40),
-        _ => (v, 1),
-    };
-    num.trim().parse::<u64>().ok()?.checked_mul(mult)
+    crate::mycnf::parse_size(v).ok()
 }
 
 /// php-fpm's pools: one per section other than `[global]`.
@@ -226,20 +332,28 @@ pub fn pools(parsed: &Parsed) -> Vec<Pool> {
         .collect()
 }
 
-/// The effective value of a my.cnf key for the server: the last one in a section mysqld
-/// reads (`[server]`, `[mysqld]`, `[mariadb]`, `[mariadbd]`, `[mariadb-X.Y]`).
-pub fn mysqld_value<'a>(parsed: &'a Parsed, key: &str) -> Option<&'a Directive> {
+/// Is this a section mysqld reads (`[server]`, `[mysqld]`, `[mariadb]`, `[mariadbd]`,
+/// `[mariadb-X.Y]`, `[mysqld-X.Y]`)?
+pub fn is_server_section(section: Option<&String>) -> bool {
+    section.is_some_and(|s| {
+        matches!(s.as_str(), "server" | "mysqld" | "mariadb" | "mariadbd")
+            || s.starts_with("mariadb-")
+            || s.starts_with("mysqld-")
+    })
+}
+
+/// The directives of the sections mysqld reads, in file order.
+pub fn server_directives(parsed: &Parsed) -> impl Iterator<Item = &Directive> + '_ {
     parsed
         .directives
         .iter()
-        .filter(|d| d.name == key)
-        .rfind(|d| {
-            d.context.first().is_some_and(|s| {
-                matches!(s.as_str(), "server" | "mysqld" | "mariadb" | "mariadbd")
-                    || s.starts_with("mariadb-")
-                    || s.starts_with("mysqld-")
-            })
-        })
+        .filter(|d| is_server_section(d.context.first()))
+}
+
+/// The effective value of a my.cnf key for the server: the last one in a section mysqld
+/// reads.
+pub fn mysqld_value<'a>(parsed: &'a Parsed, key: &str) -> Option<&'a Directive> {
+    server_directives(parsed).filter(|d| d.name == key).last()
 }
 
 #[cfg(test)]

@@ -8,6 +8,11 @@
 //!   of php-fpm and my.cnf (`ini`). What a reader takes in is capped (`limits`), so no
 //!   config makes it run out of memory or read forever; every refusal is a `ReadError`
 //!   of one line.
+//! - Never giving up on a tree (`include`): an include missing, unreadable or looping is a
+//!   `config::ReadNote` at its `file:line`; `config::Options::root` reads a copied tree.
+//! - What a file is (`kind`: a wrong one refused) and what it is written for (Apache
+//!   2.2/2.4 in `apache`, MariaDB/MySQL 5.7/8 with their defaults and size syntax in
+//!   `mycnf`).
 //! - Linux's /proc (`procfs`): process status, sessions, command lines, system counters.
 //!
 //! Readers still to come belong here too: a filesystem's mount options (/proc/mounts,
@@ -20,8 +25,11 @@
 pub mod apache;
 pub mod config;
 mod error;
+mod include;
 pub mod ini;
+pub mod kind;
 pub mod limits;
+pub mod mycnf;
 pub mod nginx;
 pub mod procfs;
 

@@ -3,8 +3,9 @@
 //! directory), flattened into directives that know their blocks (`events`, `http`,
 //! `upstream NAME`, `server`, `location …`). What it takes in is capped (`limits`).
 
-use crate::config::{Directive, Parsed};
-use crate::error::{expand_glob, ReadError};
+use crate::config::{Directive, Options, Parsed};
+use crate::error::ReadError;
+use crate::include::{self, Missing, Site};
 use crate::limits::{self, Budget, MAX_NESTING};
 use std::path::{Path, PathBuf};
 
@@ -83,6 +84,13 @@ impl NginxConfig {
 
 /// Read nginx's configuration from its main file.
 pub fn read(main: &Path) -> Result<NginxConfig, ReadError> {
+    read_with(main, &Options::default())
+}
+
+/// Read nginx's configuration from its main file, absolute paths under `opts.root`. The
+/// prefix (what relative includes are relative to) is the main file's directory, as for
+/// `nginx -c FILE`.
+pub fn read_with(main: &Path, opts: &Options) -> Result<NginxConfig, ReadError> {
     let main = if main.is_absolute() {
         main.to_path_buf()
     } else {
@@ -102,6 +110,7 @@ pub fn read(main: &Path) -> Result<NginxConfig, ReadError> {
         prefix,
         blocks: 0,
         budget: Budget::default(),
+        opts: opts.clone(),
     };
     r.file(&main, &[], 0, 0, None)?;
     Ok(NginxConfig { parsed: r.parsed })
@@ -112,6 +121,7 @@ struct Reader {
     prefix: PathBuf,
     blocks: usize,
     budget: Budget,
+    opts: Options,
 }
 
 #[derive(Debug, PartialEq)]
@@ -206,12 +216,24 @@ impl Reader {
         context: &[String],
         block: usize,
         depth: usize,
-        from: Option<(&Path, usize)>,
+        from: Option<&Site<'_>>,
     ) -> Result<(), ReadError> {
         if depth > limits::MAX_INCLUDE_DEPTH {
             return Err(limits::includes_too_deep(path));
         }
-        let text = self.budget.read(path, from)?;
+        let text = match from {
+            None => {
+                let text = self.budget.read(path, None)?;
+                crate::kind::check(path, &text, crate::kind::Kind::Nginx)?;
+                text
+            }
+            Some(site) => {
+                match include::read(&mut self.budget, path, site, &mut self.parsed.notes)? {
+                    Some(text) => text,
+                    None => return Ok(()),
+                }
+            }
+        };
         self.parsed.files.push(path.to_path_buf());
         let tokens = tokenize(&text, path)?;
         let mut ctx: Vec<String> = context.to_vec();
@@ -241,17 +263,21 @@ impl Reader {
                                 "include needs a path",
                             ));
                         };
-                        let target = self.prefix.join(target);
-                        let is_glob = target.display().to_string().contains(['*', '?', '[']);
-                        for f in expand_glob(&target, (path, first_line))? {
-                            if !f.is_file() && !is_glob {
-                                return Err(ReadError::syntax(
-                                    path,
-                                    first_line,
-                                    format!("include {}: no such file", f.display()),
-                                ));
-                            }
-                            self.file(&f, &ctx, current, depth + 1, Some((path, first_line)))?;
+                        let resolved = include::resolve(target, &self.prefix, &self.opts);
+                        let tree = self.prefix.clone();
+                        let site = Site {
+                            file: path,
+                            line: first_line,
+                            directive: "include",
+                            written: target,
+                            tree: &tree,
+                            missing: Missing::Warn,
+                            dirs: false,
+                        };
+                        let files =
+                            include::files(&resolved, &site, &self.opts, &mut self.parsed.notes)?;
+                        for f in files {
+                            self.file(&f, &ctx, current, depth + 1, Some(&site))?;
                         }
                     }
                     let directive = Directive {

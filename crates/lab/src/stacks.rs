@@ -290,6 +290,14 @@ mod tests {
         assert!(err.unwrap_err().to_string().contains("ThreadLimit"));
         let err = check_consistency(stack, &set(&[("MaxRequestWorkers", "40")]));
         assert!(err.unwrap_err().to_string().contains("use 25 or 50"));
+        // Below ThreadsPerChild Apache raises it ("… increasing to match"), never lowers.
+        let err = check_consistency(stack, &set(&[("MaxRequestWorkers", "4")]));
+        let text = err.unwrap_err().to_string();
+        assert!(
+            text.contains("is less than ThreadsPerChild 25: Apache would raise it to 25"),
+            "{text}"
+        );
+        assert!(!text.contains("lower it"), "{text}");
     }
 
     #[test]

@@ -12,7 +12,8 @@ use std::path::PathBuf;
     webtune advise --apache-config /etc/apache2/apache2.conf --nginx-config /etc/nginx/nginx.conf \\\n    \
     --php-fpm-config /etc/php/8.2/fpm/pool.d/www.conf --mysql-config /etc/mysql/my.cnf\n  \
     webtune advise --result lab.json --json advice.json --write-patch suggested/\n  \
-    webtune advise --nginx-config /etc/nginx/nginx.conf --verify --pairs 3 -- -c 50 -d 10s /\n\
+    webtune advise --nginx-config /etc/nginx/nginx.conf --verify --pairs 3 -- -c 50 -d 10s /\n  \
+    webtune advise --root copy/ --no-discover --nginx-config /etc/nginx/nginx.conf --cores 8 --ram 16G\n\
     Configs not given are found from the running servers' command lines, else at the stock paths\n\
     under /etc. Exit status: 0 advice printed (with findings or without), 2 bad input,\n\
     130 interrupted (Ctrl-C, SIGTERM).")]
@@ -73,6 +74,24 @@ pub struct AdviseArgs {
     /// Read only the configs given: no discovery of the others.
     #[arg(long = "no-discover")]
     pub no_discover: bool,
+    /// A copied tree's root: the configs' absolute paths (includes, ServerRoot, nginx's
+    /// prefix, the config paths given or discovered) are read under DIR, never this host's;
+    /// running servers are not taken as the tree's.
+    #[arg(long = "root", value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// Judge for a machine with N cores instead of this one (this host's running servers
+    /// and sysctls are left out).
+    #[arg(long = "cores", value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub cores: Option<u32>,
+    /// Judge for a machine with this much RAM (512M, 16G, 1.5T; 1024-based).
+    #[arg(long = "ram", value_name = "SIZE", value_parser = parse_ram)]
+    pub ram_kib: Option<u64>,
+    /// Judge for the machine described by FILE: the `host` of a saved `advise --json` run
+    /// there (cores, RAM, sysctls), or a saved run's `server.cpu_count` and sysctls.
+    /// --cores and --ram override it.
+    #[arg(long = "host-from", value_name = "FILE")]
+    pub host_from: Option<PathBuf>,
     /// Measure the advice: run the current and the advised nginx/Apache/php-fpm config (and
     /// my.cnf, under the lab's forum) on private copies (never the production server),
     /// interleaved A B B A …, and report the difference beside each finding it changed.
@@ -91,6 +110,11 @@ pub struct AdviseArgs {
     pub bench: Vec<String>,
 }
 
+fn parse_ram(text: &str) -> Result<u64, String> {
+    webtune_advise::host::parse_ram(text)
+        .ok_or_else(|| format!("{text:?} is not a size of RAM: a number with K, M, G or T (16G)"))
+}
+
 pub fn run(args: AdviseArgs) -> anyhow::Result<i32> {
     let inputs = webtune_advise::Inputs {
         apache: args.apache,
@@ -99,7 +123,18 @@ pub fn run(args: AdviseArgs) -> anyhow::Result<i32> {
         mysql: args.mysql,
         result: args.result,
         discover: !args.no_discover,
+        root: args.root.clone(),
+        host: webtune_advise::host::HostChoice {
+            cores: args.cores,
+            ram_kib: args.ram_kib,
+            from: args.host_from.clone(),
+        },
     };
+    if let Some(root) = &args.root {
+        if !root.is_dir() {
+            anyhow::bail!("--root {}: not a directory", root.display());
+        }
+    }
     if let Some(dest) = &args.json {
         output::check("--json", dest)?;
     }
@@ -125,7 +160,7 @@ pub fn run(args: AdviseArgs) -> anyhow::Result<i32> {
         ));
     }
     drop(at_once);
-    let patch_options = webtune_advise::output::PatchOptions::default();
+    let patch_options = webtune_advise::output::PatchOptions::for_advice(&advice);
     if args.write_patch.is_some() {
         // Each server checks its patched private copy; what it refuses is not written.
         advice.patch_checks =

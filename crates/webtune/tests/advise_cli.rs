@@ -251,6 +251,87 @@ fn bad_input_is_one_line_and_exit_2() {
         &["advise", "--result", r.to_str().unwrap()],
         "not a webtune result",
     );
+    // A file of the wrong kind, a size mysqld refuses, a RAM size without a unit.
+    let nginx = d.path().join("nginx.conf");
+    std::fs::write(
+        &nginx,
+        "worker_processes 2;
+events {
+}
+",
+    )
+    .unwrap();
+    fails_with(
+        &[
+            "advise",
+            "--no-discover",
+            "--mysql-config",
+            nginx.to_str().unwrap(),
+        ],
+        &format!(
+            "webtune: {}:1: not a my.cnf (MariaDB/MySQL): it reads as an nginx config",
+            nginx.display()
+        ),
+    );
+    let my = d.path().join("my.cnf");
+    std::fs::write(&my, "[mysqld]\ninnodb_buffer_pool_size = 1.5G\n").unwrap();
+    fails_with(
+        &[
+            "advise",
+            "--no-discover",
+            "--mysql-config",
+            my.to_str().unwrap(),
+        ],
+        &format!(
+            "{}:2: innodb_buffer_pool_size = 1.5G: not a size",
+            my.display()
+        ),
+    );
+    let out = webtune(&["advise", "--no-discover", "--ram", "16"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn a_tree_missing_its_includes_is_judged_for_another_machine() {
+    let d = tempfile::tempdir().unwrap();
+    let n = d.path().join("nginx.conf");
+    std::fs::write(
+        &n,
+        "worker_processes 1;\nevents { worker_connections 512; }\nhttp {\n include /nonexistent-webtune/mime.types;\n include /dev/null;\n}\n",
+    )
+    .unwrap();
+    let out = webtune(&[
+        "advise",
+        "--no-discover",
+        "--nginx-config",
+        n.to_str().unwrap(),
+        "--cores",
+        "8",
+        "--ram",
+        "16G",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.starts_with("host: 8 cores, RAM 16.0 GiB"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("judged for another machine: --cores 8, --ram 16.0 GiB"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "warning: nginx: {}:4: include /nonexistent-webtune/mime.types: no such file",
+            n.display()
+        )),
+        "{stdout}"
+    );
 }
 
 /// `webtune` with a lab root of the test's own.

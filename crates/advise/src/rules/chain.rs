@@ -43,16 +43,16 @@ pub(super) fn rules(l: &Layers, plan: &Plan) -> Vec<Finding> {
         if *sum > max_conn {
             let mut f = Finding::new("chain.fpm_mysql", Severity::Warn, "php-fpm → mariadb")
                 .directives(&["pm.max_children", "max_connections"])
-                .values(format!("pm.max_children {sum}{how} (all pools) > max_connections {max_conn}"), format!("max_connections = {}", sum + 10))
+                .values(format!("pm.max_children {sum}{how} (all pools) > max_connections {max_conn}"), format!("max_connections = {}", sum.saturating_add(10)))
                 .why(format!(
                     "Every PHP child may hold a database connection: {sum} children{how} against {max_conn} connections means \"Too many connections\" errors at full load; max_connections ≥ Σ pm.max_children + 10 for administration = {}.",
-                    sum + 10
+                    sum.saturating_add(10)
                 ))
                 .evidence(at(mc_at, "max_connections", 151))
                 .source("seed 000 (the PHP → MySQL chain); MariaDB manual, max_connections")
                 .constrain(
                     Constraint::on("mariadb", "max_connections", max_conn, mc_at, &m.main, Some("mysqld")).bound(
-                        Bound::AtLeast(sum + 10),
+                        Bound::AtLeast(sum.saturating_add(10)),
                         format!("Σ pm.max_children {sum}{how} + 10 for administration"),
                         "seed 000; MariaDB manual, max_connections",
                     ),

@@ -63,14 +63,14 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
         let procs = m.processes().max(0) as u64;
         layers.push(Layer {
             label: "apache2".into(),
-            kib: procs * per,
+            kib: procs.saturating_mul(per),
             line: format!(
                 "apache2 ({} MPM{}): {} processes × {} PSS ({how}) = {}",
                 m.mpm,
                 if m.mod_php { " + mod_php" } else { "" },
                 procs,
                 mib(per),
-                mib(procs * per)
+                mib(procs.saturating_mul(per))
             ),
         });
         if let Some(d) = m.max_workers_at {
@@ -95,12 +95,12 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
             let n = children.max(0) as u64;
             layers.push(Layer {
                 label: "php-fpm".into(),
-                kib: n * per,
+                kib: n.saturating_mul(per),
                 line: format!(
                     "php-fpm: {n} children (pm.max_children over {} pools) × {} PSS ({how}) = {}",
                     at.len(),
                     mib(per),
-                    mib(n * per)
+                    mib(n.saturating_mul(per))
                 ),
             });
             for d in &at {
@@ -136,14 +136,17 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
             mysql_int(m, "binlog_cache_size", 32 << 10).0,
         ]
         .iter()
-        .sum();
+        .fold(0u64, |a, b| a.saturating_add(*b));
         // MySQLTuner counts one in-memory temporary table, min(tmp_table_size,
         // max_heap_table_size), among the server's buffers.
         let (tmp, _) = mysql_int(m, "tmp_table_size", 16 << 20);
         let (heap, _) = mysql_int(m, "max_heap_table_size", 16 << 20);
         let tmp = tmp.min(heap);
-        let global = pool + key + logbuf + qc + tmp;
-        let kib = (global + conns * per_conn) / 1024;
+        // Saturating: a 2P buffer pool or 2^64 connections is "does not fit", never a wrap.
+        let global = [pool, key, logbuf, qc, tmp]
+            .iter()
+            .fold(0u64, |a, b| a.saturating_add(*b));
+        let kib = global.saturating_add(conns.saturating_mul(per_conn)) / 1024;
         layers.push(Layer {
             label: "mariadb".into(),
             kib,
@@ -164,9 +167,9 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
     let php_worst = l.php_fpm.and_then(|f| {
         let (children, _) = fpm_children(f)?;
         let (limit, at) = php_memory_limit(f)?;
-        Some((children.max(0) as u64 * limit, children, limit, at))
+        Some(((children.max(0) as u64).saturating_mul(limit), children, limit, at))
     });
-    let sum: u64 = layers.iter().map(|x| x.kib).sum();
+    let sum: u64 = layers.iter().fold(0u64, |a, x| a.saturating_add(x.kib));
     let budget = (total_kib as f64 * BUDGET_SHARE) as u64;
     let share = sum as f64 / total_kib as f64 * 100.0;
     let worst_over = php_worst.as_ref().is_some_and(|(w, _, _, _)| {
@@ -174,7 +177,7 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
             .iter()
             .find(|x| x.label == "php-fpm")
             .map_or(0, |x| x.kib);
-        sum - fpm + w > total_kib
+        sum.saturating_sub(fpm).saturating_add(*w) > total_kib
     });
     let mut severity = if sum > total_kib {
         Severity::Critical
@@ -205,8 +208,8 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
     let mut directives: Vec<&str> = Vec::new();
     if sum > budget {
         // Shrink the biggest resizable pool so the sum fits: an upper bound on its count.
-        if let Some(p) = pools.iter().max_by_key(|p| p.per * p.count.max(0) as u64) {
-            let others = sum - p.per * p.count.max(0) as u64;
+        if let Some(p) = pools.iter().max_by_key(|p| p.per.saturating_mul(p.count.max(0) as u64)) {
+            let others = sum.saturating_sub(p.per.saturating_mul(p.count.max(0) as u64));
             let fit = (budget.saturating_sub(others) / p.per.max(1)).max(1) as i64;
             let cap = fit * p.scale;
             let unit = if p.scale > 1 {
@@ -250,7 +253,7 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
     directives.dedup();
     // A buffer pool raised by another finding gets at most what the other layers leave.
     if let Some((pool, at, main)) = &buffer_pool {
-        let room = budget.saturating_sub(sum - pool / 1024) / 1024;
+        let room = budget.saturating_sub(sum.saturating_sub(pool / 1024)) / 1024;
         f = f.constrain(
             Constraint::on(
                 "mariadb",
@@ -266,7 +269,7 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
                 format!(
                     "memory budget: {} − the other layers {}",
                     mib(budget),
-                    mib(sum - pool / 1024)
+                    mib(sum.saturating_sub(pool / 1024))
                 ),
                 "seed 001; MySQLTuner's maximum memory formula",
             ),

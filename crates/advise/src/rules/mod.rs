@@ -188,7 +188,7 @@ pub(crate) fn fpm_children(fpm: &Parsed) -> Option<(i64, Vec<&Directive>)> {
             .rfind(|x| x.name == "pm.max_children" && x.context.first() == pool)
             == Some(d)
         {
-            sum += d.int().unwrap_or(0);
+            sum = d.count().unwrap_or(0).max(0).saturating_add(sum);
             at.push(d);
         }
     }
@@ -201,6 +201,16 @@ pub(crate) fn mysql_int<'a>(
     key: &str,
     default: u64,
 ) -> (u64, Option<&'a Directive>) {
+    // skip-innodb: InnoDB's buffers take nothing. The tree's server (MariaDB, MySQL 5.7, 8)
+    // gives the default.
+    if let Some(d) = key
+        .starts_with("innodb_")
+        .then(|| webtune_conf::mycnf::innodb_disabled(m))
+        .flatten()
+    {
+        return (0, Some(d));
+    }
+    let default = webtune_conf::mycnf::server_default(m, key).unwrap_or(default);
     match ini::mysqld_value(m, key) {
         Some(d) => (ini::parse_size(d.value()).unwrap_or(default), Some(d)),
         None => (default, None),

@@ -5,14 +5,18 @@
 
 use super::{at, set, Layers};
 use crate::finding::{Finding, Severity};
-use webtune_conf::apache::ApacheConfig;
+use webtune_conf::apache::{ApacheConfig, ApacheVersion};
+use webtune_conf::config::NoteLevel;
 
 const MPMS: &[&str] = &["prefork", "worker", "event"];
 
 pub(super) fn rules(l: &Layers) -> Vec<Finding> {
     let mut out = Vec::new();
     if let Some(a) = l.apache {
-        if a.mpm().is_none() {
+        // 2.2 compiles its MPM in; and a tree whose includes were not all read may load it
+        // in one of those (the reader's "MPM settings not read" note says so instead).
+        let unread = a.parsed.notes.iter().any(|n| n.level == NoteLevel::Warning);
+        if a.mpm().is_none() && a.dialect.version == ApacheVersion::V24 && !unread {
             out.push(
                 Finding::new("apache.mpm.none", Severity::Critical, "apache2")
                     .directives(&["LoadModule"])

@@ -114,8 +114,17 @@ impl ServerType for Apache {
                          {thread_limit}; raise {prefix}ThreadLimit too"
                     )));
                 }
+                if threads > 0 && max_workers < threads {
+                    // Apache: "MaxRequestWorkers of 4 is less than ThreadsPerChild of 25,
+                    // increasing to match".
+                    return Err(LabError::Inconsistent(format!(
+                        "{prefix}MaxRequestWorkers {max_workers} is less than \
+                         {prefix}ThreadsPerChild {threads}: Apache would raise it to {threads}; \
+                         use {threads}, or lower {prefix}ThreadsPerChild"
+                    )));
+                }
                 if threads > 0 && max_workers % threads != 0 {
-                    let lower = (max_workers / threads).max(1) * threads;
+                    let lower = max_workers / threads * threads;
                     return Err(LabError::Inconsistent(format!(
                         "{prefix}MaxRequestWorkers {max_workers} is not a multiple of \
                          {prefix}ThreadsPerChild {threads}: Apache would lower it to {lower}; \

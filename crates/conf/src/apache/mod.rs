@@ -6,9 +6,17 @@
 //! takes in is capped (`limits`): a `Define` that doubles each line is refused at the cap
 //! on an expanded line, not followed into the gigabytes.
 
-use crate::config::{Directive, Parsed};
-use crate::error::{expand_glob, ReadError};
+use crate::config::{Directive, Options, Parsed};
+use crate::error::ReadError;
+use crate::include::{self, Missing, Site};
 use crate::limits::{self, Budget, MAX_LINE_BYTES, MAX_NESTING};
+
+mod dialect;
+mod envvars;
+
+pub use dialect::{ApacheDialect, ApacheVersion};
+use envvars::push_within;
+pub use envvars::read_envvars;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -49,6 +57,8 @@ pub struct ApacheConfig {
     pub modules: Vec<LoadedModule>,
     /// Names defined with `Define` or `-D`.
     pub defines: BTreeMap<String, String>,
+    /// The version the tree is written for (2.2 or 2.4), and why.
+    pub dialect: ApacheDialect,
     /// The variables of Debian's `envvars` beside the main file (empty without one).
     #[serde(skip)]
     pub env: BTreeMap<String, String>,
@@ -115,6 +125,18 @@ impl ApacheConfig {
 /// Read Apache's configuration from its main file. `defines` are the `-D` names of the
 /// command line. Debian's `envvars` beside the main file provides `${APACHE_…}`.
 pub fn read(main: &Path, defines: &[String]) -> Result<ApacheConfig, ReadError> {
+    read_with(
+        main,
+        &Options {
+            defines: defines.to_vec(),
+            ..Options::default()
+        },
+    )
+}
+
+/// Read Apache's configuration, absolute paths (includes, `ServerRoot`) under
+/// `opts.root`, with the `-D` names `opts.defines`.
+pub fn read_with(main: &Path, opts: &Options) -> Result<ApacheConfig, ReadError> {
     let main = absolute(main);
     let server_root = main
         .parent()
@@ -122,11 +144,17 @@ pub fn read(main: &Path, defines: &[String]) -> Result<ApacheConfig, ReadError> 
         .unwrap_or_else(|| PathBuf::from("/"));
     let mut reader = Reader {
         cfg: ApacheConfig {
-            server_root,
-            defines: defines.iter().map(|d| (d.clone(), String::new())).collect(),
+            server_root: server_root.clone(),
+            defines: opts
+                .defines
+                .iter()
+                .map(|d| (d.clone(), String::new()))
+                .collect(),
             ..ApacheConfig::default()
         },
         budget: Budget::default(),
+        opts: opts.clone(),
+        tree: server_root,
     };
     let envvars = main.with_file_name("envvars");
     if envvars.is_file() {
@@ -135,6 +163,7 @@ pub fn read(main: &Path, defines: &[String]) -> Result<ApacheConfig, ReadError> 
     }
     reader.cfg.parsed.main = main.clone();
     reader.file(&main, &[], 0, None)?;
+    reader.cfg.dialect = dialect::detect(&reader.cfg.parsed.directives);
     Ok(reader.cfg)
 }
 
@@ -148,80 +177,12 @@ fn absolute(p: &Path) -> PathBuf {
     }
 }
 
-/// The `export NAME=value` lines of a shell file like Debian's envvars (`path`, for the
-/// messages). Lines inside `if … fi` are skipped (there they only compute a suffix that is
-/// empty by default). A value longer than `limits::MAX_LINE_BYTES` once expanded is refused.
-pub fn read_envvars(text: &str, path: &Path) -> Result<BTreeMap<String, String>, ReadError> {
-    let mut vars = BTreeMap::new();
-    let mut depth = 0usize;
-    for (i, line) in text.lines().enumerate() {
-        let line = line.trim();
-        let first = line.split_whitespace().next().unwrap_or("");
-        match first {
-            "if" | "case" => depth += 1,
-            "fi" | "esac" => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-        if depth > 0 || line.starts_with('#') {
-            continue;
-        }
-        let assignment = line.strip_prefix("export ").unwrap_or(line).trim();
-        let Some((name, value)) = assignment.split_once('=') else {
-            continue;
-        };
-        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            continue;
-        }
-        let value = value.trim().trim_matches('"').trim_matches('\'');
-        let expanded =
-            expand_shell(value, &vars).ok_or_else(|| limits::line_too_long(path, i + 1))?;
-        vars.insert(name.to_string(), expanded);
-    }
-    Ok(vars)
-}
-
-/// `$NAME` and `${NAME}` from `vars`; unknown names become empty, as in the shell. None
-/// past `MAX_LINE_BYTES`.
-fn expand_shell(value: &str, vars: &BTreeMap<String, String>) -> Option<String> {
-    let mut out = String::new();
-    let mut rest = value;
-    while let Some(i) = rest.find('$') {
-        out.push_str(&rest[..i]);
-        let after = &rest[i + 1..];
-        let (name, skip) = if let Some(inner) = after.strip_prefix('{') {
-            match inner.find('}') {
-                Some(end) => (&inner[..end], end + 2),
-                None => (inner, inner.len() + 1),
-            }
-        } else {
-            let end = after
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .unwrap_or(after.len());
-            (&after[..end], end)
-        };
-        push_within(
-            &mut out,
-            vars.get(name).map(String::as_str).unwrap_or(""),
-            MAX_LINE_BYTES,
-        )?;
-        rest = &after[skip..];
-    }
-    push_within(&mut out, rest, MAX_LINE_BYTES)?;
-    Some(out)
-}
-
-/// Append `piece` unless `out` would pass `room` bytes.
-fn push_within(out: &mut String, piece: &str, room: usize) -> Option<()> {
-    if out.len() + piece.len() > room {
-        return None;
-    }
-    out.push_str(piece);
-    Some(())
-}
-
 struct Reader {
     cfg: ApacheConfig,
     budget: Budget,
+    opts: Options,
+    /// The main file's directory: files outside it are the host's.
+    tree: PathBuf,
 }
 
 /// An open section while reading one file.
@@ -241,12 +202,24 @@ impl Reader {
         path: &Path,
         context: &[String],
         depth: usize,
-        from: Option<(&Path, usize)>,
+        from: Option<&Site<'_>>,
     ) -> Result<(), ReadError> {
         if depth > limits::MAX_INCLUDE_DEPTH {
             return Err(limits::includes_too_deep(path));
         }
-        let text = self.budget.read(path, from)?;
+        let text = match from {
+            None => {
+                let text = self.budget.read(path, None)?;
+                crate::kind::check(path, &text, crate::kind::Kind::Apache)?;
+                text
+            }
+            Some(site) => {
+                match include::read(&mut self.budget, path, site, &mut self.cfg.parsed.notes)? {
+                    Some(text) => text,
+                    None => return Ok(()),
+                }
+            }
+        };
         self.cfg.parsed.files.push(path.to_path_buf());
         let mut stack: Vec<Open> = Vec::new();
         let mut ctx: Vec<String> = context.to_vec();
@@ -355,7 +328,23 @@ impl Reader {
                 }
                 "serverroot" => {
                     if let Some(r) = args.first() {
-                        self.cfg.server_root = PathBuf::from(r);
+                        self.cfg.server_root = self.opts.rooted(Path::new(r));
+                        let root = &self.cfg.server_root;
+                        if self.opts.root.is_none() && !root.starts_with(&self.tree) {
+                            self.cfg.parsed.notes.push(crate::config::ReadNote {
+                                level: crate::config::NoteLevel::Note,
+                                at: format!("{}:{line_no}", path.display()),
+                                target: root.clone(),
+                                message: crate::config::escape(&format!(
+                                    "ServerRoot {}: relative includes are read from this \
+                                     host's {} (outside the tree {}; --root DIR reads a \
+                                     copied tree's instead)",
+                                    r,
+                                    root.display(),
+                                    self.tree.display()
+                                )),
+                            });
+                        }
                     }
                 }
                 "include" | "includeoptional" => {
@@ -367,23 +356,25 @@ impl Reader {
                             format!("{name} needs a path"),
                         ));
                     };
-                    let target = self.cfg.server_root.join(target);
-                    let files = expand_glob(&target, (path, line_no))?;
+                    let resolved = include::resolve(target, &self.cfg.server_root, &self.opts);
+                    let tree = self.tree.clone();
+                    let site = Site {
+                        file: path,
+                        line: line_no,
+                        directive: &name,
+                        written: target,
+                        tree: &tree,
+                        missing: if optional {
+                            Missing::Note
+                        } else {
+                            Missing::Warn
+                        },
+                        dirs: true,
+                    };
+                    let files =
+                        include::files(&resolved, &site, &self.opts, &mut self.cfg.parsed.notes)?;
                     for f in files {
-                        if !f.exists() {
-                            if optional {
-                                continue;
-                            }
-                            return Err(ReadError::syntax(
-                                path,
-                                line_no,
-                                format!("{name} {}: no such file", f.display()),
-                            ));
-                        }
-                        if f.is_dir() {
-                            continue;
-                        }
-                        self.file(&f, &ctx, depth + 1, Some((path, line_no)))?;
+                        self.file(&f, &ctx, depth + 1, Some(&site))?;
                     }
                 }
                 "loadmodule" => {
@@ -474,7 +465,12 @@ impl Reader {
             Some(id) => (true, id),
             None => (false, arg.as_str()),
         };
-        let known = module_ids(&self.cfg.modules).iter().any(|m| m == id);
+        let mut known = module_ids(&self.cfg.modules).iter().any(|m| m == id);
+        // No MPM loaded (yet): httpd's default build has prefork compiled in (2.2 always
+        // had its MPM built in), so `<IfModule prefork.c>` holds, as the defaults assumed.
+        if !known && self.cfg.mpm().is_none() {
+            known = matches!(id, "prefork.c" | "mpm_prefork_module" | "mod_mpm_prefork.c");
+        }
         known != negate
     }
 
@@ -558,86 +554,4 @@ pub fn tokenize(line: &str) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-        let p = dir.join(name);
-        if let Some(parent) = p.parent() {
-            std::fs::create_dir_all(parent).unwrap();
-        }
-        std::fs::write(&p, text).unwrap();
-        p
-    }
-
-    #[test]
-    fn includes_ifmodule_define_and_old_names() {
-        let d = tempfile::tempdir().unwrap();
-        write(
-            d.path(),
-            "envvars",
-            "export APACHE_LOG_DIR=/var/log/apache2$SUFFIX\n",
-        );
-        write(
-            d.path(),
-            "mods/a.load",
-            "LoadModule mpm_worker_module x/mod_mpm_worker.so\n",
-        );
-        write(
-            d.path(),
-            "mods/b.conf",
-            "<IfModule mpm_worker_module>\n  MaxClients 300\n</IfModule>\n<IfModule mpm_prefork_module>\n  MaxClients 7\n</IfModule>\n",
-        );
-        let main = write(
-            d.path(),
-            "apache2.conf",
-            "Define X on\nIncludeOptional mods/*.load\nInclude mods/*.conf\nIncludeOptional none/*.conf\n\
-             <IfDefine X>\nErrorLog ${APACHE_LOG_DIR}/e.log\n</IfDefine>\n<IfDefine !X>\nKeepAlive Off\n</IfDefine>\n\
-             <VirtualHost *:80>\n  KeepAlive On\n</VirtualHost>\nTimeout \\\n  30\n",
-        );
-        let c = read(&main, &[]).unwrap();
-        assert_eq!(c.mpm().unwrap().0, "worker");
-        let (v, d2) = c.get_int("MaxRequestWorkers").unwrap();
-        assert_eq!(v, 300);
-        assert!(d2.at().ends_with("mods/b.conf:2"), "{}", d2.at());
-        assert_eq!(c.get("ErrorLog").unwrap().value(), "/var/log/apache2/e.log");
-        assert!(
-            c.get("KeepAlive").is_none(),
-            "the vhost's KeepAlive is not global"
-        );
-        assert_eq!(c.get("Timeout").unwrap().value(), "30");
-        assert_eq!(c.parsed.files.len(), 3);
-    }
-
-    #[test]
-    fn unclosed_and_mismatched_sections_name_file_and_line() {
-        let d = tempfile::tempdir().unwrap();
-        let main = write(
-            d.path(),
-            "a.conf",
-            "KeepAlive On\n<IfModule x>\nTimeout 5\n",
-        );
-        let e = read(&main, &[]).unwrap_err().to_string();
-        assert!(e.ends_with("a.conf:2: <IfModule> is never closed"), "{e}");
-        let main = write(d.path(), "b.conf", "<Directory />\n</IfModule>\n");
-        let e = read(&main, &[]).unwrap_err().to_string();
-        assert!(
-            e.contains("b.conf:2: </IfModule> closes <Directory>"),
-            "{e}"
-        );
-        let main = write(d.path(), "c.conf", "Include missing.conf\n");
-        let e = read(&main, &[]).unwrap_err().to_string();
-        assert!(e.contains("c.conf:1: Include"), "{e}");
-    }
-
-    #[test]
-    fn envvars_skip_if_blocks() {
-        let v = read_envvars(
-            "if [ x ]; then\n SUFFIX=\"-${X##y}\"\nelse\n SUFFIX=\nfi\nexport A=/run/a$SUFFIX\nexport B=${A}/b\n",
-            Path::new("envvars"),
-        )
-        .unwrap();
-        assert_eq!(v["A"], "/run/a");
-        assert_eq!(v["B"], "/run/a/b");
-    }
-}
+mod tests;
