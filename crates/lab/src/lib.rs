@@ -36,6 +36,7 @@ pub mod supervisor;
 pub mod tls;
 pub mod trial;
 pub mod tuning;
+mod vocab;
 
 pub use error::LabError;
 pub use host::{CpuSet, HostSettings};
