@@ -220,7 +220,10 @@ mod tests {
     /// the generator's output must bump `SCHEMA_VERSION` and update them.
     #[test]
     fn a_seed_gives_the_bytes_it_always_gave() {
-        assert_eq!(SCHEMA_VERSION, 2, "the output changed: update the checksums below");
+        assert_eq!(
+            SCHEMA_VERSION, 2,
+            "the output changed: update the checksums below"
+        );
         assert_eq!(checksum(100, 1).unwrap(), 0x8c93_7742_eef5_f998);
         assert_eq!(checksum(1_000, 9).unwrap(), 0x41fb_1750_4562_8c5e);
         assert_eq!(checksum(2_000, 1).unwrap(), 0x5478_5f93_e771_f781);
