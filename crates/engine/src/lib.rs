@@ -7,21 +7,27 @@
 //! coordinator (`coordinator`, behind `run`) splits connections and the request budget among workers, gathers one
 //! small report per worker per interval for the time series and progress, and assembles the
 //! result. It does no formatting and writes no files.
+//!
+//! Its public face is what other crates use: `run` with `Workload`, `Progress`,
+//! `RunControl` and `EngineError`; `scenario` (and the `rng` its templates draw from, which
+//! the lab's forum generator shares), `clock` and `build_info`; `tls` and `transport` (the
+//! lab's HTTPS readiness check) and `http1` (its fuzz test). `plan`, `recorder`, `h2`,
+//! `schedule` and `lateness` are the engine's own.
 
 pub mod build_info;
 pub mod clock;
 mod coordinator;
 mod error;
-pub mod h2;
+mod h2;
 pub mod http1;
-pub mod lateness;
+mod lateness;
 mod pacing;
-pub mod plan;
+mod plan;
 mod probe;
-pub mod recorder;
+mod recorder;
 pub mod rng;
 pub mod scenario;
-pub mod schedule;
+mod schedule;
 pub mod tls;
 pub mod transport;
 mod usage;
@@ -30,5 +36,4 @@ mod workload;
 
 pub use coordinator::{run, Progress, RunControl, MAX_VALID_CPU_BUSY, MAX_VALID_LAG_US};
 pub use error::EngineError;
-pub use plan::Plan;
 pub use workload::Workload;
