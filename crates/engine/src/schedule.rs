@@ -48,6 +48,7 @@ impl Ramp {
         }
     }
 
+    #[cfg(test)]
     pub fn end_s(&self) -> f64 {
         self.pieces.last().map(|p| p.1).unwrap_or(0.0)
     }

@@ -5,8 +5,10 @@
 //! every server process (`process`: start, readiness, stop that leaves nothing behind;
 //! `supervisor`: a whole stack; `registry`: reaping what a killed webtune left), and the
 //! /proc sampler whose series go into `RunResult.server` (/proc and users' config trees are
-//! read with `webtune-conf`, the crate below this one). TLS variants of the stacks
-//! (certificate per lab directory) are in `tls`, the forum and its MariaDB in `forum`.
+//! read with `webtune-conf`, the crate below this one). TLS variants of the stacks are
+//! `stacks::TlsStack` (their certificate per lab directory is made in `tls`), the forum and
+//! its MariaDB in `forum`. What the servers share (layout, templates, tunables, TLS names)
+//! is `vocab`, below `servers`: docs/architecture.md draws the module graph.
 //!
 //! It does not make load (that is `webtune-engine`) and does not decide what is best (that
 //! is the tuner): it starts, samples and stops what it is told to.
@@ -35,6 +37,7 @@ pub mod supervisor;
 pub mod tls;
 pub mod trial;
 pub mod tuning;
+mod vocab;
 
 pub use error::LabError;
 pub use host::{CpuSet, HostSettings};

@@ -9,11 +9,11 @@
 use crate::params::Settings;
 use crate::servers::{unprivileged_account, RenderContext};
 use crate::stacks::StackKind;
+use crate::vocab::check_path_is_plain;
 use crate::LabError;
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 pub use crate::servers::{Programs, Readiness, ServerPlan};
+pub use crate::vocab::Layout;
 
 const CPU_PHP: &str = include_str!("../templates/cpu.php");
 
@@ -26,21 +26,6 @@ pub const EMPTY_GIF: [u8; 43] = [
 
 /// Size of the static page (seed 001 loaded a 79 KB page).
 pub const PAGE_BYTES: usize = 80 * 1024;
-
-/// Where one start's files live and which ports its servers listen on.
-#[derive(Debug, Clone)]
-pub struct Layout {
-    /// Private directory (mode 0700): configs, pids, logs, temp files.
-    pub dir: PathBuf,
-    /// World-readable document root (workers that run as www-data must read it).
-    pub docroot: PathBuf,
-    /// One loopback port per component, in the stack's component order.
-    pub ports: Vec<u16>,
-    /// True when the lab runs as root: workers then need an account to run as.
-    pub privileged: bool,
-    /// Loopback addresses the front server listens on: 127.0.0.1 … 127.0.0.N (N ≥ 1).
-    pub addresses: u32,
-}
 
 /// Everything one start needs on disk and in processes.
 #[derive(Debug, Clone)]
@@ -100,46 +85,6 @@ pub fn render(
     })
 }
 
-/// Refuse a path that holds anything but letters, digits and `/._-+` (it goes into config
-/// files, some of them unquoted).
-pub(crate) fn check_path_is_plain(path: &Path) -> Result<(), LabError> {
-    let text = path.to_string_lossy();
-    let plain = text
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c));
-    if plain && text.starts_with('/') {
-        Ok(())
-    } else {
-        Err(LabError::Directory {
-            path: path.to_path_buf(),
-            message: "must be an absolute path of letters, digits and /._-+ only \
-                      (set WEBTUNE_LAB_DIR to such a directory)"
-                .to_string(),
-        })
-    }
-}
-
-/// Replace every `{{name}}`; a placeholder without a value is an internal error.
-pub(crate) fn fill(template: &str, vars: &BTreeMap<String, String>) -> Result<String, LabError> {
-    let mut out = String::with_capacity(template.len() + 512);
-    let mut rest = template;
-    while let Some(start) = rest.find("{{") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        let end = after.find("}}").ok_or_else(|| {
-            LabError::Inconsistent("internal: unterminated placeholder in a template".into())
-        })?;
-        let key = &after[..end];
-        let value = vars.get(key).ok_or_else(|| {
-            LabError::Inconsistent(format!("internal: template placeholder {key} has no value"))
-        })?;
-        out.push_str(value);
-        rest = &after[end + 2..];
-    }
-    out.push_str(rest);
-    Ok(out)
-}
-
 /// Does a load path reach PHP on the lab's site: `/cpu/US` (rewritten to cpu.php) or a
 /// `*.php` page? Everything else is a static file the front server answers itself.
 pub fn reaches_php(path: &str) -> bool {
@@ -185,6 +130,7 @@ mod tests {
     use super::*;
     use crate::params::Settings;
     use crate::stacks::Mpm;
+    use std::path::PathBuf;
 
     fn layout(n: usize) -> Layout {
         Layout {
@@ -247,14 +193,6 @@ mod tests {
         assert!(nginx.contains("keepalive 16;"));
         assert!(nginx.contains("listen 127.0.0.1:18081 backlog=511 reuseport;"));
         assert!(nginx.contains("proxy_set_header Connection \"\";"));
-    }
-
-    #[test]
-    fn plain_paths_only() {
-        assert!(check_path_is_plain(Path::new("/tmp/a b")).is_err());
-        assert!(check_path_is_plain(Path::new("/tmp/a;b")).is_err());
-        assert!(check_path_is_plain(Path::new("relative")).is_err());
-        assert!(check_path_is_plain(Path::new("/tmp/webtune-lab-0/x.www")).is_ok());
     }
 
     #[test]

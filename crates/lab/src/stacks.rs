@@ -1,10 +1,10 @@
 //! The stacks the lab can start: their names, the servers (components) each is made of in
 //! start order with their parameter prefixes, and what a stack as a whole needs and
-//! declares (its servers' parameters, prefixed, and the host's). What each server is, its
-//! parameters and their defaults (Debian 12's stock configuration) live in `servers`.
+//! declares (its servers' parameters, prefixed, and the host's), the TLS variants
+//! (`TlsStack`). What each server is, its parameters and their defaults (Debian 12's stock
+//! configuration) live in `servers`.
 
 use crate::params::ParamSpec;
-use crate::tls::TlsStack;
 use crate::LabError;
 
 pub use crate::servers::{Component, Mpm, NginxRole, Requirement};
@@ -22,7 +22,7 @@ pub enum StackKind {
     /// nginx in front, proxying to Apache with this MPM (seed 000's topology).
     NginxApache(Mpm),
     NginxPhpFpm,
-    /// A stack with TLS (and HTTP/2) at its front server (see `tls`).
+    /// A stack with TLS (and HTTP/2) at its front server (see `TlsStack`).
     Tls(TlsStack),
     /// Somebody else's server: load only, sampling of named processes.
     External,
@@ -210,6 +210,54 @@ impl StackKind {
         match self {
             StackKind::Tls(t) => t.plain().has_php(),
             _ => !matches!(self, StackKind::Nginx | StackKind::External),
+        }
+    }
+}
+
+/// A stack with TLS at its front server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TlsStack {
+    /// nginx serving static files over TLS (and HTTP/2 when `http2=on`).
+    Nginx,
+    /// Apache event with mod_ssl (and mod_http2 when `Protocols_h2=on`), PHP via php-fpm.
+    ApacheEvent,
+    /// nginx terminating TLS, proxying plain HTTP to Apache event + php-fpm.
+    NginxApacheEvent,
+}
+
+impl TlsStack {
+    pub const ALL: [TlsStack; 3] = [
+        TlsStack::Nginx,
+        TlsStack::ApacheEvent,
+        TlsStack::NginxApacheEvent,
+    ];
+
+    /// The same stack without TLS (its servers, start order and parameters).
+    pub fn plain(self) -> StackKind {
+        match self {
+            TlsStack::Nginx => StackKind::Nginx,
+            TlsStack::ApacheEvent => StackKind::Apache(Mpm::Event),
+            TlsStack::NginxApacheEvent => StackKind::NginxApache(Mpm::Event),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TlsStack::Nginx => "nginx-tls",
+            TlsStack::ApacheEvent => "apache-event-tls",
+            TlsStack::NginxApacheEvent => "nginx-apache-event-tls",
+        }
+    }
+
+    pub fn summary(self) -> &'static str {
+        match self {
+            TlsStack::Nginx => "nginx with ssl (+http2) serving static files; self-signed cert",
+            TlsStack::ApacheEvent => {
+                "Apache event with mod_ssl (+mod_http2), /cpu/US via php-fpm; self-signed cert"
+            }
+            TlsStack::NginxApacheEvent => {
+                "nginx terminating TLS, proxying to Apache event + php-fpm; frontend.*, backend.*"
+            }
         }
     }
 }

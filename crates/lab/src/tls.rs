@@ -1,12 +1,9 @@
-//! TLS in the lab: the TLS variants of the stacks (nginx with `ssl` and `http2`, Apache
-//! event with mod_ssl and mod_http2, nginx → Apache event with TLS at the front), the
-//! protocol sets their front servers offer (each server's TLS parameters and directives
-//! are its own, in `servers`), the self-signed certificate made per lab directory (with
-//! the openssl CLI), and an HTTPS GET for readiness checks (through the engine's own
-//! transport).
+//! TLS in the lab: the self-signed certificate made per lab directory (with the openssl
+//! CLI) and an HTTPS GET for readiness checks (through the engine's own transport). The
+//! TLS variants of the stacks are `stacks::TlsStack`; the file names and protocol sets
+//! every front server uses are the servers' shared vocabulary (`vocab`, re-exported here),
+//! and each server's TLS parameters and directives are its own, in `servers`.
 
-use crate::params::Value;
-use crate::stacks::{Mpm, StackKind};
 use crate::LabError;
 use std::io::{self, Read};
 use std::net::{SocketAddr, TcpStream};
@@ -17,68 +14,7 @@ use webtune_engine::tls::TlsTarget;
 use webtune_engine::transport::Transport;
 use webtune_model::TlsOptions;
 
-/// A stack with TLS at its front server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TlsStack {
-    /// nginx serving static files over TLS (and HTTP/2 when `http2=on`).
-    Nginx,
-    /// Apache event with mod_ssl (and mod_http2 when `Protocols_h2=on`), PHP via php-fpm.
-    ApacheEvent,
-    /// nginx terminating TLS, proxying plain HTTP to Apache event + php-fpm.
-    NginxApacheEvent,
-}
-
-impl TlsStack {
-    pub const ALL: [TlsStack; 3] = [
-        TlsStack::Nginx,
-        TlsStack::ApacheEvent,
-        TlsStack::NginxApacheEvent,
-    ];
-
-    /// The same stack without TLS (its servers, start order and parameters).
-    pub fn plain(self) -> StackKind {
-        match self {
-            TlsStack::Nginx => StackKind::Nginx,
-            TlsStack::ApacheEvent => StackKind::Apache(Mpm::Event),
-            TlsStack::NginxApacheEvent => StackKind::NginxApache(Mpm::Event),
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            TlsStack::Nginx => "nginx-tls",
-            TlsStack::ApacheEvent => "apache-event-tls",
-            TlsStack::NginxApacheEvent => "nginx-apache-event-tls",
-        }
-    }
-
-    pub fn summary(self) -> &'static str {
-        match self {
-            TlsStack::Nginx => "nginx with ssl (+http2) serving static files; self-signed cert",
-            TlsStack::ApacheEvent => {
-                "Apache event with mod_ssl (+mod_http2), /cpu/US via php-fpm; self-signed cert"
-            }
-            TlsStack::NginxApacheEvent => {
-                "nginx terminating TLS, proxying to Apache event + php-fpm; frontend.*, backend.*"
-            }
-        }
-    }
-}
-
-/// The file names of the certificate and key inside the stack's private directory.
-pub const CERT_FILE: &str = "cert.pem";
-pub const KEY_FILE: &str = "key.pem";
-
-/// Protocol sets offered: both, or one of them.
-pub const PROTOCOLS: &[&str] = &["TLSv1.2+TLSv1.3", "TLSv1.3", "TLSv1.2"];
-
-/// The protocols of a `PROTOCOLS` value as the servers list them ("TLSv1.2 TLSv1.3").
-pub fn protocol_words(value: Option<Value>) -> String {
-    match value {
-        Some(Value::Word(w)) => w.replace('+', " "),
-        _ => "TLSv1.2 TLSv1.3".to_string(),
-    }
-}
+pub use crate::vocab::{protocol_words, CERT_FILE, KEY_FILE, PROTOCOLS};
 
 /// Make a self-signed P-256 certificate for localhost and 127.0.0.1 in `dir` (LAB-NOTES
 /// "TLS"): `cert.pem` (0644) and `key.pem` (0600).

@@ -8,51 +8,10 @@
 //! `servers`; this module puts a stack's together. It knows servers, not search: the tuner
 //! (`crates/tune`) gets the space as data.
 
-use crate::params::ParamSpec;
 use crate::stacks::Component;
 use crate::StackKind;
 
-/// The range a search covers for one parameter.
-#[derive(Debug, Clone, PartialEq)]
-pub enum TuneRange {
-    /// Whole numbers in `lo..=hi`, searched on a log scale when `log`.
-    Int { lo: i64, hi: i64, log: bool },
-    /// One of these words.
-    Choice(Vec<String>),
-}
-
-/// One parameter of a default search space.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Tunable {
-    pub name: String,
-    pub range: TuneRange,
-    /// Why it is in the space: what it changes and which seed or lab note says it matters.
-    pub why: &'static str,
-}
-
-impl Tunable {
-    /// Whole numbers in `lo..=hi`, on a log scale when `log`.
-    pub fn int(name: String, lo: i64, hi: i64, log: bool, why: &'static str) -> Tunable {
-        Tunable {
-            name,
-            range: TuneRange::Int { lo, hi, log },
-            why,
-        }
-    }
-
-    /// `on` or `off`.
-    pub fn switch(name: String, why: &'static str) -> Tunable {
-        Tunable {
-            name,
-            range: TuneRange::Choice(vec!["on".into(), "off".into()]),
-            why,
-        }
-    }
-}
-
-/// Why a listen queue is worth tuning, for every server that has one.
-pub(crate) const WHY_BACKLOG: &str = "the listen queue that absorbs bursts of connects; \
-    overflows are dropped SYNs and resets (seed 004: somaxconn 4096)";
+pub use crate::vocab::{Completion, Tunable, TuneRange};
 
 /// The default search space of a stack (with `forum`: and its database's `db.*`), for a
 /// host with `cores` CPUs. Empty for `external`.
@@ -98,49 +57,11 @@ pub fn rules_of_thumb(stack: StackKind, cores: u32) -> Vec<(String, Vec<(String,
 /// ThreadsPerChild, MaxRequestWorkers a multiple of ThreadsPerChild; php-fpm's spare and
 /// start servers within max_children.
 pub fn complete(stack: StackKind, assignments: &[(String, String)]) -> Vec<(String, String)> {
-    let mut completion = Completion {
-        given: assignments,
-        out: assignments.to_vec(),
-        defaults: stack.parameters(),
-    };
+    let mut completion = Completion::new(assignments, stack.parameters());
     for (prefix, component) in stack.components() {
         component.server().complete(prefix, &mut completion);
     }
-    completion.out
-}
-
-/// The assignments being completed: what the caller set (never overridden), what is added,
-/// and the defaults to start from.
-pub struct Completion<'a> {
-    given: &'a [(String, String)],
-    out: Vec<(String, String)>,
-    defaults: Vec<ParamSpec>,
-}
-
-impl Completion<'_> {
-    /// The whole-number value assigned so far.
-    pub fn value(&self, name: &str) -> Option<i64> {
-        self.out
-            .iter()
-            .find(|(n, _)| n == name)
-            .and_then(|(_, v)| v.parse().ok())
-    }
-
-    /// The parameter's default.
-    pub fn default_of(&self, name: &str) -> Option<i64> {
-        self.defaults
-            .iter()
-            .find(|p| p.name == name)
-            .and_then(|p| p.default.as_int())
-    }
-
-    /// Assign `value`, unless the caller set this parameter itself.
-    pub fn set_default(&mut self, name: String, value: i64) {
-        if !self.given.iter().any(|(n, _)| *n == name) {
-            self.out.retain(|(n, _)| *n != name);
-            self.out.push((name, value.to_string()));
-        }
-    }
+    completion.into_assignments()
 }
 
 #[cfg(test)]

@@ -17,11 +17,11 @@ fn missing(stack: StackKind) -> Option<(&'static str, String)> {
     let programs = webtune_lab::Programs::discover();
     for (_, c) in stack.components().iter() {
         if let Err(e) = programs.program_for(*c) {
+            // The opt-out names are the programs' ("nginx", "apache2", "php-fpm"), but
+            // "mariadb" for MariaDB's "mariadbd".
             let name = match c {
-                Component::Nginx(_) => "nginx",
-                Component::Apache(_) => "apache2",
-                Component::PhpFpm => "php-fpm",
                 Component::MariaDb => "mariadb",
+                other => other.server_name(),
             };
             return Some((name, e.to_string()));
         }

@@ -183,6 +183,7 @@ impl Connection {
     }
 
     /// Have the server's SETTINGS arrived (streams go out as they start)?
+    #[cfg(test)]
     pub fn settled(&self) -> bool {
         self.settled
     }
@@ -192,6 +193,7 @@ impl Connection {
         (self.peer_max_streams != u32::MAX).then_some(self.peer_max_streams)
     }
 
+    #[cfg(test)]
     pub fn open_streams(&self) -> usize {
         self.open
     }

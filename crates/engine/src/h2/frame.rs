@@ -13,6 +13,7 @@ pub const MAX_WINDOW: i64 = (1 << 31) - 1;
 
 pub const DATA: u8 = 0x0;
 pub const HEADERS: u8 = 0x1;
+#[allow(dead_code)] // RFC 9113's frame types, kept whole: the client never sends one
 pub const PRIORITY: u8 = 0x2;
 pub const RST_STREAM: u8 = 0x3;
 pub const SETTINGS: u8 = 0x4;
@@ -28,6 +29,7 @@ pub const FLAG_END_HEADERS: u8 = 0x4;
 pub const FLAG_PADDED: u8 = 0x8;
 pub const FLAG_PRIORITY: u8 = 0x20;
 
+#[allow(dead_code)] // the settings registry, kept whole: the client leaves it at its default
 pub const SETTINGS_HEADER_TABLE_SIZE: u16 = 0x1;
 pub const SETTINGS_ENABLE_PUSH: u16 = 0x2;
 pub const SETTINGS_MAX_CONCURRENT_STREAMS: u16 = 0x3;
@@ -37,7 +39,9 @@ pub const SETTINGS_MAX_FRAME_SIZE: u16 = 0x5;
 /// Error codes (§7) the client sends or names.
 pub const NO_ERROR: u32 = 0x0;
 pub const PROTOCOL_ERROR: u32 = 0x1;
+#[allow(dead_code)] // named for a reader of a server's GOAWAY; the client sends neither
 pub const FLOW_CONTROL_ERROR: u32 = 0x3;
+#[allow(dead_code)]
 pub const FRAME_SIZE_ERROR: u32 = 0x6;
 pub const CANCEL: u32 = 0x8;
 pub const COMPRESSION_ERROR: u32 = 0x9;

@@ -7,7 +7,7 @@ use crate::servers::{mariadb::MariaDb, ServerType};
 use crate::LabError;
 
 /// The prefix that sends a `--set` to the database instead of the web stack.
-pub const PREFIX: &str = "db.";
+pub const PREFIX: &str = crate::vocab::DB_PREFIX;
 
 /// Every database parameter, with its `db.` name.
 pub fn parameters() -> Vec<ParamSpec> {

@@ -13,7 +13,6 @@
 //! get a block appended instead (`php_fpm`, `mariadb`). Either way every user line stays
 //! where it was, so what a server says about the copy's `file:line` is the user's.
 
-use crate::forum::dbparams::PREFIX as DB_PREFIX;
 use crate::params::Settings;
 use crate::render::{site_files, Layout, Rendered};
 use crate::servers::{
@@ -21,6 +20,7 @@ use crate::servers::{
     RenderedServer,
 };
 use crate::stacks::StackKind;
+use crate::vocab::DB_PREFIX;
 use crate::LabError;
 use apache::{stray_listen, virtual_host_ports, APACHE_OWNED};
 use edit::{apply, Edit};

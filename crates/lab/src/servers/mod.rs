@@ -16,8 +16,7 @@ pub mod nginx;
 pub mod php_fpm;
 
 use crate::params::{InertRule, ParamSpec, Settings, Value};
-use crate::render::Layout;
-use crate::tuning::{Completion, Tunable};
+use crate::vocab::{Completion, Layout, Tunable};
 use crate::LabError;
 use std::collections::BTreeMap;
 use std::ffi::OsString;

@@ -9,9 +9,7 @@ use super::{
     RenderedServer, Requirement, ServerPlan, ServerType,
 };
 use crate::params::{ParamKind, ParamSpec, Value};
-use crate::render::fill;
-use crate::tls::{self, CERT_FILE, KEY_FILE, PROTOCOLS};
-use crate::tuning::{self, Tunable};
+use crate::vocab::{self, fill, Tunable, CERT_FILE, KEY_FILE, PROTOCOLS};
 use crate::LabError;
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -369,7 +367,7 @@ impl ServerType for Nginx {
                 WHY_WORKERS,
             ),
             Tunable::int(p("worker_connections"), 256, 8192, true, WHY_CONNECTIONS),
-            Tunable::int(p("listen_backlog"), 64, 4096, true, tuning::WHY_BACKLOG),
+            Tunable::int(p("listen_backlog"), 64, 4096, true, vocab::WHY_BACKLOG),
         ];
         if proxy {
             space.push(Tunable::int(
@@ -445,7 +443,7 @@ fn tls_directives(c: &RenderContext) -> (String, String) {
          \x20       ssl_session_cache {cache};\n\
          \x20       ssl_session_tickets {};\n\
          \x20       http2_max_concurrent_streams {};\n",
-        tls::protocol_words(c.get("ssl_protocols")),
+        vocab::protocol_words(c.get("ssl_protocols")),
         if c.switch("ssl_session_tickets") {
             "on"
         } else {

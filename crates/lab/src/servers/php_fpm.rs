@@ -8,8 +8,7 @@ use super::{
     Requirement, ServerPlan, ServerType,
 };
 use crate::params::{ParamKind, ParamSpec, Value};
-use crate::render::fill;
-use crate::tuning::{Completion, Tunable, TuneRange};
+use crate::vocab::{fill, Completion, Tunable, TuneRange};
 use crate::LabError;
 use std::path::{Path, PathBuf};
 

@@ -10,9 +10,7 @@ use super::{
     RenderedServer, Requirement, ServerPlan, ServerType,
 };
 use crate::params::{ParamSpec, Settings, Value};
-use crate::render::{check_path_is_plain, fill};
-use crate::tls::{self, CERT_FILE, KEY_FILE};
-use crate::tuning::{self, Completion, Tunable};
+use crate::vocab::{self, check_path_is_plain, fill, Completion, Tunable, CERT_FILE, KEY_FILE};
 use crate::LabError;
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -364,7 +362,7 @@ impl ServerType for Apache {
             64,
             4096,
             true,
-            tuning::WHY_BACKLOG,
+            vocab::WHY_BACKLOG,
         ));
         space
     }
@@ -458,7 +456,7 @@ fn tls_directives(c: &RenderContext, modules: &str) -> (String, String) {
         "SSLEngine on\nSSLCertificateFile {dir}/{CERT_FILE}\n\
          SSLCertificateKeyFile {dir}/{KEY_FILE}\nSSLProtocol -all {}\n\
          SSLSessionCache {cache}\nSSLSessionTickets {}\n",
-        tls::protocol_words(c.get("SSLProtocol"))
+        vocab::protocol_words(c.get("SSLProtocol"))
             .split(' ')
             .map(|p| format!("+{p}"))
             .collect::<Vec<_>>()

@@ -3,7 +3,7 @@
 
 use crate::params::{ParamKind, ParamSpec, Value};
 use crate::servers::Mpm;
-use crate::tls::PROTOCOLS;
+use crate::vocab::PROTOCOLS;
 
 /// Every parameter of Apache under `mpm` (names without prefix).
 pub(super) fn parameters(mpm: Mpm) -> Vec<ParamSpec> {

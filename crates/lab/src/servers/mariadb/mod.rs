@@ -14,7 +14,7 @@ use super::{
     RenderContext, RenderedServer, Requirement, ServerPlan, ServerType,
 };
 use crate::params::{ParamSpec, Settings, Value};
-use crate::tuning::Tunable;
+use crate::vocab::Tunable;
 use crate::LabError;
 use std::io::Read;
 use std::os::unix::net::UnixStream;

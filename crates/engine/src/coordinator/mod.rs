@@ -1,0 +1,564 @@
+//! The coordinator: one run of a `RunSpec`, as named steps. `Prepared::new` checks the
+//! spec and plans this generator's part (its shard), `spawn_workers` starts a thread per
+//! worker with its share of connections, `-n` and pacing, `spawn_probe` the `--probe`
+//! beside them, `gather` folds their interval reports into progress and the time series
+//! until they hang up, `join` merges their recorders, and `assemble` builds the
+//! `RunResult` with the verdict on the generator (`assemble::judge`).
+
+mod assemble;
+
+use crate::plan::{self, Plan, PlannedRequest};
+use crate::recorder::{FirstLength, IntervalReport, OpenGauge, Recorder};
+use crate::scenario::WeightedPicker;
+use crate::schedule::Ramp;
+use crate::worker::{run_worker, Pacing, WorkerConfig};
+use crate::{clock, h2, probe, tls, usage, EngineError, Workload};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+use webtune_model::{
+    ErrorCounts, LatencyHistogram, LoadMode, RunResult, RunSpec, Shard, StopCondition,
+};
+
+/// The generator's own schedule lag (a connection was free, the request went late) above
+/// this at p99 means the generator, not the server, set the pace. Lag spent waiting for a
+/// connection while every one was busy is the server's and does not count.
+pub const MAX_VALID_LAG_US: u64 = 1_000;
+/// Generator CPU busier than this (share of its threads' time) means it was saturated.
+pub const MAX_VALID_CPU_BUSY: f64 = 0.9;
+
+/// A handle to stop a running test from another thread: the one stop token the binary's
+/// signal handlers set, shared with the lab (see `webtune_model::StopToken`). Stopping
+/// lets in-flight requests finish for up to a second, then the result is returned.
+pub type RunControl = webtune_model::StopToken;
+
+/// A live view of a run, all worker threads together, handed to the caller each time a
+/// worker reports an interval (so up to `threads` times per interval): the counts include
+/// every report received so far.
+#[derive(Debug, Clone, Default)]
+pub struct Progress {
+    pub elapsed: Duration,
+    pub responses: u64,
+    pub errors: u64,
+    /// Responses per second over the last interval.
+    pub rate_per_s: f64,
+    /// Connections open now, in all worker threads.
+    pub open_connections: u64,
+    /// Every report so far: errors by kind, requests that completed or failed, and the
+    /// total latency of finished requests (for live thresholds and metrics).
+    pub error_counts: ErrorCounts,
+    pub attempted: u64,
+    pub latency: LatencyHistogram,
+}
+
+/// One interval as merged from every worker's report.
+#[derive(Default)]
+struct IntervalTotals {
+    reports: usize,
+    responses: u64,
+    errors: ErrorCounts,
+    bytes: u64,
+    open: u64,
+    latency: LatencyHistogram,
+}
+
+/// Split `total` into `parts` shares that differ by at most one.
+fn split(total: u64, parts: usize) -> Vec<u64> {
+    let parts = parts as u64;
+    (0..parts)
+        .map(|i| total / parts + u64::from(i < total % parts))
+        .collect()
+}
+
+/// Run one load test of `workload` to completion (or until stopped) and return everything
+/// measured.
+pub fn run(
+    spec: &RunSpec,
+    workload: &Workload,
+    control: &RunControl,
+    on_progress: &mut dyn FnMut(&Progress),
+) -> Result<RunResult, EngineError> {
+    let prepared = Prepared::new(spec, workload)?;
+    if let Some(at) = spec.start_at_unix_ms {
+        clock::wait_until(at, control);
+    }
+    let started_ms = clock::now_unix_ms();
+    let start_record = (spec.shard.is_some() || spec.start_at_unix_ms.is_some())
+        .then(|| clock::start_record(spec.start_at_unix_ms, started_ms));
+    let start = Instant::now();
+    let (tx, rx) = mpsc::channel::<IntervalReport>();
+    let open_gauge = Arc::new(OpenGauge::default());
+    let workers = spawn_workers(spec, &prepared, control, start, &open_gauge, tx)?;
+    let probe_done = Arc::new(AtomicBool::new(false));
+    let probe = spawn_probe(spec, &prepared.plan, start, &probe_done)?;
+    let intervals = gather(&rx, start, &open_gauge, on_progress);
+    let joined = join(workers, probe, &probe_done)?;
+    let elapsed = start.elapsed();
+    Ok(assemble::assemble(assemble::Finished {
+        spec,
+        workload,
+        control,
+        prepared,
+        started_at_unix_ms: started_ms as u64,
+        start_record,
+        open_gauge: &open_gauge,
+        intervals,
+        joined,
+        elapsed,
+        peak_rss_kib: usage::process_usage().max_rss_kib,
+    }))
+}
+
+/// This generator's part of the test, planned, and what its workers share.
+struct Prepared {
+    /// The spec this generator runs (`shard_part`).
+    part: RunSpec,
+    plan: Plan,
+    /// How long the run sends (None: until `-n` is done).
+    end_s: Option<f64>,
+    /// The stretch whose finished requests make the summary.
+    window: (f64, f64),
+    requests: Arc<Vec<PlannedRequest>>,
+    picker: Option<Arc<WeightedPicker>>,
+    h2_setup: Option<h2::worker::H2Setup>,
+    /// The first response length of each request, across workers ("length varies").
+    first_lengths: Arc<Vec<FirstLength>>,
+    host_header: Arc<str>,
+    interval: Duration,
+}
+
+impl Prepared {
+    /// The whole test is checked (every shard must get a share), then this shard's part is
+    /// planned as a test of its own.
+    fn new(spec: &RunSpec, workload: &Workload) -> Result<Prepared, EngineError> {
+        spec.validate()?;
+        let part = shard_part(spec);
+        let plan = plan::build(&part, workload)?;
+        let end_s = run_length(spec);
+        let window = measurement_window(spec, end_s);
+        let requests = Arc::new(plan.requests.clone());
+        let picker = plan.picker.clone().map(Arc::new);
+        let h2_setup = spec
+            .http2
+            .then(|| h2_setup(&plan, spec.streams))
+            .transpose()?;
+        let first_lengths: Arc<Vec<FirstLength>> = Arc::new(
+            (0..plan.requests.len())
+                .map(|_| FirstLength::default())
+                .collect(),
+        );
+        let host_header: Arc<str> = Arc::from(plan.host_header.as_str());
+        let interval = Duration::from_millis(spec.interval_ms.max(10));
+        Ok(Prepared {
+            part,
+            plan,
+            end_s,
+            window,
+            requests,
+            picker,
+            h2_setup,
+            first_lengths,
+            host_header,
+            interval,
+        })
+    }
+}
+
+type WorkerHandle = JoinHandle<(std::io::Result<Recorder>, usage::Usage)>;
+type ProbeHandle = JoinHandle<(webtune_model::NamedResult, usage::Usage)>;
+
+/// One thread per worker, each with its share of the connections (spread over the
+/// addresses), of `-n` and of the pacing; each reports its intervals into `reports`.
+fn spawn_workers(
+    spec: &RunSpec,
+    prepared: &Prepared,
+    control: &RunControl,
+    start: Instant,
+    open_gauge: &Arc<OpenGauge>,
+    reports: mpsc::Sender<IntervalReport>,
+) -> Result<Vec<WorkerHandle>, EngineError> {
+    let Prepared {
+        part, plan, end_s, ..
+    } = prepared;
+    let budgets: Vec<Option<u64>> = match part.stop {
+        StopCondition::Requests { count } if spec.stages.is_empty() => {
+            split(count, plan.threads).into_iter().map(Some).collect()
+        }
+        _ => vec![None; plan.threads],
+    };
+    let conn_shares = split(plan.connections as u64, plan.threads);
+    let mut handles = Vec::with_capacity(plan.threads);
+    let mut next_conn = 0usize;
+    for (w, share) in conn_shares.iter().enumerate() {
+        let conn_addrs = (next_conn..next_conn + *share as usize)
+            .map(|g| plan.addresses[g % plan.addresses.len()])
+            .collect();
+        next_conn += *share as usize;
+        let cfg = WorkerConfig {
+            requests: Arc::clone(&prepared.requests),
+            picker: prepared.picker.clone(),
+            think: plan.think,
+            named: plan.named,
+            host_header: Arc::clone(&prepared.host_header),
+            http10: spec.http10,
+            conn_addrs,
+            budget: budgets[w],
+            end_s: *end_s,
+            pacing: pacing_for(
+                part,
+                spec.shard,
+                *end_s,
+                w,
+                plan.threads,
+                *share,
+                plan.connections,
+            ),
+            window: prepared.window,
+            keepalive: spec.keepalive,
+            max_requests_per_conn: spec.max_requests_per_conn,
+            connect_timeout: Duration::from_millis(spec.connect_timeout_ms.max(1)),
+            timeout: Duration::from_millis(spec.timeout_ms.max(1)),
+            start,
+            interval: prepared.interval,
+            stop: control.flag(),
+            first_lengths: Arc::clone(&prepared.first_lengths),
+            open_gauge: Arc::clone(open_gauge),
+            reports: reports.clone(),
+            seed: 0x5eed_0000 + stream_of(spec.shard, w, plan.threads).0,
+            tls: plan
+                .tls
+                .as_ref()
+                .map(tls::TlsTarget::connector)
+                .transpose()?,
+            h2: prepared.h2_setup.clone(),
+        };
+        let handle = std::thread::Builder::new()
+            .name(format!("webtune-worker-{w}"))
+            .spawn(move || usage::measured(|| run_worker(cfg)))
+            .map_err(EngineError::Thread)?;
+        handles.push(handle);
+    }
+    Ok(handles)
+}
+
+/// `--probe`: a thread that sends its own request at its own rate beside the load, until
+/// `done`.
+fn spawn_probe(
+    spec: &RunSpec,
+    plan: &Plan,
+    start: Instant,
+    done: &Arc<AtomicBool>,
+) -> Result<Option<ProbeHandle>, EngineError> {
+    Ok(match (&plan.probe, &spec.probe) {
+        (Some((addrs, request)), Some(p)) => {
+            let cfg = probe::ProbeConfig {
+                addrs: addrs.clone(),
+                request: request.clone(),
+                rate_per_s: p.rate_per_s,
+                connect_timeout: Duration::from_millis(spec.connect_timeout_ms.max(1)),
+                timeout: Duration::from_millis(spec.timeout_ms.max(1)),
+                start,
+                done: Arc::clone(done),
+                expect: spec.clone(),
+                tls: plan.probe_tls.as_ref().map(|t| t.connector()).transpose()?,
+            };
+            Some(
+                std::thread::Builder::new()
+                    .name("webtune-probe".into())
+                    .spawn(move || usage::measured(|| probe::run_probe(cfg)))
+                    .map_err(EngineError::Thread)?,
+            )
+        }
+        _ => None,
+    })
+}
+
+/// Gather interval reports until every worker has hung up: each interval's totals (the
+/// time series), and the run so far handed to `on_progress` at every report.
+fn gather(
+    rx: &mpsc::Receiver<IntervalReport>,
+    start: Instant,
+    open_gauge: &OpenGauge,
+    on_progress: &mut dyn FnMut(&Progress),
+) -> BTreeMap<u64, IntervalTotals> {
+    let mut intervals: BTreeMap<u64, IntervalTotals> = BTreeMap::new();
+    let mut responses = 0u64;
+    let mut errors = 0u64;
+    let mut so_far = Progress::default();
+    let mut rate_interval = 0u64;
+    let mut last_rate = (start, 0u64);
+    loop {
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(report) => {
+                responses += report.responses;
+                errors += report.errors.total();
+                so_far.error_counts.merge(&report.errors);
+                so_far.latency.merge(&report.latency);
+                let t = intervals.entry(report.index).or_default();
+                t.reports += 1;
+                t.responses += report.responses;
+                t.errors.merge(&report.errors);
+                t.bytes += report.bytes;
+                t.open += report.open_connections;
+                t.latency.merge(&report.latency);
+                // Every worker's report is shown as it comes, so the figures are the whole
+                // run's so far (not one worker's); the rate is taken once per interval.
+                let now = Instant::now();
+                if report.index >= rate_interval {
+                    rate_interval = report.index + 1;
+                    let dt = now.duration_since(last_rate.0).as_secs_f64();
+                    so_far.rate_per_s = if dt > 0.0 {
+                        (responses - last_rate.1) as f64 / dt
+                    } else {
+                        0.0
+                    };
+                    last_rate = (now, responses);
+                }
+                so_far.elapsed = now.duration_since(start);
+                so_far.responses = responses;
+                so_far.errors = errors;
+                so_far.open_connections = open_gauge.open();
+                so_far.attempted = attempted(responses, &so_far.error_counts);
+                on_progress(&so_far);
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    intervals
+}
+
+/// What the threads left: every worker's recorder merged, the generator's CPU, the probe's
+/// result.
+struct Joined {
+    total: Recorder,
+    /// The generator's CPU: its own threads', not the process's (an in-process target's
+    /// threads are not the generator).
+    used: usage::Usage,
+    probe: Option<webtune_model::NamedResult>,
+}
+
+/// Join the workers, then stop and join the probe; a worker's failure is the run's.
+fn join(
+    workers: Vec<WorkerHandle>,
+    probe: Option<ProbeHandle>,
+    probe_done: &AtomicBool,
+) -> Result<Joined, EngineError> {
+    let mut total = Recorder::default();
+    let mut used = usage::Usage::default();
+    let mut failure = None;
+    for handle in workers {
+        match handle.join() {
+            Ok((Ok(rec), cpu)) => {
+                total.merge(&rec);
+                used.add(&cpu);
+            }
+            Ok((Err(e), _)) => failure = Some(EngineError::Poll(e)),
+            Err(_) => {
+                failure = Some(EngineError::Thread(std::io::Error::other(
+                    "worker panicked",
+                )))
+            }
+        }
+    }
+    probe_done.store(true, Ordering::Relaxed);
+    let probe = probe.and_then(|h| h.join().ok()).map(|(named, cpu)| {
+        used.add(&cpu);
+        named
+    });
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(Joined { total, used, probe }),
+    }
+}
+
+/// `--http2`: the requests in HTTP/2 form (those that never vary encoded once).
+fn h2_setup(plan: &Plan, streams: u32) -> Result<h2::worker::H2Setup, EngineError> {
+    let tls = plan.tls.is_some();
+    let fixed = plan
+        .requests
+        .iter()
+        .map(|r| {
+            r.fixed_bytes
+                .as_deref()
+                .map(|bytes| h2::request::from_http1(bytes, tls))
+                .transpose()
+                .map_err(|e| EngineError::BadLoad(format!("--http2: {e}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(h2::worker::H2Setup {
+        streams: streams.max(1) as usize,
+        fixed: Arc::new(fixed),
+        tls,
+    })
+}
+
+/// Requests that completed or failed: responses, plus the errors that got none.
+fn attempted(responses: u64, errors: &ErrorCounts) -> u64 {
+    let with_response: u64 = webtune_model::ErrorKind::ALL
+        .into_iter()
+        .filter(|k| k.has_response())
+        .map(|k| errors.get(k))
+        .sum();
+    responses + errors.total() - with_response
+}
+
+/// How long the run sends, in seconds (None: until `-n` is done). The spec is validated
+/// (`RunSpec::validate`) before this is asked.
+fn run_length(spec: &RunSpec) -> Option<f64> {
+    if !spec.stages.is_empty() {
+        return Some(spec.stages_seconds());
+    }
+    match spec.stop {
+        StopCondition::Duration { seconds } => Some(seconds),
+        StopCondition::Requests { .. } => None,
+    }
+}
+
+/// The stretch of the run (seconds) whose finished requests make the summary.
+/// `RunSpec::validate` has made sure it is not empty.
+fn measurement_window(spec: &RunSpec, end_s: Option<f64>) -> (f64, f64) {
+    let warm = spec.warmup_s.max(0.0);
+    let cool = spec.cooldown_s.max(0.0);
+    let end = match end_s {
+        // Without a cool-down the window stays open through the drain of in-flight requests.
+        Some(e) if cool > 0.0 => e - cool,
+        _ => f64::INFINITY,
+    };
+    (warm, end)
+}
+
+/// What this generator runs: the whole spec, or with `--shard i/n` shard i's share of the
+/// connections (and of a closed-loop ramp of them) and of `-n`, as a spec of its own (no
+/// shard). The open-loop rate is shared by interleaving arrivals instead (`stream_of`).
+fn shard_part(spec: &RunSpec) -> RunSpec {
+    let Some(shard) = spec.shard else {
+        return spec.clone();
+    };
+    let mut part = RunSpec {
+        shard: None,
+        ..spec.clone()
+    };
+    let all = u64::from(spec.connections);
+    part.connections = shard.share(all) as u32;
+    if let StopCondition::Requests { count } = spec.stop {
+        part.stop = StopCondition::Requests {
+            count: shard.share(count),
+        };
+    }
+    if !spec.is_open_loop() {
+        let fraction = shard.fraction_of(all);
+        for stage in &mut part.stages {
+            stage.target *= fraction;
+        }
+    }
+    part
+}
+
+/// Worker `w`'s stream of the open-loop schedule: (its first arrival, the step between its
+/// arrivals), counted in arrivals of the whole test (every shard's).
+fn stream_of(shard: Option<Shard>, w: usize, threads: usize) -> (u64, u64) {
+    match shard {
+        Some(shard) => shard.stream(w as u32, threads as u32),
+        None => (w as u64, threads as u64),
+    }
+}
+
+/// Worker `w`'s pacing: its share of the connections ramp or of the rate.
+fn pacing_for(
+    spec: &RunSpec,
+    shard: Option<Shard>,
+    end_s: Option<f64>,
+    w: usize,
+    threads: usize,
+    conns: u64,
+    all_conns: usize,
+) -> Pacing {
+    match spec.load {
+        LoadMode::Closed => Pacing::Closed {
+            ramp: (!spec.stages.is_empty()).then(|| {
+                Ramp::from_stages(&spec.stages).scaled(conns as f64 / all_conns.max(1) as f64)
+            }),
+        },
+        LoadMode::Open { rate, arrival } => {
+            let ramp = if spec.stages.is_empty() {
+                Ramp::constant(rate, end_s.unwrap_or(f64::INFINITY))
+            } else {
+                Ramp::from_stages(&spec.stages)
+            };
+            let (first, step) = stream_of(shard, w, threads);
+            Pacing::Open {
+                ramp: ramp.scaled(1.0 / step as f64),
+                arrival,
+                first_work: first as f64 / step as f64,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::assemble::schedule_reasons;
+    use super::split;
+    use webtune_model::Schedule;
+
+    fn schedule(wait_us: u64, own_us: u64) -> Schedule {
+        let mut s = Schedule::default();
+        for _ in 0..100 {
+            s.lag_histogram.record(wait_us + own_us);
+            s.connection_wait_histogram.record(wait_us);
+            s.generator_lag_histogram.record(own_us);
+        }
+        s.lag = s.lag_histogram.percentiles();
+        s.connection_wait = s.connection_wait_histogram.percentiles();
+        s.generator_lag = s.generator_lag_histogram.percentiles();
+        s
+    }
+
+    #[test]
+    fn waiting_for_a_busy_connection_is_not_the_generators_fault() {
+        // 1.5 s late, all of it with every connection busy (a stalled server), and requests
+        // still queued at the end: the server's latency, no verdict against the client.
+        let mut s = schedule(1_500_000, 50);
+        s.not_sent = 300;
+        assert_eq!(schedule_reasons(&s), None);
+        // 5 ms late with a connection free: the generator's own lag.
+        let s = schedule(0, 5_000);
+        let reason = schedule_reasons(&s).expect("generator lag is flagged");
+        assert!(reason.contains("generator lag p99 5.00 ms"), "{reason}");
+    }
+
+    #[test]
+    fn a_shard_runs_its_share_of_connections_requests_and_a_closed_ramp() {
+        use webtune_model::{RunSpec, Shard, Stage, StopCondition};
+        let whole = RunSpec {
+            connections: 10,
+            stop: StopCondition::Requests { count: 100 },
+            stages: vec![Stage {
+                seconds: 1.0,
+                target: 10.0,
+            }],
+            shard: Some(Shard { index: 1, count: 3 }),
+            ..RunSpec::default()
+        };
+        let part = super::shard_part(&whole);
+        assert_eq!(part.connections, 4);
+        assert_eq!(part.stop, StopCondition::Requests { count: 34 });
+        assert!((part.stages[0].target - 4.0).abs() < 1e-9);
+        assert_eq!(part.shard, None);
+        assert_eq!(part.validate(), Ok(()));
+        assert_eq!(super::stream_of(whole.shard, 1, 2), (3, 6));
+        let unsharded = RunSpec::default();
+        assert_eq!(super::shard_part(&unsharded), unsharded);
+        assert_eq!(super::stream_of(None, 1, 2), (1, 2));
+    }
+
+    #[test]
+    fn split_is_fair_and_exact() {
+        assert_eq!(split(10, 3), vec![4, 3, 3]);
+        assert_eq!(split(2, 4), vec![1, 1, 0, 0]);
+        assert_eq!(split(7, 1), vec![7]);
+    }
+}
