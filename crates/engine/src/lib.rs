@@ -21,6 +21,7 @@ pub mod recorder;
 pub mod rng;
 pub mod scenario;
 pub mod schedule;
+pub mod smtp;
 pub mod tls;
 pub mod transport;
 mod usage;
@@ -121,6 +122,7 @@ pub fn run(
             .collect(),
     );
     let host_header: Arc<str> = Arc::from(plan.host_header.as_str());
+    let (smtp_setup, starttls) = smtp_setup(spec, workload, &plan)?;
     let interval = Duration::from_millis(spec.interval_ms.max(10));
     if let Some(at) = spec.start_at_unix_ms {
         clock::wait_until(at, control);
@@ -176,13 +178,23 @@ pub fn run(
             first_lengths: Arc::clone(&first_lengths),
             open_gauge: Arc::clone(&open_gauge),
             reports: tx.clone(),
-            seed: 0x5eed_0000 + stream_of(spec.shard, w, plan.threads).0,
+            seed: 0x5eed_0000
+                + stream_of(spec.shard, w, plan.threads).0
+                + spec
+                    .smtp
+                    .as_ref()
+                    .map_or(0, |s| s.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
             tls: plan
                 .tls
                 .as_ref()
                 .map(tls::TlsTarget::connector)
                 .transpose()?,
             h2: h2_setup.clone(),
+            smtp: smtp_setup.clone(),
+            starttls: starttls
+                .as_ref()
+                .map(tls::TlsTarget::connector)
+                .transpose()?,
         };
         let handle = std::thread::Builder::new()
             .name(format!("webtune-worker-{w}"))
@@ -351,7 +363,11 @@ pub fn run(
     };
 
     let mut result = RunResult {
-        schema: SCHEMA.to_string(),
+        schema: match spec.smtp {
+            Some(_) => webtune_model::SMTP_SCHEMA,
+            None => SCHEMA,
+        }
+        .to_string(),
         tool: concat!("webtune ", env!("CARGO_PKG_VERSION")).to_string(),
         started_at_unix_ms,
         spec: {
@@ -413,6 +429,7 @@ pub fn run(
         tls: plan.tls.is_some().then(|| total.tls.unwrap_or_default()),
         protocol: Some(protocol_name(spec, plan.tls.is_some()).into()),
         h2: total.h2.take(),
+        smtp: total.smtp.take(),
     };
     result.finish_summaries();
     result.validity = judge(&result, cpu_s, elapsed_s);
@@ -440,8 +457,36 @@ fn h2_setup(plan: &Plan, streams: u32) -> Result<h2::worker::H2Setup, EngineErro
     })
 }
 
+/// SMTP runs: what every connection shares, and the STARTTLS settings if asked for (the
+/// mailboxes are the workload's, or 1,000 generated ones at example.com).
+fn smtp_setup(
+    spec: &RunSpec,
+    workload: &Workload,
+    plan: &Plan,
+) -> Result<(Option<Arc<smtp::SmtpSetup>>, Option<tls::TlsTarget>), EngineError> {
+    let Some(s) = &spec.smtp else {
+        return Ok((None, None));
+    };
+    let generated;
+    let list = match workload.mailbox_list() {
+        Some(list) => list,
+        None => {
+            generated = smtp::Mailboxes::generated(1000, "example.com");
+            &generated
+        }
+    };
+    let starttls = s
+        .starttls
+        .then(|| tls::TlsTarget::new(&spec.tls, &plan.host_header, &[]))
+        .transpose()?;
+    Ok((Some(smtp::SmtpSetup::new(s, list)?), starttls))
+}
+
 /// The protocol a run's requests went over, as results name it.
 fn protocol_name(spec: &RunSpec, tls: bool) -> &'static str {
+    if let Some(s) = &spec.smtp {
+        return if s.starttls { "smtp+starttls" } else { "smtp" };
+    }
     match (spec.http2, tls, spec.http10) {
         (true, true, _) => "h2",
         (true, false, _) => "h2c",

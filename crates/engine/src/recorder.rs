@@ -127,6 +127,8 @@ pub struct Recorder {
     pub tls: Option<TlsSummary>,
     /// HTTP/2 runs: GOAWAYs, resets, client-side queueing.
     pub h2: Option<webtune_model::H2Summary>,
+    /// SMTP runs: per-phase latencies, replies by code, messages accepted and refused.
+    pub smtp: Option<webtune_model::SmtpSummary>,
     /// Open loop: how late each request was sent after its intended start.
     pub lag: LatencyHistogram,
     /// Open loop: the part of `lag` spent with every connection busy (server time).
@@ -314,6 +316,11 @@ impl Recorder {
         match (&mut self.h2, &other.h2) {
             (Some(mine), Some(theirs)) => mine.merge(theirs),
             (None, Some(theirs)) => self.h2 = Some(theirs.clone()),
+            _ => {}
+        }
+        match (&mut self.smtp, &other.smtp) {
+            (Some(mine), Some(theirs)) => mine.merge(theirs),
+            (None, Some(theirs)) => self.smtp = Some(theirs.clone()),
             _ => {}
         }
         match (&mut self.tls, &other.tls) {

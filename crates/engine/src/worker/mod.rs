@@ -33,6 +33,7 @@ pub(crate) mod backoff;
 pub(crate) mod base;
 mod conn_io;
 pub(crate) mod event_loop;
+mod smtp_io;
 
 use crate::http1::ResponseParser;
 use crate::pacing;
@@ -107,6 +108,10 @@ pub struct WorkerConfig {
     pub tls: Option<Connector>,
     /// `--http2`: the run speaks HTTP/2 (`h2::worker` runs it).
     pub h2: Option<crate::h2::worker::H2Setup>,
+    /// `webtune smtp`: the run speaks SMTP (`smtp_io`), its requests are messages.
+    pub smtp: Option<Arc<crate::smtp::SmtpSetup>>,
+    /// SMTP `--starttls`: the TLS connector the session upgrades with.
+    pub starttls: Option<Connector>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -150,6 +155,8 @@ struct Conn {
     /// Bytes received for the current request.
     received: u64,
     parser: ResponseParser,
+    /// SMTP runs: the session on this connection (made at its first message).
+    smtp: Option<Box<crate::smtp::session::SmtpConn>>,
 }
 
 struct Worker {
@@ -196,6 +203,7 @@ pub fn run_worker(cfg: WorkerConfig) -> io::Result<Recorder> {
             backoff: ConnectBackoff::default(),
             received: 0,
             parser: ResponseParser::new(),
+            smtp: None,
         })
         .collect();
     let mut w = Worker {
@@ -447,6 +455,9 @@ impl Worker {
         let c = &mut self.conns[i];
         self.base.close_socket(&mut c.stream);
         c.served = 0;
+        if let Some(s) = c.smtp.as_deref_mut() {
+            s.reset_session();
+        }
     }
 
     /// Fail requests whose connect or response deadline has passed.
