@@ -74,6 +74,9 @@ pub struct Progress {
     pub error_counts: ErrorCounts,
     pub attempted: u64,
     pub latency: LatencyHistogram,
+    /// Connections opened so far, and SMTP message bytes sent.
+    pub connections_opened: u64,
+    pub message_bytes: u64,
 }
 
 /// One interval as merged from every worker's report.
@@ -241,6 +244,8 @@ pub fn run(
                 errors += report.errors.total();
                 so_far.error_counts.merge(&report.errors);
                 so_far.latency.merge(&report.latency);
+                so_far.connections_opened += report.connections;
+                so_far.message_bytes += report.message_bytes;
                 let t = intervals.entry(report.index).or_default();
                 t.reports += 1;
                 t.responses += report.responses;

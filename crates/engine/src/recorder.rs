@@ -173,6 +173,10 @@ pub struct IntervalReport {
     pub bytes: u64,
     pub open_connections: u64,
     pub latency: LatencyHistogram,
+    /// Connections that opened (the connect succeeded).
+    pub connections: u64,
+    /// SMTP: message bytes sent after DATA.
+    pub message_bytes: u64,
 }
 
 impl Recorder {
@@ -297,6 +301,17 @@ impl Recorder {
         } else {
             tls.full_handshakes += 1;
         }
+    }
+
+    /// A connect succeeded (counted whenever it happens, and in the interval's report).
+    pub fn connection_opened(&mut self) {
+        self.connections_opened += 1;
+        self.interval.connections += 1;
+    }
+
+    /// SMTP: a message of `bytes` went after DATA (for the interval's report).
+    pub fn message_sent(&mut self, bytes: u64) {
+        self.interval.message_bytes += bytes;
     }
 
     /// Close the current interval and return its report.

@@ -100,6 +100,46 @@ impl SmtpSpec {
     }
 }
 
+/// A message size: bytes, or with a unit k/K (KiB) or m/M (MiB), e.g. "10k".
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let t = t
+        .strip_suffix("iB")
+        .or_else(|| t.strip_suffix('B'))
+        .unwrap_or(t);
+    let (digits, unit) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => (&t[..i], Some(c)),
+        _ => (t, None),
+    };
+    let n: u64 = digits
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a size (e.g. 2048, 10k, 1M)"))?;
+    let scale = match unit {
+        None => 1,
+        Some('k' | 'K') => 1024,
+        Some('m' | 'M') => 1024 * 1024,
+        Some(_) => return Err(format!("{text:?}: the unit is k or M (e.g. 10k)")),
+    };
+    n.checked_mul(scale)
+        .ok_or_else(|| format!("{text:?} is too large"))
+}
+
+/// `--size MIN..MAX` (or one size for all), e.g. "1k..10k".
+pub fn parse_size_range(text: &str) -> Result<(u64, u64), String> {
+    let (lo, hi) = match text.split_once("..") {
+        Some((lo, hi)) => (parse_size(lo)?, parse_size(hi)?),
+        None => {
+            let n = parse_size(text)?;
+            (n, n)
+        }
+    };
+    if lo > hi {
+        return Err(format!("--size {text}: the minimum is above the maximum"));
+    }
+    Ok((lo, hi))
+}
+
 /// One SMTP phase's latency: its histogram and summary.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PhaseLatency {
@@ -229,6 +269,17 @@ mod tests {
         assert_eq!(a.replies[&250], 5);
         assert_eq!((a.accepted, a.deferred), (1, 1));
         assert!(a.mail.summary.max_us >= 299);
+    }
+
+    #[test]
+    fn sizes_parse_with_units_and_ranges() {
+        assert_eq!(parse_size_range("1k..10k"), Ok((1024, 10240)));
+        assert_eq!(parse_size_range("500"), Ok((500, 500)));
+        assert_eq!(parse_size_range("0..1M"), Ok((0, 1 << 20)));
+        assert_eq!(parse_size("4KiB"), Ok(4096));
+        assert!(parse_size_range("10k..1k").is_err());
+        assert!(parse_size("ten").is_err());
+        assert!(parse_size("5q").is_err());
     }
 
     #[test]

@@ -282,7 +282,7 @@ impl Base {
         }
         let _ = socket.set_nodelay(true);
         backoff.reset();
-        self.rec.connections_opened += 1;
+        self.rec.connection_opened();
         Ok(())
     }
 

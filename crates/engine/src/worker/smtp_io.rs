@@ -307,6 +307,7 @@ impl Worker {
                         if in_window {
                             sum.message_bytes += len as u64;
                         }
+                        b.rec.message_sent(len as u64);
                     }
                 } else {
                     s.refuse(code);
