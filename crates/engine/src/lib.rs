@@ -431,7 +431,7 @@ pub fn run(
         stalls,
         by_name,
         probe: probe_result,
-        tls: plan.tls.is_some().then(|| total.tls.unwrap_or_default()),
+        tls: (plan.tls.is_some() || starttls.is_some()).then(|| total.tls.unwrap_or_default()),
         protocol: Some(protocol_name(spec, plan.tls.is_some()).into()),
         h2: total.h2.take(),
         smtp: total.smtp.take(),
