@@ -1,7 +1,8 @@
 //! `webtune smtp HOST[:PORT]`: a mail load test. Maps the flags onto a `RunSpec` with an
 //! `SmtpSpec` and a mailbox workload, runs it on the engine (the same loop, schedule and
 //! recorder as `bench`), and writes the result as text, JSON (`webtune.smtp/1`), CSV or
-//! HTML. `compare` and `--threshold` read it like any result.
+//! HTML. `compare` and `--threshold` read it like any result. Several `-c` levels make it
+//! a sweep (the trial API `webtune sweep` uses; `webtune.sweep/1`, each level an SMTP run).
 
 use crate::bench_cmd::{available_cores, load_mode, run_spec_repeated, stop_condition};
 use crate::exit;
@@ -33,9 +34,16 @@ pub struct SmtpArgs {
     /// Stop sending after this long (default 10s unless -n is given).
     #[arg(short = 'd', long = "duration", value_parser = parse_duration, value_name = "DURATION")]
     pub duration: Option<Duration>,
-    /// Parallel SMTP sessions (closed loop; with --rate, the most opened).
-    #[arg(short = 'c', long = "connections", default_value_t = 10)]
-    pub connections: u32,
+    /// Parallel SMTP sessions (closed loop; with --rate, the most opened). Several,
+    /// comma-separated (1,10,100), sweep them: one run per level, a table and the knee.
+    #[arg(
+        short = 'c',
+        long = "connections",
+        default_value = "10",
+        value_delimiter = ',',
+        value_name = "N[,N…]"
+    )]
+    pub connections: Vec<u32>,
     /// Open loop: this many messages per second in all, latency from each message's
     /// intended start (coordinated-omission corrected).
     #[arg(long = "rate", value_name = "MSG/S")]
@@ -170,7 +178,7 @@ impl SmtpArgs {
         };
         let spec = RunSpec {
             url: smtp_url(&self.target),
-            connections: self.connections,
+            connections: self.connections.first().copied().unwrap_or(10),
             threads: self.threads.unwrap_or_else(available_cores),
             stop: stop_condition(self.messages, self.duration),
             load: load_mode(self.rate, &self.arrival),
@@ -221,6 +229,9 @@ pub fn run(args: SmtpArgs) -> anyhow::Result<i32> {
     let spec = args.to_spec()?;
     let workload = mailboxes(args.users.as_ref())?;
     drop(at_once);
+    if args.connections.len() > 1 {
+        return sweep(&args, spec, workload);
+    }
     let mut abort =
         crate::gate::AbortCheck::new(&thresholds, args.gate.threshold_abort, spec.warmup_s);
     let (mut result, interrupted) = run_spec_repeated(
@@ -241,6 +252,66 @@ pub fn run(args: SmtpArgs) -> anyhow::Result<i32> {
         exit::SUCCESS
     };
     Ok(outputs.exit_code(crate::gate::status(&result.thresholds, own)))
+}
+
+/// `-c A,B,…`: the same mail test at each session count, through the trial API (as `webtune
+/// sweep` runs its levels), written as a sweep.
+fn sweep(args: &SmtpArgs, spec: RunSpec, workload: Workload) -> anyhow::Result<i32> {
+    use webtune_lab::trial::{self, Level, Target, Trial};
+    use webtune_model::sweep::SweepVariable;
+    use webtune_report::sweep::{render_sweep_csv, render_sweep_html, render_sweep_text};
+    if args.connections.contains(&0) {
+        anyhow::bail!("-c levels must be at least 1");
+    }
+    if !args.gate.threshold.is_empty() {
+        anyhow::bail!("--threshold judges one run: give one -c level (or compare the levels)");
+    }
+    let mut trial = Trial::new(
+        Target::External {
+            base_url: spec.url.clone(),
+            processes: Vec::new(),
+        },
+        RunSpec {
+            url: String::new(),
+            ..spec
+        },
+    );
+    trial.workload = workload;
+    trial.levels = args
+        .connections
+        .iter()
+        .map(|&c| Level::Connections(c))
+        .collect();
+    trial.repeat = args.output.repeat;
+    let quiet = args.output.quiet;
+    let stop = crate::signals::stop_token();
+    let outcome = trial::run(
+        &trial,
+        &stop,
+        &mut crate::narrate::Narrator::new(quiet, !quiet),
+    )?;
+    let sweep = crate::sweep_cmd::sweep_of(outcome, SweepVariable::Connections, "webtune smtp");
+    let mut outputs = Outputs::new();
+    if let Some(dest) = &args.output.html {
+        outputs.file("--html", dest, &render_sweep_html(&sweep));
+    }
+    if let Some(dest) = &args.output.csv {
+        outputs.file("--csv", dest, &render_sweep_csv(&sweep));
+    }
+    if let Some(dest) = &args.output.json {
+        outputs.file("--json", dest, &(sweep.to_json_pretty() + "\n"));
+    }
+    if args.output.json.as_deref() != Some("-") && !quiet {
+        outputs.stdout(&format!("\n{}", render_sweep_text(&sweep)));
+    }
+    let unanswered = crate::sweep_cmd::warn_unanswered(&sweep, "smtp");
+    Ok(outputs.exit_code(if sweep.interrupted {
+        exit::INTERRUPTED
+    } else if unanswered {
+        exit::NO_SUCCESS
+    } else {
+        exit::SUCCESS
+    }))
 }
 
 /// Write the files, then the summary in `--format`.

@@ -75,6 +75,27 @@ fn smtp_counts_agree_with_the_sink_and_results_compare() {
         "{}",
         String::from_utf8_lossy(&cmp.stderr)
     );
+    // Several -c levels: a sweep, each level an SMTP run, every message at the sink.
+    let sweep = dir.path().join("sweep.json").display().to_string();
+    let before = sink.settled_messages();
+    let out = webtune(&[
+        "smtp", &sink.addr, "-c", "1,3", "-n", "60", "-q", "--json", &sweep,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sweep: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&sweep).unwrap()).unwrap();
+    assert_eq!(sweep["schema"], "webtune.sweep/1");
+    let levels = sweep["levels"].as_array().unwrap();
+    assert_eq!(levels.len(), 2);
+    for level in levels {
+        assert_eq!(level["result"]["schema"], "webtune.smtp/1");
+        assert_eq!(level["result"]["smtp"]["accepted"], 60);
+    }
+    assert_eq!(sink.settled_messages() - before, 120);
     // A threshold that cannot hold fails the run with 99.
     let out = webtune(&[
         "smtp",
