@@ -125,9 +125,9 @@ pub fn parse_url(text: &str) -> Result<Target, EngineError> {
 
 /// Parse an smtp://HOST[:PORT] target (port 25 by default).
 pub fn parse_smtp_url(text: &str) -> Result<Target, EngineError> {
-    let bad = |reason: &str| EngineError::BadUrl {
-        url: text.to_string(),
-        reason: format!("{reason} (expected e.g. smtp://127.0.0.1:25)"),
+    let bad = |reason: &str| EngineError::BadSmtpTarget {
+        target: text.trim_start_matches("smtp://").to_string(),
+        reason: reason.to_string(),
     };
     let rest = text
         .strip_prefix("smtp://")

@@ -195,13 +195,15 @@ pub fn run(args: PostalArgs) -> anyhow::Result<i32> {
         }
     }
     let at_once = crate::signals::exit_at_once();
-    let workload = crate::smtp_cmd::mailboxes(Some(&args.users))?;
+    // The flags first: a bad one is reported before any file is read.
+    args.to_spec(String::new())?;
+    let workload = crate::smtp_cmd::mailboxes(Some(&args.users), "the user list")?;
     let first_user = workload
         .mailbox_list()
         .and_then(|m| m.0.first().cloned())
         .unwrap_or_default();
     let from = match &args.senders {
-        Some(path) => crate::smtp_cmd::mailboxes(Some(path))?
+        Some(path) => crate::smtp_cmd::mailboxes(Some(path), "the sender list (-f)")?
             .mailbox_list()
             .and_then(|m| m.0.first().cloned())
             .unwrap_or(first_user),

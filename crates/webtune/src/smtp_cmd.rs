@@ -201,13 +201,14 @@ impl SmtpArgs {
     }
 }
 
-/// The mailboxes of `--users FILE`, or the generated default list.
-pub fn mailboxes(users: Option<&PathBuf>) -> anyhow::Result<Workload> {
+/// The mailboxes of `--users FILE` (`what` names the file in messages), or the generated
+/// default list.
+pub fn mailboxes(users: Option<&PathBuf>, what: &str) -> anyhow::Result<Workload> {
     match users {
         Some(path) => {
             let name = path.display().to_string();
             let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read --users {name}"))?;
+                .with_context(|| format!("cannot read {what} {name}"))?;
             let list = Mailboxes::parse(&text, &name).map_err(anyhow::Error::msg)?;
             Ok(Workload::mailboxes(list, &name))
         }
@@ -227,7 +228,7 @@ pub fn run(args: SmtpArgs) -> anyhow::Result<i32> {
     let thresholds = args.gate.parse(false)?;
     let at_once = crate::signals::exit_at_once();
     let spec = args.to_spec()?;
-    let workload = mailboxes(args.users.as_ref())?;
+    let workload = mailboxes(args.users.as_ref(), "--users")?;
     drop(at_once);
     if args.connections.len() > 1 {
         return sweep(&args, spec, workload);
