@@ -125,7 +125,7 @@ pub fn run(
             .collect(),
     );
     let host_header: Arc<str> = Arc::from(plan.host_header.as_str());
-    let (smtp_setup, starttls) = smtp_setup(spec, workload, &plan)?;
+    let (smtp_setup, starttls) = smtp::setup_for(spec, workload, &plan.host_header)?;
     let interval = Duration::from_millis(spec.interval_ms.max(10));
     if let Some(at) = spec.start_at_unix_ms {
         clock::wait_until(at, control);
@@ -460,31 +460,6 @@ fn h2_setup(plan: &Plan, streams: u32) -> Result<h2::worker::H2Setup, EngineErro
         fixed: Arc::new(fixed),
         tls,
     })
-}
-
-/// SMTP runs: what every connection shares, and the STARTTLS settings if asked for (the
-/// mailboxes are the workload's, or 1,000 generated ones at example.com).
-fn smtp_setup(
-    spec: &RunSpec,
-    workload: &Workload,
-    plan: &Plan,
-) -> Result<(Option<Arc<smtp::SmtpSetup>>, Option<tls::TlsTarget>), EngineError> {
-    let Some(s) = &spec.smtp else {
-        return Ok((None, None));
-    };
-    let generated;
-    let list = match workload.mailbox_list() {
-        Some(list) => list,
-        None => {
-            generated = smtp::Mailboxes::generated(1000, "example.com");
-            &generated
-        }
-    };
-    let starttls = s
-        .starttls
-        .then(|| tls::TlsTarget::new(&spec.tls, &plan.host_header, &[]))
-        .transpose()?;
-    Ok((Some(smtp::SmtpSetup::new(s, list)?), starttls))
 }
 
 /// The protocol a run's requests went over, as results name it.

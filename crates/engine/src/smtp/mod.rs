@@ -131,6 +131,33 @@ impl SmtpSetup {
     }
 }
 
+/// An SMTP run's shared setup, and the STARTTLS settings if asked for; (None, None) for an
+/// HTTP run. The mailboxes are the workload's, or 1,000 generated ones at example.com.
+pub(crate) type Setup = (Option<Arc<SmtpSetup>>, Option<crate::tls::TlsTarget>);
+
+pub(crate) fn setup_for(
+    spec: &webtune_model::RunSpec,
+    workload: &crate::Workload,
+    host: &str,
+) -> Result<Setup, EngineError> {
+    let Some(s) = &spec.smtp else {
+        return Ok((None, None));
+    };
+    let generated;
+    let list = match workload.mailbox_list() {
+        Some(list) => list,
+        None => {
+            generated = Mailboxes::generated(1000, "example.com");
+            &generated
+        }
+    };
+    let starttls = s
+        .starttls
+        .then(|| crate::tls::TlsTarget::new(&spec.tls, host, &[]))
+        .transpose()?;
+    Ok((Some(SmtpSetup::new(s, list)?), starttls))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
