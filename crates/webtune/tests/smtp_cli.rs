@@ -96,6 +96,39 @@ fn smtp_counts_agree_with_the_sink_and_results_compare() {
         assert_eq!(level["result"]["smtp"]["accepted"], 60);
     }
     assert_eq!(sink.settled_messages() - before, 120);
+    // capacity over smtp://: an open-loop search whose steps are SMTP runs.
+    let cap = dir.path().join("cap.json").display().to_string();
+    let url = format!("smtp://{}", sink.addr);
+    let out = webtune(&[
+        "capacity",
+        &url,
+        "--slo",
+        "errors<=0%",
+        "--start-rate",
+        "50",
+        "--max-rate",
+        "100",
+        "-d",
+        "1s",
+        "--pause",
+        "0s",
+        "-q",
+        "--json",
+        &cap,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cap: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&cap).unwrap()).unwrap();
+    let steps = cap["steps"].as_array().unwrap();
+    assert!(steps.len() >= 2, "{cap}");
+    for step in steps {
+        assert_eq!(step["result"]["schema"], "webtune.smtp/1");
+        assert!(step["result"]["smtp"]["accepted"].as_u64().unwrap() > 0);
+    }
     // A threshold that cannot hold fails the run with 99.
     let out = webtune(&[
         "smtp",
