@@ -58,9 +58,10 @@ pub struct PostalArgs {
     /// postal: Netscape breakage strings (ignored).
     #[arg(short = 'b', value_name = "[no]netscape")]
     pub breakage: Option<String>,
-    /// postal: debug file bases (ignored).
+    /// postal: a debug file base per thread (ignored).
     #[arg(short = 'z', value_name = "FILE")]
     pub debug: Option<String>,
+    /// postal: a debug file per connection too (ignored).
     #[arg(short = 'Z', value_name = "FILE")]
     pub debug_per_connection: Option<String>,
     /// Senders (envelope and From:): the first address of this file (postal picks one per

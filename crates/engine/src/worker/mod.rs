@@ -25,6 +25,9 @@
 //! timeout has millisecond steps); one wake-up sends every request due by then or within a
 //! small slack (`pacing`), and the timer is re-armed only when its set time no longer serves.
 //!
+//! SMTP (`webtune smtp`): the same pacing, with a message as the request; a connection
+//! carries an SMTP session and `smtp_io` is its exchange (banner, EHLO, MAIL, RCPT, DATA).
+//!
 //! HTTPS: each connection's bytes go through a `Transport` (plain TCP or rustls over the
 //! socket); a new TLS connection goes from connecting through a handshake phase, timed in
 //! its own histogram, before its first request is written.
