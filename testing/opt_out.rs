@@ -7,7 +7,7 @@
 #![allow(dead_code)] // each test binary uses its own part of it
 
 /// The names `WEBTUNE_SKIP` may hold, with how to get each.
-pub const REQUIREMENTS: [(&str, &str); 6] = [
+pub const REQUIREMENTS: [(&str, &str); 8] = [
     (
         "root",
         "run the tests as root (network namespaces, sysctls, mknod)",
@@ -17,6 +17,11 @@ pub const REQUIREMENTS: [(&str, &str); 6] = [
     ("php-fpm", "apt-get install php-fpm"),
     ("mariadb", "apt-get install mariadb-server php-mysql"),
     ("browser", "apt-get install chromium"),
+    (
+        "postfix",
+        "apt-get install postfix (for smtp-sink and smtp-source; preseed \"No configuration\")",
+    ),
+    ("postal", "apt-get install postal"),
 ];
 
 /// The test found `name` missing (`why` says how): returns, after printing the opt-out used,

@@ -5,6 +5,8 @@
 pub enum EngineError {
     #[error("malformed URL {url:?}: {reason} (expected e.g. http://127.0.0.1:8080/path)")]
     BadUrl { url: String, reason: String },
+    #[error("bad SMTP server {target:?}: {reason} (expected HOST[:PORT], e.g. 127.0.0.1:25)")]
+    BadSmtpTarget { target: String, reason: String },
     #[error("{scheme}:// is not supported: webtune speaks http:// and https://")]
     UnsupportedScheme { scheme: String },
     #[error(

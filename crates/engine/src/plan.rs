@@ -123,6 +123,35 @@ pub fn parse_url(text: &str) -> Result<Target, EngineError> {
     })
 }
 
+/// Parse an smtp://HOST[:PORT] target (port 25 by default).
+pub fn parse_smtp_url(text: &str) -> Result<Target, EngineError> {
+    let bad = |reason: &str| EngineError::BadSmtpTarget {
+        target: text.trim_start_matches("smtp://").to_string(),
+        reason: reason.to_string(),
+    };
+    let rest = text
+        .strip_prefix("smtp://")
+        .ok_or_else(|| bad("not smtp://"))?;
+    let rest = rest.strip_suffix('/').unwrap_or(rest);
+    let (host, port) = match rest.rsplit_once(':') {
+        Some((h, p)) if !h.ends_with(':') || h.starts_with('[') => {
+            (h, p.parse::<u16>().map_err(|_| bad("bad port"))?)
+        }
+        _ => (rest, 25),
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    if host.is_empty() || host.contains('/') || host.contains('@') {
+        return Err(bad("no host"));
+    }
+    Ok(Target {
+        host: host.to_string(),
+        port,
+        path: String::new(),
+        host_header: host.to_string(),
+        tls: false,
+    })
+}
+
 /// Every address the host resolves to, or the `--connect-to` list.
 pub fn resolve(target: &Target, connect_to: &[String]) -> Result<Vec<SocketAddr>, EngineError> {
     if !connect_to.is_empty() {
@@ -287,7 +316,10 @@ pub fn build(spec: &RunSpec, workload: &Workload) -> Result<Plan, EngineError> {
     // The spec's own checks (zero counts, lengths, timeouts; warm-up and cool-down) come
     // first, before anything is resolved or connected.
     spec.validate()?;
-    let target = parse_url(&spec.url)?;
+    let target = match spec.smtp {
+        Some(_) => parse_smtp_url(&spec.url)?,
+        None => parse_url(&spec.url)?,
+    };
     let resolved = resolve(&target, &spec.connect_to)?;
     let (addresses, skipped) = if spec.connect_to.is_empty() {
         keep_listening(resolved, spec.connect_timeout_ms)
@@ -295,6 +327,18 @@ pub fn build(spec: &RunSpec, workload: &Workload) -> Result<Plan, EngineError> {
         (resolved, Vec::new()) // the user named them: use them all, as asked
     };
     let (requests, picker, think, named) = match workload.scenario() {
+        // SMTP: one kind of "request", a message; the SMTP setup makes each one.
+        None if spec.smtp.is_some() => {
+            let message = PlannedRequest {
+                name: "message".into(),
+                fixed_bytes: None,
+                def: None,
+                is_head: false,
+                expect_status: vec![(200, 299)],
+                body_contains: None,
+            };
+            (vec![message], None, Think::None, false)
+        }
         None => {
             let request = PlannedRequest {
                 name: "request".into(),
@@ -479,6 +523,17 @@ mod tests {
         let (kept, skipped) = keep_listening(vec![down, down], 500);
         assert_eq!(kept.len(), 2);
         assert!(skipped.is_empty());
+    }
+
+    #[test]
+    fn smtp_targets_parse_with_port_25_by_default() {
+        let t = parse_smtp_url("smtp://127.0.0.1:2525").unwrap();
+        assert_eq!((t.host.as_str(), t.port), ("127.0.0.1", 2525));
+        assert_eq!(parse_smtp_url("smtp://mail.example.com").unwrap().port, 25);
+        let t = parse_smtp_url("smtp://[::1]:26").unwrap();
+        assert_eq!((t.host.as_str(), t.port), ("::1", 26));
+        assert!(parse_smtp_url("smtp://h:x").is_err());
+        assert!(parse_smtp_url("http://h").is_err());
     }
 
     #[test]

@@ -127,6 +127,8 @@ pub struct Recorder {
     pub tls: Option<TlsSummary>,
     /// HTTP/2 runs: GOAWAYs, resets, client-side queueing.
     pub h2: Option<webtune_model::H2Summary>,
+    /// SMTP runs: per-phase latencies, replies by code, messages accepted and refused.
+    pub smtp: Option<webtune_model::SmtpSummary>,
     /// Open loop: how late each request was sent after its intended start.
     pub lag: LatencyHistogram,
     /// Open loop: the part of `lag` spent with every connection busy (server time).
@@ -171,6 +173,10 @@ pub struct IntervalReport {
     pub bytes: u64,
     pub open_connections: u64,
     pub latency: LatencyHistogram,
+    /// Connections that opened (the connect succeeded).
+    pub connections: u64,
+    /// SMTP: message bytes sent after DATA.
+    pub message_bytes: u64,
 }
 
 impl Recorder {
@@ -297,6 +303,17 @@ impl Recorder {
         }
     }
 
+    /// A connect succeeded (counted whenever it happens, and in the interval's report).
+    pub fn connection_opened(&mut self) {
+        self.connections_opened += 1;
+        self.interval.connections += 1;
+    }
+
+    /// SMTP: a message of `bytes` went after DATA (for the interval's report).
+    pub fn message_sent(&mut self, bytes: u64) {
+        self.interval.message_bytes += bytes;
+    }
+
     /// Close the current interval and return its report.
     pub fn take_interval(&mut self, index: u64, open_connections: u64) -> IntervalReport {
         let mut report = std::mem::take(&mut self.interval);
@@ -314,6 +331,11 @@ impl Recorder {
         match (&mut self.h2, &other.h2) {
             (Some(mine), Some(theirs)) => mine.merge(theirs),
             (None, Some(theirs)) => self.h2 = Some(theirs.clone()),
+            _ => {}
+        }
+        match (&mut self.smtp, &other.smtp) {
+            (Some(mine), Some(theirs)) => mine.merge(theirs),
+            (None, Some(theirs)) => self.smtp = Some(theirs.clone()),
             _ => {}
         }
         match (&mut self.tls, &other.tls) {

@@ -17,6 +17,8 @@ pub struct Workload {
     scenario: Option<Arc<Scenario>>,
     name: Option<String>,
     sha256: Option<String>,
+    /// SMTP runs: the mailboxes recipients are drawn from.
+    mailboxes: Option<Arc<crate::smtp::Mailboxes>>,
 }
 
 impl Workload {
@@ -52,7 +54,25 @@ impl Workload {
             scenario: Some(Arc::new(parsed)),
             name: Some(name.to_string()),
             sha256: Some(sha256_hex(text)),
+            mailboxes: None,
         })
+    }
+
+    /// SMTP: send to these mailboxes; `name` (the user list's path, or a description) and
+    /// the hash of the list are recorded like a scenario's.
+    pub fn mailboxes(list: crate::smtp::Mailboxes, name: &str) -> Workload {
+        let text = list.0.join("\n");
+        Workload {
+            scenario: None,
+            name: Some(name.to_string()),
+            sha256: Some(sha256_hex(&text)),
+            mailboxes: Some(Arc::new(list)),
+        }
+    }
+
+    /// The SMTP mailbox list, if one was given.
+    pub fn mailbox_list(&self) -> Option<&crate::smtp::Mailboxes> {
+        self.mailboxes.as_deref()
     }
 
     /// The parsed scenario, if this is one.
@@ -70,6 +90,9 @@ impl Workload {
     pub fn record_in(&self, spec: &mut RunSpec) {
         spec.scenario = self.name.clone();
         spec.scenario_sha256 = self.sha256.clone();
+        if let (Some(smtp), Some(list)) = (spec.smtp.as_mut(), &self.mailboxes) {
+            smtp.mailboxes = list.0.len() as u64;
+        }
     }
 }
 

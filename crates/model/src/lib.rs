@@ -12,6 +12,7 @@ mod merge;
 pub mod result;
 pub mod server;
 pub mod shard;
+pub mod smtp;
 pub mod spec;
 pub mod stop;
 pub mod sweep;
@@ -28,6 +29,7 @@ pub use result::{
 };
 pub use server::ServerSamples;
 pub use shard::{Shard, ShardError, ShardSet, ShardSummary, StartRecord};
+pub use smtp::{SmtpSpec, SmtpSummary, SMTP_SCHEMA};
 pub use spec::{
     Arrival, LoadMode, ProbeSpec, RunSpec, SpecError, Stage, StopCondition, TlsOptions,
     MAX_RATE_PER_S,

@@ -95,6 +95,11 @@ impl RunResult {
             (None, Some(theirs)) => self.h2 = Some(theirs.clone()),
             _ => {}
         }
+        match (&mut self.smtp, &other.smtp) {
+            (Some(mine), Some(theirs)) => mine.merge(theirs),
+            (None, Some(theirs)) => self.smtp = Some(theirs.clone()),
+            _ => {}
+        }
         let g = &mut self.generator;
         g.user_cpu_s += other.generator.user_cpu_s;
         g.system_cpu_s += other.generator.system_cpu_s;
@@ -295,6 +300,7 @@ impl RunResult {
             thresholds: Vec::new(),
             tls: None,
             h2: None,
+            smtp: None,
             ..first.clone()
         };
         let interval_s = merged.spec.interval_ms.max(1) as f64 / 1000.0;

@@ -331,6 +331,9 @@ pub struct RunResult {
     /// `--threshold`: every threshold's verdict, in the order given.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thresholds: Vec<Verdict>,
+    /// SMTP runs (schema `webtune.smtp/1`): per-phase latencies and replies by code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub smtp: Option<crate::SmtpSummary>,
 }
 
 /// What one repeat of a repeated run measured: enough to tell whether two configurations
@@ -397,6 +400,9 @@ impl RunResult {
         if let Some(p) = self.probe.as_mut() {
             p.finish();
         }
+        if let Some(smtp) = self.smtp.as_mut() {
+            smtp.finish();
+        }
         if let Some(s) = self.schedule.as_mut() {
             s.lag = s.lag_histogram.percentiles();
             s.connection_wait = s.connection_wait_histogram.percentiles();
@@ -413,7 +419,7 @@ impl RunResult {
         let value: serde_json::Value =
             serde_json::from_str(text).map_err(|e| ResultParseError::Json(e.to_string()))?;
         match value.get("schema").and_then(|s| s.as_str()) {
-            Some(SCHEMA) => {}
+            Some(SCHEMA) | Some(crate::SMTP_SCHEMA) => {}
             Some(other) => return Err(ResultParseError::Schema(other.to_string())),
             None => return Err(ResultParseError::Schema("(none)".into())),
         }

@@ -155,6 +155,9 @@ pub struct RunSpec {
     /// `--start-at`: the run waited for this wall-clock time, ms since the Unix epoch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_at_unix_ms: Option<u64>,
+    /// `webtune smtp`: the run speaks SMTP to an smtp:// URL and its requests are messages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub smtp: Option<crate::SmtpSpec>,
 }
 
 impl Default for RunSpec {
@@ -188,6 +191,7 @@ impl Default for RunSpec {
             streams: 1,
             shard: None,
             start_at_unix_ms: None,
+            smtp: None,
         }
     }
 }
@@ -200,6 +204,8 @@ pub const MAX_STREAMS: u32 = 10_000;
 /// command-line flags, as the user gave them there.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SpecError {
+    #[error("{0}")]
+    Smtp(String),
     #[error("{flag} must be at least 1")]
     Zero { flag: &'static str },
     #[error("{flag} must be longer than 0 (e.g. {example})")]
@@ -279,6 +285,9 @@ impl RunSpec {
             return Err(SpecError::TooManyStreams(self.streams));
         }
         self.validate_http2()?;
+        if let Some(smtp) = &self.smtp {
+            smtp.check().map_err(SpecError::Smtp)?;
+        }
         if self.connect_timeout_ms == 0 {
             return zero_duration("--connect-timeout", "--connect-timeout 5s");
         }

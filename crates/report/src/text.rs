@@ -14,6 +14,9 @@ pub const LATENCY_COLUMNS: [&str; 9] = [
 
 /// Render one result as the human summary.
 pub fn render_text(result: &RunResult) -> String {
+    if result.smtp.is_some() {
+        return crate::smtp::render_smtp_text(result);
+    }
     let mut out = String::new();
     write_header(&mut out, result);
     write_throughput(&mut out, result);
@@ -113,7 +116,7 @@ fn write_throughput(out: &mut String, r: &RunResult) {
     out.push('\n');
 }
 
-fn latency_row(label: &str, p: &Percentiles) -> Vec<String> {
+pub(crate) fn latency_row(label: &str, p: &Percentiles) -> Vec<String> {
     let mut row = vec![label.to_string()];
     if p.count == 0 {
         row.extend(std::iter::repeat_n(

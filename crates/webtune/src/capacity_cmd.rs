@@ -122,6 +122,12 @@ pub fn run(args: CapacityArgs) -> anyhow::Result<i32> {
     // Nothing is measured yet: a signal while the inputs are read (a FIFO) exits at once.
     let at_once = crate::signals::exit_at_once();
     args.request.apply(&mut load)?;
+    // smtp://: messages with `webtune smtp`'s defaults to its generated mailboxes.
+    let smtp = args.url.starts_with("smtp://");
+    if smtp {
+        load.smtp = Some(webtune_model::SmtpSpec::default());
+        load.expect_status = vec![(200, 299)];
+    }
     let mut trial = Trial::new(
         Target::External {
             base_url: args.url.clone(),
@@ -129,7 +135,10 @@ pub fn run(args: CapacityArgs) -> anyhow::Result<i32> {
         },
         load,
     );
-    trial.workload = args.request.workload()?;
+    trial.workload = match smtp {
+        true => crate::smtp_cmd::mailboxes(None, "")?,
+        false => args.request.workload()?,
+    };
     drop(at_once);
     search(trial, args.connections, &args.arrival, &args.search)
 }

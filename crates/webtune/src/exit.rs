@@ -8,7 +8,7 @@
 /// 0: done; every output was written. `serve`: stopped by Ctrl-C, SIGTERM or SIGHUP.
 pub const SUCCESS: i32 = 0;
 
-/// 1: `ab`, `bench`: no request got a response (every one failed to connect, timed out, …);
+/// 1: `ab`, `bench`, `smtp`: no request (message) got a response (every one failed to connect, timed out, …);
 /// the report of what was measured is still printed and written, as ab fails. `sweep`,
 /// `lab sweep`: a level got no *successful* response (every request failed, or every
 /// response had an unexpected status); the table and files are still written. `lab clean`:

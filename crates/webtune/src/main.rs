@@ -17,10 +17,12 @@ mod metrics;
 mod narrate;
 mod output;
 mod output_flags;
+mod postal_cmd;
 mod report_cmd;
 mod serve_cmd;
 mod sharding;
 mod signals;
+mod smtp_cmd;
 mod sweep_cmd;
 mod tune_cmd;
 mod version;
@@ -63,6 +65,10 @@ enum Command {
     Capacity(capacity_cmd::CapacityArgs),
     /// Merge the shards of one test (bench --shard I/N) into one result, exactly.
     Merge(merge_cmd::MergeArgs),
+    /// Load an SMTP server: sessions, messages, per-phase latency (webtune.smtp/1).
+    Smtp(smtp_cmd::SmtpArgs),
+    /// postal-compatible front end: postal's flags, its per-minute output layout.
+    Postal(postal_cmd::PostalArgs),
     /// Start real web stacks (nginx, Apache, PHP) from generated configs and load them.
     Lab(lab_cmd::LabArgs),
     /// Search a stack's configurations under an SLO, prove the winner against the default.
@@ -92,6 +98,8 @@ fn main() {
         Command::Compare(a) => compare_cmd::run(a),
         Command::Capacity(a) => capacity_cmd::run(a),
         Command::Merge(a) => merge_cmd::run(a),
+        Command::Smtp(a) => smtp_cmd::run(a),
+        Command::Postal(a) => postal_cmd::run(a),
         Command::Lab(a) => lab_cmd::run(a),
         Command::Tune(a) => tune_cmd::run(a),
         Command::Advise(a) => advise_cmd::run(a),

@@ -54,6 +54,7 @@ pub(super) fn assemble(finished: Finished) -> RunResult {
         window,
         first_lengths,
         interval,
+        starttls,
         ..
     } = prepared;
     let elapsed_s = elapsed.as_secs_f64();
@@ -73,7 +74,11 @@ pub(super) fn assemble(finished: Finished) -> RunResult {
     };
 
     let mut result = RunResult {
-        schema: SCHEMA.to_string(),
+        schema: match spec.smtp {
+            Some(_) => webtune_model::SMTP_SCHEMA,
+            None => SCHEMA,
+        }
+        .to_string(),
         tool: concat!("webtune ", env!("CARGO_PKG_VERSION")).to_string(),
         started_at_unix_ms,
         spec: {
@@ -132,9 +137,10 @@ pub(super) fn assemble(finished: Finished) -> RunResult {
         stalls,
         by_name,
         probe: probe_result,
-        tls: plan.tls.is_some().then(|| total.tls.unwrap_or_default()),
+        tls: (plan.tls.is_some() || starttls.is_some()).then(|| total.tls.unwrap_or_default()),
         protocol: Some(protocol_name(spec, plan.tls.is_some()).into()),
         h2: total.h2.take(),
+        smtp: total.smtp.take(),
     };
     result.finish_summaries();
     result.validity = judge(&result, cpu_s, elapsed_s);
@@ -204,6 +210,9 @@ fn schedule(spec: &RunSpec, total: &Recorder, measured_s: f64) -> Option<Schedul
 
 /// The protocol a run's requests went over, as results name it.
 fn protocol_name(spec: &RunSpec, tls: bool) -> &'static str {
+    if let Some(s) = &spec.smtp {
+        return if s.starttls { "smtp+starttls" } else { "smtp" };
+    }
     match (spec.http2, tls, spec.http10) {
         (true, true, _) => "h2",
         (true, false, _) => "h2c",

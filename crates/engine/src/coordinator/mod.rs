@@ -12,7 +12,7 @@ use crate::recorder::{FirstLength, IntervalReport, OpenGauge, Recorder};
 use crate::scenario::WeightedPicker;
 use crate::schedule::Ramp;
 use crate::worker::{run_worker, Pacing, WorkerConfig};
-use crate::{clock, h2, probe, tls, usage, EngineError, Workload};
+use crate::{clock, h2, probe, smtp, tls, usage, EngineError, Workload};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
@@ -51,6 +51,9 @@ pub struct Progress {
     pub error_counts: ErrorCounts,
     pub attempted: u64,
     pub latency: LatencyHistogram,
+    /// Connections opened so far, and SMTP message bytes sent.
+    pub connections_opened: u64,
+    pub message_bytes: u64,
 }
 
 /// One interval as merged from every worker's report.
@@ -126,6 +129,9 @@ struct Prepared {
     /// The first response length of each request, across workers ("length varies").
     first_lengths: Arc<Vec<FirstLength>>,
     host_header: Arc<str>,
+    /// An SMTP run's session setup, and its STARTTLS target (`smtp::setup_for`).
+    smtp_setup: Option<Arc<smtp::SmtpSetup>>,
+    starttls: Option<tls::TlsTarget>,
     interval: Duration,
 }
 
@@ -150,6 +156,7 @@ impl Prepared {
                 .collect(),
         );
         let host_header: Arc<str> = Arc::from(plan.host_header.as_str());
+        let (smtp_setup, starttls) = smtp::setup_for(spec, workload, &plan.host_header)?;
         let interval = Duration::from_millis(spec.interval_ms.max(10));
         Ok(Prepared {
             part,
@@ -161,6 +168,8 @@ impl Prepared {
             h2_setup,
             first_lengths,
             host_header,
+            smtp_setup,
+            starttls,
             interval,
         })
     }
@@ -226,13 +235,24 @@ fn spawn_workers(
             first_lengths: Arc::clone(&prepared.first_lengths),
             open_gauge: Arc::clone(open_gauge),
             reports: reports.clone(),
-            seed: 0x5eed_0000 + stream_of(spec.shard, w, plan.threads).0,
+            seed: 0x5eed_0000
+                + stream_of(spec.shard, w, plan.threads).0
+                + spec
+                    .smtp
+                    .as_ref()
+                    .map_or(0, |s| s.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
             tls: plan
                 .tls
                 .as_ref()
                 .map(tls::TlsTarget::connector)
                 .transpose()?,
             h2: prepared.h2_setup.clone(),
+            smtp: prepared.smtp_setup.clone(),
+            starttls: prepared
+                .starttls
+                .as_ref()
+                .map(tls::TlsTarget::connector)
+                .transpose()?,
         };
         let handle = std::thread::Builder::new()
             .name(format!("webtune-worker-{w}"))
@@ -296,6 +316,8 @@ fn gather(
                 errors += report.errors.total();
                 so_far.error_counts.merge(&report.errors);
                 so_far.latency.merge(&report.latency);
+                so_far.connections_opened += report.connections;
+                so_far.message_bytes += report.message_bytes;
                 let t = intervals.entry(report.index).or_default();
                 t.reports += 1;
                 t.responses += report.responses;

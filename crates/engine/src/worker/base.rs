@@ -50,12 +50,16 @@ pub(crate) struct Base {
 impl Base {
     pub fn new(cfg: WorkerConfig) -> io::Result<Base> {
         let names = if cfg.named { cfg.requests.len() } else { 0 };
+        let mut rec = Recorder::with_names(names);
+        if cfg.smtp.is_some() {
+            rec.smtp = Some(Default::default());
+        }
         Ok(Base {
             remaining: cfg.budget,
             rng: Rng::seeded(cfg.seed),
             seqs: vec![0; cfg.requests.len()],
             poll: Poll::new()?,
-            rec: Recorder::with_names(names),
+            rec,
             buf: vec![0; READ_BUFFER],
             sending: true,
             active: 0,
@@ -278,7 +282,7 @@ impl Base {
         }
         let _ = socket.set_nodelay(true);
         backoff.reset();
-        self.rec.connections_opened += 1;
+        self.rec.connection_opened();
         Ok(())
     }
 

@@ -30,6 +30,9 @@ impl Worker {
     }
 
     pub(super) fn begin_send(&mut self, i: usize, now: Instant) {
+        if self.base.cfg.smtp.is_some() {
+            return self.smtp_begin(i, now);
+        }
         let timeout = self.base.cfg.timeout;
         let c = &mut self.conns[i];
         c.phase = Phase::Sending;
@@ -68,6 +71,9 @@ impl Worker {
             Phase::Idle => {}
             Phase::Connecting => self.on_connect_ready(i, now),
             Phase::Handshaking => self.handshake_step(i, now),
+            Phase::Sending | Phase::Receiving if self.base.cfg.smtp.is_some() => {
+                self.smtp_event(i, event, now)
+            }
             Phase::Sending => {
                 if event.is_writable() {
                     self.write_some(i);
@@ -105,7 +111,7 @@ impl Worker {
     }
 
     /// TLS: take the handshake as far as the socket allows; send the request once it is done.
-    fn handshake_step(&mut self, i: usize, now: Instant) {
+    pub(super) fn handshake_step(&mut self, i: usize, now: Instant) {
         let c = &mut self.conns[i];
         let Some(stream) = c.stream.as_mut() else {
             return;
@@ -175,7 +181,7 @@ impl Worker {
         }
     }
 
-    fn io_failure(&mut self, i: usize, e: &io::Error) {
+    pub(super) fn io_failure(&mut self, i: usize, e: &io::Error) {
         if let Some(kind) = tls::failure_kind(e) {
             return self.fail(i, kind);
         }
@@ -198,7 +204,7 @@ impl Worker {
     /// The server closed a kept-alive connection before any byte of this request's answer:
     /// the connection was stale, not the request failed. Send it again on a new connection
     /// (the request's clock keeps running: the user waited that long).
-    fn retry_stale(&mut self, i: usize, now: Instant) {
+    pub(super) fn retry_stale(&mut self, i: usize, now: Instant) {
         self.base.rec.stale_reconnects += 1;
         self.close(i);
         let is_head = self.base.cfg.requests[self.conns[i].request].is_head;

@@ -25,6 +25,9 @@
 //! timeout has millisecond steps); one wake-up sends every request due by then or within a
 //! small slack (`pacing`), and the timer is re-armed only when its set time no longer serves.
 //!
+//! SMTP (`webtune smtp`): the same pacing, with a message as the request; a connection
+//! carries an SMTP session and `smtp_io` is its exchange (banner, EHLO, MAIL, RCPT, DATA).
+//!
 //! HTTPS: each connection's bytes go through a `Transport` (plain TCP or rustls over the
 //! socket); a new TLS connection goes from connecting through a handshake phase, timed in
 //! its own histogram, before its first request is written.
@@ -33,6 +36,7 @@ pub(crate) mod backoff;
 pub(crate) mod base;
 mod conn_io;
 pub(crate) mod event_loop;
+mod smtp_io;
 
 use crate::http1::ResponseParser;
 use crate::pacing;
@@ -107,6 +111,10 @@ pub struct WorkerConfig {
     pub tls: Option<Connector>,
     /// `--http2`: the run speaks HTTP/2 (`h2::worker` runs it).
     pub h2: Option<crate::h2::worker::H2Setup>,
+    /// `webtune smtp`: the run speaks SMTP (`smtp_io`), its requests are messages.
+    pub smtp: Option<Arc<crate::smtp::SmtpSetup>>,
+    /// SMTP `--starttls`: the TLS connector the session upgrades with.
+    pub starttls: Option<Connector>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -150,6 +158,8 @@ struct Conn {
     /// Bytes received for the current request.
     received: u64,
     parser: ResponseParser,
+    /// SMTP runs: the session on this connection (made at its first message).
+    smtp: Option<Box<crate::smtp::session::SmtpConn>>,
 }
 
 struct Worker {
@@ -196,6 +206,7 @@ pub fn run_worker(cfg: WorkerConfig) -> io::Result<Recorder> {
             backoff: ConnectBackoff::default(),
             received: 0,
             parser: ResponseParser::new(),
+            smtp: None,
         })
         .collect();
     let mut w = Worker {
@@ -447,6 +458,9 @@ impl Worker {
         let c = &mut self.conns[i];
         self.base.close_socket(&mut c.stream);
         c.served = 0;
+        if let Some(s) = c.smtp.as_deref_mut() {
+            s.reset_session();
+        }
     }
 
     /// Fail requests whose connect or response deadline has passed.

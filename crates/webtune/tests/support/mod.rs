@@ -4,3 +4,4 @@ pub mod embedded;
 pub mod lab;
 #[path = "../../../../testing/opt_out.rs"]
 pub mod opt_out;
+pub mod smtp_sink;

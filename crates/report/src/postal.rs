@@ -1,0 +1,77 @@
+//! postal's output layout (`webtune postal`): a header line, then one line a minute of the
+//! wall clock, "HH:MM,messages,data(K),errors,connections,SSL connections", each the
+//! counts of the minute that ended then (the first one from the start, the last one up to the
+//! stop). Counts come in as running totals; `MinuteLines` turns them into each line's
+//! differences.
+
+/// postal's header line.
+pub const HEADER: &str = "time,messages,data(K),errors,connections,SSL connections";
+
+/// Running totals of a run, as the progress reports give them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// Messages the server accepted.
+    pub messages: u64,
+    /// Message bytes sent.
+    pub data_bytes: u64,
+    /// Messages that failed or were refused.
+    pub errors: u64,
+    /// Connections opened, and of them the ones that went TLS.
+    pub connections: u64,
+    pub tls_connections: u64,
+}
+
+/// Per-minute lines from running totals.
+#[derive(Debug, Default)]
+pub struct MinuteLines {
+    last: Totals,
+}
+
+impl MinuteLines {
+    /// The line for the minute ending at `hhmm`, given the totals now.
+    pub fn line(&mut self, hhmm: &str, now: Totals) -> String {
+        let d = |a: u64, b: u64| a.saturating_sub(b);
+        let last = std::mem::replace(&mut self.last, now);
+        format!(
+            "{hhmm},{},{},{},{},{}",
+            d(now.messages, last.messages),
+            d(now.data_bytes, last.data_bytes) / 1024,
+            d(now.errors, last.errors),
+            d(now.connections, last.connections),
+            d(now.tls_connections, last.tls_connections)
+        )
+    }
+}
+
+/// "HH:MM" of a Unix time `unix_s` at a UTC offset of `offset_s` seconds (local time).
+pub fn hhmm(unix_s: i64, offset_s: i64) -> String {
+    let minutes = (unix_s + offset_s).div_euclid(60).rem_euclid(24 * 60);
+    format!("{:02}:{:02}", minutes / 60, minutes % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_hold_each_minutes_own_counts() {
+        let mut lines = MinuteLines::default();
+        let t = |messages, data_bytes, connections| Totals {
+            messages,
+            data_bytes,
+            errors: 0,
+            connections,
+            tls_connections: 0,
+        };
+        assert_eq!(
+            lines.line("19:42", t(1283, 3658 * 1024, 639)),
+            "19:42,1283,3658,0,639,0"
+        );
+        assert_eq!(
+            lines.line("19:43", t(3167, 9145 * 1024 + 10, 1558)),
+            "19:43,1884,5487,0,919,0"
+        );
+        assert_eq!(hhmm(0, 0), "00:00");
+        assert_eq!(hhmm(19 * 3600 + 42 * 60 + 59, 3600), "20:42");
+    }
+}

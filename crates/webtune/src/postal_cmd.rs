@@ -1,0 +1,277 @@
+//! `webtune postal`: postal's flags and its per-minute output ("time,messages,data(K),
+//! errors,connections,SSL connections", one line a minute of the wall clock), on webtune's
+//! SMTP engine. Like postal it runs until stopped (Ctrl-C, SIGTERM); `--duration` bounds it.
+//! The last, partial minute is printed at the stop (postal prints none). The layout is
+//! `webtune_report::postal`'s; the run is `webtune smtp`'s.
+
+use crate::bench_cmd::{available_cores, ProgressLine};
+use crate::exit;
+use anyhow::{bail, Context};
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use webtune_model::smtp::RecipientPick;
+use webtune_model::{
+    parse_duration, Arrival, LoadMode, RunSpec, SmtpSpec, StopCondition, TlsOptions,
+};
+use webtune_report::postal::{hhmm, MinuteLines, Totals, HEADER};
+
+#[derive(clap::Args, Debug, Clone)]
+#[command(
+    after_help = "As postal: webtune postal -t 10 -c 3 -m 10 '[127.0.0.1]2525' users.txt\n\
+    Runs until Ctrl-C (or --duration). Not supported: -L (LMTP), -l (local address), -s \
+    other than 0 or 100; -a, -b, -z and -Z are accepted and ignored."
+)]
+pub struct PostalArgs {
+    /// Maximum message body size in KiB (bodies are 0..max, or -M..max).
+    #[arg(short = 'm', default_value_t = 10, value_name = "KB")]
+    pub max_kb: u64,
+    /// Minimum message body size in KiB.
+    #[arg(short = 'M', default_value_t = 0, value_name = "KB")]
+    pub min_kb: u64,
+    /// Threads: parallel SMTP sessions.
+    #[arg(short = 't', default_value_t = 1, value_name = "N")]
+    pub threads: u32,
+    /// Messages per connection: N > 1 sends 1..N (random per connection); -1 without end.
+    #[arg(
+        short = 'c',
+        default_value_t = 1,
+        value_name = "N",
+        allow_hyphen_values = true
+    )]
+    pub per_connection: i64,
+    /// Messages per minute at most (open loop at that rate); default: as fast as it goes.
+    #[arg(short = 'r', value_name = "MSG/MIN")]
+    pub per_minute: Option<f64>,
+    /// Percentage of connections with TLS (STARTTLS): 0 or 100.
+    #[arg(short = 's', default_value_t = 0, value_name = "PERCENT")]
+    pub ssl_percent: u32,
+    /// LMTP instead of SMTP (not supported).
+    #[arg(short = 'L')]
+    pub lmtp: bool,
+    /// Local address(es) to connect from (not supported).
+    #[arg(short = 'l', value_name = "ADDR")]
+    pub local: Option<String>,
+    /// postal: log all I/O (ignored).
+    #[arg(short = 'a')]
+    pub all_logging: bool,
+    /// postal: Netscape breakage strings (ignored).
+    #[arg(short = 'b', value_name = "[no]netscape")]
+    pub breakage: Option<String>,
+    /// postal: a debug file base per thread (ignored).
+    #[arg(short = 'z', value_name = "FILE")]
+    pub debug: Option<String>,
+    /// postal: a debug file per connection too (ignored).
+    #[arg(short = 'Z', value_name = "FILE")]
+    pub debug_per_connection: Option<String>,
+    /// Senders (envelope and From:): the first address of this file (postal picks one per
+    /// message; default: the user list's first).
+    #[arg(short = 'f', value_name = "FILE")]
+    pub senders: Option<PathBuf>,
+    /// webtune: stop after this long (postal runs until killed).
+    #[arg(long = "duration", value_parser = parse_duration, value_name = "DURATION")]
+    pub duration: Option<Duration>,
+    /// The server: HOST (port 25), [IP]PORT as postal writes it, or HOST:PORT.
+    pub server: String,
+    /// The user list: one address a line.
+    pub users: PathBuf,
+}
+
+/// postal's server argument as HOST:PORT: "[10.0.0.1]2525", "+host", "host" (port 25).
+pub fn server_address(text: &str) -> anyhow::Result<String> {
+    let t = text.trim().trim_start_matches('+');
+    if t.contains(',') {
+        bail!("postal server {text:?}: one server only (round-robin lists are not supported)");
+    }
+    if let Some(rest) = t.strip_prefix('[') {
+        let (host, port) = rest
+            .split_once(']')
+            .with_context(|| format!("postal server {text:?}: no closing ']'"))?;
+        let port = if port.is_empty() { "25" } else { port };
+        port.parse::<u16>()
+            .with_context(|| format!("postal server {text:?}: bad port"))?;
+        return Ok(format!("{host}:{port}"));
+    }
+    Ok(match t.rsplit_once(':') {
+        Some((_, p)) if p.parse::<u16>().is_ok() => t.to_string(),
+        _ => format!("{t}:25"),
+    })
+}
+
+impl PostalArgs {
+    fn to_spec(&self, from: String) -> anyhow::Result<RunSpec> {
+        if self.lmtp {
+            bail!("-L (LMTP) is not supported: webtune postal speaks SMTP");
+        }
+        if self.local.is_some() {
+            bail!("-l (local addresses) is not supported");
+        }
+        let starttls = match self.ssl_percent {
+            0 => false,
+            100 => true,
+            n => bail!("-s {n}: webtune postal supports -s 0 or -s 100 (all or no STARTTLS)"),
+        };
+        let (per_connection, random) = match self.per_connection {
+            -1 => (u64::MAX / 2, false),
+            n if n < 1 => bail!("-c {n}: give 1 or more messages per connection, or -1"),
+            1 => (1, false),
+            n => (n as u64, true),
+        };
+        if self.min_kb > self.max_kb {
+            bail!("-M {} is above -m {}", self.min_kb, self.max_kb);
+        }
+        let load = match self.per_minute {
+            None => LoadMode::Closed,
+            Some(r) => LoadMode::Open {
+                rate: r / 60.0,
+                arrival: Arrival::Uniform,
+            },
+        };
+        let spec = RunSpec {
+            url: format!("smtp://{}", server_address(&self.server)?),
+            connections: self.threads,
+            threads: available_cores().min(self.threads.max(1)),
+            stop: StopCondition::Duration {
+                seconds: self.duration.map_or(1e9, |d| d.as_secs_f64()),
+            },
+            load,
+            expect_status: vec![(200, 299)],
+            method: "SMTP".into(),
+            tls: TlsOptions {
+                insecure: true,
+                ..TlsOptions::default()
+            },
+            smtp: Some(SmtpSpec {
+                from,
+                max_recipients: 1,
+                pick: RecipientPick::Uniform,
+                min_size: self.min_kb * 1024,
+                max_size: self.max_kb * 1024,
+                per_connection,
+                random_per_connection: random,
+                starttls,
+                ..SmtpSpec::default()
+            }),
+            ..RunSpec::default()
+        };
+        spec.validate()?;
+        Ok(spec)
+    }
+}
+
+/// This host's offset from UTC at `unix_s`, seconds (postal prints local time).
+fn local_offset_s(unix_s: i64) -> i64 {
+    let t = unix_s as libc::time_t;
+    // SAFETY: localtime_r writes into the zeroed tm we own; nothing else is touched.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    if unsafe { libc::localtime_r(&t, &mut tm) }.is_null() {
+        return 0;
+    }
+    tm.tm_gmtoff
+}
+
+fn now_unix_s() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+fn print_line(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
+pub fn run(args: PostalArgs) -> anyhow::Result<i32> {
+    for (flag, given) in [
+        ("-a", args.all_logging),
+        ("-b", args.breakage.is_some()),
+        (
+            "-z/-Z",
+            args.debug.is_some() || args.debug_per_connection.is_some(),
+        ),
+    ] {
+        if given {
+            crate::output::warn(&format!("webtune: postal's {flag} is ignored"));
+        }
+    }
+    let at_once = crate::signals::exit_at_once();
+    // The flags first: a bad one is reported before any file is read.
+    args.to_spec(String::new())?;
+    let workload = crate::smtp_cmd::mailboxes(Some(&args.users), "the user list")?;
+    let first_user = workload
+        .mailbox_list()
+        .and_then(|m| m.0.first().cloned())
+        .unwrap_or_default();
+    let from = match &args.senders {
+        Some(path) => crate::smtp_cmd::mailboxes(Some(path), "the sender list (-f)")?
+            .mailbox_list()
+            .and_then(|m| m.0.first().cloned())
+            .unwrap_or(first_user),
+        None => first_user,
+    };
+    let spec = args.to_spec(from)?;
+    drop(at_once);
+    print_line(HEADER);
+    let starttls = spec.smtp.as_ref().is_some_and(|s| s.starttls);
+    let totals = |messages, data_bytes, errors, connections| Totals {
+        messages,
+        data_bytes,
+        errors,
+        connections,
+        tls_connections: if starttls { connections } else { 0 },
+    };
+    let mut lines = MinuteLines::default();
+    let mut minute = now_unix_s().div_euclid(60);
+    let mut progress = ProgressLine::new("", true);
+    let control = crate::signals::stop_token();
+    let result = webtune_engine::run(&spec, &workload, &control, &mut |p| {
+        progress.update(p);
+        let now = now_unix_s();
+        if now.div_euclid(60) != minute {
+            minute = now.div_euclid(60);
+            let refused = p
+                .error_counts
+                .get(webtune_model::ErrorKind::UnexpectedStatus);
+            let t = totals(
+                p.responses - refused,
+                p.message_bytes,
+                p.errors,
+                p.connections_opened,
+            );
+            print_line(&lines.line(&hhmm(now, local_offset_s(now)), t));
+        }
+    })?;
+    let sum = result.smtp.clone().unwrap_or_default();
+    let now = now_unix_s();
+    let t = totals(
+        sum.accepted,
+        sum.message_bytes,
+        result.errors.total(),
+        result.connections_opened,
+    );
+    print_line(&lines.line(&hhmm(now, local_offset_s(now)), t));
+    Ok(if result.interrupted {
+        exit::INTERRUPTED
+    } else {
+        exit::SUCCESS
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn servers_are_read_as_postal_writes_them() {
+        assert_eq!(server_address("[127.0.0.1]2525").unwrap(), "127.0.0.1:2525");
+        assert_eq!(
+            server_address("mail.example.com").unwrap(),
+            "mail.example.com:25"
+        );
+        assert_eq!(server_address("+mail:26").unwrap(), "mail:26");
+        assert_eq!(server_address("[10.0.0.1]").unwrap(), "10.0.0.1:25");
+        assert!(server_address("a,b").is_err());
+        assert!(server_address("[1.2.3.4]x").is_err());
+    }
+}
