@@ -23,7 +23,7 @@ pub mod scenario;
 pub mod schedule;
 pub mod tls;
 pub mod transport;
-mod usage;
+pub mod usage;
 mod worker;
 mod workload;
 
