@@ -7,7 +7,7 @@
 #![allow(dead_code)] // each test binary uses its own part of it
 
 /// The names `WEBTUNE_SKIP` may hold, with how to get each.
-pub const REQUIREMENTS: [(&str, &str); 6] = [
+pub const REQUIREMENTS: [(&str, &str); 7] = [
     (
         "root",
         "run the tests as root (network namespaces, sysctls, mknod)",
@@ -17,6 +17,7 @@ pub const REQUIREMENTS: [(&str, &str); 6] = [
     ("php-fpm", "apt-get install php-fpm"),
     ("mariadb", "apt-get install mariadb-server php-mysql"),
     ("browser", "apt-get install chromium"),
+    ("postmark", "apt-get install postmark"),
 ];
 
 /// The test found `name` missing (`why` says how): returns, after printing the opt-out used,

@@ -1,5 +1,5 @@
 //! webtune-report turns `RunResult`s into what people and programs read: the human text
-//! summary, ab's and http_load's output layouts, JSON, CSV, a self-contained HTML report
+//! summary, ab's, http_load's and postmark's output layouts, small-file (fs) results, JSON, CSV, a self-contained HTML report
 //! with SVG plots, sweep tables and before → after comparisons.
 //!
 //! It measures nothing and does no network I/O; callers hand it results and write the
@@ -10,8 +10,10 @@ pub mod capacity;
 pub mod compare;
 pub mod csv;
 pub mod format;
+pub mod fs;
 pub mod html;
 pub mod http_load;
+pub mod postmark;
 pub mod repeat;
 pub mod server_plots;
 pub mod stats;
