@@ -324,3 +324,29 @@ fn stalls(outcomes: &[Outcome]) -> Vec<Stall> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_gaps(gaps: &[(f64, f64)]) -> Outcome {
+        Outcome {
+            gaps: gaps.to_vec(),
+            ..Outcome::default()
+        }
+    }
+
+    #[test]
+    fn a_stall_is_where_every_worker_finished_nothing() {
+        // Worker 0 is stuck 1.0..3.0 s; worker 1 waits (or is stuck) 1.5..2.2 s and 2.9..3.5 s.
+        let a = with_gaps(&[(1.0, 2.0)]);
+        let b = with_gaps(&[(1.5, 0.7), (2.9, 0.6)]);
+        let found = stalls(&[a, b]);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!((found[0].start_s - 1.5).abs() < 1e-9);
+        assert!((found[0].length_s - 0.7).abs() < 1e-9);
+        // One worker: its own gaps.
+        assert_eq!(stalls(&[with_gaps(&[(0.5, 0.25)])]).len(), 1);
+        assert!(stalls(&[with_gaps(&[(0.5, 0.25)]), with_gaps(&[])]).is_empty());
+    }
+}

@@ -193,8 +193,15 @@ impl Worker<'_> {
                 marks[which] = Some(Instant::now());
             }
         }
-        // Waiting for the others is no stall of this worker's.
-        self.last_done = Instant::now();
+        // A worker waiting here finishes nothing: the wait stays in its gap, so that a stall
+        // of the others while it waits is one of the run's (stalls are where every worker's
+        // gaps meet). After the last phase there is no next operation to close the gap.
+        let now = Instant::now();
+        let gap = now.saturating_duration_since(self.last_done);
+        if which == 2 && gap >= STALL {
+            let at = self.last_done.saturating_duration_since(self.shared.t0);
+            self.out.gaps.push((at.as_secs_f64(), gap.as_secs_f64()));
+        }
     }
 
     fn note(&mut self, op: usize, what: &str, e: &std::io::Error) {
