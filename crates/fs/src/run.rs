@@ -38,7 +38,7 @@ pub fn run(
     outcome
 }
 
-/// Does the file system under `dir` take O_DIRECT? (tmpfs refuses it at open.)
+/// Does the file system under `dir` take O_DIRECT? (tmpfs before Linux 6.6 refuses it.)
 fn direct_works(dir: &Path) -> bool {
     let probe = dir.join(".direct-probe");
     let ok = std::fs::OpenOptions::new()

@@ -157,7 +157,7 @@ pub struct FsResult {
     /// The pool's directory (deleted at the end).
     pub pool_dir: String,
     /// The I/O actually used: `direct` falls back to `unbuffered` where the file system
-    /// refuses `O_DIRECT` (tmpfs), and says so in `notes`.
+    /// refuses `O_DIRECT` (tmpfs before Linux 6.6), and says so in `notes`.
     pub io_used: IoMode,
     /// Stopped early (Ctrl-C, SIGTERM, SIGHUP): the pool was still deleted.
     pub interrupted: bool,
