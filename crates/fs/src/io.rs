@@ -2,9 +2,10 @@
 //! create (open + write + close), read whole file, append, delete, fsync. Buffered I/O
 //! moves a file's blocks with as few calls as a 64 KiB buffer allows (stdio with a larger
 //! buffer); unbuffered makes one call per block (postmark's `set buffering false`); direct
-//! opens with `O_DIRECT` and, where the file system refuses it at open (tmpfs before Linux 6.6), the caller
-//! falls back to unbuffered and says so; a block the kernel refuses under `O_DIRECT`
-//! (unaligned tails and appends) is moved with `O_DIRECT` cleared on that descriptor.
+//! opens with `O_DIRECT` and, where the file system refuses it at open (tmpfs before Linux
+//! 6.6), the caller falls back to unbuffered and says so; a block the kernel refuses under
+//! `O_DIRECT` (unaligned tails and appends) is moved with `O_DIRECT` cleared on that
+//! descriptor.
 
 use std::ffi::CStr;
 use std::io;

@@ -60,8 +60,8 @@ fn run_in(spec: &FsSpec, stop: &StopToken, root: &Path) -> Result<FsResult, FsEr
     let mut notes = Vec::new();
     let io = if spec.io == IoMode::Direct && !direct_works(root) {
         notes.push(format!(
-            "O_DIRECT is refused by the file system of {} (tmpfs has no direct I/O): \
-             unbuffered I/O was used instead",
+            "O_DIRECT is refused by the file system of {} (as tmpfs before Linux 6.6 \
+             refuses it): unbuffered I/O was used instead",
             spec.location
         ));
         IoMode::Unbuffered

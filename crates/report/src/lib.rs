@@ -1,6 +1,7 @@
 //! webtune-report turns `RunResult`s into what people and programs read: the human text
-//! summary, ab's, http_load's and postmark's output layouts, small-file (fs) results, JSON, CSV, a self-contained HTML report
-//! with SVG plots, sweep tables and before → after comparisons.
+//! summary, ab's, http_load's and postmark's output layouts, small-file (fs) results, JSON,
+//! CSV, a self-contained HTML report with SVG plots, sweep tables and before → after
+//! comparisons.
 //!
 //! It measures nothing and does no network I/O; callers hand it results and write the
 //! strings it returns wherever they like.
