@@ -246,6 +246,16 @@ pub enum FsParseError {
     Schema(String),
 }
 
+/// The schema tag of `webtune fs --sweep-workers` results.
+pub const FS_SWEEP_SCHEMA: &str = "webtune.fs-sweep/1";
+
+/// The same workload at several worker counts, one full result per level, in run order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FsSweep {
+    pub schema: String,
+    pub levels: Vec<FsResult>,
+}
+
 /// The schema tag of a saved result's text, if it has one (to tell run and fs results
 /// apart before parsing either).
 pub fn schema_of(text: &str) -> Option<String> {

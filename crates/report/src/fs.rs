@@ -352,6 +352,87 @@ pub fn render_fs_html(r: &FsResult) -> String {
 
 type Figure = (&'static str, bool, fn(&FsResult) -> f64);
 
+/// One row per worker count: rate, transaction and fsync latency, CPU, stalls, errors.
+pub fn render_fs_sweep_text(levels: &[FsResult]) -> String {
+    let mut rows = vec![[
+        "workers",
+        "trans/s",
+        "trans p50 ms",
+        "trans p99 ms",
+        "fsync p99 ms",
+        "CPU µs/trans",
+        "stalls",
+        "errors",
+    ]
+    .map(String::from)
+    .to_vec()];
+    for r in levels {
+        let t = r.op("transaction").latency;
+        rows.push(vec![
+            format!(
+                "{}{}",
+                r.spec.workers,
+                if r.interrupted { " (interrupted)" } else { "" }
+            ),
+            format!("{:.0}", r.transactions_per_s),
+            ms(t.p50_us),
+            ms(t.p99_us),
+            ms(r.op("fsync").latency.p99_us),
+            format!("{:.1}", r.cpu_per_transaction_us),
+            r.stalls.len().to_string(),
+            r.errors().to_string(),
+        ]);
+    }
+    let mut out = match levels.first() {
+        Some(r) => format!(
+            "webtune fs sweep: {} files of {}..{} bytes in {}, {}, {}\n",
+            r.spec.files,
+            r.spec.size_min,
+            r.spec.size_max,
+            r.spec.location,
+            io_name(r.io_used),
+            fsync_name(r)
+        ),
+        None => "webtune fs sweep: no level ran\n".into(),
+    };
+    out.push_str(&aligned(&rows));
+    out
+}
+
+/// The sweep as CSV: the header and one line per level.
+pub fn render_fs_sweep_csv(levels: &[FsResult]) -> String {
+    let mut out = fs_csv_header() + "\n";
+    for r in levels {
+        out += &(fs_csv_row(r) + "\n");
+    }
+    out
+}
+
+/// The sweep as HTML: the table and every level's transaction percentiles.
+pub fn render_fs_sweep_html(levels: &[FsResult]) -> String {
+    let histograms: Vec<(String, &webtune_model::LatencyHistogram)> = levels
+        .iter()
+        .filter_map(|r| {
+            r.ops
+                .get("transaction")
+                .map(|o| (format!("-c {}", r.spec.workers), &o.histogram))
+        })
+        .collect();
+    let body = format!(
+        "<h1>webtune fs sweep</h1>\n<pre>{}</pre>\n{}",
+        escape(&render_fs_sweep_text(levels)),
+        figure(
+            "percentiles",
+            &percentile_chart(
+                "Transaction latency by percentile, per worker count",
+                &histograms
+            ),
+            "Whole-transaction latency at each worker count.",
+        )
+    );
+    page("webtune fs sweep", &body)
+}
+
 /// The figures compared: name, higher is better, value.
 fn figures() -> Vec<Figure> {
     let mut v: Vec<Figure> = vec![

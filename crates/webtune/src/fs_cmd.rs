@@ -93,6 +93,15 @@ pub struct FsArgs {
     /// Seed of postmark's random-number generator (postmark's default is 42).
     #[arg(long = "seed", value_name = "N", default_value_t = 42)]
     pub seed: u32,
+    /// Run the workload once per worker count (e.g. 1,2,4,8) and print one row per count;
+    /// --json then writes every level's result (schema webtune.fs-sweep/1).
+    #[arg(
+        long = "sweep-workers",
+        value_name = "LIST",
+        value_delimiter = ',',
+        conflicts_with = "workers"
+    )]
+    pub sweep_workers: Vec<u32>,
     /// Length of one interval of the time series (e.g. 1s, 250ms).
     #[arg(long = "interval", value_name = "DURATION", default_value = "1s")]
     pub interval: String,
@@ -210,6 +219,9 @@ pub fn run(args: FsArgs) -> anyhow::Result<i32> {
     ])?;
     let spec = spec_of(&args)?;
     webtune_fs::check::check(&spec).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if !args.sweep_workers.is_empty() {
+        return sweep(&args, spec);
+    }
     let result = run_spec(&spec)?;
     let mut outputs = Outputs::new();
     if !o.quiet {
@@ -232,6 +244,61 @@ pub fn run(args: FsArgs) -> anyhow::Result<i32> {
         crate::exit::SUCCESS
     };
     Ok(outputs.exit_code(own))
+}
+
+/// `--sweep-workers`: one run per worker count, every spec checked before the first runs.
+fn sweep(args: &FsArgs, spec: FsSpec) -> anyhow::Result<i32> {
+    let specs: Vec<FsSpec> = args
+        .sweep_workers
+        .iter()
+        .map(|&workers| FsSpec {
+            workers,
+            ..spec.clone()
+        })
+        .collect();
+    for s in &specs {
+        webtune_fs::check::check(s).map_err(|e| anyhow::anyhow!("{e}"))?;
+    }
+    let mut levels = Vec::new();
+    for s in &specs {
+        if crate::signals::stop_requested() {
+            break;
+        }
+        levels.push(run_spec(s)?);
+    }
+    let o = &args.output;
+    let mut outputs = Outputs::new();
+    if !o.quiet {
+        outputs.stdout(&webtune_report::fs::render_fs_sweep_text(&levels));
+    }
+    if let Some(dest) = &o.json {
+        let sweep = webtune_model::fs::FsSweep {
+            schema: webtune_model::fs::FS_SWEEP_SCHEMA.into(),
+            levels: levels.clone(),
+        };
+        let text = serde_json::to_string_pretty(&sweep)? + "\n";
+        outputs.file("--json", dest, &text);
+    }
+    if let Some(dest) = &o.csv {
+        outputs.file(
+            "--csv",
+            dest,
+            &webtune_report::fs::render_fs_sweep_csv(&levels),
+        );
+    }
+    if let Some(dest) = &o.html {
+        outputs.file(
+            "--html",
+            dest,
+            &webtune_report::fs::render_fs_sweep_html(&levels),
+        );
+    }
+    let stopped = crate::signals::stop_requested() || levels.iter().any(|r| r.interrupted);
+    Ok(outputs.exit_code(if stopped {
+        crate::exit::INTERRUPTED
+    } else {
+        crate::exit::SUCCESS
+    }))
 }
 
 /// `compare` on saved results: None when they are not fs results (HTTP runs go on as

@@ -212,3 +212,55 @@ fn outputs_and_compare() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn sweep_workers_runs_one_level_per_count() {
+    let dir = temp("sweep");
+    let lab = LabDir::new("fs-sweep");
+    let pool = dir.join("pool");
+    std::fs::create_dir(&pool).unwrap();
+    let out = lab
+        .command()
+        .args([
+            "fs",
+            "--files",
+            "200",
+            "--transactions",
+            "1000",
+            "--sweep-workers",
+            "1,2",
+        ])
+        .arg("--dir")
+        .arg(&pool)
+        .arg("--json")
+        .arg(dir.join("s.json"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("trans/s") && text.lines().count() == 4,
+        "{text}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("s.json")).unwrap()).unwrap();
+    assert_eq!(v["schema"], "webtune.fs-sweep/1");
+    let workers: Vec<u64> = v["levels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["spec"]["workers"].as_u64().unwrap())
+        .collect();
+    assert_eq!(workers, [1, 2]);
+    assert!(v["levels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|l| l["transactions"] == 1000));
+    assert!(listing(&pool).is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
