@@ -41,7 +41,7 @@ measure() {
   python3 "$here/rusage.py" "$work/ru" -- "$@" > "$work/out.$name" 2>&1 || { cat "$work/out.$name"; exit 1; }
   t1=$(date +%s.%N)
   read -r user sys _rss _code < "$work/ru"
-  echo "$name $(echo "$t1 - $t0" | bc -l) $user $sys" >> "$rows"
+  echo "$name $(python3 -c "print($t1 - $t0)") $user $sys" >> "$rows"
 }
 
 printf 'set location %s\nset number %s\nset transactions %s\nrun\nquit\n' \
