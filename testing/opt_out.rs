@@ -7,7 +7,7 @@
 #![allow(dead_code)] // each test binary uses its own part of it
 
 /// The names `WEBTUNE_SKIP` may hold, with how to get each.
-pub const REQUIREMENTS: [(&str, &str); 8] = [
+pub const REQUIREMENTS: [(&str, &str); 9] = [
     (
         "root",
         "run the tests as root (network namespaces, sysctls, mknod)",
@@ -22,6 +22,7 @@ pub const REQUIREMENTS: [(&str, &str); 8] = [
         "apt-get install postfix (for smtp-sink and smtp-source; preseed \"No configuration\")",
     ),
     ("postal", "apt-get install postal"),
+    ("postmark", "apt-get install postmark"),
 ];
 
 /// The test found `name` missing (`why` says how): returns, after printing the opt-out used,

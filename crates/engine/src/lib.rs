@@ -31,7 +31,7 @@ mod schedule;
 pub mod smtp;
 pub mod tls;
 pub mod transport;
-mod usage;
+pub mod usage;
 mod worker;
 mod workload;
 

@@ -7,6 +7,7 @@
 
 pub mod capacity;
 pub mod errors;
+pub mod fs;
 pub mod histogram;
 mod merge;
 pub mod result;

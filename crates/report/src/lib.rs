@@ -1,6 +1,7 @@
 //! webtune-report turns `RunResult`s into what people and programs read: the human text
-//! summary, ab's and http_load's output layouts, JSON, CSV, a self-contained HTML report
-//! with SVG plots, sweep tables and before → after comparisons.
+//! summary, ab's, http_load's and postmark's output layouts, small-file (fs) results, JSON,
+//! CSV, a self-contained HTML report with SVG plots, sweep tables and before → after
+//! comparisons.
 //!
 //! It measures nothing and does no network I/O; callers hand it results and write the
 //! strings it returns wherever they like.
@@ -11,9 +12,11 @@ pub mod compare;
 pub mod csv;
 pub mod format;
 pub mod forum;
+pub mod fs;
 pub mod html;
 pub mod http_load;
 pub mod postal;
+pub mod postmark;
 pub mod repeat;
 pub mod server_plots;
 pub mod server_summary;

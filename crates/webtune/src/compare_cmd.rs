@@ -60,6 +60,14 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
     .parse(true)?;
     // Nothing is measured here: a signal while the results are read exits at once.
     let at_once = crate::signals::exit_at_once();
+    if let Some(code) = crate::fs_cmd::compare(
+        &args.files,
+        labels(&args.files),
+        args.html.as_deref(),
+        &args.threshold,
+    )? {
+        return Ok(code);
+    }
     let results = args
         .files
         .iter()

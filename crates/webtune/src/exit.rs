@@ -12,7 +12,7 @@ pub const SUCCESS: i32 = 0;
 /// the report of what was measured is still printed and written, as ab fails. `sweep`,
 /// `lab sweep`: a level got no *successful* response (every request failed, or every
 /// response had an unexpected status); the table and files are still written. `lab clean`:
-/// a leftover process survived SIGKILL.
+/// a leftover process survived SIGKILL. `fs`: no transaction ran and operations failed.
 pub const NO_SUCCESS: i32 = 1;
 
 /// 1 (tune): no configuration met every SLO, or no trial succeeded; the report and journal

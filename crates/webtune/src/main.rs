@@ -7,6 +7,7 @@ mod bench_cmd;
 mod capacity_cmd;
 mod compare_cmd;
 mod exit;
+mod fs_cmd;
 mod gate;
 mod gen_cmd;
 mod http_load_cmd;
@@ -18,6 +19,7 @@ mod narrate;
 mod output;
 mod output_flags;
 mod postal_cmd;
+mod postmark_cmd;
 mod report_cmd;
 mod serve_cmd;
 mod sharding;
@@ -55,6 +57,11 @@ enum Command {
     /// http_load-compatible front end: http_load's flags, its output layout.
     #[command(name = "http_load")]
     HttpLoad(http_load_cmd::HttpLoadArgs),
+    /// Small-file benchmark (postmark's workload): create/delete paired with read/append on a
+    /// pool of files, every operation's latency, fsync modes, -c workers.
+    Fs(fs_cmd::FsArgs),
+    /// postmark-compatible front end: postmark's command language, its report layout.
+    Postmark(postmark_cmd::PostmarkArgs),
     /// Render a saved result (JSON) as text, ab, http_load, json, csv or HTML.
     Report(report_cmd::ReportArgs),
     /// The same test at several load levels: throughput, latency and errors vs load.
@@ -93,6 +100,8 @@ fn main() {
         Command::Serve(a) => serve_cmd::run(a),
         Command::Ab(a) => ab_cmd::run(a),
         Command::HttpLoad(a) => http_load_cmd::run(a),
+        Command::Fs(a) => fs_cmd::run(a),
+        Command::Postmark(a) => postmark_cmd::run(a),
         Command::Report(a) => report_cmd::run(a),
         Command::Sweep(a) => sweep_cmd::run(a),
         Command::Compare(a) => compare_cmd::run(a),

@@ -167,7 +167,12 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
     let php_worst = l.php_fpm.and_then(|f| {
         let (children, _) = fpm_children(f)?;
         let (limit, at) = php_memory_limit(f)?;
-        Some(((children.max(0) as u64).saturating_mul(limit), children, limit, at))
+        Some((
+            (children.max(0) as u64).saturating_mul(limit),
+            children,
+            limit,
+            at,
+        ))
     });
     let sum: u64 = layers.iter().fold(0u64, |a, x| a.saturating_add(x.kib));
     let budget = (total_kib as f64 * BUDGET_SHARE) as u64;
@@ -208,7 +213,10 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
     let mut directives: Vec<&str> = Vec::new();
     if sum > budget {
         // Shrink the biggest resizable pool so the sum fits: an upper bound on its count.
-        if let Some(p) = pools.iter().max_by_key(|p| p.per.saturating_mul(p.count.max(0) as u64)) {
+        if let Some(p) = pools
+            .iter()
+            .max_by_key(|p| p.per.saturating_mul(p.count.max(0) as u64))
+        {
             let others = sum.saturating_sub(p.per.saturating_mul(p.count.max(0) as u64));
             let fit = (budget.saturating_sub(others) / p.per.max(1)).max(1) as i64;
             let cap = fit * p.scale;
