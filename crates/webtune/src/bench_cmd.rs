@@ -498,6 +498,14 @@ pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
     let own = if interrupted {
         exit::INTERRUPTED
     } else if result.responses == 0 {
+        // Even under -q: a failed run must not end in silence (the status alone says little).
+        eprintln!(
+            "webtune: bench: no request got a response ({}); exit status 1",
+            match result.errors.summary() {
+                s if s.is_empty() => "none was sent".to_string(),
+                s => s,
+            }
+        );
         exit::NO_SUCCESS
     } else {
         exit::SUCCESS
