@@ -21,6 +21,7 @@ pub mod recorder;
 pub mod rng;
 pub mod scenario;
 pub mod schedule;
+pub mod show;
 pub mod tls;
 pub mod transport;
 mod usage;

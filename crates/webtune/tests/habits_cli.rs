@@ -146,3 +146,31 @@ fn http_load_takes_option_prefixes_as_http_load_does() {
     assert!(stderr.contains("-jitter goes with -rate only"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn ab_v_2_prints_the_request_and_response_headers_as_ab_does() {
+    let (_server, base) = support::embedded::serve();
+    let url = format!("{}empty.gif", base.trim_end_matches('/').to_string() + "/");
+    let out = webtune(&["ab", "-v", "2", "-n", "1", &url]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // ab's words and layout: the request head between "---" lines, then the response head.
+    assert!(
+        stdout.contains("INFO: GET header == \n---\nGET /empty.gif HTTP/1.0\r\n"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("\r\nHost: 127.0.0.1:"), "{stdout}");
+    assert!(stdout.contains("\r\n\r\n\n---\n"), "{stdout}");
+    assert!(
+        stdout.contains("LOG: header received:\nHTTP/1.0 200 OK\r\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout
+            .to_ascii_lowercase()
+            .contains("content-type: image/gif\r\n"),
+        "{stdout}"
+    );
+    // The report follows, counting the run's one request only.
+    assert!(stdout.contains("Complete requests:      1\n"), "{stdout}");
+}
