@@ -9,6 +9,7 @@ mod compare_cmd;
 mod exit;
 mod gate;
 mod gen_cmd;
+mod help;
 mod http_load_cmd;
 mod inputs;
 mod lab_cmd;
@@ -77,7 +78,8 @@ enum Command {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    // As Cli::parse(), with --help examples printed verbatim (help.rs).
+    let cli: Cli = help::parse();
     if let Err(e) = signals::install() {
         eprintln!("webtune: {e:#}");
         std::process::exit(exit::ERROR);

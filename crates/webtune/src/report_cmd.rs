@@ -10,9 +10,9 @@ use webtune_report::{render, Format};
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:\n  \
-    webtune report result.json                      (the text summary)\n  \
-    webtune report result.json --format ab          (as ab would have printed it)\n  \
-    webtune report result.json --html report.html   (self-contained HTML with plots)\n  \
+    webtune report result.json                      # the text summary\n  \
+    webtune report result.json --format ab          # as ab would have printed it\n  \
+    webtune report result.json --html report.html   # self-contained HTML with plots\n  \
     webtune report sweep.json --format csv")]
 pub struct ReportArgs {
     /// A result saved with --json (a run or a sweep).
