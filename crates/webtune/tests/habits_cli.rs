@@ -174,3 +174,82 @@ fn ab_v_2_prints_the_request_and_response_headers_as_ab_does() {
     // The report follows, counting the run's one request only.
     assert!(stdout.contains("Complete requests:      1\n"), "{stdout}");
 }
+
+#[test]
+fn report_renders_capacity_and_tune_json_too() {
+    let (_server, base) = support::embedded::serve();
+    let url = format!("{}/empty.gif", base.trim_end_matches('/'));
+    let dir = temp_dir("report-kinds");
+    let capacity = dir.join("capacity.json");
+    let tune = dir.join("tune.json");
+    let out = webtune(&[
+        "capacity",
+        &url,
+        "--slo",
+        "p99<=1s",
+        "--start-rate",
+        "20",
+        "-d",
+        "1s",
+        "--pause",
+        "0s",
+        "--max-steps",
+        "2",
+        "-q",
+        "--json",
+        capacity.to_str().unwrap(),
+    ]);
+    assert!(capacity.exists(), "{out:?}");
+    let out = webtune(&[
+        "tune",
+        "external",
+        "--apply",
+        "true",
+        "--param",
+        "w=1..4",
+        "--trials",
+        "3",
+        "--confirm",
+        "0",
+        "-q",
+        "--json",
+        tune.to_str().unwrap(),
+        "--",
+        "-c",
+        "1",
+        "-d",
+        "1s",
+        &url,
+    ]);
+    assert!(tune.exists(), "{out:?}");
+    for (file, text_mark, schema) in [
+        (&capacity, "Capacity search:", "webtune.capacity/1"),
+        (&tune, "noise floor:", "webtune.tune/1"),
+    ] {
+        let file = file.to_str().unwrap();
+        let out = webtune(&["report", file]);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        assert!(String::from_utf8_lossy(&out.stdout).contains(text_mark));
+        let out = webtune(&["report", file, "--format", "json"]);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        assert_eq!(v["schema"], schema);
+        let out = webtune(&["report", file, "--format", "html"]);
+        assert!(String::from_utf8_lossy(&out.stdout).starts_with("<!DOCTYPE html>"));
+        // A layout that does not fit: one line that says which do.
+        let out = webtune(&["report", file, "--format", "ab"]);
+        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains("renders as text, json or html"), "{stderr}");
+    }
+    // compare takes runs only, and says what the file is.
+    let out = webtune(&[
+        "compare",
+        capacity.to_str().unwrap(),
+        tune.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("is a capacity search"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
