@@ -28,6 +28,7 @@ mod recorder;
 pub mod rng;
 pub mod scenario;
 mod schedule;
+pub mod show;
 pub mod smtp;
 pub mod tls;
 pub mod transport;

@@ -115,6 +115,18 @@ impl ErrorKind {
         }
     }
 
+    /// What a user can do about this kind, where webtune knows (printed once under the
+    /// kind's count in the text report).
+    pub fn hint(self) -> Option<&'static str> {
+        match self {
+            ErrorKind::TlsCertificate => Some(
+                "trust the server's certificate or its CA with --cacert FILE (PEM), \
+                 or skip the check with --insecure",
+            ),
+            _ => None,
+        }
+    }
+
     /// True for kinds where a complete response arrived (it also counts as a response).
     pub fn has_response(self) -> bool {
         matches!(self, ErrorKind::UnexpectedStatus | ErrorKind::BodyCheck)
@@ -184,6 +196,15 @@ impl ErrorCounts {
             .into_iter()
             .map(|k| (k, self.get(k)))
             .filter(|(_, n)| *n > 0)
+    }
+
+    /// The kinds that occurred as "193 connect refused, 2 request timeout" (one line's
+    /// worth; empty when none).
+    pub fn summary(&self) -> String {
+        self.nonzero()
+            .map(|(kind, n)| format!("{n} {}", kind.describe()))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     /// Difference since an earlier snapshot of the same counters.

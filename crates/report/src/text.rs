@@ -264,12 +264,25 @@ pub(crate) fn write_errors(out: &mut String, r: &RunResult) {
             .unwrap_or(0);
         for (kind, n) in r.errors.nonzero() {
             let _ = writeln!(out, "  {:<width$}  {n:>8}", kind.describe());
+            if let Some(hint) = kind.hint() {
+                let _ = writeln!(out, "    {hint}");
+            }
         }
     }
     if r.length_varies > 0 {
         // a scenario compares each request name with its own first response
         let first = if !r.by_name.is_empty() {
-            " response of their request name (per name below)".to_string()
+            // the names whose lengths varied, with their counts (also in the table above)
+            let names: Vec<String> = r
+                .by_name
+                .iter()
+                .filter(|(_, n)| n.length_varies > 0)
+                .map(|(name, n)| format!("{name} {}", n.length_varies))
+                .collect();
+            match names.is_empty() {
+                true => " response of their request name".to_string(),
+                false => format!(" response of their request name ({})", names.join(", ")),
+            }
         } else {
             r.first_body_bytes
                 .map(|b| format!(" ({b} bytes)"))

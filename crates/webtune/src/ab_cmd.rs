@@ -81,7 +81,8 @@ pub struct AbArgs {
     /// Don't exit on socket receive errors (webtune never does: accepted for compatibility).
     #[arg(short = 'r')]
     pub keep_going: bool,
-    /// How much troubleshooting info to print (2 or more: the request webtune sends).
+    /// How much troubleshooting info to print (2 or more: the request head webtune sends and
+    /// the response head of one exchange made before the run, in ab's words).
     #[arg(short = 'v', value_name = "verbosity", default_value_t = 0)]
     pub verbosity: u32,
     /// Do not show percentiles served table.
@@ -282,6 +283,29 @@ impl AbArgs {
     }
 }
 
+/// `-v 2`: the request head and the response head, in ab's words ("INFO: GET header ==",
+/// "LOG: header received:"). ab prints the head of every response; webtune shows one
+/// exchange, made before the run on a connection of its own and not counted in the result.
+fn show_exchange(spec: &RunSpec) -> anyhow::Result<String> {
+    let shown = webtune_engine::show::exchange_once(spec)?;
+    let request = String::from_utf8_lossy(&shown.request);
+    let head = request.split_once("\r\n\r\n").map_or(&*request, |(h, _)| h);
+    let mut out = format!(
+        "INFO: {} header == \n---\n{head}\r\n\r\n\n---\n",
+        spec.method
+    );
+    match shown.response_head {
+        Ok(bytes) => {
+            out.push_str(&format!(
+                "LOG: header received:\n{}\n",
+                String::from_utf8_lossy(&bytes)
+            ));
+        }
+        Err(why) => out.push_str(&format!("LOG: no response: {why}\n")),
+    }
+    Ok(out)
+}
+
 pub fn run(args: AbArgs) -> anyhow::Result<i32> {
     let version = env!("CARGO_PKG_VERSION");
     if args.version {
@@ -313,14 +337,9 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
     }
     if args.verbosity >= 2 {
         eprintln!(
-            "webtune ab: {} {} (HTTP/1.0{})",
-            spec.method,
-            spec.url,
-            if spec.keepalive { ", keep-alive" } else { "" }
+            "webtune ab: -v 2 shows one exchange, made before the run and not counted in it \
+             (ab shows the head of every response)"
         );
-        for (name, value) in &spec.headers {
-            eprintln!("  {name}: {value}");
-        }
     }
     let (host, _, _) = split_url(&spec.url);
     // A failing stdout is remembered and the run goes on: the files still get written.
@@ -335,6 +354,11 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
         outputs.stdout(&format!("Benchmarking {host} (be patient)"));
     } else {
         outputs.stdout(&format!("Benchmarking {host} (be patient)\n"));
+    }
+    if args.verbosity >= 2 {
+        // ab: "(be patient)...INFO: GET header == " on one line when it prints dots.
+        let dots = if small { "..." } else { "" };
+        outputs.stdout(&format!("{dots}{}", show_exchange(&spec)?));
     }
     let (result, interrupted) =
         run_spec_quiet(&spec, &webtune_engine::Workload::request(), "", args.quiet)?;
@@ -374,14 +398,9 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
     // ab gives up with a non-zero status when it cannot talk to the server at all; scripts
     // rely on that. webtune still prints what it measured, then fails the same way.
     if result.responses == 0 && result.errors.total() > 0 {
-        let kinds: Vec<String> = result
-            .errors
-            .nonzero()
-            .map(|(kind, n)| format!("{n} {}", kind.describe()))
-            .collect();
         eprintln!(
             "webtune ab: no request got a response ({}); exit status 1, as ab fails",
-            kinds.join(", ")
+            result.errors.summary()
         );
         return Ok(exit::NO_SUCCESS);
     }

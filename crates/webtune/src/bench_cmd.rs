@@ -19,7 +19,7 @@ use webtune_model::{
 #[command(after_help = "Examples:\n  \
     webtune bench http://127.0.0.1:8080/empty.gif -c 100 -d 10s\n  \
     webtune bench http://127.0.0.1:8080/ -n 100000 -c 10 --no-keepalive --json result.json\n  \
-    webtune bench            (no URL: benchmarks the embedded target in this process)")]
+    webtune bench            # no URL: benchmarks the embedded target in this process")]
 pub struct BenchArgs {
     /// The URL to load: http:// or https:// (HTTP/1.1; --http2 for h2, or h2c over http://).
     /// Without one, the embedded target is started on a free loopback port and /empty.gif is
@@ -498,6 +498,14 @@ pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
     let own = if interrupted {
         exit::INTERRUPTED
     } else if result.responses == 0 {
+        // Even under -q: a failed run must not end in silence (the status alone says little).
+        eprintln!(
+            "webtune: bench: no request got a response ({}); exit status 1",
+            match result.errors.summary() {
+                s if s.is_empty() => "none was sent".to_string(),
+                s => s,
+            }
+        );
         exit::NO_SUCCESS
     } else {
         exit::SUCCESS

@@ -13,7 +13,9 @@ use webtune_model::{Arrival, LoadMode, RunSpec, StopCondition, TlsOptions};
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Usage (http_load's own):\n  \
-    webtune http_load [-parallel N | -rate N] [-fetches N | -seconds N] [-timeout SECS] [-jitter] URL_FILE\n\
+    webtune http_load [-parallel N | -rate N [-jitter]] [-fetches N | -seconds N] [-timeout SECS] URL_FILE\n\
+    Options may be shortened as in http_load, the first match in its order winning\n\
+    (-p 10 -s 1 is -parallel 10 -seconds 1).\n\
     URL_FILE holds one URL a line; each fetch picks one at random, as http_load does (all URLs\n\
     on one server). -rate is open loop (latency from each fetch's due time); -jitter makes the\n\
     arrivals Poisson. webtune extras: -json FILE, -html FILE.\n\
@@ -58,14 +60,55 @@ fn number<T: std::str::FromStr>(text: &str, name: &str) -> anyhow::Result<T> {
         .with_context(|| format!("-{name} {text:?} is not a number"))
 }
 
-/// Parse http_load's command line (options start with one or two dashes).
+/// http_load's options in the order its parser tries them, then webtune's extras. http_load
+/// takes any prefix of a name (`strncmp(arg, "-parallel", strlen(arg))`) and the first name
+/// in this order that matches wins: `-p` is -parallel (not -proxy), `-s` -seconds (not -sip),
+/// `-j` -jitter (http_load_12mar2006's main()).
+const OPTION_ORDER: [&str; 15] = [
+    "checksum", "throttle", "Throttle", "verbose", "timeout", "jitter", "parallel", "rate",
+    "fetches", "seconds", "sip", "cipher", "proxy", "json", "html",
+];
+
+/// Options webtune http_load refuses (http_load has them; webtune does not do them).
+const UNSUPPORTED: [&str; 6] = ["checksum", "throttle", "Throttle", "proxy", "cipher", "sip"];
+
+/// The option a (prefix) name stands for, as http_load resolves it. Where http_load's pick
+/// is one webtune refuses while the prefix also names one it runs (`-t`: -throttle or
+/// -timeout), the prefix is refused as ambiguous, naming the candidates: a user who typed
+/// `-t 5` meant a timeout far more often than http_load's throttle.
+fn resolve(name: &str, arg: &str) -> anyhow::Result<&'static str> {
+    let candidates: Vec<&'static str> = OPTION_ORDER
+        .iter()
+        .copied()
+        .filter(|full| !name.is_empty() && full.starts_with(name))
+        .collect();
+    match candidates.as_slice() {
+        [] => bail!("unknown http_load option {arg:?} (see webtune http_load --help)"),
+        [first, ..]
+            if UNSUPPORTED.contains(first)
+                && candidates.iter().any(|c| !UNSUPPORTED.contains(c)) =>
+        {
+            let names: Vec<String> = candidates.iter().map(|c| format!("-{c}")).collect();
+            bail!(
+                "http_load option {arg} is ambiguous: it matches {} (http_load takes the first, \
+                 which webtune does not support); spell out the one you mean",
+                names.join(", ")
+            )
+        }
+        [first, ..] => Ok(first),
+    }
+}
+
+/// Parse http_load's command line (options start with one or two dashes, and may be
+/// shortened to any prefix, as http_load allows: `-p 10 -s 1`).
 pub fn parse_options(args: &[String]) -> anyhow::Result<HttpLoadOptions> {
     let mut o = HttpLoadOptions::default();
     let mut files = Vec::new();
     let mut i = 0;
     while i < args.len() {
         let arg = &args[i];
-        if let Some(name) = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')) {
+        if let Some(given) = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')) {
+            let name = resolve(given, arg)?;
             match name {
                 "parallel" => o.parallel = Some(number(value(args, &mut i, name)?, name)?),
                 "rate" => o.rate = Some(number(value(args, &mut i, name)?, name)?),
@@ -76,10 +119,7 @@ pub fn parse_options(args: &[String]) -> anyhow::Result<HttpLoadOptions> {
                 "verbose" => {}
                 "json" => o.json = Some(value(args, &mut i, name)?.to_string()),
                 "html" => o.html = Some(value(args, &mut i, name)?.to_string()),
-                "checksum" | "throttle" | "proxy" | "cipher" | "sip" => {
-                    bail!("http_load option -{name} is not supported by webtune http_load")
-                }
-                _ => bail!("unknown http_load option {arg:?} (see webtune http_load --help)"),
+                _ => bail!("http_load option -{name} is not supported by webtune http_load"),
             }
         } else {
             files.push(arg.clone());
@@ -90,6 +130,10 @@ pub fn parse_options(args: &[String]) -> anyhow::Result<HttpLoadOptions> {
         (Some(_), Some(_)) => bail!("give -parallel or -rate, not both"),
         (None, None) => bail!("give -parallel N or -rate N"),
         _ => {}
+    }
+    // As http_load's usage(): -jitter varies -rate's intervals, and is refused without it.
+    if o.jitter && o.rate.is_none() {
+        bail!("-jitter goes with -rate only (it varies the intervals between fetches); http_load refuses it with -parallel too")
     }
     match (o.fetches, o.seconds) {
         (Some(_), Some(_)) => bail!("give -fetches or -seconds, not both"),
@@ -267,9 +311,6 @@ const OPEN_LOOP_CONNECTIONS: u32 = 1000;
 
 pub fn run(args: HttpLoadArgs) -> anyhow::Result<i32> {
     let options = parse_options(&args.raw)?;
-    if options.jitter && options.rate.is_none() {
-        eprintln!("webtune http_load: -jitter varies -rate; with -parallel it changes nothing");
-    }
     output::check_all([
         ("-json", options.json.as_deref()),
         ("-html", options.html.as_deref()),

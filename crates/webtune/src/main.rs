@@ -10,6 +10,7 @@ mod exit;
 mod fs_cmd;
 mod gate;
 mod gen_cmd;
+mod help;
 mod http_load_cmd;
 mod inputs;
 mod lab_cmd;
@@ -90,7 +91,8 @@ enum Command {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    // As Cli::parse(), with --help examples printed verbatim (help.rs).
+    let cli: Cli = help::parse();
     if let Err(e) = signals::install() {
         eprintln!("webtune: {e:#}");
         std::process::exit(exit::ERROR);

@@ -187,4 +187,8 @@ fn a_wrong_certificate_is_named_in_the_report() {
         "{}",
         text(&out)
     );
+    // ... with what to do about it, once, in the error summary.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(stdout.matches("--cacert FILE").count(), 1, "{stdout}");
+    assert_eq!(stdout.matches("--insecure").count(), 1, "{stdout}");
 }

@@ -581,6 +581,37 @@ fn lab_sweep_of_the_site_loads_the_stacks_own_path_and_a_level_without_success_e
     );
 }
 
+/// `lab sweep --warmup 0s --cooldown 0s` names no "first 0ns"/"last 0ns" left out.
+#[test]
+fn lab_sweep_names_only_the_parts_it_leaves_out() {
+    let lab = LabDir::new("sweep-left-out");
+    let sweep = |warmup: &str, cooldown: &str| {
+        let output = lab
+            .command()
+            .args([
+                "lab", "sweep", "nginx", "--app", "site", "-c", "1", "-d", "1s",
+            ])
+            .args(["--warmup", warmup, "--cooldown", cooldown, "--pause", "0s"])
+            .stdin(Stdio::null())
+            .output()
+            .expect("run webtune");
+        assert_eq!(output.status.code(), Some(0), "{output:?}");
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        stdout
+            .lines()
+            .find(|l| l.starts_with("Lab sweep:"))
+            .unwrap_or_else(|| panic!("{stdout}"))
+            .to_string()
+    };
+    let line = sweep("0s", "0s");
+    assert!(line.ends_with("each level 1s"), "{line}");
+    let line = sweep("200ms", "0s");
+    assert!(
+        line.ends_with("each level 1s, of which the first 200ms is left out"),
+        "{line}"
+    );
+}
+
 /// kill -9 of nginx's master during a `lab capacity` search: the search stops at that step
 /// (the orphaned workers would go on answering), says so in the text, exits 3.
 #[test]

@@ -366,12 +366,11 @@ fn report_sweep(
             App::Site => path.to_string(),
         };
         let mut text = format!(
-            "\nLab sweep: {} ({}) serving {what}; each level {:?}, of which the first {:?} and the last {:?} are left out\n\n",
+            "\nLab sweep: {} ({}) serving {what}; each level {:?}{}\n\n",
             target.name(),
             target.describe_settings(),
             args.duration,
-            args.warmup,
-            args.cooldown
+            left_out(args.warmup, args.cooldown)
         );
         text.push_str(&seed_003_table(sweep));
         for level in &sweep.levels {
@@ -399,6 +398,19 @@ fn report_sweep(
     } else {
         exit::SUCCESS
     }))
+}
+
+/// ", of which the first 2s and the last 1s are left out", naming only the parts that are
+/// not zero (nothing when neither is: "the last 0ns" said nothing).
+fn left_out(warmup: std::time::Duration, cooldown: std::time::Duration) -> String {
+    match (warmup.is_zero(), cooldown.is_zero()) {
+        (true, true) => String::new(),
+        (false, true) => format!(", of which the first {warmup:?} is left out"),
+        (true, false) => format!(", of which the last {cooldown:?} is left out"),
+        (false, false) => {
+            format!(", of which the first {warmup:?} and the last {cooldown:?} are left out")
+        }
+    }
 }
 
 #[cfg(test)]
