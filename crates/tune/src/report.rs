@@ -327,14 +327,43 @@ impl TuneReport {
                 let _ = writeln!(o, "note: {d}");
             }
         }
-        // An effect with no best group was computed from no measured trial.
-        let effects: Vec<&Effect> = self.effects.iter().filter(|e| !e.best.is_empty()).collect();
-        if !effects.is_empty() {
-            let parts: Vec<String> = effects
+        // An effect is named with its best group only when it is clear; the others say
+        // why not. One computed from no measured trial is left out.
+        let (clear, unclear): (Vec<&Effect>, Vec<&Effect>) = self
+            .effects
+            .iter()
+            .filter(|e| e.measured())
+            .partition(|e| e.clear);
+        if !clear.is_empty() {
+            let parts: Vec<String> = clear
                 .iter()
-                .map(|e| format!("{} {:.0}% (best {})", e.param, 100.0 * e.spread, e.best))
+                .map(|e| {
+                    format!(
+                        "{} {:.0}% (90%: {}; best {}, {} runs)",
+                        e.param,
+                        100.0 * e.spread,
+                        interval(e),
+                        e.best,
+                        e.measured_times
+                    )
+                })
                 .collect();
             let _ = writeln!(o, "effects: {}", parts.join(", "));
+        }
+        if !unclear.is_empty() {
+            let parts: Vec<String> = unclear
+                .iter()
+                .map(|e| {
+                    format!(
+                        "{} {:.0}% (90%: {}; {})",
+                        e.param,
+                        100.0 * e.spread,
+                        interval(e),
+                        e.unclear_because().unwrap_or_default()
+                    )
+                })
+                .collect();
+            let _ = writeln!(o, "unclear: {}", parts.join(", "));
         }
         if !self.evidence.is_empty() {
             let _ = writeln!(o, "the servers, default vs winner:");
@@ -350,6 +379,15 @@ impl TuneReport {
         }
         o
     }
+}
+
+/// An effect's 90% interval as `−4..+51%`.
+fn interval(e: &Effect) -> String {
+    format!(
+        "{:+.0}..{:+.0}%",
+        100.0 * e.spread_low,
+        100.0 * e.spread_high
+    )
 }
 
 #[cfg(test)]
