@@ -40,6 +40,33 @@ pub struct TuneReport {
     /// The winner's directives that differ from the default, as the server writes them.
     #[serde(default)]
     pub snippet: Vec<String>,
+    /// What the tune took: its wall time, the search's part, and `--budget` when given.
+    #[serde(default)]
+    pub time: Option<TimeReport>,
+}
+
+/// The tune's wall time (over every run of it, when resumed: the journal keeps each trial's
+/// duration).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimeReport {
+    /// Seconds of the whole tune: the search's and the proof's trials.
+    pub wall_s: f64,
+    /// Seconds of the search's trials (what `--budget` limits).
+    pub search_s: f64,
+    /// `--budget` in seconds, when given.
+    pub budget_s: Option<f64>,
+    /// The search stopped because the budget was spent (rather than at --trials).
+    pub budget_spent: bool,
+}
+
+/// `252 s` as `4m12s`.
+pub fn minutes(seconds: f64) -> String {
+    let s = seconds.round() as u64;
+    if s < 60 {
+        format!("{s}s")
+    } else {
+        format!("{}m{:02}s", s / 60, s % 60)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -172,6 +199,7 @@ impl TuneReport {
             effects: effects(&study.space, objective, study.trials()),
             evidence: Vec::new(),
             snippet: Vec::new(),
+            time: None,
         }
     }
 
@@ -244,6 +272,19 @@ impl TuneReport {
             "noise floor: A/A differed by {aa}; run-to-run noise ±{:.1}%",
             100.0 * self.noise.relative_sd
         );
+        if let Some(t) = &self.time {
+            let budget = match (t.budget_s, t.budget_spent) {
+                (Some(b), true) => format!("; --budget {} spent", minutes(b)),
+                (Some(b), false) => format!("; --budget {}", minutes(b)),
+                (None, _) => String::new(),
+            };
+            let _ = writeln!(
+                o,
+                "wall time: {} (search {}){budget}",
+                minutes(t.wall_s),
+                minutes(t.search_s)
+            );
+        }
         let _ = writeln!(
             o,
             "{:>3}  {:<13} {:<8} {:>12}  params",
