@@ -41,7 +41,8 @@ pub struct Effect {
     pub param: String,
     /// Best group over worst group, minus one, in the better direction (0.25 = 25%).
     pub spread: f64,
-    /// The best group's label, named only when the effect is `clear`; empty otherwise.
+    /// The best group, named only when the effect is `clear` (empty otherwise): a choice,
+    /// or for a range the span of the values that ran in that group.
     pub best: String,
     pub bins: Vec<Bin>,
     /// The 90% interval of `spread` from the model's posterior (may go below zero).
@@ -132,6 +133,35 @@ fn groups(space: &Space, i: usize) -> Vec<(String, f64, f64, f64)> {
                 (label, (lo + hi) / 2.0, lo, hi)
             })
             .collect(),
+    }
+}
+
+/// What a group's runs measured: for a range, the span of the values that ran in it
+/// (`342..370`, not the whole third `342..512`, whose untried top may fall off a cliff);
+/// for a choice, its label.
+fn measured_span(
+    space: &Space,
+    i: usize,
+    points: &[(Vec<f64>, bool)],
+    groups: &[(String, f64, f64, f64)],
+    label: &str,
+) -> String {
+    let p = &space.params[i];
+    let Some((_, _, lo, hi)) = groups.iter().find(|g| g.0 == label) else {
+        return label.to_string();
+    };
+    let values: Vec<i64> = points
+        .iter()
+        .filter(|(u, _)| u[i] >= *lo && u[i] < hi + if *hi >= 1.0 { 1e-9 } else { 0.0 })
+        .filter_map(|(u, _)| match p.decode(u[i]) {
+            crate::space::Value::Int(v) => Some(v),
+            crate::space::Value::Word(_) => None,
+        })
+        .collect();
+    match (values.iter().min(), values.iter().max()) {
+        (Some(a), Some(b)) if a == b => a.to_string(),
+        (Some(a), Some(b)) => format!("{a}..{b}"),
+        _ => label.to_string(),
     }
 }
 
@@ -232,7 +262,7 @@ pub fn effects(space: &Space, objective: Objective, trials: &[Trial]) -> Vec<Eff
                 param: name.clone(),
                 spread,
                 best: if clear {
-                    best.label.clone()
+                    measured_span(space, i, &points, &groups, &best.label)
                 } else {
                     String::new()
                 },
@@ -444,8 +474,9 @@ mod tests {
         let e = effects(&sp, Objective::MaximizeThroughput, &trials);
         let workers = e.iter().find(|x| x.param == "workers").unwrap();
         assert!(workers.clear, "{workers:#?}");
-        assert_eq!(workers.best, workers.model_best);
-        assert!(workers.best.starts_with("1.."), "{workers:#?}");
+        // The best group is the low third; named by the values that ran in it.
+        assert!(workers.model_best.starts_with("1.."), "{workers:#?}");
+        assert_eq!(workers.best, "2..3", "{workers:#?}");
         assert_eq!(workers.measured_times, 4);
         assert!(workers.spread_low > 0.0);
         let mpm = e.iter().find(|x| x.param == "mpm").unwrap();
