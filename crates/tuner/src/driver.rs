@@ -17,7 +17,7 @@ use webtune_tune::journal::{Journal, JournalError, Phase, Resumed};
 use webtune_tune::objective::{LevelSummary, Objective, Slo};
 use webtune_tune::paired::{self, Ran};
 use webtune_tune::proof::{self, Arm};
-use webtune_tune::report::{LevelProof, ProofReport, TimeReport, TuneReport};
+use webtune_tune::report::{minutes, LevelProof, ProofReport, TimeReport, TuneReport};
 use webtune_tune::space::{Config, Space};
 use webtune_tune::study::{Next, Outcome, Settings, Study};
 use webtune_tune::GpSampler;
@@ -307,7 +307,14 @@ pub fn run(
                 )
             })
             .unwrap_or_default();
-        listener.trial_done(&format!("{line}{best}"));
+        let spent = job.time_budget.map_or(String::new(), |b| {
+            format!(
+                "; {} of --budget {}",
+                minutes(search_s),
+                minutes(b.as_secs_f64())
+            )
+        });
+        listener.trial_done(&format!("{line}{best}{spent}"));
     }
     interrupted |= stop.stop_requested();
 

@@ -460,6 +460,8 @@ fn a_time_budget_ends_the_search_and_the_report_gives_the_wall_time() {
     drop(serve);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // Each trial's progress line says how much of the budget is spent.
+    assert!(stderr.contains(" of --budget 3s\n"), "{stderr}");
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let trials = report["trials"].as_array().unwrap().len();
