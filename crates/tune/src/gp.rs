@@ -246,6 +246,40 @@ impl Model {
     pub fn predict(&self, u: &[f64]) -> f64 {
         self.gp.predict(u).0
     }
+
+    /// The posterior mean and standard deviation of `mean f(a) − mean f(b)` (the latent
+    /// function, without the noise of a run), from the joint posterior over all the points:
+    /// the difference between two partial-dependence averages, with the points' covariance
+    /// counted rather than assumed independent.
+    pub fn difference(&self, a: &[Vec<f64>], b: &[Vec<f64>]) -> (f64, f64) {
+        let gp = &self.gp;
+        let points: Vec<(&Vec<f64>, f64)> = a
+            .iter()
+            .map(|u| (u, 1.0 / a.len().max(1) as f64))
+            .chain(b.iter().map(|u| (u, -1.0 / b.len().max(1) as f64)))
+            .collect();
+        let mean: f64 = points.iter().map(|(u, w)| w * gp.predict(u).0).sum();
+        // v_p = L⁻¹ k(X, p): posterior cov(p, q) = k(p, q) − v_p·v_q (standardised units).
+        let v: Vec<Vec<f64>> = points
+            .iter()
+            .map(|(u, _)| {
+                let k: Vec<f64> =
+                    gp.x.iter()
+                        .map(|x| kernel(x, u, &gp.cat, &gp.ls, gp.lambda))
+                        .collect();
+                forward(&gp.l, &k)
+            })
+            .collect();
+        let mut var = 0.0;
+        for (p, (up, wp)) in points.iter().enumerate() {
+            for (q, (uq, wq)) in points.iter().enumerate() {
+                let prior = kernel(up, uq, &gp.cat, &gp.ls, gp.lambda);
+                let explained: f64 = v[p].iter().zip(&v[q]).map(|(x, y)| x * y).sum();
+                var += wp * wq * (prior - explained);
+            }
+        }
+        (mean, gp.scale * var.max(0.0).sqrt())
+    }
 }
 
 impl Sampler for GpSampler {

@@ -165,12 +165,25 @@ pub fn render_html(report: &TuneReport) -> String {
                 vec![
                     e.param.clone(),
                     format!("{:.1}%", e.spread * 100.0),
-                    e.best.clone(),
+                    format!(
+                        "{:+.1}% .. {:+.1}%",
+                        e.spread_low * 100.0,
+                        e.spread_high * 100.0
+                    ),
+                    match e.unclear_because() {
+                        None => format!("{} ({} runs)", e.best, e.measured_times),
+                        Some(why) => format!("unclear: {why}"),
+                    },
                 ]
             })
             .collect();
         body.push_str(&table(
-            &["parameter", "spread of the objective", "best values"],
+            &[
+                "parameter",
+                "spread of the objective",
+                "90% interval",
+                "best values",
+            ],
             &rows,
         ));
     }

@@ -71,6 +71,9 @@ pub struct JournaledTrial {
     /// The study's reason (`baseline`, `race`, …) or the proof's arm (`A`, `B`).
     pub why: String,
     pub outcome: Outcome,
+    /// How long it took, from `begin_trial` to its end (the stack's start and stop, the
+    /// load at every level), in seconds.
+    pub seconds: f64,
 }
 
 /// What `Journal::open` found.
@@ -87,6 +90,15 @@ pub struct Resumed {
 }
 
 impl Resumed {
+    /// Seconds the journaled trials took, of one phase or (None) of both.
+    pub fn seconds(&self, phase: Option<Phase>) -> f64 {
+        self.trials
+            .iter()
+            .filter(|t| phase.is_none_or(|p| t.phase == p))
+            .map(|t| t.seconds)
+            .sum()
+    }
+
     /// Feed the search trials to a fresh study built from the same command and seed; it then
     /// asks for what the uninterrupted study would have asked for.
     pub fn replay_into(&self, study: &mut Study) {
@@ -257,10 +269,13 @@ impl Journal {
             String,
             Option<String>,
             Option<String>,
+            i64,
+            Option<i64>,
         );
         let rows: Vec<Row> = {
             let mut stmt = j.sql(j.conn.prepare(
-                "SELECT id, phase, config, why, state, summary, error FROM trials ORDER BY id",
+                "SELECT id, phase, config, why, state, summary, error, started_ms, ended_ms \
+                 FROM trials ORDER BY id",
             ))?;
             let rows = j.sql(stmt.query_map([], |r| {
                 Ok((
@@ -271,13 +286,15 @@ impl Journal {
                     r.get(4)?,
                     r.get(5)?,
                     r.get(6)?,
+                    r.get(7)?,
+                    r.get(8)?,
                 ))
             }))?;
             j.sql(rows.collect::<Result<Vec<_>, _>>())?
         };
         let mut trials = Vec::new();
         let mut lost = Vec::new();
-        for (id, phase, config, why, state, summary, error) in rows {
+        for (id, phase, config, why, state, summary, error, started, ended) in rows {
             let damaged = |why: String| JournalError::Damaged {
                 path: j.path.clone(),
                 id,
@@ -310,6 +327,7 @@ impl Journal {
                 config,
                 why,
                 outcome,
+                seconds: ended.map_or(0.0, |e| (e - started).max(0) as f64 / 1000.0),
             });
         }
         Ok(Resumed {

@@ -40,6 +40,33 @@ pub struct TuneReport {
     /// The winner's directives that differ from the default, as the server writes them.
     #[serde(default)]
     pub snippet: Vec<String>,
+    /// What the tune took: its wall time, the search's part, and `--budget` when given.
+    #[serde(default)]
+    pub time: Option<TimeReport>,
+}
+
+/// The tune's wall time (over every run of it, when resumed: the journal keeps each trial's
+/// duration).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimeReport {
+    /// Seconds of the whole tune: the search's and the proof's trials.
+    pub wall_s: f64,
+    /// Seconds of the search's trials (what `--budget` limits).
+    pub search_s: f64,
+    /// `--budget` in seconds, when given.
+    pub budget_s: Option<f64>,
+    /// The search stopped because the budget was spent (rather than at --trials).
+    pub budget_spent: bool,
+}
+
+/// `252 s` as `4m12s`.
+pub fn minutes(seconds: f64) -> String {
+    let s = seconds.round() as u64;
+    if s < 60 {
+        format!("{s}s")
+    } else {
+        format!("{}m{:02}s", s / 60, s % 60)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -172,6 +199,7 @@ impl TuneReport {
             effects: effects(&study.space, objective, study.trials()),
             evidence: Vec::new(),
             snippet: Vec::new(),
+            time: None,
         }
     }
 
@@ -244,6 +272,19 @@ impl TuneReport {
             "noise floor: A/A differed by {aa}; run-to-run noise ±{:.1}%",
             100.0 * self.noise.relative_sd
         );
+        if let Some(t) = &self.time {
+            let budget = match (t.budget_s, t.budget_spent) {
+                (Some(b), true) => format!("; --budget {} spent", minutes(b)),
+                (Some(b), false) => format!("; --budget {}", minutes(b)),
+                (None, _) => String::new(),
+            };
+            let _ = writeln!(
+                o,
+                "wall time: {} (search {}){budget}",
+                minutes(t.wall_s),
+                minutes(t.search_s)
+            );
+        }
         let _ = writeln!(
             o,
             "{:>3}  {:<13} {:<8} {:>12}  params",
@@ -327,14 +368,43 @@ impl TuneReport {
                 let _ = writeln!(o, "note: {d}");
             }
         }
-        // An effect with no best group was computed from no measured trial.
-        let effects: Vec<&Effect> = self.effects.iter().filter(|e| !e.best.is_empty()).collect();
-        if !effects.is_empty() {
-            let parts: Vec<String> = effects
+        // An effect is named with its best group only when it is clear; the others say
+        // why not. One computed from no measured trial is left out.
+        let (clear, unclear): (Vec<&Effect>, Vec<&Effect>) = self
+            .effects
+            .iter()
+            .filter(|e| e.measured())
+            .partition(|e| e.clear);
+        if !clear.is_empty() {
+            let parts: Vec<String> = clear
                 .iter()
-                .map(|e| format!("{} {:.0}% (best {})", e.param, 100.0 * e.spread, e.best))
+                .map(|e| {
+                    format!(
+                        "{} {:.0}% (90%: {}; best {}, {} runs)",
+                        e.param,
+                        100.0 * e.spread,
+                        interval(e),
+                        e.best,
+                        e.measured_times
+                    )
+                })
                 .collect();
             let _ = writeln!(o, "effects: {}", parts.join(", "));
+        }
+        if !unclear.is_empty() {
+            let parts: Vec<String> = unclear
+                .iter()
+                .map(|e| {
+                    format!(
+                        "{} {:.0}% (90%: {}; {})",
+                        e.param,
+                        100.0 * e.spread,
+                        interval(e),
+                        e.unclear_because().unwrap_or_default()
+                    )
+                })
+                .collect();
+            let _ = writeln!(o, "unclear: {}", parts.join(", "));
         }
         if !self.evidence.is_empty() {
             let _ = writeln!(o, "the servers, default vs winner:");
@@ -350,6 +420,15 @@ impl TuneReport {
         }
         o
     }
+}
+
+/// An effect's 90% interval as `−4..+51%`.
+fn interval(e: &Effect) -> String {
+    format!(
+        "{:+.0}..{:+.0}%",
+        100.0 * e.spread_low,
+        100.0 * e.spread_high
+    )
 }
 
 #[cfg(test)]

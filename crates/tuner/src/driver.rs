@@ -8,7 +8,7 @@
 use crate::subject::snippet;
 pub use crate::subject::{external_catalogue, Subject};
 use std::collections::BTreeMap;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use webtune_engine::Workload;
 use webtune_lab::trial::{self, Level, Trial, TrialEvents};
 use webtune_lab::LabError;
@@ -17,7 +17,7 @@ use webtune_tune::journal::{Journal, JournalError, Phase, Resumed};
 use webtune_tune::objective::{LevelSummary, Objective, Slo};
 use webtune_tune::paired::{self, Ran};
 use webtune_tune::proof::{self, Arm};
-use webtune_tune::report::{LevelProof, ProofReport, TuneReport};
+use webtune_tune::report::{minutes, LevelProof, ProofReport, TimeReport, TuneReport};
 use webtune_tune::space::{Config, Space};
 use webtune_tune::study::{Next, Outcome, Settings, Study};
 use webtune_tune::GpSampler;
@@ -43,6 +43,9 @@ pub struct Job {
     /// bisect) under these SLOs, and its figure is the capacity found (req/s); a trial that
     /// finds none is a failed trial. The objective is then `Objective::MaximizeCapacity`.
     pub capacity: Option<CapacityObjective>,
+    /// `--budget`: the search starts no trial once its trials (over every run of the tune,
+    /// from the journal) have taken this long; `settings.budget` still caps the count.
+    pub time_budget: Option<Duration>,
 }
 
 /// The SLOs and search settings of `--maximize capacity`.
@@ -253,6 +256,7 @@ pub fn run(
     stop: &StopToken,
     listener: &mut dyn Listener,
 ) -> Result<Finished, TuneError> {
+    let started = Instant::now();
     let mut study = new_study(job);
     let mut proof_done: Vec<(Arm, Outcome)> = Vec::new();
     if let Some(r) = resumed {
@@ -260,13 +264,22 @@ pub fn run(
         proof_done = proof_runs(r);
     }
     let levels: Vec<String> = job.levels.iter().map(|l| level_label(*l)).collect();
+    // Seconds of the earlier runs of this tune, from the journal.
+    let before = |phase| resumed.map_or(0.0, |r| r.seconds(phase));
+    let mut search_s = before(Some(Phase::Search));
 
     // The search.
     let mut interrupted = false;
+    let mut budget_spent = false;
     while !stop.stop_requested() {
+        if job.time_budget.is_some_and(|b| search_s >= b.as_secs_f64()) {
+            budget_spent = true;
+            break;
+        }
         let Next::Measure(config, why) = study.next() else {
             break;
         };
+        let trial_started = Instant::now();
         let number = study.trials().len() + 1;
         listener.trial_starting("trial", number, job.settings.budget, &config);
         let id = journal.begin_trial(Phase::Search, &config, why.as_str())?;
@@ -280,6 +293,7 @@ pub fn run(
             Outcome::Measured(levels) => journal.finish_trial(id, levels, &m.runs)?,
             Outcome::Failed(why) => journal.fail_trial(id, why)?,
         }
+        search_s += trial_started.elapsed().as_secs_f64();
         let line = describe(job, &m);
         study.record(config, why, m.outcome);
         let best = study
@@ -293,7 +307,14 @@ pub fn run(
                 )
             })
             .unwrap_or_default();
-        listener.trial_done(&format!("{line}{best}"));
+        let spent = job.time_budget.map_or(String::new(), |b| {
+            format!(
+                "; {} of --budget {}",
+                minutes(search_s),
+                minutes(b.as_secs_f64())
+            )
+        });
+        listener.trial_done(&format!("{line}{best}{spent}"));
     }
     interrupted |= stop.stop_requested();
 
@@ -353,6 +374,12 @@ pub fn run(
     }
     let mut report = finish_report(job, &study, levels, proof_report);
     report.evidence = evidence;
+    report.time = Some(TimeReport {
+        wall_s: before(None) + started.elapsed().as_secs_f64(),
+        search_s,
+        budget_s: job.time_budget.map(|b| b.as_secs_f64()),
+        budget_spent,
+    });
     Ok(Finished {
         report,
         interrupted,
@@ -392,7 +419,16 @@ pub fn report_so_far(job: &Job, resumed: &Resumed) -> TuneReport {
     let runs = proof_runs(resumed);
     let proof = (job.confirm > 0 && runs.len() >= 2 * job.confirm)
         .then(|| analyze_proof(job, &study, &runs[..2 * job.confirm]));
-    finish_report(job, &study, levels, proof)
+    let mut report = finish_report(job, &study, levels, proof);
+    report.time = Some(TimeReport {
+        wall_s: resumed.seconds(None),
+        search_s: resumed.seconds(Some(Phase::Search)),
+        budget_s: job.time_budget.map(|b| b.as_secs_f64()),
+        budget_spent: job
+            .time_budget
+            .is_some_and(|b| resumed.seconds(Some(Phase::Search)) >= b.as_secs_f64()),
+    });
+    report
 }
 
 /// The proof's runs in a journal, in order.

@@ -83,9 +83,15 @@ pub struct TuneArgs {
     /// level counts.
     #[arg(long = "levels", value_delimiter = ',', value_name = "L1,L2,…")]
     pub levels: Vec<f64>,
-    /// Measured runs in the search, re-measurements included.
-    #[arg(long = "trials", default_value_t = 15)]
-    pub trials: usize,
+    /// Measured runs in the search, re-measurements included (default 15; with --budget,
+    /// at most 200, so the time decides).
+    #[arg(long = "trials", value_name = "N")]
+    pub trials: Option<usize>,
+    /// Wall time for the search, e.g. 10m: no trial starts once the search's trials have
+    /// taken this long (over every run of the tune; the journal keeps each trial's
+    /// duration). The search ends at --budget or --trials, whichever comes first.
+    #[arg(long = "budget", value_parser = parse_duration, value_name = "DURATION")]
+    pub budget: Option<Duration>,
     /// Proof pairs (default and winner interleaved) after the search; 0 skips the proof.
     #[arg(long = "confirm", default_value_t = 5)]
     pub confirm: usize,
@@ -130,6 +136,23 @@ pub struct TuneArgs {
     /// bench flags and the path to load (a URL for external), e.g. -- -c 20 -d 10s /cpu/2000.
     #[arg(last = true, value_name = "BENCH FLAGS")]
     pub bench: Vec<String>,
+}
+
+/// The trials a search may run without --trials: 15, or 200 under a --budget of time.
+pub fn default_trials(budget: bool) -> usize {
+    if budget {
+        200
+    } else {
+        15
+    }
+}
+
+impl TuneArgs {
+    /// --trials, or its default.
+    pub fn trials(&self) -> usize {
+        self.trials
+            .unwrap_or_else(|| default_trials(self.budget.is_some()))
+    }
 }
 
 pub fn run(args: TuneArgs) -> anyhow::Result<i32> {
@@ -190,7 +213,10 @@ pub(crate) fn prepare(args: &TuneArgs) -> anyhow::Result<Prepared> {
         &args.slos,
         !args.levels.is_empty(),
     )?;
-    rules::check_trials(args.trials)?;
+    rules::check_trials(args.trials())?;
+    if args.budget.is_some_and(|b| b.is_zero()) {
+        bail!("--budget must be above zero, e.g. --budget 10m");
+    }
     output::check_all([
         ("--json", args.output.json.as_deref()),
         ("--html", args.output.html.as_deref()),
@@ -296,7 +322,7 @@ pub(crate) fn prepare(args: &TuneArgs) -> anyhow::Result<Prepared> {
     }
     let levels = levels_of(&args.levels, load.is_open_loop())?;
     let settings = Settings {
-        budget: args.trials,
+        budget: args.trials(),
         seed: args.search_seed,
         ..Settings::default()
     };
@@ -314,6 +340,7 @@ pub(crate) fn prepare(args: &TuneArgs) -> anyhow::Result<Prepared> {
             settings,
             confirm: args.confirm,
             capacity,
+            time_budget: args.budget,
         },
     })
 }

@@ -426,6 +426,62 @@ fn maximize_capacity_runs_a_capacity_search_per_trial() {
 }
 
 #[test]
+fn a_time_budget_ends_the_search_and_the_report_gives_the_wall_time() {
+    let s = Scratch::new();
+    // Each trial loads for 1 s; a 3 s budget leaves room for a handful, not for 50.
+    let (serve, base) = serve_with_workers(1);
+    let url = format!("{}/", base.trim_end_matches('/'));
+    let journal = s.path("b.db");
+    let json = s.path("b.json");
+    let out = s.run(&[
+        "tune",
+        "external",
+        "--apply",
+        "true",
+        "--param",
+        "w=1..64",
+        "--budget",
+        "3s",
+        "--trials",
+        "50",
+        "--confirm",
+        "0",
+        "--journal",
+        journal.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+        "--",
+        "-c",
+        "2",
+        "-d",
+        "1s",
+        &url,
+    ]);
+    drop(serve);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // Each trial's progress line says how much of the budget is spent.
+    assert!(stderr.contains(" of --budget 3s\n"), "{stderr}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let trials = report["trials"].as_array().unwrap().len();
+    assert!((2..50).contains(&trials), "{trials} trials: {report}");
+    let time = &report["time"];
+    assert_eq!(time["budget_s"], 3.0, "{report}");
+    assert_eq!(time["budget_spent"], true, "{report}");
+    let search = time["search_s"].as_f64().unwrap();
+    assert!(
+        search >= 3.0 && time["wall_s"].as_f64().unwrap() >= search,
+        "{report}"
+    );
+    // --show reads the time back from the journal's trial durations.
+    let shown = s.run(&["tune", "--show", "--journal", journal.to_str().unwrap()]);
+    let shown = String::from_utf8_lossy(&shown.stdout).into_owned();
+    assert!(shown.contains("\nwall time: "), "{shown}");
+    assert!(shown.contains("; --budget 3s spent\n"), "{shown}");
+}
+
+#[test]
 fn bad_input_is_one_line_before_anything_starts() {
     let s = Scratch::new();
     for (args, needle) in [

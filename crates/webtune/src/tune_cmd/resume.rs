@@ -111,7 +111,12 @@ fn reconcile(given: &[String], stored: &[String]) -> anyhow::Result<(Vec<String>
         match id {
             "trials" => {
                 let parse = |v: &[String]| v.first().and_then(|n| n.parse::<usize>().ok());
-                let (Some(n), Some(was)) = (parse(&new), parse(&old)) else {
+                // The journal's command may have left --trials to its default.
+                let was = match old.is_empty() {
+                    true => Some(super::default_trials(!raw(&then, "budget").is_empty())),
+                    false => parse(&old),
+                };
+                let (Some(n), Some(was)) = (parse(&new), was) else {
                     bail!("--trials: not a number");
                 };
                 if n < was {
@@ -260,6 +265,22 @@ mod tests {
             words("--trials 12 nginx --param worker_processes=1..2 --slo p99<=100ms -- -c 4 -d 1s")
         );
         assert!(notes[0].contains("12 trials (was 8)"), "{notes:?}");
+    }
+
+    #[test]
+    fn a_journal_that_left_trials_to_its_default_compares_with_that_default() {
+        // Without --trials the default was 15; under a --budget, 200.
+        for (stored, fewer, more, was) in [
+            ("nginx -- -c 4 -d 1s", "10", "20", "was 15"),
+            ("nginx --budget 5m -- -c 4 -d 1s", "100", "300", "was 200"),
+        ] {
+            let stored = words(stored);
+            let given = |n: &str| words(&format!("--resume --journal t.db --trials {n}"));
+            let e = reconcile(&given(fewer), &stored).unwrap_err().to_string();
+            assert!(e.contains("fewer"), "{e}");
+            let (_, notes) = reconcile(&given(more), &stored).unwrap();
+            assert!(notes[0].contains(was), "{notes:?}");
+        }
     }
 
     #[test]
