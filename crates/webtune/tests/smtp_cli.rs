@@ -164,6 +164,8 @@ fn webtune_postal_agrees_with_postal_on_the_same_sink() {
     let mut child = KillOnDrop(
         Command::new(postal)
             .args(["-t", "2", "-c", "1", "-m", "2", &server, &users])
+            // postal writes a postal.log of every message into its working directory.
+            .current_dir(dir.path())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
