@@ -9,8 +9,14 @@
 //! e.g. "no two recommendations conflict" or "every written patch passes the server's
 //! own check".
 
+mod common;
+
+use common::opt_out::opt_out;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use webtune_advise::check::{check_patches, Checked};
 use webtune_advise::host::HostChoice;
+use webtune_advise::output::{changes_per_file, patch_text, PatchOptions};
 use webtune_advise::{advise, Advice, Inputs};
 
 /// One server's main file in a tree, at the path the server sees (under the tree's root).
@@ -211,6 +217,14 @@ const CHECKS: &[(&str, Check)] = &[
         incomplete_marked,
     ),
     ("nothing was read from this host", nothing_from_the_host),
+    (
+        "no two recommendations for one directive disagree",
+        one_value_per_directive,
+    ),
+    (
+        "every patch it would write passes the server's own check",
+        written_patches_pass,
+    ),
 ];
 
 fn corpus() -> PathBuf {
@@ -312,6 +326,99 @@ fn nothing_from_the_host(t: &Tree, a: &Advice) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The directive a change sets: its first word (nginx's and Apache's name, my.cnf's and
+/// php-fpm's key before `=`), in lower case.
+fn directive_of(text: &str) -> String {
+    text.split(|c: char| c.is_whitespace() || c == '=')
+        .find(|w| !w.is_empty())
+        .unwrap_or("")
+        .to_ascii_lowercase()
+}
+
+fn one_value_per_directive(_: &Tree, a: &Advice) -> Result<(), String> {
+    for (file, changes) in changes_per_file(a, PatchOptions::for_advice(a)) {
+        let mut seen: BTreeMap<(Option<String>, String), &str> = BTreeMap::new();
+        for (_, c) in &changes {
+            let key = (c.section.clone(), directive_of(&c.text));
+            match seen.insert(key, &c.text) {
+                Some(before) if before.trim() != c.text.trim() => {
+                    return Err(format!(
+                        "{}: {before:?} and {:?} both recommended",
+                        file.display(),
+                        c.text
+                    ))
+                }
+                _ => {}
+            }
+        }
+    }
+    for p in a.plan.conflicts() {
+        if let Some(f) = changes_per_file(a, PatchOptions::for_advice(a))
+            .values()
+            .flatten()
+            .find(|(_, c)| directive_of(&c.text) == p.directive.to_ascii_lowercase())
+        {
+            return Err(format!(
+                "{} is a stated conflict, yet {:?} would be written",
+                p.directive, f.1.text
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Each server's own check (`nginx -t`, `apache2 -t`, `php-fpm -t`, `mariadbd --help
+/// --verbose`, on a private copy) of what `--write-patch` would write after the advisor's
+/// check left out what the server refused: run again here, independently of how
+/// `check_patches` decided.
+fn written_patches_pass(t: &Tree, a: &Advice) -> Result<(), String> {
+    let mut a = a.clone();
+    let opts = PatchOptions::for_advice(&a);
+    a.patch_checks = check_patches(&mut a, opts, &common::lab_checker);
+    let written = changes_per_file(&a, opts);
+    for read in &a.configs {
+        let mine: BTreeMap<&PathBuf, _> = written
+            .iter()
+            .filter(|(f, _)| read.files.contains(f))
+            .collect();
+        if mine.is_empty() {
+            continue;
+        }
+        if !installed(&read.server) {
+            opt_out(
+                &read.server,
+                &format!("{}: {} is not installed", t.name, read.server),
+            );
+            continue;
+        }
+        let comment = if read.server == "php-fpm" { ";" } else { "#" };
+        let apply = |file: &Path, text: &str| match mine.get(&file.to_path_buf()) {
+            Some(changes) => patch_text(text, changes, comment),
+            None => text.to_string(),
+        };
+        match common::lab_checker(&read.server, &read.main, &apply) {
+            Checked::Passed { .. } => {}
+            other => {
+                return Err(format!(
+                    "{}'s written patch fails its check: {other:?}",
+                    read.server
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+fn installed(server: &str) -> bool {
+    let p = webtune_lab::Programs::discover();
+    match server {
+        "nginx" => p.nginx.is_some(),
+        "apache2" => p.apache2.is_some(),
+        "php-fpm" => p.php_fpm.is_some(),
+        _ => p.mariadbd.is_some(),
+    }
 }
 
 #[test]
