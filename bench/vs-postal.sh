@@ -56,7 +56,8 @@ measure() {
   local before after t0 t1
   before=$(sink_count)
   t0=$(date +%s.%N)
-  python3 "$here/rusage.py" "$work/ru" -- "${client_pin[@]}" "$@" > "$work/out" 2>&1 || true
+  # In $work: postal writes a postal.log of every message into its working directory.
+  (cd "$work" && python3 "$here/rusage.py" "$work/ru" -- "${client_pin[@]}" "$@" > "$work/out" 2>&1) || true
   t1=$(date +%s.%N)
   after=$(sink_count)
   read -r user sys rss code < "$work/ru"
