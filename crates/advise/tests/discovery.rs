@@ -1,8 +1,7 @@
 //! Discovery of a running server's config: nginx rewrites its process title to "nginx:
 //! master process /usr/sbin/nginx -c FILE", and the advisor still finds FILE.
 
-#[path = "../../../testing/opt_out.rs"]
-mod opt_out;
+use webtune_testkit::opt_out;
 
 use std::path::Path;
 use std::process::{Child, Command};

@@ -22,10 +22,9 @@ pub mod import;
 pub mod leaders;
 pub mod logs;
 pub mod netns;
-/// Tests' opt-outs of what this host may lack (the file every crate's tests share).
+/// Tests' opt-outs of what this host may lack (every crate's tests share them).
 #[cfg(test)]
-#[path = "../../../testing/opt_out.rs"]
-mod opt_out;
+use webtune_testkit::opt_out;
 pub mod params;
 pub mod process;
 pub mod registry;

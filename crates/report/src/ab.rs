@@ -439,7 +439,7 @@ pub fn ab_gnuplot(result: &RunResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::synthetic_result;
+    use webtune_testkit::results::synthetic_result;
 
     #[test]
     fn url_parts_as_ab_prints_them() {

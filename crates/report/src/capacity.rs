@@ -234,9 +234,9 @@ pub fn render_capacity_html(r: &CapacityResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::synthetic_result;
     use webtune_model::capacity::{CapacityLimit, SearchSettings, CAPACITY_SCHEMA};
     use webtune_model::Verdict;
+    use webtune_testkit::results::synthetic_result;
 
     fn step(rate: f64, outcome: StepOutcome, p99_us: f64) -> CapacityStep {
         let passed = outcome != StepOutcome::Broke;

@@ -403,8 +403,8 @@ pub fn render_compare_html(inputs: &[(String, &RunResult)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::synthetic_result;
     use webtune_model::Percentiles;
+    use webtune_testkit::results::synthetic_result;
 
     /// Deterministic pseudo-random normal samples (xorshift + Box–Muller).
     fn normal_samples(seed: u64, n: usize, mean: f64, sd: f64) -> Vec<f64> {

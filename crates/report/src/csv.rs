@@ -104,7 +104,7 @@ pub fn render_csv(results: &[&RunResult]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::synthetic_result;
+    use webtune_testkit::results::synthetic_result;
 
     #[test]
     fn header_and_row_line_up() {

@@ -73,8 +73,8 @@ pub fn seed_003_table(sweep: &SweepResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::synthetic_result_without_stall;
     use webtune_model::sweep::{SweepLevel, SweepVariable};
+    use webtune_testkit::results::synthetic_result_without_stall;
 
     #[test]
     fn the_table_has_the_seeds_columns_and_marks_the_knee() {

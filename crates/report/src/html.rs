@@ -476,7 +476,7 @@ pub fn level_scale(levels: &[f64]) -> Scale {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::synthetic_result;
+    use webtune_testkit::results::synthetic_result;
 
     #[test]
     fn report_is_self_contained_with_every_plot() {

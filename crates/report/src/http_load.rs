@@ -93,7 +93,7 @@ pub fn render_http_load(result: &RunResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::synthetic_result;
+    use webtune_testkit::results::synthetic_result;
 
     #[test]
     fn layout_lines_and_numbers() {

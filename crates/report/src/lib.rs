@@ -24,7 +24,6 @@ pub mod smtp;
 pub mod stats;
 pub mod svg;
 pub mod sweep;
-pub mod testkit;
 pub mod text;
 pub mod timing;
 pub mod units;

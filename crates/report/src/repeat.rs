@@ -13,7 +13,7 @@ pub fn with_repeats(runs: Vec<RunResult>) -> Option<RunResult> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::synthetic_result;
+    use webtune_testkit::results::synthetic_result;
 
     #[test]
     fn merges_counts_histograms_and_keeps_each_repeat() {

@@ -183,7 +183,7 @@ mod tests {
 
     #[test]
     fn an_smtp_result_reads_as_mail() {
-        let mut r = crate::testkit::synthetic_result(10, &[1000, 2000]);
+        let mut r = webtune_testkit::results::synthetic_result(10, &[1000, 2000]);
         let mut sum = SmtpSummary::default();
         sum.mail.record(1500);
         sum.replies.insert(250, 10);

@@ -474,8 +474,8 @@ pub fn render_sweep_html(sweep: &SweepResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::{synthetic_result, synthetic_result_without_stall};
     use webtune_model::sweep::SweepLevel;
+    use webtune_testkit::results::{synthetic_result, synthetic_result_without_stall};
 
     fn row(level: f64, rps: f64, p99_ms: u64) -> LevelRow {
         LevelRow {

@@ -378,7 +378,7 @@ fn write_connections_and_cost(out: &mut String, r: &RunResult) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::{empty_result, synthetic_result};
+    use webtune_testkit::results::{empty_result, synthetic_result};
 
     #[test]
     fn summary_carries_throughput_setup_and_percentiles() {

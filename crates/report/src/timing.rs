@@ -251,8 +251,8 @@ pub fn render_timeline(r: &RunResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testkit::synthetic_result;
     use webtune_model::Schedule;
+    use webtune_testkit::results::synthetic_result;
 
     #[test]
     fn schedule_shows_the_wait_for_a_busy_connection_apart_from_the_generators_lag() {

@@ -338,7 +338,7 @@ mod tests {
     use super::*;
     use webtune_model::server::ProcessDeath;
     use webtune_model::{ErrorCounts, Schedule, ServerSamples};
-    use webtune_report::testkit::{blank_result, synthetic_result_without_stall};
+    use webtune_testkit::results::{blank_result, synthetic_result_without_stall};
 
     fn slos() -> Vec<Threshold> {
         Threshold::parse_all(&["p99<=100ms", "errors<=1%"]).unwrap()

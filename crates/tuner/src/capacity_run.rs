@@ -382,7 +382,7 @@ mod tests {
     use super::*;
     use webtune_model::server::{HostSection, ProcessDeath};
     use webtune_model::{ErrorCounts, ErrorKind, Schedule, ServerSamples};
-    use webtune_report::testkit::{blank_result, synthetic_result_without_stall};
+    use webtune_testkit::results::{blank_result, synthetic_result_without_stall};
 
     fn slos() -> Vec<Threshold> {
         Threshold::parse_all(&["p99<=100ms"]).unwrap()

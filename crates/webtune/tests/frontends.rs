@@ -504,7 +504,7 @@ fn http_load_refuses_what_it_cannot_do() {
 fn report_renders_a_saved_result_in_every_format() {
     let dir = temp_dir("report");
     let json = dir.join("r.json");
-    let result = webtune_report::testkit::synthetic_result(500, &[900, 1_500, 20_000]);
+    let result = webtune_testkit::results::synthetic_result(500, &[900, 1_500, 20_000]);
     std::fs::write(&json, result.to_json_pretty()).unwrap();
     let path = json.to_str().unwrap();
     let text = stdout_of(&webtune(&["report", path]));
@@ -537,9 +537,9 @@ fn report_renders_a_saved_result_in_every_format() {
 #[test]
 fn compare_puts_files_side_by_side_in_order() {
     let dir = temp_dir("compare");
-    let mut before = webtune_report::testkit::synthetic_result(1000, &[5_000]);
+    let mut before = webtune_testkit::results::synthetic_result(1000, &[5_000]);
     before.requests_per_s = 3.63;
-    let mut after = webtune_report::testkit::synthetic_result(1000, &[4_000]);
+    let mut after = webtune_testkit::results::synthetic_result(1000, &[4_000]);
     after.requests_per_s = 4.47;
     let (a, b) = (dir.join("before.json"), dir.join("after.json"));
     std::fs::write(&a, before.to_json_pretty()).unwrap();
@@ -650,7 +650,7 @@ fn compare_with_repeats_gives_intervals_and_verdicts() {
         webtune_report::with_repeats(
             rates
                 .iter()
-                .map(|&n| webtune_report::testkit::synthetic_result(n, &[1_000]))
+                .map(|&n| webtune_testkit::results::synthetic_result(n, &[1_000]))
                 .collect(),
         )
         .unwrap()

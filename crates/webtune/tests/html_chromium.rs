@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use webtune_model::sweep::{SweepLevel, SweepResult, SweepVariable};
-use webtune_report::testkit::{synthetic_result, synthetic_result_without_stall};
+use webtune_testkit::results::{synthetic_result, synthetic_result_without_stall};
 
 const BROWSER_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -149,7 +149,7 @@ fn run_report_renders_in_headless_chromium() {
     let json = work.join("result.json");
     let html = work.join("report.html");
     let mut result = synthetic_result(900, &[800, 1_500, 9_000, 40_000]);
-    result.server = Some(webtune_report::testkit::synthetic_server_samples(20));
+    result.server = Some(webtune_testkit::results::synthetic_server_samples(20));
     std::fs::write(&json, result.to_json_pretty()).unwrap();
     webtune(&[
         "report",

@@ -134,7 +134,7 @@ fn populated_result() -> Value {
     });
     // The lab's server section with every optional part (the sampler's shape; a real lab
     // run with a dead master is in lab_cli.rs).
-    let mut server = webtune_report::testkit::synthetic_server_samples(2);
+    let mut server = webtune_testkit::results::synthetic_server_samples(2);
     server.parameters.insert("KeepAlive".into(), "on".into());
     server.parameters_set.push("KeepAlive".into());
     server.log_messages.push(webtune_model::server::LogMessage {

@@ -2,8 +2,8 @@
 //! 128), config files in a temporary directory, and the rules run on them.
 #![allow(dead_code)]
 
-#[path = "../../../../testing/opt_out.rs"]
-pub mod opt_out;
+#[allow(unused_imports)] // each test binary uses its own part of the support module
+pub use webtune_testkit::opt_out;
 
 use std::path::PathBuf;
 use webtune_advise::plan::Plan;

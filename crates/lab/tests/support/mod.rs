@@ -1,4 +1,4 @@
 //! Helpers shared by the lab's integration tests.
 
-#[path = "../../../../testing/opt_out.rs"]
-pub mod opt_out;
+#[allow(unused_imports)] // each test binary uses its own part of the support module
+pub use webtune_testkit::opt_out;

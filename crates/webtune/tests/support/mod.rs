@@ -2,6 +2,6 @@
 
 pub mod embedded;
 pub mod lab;
-#[path = "../../../../testing/opt_out.rs"]
-pub mod opt_out;
+#[allow(unused_imports)] // each test binary uses its own part of the support module
+pub use webtune_testkit::opt_out;
 pub mod smtp_sink;

@@ -2,9 +2,7 @@
 //! lack (root, a server package, a browser) fails without it, unless the run names it in
 //! `WEBTUNE_SKIP` (`WEBTUNE_SKIP=root,mariadb cargo test`); then the test prints which
 //! opt-out it used and passes without running. `WEBTUNE_SKIP_BROWSER=1` is the older
-//! spelling of `browser`. One file for every crate's tests, included by path from each test
-//! crate's support module (and the lab's unit tests), so there is one list of names.
-#![allow(dead_code)] // each test binary uses its own part of it
+//! spelling of `browser`. One list of names for every crate's tests.
 
 /// The names `WEBTUNE_SKIP` may hold, with how to get each.
 pub const REQUIREMENTS: [(&str, &str); 9] = [
