@@ -13,6 +13,7 @@
 pub mod apache;
 pub mod mariadb;
 pub mod nginx;
+pub mod nginx_events;
 pub mod php_fpm;
 
 use crate::params::{InertRule, ParamSpec, Settings, Value};

@@ -5,6 +5,10 @@ use crate::params::{ParamKind, ParamSpec, Value};
 use crate::servers::Mpm;
 use crate::vocab::PROTOCOLS;
 
+/// `AcceptFilter`'s values (Apache's manual); on Linux anything but `none` is
+/// TCP_DEFER_ACCEPT, so `httpready` acts as `data`.
+pub(super) const ACCEPT_FILTERS: &[&str] = &["data", "none", "httpready"];
+
 /// Every parameter of Apache under `mpm` (names without prefix).
 pub(super) fn parameters(mpm: Mpm) -> Vec<ParamSpec> {
     let int = ParamSpec::int;
@@ -143,6 +147,20 @@ pub(super) fn parameters(mpm: Mpm) -> Vec<ParamSpec> {
         511,
         "ListenBacklog",
         "listen queue length asked of the kernel (capped by net.core.somaxconn)",
+    ));
+    p.push(ParamSpec::switch(
+        "EnableSendfile",
+        false,
+        "EnableSendfile",
+        "send static files with sendfile(2) (Apache's default: Off)",
+    ));
+    p.push(ParamSpec::choice(
+        "AcceptFilter",
+        ACCEPT_FILTERS,
+        "data",
+        "AcceptFilter http|https",
+        "accept only once the client sent data (Linux: data = httpready = TCP_DEFER_ACCEPT; \
+         none: plain accept); on every listener",
     ));
     p.push(int(
         "Timeout",
