@@ -11,7 +11,7 @@ pub mod check;
 mod error;
 pub mod evidence;
 pub mod finding;
-pub mod host;
+pub mod host_facts;
 pub mod live;
 pub mod output;
 pub mod plan;
@@ -20,7 +20,7 @@ pub mod rules;
 pub use error::AdviseError;
 pub use evidence::Evidence;
 pub use finding::{Change, Finding, Severity};
-pub use host::HostFacts;
+pub use host_facts::HostFacts;
 pub use plan::Plan;
 pub use rules::Layers;
 
@@ -45,7 +45,7 @@ pub struct Inputs {
     pub root: Option<PathBuf>,
     /// The machine to judge for, when it is not this one (`--cores`, `--ram`,
     /// `--host-from`).
-    pub host: host::HostChoice,
+    pub host: host_facts::HostChoice,
 }
 
 /// One config tree read, and how it was found.

@@ -15,7 +15,7 @@ use common::opt_out::opt_out;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use webtune_advise::check::{check_patches, Checked};
-use webtune_advise::host::HostChoice;
+use webtune_advise::host_facts::HostChoice;
 use webtune_advise::output::{changes_per_file, patch_text, PatchOptions};
 use webtune_advise::{advise, Advice, Inputs};
 

@@ -70,7 +70,7 @@ fn a_running_nginx_c_file_is_found_from_its_title() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    let servers = webtune_advise::host::running_servers();
+    let servers = webtune_advise::host_facts::running_servers();
     let me = servers
         .iter()
         .find(|s| s.master_pid == pid)

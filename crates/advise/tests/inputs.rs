@@ -4,7 +4,7 @@
 //! tree's absolute paths under it; `host` judges for another machine.
 
 use std::path::{Path, PathBuf};
-use webtune_advise::host::HostChoice;
+use webtune_advise::host_facts::HostChoice;
 use webtune_advise::{advise, Inputs};
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
@@ -117,7 +117,7 @@ fn another_machine_is_judged_with_its_own_facts() {
         nginx: Some(main.clone()),
         host: HostChoice {
             cores: Some(64),
-            ram_kib: webtune_advise::host::parse_ram("1.5T"),
+            ram_kib: webtune_advise::host_facts::parse_ram("1.5T"),
             from: None,
         },
         ..Inputs::default()
@@ -167,7 +167,7 @@ fn another_machine_is_judged_with_its_own_facts() {
     .unwrap();
     assert_eq!(c.host.cores, 12);
     assert_eq!(c.host.sysctl_int("net.core.somaxconn"), Some(4096));
-    assert_eq!(webtune_advise::host::parse_ram("12"), None);
+    assert_eq!(webtune_advise::host_facts::parse_ram("12"), None);
 }
 
 #[test]

@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use std::path::{Path, PathBuf};
-use webtune_advise::host::RunningServer;
+use webtune_advise::host_facts::RunningServer;
 use webtune_advise::{Layers, Severity};
 use webtune_conf::apache;
 use webtune_model::server::LogMessage;

@@ -111,7 +111,7 @@ pub struct AdviseArgs {
 }
 
 fn parse_ram(text: &str) -> Result<u64, String> {
-    webtune_advise::host::parse_ram(text)
+    webtune_advise::host_facts::parse_ram(text)
         .ok_or_else(|| format!("{text:?} is not a size of RAM: a number with K, M, G or T (16G)"))
 }
 
@@ -124,7 +124,7 @@ pub fn run(args: AdviseArgs) -> anyhow::Result<i32> {
         result: args.result,
         discover: !args.no_discover,
         root: args.root.clone(),
-        host: webtune_advise::host::HostChoice {
+        host: webtune_advise::host_facts::HostChoice {
             cores: args.cores,
             ram_kib: args.ram_kib,
             from: args.host_from.clone(),

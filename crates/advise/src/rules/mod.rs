@@ -13,7 +13,7 @@ mod tree;
 
 use crate::evidence::Evidence;
 use crate::finding::{Change, Finding};
-use crate::host::HostFacts;
+use crate::host_facts::HostFacts;
 use crate::plan::{Constraint, Plan};
 use webtune_conf::apache::ApacheConfig;
 use webtune_conf::config::{Directive, Parsed};
