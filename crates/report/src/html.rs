@@ -466,13 +466,46 @@ pub fn run_section(result: &RunResult, prefix: &str) -> String {
     body
 }
 
-/// The full HTML report of one run.
+/// What a lab run loaded, for the page's header: "nginx (use=poll)", the stack and the
+/// parameters set on it; None for a run without the lab's server samples.
+pub fn stack_words(result: &RunResult) -> Option<String> {
+    let server = result.server.as_ref()?;
+    if server.target.is_empty() {
+        return None;
+    }
+    let set: Vec<String> = server
+        .parameters_set
+        .iter()
+        .map(|name| match server.parameters.get(name) {
+            Some(value) if !name.contains('=') => format!("{name}={value}"),
+            _ => name.clone(),
+        })
+        .collect();
+    Some(if set.is_empty() {
+        server.target.clone()
+    } else {
+        format!("{} ({})", server.target, set.join(" "))
+    })
+}
+
+/// The full HTML report of one run; a lab run's names its stack in the header.
 pub fn render_html(result: &RunResult) -> String {
-    let body = format!("<h1>webtune report</h1>\n{}", run_section(result, ""));
-    page(
-        &format!("webtune report — {}", crate::text::headline(result)),
-        &body,
-    )
+    let header = match stack_words(result) {
+        Some(stack) => format!(
+            "<h1>webtune report: <span id=\"stack\">{}</span></h1>",
+            escape(&stack)
+        ),
+        None => "<h1>webtune report</h1>".to_string(),
+    };
+    let body = format!("{header}\n{}", run_section(result, ""));
+    let title = match stack_words(result) {
+        Some(stack) => format!(
+            "webtune report — {stack} — {}",
+            crate::text::headline(result)
+        ),
+        None => format!("webtune report — {}", crate::text::headline(result)),
+    };
+    page(&title, &body)
 }
 
 /// Used by sweep / compare pages: x values on a log scale when the levels span a lot.

@@ -90,6 +90,23 @@ fn repeats_follow_each_other_without_zig_zag() {
 }
 
 #[test]
+fn a_lab_runs_header_names_its_stack() {
+    let mut r = synthetic_result(100, &[1_000]);
+    assert!(render_html(&r).contains("<h1>webtune report</h1>"));
+    let mut server = webtune_testkit::results::synthetic_server_samples(2);
+    server.parameters.insert("use".into(), "poll".into());
+    server.parameters.insert("sendfile".into(), "on".into());
+    server.parameters_set = vec!["use".into()];
+    r.server = Some(server);
+    let html = render_html(&r);
+    assert!(
+        html.contains("<h1>webtune report: <span id=\"stack\">nginx (use=poll)</span></h1>"),
+        "{html}"
+    );
+    assert!(html.contains("<title>webtune report — nginx (use=poll) — "));
+}
+
+#[test]
 fn server_samples_are_plotted_when_present() {
     let mut r = synthetic_result(100, &[1_000]);
     r.server = Some(webtune_model::ServerSamples::default());

@@ -250,9 +250,10 @@ fn run_report_renders_in_headless_chromium() {
     assert_self_contained(&std::fs::read_to_string(&html).unwrap());
 
     let dom = chromium(&browser, &work, &["--dump-dom".to_string()], &html);
+    // a lab run's result: the header names the stack
     assert!(
-        dom.contains("<h1>webtune report</h1>"),
-        "DOM not loaded:\n{dom}"
+        dom.contains("<h1>webtune report: <span id=\"stack\">nginx</span></h1>"),
+        "DOM not loaded or no stack in the header:\n{dom}"
     );
     check_layout(&browser, &work, &html);
     for id in [
