@@ -429,3 +429,60 @@ fn capacity_page_labels_do_not_overlap_and_the_result_wraps() {
     assert!(plot.contains("capacity 161/s") && plot.contains("generator limit 168/s"));
     assert!(element(&dom, "p", "capacity-result").contains("may be higher"));
 }
+
+#[test]
+fn compare_page_plots_both_distributions_and_each_change_with_its_interval() {
+    let Some(browser) = browser_or_skip() else {
+        return;
+    };
+    let work = temp_dir("compare");
+    let with_repeats = |n: u64, lat: &[u64], rps: [f64; 3]| {
+        let mut r = synthetic_result_without_stall(n, lat);
+        r.repeats = rps
+            .iter()
+            .map(|&v| webtune_model::RepeatSummary {
+                duration_s: 5.0,
+                responses: (v * 5.0) as u64,
+                errors: 0,
+                requests_per_s: v,
+                latency: webtune_model::Percentiles {
+                    count: 10,
+                    mean_us: 1e6 / v,
+                    p50_us: (1e6 / v) as u64,
+                    p75_us: (1.2e6 / v) as u64,
+                    p90_us: (1.5e6 / v) as u64,
+                    p95_us: (1.7e6 / v) as u64,
+                    p99_us: (2e6 / v) as u64,
+                    p999_us: (3e6 / v) as u64,
+                    max_us: (4e6 / v) as u64,
+                    ..webtune_model::Percentiles::default()
+                },
+            })
+            .collect();
+        r
+    };
+    let before = with_repeats(900, &[5_000, 9_000, 40_000], [1000.0, 1040.0, 970.0]);
+    let after = with_repeats(1200, &[2_000, 4_000, 8_000], [1400.0, 1460.0, 1380.0]);
+    let (a, b) = (work.join("default.json"), work.join("tuned.json"));
+    std::fs::write(&a, before.to_json_pretty()).unwrap();
+    std::fs::write(&b, after.to_json_pretty()).unwrap();
+    let html = work.join("compare.html");
+    webtune(&[
+        "compare",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    let dom = check_layout(&browser, &work, &html);
+    let forest = element(&dom, "figure", "plot-compare-change-1");
+    assert!(forest.contains("class=\"interval\""), "{forest}");
+    assert!(forest.contains("data-row=\"p99 (ms)\""), "{forest}");
+    let dist = element(&dom, "figure", "plot-compare-distribution");
+    for name in ["default.json", "tuned.json"] {
+        assert!(dist.contains(&format!("data-series=\"{name}\"")), "{dist}");
+    }
+    assert_plot(&dom, "plot-compare-percentiles");
+    assert!(element(&dom, "table", "compare-table").contains("requests/s"));
+    assert!(element(&dom, "table", "compare-intervals-1").contains("better"));
+}
