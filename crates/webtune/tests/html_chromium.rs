@@ -486,3 +486,98 @@ fn compare_page_plots_both_distributions_and_each_change_with_its_interval() {
     assert!(element(&dom, "table", "compare-table").contains("requests/s"));
     assert!(element(&dom, "table", "compare-intervals-1").contains("better"));
 }
+
+/// A tune report from a real study of the tuner's synthetic server (no lab): five
+/// parameters, a p99 SLO that some trials miss, the winner proven in five pairs.
+fn synthetic_tune_report() -> webtune_tune::TuneReport {
+    use webtune_tune::{
+        synthetic, LevelSummary, Next, Objective, Outcome, RandomSampler, Settings, Slo, Study,
+    };
+    let space = synthetic::space();
+    let seeds = synthetic::seeds(&space);
+    let mut study = Study::new(
+        space,
+        Objective::MaximizeThroughput,
+        vec![Slo::parse(synthetic::SLO).unwrap()],
+        seeds,
+        Settings {
+            budget: 24,
+            seed: 7,
+            ..Settings::default()
+        },
+        Box::new(RandomSampler),
+    );
+    let mut wobble = 0.0f64;
+    while let Next::Measure(c, why) = study.next() {
+        let (tp, p99) = synthetic::truth(&c);
+        wobble = (wobble + 0.37) % 0.1;
+        study.record(
+            c,
+            why,
+            Outcome::Measured(vec![LevelSummary {
+                level: "c=256".into(),
+                throughput: tp * (0.95 + wobble),
+                p50_ms: p99 / 4.0,
+                p90_ms: p99 / 2.0,
+                p99_ms: p99 * (0.95 + wobble),
+                p999_ms: p99 * 2.0,
+                mean_ms: p99 / 3.0,
+                error_ratio: 0.0,
+            }]),
+        );
+    }
+    let pairs = [
+        (100.0, 131.0),
+        (104.0, 128.0),
+        (98.0, 135.0),
+        (101.0, 126.0),
+        (99.0, 133.0),
+    ];
+    let proof = webtune_tune::analyze(&pairs, true);
+    let levels = vec![webtune_tune::report::LevelProof {
+        level: "c=256".into(),
+        proof: proof.clone(),
+    }];
+    let proof = webtune_tune::ProofReport::new(proof, levels, Some(0.3), true);
+    webtune_tune::TuneReport::from_study(&study, vec!["c=256".into()], Some(proof))
+}
+
+#[test]
+fn tune_page_plots_slices_effects_and_the_proofs_pairs() {
+    let Some(browser) = browser_or_skip() else {
+        return;
+    };
+    let work = temp_dir("tune");
+    let report = synthetic_tune_report();
+    assert!(
+        report.trials.iter().any(|t| !t.feasible) && report.trials.iter().any(|t| t.feasible),
+        "the study needs trials on both sides of the SLO"
+    );
+    let json = work.join("tune.json");
+    let html = work.join("tune.html");
+    std::fs::write(&json, serde_json::to_string_pretty(&report).unwrap()).unwrap();
+    webtune(&[
+        "report",
+        json.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    let dom = check_layout(&browser, &work, &html);
+    // one slice plot per parameter, with both kinds of trial and the winner
+    let slices = element(&dom, "div", "slices");
+    for (i, _) in webtune_tune::synthetic::PARAMS.iter().enumerate() {
+        assert!(
+            slices.contains(&format!("id=\"plot-slice-{i}\"")),
+            "{slices}"
+        );
+    }
+    assert!(slices.contains("class=\"dot filled\""), "{slices}");
+    assert!(slices.contains("class=\"dot hollow\""), "{slices}");
+    assert!(slices.contains("class=\"dot highlight\""), "{slices}");
+    // the effects with their intervals
+    let effects = element(&dom, "figure", "plot-effects");
+    assert!(effects.contains("class=\"interval\""), "{effects}");
+    // the proof's five pairs, each A joined to B
+    let pairs = element(&dom, "figure", "plot-proof-0");
+    assert_eq!(pairs.matches("class=\"pair\"").count(), 5, "{pairs}");
+}
