@@ -58,6 +58,47 @@ pub fn render_capacity_text(r: &CapacityResult) -> String {
         let _ = writeln!(out, "INTERRUPTED — partial search");
     }
     out.push('\n');
+    let table = step_rows(r);
+    let header_len = table[0].len();
+    let last = header_len - 1;
+    let widths: Vec<usize> = (0..last)
+        .map(|c| {
+            table
+                .iter()
+                .map(|row| row[c].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for row in &table {
+        let mut line = String::new();
+        for (c, cell) in row.iter().enumerate() {
+            if c == last {
+                let _ = write!(line, "  {cell}");
+            } else if c == 6 {
+                let _ = write!(line, "  {cell:<w$}", w = widths[c]);
+            } else {
+                let sep = if c == 0 { "" } else { "  " };
+                let _ = write!(line, "{sep}{cell:>w$}", w = widths[c]);
+            }
+        }
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+    out.push('\n');
+    for (i, s) in r.steps.iter().enumerate() {
+        for reason in &s.reasons {
+            let _ = writeln!(out, "step {}: {reason}", i + 1);
+        }
+    }
+    for line in &r.drift {
+        let _ = writeln!(out, "Drift: {line}");
+    }
+    let _ = writeln!(out, "Result: {}", r.summary);
+    out
+}
+
+/// The step table: a header row, then one row per step, the capacity's marked.
+fn step_rows(r: &CapacityResult) -> Vec<Vec<String>> {
     let header = [
         "step",
         "rate/s",
@@ -95,40 +136,76 @@ pub fn render_capacity_text(r: &CapacityResult) -> String {
             v,
         ]);
     }
-    let last = header.len() - 1;
-    let widths: Vec<usize> = (0..last)
-        .map(|c| {
-            table
+    table
+}
+
+/// The search for the page: settings and SLOs as paragraphs, the steps as an HTML table
+/// (the capacity's row marked), reasons and drift as lists, and the Result as a paragraph
+/// that wraps: a `<pre>` cut the long Result line off in a scrolling box.
+fn capacity_html_table(r: &CapacityResult) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "<p id=\"capacity-target\">Capacity search: <code>{}</code>{}</p>",
+        escape(&r.target),
+        if r.settings.is_empty() {
+            String::new()
+        } else {
+            format!("; settings: {}", escape(&r.settings))
+        }
+    );
+    let _ = writeln!(
+        out,
+        "<p>SLOs: {}; steps of {} s, open loop, latency from each request's intended start.</p>",
+        escape(&r.slos.join(", ")),
+        r.step_s
+    );
+    if r.interrupted {
+        out.push_str("<p class=\"bad\">INTERRUPTED — partial search</p>\n");
+    }
+    let rows = step_rows(r);
+    let marked = capacity_row(r);
+    out.push_str("<table id=\"capacity-table\">\n<tr>");
+    for h in &rows[0] {
+        let _ = write!(out, "<th>{}</th>", escape(h));
+    }
+    out.push_str("</tr>\n");
+    for (i, row) in rows[1..].iter().enumerate() {
+        let class = if Some(i) == marked {
+            " class=\"capacity\""
+        } else {
+            ""
+        };
+        let _ = write!(out, "<tr{class}>");
+        for cell in row {
+            let _ = write!(out, "<td>{}</td>", escape(cell));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</table>\n");
+    let reasons: Vec<String> = r
+        .steps
+        .iter()
+        .enumerate()
+        .flat_map(|(i, s)| {
+            s.reasons
                 .iter()
-                .map(|row| row[c].chars().count())
-                .max()
-                .unwrap_or(0)
+                .map(move |why| format!("step {}: {why}", i + 1))
         })
+        .chain(r.drift.iter().map(|d| format!("Drift: {d}")))
         .collect();
-    for row in &table {
-        let mut line = String::new();
-        for (c, cell) in row.iter().enumerate() {
-            if c == last {
-                let _ = write!(line, "  {cell}");
-            } else if c == 6 {
-                let _ = write!(line, "  {cell:<w$}", w = widths[c]);
-            } else {
-                let sep = if c == 0 { "" } else { "  " };
-                let _ = write!(line, "{sep}{cell:>w$}", w = widths[c]);
-            }
+    if !reasons.is_empty() {
+        out.push_str("<ul id=\"capacity-reasons\">\n");
+        for line in reasons {
+            let _ = writeln!(out, "<li>{}</li>", escape(&line));
         }
-        let _ = writeln!(out, "{}", line.trim_end());
+        out.push_str("</ul>\n");
     }
-    out.push('\n');
-    for (i, s) in r.steps.iter().enumerate() {
-        for reason in &s.reasons {
-            let _ = writeln!(out, "step {}: {reason}", i + 1);
-        }
-    }
-    for line in &r.drift {
-        let _ = writeln!(out, "Drift: {line}");
-    }
-    let _ = writeln!(out, "Result: {}", r.summary);
+    let _ = writeln!(
+        out,
+        "<p id=\"capacity-result\">Result: {}</p>",
+        escape(&r.summary)
+    );
     out
 }
 
@@ -158,11 +235,7 @@ pub fn render_capacity_html(r: &CapacityResult) -> String {
         "<p id=\"capacity-summary\"><strong>{}</strong></p>",
         escape(&r.summary)
     );
-    let _ = writeln!(
-        body,
-        "<pre id=\"capacity-table\">{}</pre>",
-        escape(&render_capacity_text(r))
-    );
+    body.push_str(&capacity_html_table(r));
     let mut chart = Chart::new("Latency against rate", "rate (req/s)", "latency (ms)");
     let mut index = 0;
     let latency_slos: Vec<(String, f64)> = r
@@ -334,6 +407,11 @@ mod tests {
         assert!(html.contains("SLO line p99&lt;=100ms"));
         assert!(html.contains("capacity 200/s"));
         assert!(html.contains("step-4-"));
+        // the table is HTML, the capacity's row marked, and the Result a paragraph
+        assert!(html.contains("<table id=\"capacity-table\">"), "{html}");
+        assert_eq!(html.matches("<tr class=\"capacity\">").count(), 1);
+        assert!(html.contains("<p id=\"capacity-result\">Result: capacity 200 req/s</p>"));
+        assert!(!html.contains("<pre id=\"capacity-table\">"));
         // Client-limited steps are not on the curve.
         let points = slo_points(&search(), "p99<=100ms");
         assert!(points.iter().all(|p| p.0 != 400.0));

@@ -6,9 +6,7 @@
 //! ratio of geometric means, never below −100%); error % is a difference in points. The
 //! first table shows the same point estimate as the interval table when both have repeats.
 
-use crate::html::{figure, page, percentile_chart, throughput_chart};
 use crate::stats::{log_ratio_interval, welch_interval};
-use crate::svg::{escape, Series};
 use crate::units::ms_f;
 use std::fmt::Write as _;
 use webtune_model::{RepeatSummary, RunResult};
@@ -365,40 +363,7 @@ pub fn configuration_differences(inputs: &[(String, &RunResult)]) -> String {
     format!("\n{}", aligned(&rows))
 }
 
-/// The comparison as an HTML page: the table, the percentile curves and throughput over
-/// time of every input overlaid.
-pub fn render_compare_html(inputs: &[(String, &RunResult)]) -> String {
-    let mut body = String::from("<h1>webtune compare</h1>\n");
-    let _ = writeln!(
-        body,
-        "<pre id=\"compare-table\">{}</pre>",
-        escape(&render_compare_text(inputs))
-    );
-    let curves: Vec<(String, &webtune_model::LatencyHistogram)> = inputs
-        .iter()
-        .map(|(name, r)| (name.clone(), &r.histograms.total))
-        .collect();
-    body.push_str(&figure(
-        "plot-compare-percentiles",
-        &percentile_chart("Latency by percentile", &curves),
-        "Total latency by percentile, one line per result.",
-    ));
-    let mut over_time = crate::svg::Chart::new("Throughput over time", "time (s)", "responses/s");
-    for (i, (name, r)) in inputs.iter().enumerate() {
-        let series = throughput_chart(r).series.into_iter().next();
-        if let Some(s) = series {
-            over_time
-                .series
-                .push(Series::new(name.clone(), s.points, i));
-        }
-    }
-    body.push_str(&figure(
-        "plot-compare-throughput",
-        &over_time,
-        "Responses per second in each interval, one line per result.",
-    ));
-    page("webtune compare", &body)
-}
+pub use crate::compare_html::render_compare_html;
 
 #[cfg(test)]
 mod tests {

@@ -16,7 +16,11 @@ table{border-collapse:collapse;margin:.6em 0}td,th{padding:.2em .7em;text-align:
 border-bottom:1px solid #eee}th:first-child,td:first-child{text-align:left}\
 pre{background:#f6f6f6;padding:.8em;overflow-x:auto;font-size:.85em}\
 figure{margin:1em 0}figcaption{font-size:.85em;color:#555}\
-.bad{color:#b00020;font-weight:bold}.note{color:#555;font-size:.9em}";
+svg{max-width:100%;height:auto}.small-multiples{display:flex;flex-wrap:wrap;gap:0 1em}\
+.small-multiples figure{flex:1 1 360px;max-width:100%}\
+.bad{color:#b00020;font-weight:bold}.note{color:#555;font-size:.9em}\
+@media (max-width:640px){td,th{padding:.2em .3em;overflow-wrap:anywhere}\
+table{font-size:.85em}}";
 
 /// Wrap a body in the page shell (inline style, no external resources).
 pub fn page(title: &str, body: &str) -> String {
@@ -25,6 +29,15 @@ pub fn page(title: &str, body: &str) -> String {
          <meta name=\"generator\" content=\"webtune\">\n<title>{}</title>\n<style>{STYLE}</style>\n\
          </head>\n<body>\n{body}\n</body>\n</html>\n",
         escape(title)
+    )
+}
+
+/// A `<figure>` holding an SVG drawn elsewhere (`dots`) and a caption.
+pub fn figure_svg(id: &str, svg: &str, caption: &str) -> String {
+    format!(
+        "<figure id=\"{}\">{svg}<figcaption>{}</figcaption></figure>\n",
+        escape(id),
+        escape(caption)
     )
 }
 
@@ -453,13 +466,46 @@ pub fn run_section(result: &RunResult, prefix: &str) -> String {
     body
 }
 
-/// The full HTML report of one run.
+/// What a lab run loaded, for the page's header: "nginx (use=poll)", the stack and the
+/// parameters set on it; None for a run without the lab's server samples.
+pub fn stack_words(result: &RunResult) -> Option<String> {
+    let server = result.server.as_ref()?;
+    if server.target.is_empty() {
+        return None;
+    }
+    let set: Vec<String> = server
+        .parameters_set
+        .iter()
+        .map(|name| match server.parameters.get(name) {
+            Some(value) if !name.contains('=') => format!("{name}={value}"),
+            _ => name.clone(),
+        })
+        .collect();
+    Some(if set.is_empty() {
+        server.target.clone()
+    } else {
+        format!("{} ({})", server.target, set.join(" "))
+    })
+}
+
+/// The full HTML report of one run; a lab run's names its stack in the header.
 pub fn render_html(result: &RunResult) -> String {
-    let body = format!("<h1>webtune report</h1>\n{}", run_section(result, ""));
-    page(
-        &format!("webtune report — {}", crate::text::headline(result)),
-        &body,
-    )
+    let header = match stack_words(result) {
+        Some(stack) => format!(
+            "<h1>webtune report: <span id=\"stack\">{}</span></h1>",
+            escape(&stack)
+        ),
+        None => "<h1>webtune report</h1>".to_string(),
+    };
+    let body = format!("{header}\n{}", run_section(result, ""));
+    let title = match stack_words(result) {
+        Some(stack) => format!(
+            "webtune report — {stack} — {}",
+            crate::text::headline(result)
+        ),
+        None => format!("webtune report — {}", crate::text::headline(result)),
+    };
+    page(&title, &body)
 }
 
 /// Used by sweep / compare pages: x values on a log scale when the levels span a lot.
@@ -474,178 +520,5 @@ pub fn level_scale(levels: &[f64]) -> Scale {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use webtune_testkit::results::synthetic_result;
-
-    #[test]
-    fn report_is_self_contained_with_every_plot() {
-        let r = synthetic_result(900, &[800, 1_500, 9_000]);
-        let html = render_html(&r);
-        assert!(html.starts_with("<!DOCTYPE html>"));
-        for id in [
-            "plot-latency-percentiles",
-            "plot-throughput",
-            "plot-latency-over-time",
-            "plot-errors-over-time",
-            "summary",
-            "stalls",
-        ] {
-            assert!(html.contains(&format!("id=\"{id}\"")), "missing {id}");
-        }
-        assert!(html.contains("class=\"stall\""));
-        assert!(!html.contains("<script"));
-        assert!(!html.contains("src=\"http"));
-        assert!(!html.contains("href=\"http"));
-        assert!(!html.contains("NaN"));
-        assert!(!html.contains("server-samples"));
-    }
-
-    fn interval(start_s: f64, length_s: f64, responses: u64) -> IntervalSample {
-        IntervalSample {
-            start_s,
-            length_s,
-            responses,
-            open_connections: 2,
-            p50_us: 1_000,
-            ..IntervalSample::default()
-        }
-    }
-
-    #[test]
-    fn rates_are_over_each_intervals_real_length_and_the_last_ms_do_not_collapse() {
-        let mut r = synthetic_result(100, &[1_000]);
-        // 1000/s for two seconds, the deadline's in-flight responses in the last 4 ms
-        r.timeline = vec![
-            interval(0.0, 1.0, 1_000),
-            interval(1.0, 1.0, 1_000),
-            interval(2.0, 0.004, 2),
-        ];
-        let points = &throughput_chart(&r).series[0].points;
-        assert_eq!(points.len(), 2, "{points:?}");
-        assert_eq!(points[0], (0.5, 1_000.0));
-        let (x, rate) = points[1];
-        assert!((x - 1.502).abs() < 1e-9, "{x}");
-        assert!((rate - 1_002.0 / 1.004).abs() < 1e-9, "{rate}");
-        // a short last interval that is not a tail (a -n run's last 0.6 s) is over 0.6 s
-        r.timeline = vec![interval(0.0, 1.0, 1_000), interval(1.0, 1.0, 1_000)];
-        r.timeline.push(interval(2.0, 0.6, 600));
-        let points = &throughput_chart(&r).series[0].points;
-        assert_eq!(points[2], (2.3, 1_000.0));
-        // nothing to fold: a single short run keeps its one interval
-        r.timeline = vec![interval(0.0, 0.3, 30)];
-        assert_eq!(throughput_chart(&r).series[0].points, vec![(0.15, 100.0)]);
-        // a zero-response tail is no stall
-        r.stalls.clear();
-        r.timeline = vec![interval(0.0, 1.0, 1_000), interval(1.0, 0.002, 0)];
-        assert!(stalls(&r).is_empty());
-    }
-
-    #[test]
-    fn repeats_follow_each_other_without_zig_zag() {
-        let run = |n: u64| {
-            let mut r = synthetic_result(n, &[1_000]);
-            r.stalls.clear();
-            r.duration_s = 2.003;
-            r.timeline = vec![
-                interval(0.0, 1.0, 1_000),
-                interval(1.0, 1.0, 1_000),
-                interval(2.0, 0.003, 1),
-            ];
-            r
-        };
-        let merged = crate::with_repeats(vec![run(10), run(10), run(10)]).unwrap();
-        let points = &throughput_chart(&merged).series[0].points;
-        assert_eq!(points.len(), 6, "{points:?}");
-        for &(_, rate) in points {
-            assert!((rate - 1_000.0).abs() < 5.0, "{points:?}");
-        }
-        let latency = latency_over_time_chart(&merged);
-        assert_eq!(latency.series[0].points.len(), 6);
-    }
-
-    #[test]
-    fn server_samples_are_plotted_when_present() {
-        let mut r = synthetic_result(100, &[1_000]);
-        r.server = Some(webtune_model::ServerSamples::default());
-        let html = render_html(&r);
-        assert!(html.contains("Server samples"));
-        assert!(html.contains("server-samples-empty"));
-        let mut server = webtune_model::ServerSamples::default();
-        server.samples.push(webtune_model::server::ServerSample {
-            t_s: 1.0,
-            length_s: 1.0,
-            ..Default::default()
-        });
-        server.parameters.insert("max_clients".into(), "4".into());
-        server.parameters.insert("keepalive".into(), "on".into());
-        server.parameters_set = vec!["max_clients".into()];
-        server.deaths.push(webtune_model::server::ProcessDeath {
-            process: "apache2".into(),
-            pid: 4123,
-            t_s: 1.5,
-            how: "killed by SIGKILL".into(),
-        });
-        r.server = Some(server);
-        let html = render_html(&r);
-        assert!(
-            html.contains("apache2 main process (pid 4123) died: killed by SIGKILL, by 1.50 s"),
-            "{html}"
-        );
-        assert!(html.contains("<tr><td>max_clients</td><td>4</td><td>set</td></tr>"));
-        assert!(html.contains("<tr><td>keepalive</td><td>on</td><td>default</td></tr>"));
-        for id in [
-            "plot-server-cpu",
-            "plot-server-memory",
-            "plot-server-tcp",
-            "server-summary",
-        ] {
-            assert!(html.contains(&format!("id=\"{id}\"")), "missing {id}");
-        }
-    }
-
-    #[test]
-    fn stall_is_outstanding_with_nothing_completed() {
-        let mut r = synthetic_result(900, &[1_000]);
-        let s = stalls(&r);
-        assert_eq!(s.len(), 1);
-        assert_eq!(s[0].start_s, 6.0);
-        // the engine's own finer stalls win when present
-        r.stalls = vec![
-            Stall {
-                start_s: 2.3,
-                length_s: 0.4,
-            },
-            Stall {
-                start_s: 6.0,
-                length_s: 1.0,
-            },
-        ];
-        assert_eq!(stalls(&r), r.stalls);
-        let html = render_html(&r);
-        assert!(html.contains("stall from 2.3 s to 2.7 s"));
-        assert_eq!(html.matches("<rect class=\"stall\"").count(), 2 * 3);
-    }
-
-    #[test]
-    fn open_loop_service_probe_names_and_validity_are_shown() {
-        let mut r = synthetic_result(300, &[2_000, 9_000]);
-        for v in [1_000, 1_500, 2_000] {
-            r.histograms.service.record(v);
-        }
-        let mut probe = webtune_model::NamedResult::default();
-        probe.histogram.record(3_000);
-        r.probe = Some(probe.clone());
-        r.by_name.insert("topic_list".into(), probe);
-        r.validity.client_limited = true;
-        r.validity.reasons = vec!["generator CPU 98% busy".into()];
-        let html = render_html(&r);
-        assert!(html.contains("data-series=\"service (from send)\""));
-        assert!(html.contains("data-series=\"total (from intended start)\""));
-        assert!(html.contains("data-series=\"probe\""));
-        assert!(html.contains("id=\"plot-by-name\""));
-        assert!(html.contains("data-series=\"topic_list\""));
-        assert!(html.contains("id=\"validity\""));
-        assert!(html.contains("generator CPU 98% busy"));
-    }
-}
+#[path = "html_tests.rs"]
+mod tests;

@@ -9,7 +9,9 @@
 pub mod ab;
 pub mod capacity;
 pub mod compare;
+pub mod compare_html;
 pub mod csv;
+pub mod dots;
 pub mod format;
 pub mod forum;
 pub mod fs;

@@ -101,11 +101,15 @@ const WIDTH: f64 = 760.0;
 const HEIGHT: f64 = 300.0;
 const LEFT: f64 = 70.0;
 const RIGHT: f64 = 20.0;
-/// Top margin above the legend rows.
-const TITLE_AND_LEGEND: f64 = 40.0;
+/// Top margin: the title, then the first legend row below it (the legend's 11 px text
+/// under the 14 px title, their boxes apart).
+const TITLE_AND_LEGEND: f64 = 46.0;
+/// The baseline of the first legend row.
+const LEGEND_Y: f64 = 33.0;
 /// Rough width of one character of the 11 px legend text (no font metrics without a
 /// browser; a little generous so entries never overlap).
-const LEGEND_CHAR_W: f64 = 6.4;
+/// Measured in Chromium with Debian's default sans (DejaVu): up to ~6.8 px.
+const LEGEND_CHAR_W: f64 = 7.0;
 
 /// Where each legend entry goes: (x, row), flowed left to right by the width of its label
 /// and wrapped at the right edge.
@@ -124,6 +128,52 @@ fn legend_layout<'a>(names: impl Iterator<Item = &'a str>) -> Vec<(f64, usize)> 
     out
 }
 const BOTTOM: f64 = 48.0;
+/// Vertical distance between stacked marker labels.
+const MARKER_ROW: f64 = 14.0;
+
+/// Where a marker's label goes: its anchor x, whether it is drawn left of the line (text
+/// ending at x), and its row below the plot's top.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct MarkerLabel {
+    x: f64,
+    left: bool,
+    row: usize,
+}
+
+/// Place the labels of vertical markers (x in pixels, label) so that none overlaps another
+/// or runs past the plot: right of its line, or left of it near the right edge, and a row
+/// lower when the row above is taken there (two markers 7/s apart, "capacity 161/s" and
+/// "generator limit 168/s", used to print over each other).
+fn marker_label_layout<'a>(labels: impl Iterator<Item = (f64, &'a str)>) -> Vec<MarkerLabel> {
+    // the horizontal spans taken in each row so far
+    let mut rows: Vec<Vec<(f64, f64)>> = Vec::new();
+    let mut out = Vec::new();
+    for (x, label) in labels {
+        let w = LEGEND_CHAR_W * label.chars().count() as f64;
+        let left = x + 4.0 + w > WIDTH - RIGHT && x - 4.0 - w >= LEFT;
+        let (from, to) = if left {
+            (x - 4.0 - w, x - 4.0)
+        } else {
+            (x + 4.0, x + 4.0 + w)
+        };
+        let free =
+            |spans: &Vec<(f64, f64)>| spans.iter().all(|&(a, b)| to + 4.0 <= a || from >= b + 4.0);
+        let row = match rows.iter().position(free) {
+            Some(r) => r,
+            None => {
+                rows.push(Vec::new());
+                rows.len() - 1
+            }
+        };
+        rows[row].push((from, to));
+        out.push(MarkerLabel {
+            x: if left { x - 4.0 } else { x + 4.0 },
+            left,
+            row,
+        });
+    }
+    out
+}
 
 /// Round-number ticks covering [lo, hi]: steps of 1, 2 or 5 times a power of ten.
 pub fn nice_ticks(lo: f64, hi: f64, wanted: usize) -> Vec<f64> {
@@ -324,15 +374,23 @@ pub fn render_chart(id: &str, chart: &Chart) -> String {
         top + plot_h / 2.0,
         escape(&chart.y_label)
     );
-    for marker in &chart.markers {
-        let x = px(marker.x);
+    let marker_xs: Vec<f64> = chart.markers.iter().map(|m| px(m.x)).collect();
+    let placed = marker_label_layout(
+        chart
+            .markers
+            .iter()
+            .zip(&marker_xs)
+            .map(|(m, &x)| (x, m.label.as_str())),
+    );
+    for ((marker, x), label) in chart.markers.iter().zip(marker_xs).zip(placed) {
         let _ = write!(
             s,
-            r##"<g class="{}"><line x1="{x:.1}" y1="{top}" x2="{x:.1}" y2="{:.1}" stroke="#333" stroke-dasharray="5 4"/><text x="{:.1}" y="{:.1}" font-size="11" fill="#333">{}</text></g>"##,
+            r##"<g class="{}"><line x1="{x:.1}" y1="{top}" x2="{x:.1}" y2="{:.1}" stroke="#333" stroke-dasharray="5 4"/><text x="{:.1}" y="{:.1}" font-size="11" fill="#333" text-anchor="{}" paint-order="stroke" stroke="#ffffff" stroke-width="3">{}</text></g>"##,
             escape(&marker.class),
             top + plot_h,
-            x + 4.0,
-            top + 12.0,
+            label.x,
+            top + 12.0 + MARKER_ROW * label.row as f64,
+            if label.left { "end" } else { "start" },
             escape(&marker.label)
         );
     }
@@ -374,7 +432,7 @@ pub fn render_chart(id: &str, chart: &Chart) -> String {
         s.push_str("</g>");
         // legend under the title, flowed left to right
         let (lx, row) = legend[i];
-        let ly = 26.0 + 14.0 * row as f64;
+        let ly = LEGEND_Y + 14.0 * row as f64;
         let _ = write!(
             s,
             r##"<rect x="{lx:.1}" y="{:.1}" width="14" height="3" fill="{}"/><text x="{:.1}" y="{:.1}" font-size="11" fill="#222">{}</text>"##,
@@ -417,6 +475,20 @@ mod tests {
             layout.last().unwrap().1 >= 1,
             "six long names need a second row"
         );
+    }
+
+    #[test]
+    fn marker_labels_close_together_are_stacked_and_kept_inside() {
+        // capacity 161/s and generator limit 168/s on a 100..170 axis: 7/s apart
+        let placed = marker_label_layout(
+            [(640.0, "capacity 161/s"), (700.0, "generator limit 168/s")].into_iter(),
+        );
+        assert_ne!(placed[0].row, placed[1].row, "{placed:?}");
+        // the second would run past the right edge: drawn left of its line
+        assert!(placed[1].left, "{placed:?}");
+        // far apart: one row
+        let placed = marker_label_layout([(100.0, "knee"), (500.0, "another")].into_iter());
+        assert_eq!((placed[0].row, placed[1].row), (0, 0));
     }
 
     #[test]

@@ -1,11 +1,158 @@
 //! The tune's HTML report (`--html`): the objective of every trial with the best-so-far
-//! curve, the parameters' effects, the proof's verdict per level, default vs winner at each
-//! level, and the server-side evidence. Drawn with the report crate's page shell and SVG
-//! charts, so it looks like every other webtune report.
+//! curve, one slice plot per parameter (the objective against its value, as Optuna's slice
+//! plot: trials that met the SLOs filled, those that missed hollow, the winner ringed), the
+//! parameters' effects with their intervals (a forest plot), the proof's pairs (default A
+//! against winner B, each pair joined) and verdict per level, and the server-side evidence.
+//! Drawn with the report crate's page shell and SVG charts, so it looks like every other
+//! webtune report.
 
 use crate::report::TuneReport;
-use webtune_report::html::{figure, page};
+use crate::space::Value;
+use crate::Proof;
+use webtune_report::dots::{
+    render_dots, render_forest, Dot, DotChart, DotStyle, Forest, ForestRow, RowVerdict, Segment,
+};
+use webtune_report::html::{figure, figure_svg, page};
 use webtune_report::svg::{escape, Chart, Series};
+
+/// One slice plot per parameter: every trial with an objective, at its value of the
+/// parameter. Integer values on a numeric axis (log when they span ≥ 16×), words (or a mix,
+/// such as `auto` and numbers) as categories.
+fn slice_plots(report: &TuneReport) -> String {
+    let mut names: Vec<&String> = report.trials.iter().flat_map(|t| t.params.keys()).collect();
+    names.sort();
+    names.dedup();
+    let winner = report.best.as_ref().map(|b| &b.params);
+    let y_label = format!("objective ({})", report.unit);
+    let mut out = String::from("<div id=\"slices\" class=\"small-multiples\">\n");
+    for (i, name) in names.iter().enumerate() {
+        let values: Vec<&Value> = report
+            .trials
+            .iter()
+            .filter_map(|t| t.params.get(*name))
+            .collect();
+        let numeric = values.iter().all(|v| matches!(v, Value::Int(_)));
+        let mut categories: Vec<String> = Vec::new();
+        if !numeric {
+            categories = values.iter().map(|v| v.to_string()).collect();
+            // numbers in numeric order, words after them
+            categories.sort_by(|a, b| match (a.parse::<i64>(), b.parse::<i64>()) {
+                (Ok(x), Ok(y)) => x.cmp(&y),
+                (Ok(_), Err(_)) => std::cmp::Ordering::Greater,
+                (Err(_), Ok(_)) => std::cmp::Ordering::Less,
+                _ => a.cmp(b),
+            });
+            categories.dedup();
+        }
+        let mut chart = DotChart::new(name, name, &y_label);
+        chart.legend = vec![
+            (DotStyle::Filled, "met the SLOs".into()),
+            (DotStyle::Hollow, "missed one".into()),
+            (DotStyle::Highlight, "winner".into()),
+        ];
+        for t in &report.trials {
+            let (Some(v), Some(y)) = (t.params.get(*name), t.objective) else {
+                continue;
+            };
+            let x = match v {
+                Value::Int(n) if numeric => *n as f64,
+                other => {
+                    let text = other.to_string();
+                    categories.iter().position(|c| *c == text).unwrap_or(0) as f64
+                }
+            };
+            let style = if t.feasible && winner == Some(&t.params) {
+                DotStyle::Highlight
+            } else if t.feasible {
+                DotStyle::Filled
+            } else {
+                DotStyle::Hollow
+            };
+            chart.dots.push(Dot {
+                x,
+                y,
+                style,
+                title: format!("trial {}: {name}={v}, {y:.2}", t.number),
+            });
+        }
+        if numeric {
+            let ints: Vec<f64> = chart.dots.iter().map(|d| d.x).collect();
+            let lo = ints.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = ints.iter().copied().fold(0.0f64, f64::max);
+            chart.x_log = lo > 0.0 && hi / lo >= 16.0;
+        } else {
+            chart.categories = Some(categories);
+        }
+        out.push_str(&figure_svg(
+            &format!("plot-slice-{i}"),
+            &render_dots(&format!("plot-slice-{i}-svg"), &chart),
+            &format!("The objective of every trial against its {name}."),
+        ));
+    }
+    out.push_str("</div>\n");
+    out
+}
+
+/// The effects as a forest plot: each parameter's spread with its 90% interval, clear ones
+/// green, unclear ones grey.
+fn effects_forest(report: &TuneReport) -> Forest {
+    let rows = report
+        .effects
+        .iter()
+        .map(|e| ForestRow {
+            label: e.param.clone(),
+            estimate: e.spread * 100.0,
+            interval: Some((e.spread_low * 100.0, e.spread_high * 100.0)),
+            verdict: if e.unclear_because().is_none() {
+                RowVerdict::Better
+            } else {
+                RowVerdict::Unclear
+            },
+            note: match e.unclear_because() {
+                None => format!("{:.1}%, best {}", e.spread * 100.0, e.best),
+                Some(_) => format!("{:.1}%, unclear", e.spread * 100.0),
+            },
+        })
+        .collect();
+    Forest {
+        title: "Parameter effects".into(),
+        x_label: "spread of the objective between the parameter's best and worst values (%)".into(),
+        rows,
+    }
+}
+
+/// The proof's pairs at one level: A (the default) and B (the winner) of each pair, joined.
+fn pairs_plot(level: &str, proof: &Proof, unit: &str) -> DotChart {
+    let mut chart = DotChart::new(
+        &format!("Proof at {level}: {} pairs", proof.runs.len()),
+        "arm",
+        unit,
+    );
+    chart.categories = Some(vec!["A: default".into(), "B: winner".into()]);
+    chart.legend = vec![
+        (DotStyle::Hollow, "default (A)".into()),
+        (DotStyle::Filled, "winner (B)".into()),
+    ];
+    for (i, &(a, b)) in proof.runs.iter().enumerate() {
+        chart.segments.push(Segment {
+            from: (0.0, a),
+            to: (1.0, b),
+        });
+        chart.dots.push(Dot {
+            x: 0.0,
+            y: a,
+            style: DotStyle::Hollow,
+            title: format!("pair {}: A {a:.2}", i + 1),
+        });
+        chart.dots.push(Dot {
+            x: 1.0,
+            y: b,
+            style: DotStyle::Filled,
+            title: format!("pair {}: B {b:.2}", i + 1),
+        });
+    }
+    chart
+}
 
 fn table(head: &[&str], rows: &[Vec<String>]) -> String {
     let mut out = String::from("<table><thead><tr>");
@@ -76,6 +223,10 @@ pub fn render_html(report: &TuneReport) -> String {
         &chart,
         "Each measured run's objective at its worst level, and the best configuration that met every SLO so far.",
     ));
+    if report.trials.iter().any(|t| t.objective.is_some()) {
+        body.push_str("<h2>The objective against each parameter</h2>\n");
+        body.push_str(&slice_plots(report));
+    }
     body.push_str("<h2>Trials</h2>\n");
     let rows: Vec<Vec<String>> = report
         .trials
@@ -138,6 +289,33 @@ pub fn render_html(report: &TuneReport) -> String {
                 ]
             })
             .collect();
+        let plotted: Vec<(&str, &Proof)> = if proof.levels.is_empty() {
+            vec![("the objective", &proof.overall)]
+        } else {
+            proof
+                .levels
+                .iter()
+                .map(|l| (l.level.as_str(), &l.proof))
+                .collect()
+        };
+        body.push_str("<div id=\"proof-pairs\" class=\"small-multiples\">\n");
+        for (i, (level, p)) in plotted.iter().enumerate() {
+            if p.runs.is_empty() {
+                continue;
+            }
+            body.push_str(&figure_svg(
+                &format!("plot-proof-{i}"),
+                &render_dots(
+                    &format!("plot-proof-{i}-svg"),
+                    &pairs_plot(level, p, &format!("objective ({})", report.unit)),
+                ),
+                &format!(
+                    "Each pair's default (A) and winner (B) at {level}, joined: {}.",
+                    p.verdict
+                ),
+            ));
+        }
+        body.push_str("</div>\n");
         body.push_str(&table(
             &[
                 "level",
@@ -158,6 +336,13 @@ pub fn render_html(report: &TuneReport) -> String {
     }
     if !report.effects.is_empty() {
         body.push_str("<h2>Parameter effects</h2>\n");
+        body.push_str(&figure_svg(
+            "plot-effects",
+            &render_forest("plot-effects-svg", &effects_forest(report)),
+            "How much the objective spreads between each parameter's best and worst values, \
+             with the model's 90% interval: green where the effect is clear (the interval \
+             excludes zero, enough runs on both sides), grey where it is unclear.",
+        ));
         let rows: Vec<Vec<String>> = report
             .effects
             .iter()
