@@ -142,6 +142,8 @@ pub struct CleanReport {
     pub killed: Vec<i32>,
     /// Processes that survived SIGKILL (should stay empty).
     pub survivors: Vec<i32>,
+    /// Private directories a stop kept because the user asked (`--keep`): never reaped.
+    pub kept: Vec<PathBuf>,
 }
 
 impl CleanReport {
@@ -265,6 +267,12 @@ pub fn clean_stale(root: &Path) -> CleanReport {
             if name == "registry" || entry_path(root, id).exists() {
                 continue;
             }
+            if root.join(id).join(KEPT_MARKER).exists() {
+                if id == name {
+                    report.kept.push(path);
+                }
+                continue;
+            }
             let survivors = terminate(
                 &|| procfs::processes_mentioning(&path),
                 libc::SIGTERM,
@@ -281,6 +289,18 @@ pub fn clean_stale(root: &Path) -> CleanReport {
         }
     }
     report
+}
+
+/// The file a stop writes into a private directory it keeps (`--keep`), so that later
+/// starts and `lab clean` know it is the user's now and not a leftover.
+pub const KEPT_MARKER: &str = ".webtune-kept";
+
+/// Keep a start's directories: mark the private one as the user's (its entry goes).
+pub fn keep_dirs(entry: &Entry) {
+    let _ = std::fs::write(
+        entry.private_dir.join(KEPT_MARKER),
+        "kept by webtune lab --keep; remove this directory yourself\n",
+    );
 }
 
 /// Remove a start's private directory and document root.

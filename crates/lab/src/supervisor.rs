@@ -514,7 +514,9 @@ impl RunningStack {
             });
         }
         if first_error.is_none() {
-            if !self.options.keep_dir {
+            if self.options.keep_dir {
+                registry::keep_dirs(&self.entry);
+            } else {
                 registry::remove_dirs(&self.entry);
             }
             registry::remove_entry(&self.root, &self.entry.id);

@@ -418,6 +418,12 @@ fn clean() -> anyhow::Result<i32> {
     for line in &report.reaped {
         text.push_str(&format!("reaped {line}\n"));
     }
+    for dir in &report.kept {
+        text.push_str(&format!(
+            "kept {} (asked with --keep; remove it yourself)\n",
+            dir.display()
+        ));
+    }
     let live = webtune_lab::registry::entries(&root)
         .into_iter()
         .filter(|e| e.owner_alive())

@@ -686,3 +686,51 @@ fn lab_capacity_stops_at_the_step_in_which_the_master_died() {
     );
     assert!(processes_naming(&dir).is_empty());
 }
+
+#[test]
+fn a_kept_directory_survives_the_next_start_and_lab_clean() {
+    let lab = LabDir::new("keep");
+    let run = |extra: &[&str]| {
+        let output = lab
+            .command()
+            .args(["lab", "run", "nginx"])
+            .args(extra)
+            .args(["--", "-c", "1", "-n", "5", "-q"])
+            .output()
+            .expect("run webtune");
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert_eq!(output.status.code(), Some(0), "{stderr}");
+    };
+    let private_dirs = || -> Vec<PathBuf> {
+        std::fs::read_dir(&lab.0)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.is_dir() && !p.ends_with("registry") && !p.to_string_lossy().ends_with(".www")
+            })
+            .collect()
+    };
+    run(&["--keep"]);
+    let kept = private_dirs();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert!(kept[0].join("nginx.conf").exists(), "{kept:?}");
+    // The next start reaps leftovers; the kept directory is not one.
+    run(&[]);
+    assert!(
+        kept[0].join("nginx.conf").exists(),
+        "the next start removed {kept:?}"
+    );
+    let clean = lab.command().args(["lab", "clean"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&clean.stdout);
+    assert_eq!(clean.status.code(), Some(0));
+    assert!(
+        kept[0].join("nginx.conf").exists(),
+        "lab clean removed {kept:?}"
+    );
+    assert!(
+        stdout.contains(&format!("kept {} (asked with --keep", kept[0].display())),
+        "{stdout}"
+    );
+    let _ = std::fs::remove_dir_all(&lab.0);
+}

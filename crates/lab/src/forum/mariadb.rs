@@ -149,7 +149,9 @@ impl RunningDatabase {
                 pids: left,
             });
         }
-        if !self.options.keep_dir {
+        if self.options.keep_dir {
+            registry::keep_dirs(&self.entry);
+        } else {
             registry::remove_dirs(&self.entry);
         }
         registry::remove_entry(&self.registry_root, &self.entry.id);
