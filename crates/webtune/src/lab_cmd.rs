@@ -5,7 +5,7 @@
 pub mod forum;
 pub(crate) mod import;
 mod listing;
-mod mail;
+pub(crate) mod mail;
 mod shards;
 
 use crate::bench_cmd::{self, BenchArgs};

@@ -57,8 +57,19 @@ fn parse_line(words: &[String]) -> anyhow::Result<SmtpLine> {
     }
 }
 
+/// `tune postfix -- SMTP FLAGS`: the load of every trial (the stack's own mailboxes).
+pub(crate) fn tune_load(words: &[String]) -> anyhow::Result<webtune_model::RunSpec> {
+    let line = parse_line(words)?;
+    if line.smtp.users.is_some() || line.smtp.connections.len() > 1 {
+        bail!("tune postfix: give one -c (levels go in --levels) and no --users");
+    }
+    let mut spec = line.smtp.to_spec()?;
+    spec.url = String::new();
+    Ok(spec)
+}
+
 /// `lab run postfix`: the trial and the report.
-pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
+pub(super) fn run(args: &RunArgs) -> anyhow::Result<i32> {
     if args.url.is_some() || !args.processes.is_empty() {
         bail!("the postfix stack is the lab's own: no URL and no --process");
     }
