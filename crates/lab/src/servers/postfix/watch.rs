@@ -249,13 +249,25 @@ pub fn log_messages(server: &str, log: &Path) -> Vec<LogMessage> {
         .collect()
 }
 
+/// A queue id (short form: upper-case hex; long form: letters and digits with both) or
+/// NOQUEUE, never a word like "warning".
+fn is_queue_id(id: &str) -> bool {
+    let alnum = id.len() >= 6 && id.chars().all(|c| c.is_ascii_alphanumeric());
+    let hex = id
+        .chars()
+        .all(|c| c.is_ascii_digit() || ('A'..='F').contains(&c));
+    let mixed =
+        id.chars().any(|c| c.is_ascii_digit()) && id.chars().any(|c| c.is_ascii_uppercase());
+    alnum && (id == "NOQUEUE" || hex || mixed)
+}
+
 /// A line's level and its message, if it matters.
 pub fn classify(line: &str) -> Option<(&'static str, String)> {
     // "Nov 24 21:53:05 mail postfix/smtpd[6561]: warning: …"
     let body = line.split_once("]: ").map_or(line, |(_, b)| b);
     // Queue ids: "EB0079881B1: …"
     let body = match body.split_once(": ") {
-        Some((id, rest)) if id.len() >= 6 && id.chars().all(|c| c.is_ascii_alphanumeric()) => rest,
+        Some((id, rest)) if is_queue_id(id) => rest,
         _ => body,
     };
     let level = if body.starts_with("warning:") {
