@@ -214,9 +214,20 @@ fn chmod(path: &Path, mode: u32) -> Result<(), LabError> {
         .map_err(io(format!("chmod {}", path.display())))
 }
 
-/// A directory with this owner and mode.
+/// A new file with this mode.
+fn write_new(path: &Path, text: &str, mode: u32) -> Result<(), LabError> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()))
+        .map_err(io(format!("writing {}", path.display())))?;
+    chmod(path, mode)
+}
+
+/// A new directory with this owner and mode.
 fn make(path: &Path, uid: u32, gid: u32, mode: u32) -> Result<(), LabError> {
-    crate::dirs::make_dir(path, mode)?;
+    std::fs::create_dir(path).map_err(io(format!("creating {}", path.display())))?;
     chown(path, uid, gid)?;
     chmod(path, mode)
 }
@@ -275,8 +286,8 @@ pub fn prepare(files: &PostfixFiles) -> Result<(), LabError> {
         let _ = writeln!(map, "{} {DOMAIN}/user{n}/", address(n));
         let _ = writeln!(users, "{}", address(n));
     }
-    crate::dirs::write_file(&files.config_dir.join("vmailbox"), map.as_bytes(), 0o644)?;
-    crate::dirs::write_file(&files.users, users.as_bytes(), 0o644)?;
+    write_new(&files.config_dir.join("vmailbox"), &map, 0o644)?;
+    write_new(&files.users, &users, 0o644)?;
     let etc = files.config_dir.display().to_string();
     postfix_tool(
         "postmap",
