@@ -323,4 +323,16 @@ mod tests {
             "warn"
         );
     }
+
+    #[test]
+    fn a_log_file_is_counted_by_message() {
+        let dir = std::env::temp_dir().join(format!("webtune-maillog-{}", std::process::id()));
+        let line = "Nov 24 22:41:43 mail postfix/smtpd[19179]: warning: Connection concurrency limit exceeded: 3 from localhost[127.0.0.1] for service 127.0.0.1:43589\n";
+        std::fs::write(&dir, line.repeat(3)).unwrap();
+        let got = log_messages("postfix", &dir);
+        let _ = std::fs::remove_file(&dir);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].count, 3);
+        assert_eq!(got[0].level, "warn");
+    }
 }
