@@ -96,6 +96,7 @@ fn postfix_accepts_n_messages_and_delivers_them_into_maildirs_and_refuses_relay(
         "smtpd_timeout=77",
         "in_flow_delay=0",
         "virtual_destination_concurrency_limit=7",
+        "qmgr_message_active_limit=50000",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -124,6 +125,7 @@ fn postfix_accepts_n_messages_and_delivers_them_into_maildirs_and_refuses_relay(
         "relay_transport",
         "inet_interfaces",
         "relayhost",
+        "qmgr_message_recipient_limit",
     ];
     let got = files::postconf_values(&files.config_dir, &names).expect("postconf");
     assert_eq!(got[0], "17");
@@ -135,6 +137,8 @@ fn postfix_accepts_n_messages_and_delivers_them_into_maildirs_and_refuses_relay(
     assert!(got[6].starts_with("error"), "{got:?}");
     assert_eq!(got[7], "127.0.0.1");
     assert_eq!(got[8], "");
+    // Postfix would raise it (with a warning) below the active limit: set to match.
+    assert_eq!(got[9], "50000");
     let users = std::fs::read_to_string(&files.users).unwrap();
     assert_eq!(users.lines().count(), 40);
     assert_eq!(users.lines().next(), Some("user1@lab.test"));

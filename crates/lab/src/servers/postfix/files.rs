@@ -133,6 +133,13 @@ pub fn render_configs(
         uid = mail_account().0,
         gid = mail_account().1,
     );
+    // Postfix warns and raises it when it is below the active limit: set it so, in the open.
+    let active: u64 = get("qmgr_message_active_limit").parse().unwrap_or(20_000);
+    let _ = writeln!(
+        main,
+        "qmgr_message_recipient_limit = {}",
+        active.max(20_000)
+    );
     let _ = writeln!(main, "# Tunable parameters (webtune lab params postfix):");
     for (name, value) in values {
         if name == super::MAILBOXES || name == super::MAP_TYPE {
