@@ -140,3 +140,57 @@ fn after_sigkill_lab_clean_reaps_the_private_postfix() {
     }
     assert!(!dir.exists(), "queue and Maildirs removed");
 }
+
+#[test]
+fn lab_params_postfix_lists_postfix_s_knobs_and_delivered_is_a_mail_objective() {
+    let lab = LabDir::new("postfix-params");
+    let out = lab
+        .command()
+        .args(["lab", "params", "postfix"])
+        .output()
+        .expect("run webtune");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0));
+    for name in [
+        "default_process_limit",
+        "smtpd_client_connection_count_limit",
+        "qmgr_message_active_limit",
+        "in_flow_delay",
+        "map_type",
+        "mailboxes",
+        "os.somaxconn",
+    ] {
+        assert!(text.contains(name), "{name}: {text}");
+    }
+    assert!(!text.contains("--app forum"), "{text}");
+    // Deliveries are a mail stack's figure: refused on a web stack before anything starts.
+    let out = lab
+        .command()
+        .args([
+            "tune",
+            "nginx",
+            "--maximize",
+            "delivered",
+            "--",
+            "-c",
+            "1",
+            "-d",
+            "1s",
+        ])
+        .output()
+        .expect("run webtune");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--maximize delivered is a mail stack's figure"),
+        "{err}"
+    );
+    let out = lab
+        .command()
+        .args(["tune", "postfix", "--slo", "deferred<=x", "--", "-d", "1s"])
+        .output()
+        .expect("run webtune");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("deferred"), "{err}");
+}
