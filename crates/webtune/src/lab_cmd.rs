@@ -182,6 +182,9 @@ pub fn run(args: LabArgs) -> anyhow::Result<i32> {
         // The mail stack takes `webtune smtp`'s flags after --.
         LabCommand::Run(run) if mail::is_mail(run.stack.as_deref()) => mail::run(&run),
         LabCommand::Sweep(sweep) if mail::is_mail(Some(&sweep.stack)) => mail::sweep(&sweep),
+        LabCommand::Capacity(c) if mail::is_mail(c.run.stack.as_deref()) => {
+            bail!("lab capacity searches HTTP rates; for postfix use lab sweep postfix -c A,B,… or tune postfix")
+        }
         LabCommand::Run(run) => {
             let (mut trial, bench) = stack_trial(&run)?;
             let processes = shards::processes_needed(&trial.load);

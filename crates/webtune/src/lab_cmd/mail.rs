@@ -94,9 +94,14 @@ pub(super) fn run(args: &RunArgs) -> anyhow::Result<i32> {
 }
 
 /// `lab sweep postfix -c A,B,…`: one start, every level on it, the queue kept between them.
+/// Each level counts whole (no --warmup/--cooldown: the deliveries of a level are counted
+/// over all of it, so its acceptance is too).
 pub fn sweep(args: &SweepArgs) -> anyhow::Result<i32> {
     if args.connections.contains(&0) {
         bail!("-c levels must be at least 1, e.g. -c 1,10,50");
+    }
+    if args.scenario.is_some() || args.path.is_some() {
+        bail!("--scenario and --path are for web stacks; postfix is loaded with SMTP (lab run postfix -- SMTP FLAGS)");
     }
     let mut words: Vec<String> = vec![
         "-c".into(),
