@@ -145,6 +145,9 @@ fn trial_for(smtp: &SmtpArgs, set: &[String], drain: Duration) -> anyhow::Result
         ("--html", smtp.output.html.as_deref()),
         ("--csv", smtp.output.csv.as_deref()),
     ])?;
+    if smtp.warmup.is_some() {
+        bail!("--warmup: the postfix stack counts a level's deliveries over all of it, so its acceptance is too");
+    }
     if !smtp.gate.threshold.is_empty() {
         bail!("--threshold is webtune smtp's; compare the lab run's JSON instead");
     }
