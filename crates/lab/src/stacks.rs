@@ -26,11 +26,13 @@ pub enum StackKind {
     Tls(TlsStack),
     /// Somebody else's server: load only, sampling of named processes.
     External,
+    /// A private Postfix receiving SMTP into generated Maildirs (seed 004's postal).
+    Postfix,
 }
 
 impl StackKind {
     /// Every stack, in the order `lab stacks` lists them.
-    pub const ALL: [StackKind; 12] = [
+    pub const ALL: [StackKind; 13] = [
         StackKind::Nginx,
         StackKind::Apache(Mpm::Prefork),
         StackKind::Apache(Mpm::Worker),
@@ -42,6 +44,7 @@ impl StackKind {
         StackKind::Tls(TlsStack::ALL[0]),
         StackKind::Tls(TlsStack::ALL[1]),
         StackKind::Tls(TlsStack::ALL[2]),
+        StackKind::Postfix,
         StackKind::External,
     ];
 
@@ -62,6 +65,7 @@ impl StackKind {
             StackKind::NginxPhpFpm => "nginx-php-fpm",
             StackKind::Tls(t) => t.name(),
             StackKind::External => "external",
+            StackKind::Postfix => "postfix",
         }
     }
 
@@ -100,6 +104,9 @@ impl StackKind {
             StackKind::External => {
                 "a server you run: load only; `--process NAME` samples its processes"
             }
+            StackKind::Postfix => {
+                "a private Postfix: SMTP on loopback, virtual delivery into generated Maildirs"
+            }
         }
     }
 
@@ -125,6 +132,7 @@ impl StackKind {
             ],
             StackKind::Tls(t) => t.plain().components(),
             StackKind::External => Vec::new(),
+            StackKind::Postfix => vec![("", Component::Postfix)],
         }
     }
 
@@ -209,7 +217,10 @@ impl StackKind {
     pub fn has_php(self) -> bool {
         match self {
             StackKind::Tls(t) => t.plain().has_php(),
-            _ => !matches!(self, StackKind::Nginx | StackKind::External),
+            _ => !matches!(
+                self,
+                StackKind::Nginx | StackKind::External | StackKind::Postfix
+            ),
         }
     }
 }

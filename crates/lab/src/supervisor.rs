@@ -271,7 +271,11 @@ impl RunningStack {
         for (name, bytes) in &self.rendered.site {
             dirs::write_file(&docroot.join(name), bytes, 0o644)?;
         }
-        // Every server checks its own config before anything starts.
+        // Every server makes what it needs on disk, then checks its own config, before
+        // anything starts.
+        for plan in &self.rendered.servers {
+            plan.component.server().prepare(plan, &dir)?;
+        }
         for plan in &self.rendered.servers {
             match (process::check_config(plan), source) {
                 (
@@ -365,7 +369,11 @@ impl RunningStack {
 
     /// `http://127.0.0.1:PORT` of the front server (`https://` for a TLS stack).
     pub fn base_url(&self) -> String {
-        let scheme = if self.stack.is_tls() { "https" } else { "http" };
+        let scheme = match self.stack {
+            StackKind::Postfix => "smtp",
+            s if s.is_tls() => "https",
+            _ => "http",
+        };
         format!("{scheme}://{}", self.front_address())
     }
 

@@ -40,6 +40,54 @@ pub struct ServerSamples {
     /// `--addresses`); absent when none was set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<HostSection>,
+    /// A mail stack's acceptance, delivery and queues (lab `postfix`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mail: Option<MailSection>,
+}
+
+/// What a mail server did with the messages it accepted during one level: acceptance (the
+/// SMTP 250s) is in the run's own figures, delivery (files in the mailboxes) here, since a
+/// server that accepts fast but delivers slowly only grows its queue.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MailSection {
+    /// Messages the server answered 250 to after DATA (from the generator's results).
+    pub accepted: u64,
+    /// Deliveries (one per recipient) made while the load ran.
+    pub delivered_in_load: u64,
+    /// Length of the load, seconds.
+    pub load_s: f64,
+    /// `delivered_in_load / load_s`: the figure a mail tuning maximizes.
+    pub delivered_per_s: f64,
+    /// Deliveries made from the level's start to the end of the drain wait, counted as
+    /// files in the Maildirs' `new/`.
+    pub delivered: u64,
+    /// How long the level waited after the load for the queue to empty (bounded).
+    pub drain_s: f64,
+    /// Messages still queued when the wait ended (incoming, active and deferred).
+    pub left_incoming: u64,
+    pub left_active: u64,
+    pub left_deferred: u64,
+    /// The queues and the deliveries over the level, oldest first.
+    pub samples: Vec<MailSample>,
+}
+
+impl MailSection {
+    /// Messages queued at the end of the wait, every queue together.
+    pub fn left_in_queue(&self) -> u64 {
+        self.left_incoming + self.left_active + self.left_deferred
+    }
+}
+
+/// The mail queues at one moment of a level (files under each queue directory).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MailSample {
+    /// Seconds since the level's start.
+    pub t_s: f64,
+    pub incoming: u64,
+    pub active: u64,
+    pub deferred: u64,
+    /// Deliveries since the level's start (the server's log: `status=sent`).
+    pub delivered: u64,
 }
 
 /// What a lab run changed of the host for its stack, read back from the kernel.

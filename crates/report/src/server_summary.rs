@@ -334,6 +334,7 @@ mod tests {
             }],
             sampler_cpu_s: 0.01,
             host: None,
+            mail: None,
         };
         let text = summarise(&samples, 110);
         assert!(text.contains("busiest cpu0 95% busy"), "{text}");

@@ -379,6 +379,7 @@ mod tests {
                 p999_ms: 4.0,
                 mean_ms: 1.0,
                 error_ratio: 0.0,
+                mail: None,
             };
             s.record(c, Why::Model, crate::Outcome::Measured(vec![summary]));
         }

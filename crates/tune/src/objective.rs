@@ -9,7 +9,9 @@ use webtune_model::RunResult;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ObjectiveError {
-    #[error("--maximize {0:?}: only throughput or capacity can be maximized")]
+    #[error(
+        "--maximize {0:?}: only throughput, capacity or delivered (a mail stack) can be maximized"
+    )]
     Maximize(String),
     #[error("--minimize {0:?}: use p50, p90, p99, p999 or mean")]
     Minimize(String),
@@ -66,6 +68,9 @@ pub enum Objective {
     MaximizeCapacity,
     /// A latency statistic, in milliseconds.
     Minimize(Stat),
+    /// A mail stack's deliveries into its mailboxes per second while the load ran (not its
+    /// acceptance: a server that accepts fast but delivers slowly only grows its queue).
+    MaximizeDelivered,
 }
 
 impl Objective {
@@ -74,6 +79,7 @@ impl Objective {
         match word.trim() {
             "throughput" => Ok(Objective::MaximizeThroughput),
             "capacity" => Ok(Objective::MaximizeCapacity),
+            "delivered" => Ok(Objective::MaximizeDelivered),
             other => Err(ObjectiveError::Maximize(other.to_string())),
         }
     }
@@ -88,7 +94,9 @@ impl Objective {
     pub fn higher_is_better(self) -> bool {
         matches!(
             self,
-            Objective::MaximizeThroughput | Objective::MaximizeCapacity
+            Objective::MaximizeThroughput
+                | Objective::MaximizeCapacity
+                | Objective::MaximizeDelivered
         )
     }
 
@@ -97,6 +105,7 @@ impl Objective {
         match self {
             Objective::MaximizeThroughput | Objective::MaximizeCapacity => level.throughput,
             Objective::Minimize(s) => level.latency_ms(s),
+            Objective::MaximizeDelivered => level.mail.as_ref().map_or(0.0, |m| m.delivered_per_s),
         }
     }
 
@@ -135,6 +144,7 @@ impl Objective {
             Objective::MaximizeThroughput => "ok/s",
             Objective::MaximizeCapacity => "req/s",
             Objective::Minimize(_) => "ms",
+            Objective::MaximizeDelivered => "msg/s",
         }
     }
 }
@@ -145,6 +155,7 @@ impl fmt::Display for Objective {
             Objective::MaximizeThroughput => f.write_str("maximize throughput"),
             Objective::MaximizeCapacity => f.write_str("maximize capacity"),
             Objective::Minimize(s) => write!(f, "minimize {}", s.name()),
+            Objective::MaximizeDelivered => f.write_str("maximize delivered"),
         }
     }
 }
@@ -157,6 +168,8 @@ pub enum Metric {
     /// Fraction of attempted requests that failed.
     Errors,
     Throughput,
+    /// A mail stack's deferred messages: 4xx replies plus its deferred queue at the end.
+    Deferred,
 }
 
 /// One constraint. Limits are in ms (latency), a fraction (errors) or ok/s (throughput).
@@ -179,6 +192,9 @@ impl Slo {
             text: text.to_string(),
             why: why.to_string(),
         };
+        if let Some(slo) = Self::parse_deferred(text) {
+            return slo;
+        }
         let t: webtune_model::Threshold = text
             .parse()
             .map_err(|e: webtune_model::ThresholdError| limit_err(&e.to_string()))?;
@@ -220,12 +236,34 @@ impl Slo {
         })
     }
 
+    /// `deferred<=N` (or `deferred=0`): a mail stack's deferred messages, a count.
+    fn parse_deferred(text: &str) -> Option<Result<Slo, ObjectiveError>> {
+        let rest = text.trim().strip_prefix("deferred")?.trim_start();
+        let number = rest
+            .strip_prefix("<=")
+            .or_else(|| rest.strip_prefix("=="))
+            .or_else(|| rest.strip_prefix('='))?;
+        Some(match number.trim().parse::<f64>() {
+            Ok(limit) if limit >= 0.0 => Ok(Slo {
+                text: text.trim().to_string(),
+                metric: Metric::Deferred,
+                upper: true,
+                limit,
+            }),
+            _ => Err(ObjectiveError::SloLimit {
+                text: text.to_string(),
+                why: "the deferred limit is a count of messages, e.g. deferred<=0".into(),
+            }),
+        })
+    }
+
     /// Signed distance from the limit at one level, relative to it: <= 0 when met.
     pub fn margin(&self, level: &LevelSummary) -> f64 {
         let actual = match self.metric {
             Metric::Latency(s) => level.latency_ms(s),
             Metric::Errors => level.error_ratio,
             Metric::Throughput => level.throughput,
+            Metric::Deferred => level.mail.as_ref().map_or(0.0, |m| m.deferred),
         };
         let scale = if self.limit > 0.0 { self.limit } else { 1e-3 };
         let m = if self.upper {
@@ -253,6 +291,18 @@ pub struct LevelSummary {
     pub mean_ms: f64,
     /// Failed / attempted requests, 0..=1.
     pub error_ratio: f64,
+    /// A mail stack's delivery figures (absent for other targets).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mail: Option<MailFigures>,
+}
+
+/// What a mail stack delivered at one level (see `webtune_model::server::MailSection`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MailFigures {
+    /// Deliveries into the mailboxes per second while the load ran.
+    pub delivered_per_s: f64,
+    /// Messages deferred: 4xx replies to the load, plus the deferred queue at the end.
+    pub deferred: f64,
 }
 
 impl LevelSummary {
@@ -272,6 +322,15 @@ impl LevelSummary {
             p999_ms: ms(t.p999_us),
             mean_ms: t.mean_us / 1e3,
             error_ratio: run.error_ratio(),
+            mail: run
+                .server
+                .as_ref()
+                .and_then(|s| s.mail.as_ref())
+                .map(|m| MailFigures {
+                    delivered_per_s: m.delivered_per_s,
+                    deferred: (m.left_deferred + run.smtp.as_ref().map_or(0, |s| s.deferred))
+                        as f64,
+                }),
         }
     }
 
@@ -328,6 +387,7 @@ mod tests {
             p999_ms: p99_ms * 2.0,
             mean_ms: p99_ms / 3.0,
             error_ratio: errors,
+            mail: None,
         }
     }
 
@@ -424,5 +484,31 @@ mod tests {
         let lat = Objective::Minimize(Stat::P99);
         assert!(lat.score(10.0) > lat.score(20.0));
         assert!((lat.unscore(lat.score(20.0)) - 20.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_mail_stack_maximizes_deliveries_under_a_deferred_limit() {
+        let o = Objective::maximize("delivered").unwrap();
+        assert_eq!(o, Objective::MaximizeDelivered);
+        assert!(o.higher_is_better());
+        assert_eq!(o.unit(), "msg/s");
+        let mut l = level(900.0, 20.0, 0.0);
+        // No mail figures (a web stack): nothing delivered.
+        assert_eq!(o.value(&l), 0.0);
+        l.mail = Some(MailFigures {
+            delivered_per_s: 350.0,
+            deferred: 0.0,
+        });
+        assert_eq!(o.value(&l), 350.0);
+        let slo = Slo::parse("deferred<=0").unwrap();
+        assert_eq!(slo.metric, Metric::Deferred);
+        assert!(slo.margin(&l) <= 0.0);
+        l.mail.as_mut().unwrap().deferred = 12.0;
+        assert!(slo.margin(&l) > 0.0);
+        assert!(Slo::parse("deferred=0").is_ok());
+        assert!(Slo::parse("deferred<=-1").is_err());
+        let e = evaluate(o, &[slo, Slo::parse("p99<=100ms").unwrap()], &[l]).unwrap();
+        assert!(!e.feasible);
+        assert_eq!(e.objective, 350.0);
     }
 }

@@ -406,6 +406,7 @@ mod tests {
             p999_ms: p99,
             mean_ms: 1.0,
             error_ratio: 0.0,
+            mail: None,
         }])
     }
 

@@ -525,6 +525,7 @@ impl Server {
             p999_ms: p99 * 2.0,
             mean_ms: p99 / 3.0,
             error_ratio: 0.0,
+            mail: None,
         }])
     }
 

@@ -197,6 +197,7 @@ fn measure_capacity(
             p999_ms: 0.0,
             mean_ms: 0.0,
             error_ratio: 0.0,
+            mail: None,
         }]),
         None => Outcome::Failed(format!(
             "no capacity: {}",

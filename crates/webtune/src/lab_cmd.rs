@@ -5,6 +5,7 @@
 pub mod forum;
 pub(crate) mod import;
 mod listing;
+pub(crate) mod mail;
 mod shards;
 
 use crate::bench_cmd::{self, BenchArgs};
@@ -32,6 +33,7 @@ use webtune_report::server_summary::summarise;
     webtune lab data --posts 150000 --seed 3\n  \
     webtune lab sweep apache-prefork --app forum -c 8,32,128,256,512,1024 -d 10s --html forum.html\n  \
     webtune lab params mariadb\n  \
+    webtune lab run postfix --set mailboxes=15000 -- -c 20 -d 30s --per-connection 5\n  \
     webtune lab clean")]
 pub struct LabArgs {
     #[command(subcommand)]
@@ -177,6 +179,12 @@ pub fn run(args: LabArgs) -> anyhow::Result<i32> {
             StackKind::from_name(&stack)?,
             &set,
         )?)),
+        // The mail stack takes `webtune smtp`'s flags after --.
+        LabCommand::Run(run) if mail::is_mail(run.stack.as_deref()) => mail::run(&run),
+        LabCommand::Sweep(sweep) if mail::is_mail(Some(&sweep.stack)) => mail::sweep(&sweep),
+        LabCommand::Capacity(c) if mail::is_mail(c.run.stack.as_deref()) => {
+            bail!("lab capacity searches HTTP rates; for postfix use lab sweep postfix -c A,B,… or tune postfix")
+        }
         LabCommand::Run(run) => {
             let (mut trial, bench) = stack_trial(&run)?;
             let processes = shards::processes_needed(&trial.load);

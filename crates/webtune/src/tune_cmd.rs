@@ -66,7 +66,8 @@ pub struct TuneArgs {
     pub app: crate::lab_cmd::forum::App,
     #[command(flatten)]
     pub data: crate::lab_cmd::forum::DataChoice,
-    /// Maximize successful responses per second (the default objective).
+    /// Maximize successful responses per second (the default objective), or `delivered`:
+    /// a mail stack's deliveries into its mailboxes per second (tune postfix).
     #[arg(
         long = "maximize",
         value_name = "throughput",
@@ -221,9 +222,23 @@ pub(crate) fn prepare(args: &TuneArgs) -> anyhow::Result<Prepared> {
         ("--json", args.output.json.as_deref()),
         ("--html", args.output.html.as_deref()),
     ])?;
-    let bench = parse_bench(&args.bench)?;
-    bench.to_spec("")?;
     let stack = StackKind::from_name(stack_name)?;
+    // The mail stack's load is `webtune smtp`'s flags (see lab_cmd::mail).
+    if objective == webtune_tune::objective::Objective::MaximizeDelivered
+        && stack != StackKind::Postfix
+    {
+        bail!("--maximize delivered is a mail stack's figure: tune postfix");
+    }
+    let mail_load = match stack {
+        StackKind::Postfix => Some(crate::lab_cmd::mail::tune_load(&args.bench)?),
+        _ => None,
+    };
+    let bench = parse_bench(if mail_load.is_some() {
+        &[]
+    } else {
+        &args.bench
+    })?;
+    bench.to_spec("")?;
     let fixed: Vec<(String, String)> = args
         .set
         .iter()
@@ -310,7 +325,11 @@ pub(crate) fn prepare(args: &TuneArgs) -> anyhow::Result<Prepared> {
     }
     rules::check_fixed(&fixed, &space)?;
     let seeds = subject.rules_of_thumb(&space, cores);
-    let mut load = bench.to_spec(&path)?;
+    let mut load = match mail_load {
+        Some(spec) if capacity.is_none() => spec,
+        Some(_) => bail!("tune postfix searches --maximize delivered or throughput, not capacity"),
+        None => bench.to_spec(&path)?,
+    };
     if let Some(c) = &capacity {
         // Every step of every trial: open loop at the search's rate, -c as the cap.
         load.connections = bench.connections.unwrap_or(1000);

@@ -15,6 +15,7 @@ pub mod mariadb;
 pub mod nginx;
 pub mod nginx_events;
 pub mod php_fpm;
+pub mod postfix;
 
 use crate::params::{InertRule, ParamSpec, Settings, Value};
 use crate::vocab::{Completion, Layout, Tunable};
@@ -62,6 +63,8 @@ pub enum Component {
     PhpFpm,
     /// The forum's private database.
     MariaDb,
+    /// A private Postfix (the mail stack).
+    Postfix,
 }
 
 impl Component {
@@ -72,6 +75,7 @@ impl Component {
             Component::Apache(mpm) => Box::new(apache::Apache { mpm }),
             Component::PhpFpm => Box::new(php_fpm::PhpFpm),
             Component::MariaDb => Box::new(mariadb::MariaDb),
+            Component::Postfix => Box::new(postfix::Postfix),
         }
     }
 
@@ -132,6 +136,12 @@ pub trait ServerType {
     /// A value as its config files spell it.
     fn spell(&self, value: Value) -> String {
         value.to_string()
+    }
+
+    /// Make what it needs on disk besides its configs (written already) before its start:
+    /// Postfix's queue, mailboxes and map. `dir` is the stack's private directory.
+    fn prepare(&self, _plan: &ServerPlan, _dir: &Path) -> Result<(), LabError> {
+        Ok(())
     }
 
     /// Its config in a lab stack, and the plan that runs it.

@@ -12,6 +12,8 @@ mod target;
 pub use target::Target;
 
 use crate::forum;
+use crate::servers::postfix::watch::MailWatch;
+use crate::servers::postfix::PostfixFiles;
 use crate::{HostSettings, LabError, ProcessSelector, RunningStack, Sampler};
 use std::path::Path;
 use std::time::Duration;
@@ -99,6 +101,10 @@ pub struct Trial {
     /// one process may open). Called on the thread that is inside the stack's namespace
     /// and on the client CPUs, with the stack's private directory for its files.
     pub run_load: Option<RunLoad>,
+    /// A mail stack: after each level's load, wait at most this long for its queue to
+    /// drain before counting the deliveries (zero: count at once, the queue is kept for
+    /// the next level).
+    pub mail_drain: Duration,
 }
 
 /// Runs one load instead of the engine in this process (see `Trial::run_load`).
@@ -118,6 +124,7 @@ impl Trial {
             keep_dir: false,
             host: HostSettings::default(),
             run_load: None,
+            mail_drain: Duration::from_secs(30),
         }
     }
 }
@@ -259,6 +266,17 @@ fn absolute_spec(
     if let Some(probe) = spec.probe.as_mut() {
         probe.url = full_url(base, &probe.url);
     }
+    if let Some(files) = mail_files(started) {
+        // The mail stack's load sends to the mailboxes it generated, unless given a list.
+        if workload.mailbox_list().is_none() {
+            let text = std::fs::read_to_string(&files.users)
+                .map_err(|e| LabError::io(format!("reading {}", files.users.display()), e))?;
+            let name = files.users.display().to_string();
+            let list = webtune_engine::smtp::Mailboxes::parse(&text, &name)
+                .map_err(LabError::Inconsistent)?;
+            workload = Workload::mailboxes(list, &name);
+        }
+    }
     Ok((spec, workload))
 }
 
@@ -294,6 +312,7 @@ fn load_levels(
         let side = started.load_side(&trial.host)?;
         let sampler = (!matches!(selector, ProcessSelector::Nothing))
             .then(|| Sampler::start(trial.target.name(), selector.clone(), trial.sample_interval));
+        let mail = mail_files(started).map(|f| MailWatch::start(f, trial.sample_interval));
         let mut runs: Vec<RunResult> = Vec::new();
         let mut run_error = None;
         for run in 1..=trial.repeat {
@@ -321,6 +340,19 @@ fn load_levels(
                 break;
             }
         }
+        let mail = mail.map(|mut watch| {
+            watch.load_ended();
+            let drain = match run_error {
+                None => watch.drain(trial.mail_drain, stop),
+                Some(_) => Duration::ZERO,
+            };
+            let accepted = runs
+                .iter()
+                .filter_map(|r| r.smtp.as_ref())
+                .map(|s| s.accepted)
+                .sum();
+            watch.finish(accepted, drain)
+        });
         let samples = sampler.map(Sampler::finish);
         drop(side);
         if let Some(e) = run_error {
@@ -337,6 +369,7 @@ fn load_levels(
             let logged = started.log_messages();
             samples.log_messages = new_messages(&logged, &logged_before);
             logged_before = logged;
+            samples.mail = mail;
             result.server = Some(samples);
         }
         let interrupted = result.interrupted || stop.stop_requested();
@@ -348,6 +381,14 @@ fn load_levels(
         }
     }
     Ok((levels, false))
+}
+
+/// The private Postfix's files, when the target is the mail stack.
+fn mail_files(started: &Started) -> Option<PostfixFiles> {
+    started
+        .stack()
+        .filter(|s| s.stack() == crate::StackKind::Postfix)
+        .map(|s| PostfixFiles::in_dir(s.private_dir()))
 }
 
 fn sleep_unless_stopped(length: Duration, stop: &StopToken) {

@@ -52,8 +52,13 @@ fn tuning_space_text(stack: StackKind) -> String {
     if space.is_empty() {
         return String::new();
     }
+    let forum = if stack.has_php() {
+        "; with --app forum also db.max_connections and db.back_log"
+    } else {
+        ""
+    };
     let mut out = format!(
-        "\nTuned by default (`webtune tune {}` without --param; with --app forum also db.max_connections and db.back_log):\n",
+        "\nTuned by default (`webtune tune {}` without --param{forum}):\n",
         stack.name()
     );
     let width = space.iter().map(|t| t.name.len()).max().unwrap_or(0);

@@ -1,0 +1,288 @@
+//! `webtune lab run postfix -- SMTP FLAGS` and `webtune lab sweep postfix -c A,B,…`: the
+//! lab's private Postfix loaded by the SMTP engine (`webtune smtp`'s flags after --, sent
+//! to the stack's generated mailboxes unless --users names others), one level or several
+//! on one start (the queue is kept between levels), and the report: acceptance (the SMTP
+//! 250s) and delivery (files in the Maildirs) apart, with what was left in the queue.
+
+use super::{forum::SweepArgs, RunArgs};
+use crate::exit;
+use crate::narrate::Narrator;
+use crate::output::Outputs;
+use crate::smtp_cmd::SmtpArgs;
+use anyhow::bail;
+use clap::Parser;
+use std::time::Duration;
+use webtune_lab::trial::{self, Level, Target, Trial};
+use webtune_lab::{settings_for, HostSettings, StackKind};
+use webtune_model::parse_duration;
+use webtune_model::server::MailSection;
+use webtune_model::sweep::SweepVariable;
+use webtune_report::server_summary::summarise;
+
+type Flags = crate::output_flags::OutputFlags<crate::smtp_cmd::SmtpOutput>;
+
+/// `webtune smtp`'s flags after `--`, with the lab's own.
+#[derive(Parser)]
+#[command(name = "webtune lab run postfix --", disable_version_flag = true)]
+struct SmtpLine {
+    #[command(flatten)]
+    smtp: SmtpArgs,
+    /// After each level's load, wait at most this long for the queue to drain before the
+    /// deliveries are counted (0: count at once and keep the queue for the next level).
+    #[arg(long = "drain", value_parser = parse_duration, value_name = "DURATION")]
+    drain: Option<Duration>,
+}
+
+/// Is this the mail stack?
+pub fn is_mail(stack: Option<&str>) -> bool {
+    stack.is_some_and(|s| s.eq_ignore_ascii_case(StackKind::Postfix.name()))
+}
+
+fn parse_line(words: &[String]) -> anyhow::Result<SmtpLine> {
+    // The target is the stack's: a placeholder fills smtp's HOST:PORT.
+    let argv = ["webtune lab run postfix --".to_string(), "lab".to_string()]
+        .into_iter()
+        .chain(words.iter().cloned());
+    match SmtpLine::try_parse_from(argv) {
+        Ok(line) => Ok(line),
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or_default();
+            bail!(
+                "smtp flags after --: {} (see webtune smtp --help)",
+                first.trim_start_matches("error: ")
+            )
+        }
+    }
+}
+
+/// `tune postfix -- SMTP FLAGS`: the load of every trial (the stack's own mailboxes).
+pub(crate) fn tune_load(words: &[String]) -> anyhow::Result<webtune_model::RunSpec> {
+    let line = parse_line(words)?;
+    if line.smtp.users.is_some() || line.smtp.connections.len() > 1 {
+        bail!("tune postfix: give one -c (levels go in --levels) and no --users");
+    }
+    let mut spec = line.smtp.to_spec()?;
+    spec.url = String::new();
+    Ok(spec)
+}
+
+/// `lab run postfix`: the trial and the report.
+pub(super) fn run(args: &RunArgs) -> anyhow::Result<i32> {
+    if args.url.is_some() || !args.processes.is_empty() {
+        bail!("the postfix stack is the lab's own: no URL and no --process");
+    }
+    if args.nginx_config.is_some() || args.apache_config.is_some() || args.php_fpm_config.is_some()
+    {
+        bail!("the postfix stack takes no web server config");
+    }
+    let line = parse_line(&args.bench)?;
+    let drain = line.drain.unwrap_or(Duration::from_secs(30));
+    let mut trial = trial_for(&line.smtp, &args.set, drain)?;
+    trial.sample_interval = args.sample_interval;
+    trial.keep_dir = args.keep;
+    trial.host = HostSettings {
+        server_cpus: args.server_cpus.clone(),
+        client_cpus: args.client_cpus.clone(),
+        addresses: 1,
+    };
+    if args.addresses > 1 {
+        bail!("--addresses is for the web stacks; Postfix listens on 127.0.0.1");
+    }
+    report(&trial, &line.smtp.output)
+}
+
+/// `lab sweep postfix -c A,B,…`: one start, every level on it, the queue kept between them.
+/// Each level counts whole (no --warmup/--cooldown: the deliveries of a level are counted
+/// over all of it, so its acceptance is too).
+pub fn sweep(args: &SweepArgs) -> anyhow::Result<i32> {
+    if args.connections.contains(&0) {
+        bail!("-c levels must be at least 1, e.g. -c 1,10,50");
+    }
+    if args.scenario.is_some() || args.path.is_some() {
+        bail!("--scenario and --path are for web stacks; postfix is loaded with SMTP (lab run postfix -- SMTP FLAGS)");
+    }
+    let mut words: Vec<String> = vec![
+        "-c".into(),
+        args.connections
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(","),
+        "-d".into(),
+        format!("{}ms", args.duration.as_millis()),
+        "--timeout".into(),
+        format!("{}ms", args.timeout.as_millis()),
+    ];
+    if let Some(t) = args.threads {
+        words.extend(["-t".into(), t.to_string()]);
+    }
+    if args.output.quiet {
+        words.push("-q".into());
+    }
+    for (flag, file) in [
+        ("--json", &args.output.json),
+        ("--csv", &args.output.csv),
+        ("--html", &args.output.html),
+    ] {
+        if let Some(f) = file {
+            words.extend([flag.to_string(), f.clone()]);
+        }
+    }
+    let line = parse_line(&words)?;
+    let mut trial = trial_for(&line.smtp, &args.set, Duration::ZERO)?;
+    trial.pause = args.pause;
+    trial.sample_interval = args.sample_interval;
+    trial.keep_dir = args.keep;
+    report(&trial, &line.smtp.output)
+}
+
+/// The trial of `smtp` flags on the postfix stack with `set`.
+fn trial_for(smtp: &SmtpArgs, set: &[String], drain: Duration) -> anyhow::Result<Trial> {
+    crate::output::check_all([
+        ("--json", smtp.output.json.as_deref()),
+        ("--html", smtp.output.html.as_deref()),
+        ("--csv", smtp.output.csv.as_deref()),
+    ])?;
+    if smtp.warmup.is_some() {
+        bail!("--warmup: the postfix stack counts a level's deliveries over all of it, so its acceptance is too");
+    }
+    if !smtp.gate.threshold.is_empty() {
+        bail!("--threshold is webtune smtp's; compare the lab run's JSON instead");
+    }
+    let stack = StackKind::Postfix;
+    let settings = settings_for(stack, set)?;
+    webtune_lab::host::check_privilege(&settings)?;
+    let mut spec = smtp.to_spec()?;
+    spec.url = String::new();
+    let mut trial = Trial::new(
+        Target::Stack {
+            kind: stack,
+            settings,
+        },
+        spec,
+    );
+    // --users: those mailboxes; none: the stack's own (the trial reads its users.txt).
+    if let Some(users) = &smtp.users {
+        trial.workload = crate::smtp_cmd::mailboxes(Some(users), "--users")?;
+    }
+    trial.levels = smtp
+        .connections
+        .iter()
+        .map(|&c| Level::Connections(c))
+        .collect();
+    trial.repeat = smtp.output.repeat;
+    trial.mail_drain = drain;
+    Ok(trial)
+}
+
+/// Run the trial; one level reads as `webtune smtp`'s report, several as a sweep; each
+/// with the mail section.
+fn report(trial: &Trial, flags: &Flags) -> anyhow::Result<i32> {
+    let quiet = flags.quiet;
+    let stop = crate::signals::stop_token();
+    let outcome = trial::run(
+        trial,
+        &stop,
+        &mut Narrator::new(quiet, trial.levels.len() > 1),
+    )?;
+    if outcome.levels.is_empty() {
+        eprintln!("lab: interrupted before the load began; nothing of the stack is left");
+        return Ok(exit::INTERRUPTED);
+    }
+    let mut text = format!(
+        "Lab stack: {} ({}) at {}\n",
+        trial.target.name(),
+        trial.target.describe_settings(),
+        outcome.base_url
+    );
+    let mut outputs = Outputs::new();
+    let interrupted = outcome.interrupted;
+    let mut delivered_any = false;
+    if outcome.levels.len() == 1 {
+        let result = &outcome.levels[0].result;
+        text.push_str(&webtune_report::render(
+            result,
+            webtune_report::Format::Text,
+        ));
+        if let Some(server) = &result.server {
+            text.push_str(&format!("\n{}", summarise(server, result.responses)));
+            if let Some(mail) = &server.mail {
+                text.push_str(&mail_text(mail));
+                delivered_any = mail.delivered > 0;
+            }
+        }
+        write_files(&mut outputs, flags, &result.to_json_pretty(), None);
+    } else {
+        let per_level: Vec<String> = outcome
+            .levels
+            .iter()
+            .map(|l| {
+                let mail = l.result.server.as_ref().and_then(|s| s.mail.as_ref());
+                delivered_any |= mail.is_some_and(|m| m.delivered > 0);
+                format!(
+                    "\n--- {} sessions ---{}",
+                    l.level.value(),
+                    mail.map(mail_text).unwrap_or_default()
+                )
+            })
+            .collect();
+        let sweep =
+            crate::sweep_cmd::sweep_of(outcome, SweepVariable::Connections, "lab run postfix");
+        text.push_str(&webtune_report::sweep::render_sweep_text(&sweep));
+        text.extend(per_level);
+        write_files(&mut outputs, flags, &sweep.to_json_pretty(), Some(&sweep));
+    }
+    if !quiet && flags.json.as_deref() != Some("-") {
+        outputs.stdout(&text);
+    }
+    Ok(outputs.exit_code(if interrupted {
+        exit::INTERRUPTED
+    } else if !delivered_any {
+        exit::NO_SUCCESS
+    } else {
+        exit::SUCCESS
+    }))
+}
+
+/// The files the output flags ask for: the result (one level) or the sweep as JSON, a
+/// sweep's CSV and HTML too.
+fn write_files(
+    outputs: &mut Outputs,
+    flags: &Flags,
+    json: &str,
+    sweep: Option<&webtune_model::sweep::SweepResult>,
+) {
+    use webtune_report::sweep::{render_sweep_csv, render_sweep_html};
+    if let Some(sweep) = sweep {
+        if let Some(dest) = &flags.html {
+            outputs.file("--html", dest, &render_sweep_html(sweep));
+        }
+        if let Some(dest) = &flags.csv {
+            outputs.file("--csv", dest, &render_sweep_csv(sweep));
+        }
+    }
+    if let Some(dest) = &flags.json {
+        outputs.file("--json", dest, &(json.to_string() + "\n"));
+    }
+}
+
+/// Acceptance and delivery, apart.
+pub fn mail_text(m: &MailSection) -> String {
+    let mut text = format!(
+        "\nMail: accepted {} (SMTP 250); delivered {} into the Maildirs ({} during the {:.1}s load: {:.1}/s)\n",
+        m.accepted, m.delivered, m.delivered_in_load, m.load_s, m.delivered_per_s
+    );
+    let peak = m
+        .samples
+        .iter()
+        .map(|s| s.incoming + s.active + s.deferred)
+        .max()
+        .unwrap_or(0);
+    text.push_str(&format!(
+        "Queue: peak {peak}; after a {:.1}s drain wait, left incoming {} active {} deferred {}\n",
+        m.drain_s, m.left_incoming, m.left_active, m.left_deferred
+    ));
+    text
+}
