@@ -16,6 +16,7 @@
 mod dirs;
 mod error;
 pub mod forum;
+pub mod fsys;
 pub mod hook;
 pub mod host;
 pub mod import;
