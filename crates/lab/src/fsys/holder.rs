@@ -173,9 +173,11 @@ impl Holder {
             let _ = child.kill();
             let _ = child.wait();
             let log = std::fs::read_to_string(err_log).unwrap_or_default();
+            // What comes before a usage text (mkfs prints one after its complaint).
             let last: Vec<&str> = log
                 .lines()
                 .map(str::trim)
+                .take_while(|l| !l.starts_with("Usage:"))
                 .filter(|l| !l.is_empty())
                 .collect();
             let tail = last[last.len().saturating_sub(2)..].join(" / ");
