@@ -3,7 +3,7 @@
 //! leaving no process behind, and reap what a killed run left (`lab clean`).
 
 pub mod forum;
-mod fs;
+pub(crate) mod fs;
 pub(crate) mod import;
 mod listing;
 mod shards;

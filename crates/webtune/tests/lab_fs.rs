@@ -216,3 +216,69 @@ fn sigkill_leaves_no_mount_no_loop_device_and_lab_clean_restores_the_host() {
     assert_eq!(leftovers(&lab.0), Vec::<String>::new());
     assert_eq!(host_traces(&lab.0), Vec::<String>::new());
 }
+
+#[test]
+fn tune_fs_searches_mount_options_under_an_fsync_slo_and_leaves_nothing() {
+    if !root_or_opt_out() {
+        return;
+    }
+    let lab = LabDir::new("fs-tune");
+    let out = lab
+        .command()
+        .args(["tune", "fs", "--set", "kind=ext4", "--set", "size_mb=128"])
+        .args([
+            "--param",
+            "atime=relatime,noatime",
+            "--param",
+            "ext4.data=ordered,writeback",
+        ])
+        .args([
+            "--trials",
+            "3",
+            "--confirm",
+            "0",
+            "--slo",
+            "p99<=10s",
+            "--json",
+            "-",
+            "-q",
+        ])
+        .args([
+            "--",
+            "--files",
+            "100",
+            "--transactions",
+            "300",
+            "--fsync",
+            "transaction",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let trials = r["trials"].as_array().unwrap();
+    assert_eq!(trials.len(), 3, "{r}");
+    assert!(r["best"]["params"]["atime"].is_string(), "{r}");
+    assert_eq!(r["slos"][0], "p99<=10s");
+    assert_eq!(host_traces(&lab.0), Vec::<String>::new());
+    assert_eq!(leftovers(&lab.0), Vec::<String>::new());
+    // A combination ext4 refuses is refused before anything is made, in one line.
+    let out = lab
+        .command()
+        .args([
+            "lab",
+            "run",
+            "fs",
+            "--set",
+            "ext4.journal_async_commit=on",
+            "--",
+            "--files",
+            "10",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("data=ordered"), "{stderr}");
+}

@@ -48,6 +48,17 @@ pub fn check(settings: &Settings, host_sysctl: bool) -> Result<(), LabError> {
             )));
         }
     }
+    if kind(settings) == "ext4"
+        && on(settings, "mkfs.journal")
+        && on(settings, "ext4.journal_async_commit")
+        && word(settings, "ext4.data") == "ordered"
+    {
+        return Err(LabError::Inconsistent(
+            "ext4.journal_async_commit=on needs ext4.data=writeback or journal: ext4 refuses \
+             it in data=ordered mode"
+                .into(),
+        ));
+    }
     let size = settings
         .get("size_mb")
         .and_then(|v| v.as_int())
@@ -92,6 +103,38 @@ pub fn host_changes(settings: &Settings) -> BTreeMap<String, String> {
             _ => None,
         })
         .collect()
+}
+
+/// `tune fs`'s default space for a kind, as `--param` texts: the options seed 004's gains
+/// came from (atime, journaling, the commit interval, read-ahead) and the device's queue.
+pub fn tuning_space(kind: &str) -> Vec<String> {
+    let mut space = vec!["atime=relatime,noatime".to_string()];
+    match kind {
+        "tmpfs" => {}
+        "xfs" => space.extend(
+            [
+                "xfs.logbufs=2,4,8",
+                "xfs.logbsize=32k,64k,128k,256k",
+                "queue.scheduler=none,mq-deadline",
+                "queue.read_ahead_kb=16..1024:log",
+                "loop.direct_io=on,off",
+            ]
+            .map(String::from),
+        ),
+        _ => space.extend(
+            [
+                "ext4.data=ordered,writeback",
+                "ext4.commit=5..60",
+                "ext4.barrier=on,off",
+                "mkfs.journal=on,off",
+                "queue.scheduler=none,mq-deadline",
+                "queue.read_ahead_kb=16..1024:log",
+                "loop.direct_io=on,off",
+            ]
+            .map(String::from),
+        ),
+    }
+    space
 }
 
 /// What the holder runs for these settings (inert parameters are left out).
@@ -162,7 +205,15 @@ fn queue_settings(settings: &Settings) -> Vec<(&'static str, String)> {
     vec![
         ("scheduler", word(settings, "queue.scheduler")),
         ("nr_requests", word(settings, "queue.nr_requests")),
-        ("read_ahead_kb", word(settings, "queue.read_ahead_kb")),
+        // The kernel keeps read-ahead in whole pages: a value is rounded down to 4 KiB.
+        (
+            "read_ahead_kb",
+            settings
+                .get("queue.read_ahead_kb")
+                .and_then(|v| v.as_int())
+                .map(|kb| (kb / 4 * 4).to_string())
+                .unwrap_or_default(),
+        ),
     ]
 }
 

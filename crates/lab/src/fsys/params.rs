@@ -81,7 +81,7 @@ pub fn parameters() -> Vec<ParamSpec> {
             "ext4.journal_async_commit",
             false,
             "mount -o journal_async_commit",
-            "ext4 commit block written without waiting for the descriptor blocks",
+            "ext4 commit block written without waiting (not with data=ordered: ext4 refuses it)",
         ),
         ParamSpec::choice(
             "xfs.logbufs",
@@ -136,7 +136,7 @@ pub fn parameters() -> Vec<ParamSpec> {
             (0, 16_384),
             128,
             "/sys/block/loopN/queue/read_ahead_kb",
-            "read-ahead of the loop device (seed 004's vfs.vmiodirenable cached directories)",
+            "read-ahead of the loop device, whole 4 KiB pages (seed 004: vfs.vmiodirenable)",
         ),
         ParamSpec::switch(
             "loop.direct_io",

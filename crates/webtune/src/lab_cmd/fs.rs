@@ -19,7 +19,7 @@ struct FsLine {
     fs: FsArgs,
 }
 
-fn parse_fs(words: &[String]) -> anyhow::Result<FsArgs> {
+pub(crate) fn parse_fs(words: &[String]) -> anyhow::Result<FsArgs> {
     if words
         .iter()
         .any(|w| w == "--dir" || w.starts_with("--dir="))
