@@ -217,6 +217,15 @@ fn queue_settings(settings: &Settings) -> Vec<(&'static str, String)> {
     ]
 }
 
+/// The mkfs a kind needs and its Debian package (none for tmpfs).
+pub fn requirement(kind: &str) -> Option<(&'static str, &'static str)> {
+    match kind {
+        "ext4" => Some(("mkfs.ext4", "e2fsprogs")),
+        "xfs" => Some(("mkfs.xfs", "xfsprogs")),
+        _ => None,
+    }
+}
+
 /// A mounted lab file system; stopping it (or dropping it) leaves nothing behind.
 pub struct RunningFs {
     root: PathBuf,
@@ -226,6 +235,7 @@ pub struct RunningFs {
     /// What the kernel shows applied: the loop queue's values, host sysctls.
     pub applied: BTreeMap<String, String>,
     keep: bool,
+    stopped: bool,
 }
 
 impl RunningFs {
@@ -244,9 +254,20 @@ impl RunningFs {
                 "a lab file system is made in a private mount namespace, which needs root (CAP_SYS_ADMIN)".into(),
             ));
         }
+        let kind = kind(settings);
+        if let Some((program, package)) = requirement(kind) {
+            let found = ["/usr/sbin", "/sbin", "/usr/bin", "/bin"]
+                .iter()
+                .any(|d| std::path::Path::new(d).join(program).exists());
+            if !found {
+                return Err(LabError::MissingProgram {
+                    program: program.to_string(),
+                    hint: format!("apt-get install {package}"),
+                });
+            }
+        }
         let root = registry::lab_root()?;
         let _ = registry::clean_stale(&root);
-        let kind = kind(settings);
         let mut entry = Entry::new(&format!("fs-{kind}"), &|id| root.join(id));
         let changes = host_changes(settings);
         if !changes.is_empty() {
@@ -275,6 +296,7 @@ impl RunningFs {
             settings: settings.clone(),
             applied: BTreeMap::new(),
             keep,
+            stopped: false,
         };
         fs.start_inner(&changes)?;
         Ok(fs)
@@ -368,6 +390,10 @@ impl RunningFs {
     }
 
     fn stop_inner(&mut self) -> Result<(), LabError> {
+        if self.stopped {
+            return Ok(());
+        }
+        self.stopped = true;
         let mut result = Ok(());
         if let Some(h) = self.holder.take() {
             result = h.stop();

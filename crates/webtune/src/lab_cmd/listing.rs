@@ -28,6 +28,11 @@ pub(super) fn stacks_text() -> String {
         }
     }
     out.push_str(&forum::requirements_text());
+    out.push_str(&format!(
+        "{:<20} a private file system (tmpfs, ext4, xfs on a loop image) for webtune fs's workload\n{:<20} needs: root, mkfs.ext4 (e2fsprogs), mkfs.xfs (xfsprogs)\n",
+        webtune_lab::fsys::NAME,
+        ""
+    ));
     out
 }
 
