@@ -282,3 +282,41 @@ fn tune_fs_searches_mount_options_under_an_fsync_slo_and_leaves_nothing() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("data=ordered"), "{stderr}");
 }
+
+#[test]
+fn lab_sweep_fs_runs_one_level_per_worker_count_on_one_file_system() {
+    if !root_or_opt_out() {
+        return;
+    }
+    let lab = LabDir::new("fs-sweep");
+    let out = lab
+        .command()
+        .args(["lab", "sweep", "fs", "-c", "1,2", "--set", "kind=tmpfs"])
+        .args([
+            "--",
+            "--files",
+            "100",
+            "--transactions",
+            "400",
+            "--json",
+            "-",
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["schema"], "webtune.fs-sweep/1");
+    let levels = r["levels"].as_array().unwrap();
+    let workers: Vec<u64> = levels
+        .iter()
+        .map(|l| l["spec"]["workers"].as_u64().unwrap())
+        .collect();
+    assert_eq!(workers, [1, 2]);
+    assert!(levels
+        .iter()
+        .all(|l| l["server"]["parameters"]["kind"] == "tmpfs"));
+    assert_eq!(host_traces(&lab.0), Vec::<String>::new());
+    assert_eq!(leftovers(&lab.0), Vec::<String>::new());
+}
