@@ -26,7 +26,7 @@ pub fn run(
     keeper: &mut dyn PoolKeeper,
 ) -> Result<FsResult, FsError> {
     crate::check::check(spec)?;
-    let location = std::fs::canonicalize(&spec.location)
+    let location = resolve(Path::new(&spec.location))
         .map_err(|e| FsError::Invalid(format!("location {}: {e}", spec.location)))?;
     let root = Pool::next_path(&location);
     keeper.claim(&root).map_err(|message| FsError::Claim {
@@ -36,6 +36,17 @@ pub fn run(
     let outcome = run_in(spec, stop, &root);
     keeper.release(&root);
     outcome
+}
+
+/// The location as an absolute path. A path through `/proc/PID/root` (the lab's file
+/// system in a holder's private mount namespace) is kept as given: resolving its symlinks
+/// would turn `/proc/PID/root/x` into the host's `/x`, outside that namespace.
+fn resolve(location: &Path) -> std::io::Result<std::path::PathBuf> {
+    if location.starts_with("/proc") {
+        std::fs::metadata(location)?;
+        return Ok(location.to_path_buf());
+    }
+    std::fs::canonicalize(location)
 }
 
 /// Does the file system under `dir` take O_DIRECT? (tmpfs before Linux 6.6 refuses it.)
@@ -213,6 +224,7 @@ fn assemble(
         generator: GeneratorUsage::default(),
         cpu_per_transaction_us: 0.0,
         notes: Vec::new(),
+        server: None,
     };
     let mut cpu = times.main_cpu;
     let mut fallbacks = 0;

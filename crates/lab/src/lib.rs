@@ -7,7 +7,8 @@
 //! /proc sampler whose series go into `RunResult.server` (/proc and users' config trees are
 //! read with `webtune-conf`, the crate below this one). TLS variants of the stacks are
 //! `stacks::TlsStack` (their certificate per lab directory is made in `tls`), the forum and
-//! its MariaDB in `forum`. What the servers share (layout, templates, tunables, TLS names)
+//! its MariaDB in `forum`; private file systems for the fs workload (tmpfs, ext4, xfs on a
+//! loop device, in a mount namespace of their own) in `fsys`. What the servers share (layout, templates, tunables, TLS names)
 //! is `vocab`, below `servers`: docs/architecture.md draws the module graph.
 //!
 //! It does not make load (that is `webtune-engine`) and does not decide what is best (that
@@ -16,6 +17,7 @@
 mod dirs;
 mod error;
 pub mod forum;
+pub mod fsys;
 pub mod hook;
 pub mod host;
 pub mod import;

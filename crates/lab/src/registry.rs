@@ -27,6 +27,10 @@ pub struct Entry {
     /// process left in it is the stack's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub netns: Option<u64>,
+    /// Host-wide sysctls a lab file system run changed (`--host-sysctl`), with the values
+    /// they had before, written before the change: `lab clean` puts them back.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub host_sysctls: std::collections::BTreeMap<String, String>,
 }
 
 /// Numbers the entries one process makes.
@@ -52,6 +56,7 @@ impl Entry {
             docroot: dir,
             sessions: Vec::new(),
             netns: None,
+            host_sysctls: Default::default(),
         }
     }
 
@@ -244,6 +249,9 @@ pub fn clean_stale(root: &Path) -> CleanReport {
             Duration::from_secs(2),
         );
         report.survivors.extend(&survivors);
+        for line in restore_host_sysctls(&entry.host_sysctls) {
+            report.reaped.push(line);
+        }
         if survivors.is_empty() {
             remove_dirs(entry);
             remove_entry(root, &entry.id);
@@ -301,6 +309,24 @@ pub fn keep_dirs(entry: &Entry) {
         entry.private_dir.join(KEPT_MARKER),
         "kept by webtune lab --keep; remove this directory yourself\n",
     );
+}
+
+/// The file under /proc/sys of a sysctl name (`vm.dirty_ratio` → /proc/sys/vm/dirty_ratio).
+pub fn sysctl_path(name: &str) -> PathBuf {
+    Path::new("/proc/sys").join(name.replace('.', "/"))
+}
+
+/// Put host-wide sysctls back to the values recorded; one line per value restored (or not).
+pub fn restore_host_sysctls(values: &std::collections::BTreeMap<String, String>) -> Vec<String> {
+    values
+        .iter()
+        .map(
+            |(name, value)| match std::fs::write(sysctl_path(name), value) {
+                Ok(()) => format!("host sysctl {name} restored to {value}"),
+                Err(e) => format!("host sysctl {name} NOT restored to {value}: {e}"),
+            },
+        )
+        .collect()
 }
 
 /// Remove a start's private directory and document root.

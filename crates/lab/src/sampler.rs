@@ -13,7 +13,11 @@ use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use webtune_conf::procfs::{self, ProcStat};
-use webtune_model::server::{CpuShare, ServerSample};
+use webtune_model::server::{BlockSample, CpuShare, ServerSample};
+
+/// Read at every sample (and once at the start, for a baseline) beside the host's figures:
+/// a lab file system's device and page cache (`fsys`).
+pub type BlockProbe = Box<dyn FnMut() -> BlockSample + Send>;
 use webtune_model::ServerSamples;
 
 /// Default sampling period.
@@ -60,6 +64,16 @@ pub struct Sampler {
 impl Sampler {
     /// Start sampling now. `target` names what is sampled (the stack).
     pub fn start(target: &str, selector: ProcessSelector, interval: Duration) -> Sampler {
+        Sampler::start_with(target, selector, interval, None)
+    }
+
+    /// `start`, with `probe` read into every sample's `block`.
+    pub fn start_with(
+        target: &str,
+        selector: ProcessSelector,
+        interval: Duration,
+        probe: Option<BlockProbe>,
+    ) -> Sampler {
         let (stop, stopped) = mpsc::channel::<()>();
         let interval = interval.max(Duration::from_millis(10));
         let target = target.to_string();
@@ -67,6 +81,10 @@ impl Sampler {
             .name("webtune-sampler".into())
             .spawn(move || {
                 let mut state = State::new(target, selector, interval);
+                state.probe = probe;
+                if let Some(p) = state.probe.as_mut() {
+                    p();
+                }
                 let mut next = Instant::now() + interval;
                 loop {
                     let wait = next.saturating_duration_since(Instant::now());
@@ -293,6 +311,7 @@ struct State {
     ticks: f64,
     page_kib: u64,
     own_cpu_at_start: f64,
+    probe: Option<BlockProbe>,
 }
 
 impl State {
@@ -321,6 +340,7 @@ impl State {
             ticks: procfs::ticks_per_second() as f64,
             page_kib: procfs::page_kib(),
             own_cpu_at_start: own_thread_cpu_s(),
+            probe: None,
         };
         // Baseline of the processes that exist already: their past is not this run's.
         let _ = state.sample_processes();
@@ -379,6 +399,7 @@ impl State {
             listen_drops: net.listen_drops.saturating_sub(self.last_net.listen_drops),
             tcp_retrans_segs: net.retrans_segs.saturating_sub(self.last_net.retrans_segs),
             time_wait,
+            block: self.probe.as_mut().map(|p| p()),
         });
         self.last_host = host;
         self.last_net = net;

@@ -191,6 +191,10 @@ pub struct FsResult {
     /// The first failure of each kind, and fallbacks taken.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// A lab run's file system (`webtune lab run fs`): its parameters and the samples of
+    /// its device, page cache and CPU taken during the run; absent for `webtune fs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<crate::ServerSamples>,
 }
 
 impl FsResult {
@@ -315,6 +319,7 @@ mod tests {
             },
             cpu_per_transaction_us: 0.0,
             notes: Vec::new(),
+            server: None,
         };
         r.finish_summaries();
         assert_eq!(r.transactions_per_s, 500.0);

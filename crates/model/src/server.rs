@@ -204,6 +204,39 @@ pub struct ServerSample {
     pub tcp_retrans_segs: u64,
     /// Host-wide TCP sockets in TIME_WAIT at the sample.
     pub time_wait: u64,
+    /// A lab file system's block device and the host's page cache (`lab run fs`); absent
+    /// for web stacks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block: Option<BlockSample>,
+}
+
+/// A lab file system's device in one interval: the loop device's `/sys/block/loopN/stat`
+/// (deltas; none for tmpfs), the host's dirty and writeback memory (`/proc/meminfo`, at the
+/// sample) and the generator's own storage I/O (`/proc/self/io`, deltas).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BlockSample {
+    /// The device, e.g. "loop3"; empty for tmpfs.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub device: String,
+    pub reads: u64,
+    pub read_merges: u64,
+    pub read_sectors: u64,
+    pub writes: u64,
+    pub write_merges: u64,
+    pub write_sectors: u64,
+    /// Flush requests completed (stat field 16).
+    pub flushes: u64,
+    /// Time the device had I/O in flight, ms (io_ticks), and the summed time requests
+    /// waited in its queue, ms (time_in_queue).
+    pub busy_ms: u64,
+    pub queue_ms: u64,
+    /// Host-wide `Dirty` and `Writeback` of /proc/meminfo at the sample, KiB.
+    pub dirty_kib: u64,
+    pub writeback_kib: u64,
+    /// Bytes the generator's process caused to be read from and written to storage
+    /// (`read_bytes`, `write_bytes` of /proc/self/io).
+    pub proc_read_bytes: u64,
+    pub proc_write_bytes: u64,
 }
 
 /// How one CPU spent an interval, percent (the fields sum to about 100).

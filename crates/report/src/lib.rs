@@ -15,6 +15,7 @@ pub mod dots;
 pub mod format;
 pub mod forum;
 pub mod fs;
+pub mod fs_device;
 pub mod html;
 pub mod http_load;
 pub mod postal;

@@ -106,6 +106,12 @@ fn measure(
         runs: Vec::new(),
         interrupted: false,
     };
+    if let Subject::Fs {
+        spec, host_sysctl, ..
+    } = &job.subject
+    {
+        return measure_fs(job, config, spec, *host_sysctl, stop);
+    }
     let target = match job.subject.target(config) {
         Ok(t) => t,
         Err(why) => return Ok(failed(why)),
@@ -152,6 +158,74 @@ fn measure(
         runs: outcome.levels.into_iter().map(|l| l.result).collect(),
         interrupted: !complete,
     })
+}
+
+/// One trial of `tune fs`: make the file system, run the workload, remove it. Its one level
+/// is the workload; throughput is transactions/s, and the latencies are the fsync's when the
+/// workload syncs (an SLO such as `p99<=20ms` then bounds fsync's p99), else the
+/// transaction's; errors are failed operations over all operations.
+fn measure_fs(
+    job: &Job,
+    config: &Config,
+    spec: &webtune_model::fs::FsSpec,
+    host_sysctl: bool,
+    stop: &StopToken,
+) -> Result<Measured, TuneError> {
+    let failed = |why: String| Measured {
+        outcome: Outcome::Failed(why),
+        runs: Vec::new(),
+        interrupted: false,
+    };
+    let settings = match job.subject.fs_settings(config) {
+        Ok(s) => s,
+        Err(why) => return Ok(failed(why)),
+    };
+    let fs = match webtune_lab::fsys::RunningFs::start(&settings, host_sysctl, false) {
+        Ok(fs) => fs,
+        Err(e) => return Ok(failed(e.to_string())),
+    };
+    let result = webtune_lab::fsys::run_workload(&fs, spec, stop, job.sample_interval);
+    fs.stop()?;
+    let r = match result {
+        Ok(r) => r,
+        Err(e) => return Ok(failed(e.to_string())),
+    };
+    let label = job
+        .levels
+        .first()
+        .map(|l| level_label(*l))
+        .unwrap_or_default();
+    Ok(Measured {
+        outcome: Outcome::Measured(vec![fs_summary(&label, &r)]),
+        runs: Vec::new(),
+        interrupted: r.interrupted || stop.stop_requested(),
+    })
+}
+
+/// An fs result as the objective and SLOs read a level.
+pub fn fs_summary(level: &str, r: &webtune_model::fs::FsResult) -> LevelSummary {
+    let op = if r.spec.fsync == webtune_model::fs::FsyncMode::None {
+        r.op("transaction")
+    } else {
+        r.op("fsync")
+    };
+    let ms = |us: u64| us as f64 / 1e3;
+    let attempted: u64 = r.ops.values().map(|o| o.count + o.errors).sum();
+    LevelSummary {
+        level: level.to_string(),
+        throughput: r.transactions_per_s,
+        p50_ms: ms(op.latency.p50_us),
+        p90_ms: ms(op.latency.p90_us),
+        p99_ms: ms(op.latency.p99_us),
+        p999_ms: ms(op.latency.p999_us),
+        mean_ms: op.latency.mean_us / 1e3,
+        error_ratio: if attempted > 0 {
+            r.errors() as f64 / attempted as f64
+        } else {
+            0.0
+        },
+        mail: None,
+    }
 }
 
 /// One trial of `--maximize capacity`: a capacity search on the configuration; its figure

@@ -31,6 +31,13 @@ pub enum Subject {
         restore: Option<String>,
         timeout: std::time::Duration,
     },
+    /// A lab file system (`tune fs`): every trial makes one with the configuration (and
+    /// `fixed`), runs `spec`'s workload on it and removes it (`lab::fsys`).
+    Fs {
+        fixed: Vec<(String, String)>,
+        spec: Box<webtune_model::fs::FsSpec>,
+        host_sysctl: bool,
+    },
 }
 
 impl Subject {
@@ -44,6 +51,7 @@ impl Subject {
                 webtune_lab::forum::dbparams::parameters(),
             ]
             .concat(),
+            Subject::Fs { .. } => webtune_lab::fsys::params::parameters(),
             Subject::External { .. } => Vec::new(),
         };
         specs
@@ -75,6 +83,14 @@ impl Subject {
         let (kind, forum) = match self {
             Subject::Stack { kind, .. } => (*kind, false),
             Subject::Forum { kind, .. } => (*kind, true),
+            Subject::Fs { fixed, .. } => {
+                let kind = fixed
+                    .iter()
+                    .find(|(n, _)| n == "kind")
+                    .map(|(_, v)| v.as_str())
+                    .unwrap_or("ext4");
+                return webtune_lab::fsys::tuning_space(kind);
+            }
             Subject::External { .. } => return Vec::new(),
         };
         webtune_lab::tuning::default_space(kind, forum, cores)
@@ -94,7 +110,7 @@ impl Subject {
     pub fn rules_of_thumb(&self, space: &Space, cores: u32) -> Vec<Config> {
         let kind = match self {
             Subject::Stack { kind, .. } | Subject::Forum { kind, .. } => *kind,
-            Subject::External { .. } => return Vec::new(),
+            Subject::External { .. } | Subject::Fs { .. } => return Vec::new(),
         };
         webtune_lab::tuning::rules_of_thumb(kind, cores)
             .into_iter()
@@ -111,12 +127,15 @@ impl Subject {
     /// server modules' rules); a rule whose other parameter is not searched holds always
     /// or never, by its `--set` value or its default.
     pub fn inert_rules(&self, space: &Space) -> Vec<Inert> {
-        let (kind, fixed) = match self {
-            Subject::Stack { kind, fixed } | Subject::Forum { kind, fixed, .. } => (*kind, fixed),
+        let (rules, fixed) = match self {
+            Subject::Stack { kind, fixed } | Subject::Forum { kind, fixed, .. } => {
+                (kind.inert_rules(), fixed)
+            }
+            Subject::Fs { fixed, .. } => (webtune_lab::fsys::params::inert_rules(), fixed),
             Subject::External { .. } => return Vec::new(),
         };
         let catalogue = self.catalogue();
-        kind.inert_rules()
+        rules
             .into_iter()
             .filter(|r| space.params.iter().any(|p| p.name == r.param))
             .filter_map(|r| {
@@ -148,8 +167,26 @@ impl Subject {
     pub(crate) fn stack_kind(&self) -> Option<StackKind> {
         match self {
             Subject::Stack { kind, .. } | Subject::Forum { kind, .. } => Some(*kind),
-            Subject::External { .. } => None,
+            Subject::External { .. } | Subject::Fs { .. } => None,
         }
+    }
+
+    /// A file system's settings for `config` over the fixed values, or why the lab refuses
+    /// them (a failed trial).
+    pub(crate) fn fs_settings(&self, config: &Config) -> Result<webtune_lab::Settings, String> {
+        let Subject::Fs {
+            fixed, host_sysctl, ..
+        } = self
+        else {
+            return Err("not a file system".into());
+        };
+        let mut all: Vec<(String, String)> = fixed.clone();
+        for (name, value) in config {
+            all.retain(|(n, _)| n != name);
+            all.push((name.clone(), value.to_string()));
+        }
+        let words: Vec<String> = all.iter().map(|(n, v)| format!("{n}={v}")).collect();
+        webtune_lab::fsys::settings_for(&words, *host_sysctl).map_err(|e| e.to_string())
     }
 
     /// The trial target for `config`, or why the lab refuses it (a failed trial).
@@ -201,6 +238,7 @@ impl Subject {
                 base_url: base_url.clone(),
                 processes: processes.clone(),
             }),
+            Subject::Fs { .. } => Err("a file system is no trial target".into()),
         }
     }
 }

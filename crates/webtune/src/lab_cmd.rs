@@ -3,6 +3,7 @@
 //! leaving no process behind, and reap what a killed run left (`lab clean`).
 
 pub mod forum;
+pub(crate) mod fs;
 pub(crate) mod import;
 mod listing;
 pub(crate) mod mail;
@@ -141,7 +142,12 @@ struct RunArgs {
     #[arg(long = "addresses", value_name = "N", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..=254))]
     addresses: u32,
-    /// bench flags and the path to load, e.g. -- -c 20 -d 10s /cpu/2000.
+    /// For `fs` only: let the run change host-wide sysctls (vm.dirty_*); they are put
+    /// back at the end, and by `webtune lab clean` after a crash.
+    #[arg(long = "host-sysctl")]
+    host_sysctl: bool,
+    /// bench flags and the path to load, e.g. -- -c 20 -d 10s /cpu/2000 (for `fs`: `webtune
+    /// fs`'s flags, e.g. -- --files 1000 --transactions 50000 --fsync transaction).
     #[arg(last = true, value_name = "BENCH FLAGS")]
     bench: Vec<String>,
 }
@@ -172,6 +178,9 @@ pub fn run(args: LabArgs) -> anyhow::Result<i32> {
         LabCommand::Params { stack } if forum::is_database(&stack) => Ok(output::print_only(
             &listing::params_table(&webtune_lab::forum::dbparams::parameters()),
         )),
+        LabCommand::Params { stack } if stack == webtune_lab::fsys::NAME => {
+            Ok(output::print_only(&listing::fs_params_text()))
+        }
         LabCommand::Params { stack } => Ok(output::print_only(&listing::params_text(
             StackKind::from_name(&stack)?,
         ))),
@@ -185,6 +194,13 @@ pub fn run(args: LabArgs) -> anyhow::Result<i32> {
         LabCommand::Capacity(c) if mail::is_mail(c.run.stack.as_deref()) => {
             bail!("lab capacity searches HTTP rates; for postfix use lab sweep postfix -c A,B,… or tune postfix")
         }
+        LabCommand::Run(run) if run.stack.as_deref() == Some(webtune_lab::fsys::NAME) => fs::run(
+            &run.set,
+            run.host_sysctl,
+            run.keep,
+            run.sample_interval,
+            &run.bench,
+        ),
         LabCommand::Run(run) => {
             let (mut trial, bench) = stack_trial(&run)?;
             let processes = shards::processes_needed(&trial.load);
@@ -205,6 +221,14 @@ pub fn run(args: LabArgs) -> anyhow::Result<i32> {
             crate::capacity_cmd::run_lab(trial, &bench, &c.search)
         }
         LabCommand::Data(data) => forum::run_data(data),
+        LabCommand::Sweep(s) if s.stack == webtune_lab::fsys::NAME => fs::sweep(
+            &s.set,
+            s.host_sysctl,
+            s.keep,
+            &s.connections,
+            s.sample_interval,
+            &s.fs_flags,
+        ),
         LabCommand::Sweep(sweep) => forum::run_sweep(sweep),
         LabCommand::Clean => clean(),
         LabCommand::ShardWorker { spec, out } => shards::worker(&spec, &out),

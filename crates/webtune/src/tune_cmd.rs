@@ -23,6 +23,7 @@ use webtune_tune::study::Settings;
 use webtune_tuner::driver::{self, Job, Listener, Subject};
 use webtune_tuner::rules;
 
+mod fs;
 mod resume;
 
 /// The help of tune's output flags.
@@ -132,6 +133,9 @@ pub struct TuneArgs {
     #[arg(long = "sample-interval", default_value = "250ms", value_parser = parse_duration,
           value_name = "DURATION")]
     pub sample_interval: Duration,
+    /// `fs` only: trials may change host-wide sysctls (vm.dirty_*), put back after each.
+    #[arg(long = "host-sysctl")]
+    pub host_sysctl: bool,
     #[command(flatten)]
     pub output: OutputFlags<TuneOutput>,
     /// bench flags and the path to load (a URL for external), e.g. -- -c 20 -d 10s /cpu/2000.
@@ -222,6 +226,9 @@ pub(crate) fn prepare(args: &TuneArgs) -> anyhow::Result<Prepared> {
         ("--json", args.output.json.as_deref()),
         ("--html", args.output.html.as_deref()),
     ])?;
+    if stack_name == webtune_lab::fsys::NAME {
+        return fs::prepare(args, objective, slos, capacity.is_some());
+    }
     let stack = StackKind::from_name(stack_name)?;
     // The mail stack's load is `webtune smtp`'s flags (see lab_cmd::mail).
     if objective == webtune_tune::objective::Objective::MaximizeDelivered

@@ -523,6 +523,7 @@ fn synthetic_tune_report() -> webtune_tune::TuneReport {
                 p999_ms: p99 * 2.0,
                 mean_ms: p99 / 3.0,
                 error_ratio: 0.0,
+                mail: None,
             }]),
         );
     }

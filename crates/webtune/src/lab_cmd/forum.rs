@@ -123,6 +123,13 @@ pub struct SweepArgs {
     /// Keep the stack's and the database's directories (configs, logs) after the stop.
     #[arg(long = "keep")]
     pub keep: bool,
+    /// For `fs`: may change host-wide sysctls (vm.dirty_*), put back at the end.
+    #[arg(long = "host-sysctl")]
+    pub host_sysctl: bool,
+    /// For `fs`: `webtune fs`'s workload flags (-c gives the worker levels), e.g.
+    /// -- --files 1000 --transactions 20000 --fsync transaction.
+    #[arg(last = true, value_name = "FS FLAGS")]
+    pub fs_flags: Vec<String>,
 }
 
 /// The help of `lab sweep`'s output flags.

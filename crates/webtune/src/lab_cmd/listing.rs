@@ -28,6 +28,11 @@ pub(super) fn stacks_text() -> String {
         }
     }
     out.push_str(&forum::requirements_text());
+    out.push_str(&format!(
+        "{:<20} a private file system (tmpfs, ext4, xfs on a loop image) for webtune fs's workload\n{:<20} needs: root, mkfs.ext4 (e2fsprogs), mkfs.xfs (xfsprogs)\n",
+        webtune_lab::fsys::NAME,
+        ""
+    ));
     out
 }
 
@@ -41,6 +46,33 @@ pub(super) fn params_text(stack: StackKind) -> String {
     }
     let mut out = params_table(&params);
     out.push_str(&tuning_space_text(stack));
+    out
+}
+
+/// `lab params fs`: the file system's parameters, which are private to the run and which
+/// are host-wide, and what does nothing for which kind.
+pub(super) fn fs_params_text() -> String {
+    use webtune_lab::fsys::params;
+    let mut out = params_table(&params::parameters());
+    out.push_str(
+        "\nEverything but vm.* is private to the run: the file system is made in the lab's \
+         directory and mounted\nin a mount namespace of its own, on a loop device of its own. \
+         vm.* are HOST-WIDE: refused without\n--host-sysctl; with it, put back at the end \
+         (and by `webtune lab clean` after a crash).\n\nDo nothing (accepted, not applied):\n",
+    );
+    for r in params::inert_rules() {
+        out.push_str(&format!(
+            "  {:<26} when {}={}\n",
+            r.param,
+            r.when,
+            r.values.join("|")
+        ));
+    }
+    out.push_str(
+        "\nSeed 004 (FreeBSD, postmark): soft updates, noatime and vfs.vmiodirenable made the \
+         tuned host 40-860% faster;\nMFS (memory) was the reference: here tmpfs, ext4 \
+         data=writeback / no journal, atime=noatime, read-ahead.\n",
+    );
     out
 }
 

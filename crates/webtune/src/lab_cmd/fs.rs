@@ -1,0 +1,189 @@
+//! `webtune lab run fs` and `lab sweep fs`: make a private file system (`lab::fsys`: tmpfs,
+//! or ext4 / xfs on a loop device, in a mount namespace of its own), run `webtune fs`'s
+//! workload on it (its flags after `--`), print the fs report and the device's summary,
+//! and leave nothing behind.
+
+use crate::fs_cmd::{spec_of, FsArgs};
+use crate::output::{self, Outputs};
+use anyhow::bail;
+use clap::Parser;
+use std::time::Duration;
+use webtune_lab::fsys::{self, RunningFs};
+use webtune_model::fs::{FsResult, FsSpec};
+
+/// The fs workload's flags after `--`, parsed by `webtune fs`'s own definition.
+#[derive(Parser)]
+#[command(name = "webtune lab run fs --", disable_version_flag = true)]
+struct FsLine {
+    #[command(flatten)]
+    fs: FsArgs,
+}
+
+pub(crate) fn parse_fs(words: &[String]) -> anyhow::Result<FsArgs> {
+    if words
+        .iter()
+        .any(|w| w == "--dir" || w.starts_with("--dir="))
+    {
+        bail!("--dir is the lab's to choose: the workload runs on the run's own file system");
+    }
+    let argv = std::iter::once("webtune lab run fs --".to_string()).chain(words.iter().cloned());
+    match FsLine::try_parse_from(argv) {
+        Ok(line) => Ok(line.fs),
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => bail!("{}", e.kind()),
+    }
+}
+
+fn render(result: &FsResult) -> String {
+    let mut text = webtune_report::fs::render_fs_text(result);
+    if let Some(server) = &result.server {
+        text.push('\n');
+        text.push_str(&webtune_report::fs_device::device_summary(
+            server,
+            result.transactions,
+        ));
+    }
+    text
+}
+
+/// `lab run fs --set … -- FS FLAGS`.
+pub fn run(
+    set: &[String],
+    host_sysctl: bool,
+    keep: bool,
+    interval: Duration,
+    words: &[String],
+) -> anyhow::Result<i32> {
+    let args = parse_fs(words)?;
+    let o = &args.output;
+    output::check_all([
+        ("--json", o.json.as_deref()),
+        ("--html", o.html.as_deref()),
+        ("--csv", o.csv.as_deref()),
+    ])?;
+    if !args.sweep_workers.is_empty() {
+        bail!("--sweep-workers: use `webtune lab sweep fs -c 1,2,4 …` for worker levels");
+    }
+    let spec = spec_of(&args)?;
+    let settings = fsys::settings_for(set, host_sysctl)?;
+    let fs = RunningFs::start(&settings, host_sysctl, keep)?;
+    let stop = crate::signals::stop_token();
+    let result = fsys::run_workload(&fs, &spec, &stop, interval);
+    let stopped = fs.stop();
+    let result = result?;
+    stopped?;
+    let mut outputs = Outputs::new();
+    if !o.quiet {
+        outputs.stdout(&render(&result));
+    }
+    if let Some(dest) = &o.json {
+        outputs.file("--json", dest, &(result.to_json_pretty() + "\n"));
+    }
+    if let Some(dest) = &o.csv {
+        outputs.file("--csv", dest, &webtune_report::fs::render_fs_csv(&result));
+    }
+    if let Some(dest) = &o.html {
+        outputs.file("--html", dest, &webtune_report::fs::render_fs_html(&result));
+    }
+    Ok(outputs.exit_code(own_status(&[result])))
+}
+
+fn own_status(levels: &[FsResult]) -> i32 {
+    if crate::signals::stop_requested() || levels.iter().any(|r| r.interrupted) {
+        crate::exit::INTERRUPTED
+    } else if levels.iter().any(|r| r.transactions == 0 && r.errors() > 0) {
+        crate::exit::NO_SUCCESS
+    } else {
+        crate::exit::SUCCESS
+    }
+}
+
+/// `lab sweep fs -c 1,2,4 --set … -- FS FLAGS`: one file system, one level per worker count.
+pub fn sweep(
+    set: &[String],
+    host_sysctl: bool,
+    keep: bool,
+    workers: &[u32],
+    interval: Duration,
+    words: &[String],
+) -> anyhow::Result<i32> {
+    let args = parse_fs(words)?;
+    let o = &args.output;
+    output::check_all([
+        ("--json", o.json.as_deref()),
+        ("--html", o.html.as_deref()),
+        ("--csv", o.csv.as_deref()),
+    ])?;
+    let base = spec_of(&args)?;
+    let specs: Vec<FsSpec> = workers
+        .iter()
+        .map(|&w| FsSpec {
+            workers: w,
+            ..base.clone()
+        })
+        .collect();
+    for s in &specs {
+        webtune_fs::check::check(s).map_err(|e| anyhow::anyhow!("{e}"))?;
+    }
+    let settings = fsys::settings_for(set, host_sysctl)?;
+    let fs = RunningFs::start(&settings, host_sysctl, keep)?;
+    let stop = crate::signals::stop_token();
+    let mut levels = Vec::new();
+    let mut failure = None;
+    for s in &specs {
+        if crate::signals::stop_requested() {
+            break;
+        }
+        match fsys::run_workload(&fs, s, &stop, interval) {
+            Ok(r) => levels.push(r),
+            Err(e) => {
+                failure = Some(e);
+                break;
+            }
+        }
+    }
+    fs.stop()?;
+    if let Some(e) = failure {
+        return Err(e.into());
+    }
+    let mut outputs = Outputs::new();
+    if !o.quiet {
+        let mut text = webtune_report::fs::render_fs_sweep_text(&levels);
+        for r in &levels {
+            if let Some(server) = &r.server {
+                text.push_str(&format!("\n-c {}: ", r.spec.workers));
+                text.push_str(&webtune_report::fs_device::device_summary(
+                    server,
+                    r.transactions,
+                ));
+            }
+        }
+        outputs.stdout(&text);
+    }
+    if let Some(dest) = &o.json {
+        let sweep = webtune_model::fs::FsSweep {
+            schema: webtune_model::fs::FS_SWEEP_SCHEMA.into(),
+            levels: levels.clone(),
+        };
+        outputs.file(
+            "--json",
+            dest,
+            &(serde_json::to_string_pretty(&sweep)? + "\n"),
+        );
+    }
+    if let Some(dest) = &o.csv {
+        outputs.file(
+            "--csv",
+            dest,
+            &webtune_report::fs::render_fs_sweep_csv(&levels),
+        );
+    }
+    if let Some(dest) = &o.html {
+        outputs.file(
+            "--html",
+            dest,
+            &webtune_report::fs::render_fs_sweep_html(&levels),
+        );
+    }
+    Ok(outputs.exit_code(own_status(&levels)))
+}

@@ -1,0 +1,322 @@
+//! `webtune lab run fs` through the built binary (issue 22 item 4): a run reports its
+//! device's samples; a host-wide sysctl is refused without --host-sysctl; SIGKILL to webtune
+//! in the middle of a run leaves no mount and no loop device (the holder dies with it and
+//! the loop device autoclears), and `lab clean` removes the rest and puts a changed host
+//! sysctl back. Checked against the host's `losetup -a` and /proc/self/mountinfo before and
+//! after. Needs root; fails without it unless WEBTUNE_SKIP names `root`.
+
+mod support;
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+use support::lab::{leftovers, LabDir};
+
+fn root_or_opt_out() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    if !root {
+        support::opt_out::opt_out(
+            "root",
+            "a private mount namespace and loop devices need root",
+        );
+    }
+    root
+}
+
+/// Lines of the host's loop devices and mounts that name `dir`.
+fn host_traces(dir: &Path) -> Vec<String> {
+    let needle = dir.to_string_lossy().into_owned();
+    let loops = std::process::Command::new("losetup")
+        .arg("-a")
+        .output()
+        .expect("losetup runs");
+    let mut lines: Vec<String> = String::from_utf8_lossy(&loops.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    lines.extend(
+        std::fs::read_to_string("/proc/self/mountinfo")
+            .unwrap()
+            .lines()
+            .map(str::to_string),
+    );
+    lines.retain(|l| l.contains(&needle));
+    lines
+}
+
+#[test]
+fn a_host_sysctl_is_refused_without_the_flag() {
+    let lab = LabDir::new("fs-refuse");
+    let out = lab
+        .command()
+        .args([
+            "lab",
+            "run",
+            "fs",
+            "--set",
+            "vm.dirty_ratio=5",
+            "--",
+            "--files",
+            "10",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("webtune: vm.dirty_ratio is host-wide"),
+        "{stderr}"
+    );
+    let out = lab
+        .command()
+        .args(["lab", "run", "fs", "--", "--dir", "/tmp"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn a_run_reports_its_device_and_leaves_nothing() {
+    if !root_or_opt_out() {
+        return;
+    }
+    let lab = LabDir::new("fs-run");
+    let out = lab
+        .command()
+        .args([
+            "lab",
+            "run",
+            "fs",
+            "--set",
+            "kind=ext4",
+            "--set",
+            "size_mb=256",
+        ])
+        .args(["--set", "atime=noatime", "--sample-interval", "100ms"])
+        .args([
+            "--",
+            "--files",
+            "200",
+            "--transactions",
+            "500",
+            "--fsync",
+            "transaction",
+        ])
+        .args(["--json", "-", "-q"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["schema"], "webtune.fs/1");
+    assert_eq!(r["transactions"], 500);
+    assert_eq!(r["server"]["parameters"]["atime"], "noatime");
+    let samples = r["server"]["samples"].as_array().unwrap();
+    assert!(!samples.is_empty());
+    assert!(samples[0]["block"]["device"]
+        .as_str()
+        .unwrap()
+        .starts_with("loop"));
+    assert_eq!(host_traces(&lab.0), Vec::<String>::new());
+    assert_eq!(leftovers(&lab.0), Vec::<String>::new());
+}
+
+#[test]
+fn sigkill_leaves_no_mount_no_loop_device_and_lab_clean_restores_the_host() {
+    if !root_or_opt_out() {
+        return;
+    }
+    let lab = LabDir::new("fs-kill");
+    let sysctl = "/proc/sys/vm/dirty_expire_centisecs";
+    let before = std::fs::read_to_string(sysctl).unwrap().trim().to_string();
+    let changed = if before == "2999" { "3001" } else { "2999" };
+    assert!(host_traces(&lab.0).is_empty());
+    let mut child = lab
+        .command()
+        .args([
+            "lab",
+            "run",
+            "fs",
+            "--set",
+            "kind=xfs",
+            "--set",
+            "size_mb=320",
+        ])
+        .args(["--host-sysctl", "--set"])
+        .arg(format!("vm.dirty_expire_centisecs={changed}"))
+        .args([
+            "--",
+            "--files",
+            "300",
+            "-d",
+            "60s",
+            "--fsync",
+            "transaction",
+            "-q",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the holder has mounted it (its entry names it, the mount is in its mountinfo).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let (holder, device) = loop {
+        assert!(Instant::now() < deadline, "the file system never came up");
+        assert!(child.try_wait().unwrap().is_none(), "webtune ended early");
+        let found = lab.registry().iter().find_map(|e| {
+            let pid = e["sessions"].as_array()?.first()?.as_i64()?;
+            let info = std::fs::read_to_string(format!("/proc/{pid}/mountinfo")).ok()?;
+            let line = info
+                .lines()
+                .find(|l| l.contains(" - xfs /dev/loop"))?
+                .to_string();
+            let dev = line
+                .split(" - xfs /dev/")
+                .nth(1)?
+                .split(' ')
+                .next()?
+                .to_string();
+            Some((pid, dev))
+        });
+        if let Some(f) = found {
+            break f;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    // While it runs: the host sees no mount of it, and the sysctl is the run's.
+    assert!(!host_traces(&lab.0).iter().any(|l| l.contains(" - xfs ")));
+    assert_eq!(std::fs::read_to_string(sysctl).unwrap().trim(), changed);
+    std::thread::sleep(Duration::from_millis(500));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // The holder dies with webtune, its namespace with it, and the loop device detaches.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while Path::new(&format!("/proc/{holder}")).exists()
+        || Path::new(&format!("/sys/block/{device}/loop/backing_file")).exists()
+    {
+        assert!(
+            Instant::now() < deadline,
+            "holder {holder} or /dev/{device} left after SIGKILL"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(host_traces(&lab.0), Vec::<String>::new());
+    // lab clean removes the directory and entry, and puts the host's value back.
+    let out = lab.command().args(["lab", "clean"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert_eq!(
+        std::fs::read_to_string(sysctl).unwrap().trim(),
+        before,
+        "{stdout}"
+    );
+    assert!(stdout.contains("restored"), "{stdout}");
+    assert_eq!(leftovers(&lab.0), Vec::<String>::new());
+    assert_eq!(host_traces(&lab.0), Vec::<String>::new());
+}
+
+#[test]
+fn tune_fs_searches_mount_options_under_an_fsync_slo_and_leaves_nothing() {
+    if !root_or_opt_out() {
+        return;
+    }
+    let lab = LabDir::new("fs-tune");
+    let out = lab
+        .command()
+        .args(["tune", "fs", "--set", "kind=ext4", "--set", "size_mb=128"])
+        .args([
+            "--param",
+            "atime=relatime,noatime",
+            "--param",
+            "ext4.data=ordered,writeback",
+        ])
+        .args([
+            "--trials",
+            "3",
+            "--confirm",
+            "0",
+            "--slo",
+            "p99<=10s",
+            "--json",
+            "-",
+            "-q",
+        ])
+        .args([
+            "--",
+            "--files",
+            "100",
+            "--transactions",
+            "300",
+            "--fsync",
+            "transaction",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let trials = r["trials"].as_array().unwrap();
+    assert_eq!(trials.len(), 3, "{r}");
+    assert!(r["best"]["params"]["atime"].is_string(), "{r}");
+    assert_eq!(r["slos"][0], "p99<=10s");
+    assert_eq!(host_traces(&lab.0), Vec::<String>::new());
+    assert_eq!(leftovers(&lab.0), Vec::<String>::new());
+    // A combination ext4 refuses is refused before anything is made, in one line.
+    let out = lab
+        .command()
+        .args([
+            "lab",
+            "run",
+            "fs",
+            "--set",
+            "ext4.journal_async_commit=on",
+            "--",
+            "--files",
+            "10",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("data=ordered"), "{stderr}");
+}
+
+#[test]
+fn lab_sweep_fs_runs_one_level_per_worker_count_on_one_file_system() {
+    if !root_or_opt_out() {
+        return;
+    }
+    let lab = LabDir::new("fs-sweep");
+    let out = lab
+        .command()
+        .args(["lab", "sweep", "fs", "-c", "1,2", "--set", "kind=tmpfs"])
+        .args([
+            "--",
+            "--files",
+            "100",
+            "--transactions",
+            "400",
+            "--json",
+            "-",
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["schema"], "webtune.fs-sweep/1");
+    let levels = r["levels"].as_array().unwrap();
+    let workers: Vec<u64> = levels
+        .iter()
+        .map(|l| l["spec"]["workers"].as_u64().unwrap())
+        .collect();
+    assert_eq!(workers, [1, 2]);
+    assert!(levels
+        .iter()
+        .all(|l| l["server"]["parameters"]["kind"] == "tmpfs"));
+    assert_eq!(host_traces(&lab.0), Vec::<String>::new());
+    assert_eq!(leftovers(&lab.0), Vec::<String>::new());
+}
