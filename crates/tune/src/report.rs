@@ -43,6 +43,10 @@ pub struct TuneReport {
     /// What the tune took: its wall time, the search's part, and `--budget` when given.
     #[serde(default)]
     pub time: Option<TimeReport>,
+    /// `--from-advice`: how each advised seed did against the default and the winner, and
+    /// what of the advice could not be seeded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub advice: Option<crate::advised::AdviceReport>,
 }
 
 /// The tune's wall time (over every run of it, when resumed: the journal keeps each trial's
@@ -90,6 +94,9 @@ pub struct TrialReport {
     pub summary: Vec<LevelSummary>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The rules behind a seed (the advisor's findings, `--from-advice`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -165,6 +172,7 @@ impl TuneReport {
                     Outcome::Failed(e) => Some(e.clone()),
                     Outcome::Measured(_) => None,
                 },
+                rules: Vec::new(),
             })
             .collect();
         let default_objective = study
@@ -200,6 +208,7 @@ impl TuneReport {
             evidence: Vec::new(),
             snippet: Vec::new(),
             time: None,
+            advice: None,
         }
     }
 
@@ -296,9 +305,14 @@ impl TuneReport {
                 (None, Some(_)) => "failed".to_string(),
                 _ => "-".to_string(),
             };
+            let rules = if t.rules.is_empty() {
+                String::new()
+            } else {
+                format!("  [advice: {}]", t.rules.join(", "))
+            };
             let _ = writeln!(
                 o,
-                "{:>3}  {:<13} {:<8} {:>12}  {}",
+                "{:>3}  {:<13} {:<8} {:>12}  {}{rules}",
                 t.number,
                 t.why,
                 if t.feasible { "yes" } else { "no" },
@@ -366,6 +380,15 @@ impl TuneReport {
             }
             if let Some(d) = &p.disagreement {
                 let _ = writeln!(o, "note: {d}");
+            }
+        }
+        if let Some(a) = &self.advice {
+            let _ = writeln!(
+                o,
+                "advice (webtune advise on the stack's config) against the default and the winner:"
+            );
+            for line in a.lines(&self.unit) {
+                let _ = writeln!(o, "  {line}");
             }
         }
         // An effect is named with its best group only when it is clear; the others say

@@ -34,8 +34,12 @@ pub struct Job {
     pub space: Space,
     pub objective: Objective,
     pub slos: Vec<Slo>,
-    /// Rule-of-thumb configurations measured right after the default.
+    /// Rule-of-thumb configurations measured right after the default (the advised one,
+    /// when there is one, among them: see `advice`).
     pub seeds: Vec<Config>,
+    /// `--from-advice`: the advisor's configuration for the stack (a seed) with the rules
+    /// behind it, journaled with its trials and judged in the report.
+    pub advice: Option<webtune_tune::advised::Advice>,
     pub settings: Settings,
     /// Proof pairs after the search (0: no proof).
     pub confirm: usize,
@@ -282,7 +286,12 @@ pub fn run(
         let trial_started = Instant::now();
         let number = study.trials().len() + 1;
         listener.trial_starting("trial", number, job.settings.budget, &config);
-        let id = journal.begin_trial(Phase::Search, &config, why.as_str())?;
+        let rules = job
+            .advice
+            .as_ref()
+            .map(|a| a.rules_of(&config))
+            .unwrap_or_default();
+        let id = journal.begin_trial_with(Phase::Search, &config, why.as_str(), &rules)?;
         let m = measure(job, &config, stop, listener)?;
         if m.interrupted {
             // Left pending in the journal: `--resume` runs it again.
@@ -294,7 +303,10 @@ pub fn run(
             Outcome::Failed(why) => journal.fail_trial(id, why)?,
         }
         search_s += trial_started.elapsed().as_secs_f64();
-        let line = describe(job, &m);
+        let mut line = describe(job, &m);
+        if !rules.is_empty() {
+            line = format!("{line} [advice: {}]", rules.join(", "));
+        }
         study.record(config, why, m.outcome);
         let best = study
             .best()
@@ -393,7 +405,18 @@ fn finish_report(
     levels: Vec<String>,
     proof: Option<ProofReport>,
 ) -> TuneReport {
+    let verdict = proof.as_ref().map(|p| p.verdict().to_string());
     let mut report = TuneReport::from_study(study, levels, proof);
+    if let Some(advice) = &job.advice {
+        for t in &mut report.trials {
+            t.rules = advice.rules_of(&t.params);
+        }
+        report.advice = Some(webtune_tune::advised::judge(
+            study,
+            advice,
+            verdict.as_deref(),
+        ));
+    }
     if let Some(capacity) = &job.capacity {
         // The SLOs are the capacity search's, not the study's.
         report.slos = capacity.slos.iter().map(|t| t.text.clone()).collect();
