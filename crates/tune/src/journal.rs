@@ -77,6 +77,11 @@ pub struct JournaledTrial {
     /// The rules behind a seed (`tune --from-advice`: the advisor's findings); empty for
     /// other trials and in journals written before the column existed.
     pub rules: Vec<String>,
+    /// Its share of the full duration: 1 for a full run (and in journals written before the
+    /// column existed), less for a screening run of successive halving (`tune --budget`).
+    pub fidelity: f64,
+    /// The load's duration at each level, in seconds, when the journal has it.
+    pub duration_s: Option<f64>,
 }
 
 /// What `Journal::open` found.
@@ -107,7 +112,7 @@ impl Resumed {
     pub fn replay_into(&self, study: &mut Study) {
         for t in self.trials.iter().filter(|t| t.phase == Phase::Search) {
             let why = Why::parse(&t.why).unwrap_or(Why::Model);
-            study.record(t.config.clone(), why, t.outcome.clone());
+            study.record_at(t.config.clone(), why, t.outcome.clone(), t.fidelity);
         }
     }
 }
@@ -249,7 +254,11 @@ impl Journal {
     /// The columns added after version 1's tables, and their SQL types. A journal written
     /// before one existed gains it when it is opened for writing; a reader selects NULL
     /// for one it lacks, so old journals resume and read as before.
-    const ADDED: [(&'static str, &'static str); 1] = [("rules", "TEXT")];
+    const ADDED: [(&'static str, &'static str); 3] = [
+        ("rules", "TEXT"),
+        ("fidelity", "REAL"),
+        ("duration_s", "REAL"),
+    ];
 
     fn columns(&self) -> Result<Vec<String>, JournalError> {
         let mut stmt = self.sql(
@@ -313,13 +322,17 @@ impl Journal {
             i64,
             Option<i64>,
             Option<String>,
+            Option<f64>,
+            Option<f64>,
         );
         let have = j.columns()?;
         let rows: Vec<Row> = {
             let mut stmt = j.sql(j.conn.prepare(&format!(
-                "SELECT id, phase, config, why, state, summary, error, started_ms, ended_ms, {} \
+                "SELECT id, phase, config, why, state, summary, error, started_ms, ended_ms, {}, {}, {} \
                  FROM trials ORDER BY id",
-                Self::column_or_null(&have, "rules")
+                Self::column_or_null(&have, "rules"),
+                Self::column_or_null(&have, "fidelity"),
+                Self::column_or_null(&have, "duration_s"),
             )))?;
             let rows = j.sql(stmt.query_map([], |r| {
                 Ok((
@@ -333,13 +346,19 @@ impl Journal {
                     r.get(7)?,
                     r.get(8)?,
                     r.get(9)?,
+                    r.get(10)?,
+                    r.get(11)?,
                 ))
             }))?;
             j.sql(rows.collect::<Result<Vec<_>, _>>())?
         };
         let mut trials = Vec::new();
         let mut lost = Vec::new();
-        for (id, phase, config, why, state, summary, error, started, ended, rules) in rows {
+        for row in rows {
+            let (id, phase, config, why, state, summary, error, started, ended, rules) = (
+                row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7, row.8, row.9,
+            );
+            let (fidelity, duration_s) = (row.10, row.11);
             let damaged = |why: String| JournalError::Damaged {
                 path: j.path.clone(),
                 id,
@@ -379,6 +398,8 @@ impl Journal {
                         serde_json::from_str(text).map_err(|e| damaged(format!("rules: {e}")))?
                     }
                 },
+                fidelity: fidelity.filter(|f| *f > 0.0 && *f <= 1.0).unwrap_or(1.0),
+                duration_s,
             });
         }
         Ok(Resumed {
@@ -416,6 +437,21 @@ impl Journal {
             params![phase.as_str(), config, why, now_ms(), rules],
         ))?;
         Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Record the share of the full duration a trial runs (a screening run of successive
+    /// halving), and its load's duration in seconds.
+    pub fn set_fidelity(
+        &mut self,
+        id: i64,
+        fidelity: f64,
+        duration_s: f64,
+    ) -> Result<(), JournalError> {
+        self.sql(self.conn.execute(
+            "UPDATE trials SET fidelity = ?2, duration_s = ?3 WHERE id = ?1",
+            params![id, fidelity, duration_s],
+        ))?;
+        Ok(())
     }
 
     /// Record a measured trial: its summary per level and the full result of each level.
@@ -721,6 +757,7 @@ mod tests {
         let (_j, r) = Journal::open(&old).unwrap();
         assert_eq!(r.trials[1].rules, rules);
         assert_eq!(r.trials[1].why, "seed");
+        assert_eq!((r.trials[1].fidelity, r.trials[1].duration_s), (1.0, None));
         // A new journal keeps them too.
         let new = dir.path().join("new.db");
         let mut j = Journal::create(&new, "{}", 0).unwrap();
@@ -728,9 +765,22 @@ mod tests {
             .begin_trial_with(Phase::Search, &c, "seed", &rules[..1])
             .unwrap();
         j.fail_trial(id, "did not start").unwrap();
+        // A screening run of successive halving keeps its fidelity, and the study replayed
+        // from the journal gets it back.
+        let id = j.begin_trial(Phase::Search, &c, "model").unwrap();
+        j.set_fidelity(id, 0.25, 2.5).unwrap();
+        j.finish_trial(id, &[], &[]).unwrap();
         drop(j);
         let (r, _) = Journal::peek(&new).unwrap();
         assert_eq!(r.trials[0].rules, rules[..1]);
+        assert_eq!(r.trials[0].fidelity, 1.0);
+        assert_eq!(
+            (r.trials[1].fidelity, r.trials[1].duration_s),
+            (0.25, Some(2.5))
+        );
+        let mut s = study(0);
+        r.replay_into(&mut s);
+        assert_eq!(s.trials()[1].fidelity, 0.25);
     }
 
     fn sample_run() -> serde_json::Value {

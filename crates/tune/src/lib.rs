@@ -1,6 +1,7 @@
 //! The tuner's core, as a library with no I/O besides its journal: the search space
 //! (`space`), the objective and SLOs (`objective`), the samplers (`sampler`, `gp`), the
-//! ask/tell study with its noise floor and racing (`study`), the SQLite journal that lets a
+//! ask/tell study with its noise floor and racing (`study`) and its successive halving under
+//! a time budget (`halving`), the SQLite journal that lets a
 //! study resume (`journal`), the advisor's seeds and their judgement (`advised`), the
 //! paired proof (`proof`), per-parameter effects (`effects`) and the `webtune.tune/1`
 //! report (`report`); the samplers' benchmark suite of synthetic
@@ -16,6 +17,7 @@ pub mod capacity;
 pub mod capacity_judge;
 pub mod effects;
 pub mod gp;
+pub mod halving;
 pub mod html;
 pub mod journal;
 pub mod lock;

@@ -61,6 +61,21 @@ pub struct TimeReport {
     pub budget_s: Option<f64>,
     /// The search stopped because the budget was spent (rather than at --trials).
     pub budget_spent: bool,
+    /// Successive halving under `--budget`: the screening runs' and the full runs' load
+    /// duration (seconds) and how many of each the search ran. None without screening.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub halving: Option<HalvingReport>,
+}
+
+/// How a `--budget` search split its runs between screening and full durations.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HalvingReport {
+    pub screen_s: f64,
+    pub full_s: f64,
+    pub screened: usize,
+    pub full: usize,
+    /// Screened configurations measured again in full.
+    pub promoted: usize,
 }
 
 /// `252 s` as `4m12s`.
@@ -97,6 +112,10 @@ pub struct TrialReport {
     /// The rules behind a seed (the advisor's findings, `--from-advice`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rules: Vec<String>,
+    /// A screening run's share of the full duration (successive halving under `--budget`);
+    /// absent for a full run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fidelity: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -173,6 +192,7 @@ impl TuneReport {
                     Outcome::Measured(_) => None,
                 },
                 rules: Vec::new(),
+                fidelity: (!crate::halving::is_full(t.fidelity)).then_some(t.fidelity),
             })
             .collect();
         let default_objective = study
@@ -287,9 +307,15 @@ impl TuneReport {
                 (Some(b), false) => format!("; --budget {}", minutes(b)),
                 (None, _) => String::new(),
             };
+            let halving = t.halving.as_ref().map_or(String::new(), |h| {
+                format!(
+                    "; {} screening runs of {:.0}s, {} full runs of {:.0}s ({} promoted)",
+                    h.screened, h.screen_s, h.full, h.full_s, h.promoted
+                )
+            });
             let _ = writeln!(
                 o,
-                "wall time: {} (search {}){budget}",
+                "wall time: {} (search {}){budget}{halving}",
                 minutes(t.wall_s),
                 minutes(t.search_s)
             );
@@ -305,6 +331,10 @@ impl TuneReport {
                 (None, Some(_)) => "failed".to_string(),
                 _ => "-".to_string(),
             };
+            let why = match t.fidelity {
+                Some(f) => format!("{} ({:.0}%)", t.why, 100.0 * f),
+                None => t.why.clone(),
+            };
             let rules = if t.rules.is_empty() {
                 String::new()
             } else {
@@ -314,7 +344,7 @@ impl TuneReport {
                 o,
                 "{:>3}  {:<13} {:<8} {:>12}  {}{rules}",
                 t.number,
-                t.why,
+                why,
                 if t.feasible { "yes" } else { "no" },
                 value,
                 render(&t.params)

@@ -89,7 +89,9 @@ pub struct TuneArgs {
     pub trials: Option<usize>,
     /// Wall time for the search, e.g. 10m: no trial starts once the search's trials have
     /// taken this long (over every run of the tune; the journal keeps each trial's
-    /// duration). The search ends at --budget or --trials, whichever comes first.
+    /// duration). The search ends at --budget or --trials, whichever comes first. New
+    /// candidates are screened with runs of a third of -d (at least 2s) and only the
+    /// promising ones run again at the full -d (successive halving).
     #[arg(long = "budget", value_parser = parse_duration, value_name = "DURATION")]
     pub budget: Option<Duration>,
     /// Seed the search with `webtune advise`'s configuration for the stack's config (its
@@ -352,6 +354,7 @@ pub(crate) fn prepare(args: &TuneArgs) -> anyhow::Result<Prepared> {
     let settings = Settings {
         budget: args.trials(),
         seed: args.search_seed,
+        screen: driver::screening(&load, args.budget.is_some(), capacity.is_some()),
         ..Settings::default()
     };
     Ok(Prepared {
