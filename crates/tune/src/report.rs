@@ -331,10 +331,10 @@ impl TuneReport {
                 (None, Some(_)) => "failed".to_string(),
                 _ => "-".to_string(),
             };
-            let why = match t.fidelity {
-                Some(f) => format!("{} ({:.0}%)", t.why, 100.0 * f),
-                None => t.why.clone(),
-            };
+            // A screening run, marked before its parameters (the why column keeps its width).
+            let screen = t
+                .fidelity
+                .map_or(String::new(), |f| format!("[screen {:.0}%] ", 100.0 * f));
             let rules = if t.rules.is_empty() {
                 String::new()
             } else {
@@ -342,9 +342,9 @@ impl TuneReport {
             };
             let _ = writeln!(
                 o,
-                "{:>3}  {:<13} {:<8} {:>12}  {}{rules}",
+                "{:>3}  {:<13} {:<8} {:>12}  {screen}{}{rules}",
                 t.number,
-                why,
+                t.why,
                 if t.feasible { "yes" } else { "no" },
                 value,
                 render(&t.params)

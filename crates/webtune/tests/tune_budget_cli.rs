@@ -99,5 +99,5 @@ fn a_time_budget_screens_with_short_runs_and_journals_their_fidelity() {
         .unwrap();
     let shown = String::from_utf8_lossy(&shown.stdout);
     assert!(shown.contains(" screening runs of 2s, "), "{shown}");
-    assert!(shown.contains("(50%)"), "{shown}");
+    assert!(shown.contains("[screen 50%] w="), "{shown}");
 }
