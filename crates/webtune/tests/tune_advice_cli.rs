@@ -81,7 +81,13 @@ fn the_advice_is_a_seed_with_its_rules_in_the_journal_and_the_report() {
     let s = Scratch {
         dir: tempfile::tempdir().unwrap(),
     };
-    let (out, journal, json) = tune(&s, "advised", "3", &["--confirm", "1"]);
+    let html = s.path("advised.html");
+    let (out, journal, json) = tune(
+        &s,
+        "advised",
+        "3",
+        &["--confirm", "1", "--html", html.to_str().unwrap()],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
@@ -152,6 +158,14 @@ fn the_advice_is_a_seed_with_its_rules_in_the_journal_and_the_report() {
     assert!(
         stdout.contains("advice (webtune advise on the stack's config) against the default and the winner:\n  #3 [proxy.backend_per_core"),
         "{stdout}"
+    );
+
+    // The HTML report: the advice's table with its rules and verdict.
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<h2>The advice</h2>"), "{page}");
+    assert!(
+        page.contains("seed (advice: proxy.backend_per_core"),
+        "{page}"
     );
 
     // --no-from-advice: the third trial is the rule of thumb alone, no advice section.
