@@ -95,6 +95,9 @@ pub struct Resumed {
     /// Trials that began and never ended (the process died): ids and configurations. They
     /// are marked `lost` and never counted.
     pub lost: Vec<(i64, Config)>,
+    /// Written before trials kept their rules (`tune --from-advice`): its study had no
+    /// advised seed, and a resume must not add one.
+    pub before_advice: bool,
 }
 
 impl Resumed {
@@ -407,6 +410,7 @@ impl Journal {
             seed,
             trials,
             lost,
+            before_advice: !have.iter().any(|c| c == "rules"),
         })
     }
 
@@ -743,9 +747,11 @@ mod tests {
             .unwrap();
         }
         let (peeked, _) = Journal::peek(&old).unwrap();
+        assert!(peeked.before_advice);
         assert_eq!(peeked.trials.len(), 1);
         assert!(peeked.trials[0].rules.is_empty());
         let (mut j, r) = Journal::open(&old).expect("an old journal resumes");
+        assert!(r.before_advice);
         assert_eq!((r.seed, r.trials.len()), (3, 1));
         assert_eq!(r.trials[0].seconds, 1.5);
         let rules = vec!["proxy-backend-workers".to_string(), "memory".into()];
