@@ -6,6 +6,8 @@
 # (paired log ratio, Student-t 95% interval, pairs won; bench/tune_vs_optuna.py prove).
 #
 #   bench/tune-vs-optuna.sh [TRIALS] [DURATION] [ROUNDS]     defaults: 12 3s 5
+#   FORUM=1 bench/tune-vs-optuna.sh …     then seed 003's forum (nginx-php-fpm) at -c 1024 too
+#   (ONLY_FORUM=1 FORUM=1: the forum alone)
 #
 # Seed 000: nginx → Apache prefork (the lab's nginx-apache), -c 20, /cpu/20000, the stack's
 # default space on this machine (`webtune lab params nginx-apache` marks it). webtune runs
@@ -39,7 +41,7 @@ compare() {
   for p in "${space[@]}"; do params+=(--param "$p"); done
   echo "== $name: $stack, ${#space[@]} parameters, $TRIALS runs of -d $DURATION each, ${bench[*]}"
   local t0=$SECONDS
-  "$WEBTUNE" tune "$stack" "${params[@]}" --trials "$TRIALS" --confirm 0 \
+  "$WEBTUNE" tune "$stack" ${LAB_ARGS:-} "${params[@]}" --trials "$TRIALS" --confirm 0 \
     --journal "$work/$name.db" --json "$work/$name-webtune.json" -q -- -d "$DURATION" "${bench[@]}" \
     > "$work/$name-webtune.txt" || true
   local wt_s=$((SECONDS - t0))
@@ -48,18 +50,15 @@ compare() {
   "$work/venv/bin/python" "$here/tune_vs_optuna.py" search "$WEBTUNE" "$stack" "$TRIALS" 0 \
     "$work/$name-optuna.json" "${space[@]}" -- -d "$DURATION" "${bench[@]}"
   local op_s=$((SECONDS - t0))
-  mapfile -t sets_w < <(python3 -c 'import json,sys
-b=json.load(open(sys.argv[1]))["best"]
-for k,v in (b["params"] if b else {}).items(): print(f"--set={k}={v}")' "$work/$name-webtune.json")
-  mapfile -t sets_o < <(python3 -c 'import json,sys
-for k,v in json.load(open(sys.argv[1]))["best"].items(): print(f"--set={k}={v}")' "$work/$name-optuna.json")
+  mapfile -t sets_w < <(python3 "$here/tune_vs_optuna.py" sets "$work/$name-webtune.json" best)
+  mapfile -t sets_o < <(python3 "$here/tune_vs_optuna.py" sets "$work/$name-optuna.json" best)
   echo "webtune's winner (${wt_s}s): ${sets_w[*]}"
   echo "Optuna's winner  (${op_s}s): ${sets_o[*]}  ($(python3 -c 'import json,sys; print(round(json.load(open(sys.argv[1]))["best_value"],1))' "$work/$name-optuna.json") ok/s in its search)"
   : > "$work/$name-rounds.tsv"
   run_arm() {  # run_arm ROUND ARM SETS…
     local r=$1 arm=$2; shift 2
     local f="$work/$name-r$r-$arm.json"
-    "$WEBTUNE" lab run "$stack" "$@" -- -q --json "$f" -d "$DURATION" "${bench[@]}" >/dev/null 2>>"$work/lab.log" \
+    "$WEBTUNE" lab run "$stack" ${LAB_ARGS:-} "$@" -- -q --json "$f" -d "$DURATION" "${bench[@]}" >/dev/null 2>>"$work/lab.log" \
       || { echo "lab run failed:"; tail -3 "$work/lab.log"; exit 1; }
     echo "$r $arm $f" >> "$work/$name-rounds.tsv"
   }
@@ -80,4 +79,13 @@ seed000=(backend.MaxRequestWorkers=1..128:log backend.KeepAlive=on,off backend.K
          backend.ListenBacklog=64..4096:log frontend.worker_processes=1..4
          frontend.worker_connections=256..8192:log frontend.listen_backlog=64..4096:log
          frontend.upstream_keepalive=0..64)
-compare seed000 nginx-apache "${seed000[@]}" -- -c 20 /cpu/20000
+[ -n "${ONLY_FORUM:-}" ] || compare seed000 nginx-apache "${seed000[@]}" -- -c 20 /cpu/20000
+if [ -n "${FORUM:-}" ]; then
+  # Seed 003: the forum on nginx → php-fpm with its MariaDB, at 1024 connections; the
+  # stack's default space with --app forum (lab::tuning::default_space).
+  seed003=(pm.max_children=1..64:log pm=static,dynamic worker_processes=1..4
+           worker_connections=256..8192:log listen_backlog=64..4096:log upstream_keepalive=0..64
+           db.max_connections=50..2000:log db.back_log=50..4096:log)
+  export LAB_ARGS="--app forum"
+  compare seed003 nginx-php-fpm "${seed003[@]}" -- -c 1024
+fi

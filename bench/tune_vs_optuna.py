@@ -6,18 +6,34 @@
 #       `webtune lab run STACK --set NAME=VALUE … --json FILE -- BENCH…`, maximizing the
 #       successful responses per second (ok / duration_s, as the tuner's objective). Writes
 #       the best trial's parameters and every trial to OUT.json.
+#   python3 bench/tune_vs_optuna.py sets FILE best
+#       The `--set` words of a winner (webtune's report or Optuna's OUT.json), with the
+#       dependent limits the tuner fills in.
 #   python3 bench/tune_vs_optuna.py prove RUNS.tsv
 #       RUNS.tsv: lines "ROUND ARM FILE" of interleaved lab runs (arm "default" and the
 #       winners); per winner, the paired log ratio against the default of the same round:
 #       its mean with a Student-t 95% interval and the pairs won, as the tuner's proof
 #       (crates/tune/src/proof.rs) judges them.
-import json, math, subprocess, sys, tempfile, time
+import json, math, os, subprocess, sys, tempfile, time
 
 
 def throughput(path):
     with open(path) as f:
         r = json.load(f)
     return r["ok"] / r["duration_s"] if r.get("duration_s", 0) > 0 else 0.0
+
+
+def completed(params):
+    """`--set` words for a configuration, with the dependent limits the tuner fills in
+    (`lab::tuning::complete`): php-fpm's spare and start servers within pm.max_children."""
+    params = dict(params)
+    for key, value in list(params.items()):
+        if key.endswith("pm.max_children"):
+            prefix = key[: -len("pm.max_children")]
+            for spare, default in (("pm.start_servers", 2), ("pm.min_spare_servers", 1),
+                                   ("pm.max_spare_servers", 3)):
+                params.setdefault(prefix + spare, min(default, int(value)))
+    return [f"--set={k}={v}" for k, v in params.items()]
 
 
 def parse_space(texts):
@@ -43,17 +59,18 @@ def search(webtune, stack, trials, seed, out, texts, bench):
     rows = []
 
     def objective(trial):
-        sets = []
         for name, kind, arg in space:
             if kind == "int":
                 lo, hi, log = arg
-                v = trial.suggest_int(name, lo, hi, log=log)
+                trial.suggest_int(name, lo, hi, log=log)
             else:
-                v = trial.suggest_categorical(name, arg)
-            sets += ["--set", f"{name}={v}"]
+                trial.suggest_categorical(name, arg)
+        sets = completed(trial.params)
         path = f"{tmp}/t{trial.number}.json"
         t0 = time.time()
-        cmd = [webtune, "lab", "run", stack, *sets, "--", "-q", "--json", path, *bench]
+        # LAB_ARGS: flags of `lab run` itself, e.g. "--app forum".
+        extra = os.environ.get("LAB_ARGS", "").split()
+        cmd = [webtune, "lab", "run", stack, *extra, *sets, "--", "-q", "--json", path, *bench]
         done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         if done.returncode != 0:
             rows.append({"params": trial.params, "value": None, "error": done.stderr.strip()[-300:]})
@@ -104,7 +121,11 @@ def prove(path):
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "search":
+    if sys.argv[1] == "sets":
+        # sets FILE KEY: the --set words of FILE's KEY (webtune's best.params, Optuna's best).
+        best = json.load(open(sys.argv[2])).get(sys.argv[3]) or {}
+        print("\n".join(completed(best["params"] if "params" in best else best)))
+    elif sys.argv[1] == "search":
         args = sys.argv[2:]
         sep = args.index("--")
         webtune, stack, trials, seed, out = args[:5]
