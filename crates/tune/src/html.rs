@@ -234,7 +234,11 @@ pub fn render_html(report: &TuneReport) -> String {
         .map(|t| {
             vec![
                 t.number.to_string(),
-                t.why.clone(),
+                if t.rules.is_empty() {
+                    t.why.clone()
+                } else {
+                    format!("{} (advice: {})", t.why, t.rules.join(", "))
+                },
                 crate::space::render(&t.params),
                 t.objective.map_or("—".into(), |v| format!("{v:.2}")),
                 if t.feasible { "yes" } else { "no" }.into(),
@@ -326,6 +330,51 @@ pub fn render_html(report: &TuneReport) -> String {
             ],
             &rows,
         ));
+    }
+    if let Some(advice) = &report.advice {
+        body.push_str(
+            "<h2>The advice</h2>\n<p>The configuration <code>webtune advise</code> gives for the \
+             stack's config, measured as a seed: were its rules of thumb right on this \
+             machine?</p>\n",
+        );
+        let rows: Vec<Vec<String>> = advice
+            .seeds
+            .iter()
+            .map(|s| {
+                vec![
+                    s.trials
+                        .iter()
+                        .map(|t| t.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    s.rules.join(", "),
+                    crate::space::render(&s.params),
+                    s.vs_default
+                        .map_or("—".into(), |g| format!("{:+.1}%", g * 100.0)),
+                    s.vs_winner
+                        .map_or("—".into(), |g| format!("{:+.1}%", g * 100.0)),
+                    s.verdict.clone(),
+                ]
+            })
+            .collect();
+        body.push_str(&table(
+            &[
+                "trials",
+                "rules",
+                "parameters",
+                "vs default",
+                "vs winner",
+                "verdict",
+            ],
+            &rows,
+        ));
+        if !advice.notes.is_empty() {
+            body.push_str("<ul>");
+            for n in &advice.notes {
+                body.push_str(&format!("<li>{}</li>", escape(n)));
+            }
+            body.push_str("</ul>\n");
+        }
     }
     if !report.evidence.is_empty() {
         body.push_str("<h2>What the servers showed</h2>\n<ul>");

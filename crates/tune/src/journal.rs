@@ -74,6 +74,14 @@ pub struct JournaledTrial {
     /// How long it took, from `begin_trial` to its end (the stack's start and stop, the
     /// load at every level), in seconds.
     pub seconds: f64,
+    /// The rules behind a seed (`tune --from-advice`: the advisor's findings); empty for
+    /// other trials and in journals written before the column existed.
+    pub rules: Vec<String>,
+    /// Its share of the full duration: 1 for a full run (and in journals written before the
+    /// column existed), less for a screening run of successive halving (`tune --budget`).
+    pub fidelity: f64,
+    /// The load's duration at each level, in seconds, when the journal has it.
+    pub duration_s: Option<f64>,
 }
 
 /// What `Journal::open` found.
@@ -87,6 +95,9 @@ pub struct Resumed {
     /// Trials that began and never ended (the process died): ids and configurations. They
     /// are marked `lost` and never counted.
     pub lost: Vec<(i64, Config)>,
+    /// Written before trials kept their rules (`tune --from-advice`): its study had no
+    /// advised seed, and a resume must not add one.
+    pub before_advice: bool,
 }
 
 impl Resumed {
@@ -104,7 +115,7 @@ impl Resumed {
     pub fn replay_into(&self, study: &mut Study) {
         for t in self.trials.iter().filter(|t| t.phase == Phase::Search) {
             let why = Why::parse(&t.why).unwrap_or(Why::Model);
-            study.record(t.config.clone(), why, t.outcome.clone());
+            study.record_at(t.config.clone(), why, t.outcome.clone(), t.fidelity);
         }
     }
 }
@@ -186,6 +197,7 @@ impl Journal {
                  started_ms INTEGER NOT NULL,
                  ended_ms INTEGER);",
         ))?;
+        j.add_columns()?;
         let exists: Option<i64> = j.sql(
             j.conn
                 .query_row("SELECT id FROM study", [], |r| r.get(0))
@@ -211,6 +223,7 @@ impl Journal {
         let lock = lock(path)?;
         let j = Journal::connect(path, Some(lock))?;
         let resumed = j.read()?;
+        j.add_columns()?;
         for (id, _) in &resumed.lost {
             j.sql(j.conn.execute(
                 "UPDATE trials SET state = 'lost' WHERE id = ?1",
@@ -239,6 +252,46 @@ impl Journal {
             params![command_json],
         ))?;
         Ok(())
+    }
+
+    /// The columns added after version 1's tables, and their SQL types. A journal written
+    /// before one existed gains it when it is opened for writing; a reader selects NULL
+    /// for one it lacks, so old journals resume and read as before.
+    const ADDED: [(&'static str, &'static str); 3] = [
+        ("rules", "TEXT"),
+        ("fidelity", "REAL"),
+        ("duration_s", "REAL"),
+    ];
+
+    fn columns(&self) -> Result<Vec<String>, JournalError> {
+        let mut stmt = self.sql(
+            self.conn
+                .prepare("SELECT name FROM pragma_table_info('trials')"),
+        )?;
+        let names = self.sql(stmt.query_map([], |r| r.get::<_, String>(0)))?;
+        self.sql(names.collect::<Result<Vec<_>, _>>())
+    }
+
+    fn add_columns(&self) -> Result<(), JournalError> {
+        let have = self.columns()?;
+        for (name, kind) in Self::ADDED {
+            if !have.iter().any(|c| c == name) {
+                self.sql(
+                    self.conn
+                        .execute(&format!("ALTER TABLE trials ADD COLUMN {name} {kind}"), []),
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `name`, or NULL when this journal predates the column.
+    fn column_or_null(have: &[String], name: &str) -> String {
+        if have.iter().any(|c| c == name) {
+            name.to_string()
+        } else {
+            format!("NULL AS {name}")
+        }
     }
 
     fn read(&self) -> Result<Resumed, JournalError> {
@@ -271,12 +324,19 @@ impl Journal {
             Option<String>,
             i64,
             Option<i64>,
+            Option<String>,
+            Option<f64>,
+            Option<f64>,
         );
+        let have = j.columns()?;
         let rows: Vec<Row> = {
-            let mut stmt = j.sql(j.conn.prepare(
-                "SELECT id, phase, config, why, state, summary, error, started_ms, ended_ms \
+            let mut stmt = j.sql(j.conn.prepare(&format!(
+                "SELECT id, phase, config, why, state, summary, error, started_ms, ended_ms, {}, {}, {} \
                  FROM trials ORDER BY id",
-            ))?;
+                Self::column_or_null(&have, "rules"),
+                Self::column_or_null(&have, "fidelity"),
+                Self::column_or_null(&have, "duration_s"),
+            )))?;
             let rows = j.sql(stmt.query_map([], |r| {
                 Ok((
                     r.get(0)?,
@@ -288,13 +348,20 @@ impl Journal {
                     r.get(6)?,
                     r.get(7)?,
                     r.get(8)?,
+                    r.get(9)?,
+                    r.get(10)?,
+                    r.get(11)?,
                 ))
             }))?;
             j.sql(rows.collect::<Result<Vec<_>, _>>())?
         };
         let mut trials = Vec::new();
         let mut lost = Vec::new();
-        for (id, phase, config, why, state, summary, error, started, ended) in rows {
+        for row in rows {
+            let (id, phase, config, why, state, summary, error, started, ended, rules) = (
+                row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7, row.8, row.9,
+            );
+            let (fidelity, duration_s) = (row.10, row.11);
             let damaged = |why: String| JournalError::Damaged {
                 path: j.path.clone(),
                 id,
@@ -328,6 +395,14 @@ impl Journal {
                 why,
                 outcome,
                 seconds: ended.map_or(0.0, |e| (e - started).max(0) as f64 / 1000.0),
+                rules: match rules.as_deref() {
+                    None | Some("") => Vec::new(),
+                    Some(text) => {
+                        serde_json::from_str(text).map_err(|e| damaged(format!("rules: {e}")))?
+                    }
+                },
+                fidelity: fidelity.filter(|f| *f > 0.0 && *f <= 1.0).unwrap_or(1.0),
+                duration_s,
             });
         }
         Ok(Resumed {
@@ -335,6 +410,7 @@ impl Journal {
             seed,
             trials,
             lost,
+            before_advice: !have.iter().any(|c| c == "rules"),
         })
     }
 
@@ -345,12 +421,41 @@ impl Journal {
         config: &Config,
         why: &str,
     ) -> Result<i64, JournalError> {
+        self.begin_trial_with(phase, config, why, &[])
+    }
+
+    /// `begin_trial`, with the rules behind a seed (the advisor's findings).
+    pub fn begin_trial_with(
+        &mut self,
+        phase: Phase,
+        config: &Config,
+        why: &str,
+        rules: &[String],
+    ) -> Result<i64, JournalError> {
         let config = serde_json::to_string(config).unwrap_or_else(|_| "{}".into());
+        let rules = (!rules.is_empty())
+            .then(|| serde_json::to_string(rules).unwrap_or_else(|_| "[]".into()));
         self.sql(self.conn.execute(
-            "INSERT INTO trials (phase, config, why, state, started_ms) VALUES (?1, ?2, ?3, 'pending', ?4)",
-            params![phase.as_str(), config, why, now_ms()],
+            "INSERT INTO trials (phase, config, why, state, started_ms, rules) \
+             VALUES (?1, ?2, ?3, 'pending', ?4, ?5)",
+            params![phase.as_str(), config, why, now_ms(), rules],
         ))?;
         Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Record the share of the full duration a trial runs (a screening run of successive
+    /// halving), and its load's duration in seconds.
+    pub fn set_fidelity(
+        &mut self,
+        id: i64,
+        fidelity: f64,
+        duration_s: f64,
+    ) -> Result<(), JournalError> {
+        self.sql(self.conn.execute(
+            "UPDATE trials SET fidelity = ?2, duration_s = ?3 WHERE id = ?1",
+            params![id, fidelity, duration_s],
+        ))?;
+        Ok(())
     }
 
     /// Record a measured trial: its summary per level and the full result of each level.
@@ -615,6 +720,73 @@ mod tests {
         if let (Next::Measure(c, _), Some((_, lost))) = (s.next(), r.lost.first()) {
             assert_eq!(&c, lost);
         }
+    }
+
+    #[test]
+    fn rules_are_kept_and_a_journal_from_before_them_still_reads_and_resumes() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = synthetic::space().default_config();
+        // A journal as version 1 wrote it before the `rules` column.
+        let old = dir.path().join("old.db");
+        {
+            let conn = Connection::open(&old).unwrap();
+            conn.execute_batch(
+                "CREATE TABLE study (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL,
+                     command TEXT NOT NULL, seed TEXT NOT NULL, created_ms INTEGER NOT NULL);
+                 CREATE TABLE trials (id INTEGER PRIMARY KEY AUTOINCREMENT, phase TEXT NOT NULL,
+                     config TEXT NOT NULL, why TEXT NOT NULL, state TEXT NOT NULL, summary TEXT,
+                     runs TEXT, error TEXT, started_ms INTEGER NOT NULL, ended_ms INTEGER);
+                 INSERT INTO study VALUES (1, 1, '{}', '3', 0);",
+            )
+            .unwrap();
+            conn.execute(
+                "INSERT INTO trials (phase, config, why, state, summary, started_ms, ended_ms) \
+                 VALUES ('search', ?1, 'baseline', 'finished', '[]', 0, 1500)",
+                params![serde_json::to_string(&c).unwrap()],
+            )
+            .unwrap();
+        }
+        let (peeked, _) = Journal::peek(&old).unwrap();
+        assert!(peeked.before_advice);
+        assert_eq!(peeked.trials.len(), 1);
+        assert!(peeked.trials[0].rules.is_empty());
+        let (mut j, r) = Journal::open(&old).expect("an old journal resumes");
+        assert!(r.before_advice);
+        assert_eq!((r.seed, r.trials.len()), (3, 1));
+        assert_eq!(r.trials[0].seconds, 1.5);
+        let rules = vec!["proxy-backend-workers".to_string(), "memory".into()];
+        let id = j
+            .begin_trial_with(Phase::Search, &c, "seed", &rules)
+            .unwrap();
+        j.finish_trial(id, &[], &[]).unwrap();
+        drop(j);
+        let (_j, r) = Journal::open(&old).unwrap();
+        assert_eq!(r.trials[1].rules, rules);
+        assert_eq!(r.trials[1].why, "seed");
+        assert_eq!((r.trials[1].fidelity, r.trials[1].duration_s), (1.0, None));
+        // A new journal keeps them too.
+        let new = dir.path().join("new.db");
+        let mut j = Journal::create(&new, "{}", 0).unwrap();
+        let id = j
+            .begin_trial_with(Phase::Search, &c, "seed", &rules[..1])
+            .unwrap();
+        j.fail_trial(id, "did not start").unwrap();
+        // A screening run of successive halving keeps its fidelity, and the study replayed
+        // from the journal gets it back.
+        let id = j.begin_trial(Phase::Search, &c, "model").unwrap();
+        j.set_fidelity(id, 0.25, 2.5).unwrap();
+        j.finish_trial(id, &[], &[]).unwrap();
+        drop(j);
+        let (r, _) = Journal::peek(&new).unwrap();
+        assert_eq!(r.trials[0].rules, rules[..1]);
+        assert_eq!(r.trials[0].fidelity, 1.0);
+        assert_eq!(
+            (r.trials[1].fidelity, r.trials[1].duration_s),
+            (0.25, Some(2.5))
+        );
+        let mut s = study(0);
+        r.replay_into(&mut s);
+        assert_eq!(s.trials()[1].fidelity, 0.25);
     }
 
     fn sample_run() -> serde_json::Value {

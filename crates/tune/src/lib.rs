@@ -1,8 +1,10 @@
 //! The tuner's core, as a library with no I/O besides its journal: the search space
 //! (`space`), the objective and SLOs (`objective`), the samplers (`sampler`, `gp`), the
-//! ask/tell study with its noise floor and racing (`study`), the SQLite journal that lets a
-//! study resume (`journal`), the paired proof (`proof`), per-parameter effects (`effects`)
-//! and the `webtune.tune/1` report (`report`); the samplers' benchmark suite of synthetic
+//! ask/tell study with its noise floor and racing (`study`) and its successive halving under
+//! a time budget (`halving`), the SQLite journal that lets a
+//! study resume (`journal`), the advisor's seeds and their judgement (`advised`), the
+//! paired proof (`proof`), per-parameter effects (`effects`) and the `webtune.tune/1`
+//! report (`report`); the samplers' benchmark suite of synthetic
 //! servers (`suite`, `suite_run`, and the older single `synthetic`), and the capacity
 //! search's pure half (`capacity`, `capacity_judge`: what to try next, how a step is
 //! judged). It never starts a process or loads a server, and does not depend on the lab:
@@ -10,10 +12,12 @@
 //! proof's pairs through the caller's closure). The orchestration that runs trials in the
 //! lab is the `webtune-tuner` crate.
 
+pub mod advised;
 pub mod capacity;
 pub mod capacity_judge;
 pub mod effects;
 pub mod gp;
+pub mod halving;
 pub mod html;
 pub mod journal;
 pub mod lock;

@@ -43,6 +43,10 @@ pub struct TuneReport {
     /// What the tune took: its wall time, the search's part, and `--budget` when given.
     #[serde(default)]
     pub time: Option<TimeReport>,
+    /// `--from-advice`: how each advised seed did against the default and the winner, and
+    /// what of the advice could not be seeded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub advice: Option<crate::advised::AdviceReport>,
 }
 
 /// The tune's wall time (over every run of it, when resumed: the journal keeps each trial's
@@ -57,6 +61,21 @@ pub struct TimeReport {
     pub budget_s: Option<f64>,
     /// The search stopped because the budget was spent (rather than at --trials).
     pub budget_spent: bool,
+    /// Successive halving under `--budget`: the screening runs' and the full runs' load
+    /// duration (seconds) and how many of each the search ran. None without screening.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub halving: Option<HalvingReport>,
+}
+
+/// How a `--budget` search split its runs between screening and full durations.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HalvingReport {
+    pub screen_s: f64,
+    pub full_s: f64,
+    pub screened: usize,
+    pub full: usize,
+    /// Screened configurations measured again in full.
+    pub promoted: usize,
 }
 
 /// `252 s` as `4m12s`.
@@ -90,6 +109,13 @@ pub struct TrialReport {
     pub summary: Vec<LevelSummary>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The rules behind a seed (the advisor's findings, `--from-advice`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<String>,
+    /// A screening run's share of the full duration (successive halving under `--budget`);
+    /// absent for a full run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fidelity: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -165,6 +191,8 @@ impl TuneReport {
                     Outcome::Failed(e) => Some(e.clone()),
                     Outcome::Measured(_) => None,
                 },
+                rules: Vec::new(),
+                fidelity: (!crate::halving::is_full(t.fidelity)).then_some(t.fidelity),
             })
             .collect();
         let default_objective = study
@@ -200,6 +228,7 @@ impl TuneReport {
             evidence: Vec::new(),
             snippet: Vec::new(),
             time: None,
+            advice: None,
         }
     }
 
@@ -278,9 +307,15 @@ impl TuneReport {
                 (Some(b), false) => format!("; --budget {}", minutes(b)),
                 (None, _) => String::new(),
             };
+            let halving = t.halving.as_ref().map_or(String::new(), |h| {
+                format!(
+                    "; {} screening runs of {:.0}s, {} full runs of {:.0}s ({} promoted)",
+                    h.screened, h.screen_s, h.full, h.full_s, h.promoted
+                )
+            });
             let _ = writeln!(
                 o,
-                "wall time: {} (search {}){budget}",
+                "wall time: {} (search {}){budget}{halving}",
                 minutes(t.wall_s),
                 minutes(t.search_s)
             );
@@ -296,9 +331,18 @@ impl TuneReport {
                 (None, Some(_)) => "failed".to_string(),
                 _ => "-".to_string(),
             };
+            // A screening run, marked before its parameters (the why column keeps its width).
+            let screen = t
+                .fidelity
+                .map_or(String::new(), |f| format!("[screen {:.0}%] ", 100.0 * f));
+            let rules = if t.rules.is_empty() {
+                String::new()
+            } else {
+                format!("  [advice: {}]", t.rules.join(", "))
+            };
             let _ = writeln!(
                 o,
-                "{:>3}  {:<13} {:<8} {:>12}  {}",
+                "{:>3}  {:<13} {:<8} {:>12}  {screen}{}{rules}",
                 t.number,
                 t.why,
                 if t.feasible { "yes" } else { "no" },
@@ -366,6 +410,15 @@ impl TuneReport {
             }
             if let Some(d) = &p.disagreement {
                 let _ = writeln!(o, "note: {d}");
+            }
+        }
+        if let Some(a) = &self.advice {
+            let _ = writeln!(
+                o,
+                "advice (webtune advise on the stack's config) against the default and the winner:"
+            );
+            for line in a.lines(&self.unit) {
+                let _ = writeln!(o, "  {line}");
             }
         }
         // An effect is named with its best group only when it is clear; the others say

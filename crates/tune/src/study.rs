@@ -30,6 +30,10 @@ pub struct Settings {
     pub assumed_noise: f64,
     /// The noise estimate never goes below this (a lucky A/A is not a quiet machine).
     pub min_noise: f64,
+    /// Successive halving (`tune --budget`, `halving`): new candidates are screened with
+    /// runs of this share of the full duration, the promising ones measured again in
+    /// full. None: every run is full.
+    pub screen: Option<f64>,
 }
 
 impl Default for Settings {
@@ -42,6 +46,7 @@ impl Default for Settings {
             z: 2.0,
             assumed_noise: 0.05,
             min_noise: 0.01,
+            screen: None,
         }
     }
 }
@@ -60,6 +65,8 @@ pub enum Why {
     Race,
     /// Proposed by the sampler.
     Model,
+    /// Measured in full after a promising screening run (`halving`).
+    Promote,
 }
 
 impl Why {
@@ -70,6 +77,7 @@ impl Why {
             Why::SpaceFilling => "space-filling",
             Why::Race => "race",
             Why::Model => "model",
+            Why::Promote => "promote",
         }
     }
 
@@ -80,6 +88,7 @@ impl Why {
             Why::SpaceFilling,
             Why::Race,
             Why::Model,
+            Why::Promote,
         ]
         .into_iter()
         .find(|w| w.as_str() == s)
@@ -106,6 +115,8 @@ pub struct Trial {
     pub outcome: Outcome,
     /// None for a failed trial.
     pub evaluation: Option<Evaluation>,
+    /// The run's share of the full duration (1: full; less: a screening run, `halving`).
+    pub fidelity: f64,
 }
 
 /// The study's answer to "what now?".
@@ -222,6 +233,9 @@ impl Study {
         if let Some(c) = self.race() {
             return Next::Measure(c, Why::Race);
         }
+        if let Some(c) = crate::halving::promotion(self) {
+            return Next::Measure(c, Why::Promote);
+        }
         if let Some((c, why)) = self
             .init
             .iter()
@@ -239,6 +253,11 @@ impl Study {
 
     /// Record a finished trial.
     pub fn record(&mut self, config: Config, why: Why, outcome: Outcome) {
+        self.record_at(config, why, outcome, 1.0);
+    }
+
+    /// Record a finished trial that ran `fidelity` of the full duration.
+    pub fn record_at(&mut self, config: Config, why: Why, outcome: Outcome, fidelity: f64) {
         let evaluation = match &outcome {
             Outcome::Measured(levels) => evaluate(self.objective, &self.slos, levels),
             Outcome::Failed(_) => None,
@@ -249,6 +268,7 @@ impl Study {
             why,
             outcome,
             evaluation,
+            fidelity,
         });
     }
 
@@ -256,18 +276,24 @@ impl Study {
     pub fn observations(&self) -> Vec<Observation> {
         self.trials
             .iter()
-            .map(|t| Observation {
+            .zip(crate::halving::model_scores(self))
+            .map(|(t, score)| Observation {
                 config: t.config.clone(),
-                score: t.evaluation.map(|e| self.objective.score(e.objective)),
+                score,
                 margin: t.evaluation.map_or(3.0, |e| e.margin),
             })
             .collect()
     }
 
-    /// Per distinct configuration, in order of first measurement.
+    /// Per distinct configuration, in order of first measurement: its full-duration runs
+    /// only (a screening run never wins, races or sets the noise).
     pub fn stats(&self) -> Vec<ConfigStats> {
         let mut out: Vec<ConfigStats> = Vec::new();
-        for t in &self.trials {
+        for t in self
+            .trials
+            .iter()
+            .filter(|t| crate::halving::is_full(t.fidelity))
+        {
             let i = match out.iter().position(|s| s.config == t.config) {
                 Some(i) => i,
                 None => {

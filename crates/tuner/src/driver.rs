@@ -17,7 +17,9 @@ use webtune_tune::journal::{Journal, JournalError, Phase, Resumed};
 use webtune_tune::objective::{LevelSummary, Objective, Slo};
 use webtune_tune::paired::{self, Ran};
 use webtune_tune::proof::{self, Arm};
-use webtune_tune::report::{minutes, LevelProof, ProofReport, TimeReport, TuneReport};
+use webtune_tune::report::{
+    minutes, HalvingReport, LevelProof, ProofReport, TimeReport, TuneReport,
+};
 use webtune_tune::space::{Config, Space};
 use webtune_tune::study::{Next, Outcome, Settings, Study};
 use webtune_tune::GpSampler;
@@ -34,8 +36,12 @@ pub struct Job {
     pub space: Space,
     pub objective: Objective,
     pub slos: Vec<Slo>,
-    /// Rule-of-thumb configurations measured right after the default.
+    /// Rule-of-thumb configurations measured right after the default (the advised one,
+    /// when there is one, among them: see `advice`).
     pub seeds: Vec<Config>,
+    /// `--from-advice`: the advisor's configuration for the stack (a seed) with the rules
+    /// behind it, journaled with its trials and judged in the report.
+    pub advice: Option<webtune_tune::advised::Advice>,
     pub settings: Settings,
     /// Proof pairs after the search (0: no proof).
     pub confirm: usize,
@@ -94,10 +100,34 @@ pub fn level_label(level: Level) -> String {
     }
 }
 
-/// Run one configuration as a trial.
+/// The share of the full duration successive halving screens new candidates with: under a
+/// `--budget` of time, for a load that runs for a duration (not a request count) and is not
+/// a capacity search; a third of the duration, at least 2 s (and past the warm-up), when
+/// that saves at least half of a run (`webtune_tune::halving::screen_fraction`).
+pub fn screening(load: &RunSpec, time_budget: bool, capacity: bool) -> Option<f64> {
+    let webtune_model::StopCondition::Duration { seconds } = load.stop else {
+        return None;
+    };
+    if !time_budget || capacity {
+        return None;
+    }
+    let min = 2.0f64.max(load.warmup_s + 1.0);
+    webtune_tune::halving::screen_fraction(seconds, min)
+}
+
+/// The full duration of the job's load, in seconds (0 for a count of requests).
+fn full_seconds(job: &Job) -> f64 {
+    match job.load.stop {
+        webtune_model::StopCondition::Duration { seconds } => seconds,
+        webtune_model::StopCondition::Requests { .. } => 0.0,
+    }
+}
+
+/// Run one configuration as a trial, its load `fidelity` of the full duration.
 fn measure(
     job: &Job,
     config: &Config,
+    fidelity: f64,
     stop: &StopToken,
     listener: &mut dyn Listener,
 ) -> Result<Measured, TuneError> {
@@ -134,7 +164,13 @@ fn measure(
             Err(e) => return Ok(failed(e.to_string())),
         }
     }
-    let mut trial = Trial::new(target, job.load.clone());
+    let mut load = job.load.clone();
+    if !webtune_tune::halving::is_full(fidelity) {
+        load.stop = webtune_model::StopCondition::Duration {
+            seconds: full_seconds(job) * fidelity,
+        };
+    }
+    let mut trial = Trial::new(target, load);
     trial.workload = job.workload.clone();
     trial.levels = job.levels.clone();
     trial.sample_interval = job.sample_interval;
@@ -356,9 +392,20 @@ pub fn run(
         };
         let trial_started = Instant::now();
         let number = study.trials().len() + 1;
-        listener.trial_starting("trial", number, job.settings.budget, &config);
-        let id = journal.begin_trial(Phase::Search, &config, why.as_str())?;
-        let m = measure(job, &config, stop, listener)?;
+        let fidelity = webtune_tune::halving::fidelity_for(study.settings.screen, why);
+        let short = !webtune_tune::halving::is_full(fidelity);
+        let phase = if short { "screen" } else { "trial" };
+        listener.trial_starting(phase, number, job.settings.budget, &config);
+        let rules = job
+            .advice
+            .as_ref()
+            .map(|a| a.rules_of(&config))
+            .unwrap_or_default();
+        let id = journal.begin_trial_with(Phase::Search, &config, why.as_str(), &rules)?;
+        if short {
+            journal.set_fidelity(id, fidelity, full_seconds(job) * fidelity)?;
+        }
+        let m = measure(job, &config, fidelity, stop, listener)?;
         if m.interrupted {
             // Left pending in the journal: `--resume` runs it again.
             interrupted = true;
@@ -369,8 +416,17 @@ pub fn run(
             Outcome::Failed(why) => journal.fail_trial(id, why)?,
         }
         search_s += trial_started.elapsed().as_secs_f64();
-        let line = describe(job, &m);
-        study.record(config, why, m.outcome);
+        let mut line = describe(job, &m);
+        if !rules.is_empty() {
+            line = format!("{line} [advice: {}]", rules.join(", "));
+        }
+        if short {
+            line = format!(
+                "{line} (screening run of {:.0}s)",
+                full_seconds(job) * fidelity
+            );
+        }
+        study.record_at(config, why, m.outcome, fidelity);
         let best = study
             .best()
             .map(|b| {
@@ -411,7 +467,7 @@ pub fn run(
             };
             listener.trial_starting(&format!("proof {}", arm.letter()), number, of, config);
             let id = journal.begin_trial(Phase::Proof, config, arm.letter())?;
-            let m = measure(job, config, stop, listener)?;
+            let m = measure(job, config, 1.0, stop, listener)?;
             if m.interrupted {
                 return Ok::<_, TuneError>(Ran::Interrupted);
             }
@@ -454,6 +510,7 @@ pub fn run(
         search_s,
         budget_s: job.time_budget.map(|b| b.as_secs_f64()),
         budget_spent,
+        halving: halving_report(job, &study),
     });
     Ok(Finished {
         report,
@@ -468,7 +525,18 @@ fn finish_report(
     levels: Vec<String>,
     proof: Option<ProofReport>,
 ) -> TuneReport {
+    let verdict = proof.as_ref().map(|p| p.verdict().to_string());
     let mut report = TuneReport::from_study(study, levels, proof);
+    if let Some(advice) = &job.advice {
+        for t in &mut report.trials {
+            t.rules = advice.rules_of(&t.params);
+        }
+        report.advice = Some(webtune_tune::advised::judge(
+            study,
+            advice,
+            verdict.as_deref(),
+        ));
+    }
     if let Some(capacity) = &job.capacity {
         // The SLOs are the capacity search's, not the study's.
         report.slos = capacity.slos.iter().map(|t| t.text.clone()).collect();
@@ -502,8 +570,31 @@ pub fn report_so_far(job: &Job, resumed: &Resumed) -> TuneReport {
         budget_spent: job
             .time_budget
             .is_some_and(|b| resumed.seconds(Some(Phase::Search)) >= b.as_secs_f64()),
+        halving: halving_report(job, &study),
     });
     report
+}
+
+/// How the search split its runs between screening and full durations (None without
+/// screening).
+fn halving_report(job: &Job, study: &Study) -> Option<HalvingReport> {
+    let f = study.settings.screen?;
+    let full = full_seconds(job);
+    let trials = study.trials();
+    let screened = trials
+        .iter()
+        .filter(|t| !webtune_tune::halving::is_full(t.fidelity))
+        .count();
+    Some(HalvingReport {
+        screen_s: full * f,
+        full_s: full,
+        screened,
+        full: trials.len() - screened,
+        promoted: trials
+            .iter()
+            .filter(|t| t.why == webtune_tune::Why::Promote)
+            .count(),
+    })
 }
 
 /// The proof's runs in a journal, in order.

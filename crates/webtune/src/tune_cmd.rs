@@ -91,9 +91,19 @@ pub struct TuneArgs {
     pub trials: Option<usize>,
     /// Wall time for the search, e.g. 10m: no trial starts once the search's trials have
     /// taken this long (over every run of the tune; the journal keeps each trial's
-    /// duration). The search ends at --budget or --trials, whichever comes first.
+    /// duration). The search ends at --budget or --trials, whichever comes first. New
+    /// candidates are screened with runs of a third of -d (at least 2s) and only the
+    /// promising ones run again at the full -d (successive halving).
     #[arg(long = "budget", value_parser = parse_duration, value_name = "DURATION")]
     pub budget: Option<Duration>,
+    /// Seed the search with `webtune advise`'s configuration for the stack's config (its
+    /// rules named in the journal and the report, which says whether they were right
+    /// here). On by default for lab stacks.
+    #[arg(long = "from-advice", overrides_with = "no_from_advice")]
+    pub from_advice: bool,
+    /// Do not seed the search from the advisor.
+    #[arg(long = "no-from-advice", overrides_with = "from_advice")]
+    pub no_from_advice: bool,
     /// Proof pairs (default and winner interleaved) after the search; 0 skips the proof.
     #[arg(long = "confirm", default_value_t = 5)]
     pub confirm: usize,
@@ -331,7 +341,27 @@ pub(crate) fn prepare(args: &TuneArgs) -> anyhow::Result<Prepared> {
         bail!("nothing to tune: give --param NAME=LO..HI");
     }
     rules::check_fixed(&fixed, &space)?;
-    let seeds = subject.rules_of_thumb(&space, cores);
+    let mut seeds = subject.rules_of_thumb(&space, cores);
+    let advice = match (&subject, args.no_from_advice || mail_load.is_some()) {
+        (Subject::External { .. }, _) => {
+            if args.from_advice {
+                bail!("--from-advice reads a lab stack's config: tune external has none (drop it)");
+            }
+            None
+        }
+        (_, true) => None,
+        (_, false) => Some(
+            webtune_tuner::advice::advice_seeds(&subject, &space).unwrap_or_else(|why| {
+                webtune_tune::advised::Advice {
+                    seeds: Vec::new(),
+                    notes: vec![format!("the advisor did not run: {why}")],
+                }
+            }),
+        ),
+    };
+    if let Some(a) = &advice {
+        seeds = webtune_tuner::advice::with_advice(a, seeds);
+    }
     let mut load = match mail_load {
         Some(spec) if capacity.is_none() => spec,
         Some(_) => bail!("tune postfix searches --maximize delivered or throughput, not capacity"),
@@ -350,6 +380,7 @@ pub(crate) fn prepare(args: &TuneArgs) -> anyhow::Result<Prepared> {
     let settings = Settings {
         budget: args.trials(),
         seed: args.search_seed,
+        screen: driver::screening(&load, args.budget.is_some(), capacity.is_some()),
         ..Settings::default()
     };
     Ok(Prepared {
@@ -363,6 +394,7 @@ pub(crate) fn prepare(args: &TuneArgs) -> anyhow::Result<Prepared> {
             objective,
             slos,
             seeds,
+            advice,
             settings,
             confirm: args.confirm,
             capacity,

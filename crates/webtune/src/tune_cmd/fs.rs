@@ -76,6 +76,7 @@ pub(super) fn prepare(
             confirm: args.confirm,
             capacity: None,
             time_budget: args.budget,
+            advice: None,
         },
     })
 }

@@ -176,7 +176,12 @@ pub(super) fn resume_or_show(args: &TuneArgs) -> anyhow::Result<i32> {
     let (stored_argv, cwd) = stored_command(&resumed.command)
         .with_context(|| format!("journal {}: its command does not read", path.display()))?;
     let given: Vec<String> = std::env::args().skip(2).collect();
-    let (argv, notes) = reconcile(&given, &stored_argv)?;
+    let (mut argv, mut notes) = reconcile(&given, &stored_argv)?;
+    if resumed.before_advice && !argv.iter().any(|w| w == "--no-from-advice") {
+        // The tune began before --from-advice existed: its study had no advised seed.
+        argv.insert(0, "--no-from-advice".to_string());
+        notes.push("the tune began without --from-advice: --no-from-advice".to_string());
+    }
     let mut stored = StoredCommand::try_parse_from(
         std::iter::once("webtune tune".to_string()).chain(argv.clone()),
     )
