@@ -28,6 +28,9 @@ pub struct StudyRun {
     pub picks: Vec<f64>,
     /// Trials per reason (`WHYS` order), per checkpoint.
     pub spent: Vec<[usize; 5]>,
+    /// The best true value (over the optimum) among the configurations measured so far, per
+    /// checkpoint: what a pick could have been had the search known the truth.
+    pub found: Vec<f64>,
 }
 
 /// A fresh study of `server`.
@@ -65,6 +68,7 @@ pub fn run(
     let mut out = StudyRun {
         picks: Vec::new(),
         spent: Vec::new(),
+        found: Vec::new(),
     };
     let read = |s: &Study, out: &mut StudyRun| {
         let pick = s
@@ -76,8 +80,14 @@ pub fn run(
                 spent[i] += 1;
             }
         }
+        let found = s
+            .trials()
+            .iter()
+            .map(|t| server.true_value(&t.config) / optimum)
+            .fold(0.0, f64::max);
         out.picks.push(pick);
         out.spent.push(spent);
+        out.found.push(found);
     };
     loop {
         if checkpoints.contains(&s.trials().len()) && out.picks.len() < checkpoints.len() {
@@ -102,10 +112,12 @@ pub struct Summary {
     pub worst: f64,
     /// Mean trials per reason (`WHYS` order).
     pub spent: [f64; 5],
+    /// Studies that measured a hit at all (whether or not they picked it).
+    pub found: usize,
 }
 
 /// Summarise the picks (and budget use) of many seeded studies.
-pub fn summarize(picks: &[f64], spent: &[[usize; 5]]) -> Summary {
+pub fn summarize(picks: &[f64], spent: &[[usize; 5]], found: &[f64]) -> Summary {
     let mut sorted = picks.to_vec();
     sorted.sort_by(f64::total_cmp);
     let n = sorted.len().max(1);
@@ -121,6 +133,7 @@ pub fn summarize(picks: &[f64], spent: &[[usize; 5]]) -> Summary {
         median: sorted.get(sorted.len() / 2).copied().unwrap_or(0.0),
         worst: sorted.first().copied().unwrap_or(0.0),
         spent: if n > 0 { mean } else { [0.0; 5] },
+        found: found.iter().filter(|p| **p >= 0.95).count(),
     }
 }
 
@@ -140,7 +153,8 @@ pub fn bench(
         .map(|i| {
             let picks: Vec<f64> = runs.iter().map(|r| r.picks[i]).collect();
             let spent: Vec<[usize; 5]> = runs.iter().map(|r| r.spent[i]).collect();
-            summarize(&picks, &spent)
+            let found: Vec<f64> = runs.iter().map(|r| r.found[i]).collect();
+            summarize(&picks, &spent, &found)
         })
         .collect()
 }
