@@ -184,11 +184,19 @@ mod tests {
     /// Hits of the GP at 15 trials over 100 seeds must stay at least Optuna 5.0.0 TPE's
     /// recorded figure on the same server (docs/tuning.md, `examples/optuna_suite.py`).
     fn at_least_tpe(name: &str, tpe_hits: usize) {
+        at_least(name, tpe_hits, tpe_hits);
+    }
+
+    /// The same with a margin: at least `floor` hits (≥ TPE's `tpe_hits`).
+    fn at_least(name: &str, tpe_hits: usize, floor: usize) {
         let s = server(name).unwrap();
         let (opt, _) = s.optimum();
         let make = || Box::new(GpSampler::default()) as Box<dyn Sampler>;
         let r = &bench(&s, opt, &make, &Settings::default(), 100, &[15])[0];
-        assert!(r.hits >= tpe_hits, "{name}: {r:?}, TPE hit {tpe_hits}/100");
+        assert!(
+            r.hits >= tpe_hits.max(floor),
+            "{name}: {r:?}, TPE hit {tpe_hits}/100, the floor is {floor}"
+        );
     }
 
     #[test]
@@ -199,6 +207,23 @@ mod tests {
     #[test]
     fn the_gp_hits_at_least_as_often_as_tpe_with_an_infeasible_default() {
         at_least_tpe("nginx-infeasible-default", 9);
+    }
+
+    #[test]
+    fn the_gp_hits_at_least_as_often_as_tpe_on_the_slo_edge() {
+        // With a margin: the local refinement of the acquisition (integer neighbours of an
+        // SLO edge) took it from 3 to 11 of 100; TPE hit 2.
+        at_least("gunicorn-slo-cut", 2, 8);
+    }
+
+    #[test]
+    fn the_gp_hits_at_least_as_often_as_tpe_under_heavy_noise() {
+        at_least_tpe("haproxy-noisy", 13);
+    }
+
+    #[test]
+    fn the_gp_hits_at_least_as_often_as_tpe_under_light_noise() {
+        at_least_tpe("haproxy-quiet", 23);
     }
 
     #[test]
