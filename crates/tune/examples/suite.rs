@@ -1,9 +1,11 @@
 //! The sampler benchmark suite: seeded studies on each synthetic server of
 //! `webtune_tune::suite`, read at 10, 15 and 25 measured runs; prints one markdown table row
 //! per server, search and budget: hits (pick within 5% of the true optimum), median and
-//! worst pick, and where the budget went (A/A, seeds, space-filling, racing, model).
+//! worst pick, and where the budget went (A/A, seeds, space-filling, racing, model); "found":
+//! the studies that measured a hit at all, picked or not (a miss with a found hit is the
+//! pick's fault, not the search's). `--gp`: the GP rows only.
 //!
-//! `cargo run --release -p webtune-tune --example suite -- [SEEDS] [--only NAME] [--budgets 10,15,25] [--lhs N]`
+//! `cargo run --release -p webtune-tune --example suite -- [SEEDS] [--only NAME] [--budgets 10,15,25] [--lhs N] [--race N] [--gp]`
 //! `cargo run --release -p webtune-tune --example suite -- --json > suite.json` prints the
 //! servers' definitions, optima and noise-free check points for `optuna_suite.py`.
 
@@ -68,41 +70,66 @@ fn main() {
         space_filling: value("--lhs")
             .and_then(|v| v.parse().ok())
             .unwrap_or(Settings::default().space_filling),
+        max_measurements: value("--race")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(Settings::default().max_measurements),
         ..Settings::default()
     };
-    let samplers: [(&str, Make); 2] = [
+    let mut samplers: Vec<(&str, Make)> = vec![
         ("webtune GP", || Box::new(GpSampler::default())),
         ("webtune random (same study)", || Box::new(RandomSampler)),
     ];
+    // `--gp`: the GP alone (what a change to the search is measured with).
+    if args.iter().any(|a| a == "--gp") {
+        samplers.truncate(1);
+    }
     println!("{seeds} seeds per row; A/A, seed, LHS, race, model: mean trials spent on each");
-    println!("| server | search | trials | hits | median pick | worst pick | A/A | seeds | LHS | race | model |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
-    for s in servers() {
-        if only.as_ref().is_some_and(|o| *o != s.name) {
-            continue;
-        }
-        let (opt, _) = s.optimum();
-        eprintln!(
-            "{}: optimum {opt:.0} ok/s; {:.2}% of the space within 5% of it",
-            s.name,
-            100.0 * share_near_optimum(&s, opt)
-        );
-        for (name, make) in samplers {
-            let rows = bench(&s, opt, &make, &settings, seeds, &budgets);
-            for (b, r) in budgets.iter().zip(rows) {
-                println!(
-                    "| {} | {name} | {b} | {:.0}% | {:.1}% | {:.1}% | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
-                    s.name,
-                    100.0 * r.hits as f64 / r.runs as f64,
-                    100.0 * r.median,
-                    100.0 * r.worst,
-                    r.spent[0],
-                    r.spent[1],
-                    r.spent[2],
-                    r.spent[3],
-                    r.spent[4],
-                );
-            }
-        }
+    println!("| server | search | trials | hits | median pick | worst pick | A/A | seeds | LHS | race | model | found |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    // One thread per server (the studies are independent and deterministic); rows printed
+    // in the suite's order.
+    let chosen: Vec<Server> = servers()
+        .into_iter()
+        .filter(|s| only.as_ref().is_none_or(|o| *o == s.name))
+        .collect();
+    let tables: Vec<Vec<String>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = chosen
+            .iter()
+            .map(|s| {
+                let (samplers, settings, budgets) = (&samplers, &settings, &budgets);
+                scope.spawn(move || {
+                    let (opt, _) = s.optimum();
+                    eprintln!(
+                        "{}: optimum {opt:.0} ok/s; {:.2}% of the space within 5% of it",
+                        s.name,
+                        100.0 * share_near_optimum(s, opt)
+                    );
+                    let mut lines = Vec::new();
+                    for (name, make) in samplers {
+                        let rows = bench(s, opt, make, settings, seeds, budgets);
+                        for (b, r) in budgets.iter().zip(rows) {
+                            lines.push(format!(
+                                "| {} | {name} | {b} | {:.0}% | {:.1}% | {:.1}% | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.0}% |",
+                                s.name,
+                                100.0 * r.hits as f64 / r.runs as f64,
+                                100.0 * r.median,
+                                100.0 * r.worst,
+                                r.spent[0],
+                                r.spent[1],
+                                r.spent[2],
+                                r.spent[3],
+                                r.spent[4],
+                                100.0 * r.found as f64 / r.runs as f64,
+                            ));
+                        }
+                    }
+                    lines
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for line in tables.into_iter().flatten() {
+        println!("{line}");
     }
 }

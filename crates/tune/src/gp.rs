@@ -2,7 +2,9 @@
 //! scale per parameter, a Hamming distance for categorical parameters, and a learned noise
 //! term), fitted by maximum a-posteriori over a small grid, and constrained expected
 //! improvement (expected improvement over the best feasible posterior mean, times the
-//! probability that a second GP on the SLO margin says "met"). Ideas from Gardner et al.
+//! probability that a second GP on the SLO margin says "met"), maximised over random and
+//! local candidates, the best three then hill-climbed over the other choices of each
+//! categorical parameter and the integers next to each range's value. Ideas from Gardner et al.
 //! 2014 (constrained EI) and Snoek et al. 2012 (Matérn 5/2, noisy EI); code our own.
 //! Sizes are tens of points, so plain O(n³) Cholesky is instant.
 
@@ -353,26 +355,91 @@ impl Sampler for GpSampler {
                 cands.push(u);
             }
         }
-        let mut choice: Option<(f64, Config)> = None;
+        let acq = |u: &[f64]| {
+            let (mu, sd) = objective.predict(u);
+            match best {
+                Some(b) => expected_improvement(mu, sd, b) * pof(u),
+                None => pof(u),
+            }
+        };
+        let mut scored_cands: Vec<(f64, Vec<f64>)> = Vec::new();
         for u in cands {
             let config = space.decode(&u);
             if history.iter().any(|o| o.config == config) {
                 continue;
             }
             let snapped = space.encode(&config);
-            let (mu, sd) = objective.predict(&snapped);
-            let acq = match best {
-                Some(b) => expected_improvement(mu, sd, b) * pof(&snapped),
-                None => pof(&snapped),
-            };
-            if choice.as_ref().is_none_or(|c| acq > c.0) {
-                choice = Some((acq, config));
+            scored_cands.push((acq(&snapped), snapped));
+        }
+        scored_cands.sort_by(|a, b| b.0.total_cmp(&a.0));
+        scored_cands.dedup_by(|a, b| a.1 == b.1);
+        // Local refinement of the three best: hill-climb the acquisition over every other
+        // value of each categorical parameter and the integers next to each range's value.
+        // An SLO edge is one integer step wide, finer than random candidates land, and the
+        // best feasible worker count of one class says little about another's: random
+        // perturbations rarely try the same point under another choice. (Sweeping whole
+        // ranges as well was measured and rejected: docs/tuning.md.)
+        let sweeps: Vec<Vec<f64>> = (0..d).map(|i| choices(space, i)).collect();
+        let mut choice: Option<(f64, Vec<f64>)> = scored_cands.first().cloned();
+        for (a0, u0) in scored_cands.iter().take(3) {
+            let (mut a, mut u) = (*a0, u0.clone());
+            for _ in 0..2 {
+                let before = a;
+                for (i, values) in sweeps.iter().enumerate() {
+                    let near = neighbours(space, i, u[i]);
+                    for v in values.iter().chain(&near) {
+                        if (u[i] - v).abs() < 1e-12 {
+                            continue;
+                        }
+                        let mut w = u.clone();
+                        w[i] = *v;
+                        let config = space.decode(&w);
+                        if history.iter().any(|o| o.config == config) {
+                            continue;
+                        }
+                        let x = acq(&w);
+                        if x > a {
+                            a = x;
+                            u = w;
+                        }
+                    }
+                }
+                if a <= before {
+                    break;
+                }
+            }
+            if choice.as_ref().is_none_or(|c| a > c.0) {
+                choice = Some((a, u));
             }
         }
         match choice {
-            Some((_, c)) => c,
+            Some((_, u)) => space.decode(&u),
             None => random_config(space, rng),
         }
+    }
+}
+
+/// The positions of the integers next to the one at `u` (±1, ±2), for a range.
+fn neighbours(space: &Space, i: usize, u: f64) -> Vec<f64> {
+    let p = &space.params[i];
+    match (&p.kind, p.decode(u)) {
+        (crate::space::Kind::Int { lo, hi, .. }, crate::space::Value::Int(x)) => [-2, -1, 1, 2]
+            .iter()
+            .map(|k| x + k)
+            .filter(|y| (*lo..=*hi).contains(y))
+            .map(|y| p.encode(&crate::space::Value::Int(y)))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The positions of every value of a categorical parameter (none for a range).
+fn choices(space: &Space, i: usize) -> Vec<f64> {
+    match &space.params[i].kind {
+        crate::space::Kind::Choice(c) => (0..c.len())
+            .map(|j| (j as f64 + 0.5) / c.len() as f64)
+            .collect(),
+        _ => Vec::new(),
     }
 }
 
@@ -400,6 +467,50 @@ mod tests {
         assert!(s < 0.2);
         let (_, far) = gp.predict(&[3.0]);
         assert!(far > s);
+    }
+
+    #[test]
+    fn the_refinement_tries_the_next_integers_and_every_choice() {
+        use crate::space::{Kind, ParamSpec, Value};
+        let space = Space {
+            params: vec![
+                ParamSpec {
+                    name: "w".into(),
+                    kind: Kind::Int {
+                        lo: 1,
+                        hi: 128,
+                        log: true,
+                    },
+                    default: Value::Int(4),
+                },
+                ParamSpec {
+                    name: "k".into(),
+                    kind: Kind::Choice(vec![Value::Word("a".into()), Value::Word("b".into())]),
+                    default: Value::Word("a".into()),
+                },
+            ],
+            inert: Vec::new(),
+        };
+        let p = &space.params[0];
+        let at = |x: i64| p.encode(&Value::Int(x));
+        let near: Vec<Value> = neighbours(&space, 0, at(22))
+            .into_iter()
+            .map(|u| p.decode(u))
+            .collect();
+        let want: Vec<Value> = [20, 21, 23, 24].into_iter().map(Value::Int).collect();
+        assert_eq!(near, want);
+        // At the end of the range only the integers inside it.
+        assert_eq!(neighbours(&space, 0, at(128)).len(), 2);
+        assert!(neighbours(&space, 1, 0.25).is_empty());
+        let words: Vec<Value> = choices(&space, 1)
+            .into_iter()
+            .map(|u| space.params[1].decode(u))
+            .collect();
+        assert_eq!(
+            words,
+            vec![Value::Word("a".into()), Value::Word("b".into())]
+        );
+        assert!(choices(&space, 0).is_empty());
     }
 
     #[test]

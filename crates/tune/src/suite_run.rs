@@ -28,6 +28,9 @@ pub struct StudyRun {
     pub picks: Vec<f64>,
     /// Trials per reason (`WHYS` order), per checkpoint.
     pub spent: Vec<[usize; 5]>,
+    /// The best true value (over the optimum) among the configurations measured so far, per
+    /// checkpoint: what a pick could have been had the search known the truth.
+    pub found: Vec<f64>,
 }
 
 /// A fresh study of `server`.
@@ -65,6 +68,7 @@ pub fn run(
     let mut out = StudyRun {
         picks: Vec::new(),
         spent: Vec::new(),
+        found: Vec::new(),
     };
     let read = |s: &Study, out: &mut StudyRun| {
         let pick = s
@@ -76,8 +80,14 @@ pub fn run(
                 spent[i] += 1;
             }
         }
+        let found = s
+            .trials()
+            .iter()
+            .map(|t| server.true_value(&t.config) / optimum)
+            .fold(0.0, f64::max);
         out.picks.push(pick);
         out.spent.push(spent);
+        out.found.push(found);
     };
     loop {
         if checkpoints.contains(&s.trials().len()) && out.picks.len() < checkpoints.len() {
@@ -102,10 +112,12 @@ pub struct Summary {
     pub worst: f64,
     /// Mean trials per reason (`WHYS` order).
     pub spent: [f64; 5],
+    /// Studies that measured a hit at all (whether or not they picked it).
+    pub found: usize,
 }
 
 /// Summarise the picks (and budget use) of many seeded studies.
-pub fn summarize(picks: &[f64], spent: &[[usize; 5]]) -> Summary {
+pub fn summarize(picks: &[f64], spent: &[[usize; 5]], found: &[f64]) -> Summary {
     let mut sorted = picks.to_vec();
     sorted.sort_by(f64::total_cmp);
     let n = sorted.len().max(1);
@@ -121,6 +133,7 @@ pub fn summarize(picks: &[f64], spent: &[[usize; 5]]) -> Summary {
         median: sorted.get(sorted.len() / 2).copied().unwrap_or(0.0),
         worst: sorted.first().copied().unwrap_or(0.0),
         spent: if n > 0 { mean } else { [0.0; 5] },
+        found: found.iter().filter(|p| **p >= 0.95).count(),
     }
 }
 
@@ -140,7 +153,8 @@ pub fn bench(
         .map(|i| {
             let picks: Vec<f64> = runs.iter().map(|r| r.picks[i]).collect();
             let spent: Vec<[usize; 5]> = runs.iter().map(|r| r.spent[i]).collect();
-            summarize(&picks, &spent)
+            let found: Vec<f64> = runs.iter().map(|r| r.found[i]).collect();
+            summarize(&picks, &spent, &found)
         })
         .collect()
 }
@@ -170,11 +184,19 @@ mod tests {
     /// Hits of the GP at 15 trials over 100 seeds must stay at least Optuna 5.0.0 TPE's
     /// recorded figure on the same server (docs/tuning.md, `examples/optuna_suite.py`).
     fn at_least_tpe(name: &str, tpe_hits: usize) {
+        at_least(name, tpe_hits, tpe_hits);
+    }
+
+    /// The same with a margin: at least `floor` hits (≥ TPE's `tpe_hits`).
+    fn at_least(name: &str, tpe_hits: usize, floor: usize) {
         let s = server(name).unwrap();
         let (opt, _) = s.optimum();
         let make = || Box::new(GpSampler::default()) as Box<dyn Sampler>;
         let r = &bench(&s, opt, &make, &Settings::default(), 100, &[15])[0];
-        assert!(r.hits >= tpe_hits, "{name}: {r:?}, TPE hit {tpe_hits}/100");
+        assert!(
+            r.hits >= tpe_hits.max(floor),
+            "{name}: {r:?}, TPE hit {tpe_hits}/100, the floor is {floor}"
+        );
     }
 
     #[test]
@@ -185,6 +207,24 @@ mod tests {
     #[test]
     fn the_gp_hits_at_least_as_often_as_tpe_with_an_infeasible_default() {
         at_least_tpe("nginx-infeasible-default", 9);
+    }
+
+    #[test]
+    fn the_gp_hits_at_least_as_often_as_tpe_on_the_slo_edge() {
+        // With a margin: the local refinement of the acquisition (integer neighbours of an
+        // SLO edge) took it from 3 to 11 of these 100 seeds; TPE hit 2. (Over 300 seeds the
+        // gain is smaller, 5% to 6%: docs/tuning.md.)
+        at_least("gunicorn-slo-cut", 2, 8);
+    }
+
+    #[test]
+    fn the_gp_hits_at_least_as_often_as_tpe_under_heavy_noise() {
+        at_least_tpe("haproxy-noisy", 13);
+    }
+
+    #[test]
+    fn the_gp_hits_at_least_as_often_as_tpe_under_light_noise() {
+        at_least_tpe("haproxy-quiet", 23);
     }
 
     #[test]
