@@ -60,7 +60,7 @@ impl Worker {
         }
     }
 
-    pub(super) fn socket_event(&mut self, i: usize, event: &mio::event::Event) {
+    pub(super) fn socket_event(&mut self, i: usize, event: crate::worker::poller::Readiness) {
         let now = Instant::now();
         if event.is_readable() || event.is_read_closed() || event.is_error() {
             if let Some(stream) = self.conns[i].stream.as_mut() {

@@ -36,6 +36,7 @@ pub(crate) mod backoff;
 pub(crate) mod base;
 mod conn_io;
 pub(crate) mod event_loop;
+pub mod poller;
 mod smtp_io;
 
 use crate::http1::ResponseParser;
@@ -115,6 +116,8 @@ pub struct WorkerConfig {
     pub smtp: Option<Arc<crate::smtp::SmtpSetup>>,
     /// SMTP `--starttls`: the TLS connector the session upgrades with.
     pub starttls: Option<Connector>,
+    /// How this worker waits for its sockets (`poller`).
+    pub io: webtune_model::IoBackend,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -302,7 +305,7 @@ impl Driver for Worker {
         self.conns.get(i).map(|c| c.generation)
     }
 
-    fn on_event(&mut self, i: usize, event: &mio::event::Event) {
+    fn on_event(&mut self, i: usize, event: poller::Readiness) {
         self.socket_event(i, event);
     }
 }
