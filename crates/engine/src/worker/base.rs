@@ -25,8 +25,9 @@ use webtune_model::{Arrival, ErrorKind};
 
 /// A worker's state apart from its connections.
 pub(crate) struct Base {
-    pub cfg: WorkerConfig,
+    /// Declared (so dropped) before `cfg`: sends queued on the ring point into `cfg.requests`.
     pub poll: Poller,
+    pub cfg: WorkerConfig,
     pub rec: Recorder,
     pub buf: Vec<u8>,
     pub rng: Rng,

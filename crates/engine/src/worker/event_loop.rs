@@ -55,11 +55,15 @@ pub(crate) trait Driver {
     fn generation(&self, i: usize) -> Option<usize>;
     /// A readiness event for connection `i`'s current socket.
     fn on_event(&mut self, i: usize, event: Readiness);
+    /// io_uring: a send queued for connection `i`'s current socket completed (`res`: bytes
+    /// sent, or -errno). Only a driver that queues sends gets these.
+    fn on_sent(&mut self, _i: usize, _res: i32) {}
 }
 
 /// Run the loop until the worker is done; the last interval's report is sent on the way out.
 pub(crate) fn run_loop<D: Driver>(d: &mut D) -> io::Result<()> {
     let mut events: Vec<(Token, Readiness)> = Vec::with_capacity(1024);
+    let mut sent: Vec<(Token, i32)> = Vec::new();
     let b = d.base();
     let interval = b.cfg.interval;
     let mut interval_index: u64 = 0;
@@ -132,7 +136,7 @@ pub(crate) fn run_loop<D: Driver>(d: &mut D) -> io::Result<()> {
         };
         let b = d.base();
         let busy_from = (b.active > 0).then(|| b.slot_of(now));
-        let polled = b.poll.wait(&mut events, timeout);
+        let polled = b.poll.wait(&mut events, &mut sent, timeout);
         if let Some(from) = busy_from {
             let to = b.slot_of(Instant::now());
             b.rec.mark_busy(from, to);
@@ -141,6 +145,13 @@ pub(crate) fn run_loop<D: Driver>(d: &mut D) -> io::Result<()> {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
+        }
+        // Sends first: a send's completion comes before the answer it asked for.
+        for &(token, res) in &sent {
+            let i = token.0 & INDEX_MASK;
+            if d.generation(i).is_some_and(|g| token_of(i, g) == token) {
+                d.on_sent(i, res);
+            }
         }
         for &(token, event) in &events {
             if token == TIMER {

@@ -308,6 +308,10 @@ impl Driver for Worker {
     fn on_event(&mut self, i: usize, event: poller::Readiness) {
         self.socket_event(i, event);
     }
+
+    fn on_sent(&mut self, i: usize, res: i32) {
+        self.send_done(i, res);
+    }
 }
 
 impl Worker {

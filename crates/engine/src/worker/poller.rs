@@ -10,6 +10,10 @@
 //! edge") hold unchanged, and the HTTP/1.1, h2, TLS and SMTP code above does not know which
 //! backend it runs on.
 //!
+//! Under io_uring a worker may also hand a request's bytes to the ring (`queue_send`)
+//! instead of writing them: the sends of every connection due in a turn then go in with
+//! the turn's one `io_uring_enter`, and their completions come back beside the readiness.
+//!
 //! A poll request holds a reference to its file: closing a socket under io_uring first
 //! queues the removal of its poll (else the kernel would keep the connection open); the
 //! removal goes in with the next wait, before any poll queued after it, so a reused file
@@ -127,16 +131,47 @@ impl Poller {
         }
     }
 
-    /// Submit what is queued and wait up to `timeout` for readiness; `out` gets what came.
-    pub fn wait(&mut self, out: &mut Vec<(Token, Readiness)>, timeout: Duration) -> io::Result<()> {
+    /// Does `queue_send` take sends (io_uring, unless `WEBTUNE_URING_NO_SEND` is set: the
+    /// readiness-only mode, kept for bench/ to measure each step)?
+    pub fn queues_sends(&self) -> bool {
+        matches!(self, Poller::Uring(u) if u.sends)
+    }
+
+    /// io_uring: queue a send of `bytes` on `fd` for the socket `token`; it goes in with the
+    /// next wait, and its completion (bytes sent, or -errno) comes back in `wait`'s `sent`.
+    ///
+    /// # Safety
+    /// `bytes` must stay where they are, unchanged, until that completion or the end of this
+    /// poller.
+    pub unsafe fn queue_send(&mut self, fd: RawFd, token: Token, bytes: &[u8]) -> io::Result<()> {
+        match self {
+            Poller::Epoll { .. } => Err(io::ErrorKind::Unsupported.into()),
+            Poller::Uring(u) => {
+                let sqe = opcode::Send::new(types::Fd(fd), bytes.as_ptr(), bytes.len() as u32)
+                    .build()
+                    .user_data(SEND | token.0 as u64);
+                u.push(&sqe)
+            }
+        }
+    }
+
+    /// Submit what is queued and wait up to `timeout` for readiness; `out` gets what came,
+    /// `sent` the completions of queued sends (io_uring only).
+    pub fn wait(
+        &mut self,
+        out: &mut Vec<(Token, Readiness)>,
+        sent: &mut Vec<(Token, i32)>,
+        timeout: Duration,
+    ) -> io::Result<()> {
         out.clear();
+        sent.clear();
         match self {
             Poller::Epoll { poll, events } => {
                 poll.poll(events, Some(timeout))?;
                 out.extend(events.iter().map(|e| (e.token(), Readiness::from_mio(e))));
                 Ok(())
             }
-            Poller::Uring(u) => u.wait(out, timeout),
+            Poller::Uring(u) => u.wait(out, sent, timeout),
         }
     }
 }
@@ -145,6 +180,9 @@ impl Poller {
 /// the timer's is `usize::MAX`).
 const REMOVAL: u64 = u64::MAX - 1;
 const NO_TOKEN: u64 = u64::MAX - 2;
+const TIMER_DATA: u64 = u64::MAX;
+/// The top bit over a socket's token: the completion of a send queued for it.
+const SEND: u64 = 1 << 63;
 
 /// io_uring as a readiness source.
 pub(crate) struct Uring {
@@ -153,6 +191,8 @@ pub(crate) struct Uring {
     by_fd: Vec<u64>,
     /// Which of them asked for writable too.
     writable: Vec<bool>,
+    /// Requests may be sent through the ring (`queues_sends`).
+    sends: bool,
 }
 
 impl Uring {
@@ -162,6 +202,7 @@ impl Uring {
             ring,
             by_fd: Vec::new(),
             writable: Vec::new(),
+            sends: std::env::var_os("WEBTUNE_URING_NO_SEND").is_none(),
         })
     }
 
@@ -208,7 +249,12 @@ impl Uring {
         }
     }
 
-    fn wait(&mut self, out: &mut Vec<(Token, Readiness)>, timeout: Duration) -> io::Result<()> {
+    fn wait(
+        &mut self,
+        out: &mut Vec<(Token, Readiness)>,
+        sent: &mut Vec<(Token, i32)>,
+        timeout: Duration,
+    ) -> io::Result<()> {
         let ts = types::Timespec::new()
             .sec(timeout.as_secs())
             .nsec(timeout.subsec_nanos());
@@ -226,6 +272,10 @@ impl Uring {
                 continue;
             }
             let res = cqe.result();
+            if token != TIMER_DATA && token & SEND != 0 {
+                sent.push((Token((token & !SEND) as usize), res));
+                continue;
+            }
             if !cqueue::more(cqe.flags()) && res != -libc::ECANCELED {
                 // The kernel ended this poll (a full completion queue, or an error), not a
                 // removal of ours.
@@ -366,15 +416,17 @@ mod tests {
         let mut poller =
             Poller::new(IoBackend::Uring, 1).expect("io_uring (kernel.io_uring_disabled=0)");
         poller.register(client.as_raw_fd(), Token(7), true).unwrap();
-        let mut out = Vec::new();
-        poller.wait(&mut out, Duration::from_millis(100)).unwrap();
+        let (mut out, mut sent) = (Vec::new(), Vec::new());
+        poller
+            .wait(&mut out, &mut sent, Duration::from_millis(100))
+            .unwrap();
         assert!(
             out.iter().any(|(t, r)| *t == Token(7) && r.is_writable()),
             "{out:?}"
         );
         poller.closing(client.as_raw_fd());
         drop(client);
-        poller.wait(&mut out, Duration::ZERO).unwrap();
+        poller.wait(&mut out, &mut sent, Duration::ZERO).unwrap();
         server
             .set_read_timeout(Some(Duration::from_secs(5)))
             .unwrap();
