@@ -1,5 +1,5 @@
-//! One worker thread: it owns its connections, its event loop (mio, edge-triggered epoll),
-//! its recorder. Nothing is shared on the per-request path: no lock, no atomic write (only
+//! One worker thread: it owns its connections, its event loop (edge-triggered epoll, or
+//! io_uring with `--io`: `poller`), its recorder. Nothing is shared on the per-request path: no lock, no atomic write (only
 //! opening or closing a socket touches the shared open-connection gauge).
 //!
 //! This file is the HTTP/1.1 worker's pacing: which connection sends when. `conn_io` is its
