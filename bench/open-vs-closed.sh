@@ -14,24 +14,26 @@
 #
 #   bench/open-vs-closed.sh [ROUNDS] [SECONDS]     defaults: 3 rounds, 3 s per run
 #   WEBTUNE=/path/to/other/webtune bench/open-vs-closed.sh   # compare two builds
+#   IO=uring bench/open-vs-closed.sh                          # the --io backend (default epoll)
 set -euo pipefail
 ROUNDS=${1:-3}
 SECS=${2:-3}
 CONNS=${CONNS:-100}
+IO=${IO:-epoll}
 source "$(dirname "$0")/lib.sh"
 ensure_webtune
 command -v python3 >/dev/null || { echo "needs python3"; exit 1; }
 start_nginx
 
 run() {
-  "${client_pin[@]}" "$WEBTUNE" bench "$URL" -t 1 -c "$CONNS" -d "${SECS}s" -q \
+  "${client_pin[@]}" "$WEBTUNE" bench "$URL" -t 1 -c "$CONNS" -d "${SECS}s" -q --io "$IO" \
     --json "$work/$1.json" "${@:2}" || true
 }
 capacity() {
   python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["requests_per_s"]))' "$1"
 }
 
-echo "nginx 1 worker on $URL; $ROUNDS rounds x ${SECS}s, c=$CONNS, t=1; $(nproc) cores; $WEBTUNE"
+echo "nginx 1 worker on $URL; $ROUNDS rounds x ${SECS}s, c=$CONNS, t=1, --io $IO; $(nproc) cores; $WEBTUNE"
 for r in $(seq "$ROUNDS"); do
   run "closed$r"
   cap=$(capacity "$work/closed$r.json")

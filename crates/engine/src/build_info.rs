@@ -9,9 +9,9 @@ pub const TLS: &str = "rustls with ring (TLS 1.2, 1.3)";
 /// knowledge over plain TCP).
 pub const HTTP: &str = "HTTP/1.1, HTTP/2 (h2, h2c)";
 
-/// How workers wait for sockets (`worker`: mio's edge-triggered epoll, a timerfd for due
-/// times). The only backend there is: a second one would be chosen here.
-pub const IO: &str = "epoll";
+/// How workers wait for sockets (`worker::poller`: mio's edge-triggered epoll, or io_uring
+/// polls with `--io uring|auto`; a timerfd for due times), the default first.
+pub const IO: &str = "epoll, io_uring (--io uring|auto)";
 
 /// The facts as `name: value` lines, in the order `--version` prints them.
 pub fn lines() -> [(&'static str, &'static str); 3] {

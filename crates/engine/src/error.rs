@@ -54,6 +54,8 @@ pub enum EngineError {
     Tls(String),
     #[error("cannot start a worker thread: {0}")]
     Thread(std::io::Error),
+    #[error("--io uring: io_uring is not available here: {0} (use --io epoll, or --io auto)")]
+    IoUring(String),
     #[error("cannot create an event loop: {0}")]
     Poll(std::io::Error),
 }

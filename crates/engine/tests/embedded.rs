@@ -1,7 +1,10 @@
 //! The engine against the embedded target: exact request counts, connection reuse, status
 //! counting, chunked bodies, and a result that round-trips through JSON.
 
-use webtune_engine::{run, RunControl, Workload};
+mod support;
+
+use support::run;
+use webtune_engine::{RunControl, Workload};
 use webtune_model::{ErrorKind, RunResult, RunSpec, StopCondition};
 use webtune_serve::{EmbeddedServer, ServeOptions};
 

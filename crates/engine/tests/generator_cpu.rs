@@ -3,7 +3,10 @@
 //! charged to the generator, or every such run reads as "the generator was the limit".
 //! Alone in its file so no other test's threads share the process.
 
-use webtune_engine::{run, RunControl, Workload};
+mod support;
+
+use support::run;
+use webtune_engine::{RunControl, Workload};
 use webtune_model::{RunSpec, StopCondition};
 use webtune_serve::{EmbeddedServer, ServeOptions};
 

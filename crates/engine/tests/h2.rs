@@ -6,7 +6,8 @@
 mod support;
 
 use std::process::{Command, Stdio};
-use webtune_engine::{run, RunControl, Workload};
+use support::run;
+use webtune_engine::{RunControl, Workload};
 use webtune_model::{RunResult, RunSpec, StopCondition, TlsOptions};
 
 use support::tls_servers::{binary, free_port, make_cert, wait_listening, Server};

@@ -11,8 +11,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
+use support::run;
 use support::{serve_connections, TestServer};
-use webtune_engine::{run, RunControl, Workload};
+use webtune_engine::{RunControl, Workload};
 use webtune_model::{Arrival, ErrorKind, LoadMode, RunResult, RunSpec, StopCondition};
 
 const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";

@@ -10,8 +10,9 @@ mod support;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use support::run;
 use support::{http_server, TestServer};
-use webtune_engine::{run, RunControl, Workload};
+use webtune_engine::{RunControl, Workload};
 use webtune_model::{Arrival, LoadMode, RunResult, RunSpec, Stage, StopCondition};
 
 /// What the test server waits before answering the n-th request (over all connections).

@@ -9,8 +9,9 @@ use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::Ordering;
 use std::thread;
 use std::time::Duration;
+use support::run;
 use support::{read_head, serve_connections, TestServer};
-use webtune_engine::{run, RunControl, Workload};
+use webtune_engine::{RunControl, Workload};
 use webtune_model::{ErrorKind, RunResult, RunSpec, StopCondition};
 
 /// Read one request head; false when the client closed (the engine never pipelines).

@@ -2,12 +2,15 @@
 //! connection reuse vs a connection per request, status codes. nginx runs in a private
 //! directory with `daemon off;`, one worker, on a free loopback port; it is stopped on drop.
 
+mod support;
+
 use std::io::Read;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use webtune_engine::{run, RunControl, Workload};
+use support::run;
+use webtune_engine::{RunControl, Workload};
 use webtune_model::{ErrorKind, RunResult, RunSpec, StopCondition};
 
 struct Nginx {

@@ -5,7 +5,8 @@
 mod support;
 
 use std::time::{Duration, Instant};
-use webtune_engine::{run, RunControl, Workload};
+use support::run;
+use webtune_engine::{RunControl, Workload};
 use webtune_model::{Arrival, LoadMode, RunSpec, StopCondition};
 
 #[test]

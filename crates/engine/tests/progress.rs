@@ -1,7 +1,10 @@
 //! The live view (`Progress`) is the whole run's, not one worker thread's: open connections
 //! summed over every thread, and counts that include every worker's last report.
 
-use webtune_engine::{run, Progress, RunControl, Workload};
+mod support;
+
+use support::run;
+use webtune_engine::{Progress, RunControl, Workload};
 use webtune_model::{RunSpec, StopCondition};
 use webtune_serve::{EmbeddedServer, ServeOptions};
 

@@ -7,8 +7,9 @@ mod support;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use support::run;
 use support::{http_server, TestServer};
-use webtune_engine::{run, RunControl, Workload};
+use webtune_engine::{RunControl, Workload};
 use webtune_model::{ErrorKind, RunSpec, StopCondition};
 
 /// Answers every request ("<html>…</html>" under /page, "plain" elsewhere); counts

@@ -10,9 +10,10 @@ use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
+use support::run;
 use support::{serve_connections, TestServer};
 use webtune_engine::smtp::Mailboxes;
-use webtune_engine::{run, RunControl, Workload};
+use webtune_engine::{RunControl, Workload};
 use webtune_model::{Arrival, ErrorKind, LoadMode, RunResult, RunSpec, SmtpSpec, StopCondition};
 
 #[derive(Clone, Default)]

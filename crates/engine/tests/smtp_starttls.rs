@@ -11,10 +11,11 @@ use rustls::{ServerConfig, ServerConnection, StreamOwned};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
+use support::run;
 use support::serve_connections;
 use support::tls_servers::make_cert;
 use webtune_engine::smtp::Mailboxes;
-use webtune_engine::{run, RunControl, Workload};
+use webtune_engine::{RunControl, Workload};
 use webtune_model::{ErrorKind, RunSpec, SmtpSpec, StopCondition, TlsOptions};
 
 fn server_config(dir: &std::path::Path) -> Arc<ServerConfig> {

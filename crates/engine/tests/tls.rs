@@ -8,7 +8,8 @@ mod support;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use webtune_engine::{run, RunControl, Workload};
+use support::run;
+use webtune_engine::{RunControl, Workload};
 use webtune_model::{ErrorKind, ProbeSpec, RunResult, RunSpec, StopCondition, TlsOptions};
 
 use support::tls_servers::{

@@ -32,8 +32,8 @@ pub use server::ServerSamples;
 pub use shard::{Shard, ShardError, ShardSet, ShardSummary, StartRecord};
 pub use smtp::{SmtpSpec, SmtpSummary, SMTP_SCHEMA};
 pub use spec::{
-    Arrival, LoadMode, ProbeSpec, RunSpec, SpecError, Stage, StopCondition, TlsOptions,
-    MAX_RATE_PER_S,
+    Arrival, IoBackend, IoChoice, LoadMode, ProbeSpec, RunSpec, SpecError, Stage, StopCondition,
+    TlsOptions, MAX_RATE_PER_S,
 };
 pub use stop::StopToken;
 pub use threshold::{Threshold, ThresholdError, Verdict};

@@ -334,6 +334,10 @@ pub struct RunResult {
     /// SMTP runs (schema `webtune.smtp/1`): per-phase latencies and replies by code.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub smtp: Option<crate::SmtpSummary>,
+    /// How the workers waited for their sockets (`--io`); None in results written before
+    /// it was recorded, and for runs the engine did not make (`webtune fs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_backend: Option<crate::IoBackend>,
 }
 
 /// What one repeat of a repeated run measured: enough to tell whether two configurations

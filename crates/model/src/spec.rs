@@ -86,6 +86,41 @@ fn one() -> u32 {
     1
 }
 
+/// `--io`: how the engine's workers wait for their sockets. `Auto` takes io_uring when the
+/// kernel allows it and epoll otherwise (saying why); the result records which one ran.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IoChoice {
+    #[default]
+    Epoll,
+    Uring,
+    Auto,
+}
+
+impl IoChoice {
+    pub fn is_default(&self) -> bool {
+        *self == IoChoice::default()
+    }
+}
+
+/// The I/O backend a run's workers used (`RunResult::io_backend`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IoBackend {
+    Epoll,
+    Uring,
+}
+
+impl IoBackend {
+    /// The name `--io` and the result use: "epoll" or "uring".
+    pub fn name(self) -> &'static str {
+        match self {
+            IoBackend::Epoll => "epoll",
+            IoBackend::Uring => "uring",
+        }
+    }
+}
+
 fn is_one(n: &u32) -> bool {
     *n == 1
 }
@@ -158,6 +193,9 @@ pub struct RunSpec {
     /// `webtune smtp`: the run speaks SMTP to an smtp:// URL and its requests are messages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub smtp: Option<crate::SmtpSpec>,
+    /// `--io`: epoll, io_uring, or io_uring where the kernel allows it.
+    #[serde(default, skip_serializing_if = "IoChoice::is_default")]
+    pub io: IoChoice,
 }
 
 impl Default for RunSpec {
@@ -192,6 +230,7 @@ impl Default for RunSpec {
             shard: None,
             start_at_unix_ms: None,
             smtp: None,
+            io: IoChoice::Epoll,
         }
     }
 }

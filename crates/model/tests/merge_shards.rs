@@ -80,6 +80,7 @@ fn shard(index: u32, started_at_unix_ms: u64, latencies: &[u64]) -> RunResult {
         start: None,
         sharding: None,
         thresholds: Vec::new(),
+        io_backend: None,
     };
     r.finish_summaries();
     r

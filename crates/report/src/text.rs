@@ -368,9 +368,13 @@ fn write_connections_and_cost(out: &mut String, r: &RunResult) {
     } else {
         "no requests".into()
     };
+    // The I/O backend the workers waited with (`--io`), where the result records it.
+    let io = r
+        .io_backend
+        .map_or(String::new(), |b| format!(" (I/O: {})", b.name()));
     let _ = writeln!(
         out,
-        "Generator CPU   {:.2} s user + {:.2} s sys = {per_request}",
+        "Generator CPU   {:.2} s user + {:.2} s sys = {per_request}{io}",
         g.user_cpu_s, g.system_cpu_s
     );
 }
@@ -428,6 +432,9 @@ mod tests {
         assert!(!text.contains("In flight"));
         // 1.0 s CPU over 1005 attempted requests
         assert!(text.contains("995.0 µs per request"), "{text}");
+        let mut uring = r.clone();
+        uring.io_backend = Some(webtune_model::IoBackend::Uring);
+        assert!(render_text(&uring).contains("µs per request (I/O: uring)"));
         assert!(!text.contains("INTERRUPTED"));
     }
 

@@ -11,8 +11,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 use webtune_engine::{Progress, Workload};
 use webtune_model::{
-    parse_duration, Arrival, LoadMode, ProbeSpec, RunResult, RunSpec, Stage, StatusRanges,
-    StopCondition, TlsOptions,
+    parse_duration, Arrival, IoChoice, LoadMode, ProbeSpec, RunResult, RunSpec, Stage,
+    StatusRanges, StopCondition, TlsOptions,
 };
 
 #[derive(clap::Args, Debug, Clone)]
@@ -181,6 +181,21 @@ pub struct RequestArgs {
         requires = "http2"
     )]
     pub streams: u32,
+    /// How the workers wait for their sockets: epoll, uring (io_uring; an error where the
+    /// kernel forbids it) or auto (io_uring where it works, else epoll, saying why).
+    #[arg(long = "io", default_value = "epoll", value_name = "BACKEND", value_parser = parse_io)]
+    pub io: IoChoice,
+}
+
+fn parse_io(text: &str) -> Result<IoChoice, String> {
+    match text {
+        "epoll" => Ok(IoChoice::Epoll),
+        "uring" | "io_uring" => Ok(IoChoice::Uring),
+        "auto" => Ok(IoChoice::Auto),
+        _ => Err(format!(
+            "{text:?} is not a backend: use epoll, uring or auto"
+        )),
+    }
 }
 
 /// Parse "10s:50,30s:200,10s:0" into ramp stages.
@@ -262,6 +277,10 @@ impl RequestArgs {
         };
         spec.http2 = self.http2;
         spec.streams = self.streams;
+        spec.io = self.io;
+        if let Ok((_, Some(why))) = webtune_engine::resolve_io(self.io) {
+            eprintln!("webtune: --io auto: io_uring is not available ({why}); using epoll");
+        }
         Ok(())
     }
 

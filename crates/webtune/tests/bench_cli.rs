@@ -157,6 +157,34 @@ fn json_to_stdout_is_the_only_stdout() {
     assert_eq!(v["ok"], 200);
 }
 
+/// `--io` picks the workers' backend; the result and the text say which one ran (io_uring
+/// works on the machines the tests run on: `kernel.io_uring_disabled` is 0).
+#[test]
+fn io_backend_is_chosen_by_flag_and_recorded() {
+    for (flag, backend) in [("epoll", "epoll"), ("uring", "uring")] {
+        let (code, out, err) = run_bounded(
+            webtune().args(["bench", "-n", "200", "-c", "4", "--io", flag, "--json", "-"]),
+            Duration::from_secs(30),
+        );
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).expect("stdout is one JSON doc");
+        assert_eq!(v["ok"], 200);
+        assert_eq!(v["io_backend"], backend);
+    }
+    let (code, out, err) = run_bounded(
+        webtune().args(["bench", "-n", "100", "-c", "2", "--io", "uring"]),
+        Duration::from_secs(30),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("(I/O: uring)"), "{out}");
+    let (code, _, err) = run_bounded(
+        webtune().args(["bench", "-n", "10", "--io", "kqueue"]),
+        Duration::from_secs(30),
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("use epoll, uring or auto"), "{err}");
+}
+
 #[test]
 fn text_summary_names_the_embedded_target() {
     let (code, out, err) = run_bounded(

@@ -55,6 +55,7 @@ pub(super) fn assemble(finished: Finished) -> RunResult {
         first_lengths,
         interval,
         starttls,
+        io,
         ..
     } = prepared;
     let elapsed_s = elapsed.as_secs_f64();
@@ -141,6 +142,7 @@ pub(super) fn assemble(finished: Finished) -> RunResult {
         protocol: Some(protocol_name(spec, plan.tls.is_some()).into()),
         h2: total.h2.take(),
         smtp: total.smtp.take(),
+        io_backend: Some(io),
     };
     result.finish_summaries();
     result.validity = judge(&result, cpu_s, elapsed_s);

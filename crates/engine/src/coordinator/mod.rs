@@ -19,7 +19,7 @@ use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use webtune_model::{
-    ErrorCounts, LatencyHistogram, LoadMode, RunResult, RunSpec, Shard, StopCondition,
+    ErrorCounts, IoBackend, LatencyHistogram, LoadMode, RunResult, RunSpec, Shard, StopCondition,
 };
 
 /// The generator's own schedule lag (a connection was free, the request went late) above
@@ -133,6 +133,8 @@ struct Prepared {
     smtp_setup: Option<Arc<smtp::SmtpSetup>>,
     starttls: Option<tls::TlsTarget>,
     interval: Duration,
+    /// How the workers wait for their sockets (`--io`, resolved).
+    io: IoBackend,
 }
 
 impl Prepared {
@@ -158,6 +160,7 @@ impl Prepared {
         let host_header: Arc<str> = Arc::from(plan.host_header.as_str());
         let (smtp_setup, starttls) = smtp::setup_for(spec, workload, &plan.host_header)?;
         let interval = Duration::from_millis(spec.interval_ms.max(10));
+        let (io, _) = crate::worker::poller::resolve(spec.io).map_err(EngineError::IoUring)?;
         Ok(Prepared {
             part,
             plan,
@@ -171,6 +174,7 @@ impl Prepared {
             smtp_setup,
             starttls,
             interval,
+            io,
         })
     }
 }
@@ -253,6 +257,7 @@ fn spawn_workers(
                 .as_ref()
                 .map(tls::TlsTarget::connector)
                 .transpose()?,
+            io: prepared.io,
         };
         let handle = std::thread::Builder::new()
             .name(format!("webtune-worker-{w}"))

@@ -7,6 +7,7 @@
 
 use super::backoff::ConnectBackoff;
 use super::event_loop::{create_timer, token_of};
+use super::poller::Poller;
 use super::{Pacing, WorkerConfig, READ_BUFFER};
 use crate::lateness::{split_lateness, BusyClock};
 use crate::pacing::{self, WakeTimer};
@@ -16,17 +17,17 @@ use crate::rng::Rng;
 use crate::tls::{self, Connector};
 use crate::transport::Transport;
 use mio::net::TcpStream;
-use mio::{Interest, Poll};
 use std::io;
 use std::net::SocketAddr;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 use webtune_model::{Arrival, ErrorKind};
 
 /// A worker's state apart from its connections.
 pub(crate) struct Base {
+    /// Declared (so dropped) before `cfg`: sends queued on the ring point into `cfg.requests`.
+    pub poll: Poller,
     pub cfg: WorkerConfig,
-    pub poll: Poll,
     pub rec: Recorder,
     pub buf: Vec<u8>,
     pub rng: Rng,
@@ -58,7 +59,7 @@ impl Base {
             remaining: cfg.budget,
             rng: Rng::seeded(cfg.seed),
             seqs: vec![0; cfg.requests.len()],
-            poll: Poll::new()?,
+            poll: Poller::new(cfg.io, cfg.conn_addrs.len())?,
             rec,
             buf: vec![0; READ_BUFFER],
             sending: true,
@@ -120,7 +121,7 @@ impl Base {
         if !self.is_open_loop() {
             return Ok(false);
         }
-        self.timer = Some(create_timer(&self.poll)?);
+        self.timer = Some(create_timer(&mut self.poll)?);
         self.next_due = self.due_after(None);
         if self.next_due.is_none() {
             self.sending = false;
@@ -250,13 +251,10 @@ impl Base {
             Some(Ok(session)) => Some(session),
             Some(Err(_)) => return Err(ErrorKind::TlsHandshake),
         };
-        let mut stream = TcpStream::connect(addr).map_err(|e| connect_error_kind(&e))?;
+        let stream = TcpStream::connect(addr).map_err(|e| connect_error_kind(&e))?;
         *generation = generation.wrapping_add(1);
-        if let Err(e) = self.poll.registry().register(
-            &mut stream,
-            token_of(index, *generation),
-            Interest::READABLE | Interest::WRITABLE,
-        ) {
+        let token = token_of(index, *generation);
+        if let Err(e) = self.poll.register(stream.as_raw_fd(), token, true) {
             drop(stream);
             return Err(connect_error_kind(&e));
         }
@@ -287,9 +285,13 @@ impl Base {
     }
 
     /// Close a connection's socket, if it has one. Closing removes it from the epoll set
-    /// (Linux drops a closed file from every interest list), so no deregister call is spent;
-    /// a stale event still queued for it carries an old generation and is ignored.
+    /// (Linux drops a closed file from every interest list), so no deregister call is spent
+    /// (io_uring: its poll's removal is queued, `poller`); a stale event still queued for
+    /// it carries an old generation and is ignored.
     pub fn close_socket(&mut self, stream: &mut Option<Transport<TcpStream>>) {
+        if let Some(s) = stream.as_ref() {
+            self.poll.closing(s.socket().as_raw_fd());
+        }
         if stream.take().is_some() {
             self.open -= 1;
             self.cfg.open_gauge.closed();

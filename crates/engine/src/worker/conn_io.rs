@@ -1,7 +1,10 @@
 //! The HTTP/1.1 worker's exchange on one connection: open it (TCP, then the TLS handshake
 //! for https://), write the request, read and parse the answer, and complete the request or
 //! fail it. An answer closed before its first byte on a kept-alive connection is a stale
-//! connection, not a failure: the request goes again on a new one. Which request a free
+//! connection, not a failure: the request goes again on a new one. Under io_uring a plain
+//! TCP request whose bytes are fixed is handed to the ring instead of written (`queue_send`:
+//! one `io_uring_enter` for the turn's sends); a send the ring could not finish goes on by
+//! `write` as before. Which request a free
 //! connection takes next is the worker's pacing (`worker`).
 
 use super::base::{check_failed, expected, failure_kind, io_error_kind, micros, write_out};
@@ -12,6 +15,7 @@ use crate::recorder::Completion;
 use crate::tls;
 use crate::transport::Transport;
 use std::io;
+use std::os::fd::AsRawFd;
 use std::time::Instant;
 use webtune_model::ErrorKind;
 
@@ -38,6 +42,57 @@ impl Worker {
         c.phase = Phase::Sending;
         c.written = 0;
         c.deadline = now + timeout;
+        if !self.queue_send(i) {
+            self.write_some(i);
+        }
+    }
+
+    /// io_uring, plain TCP, bytes fixed by the plan: hand the request to the ring (the phase
+    /// moves on to receiving; `send_done` sees how it went). False: write it here.
+    fn queue_send(&mut self, i: usize) -> bool {
+        let b = &mut self.base;
+        if !b.poll.queues_sends() {
+            return false;
+        }
+        let c = &mut self.conns[i];
+        let (Some(bytes), Some(Transport::Tcp(socket))) = (
+            b.cfg.requests[c.request].fixed_bytes.as_deref(),
+            c.stream.as_ref(),
+        ) else {
+            return false;
+        };
+        let token = super::event_loop::token_of(i, c.generation);
+        // SAFETY: the plan's bytes live in `cfg.requests`, unchanged for the whole run, and
+        // `Base` drops its poller (the ring) before its `cfg`.
+        let queued = unsafe { b.poll.queue_send(socket.as_raw_fd(), token, bytes) };
+        if queued.is_err() {
+            return false;
+        }
+        c.phase = Phase::Receiving;
+        true
+    }
+
+    /// io_uring: the send `queue_send` queued ended, `res` bytes sent (or -errno).
+    pub(super) fn send_done(&mut self, i: usize, res: i32) {
+        let c = &mut self.conns[i];
+        if c.phase != Phase::Receiving || c.received > 0 || c.stream.is_none() {
+            return;
+        }
+        let len = self.base.cfg.requests[c.request]
+            .fixed_bytes
+            .as_ref()
+            .map_or(0, Vec::len);
+        if res < 0 && res != -libc::EAGAIN {
+            return self.io_failure(i, &io::Error::from_raw_os_error(-res));
+        }
+        let n = res.max(0) as usize;
+        if n >= len {
+            self.base.rec.bytes_sent += len as u64;
+            return;
+        }
+        // The socket took only part (or none): the rest by `write`, on writable events.
+        c.written = n;
+        c.phase = Phase::Sending;
         self.write_some(i);
     }
 
@@ -60,7 +115,7 @@ impl Worker {
         }
     }
 
-    pub(super) fn socket_event(&mut self, i: usize, event: &mio::event::Event) {
+    pub(super) fn socket_event(&mut self, i: usize, event: crate::worker::poller::Readiness) {
         let now = Instant::now();
         if event.is_readable() || event.is_read_closed() || event.is_error() {
             if let Some(stream) = self.conns[i].stream.as_mut() {

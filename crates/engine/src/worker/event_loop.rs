@@ -5,14 +5,14 @@
 //! but a timed run (`-d`, `--stages`) lasts until its end even when its schedule ran out
 //! earlier (an open loop at a low rate), so it measures the run's duration, not the time
 //! to its last arrival;
-//! send the interval report; check deadlines every `TICK`; wait in `epoll_wait` (the time
-//! counted busy while requests were in flight) and hand each event to its connection.
+//! send the interval report; check deadlines every `TICK`; wait for I/O (`poller`: epoll or
+//! io_uring, the time counted busy while requests were in flight) and hand each event to its
+//! connection.
 //! What starts, and what an event does, is the protocol's: the `Driver` trait.
 
 use super::base::Base;
-use mio::event::Event;
-use mio::unix::SourceFd;
-use mio::{Events, Interest, Poll, Token};
+use super::poller::{Poller, Readiness};
+use mio::Token;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::Ordering;
@@ -54,12 +54,16 @@ pub(crate) trait Driver {
     /// The socket generation of connection `i`, if there is such a connection.
     fn generation(&self, i: usize) -> Option<usize>;
     /// A readiness event for connection `i`'s current socket.
-    fn on_event(&mut self, i: usize, event: &Event);
+    fn on_event(&mut self, i: usize, event: Readiness);
+    /// io_uring: a send queued for connection `i`'s current socket completed (`res`: bytes
+    /// sent, or -errno). Only a driver that queues sends gets these.
+    fn on_sent(&mut self, _i: usize, _res: i32) {}
 }
 
 /// Run the loop until the worker is done; the last interval's report is sent on the way out.
 pub(crate) fn run_loop<D: Driver>(d: &mut D) -> io::Result<()> {
-    let mut events = Events::with_capacity(1024);
+    let mut events: Vec<(Token, Readiness)> = Vec::with_capacity(1024);
+    let mut sent: Vec<(Token, i32)> = Vec::new();
     let b = d.base();
     let interval = b.cfg.interval;
     let mut interval_index: u64 = 0;
@@ -132,7 +136,7 @@ pub(crate) fn run_loop<D: Driver>(d: &mut D) -> io::Result<()> {
         };
         let b = d.base();
         let busy_from = (b.active > 0).then(|| b.slot_of(now));
-        let polled = b.poll.poll(&mut events, Some(timeout));
+        let polled = b.poll.wait(&mut events, &mut sent, timeout);
         if let Some(from) = busy_from {
             let to = b.slot_of(Instant::now());
             b.rec.mark_busy(from, to);
@@ -142,11 +146,17 @@ pub(crate) fn run_loop<D: Driver>(d: &mut D) -> io::Result<()> {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         }
-        for event in events.iter() {
-            let token = event.token();
+        // Sends first: a send's completion comes before the answer it asked for.
+        for &(token, res) in &sent {
+            let i = token.0 & INDEX_MASK;
+            if d.generation(i).is_some_and(|g| token_of(i, g) == token) {
+                d.on_sent(i, res);
+            }
+        }
+        for &(token, event) in &events {
             if token == TIMER {
-                // Edge-triggered epoll reports every expiry, and arming again resets the
-                // expiry count: no read is needed to drain it.
+                // Edge-triggered epoll (and a multishot poll) reports every expiry, and
+                // arming again resets the expiry count: no read is needed to drain it.
                 d.base().wake_timer.fired();
                 continue;
             }
@@ -170,7 +180,7 @@ pub(crate) fn token_of(index: usize, generation: usize) -> Token {
 }
 
 /// A non-blocking monotonic timerfd, registered for readability.
-pub(crate) fn create_timer(poll: &Poll) -> io::Result<OwnedFd> {
+pub(crate) fn create_timer(poll: &mut Poller) -> io::Result<OwnedFd> {
     // SAFETY: plain syscall; the returned fd is owned below.
     let fd = unsafe {
         libc::timerfd_create(
@@ -183,8 +193,7 @@ pub(crate) fn create_timer(poll: &Poll) -> io::Result<OwnedFd> {
     }
     // SAFETY: fd is a fresh descriptor we own.
     let owned = unsafe { OwnedFd::from_raw_fd(fd) };
-    poll.registry()
-        .register(&mut SourceFd(&owned.as_raw_fd()), TIMER, Interest::READABLE)?;
+    poll.register(owned.as_raw_fd(), TIMER, false)?;
     Ok(owned)
 }
 

@@ -1,5 +1,5 @@
-//! One worker thread: it owns its connections, its event loop (mio, edge-triggered epoll),
-//! its recorder. Nothing is shared on the per-request path: no lock, no atomic write (only
+//! One worker thread: it owns its connections, its event loop (edge-triggered epoll, or
+//! io_uring with `--io`: `poller`), its recorder. Nothing is shared on the per-request path: no lock, no atomic write (only
 //! opening or closing a socket touches the shared open-connection gauge).
 //!
 //! This file is the HTTP/1.1 worker's pacing: which connection sends when. `conn_io` is its
@@ -36,6 +36,7 @@ pub(crate) mod backoff;
 pub(crate) mod base;
 mod conn_io;
 pub(crate) mod event_loop;
+pub mod poller;
 mod smtp_io;
 
 use crate::http1::ResponseParser;
@@ -115,6 +116,8 @@ pub struct WorkerConfig {
     pub smtp: Option<Arc<crate::smtp::SmtpSetup>>,
     /// SMTP `--starttls`: the TLS connector the session upgrades with.
     pub starttls: Option<Connector>,
+    /// How this worker waits for its sockets (`poller`).
+    pub io: webtune_model::IoBackend,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -302,8 +305,12 @@ impl Driver for Worker {
         self.conns.get(i).map(|c| c.generation)
     }
 
-    fn on_event(&mut self, i: usize, event: &mio::event::Event) {
+    fn on_event(&mut self, i: usize, event: poller::Readiness) {
         self.socket_event(i, event);
+    }
+
+    fn on_sent(&mut self, i: usize, res: i32) {
+        self.send_done(i, res);
     }
 }
 

@@ -73,7 +73,12 @@ impl Worker {
     }
 
     /// A readiness event while a message is in flight.
-    pub(super) fn smtp_event(&mut self, i: usize, event: &mio::event::Event, now: Instant) {
+    pub(super) fn smtp_event(
+        &mut self,
+        i: usize,
+        event: crate::worker::poller::Readiness,
+        now: Instant,
+    ) {
         if event.is_writable() {
             self.smtp_write(i);
         }

@@ -1,5 +1,7 @@
 //! Test servers shared by the engine's integration tests: plain std listeners on loopback,
 //! a thread per connection, scripted by a closure. They stop accepting when dropped.
+//! And `run`, the engine's own with the I/O backend the test run asks for
+//! (`WEBTUNE_TEST_IO`), so every test here runs under each backend (.ci/run does both).
 
 #![allow(dead_code)] // each test file uses part of this
 
@@ -11,6 +13,49 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
+use webtune_engine::{EngineError, Progress, RunControl, Workload};
+use webtune_model::{IoBackend, IoChoice, RunResult, RunSpec};
+
+/// The backend `WEBTUNE_TEST_IO` names (epoll, uring or auto), if set.
+pub fn test_io() -> Option<IoChoice> {
+    let name = std::env::var("WEBTUNE_TEST_IO").ok()?;
+    Some(match name.as_str() {
+        "epoll" => IoChoice::Epoll,
+        "uring" => IoChoice::Uring,
+        "auto" => IoChoice::Auto,
+        other => panic!("WEBTUNE_TEST_IO={other:?}: use epoll, uring or auto"),
+    })
+}
+
+/// `webtune_engine::run` under the backend `WEBTUNE_TEST_IO` names (else the spec's own),
+/// checking that the result says it ran on it. An explicit `uring` where io_uring cannot be
+/// had fails the run (never a silent fall back to epoll).
+pub fn run(
+    spec: &RunSpec,
+    workload: &Workload,
+    control: &RunControl,
+    on_progress: &mut dyn FnMut(&Progress),
+) -> Result<RunResult, EngineError> {
+    let mut spec = spec.clone();
+    let asked = test_io();
+    if let Some(io) = asked {
+        spec.io = io;
+    }
+    let r = webtune_engine::run(&spec, workload, control, on_progress)?;
+    let want = match spec.io {
+        IoChoice::Epoll => Some(IoBackend::Epoll),
+        IoChoice::Uring => Some(IoBackend::Uring),
+        IoChoice::Auto => None,
+    };
+    if let Some(want) = want {
+        assert_eq!(
+            r.io_backend,
+            Some(want),
+            "the run used the backend asked for"
+        );
+    }
+    Ok(r)
+}
 
 /// A running test server; dropping it stops the accept loop.
 pub struct TestServer {

@@ -32,7 +32,7 @@ impl Worker {
         true
     }
 
-    pub(super) fn socket_event(&mut self, i: usize, event: &mio::event::Event) {
+    pub(super) fn socket_event(&mut self, i: usize, event: crate::worker::poller::Readiness) {
         let now = Instant::now();
         let readable = event.is_readable() || event.is_read_closed() || event.is_error();
         if readable {

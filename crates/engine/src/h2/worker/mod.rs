@@ -302,7 +302,7 @@ impl Driver for Worker {
         self.conns.get(i).map(|c| c.generation)
     }
 
-    fn on_event(&mut self, i: usize, event: &mio::event::Event) {
+    fn on_event(&mut self, i: usize, event: crate::worker::poller::Readiness) {
         self.socket_event(i, event);
     }
 }
