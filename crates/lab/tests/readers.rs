@@ -25,6 +25,8 @@ fn rendered(stack: StackKind, sets: &[(&str, &str)], dir: &Path) -> Vec<PathBuf>
         .iter()
         .map(|(name, text)| {
             let p = dir.join(name);
+            // Some servers' configs live in a subdirectory (Postfix's `config_directory`).
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(&p, text).unwrap();
             p
         })

@@ -15,8 +15,8 @@ use std::time::Duration;
 use webtune_lab::trial::{self, Level, Target, Trial};
 use webtune_lab::{settings_for, HostSettings, StackKind};
 use webtune_model::parse_duration;
-use webtune_model::server::MailSection;
 use webtune_model::sweep::SweepVariable;
+use webtune_report::mail::mail_text;
 use webtune_report::server_summary::summarise;
 
 type Flags = crate::output_flags::OutputFlags<crate::smtp_cmd::SmtpOutput>;
@@ -266,23 +266,4 @@ fn write_files(
     if let Some(dest) = &flags.json {
         outputs.file("--json", dest, &(json.to_string() + "\n"));
     }
-}
-
-/// Acceptance and delivery, apart.
-pub fn mail_text(m: &MailSection) -> String {
-    let mut text = format!(
-        "\nMail: accepted {} (SMTP 250); delivered {} into the Maildirs ({} during the {:.1}s load: {:.1}/s)\n",
-        m.accepted, m.delivered, m.delivered_in_load, m.load_s, m.delivered_per_s
-    );
-    let peak = m
-        .samples
-        .iter()
-        .map(|s| s.incoming + s.active + s.deferred)
-        .max()
-        .unwrap_or(0);
-    text.push_str(&format!(
-        "Queue: peak {peak}; after a {:.1}s drain wait, left incoming {} active {} deferred {}\n",
-        m.drain_s, m.left_incoming, m.left_active, m.left_deferred
-    ));
-    text
 }
