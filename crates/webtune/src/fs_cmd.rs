@@ -271,28 +271,7 @@ fn sweep(args: &FsArgs, spec: FsSpec) -> anyhow::Result<i32> {
     if !o.quiet {
         outputs.stdout(&webtune_report::fs::render_fs_sweep_text(&levels));
     }
-    if let Some(dest) = &o.json {
-        let sweep = webtune_model::fs::FsSweep {
-            schema: webtune_model::fs::FS_SWEEP_SCHEMA.into(),
-            levels: levels.clone(),
-        };
-        let text = serde_json::to_string_pretty(&sweep)? + "\n";
-        outputs.file("--json", dest, &text);
-    }
-    if let Some(dest) = &o.csv {
-        outputs.file(
-            "--csv",
-            dest,
-            &webtune_report::fs::render_fs_sweep_csv(&levels),
-        );
-    }
-    if let Some(dest) = &o.html {
-        outputs.file(
-            "--html",
-            dest,
-            &webtune_report::fs::render_fs_sweep_html(&levels),
-        );
-    }
+    sweep_files(&mut outputs, o, &levels)?;
     let stopped = crate::signals::stop_requested() || levels.iter().any(|r| r.interrupted);
     Ok(outputs.exit_code(if stopped {
         crate::exit::INTERRUPTED
@@ -345,4 +324,36 @@ pub fn compare(
     }
     outputs.stdout(&webtune_report::fs::render_fs_compare_text(&inputs));
     Ok(Some(outputs.exit_code(crate::exit::SUCCESS)))
+}
+
+/// A sweep's files (`--json` as `webtune.fs-sweep`, `--csv`, `--html`), for `fs
+/// --sweep-workers` and `lab sweep fs`.
+pub fn sweep_files(
+    outputs: &mut Outputs,
+    o: &OutputFlags<FsOutput>,
+    levels: &[webtune_model::fs::FsResult],
+) -> anyhow::Result<()> {
+    if let Some(dest) = &o.json {
+        let sweep = webtune_model::fs::FsSweep {
+            schema: webtune_model::fs::FS_SWEEP_SCHEMA.into(),
+            levels: levels.to_vec(),
+        };
+        let text = serde_json::to_string_pretty(&sweep)? + "\n";
+        outputs.file("--json", dest, &text);
+    }
+    if let Some(dest) = &o.csv {
+        outputs.file(
+            "--csv",
+            dest,
+            &webtune_report::fs::render_fs_sweep_csv(levels),
+        );
+    }
+    if let Some(dest) = &o.html {
+        outputs.file(
+            "--html",
+            dest,
+            &webtune_report::fs::render_fs_sweep_html(levels),
+        );
+    }
+    Ok(())
 }

@@ -160,30 +160,6 @@ pub fn sweep(
         }
         outputs.stdout(&text);
     }
-    if let Some(dest) = &o.json {
-        let sweep = webtune_model::fs::FsSweep {
-            schema: webtune_model::fs::FS_SWEEP_SCHEMA.into(),
-            levels: levels.clone(),
-        };
-        outputs.file(
-            "--json",
-            dest,
-            &(serde_json::to_string_pretty(&sweep)? + "\n"),
-        );
-    }
-    if let Some(dest) = &o.csv {
-        outputs.file(
-            "--csv",
-            dest,
-            &webtune_report::fs::render_fs_sweep_csv(&levels),
-        );
-    }
-    if let Some(dest) = &o.html {
-        outputs.file(
-            "--html",
-            dest,
-            &webtune_report::fs::render_fs_sweep_html(&levels),
-        );
-    }
+    crate::fs_cmd::sweep_files(&mut outputs, o, &levels)?;
     Ok(outputs.exit_code(own_status(&levels)))
 }
