@@ -5,6 +5,7 @@
 //! A B B A …) and the server-side evidence that changed between them. It is the one place
 //! where the study meets the lab; it starts nothing itself and reads no command-line words.
 
+use crate::slo_verdict::slo_verdict;
 use crate::subject::snippet;
 pub use crate::subject::{external_catalogue, Subject};
 use std::collections::BTreeMap;
@@ -653,9 +654,9 @@ fn analyze_proof(job: &Job, study: &Study, runs: &[(Arm, Outcome)]) -> ProofRepo
         !job.slos.is_empty(),
         (fa, a.len()),
         (fb, b.len()),
-        &overall.verdict,
+        (&overall.outcome, &overall.verdict),
     ) {
-        overall.outcome = outcome.to_string();
+        overall.outcome = outcome;
         overall.verdict = verdict;
     }
     let levels = (0..job.levels.len())
@@ -668,39 +669,6 @@ fn analyze_proof(job: &Job, study: &Study, runs: &[(Arm, Outcome)]) -> ProofRepo
         .best
         .and_then(|b| b.search_gain);
     ProofReport::new(overall, levels, search_gain, higher)
-}
-
-/// The proof's verdict when the two arms differ on the SLOs (runs meeting every SLO out of
-/// runs measured, for the default and the winner): the SLOs decide before the objective.
-fn slo_verdict(
-    have_slos: bool,
-    (default_ok, default_runs): (usize, usize),
-    (winner_ok, winner_runs): (usize, usize),
-    objective_verdict: &str,
-) -> Option<(&'static str, String)> {
-    if !have_slos || default_runs == 0 || winner_runs == 0 {
-        return None;
-    }
-    if winner_ok == winner_runs && default_ok < default_runs {
-        return Some((
-            "better",
-            format!(
-                "better: the winner met every SLO in {winner_ok}/{winner_runs} runs, the default in \
-                 {default_ok}/{default_runs}: keep the winner (objective alone: {objective_verdict})"
-            ),
-        ));
-    }
-    if default_ok == default_runs && winner_ok < winner_runs {
-        return Some((
-            "worse",
-            format!(
-                "worse: the winner broke an SLO in {}/{winner_runs} runs, the default in none: keep \
-                 the default",
-                winner_runs - winner_ok
-            ),
-        ));
-    }
-    None
 }
 
 /// What the servers showed differently under the default (A) and the winner (B): their log
@@ -772,27 +740,4 @@ fn server_evidence(runs: &[(Arm, (Outcome, Vec<RunResult>))]) -> Vec<String> {
         ));
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_slos_decide_the_proof_before_the_objective() {
-        let (outcome, verdict) = slo_verdict(true, (0, 3), (3, 3), "no significant difference")
-            .expect("the winner meets the SLOs, the default does not");
-        assert_eq!(outcome, "better");
-        assert!(
-            verdict.contains("3/3") && verdict.contains("keep the winner"),
-            "{verdict}"
-        );
-        let (outcome, _) = slo_verdict(true, (3, 3), (1, 3), "better by 5%").unwrap();
-        assert_eq!(outcome, "worse");
-        assert!(
-            slo_verdict(true, (3, 3), (3, 3), "x").is_none(),
-            "both meet them"
-        );
-        assert!(slo_verdict(false, (0, 3), (3, 3), "x").is_none(), "no SLOs");
-    }
 }

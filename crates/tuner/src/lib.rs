@@ -5,11 +5,12 @@
 //! hooks, the proof's pairs through `webtune_tune::paired`, the journal; `subject` says what
 //! is tuned (a lab stack, the forum on one, a server behind `--apply`) and turns a
 //! configuration into a trial target; `rules` are what a tune request must follow before
-//! anything runs; `advice` turns `webtune advise`'s findings on the stack's rendered config
+//! anything runs; `slo_verdict` is the proof's verdict where the SLOs speak; `advice` turns `webtune advise`'s findings on the stack's rendered config
 //! into a seed (`tune --from-advice`).
 
 pub mod advice;
 pub mod capacity_run;
 pub mod driver;
 pub mod rules;
+pub mod slo_verdict;
 pub mod subject;
