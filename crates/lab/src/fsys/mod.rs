@@ -13,7 +13,7 @@ pub mod sample;
 
 use crate::params::{parse_assignment, Settings, Value};
 use crate::registry::{self, Entry};
-use crate::sampler::{ProcessSelector, Sampler};
+use crate::server_sampler::{ProcessSelector, Sampler};
 use crate::LabError;
 use holder::{Holder, Recipe};
 use std::collections::BTreeMap;
