@@ -8,7 +8,7 @@
 
 use rand::SeedableRng;
 use std::time::{Duration, Instant};
-use webtune_tune::study::{Next, Settings, Study};
+use webtune_tune::study::{Next, Study, StudySettings};
 use webtune_tune::{effects, synthetic, GpSampler, Objective, Slo};
 
 fn main() {
@@ -28,10 +28,10 @@ fn main() {
             Objective::MaximizeThroughput,
             vec![Slo::parse(synthetic::SLO).expect("the benchmark's SLO")],
             seeded,
-            Settings {
+            StudySettings {
                 budget: trials + 1,
                 seed,
-                ..Settings::default()
+                ..StudySettings::default()
             },
             Box::new(GpSampler::default()),
         );

@@ -12,18 +12,18 @@ use rand_chacha::ChaCha8Rng;
 use webtune_tune::halving::{fidelity_for, screen_fraction};
 use webtune_tune::suite::{servers, Server};
 use webtune_tune::suite_run::study;
-use webtune_tune::{GpSampler, Next, Settings};
+use webtune_tune::{GpSampler, Next, StudySettings};
 
 const FULL_S: f64 = 10.0;
 
 /// One seeded study: the pick's share of the optimum, the runs it made and its load in s.
 fn one(server: &Server, optimum: f64, seed: u64, load_s: Option<f64>) -> (f64, usize, f64) {
     let screen = load_s.and_then(|_| screen_fraction(FULL_S, 2.0));
-    let settings = Settings {
+    let settings = StudySettings {
         budget: if load_s.is_some() { 200 } else { 15 },
         seed,
         screen,
-        ..Settings::default()
+        ..StudySettings::default()
     };
     let mut s = study(server, Box::new(GpSampler::default()), settings);
     let mut noise = ChaCha8Rng::seed_from_u64(seed.wrapping_add(0xA5A5));

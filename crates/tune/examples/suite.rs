@@ -11,7 +11,7 @@
 
 use webtune_tune::suite::{servers, Server};
 use webtune_tune::suite_run::{bench, check_points};
-use webtune_tune::{GpSampler, RandomSampler, Sampler, Settings};
+use webtune_tune::{GpSampler, RandomSampler, Sampler, StudySettings};
 
 type Make = fn() -> Box<dyn Sampler>;
 
@@ -66,14 +66,14 @@ fn main() {
         .collect();
     let only = value("--only");
     // `--lhs N`: Latin-hypercube points of the start (default 3), to measure the choice.
-    let settings = Settings {
+    let settings = StudySettings {
         space_filling: value("--lhs")
             .and_then(|v| v.parse().ok())
-            .unwrap_or(Settings::default().space_filling),
+            .unwrap_or(StudySettings::default().space_filling),
         max_measurements: value("--race")
             .and_then(|v| v.parse().ok())
-            .unwrap_or(Settings::default().max_measurements),
-        ..Settings::default()
+            .unwrap_or(StudySettings::default().max_measurements),
+        ..StudySettings::default()
     };
     let mut samplers: Vec<(&str, Make)> = vec![
         ("webtune GP", || Box::new(GpSampler::default())),

@@ -239,7 +239,7 @@ mod tests {
     use crate::objective::{LevelSummary, Objective};
     use crate::sampler::RandomSampler;
     use crate::space::{Kind, ParamSpec, Space};
-    use crate::study::{Next, Outcome, Settings};
+    use crate::study::{Next, Outcome, StudySettings};
 
     fn run(tp: f64) -> Outcome {
         Outcome::Measured(vec![LevelSummary {
@@ -287,9 +287,9 @@ mod tests {
             Objective::MaximizeThroughput,
             Vec::new(),
             advice.seeds.iter().map(|s| s.config.clone()).collect(),
-            Settings {
+            StudySettings {
                 budget: 6,
-                ..Settings::default()
+                ..StudySettings::default()
             },
             Box::new(RandomSampler),
         );

@@ -282,7 +282,7 @@ pub fn effects(space: &Space, objective: Objective, trials: &[Trial]) -> Vec<Eff
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::study::{Next, Settings, Study, Why};
+    use crate::study::{Next, Study, StudySettings, Why};
     use crate::{synthetic, GpSampler, Slo};
     use rand::SeedableRng;
 
@@ -294,11 +294,11 @@ mod tests {
             Objective::MaximizeThroughput,
             vec![Slo::parse(synthetic::SLO).unwrap()],
             vec![],
-            Settings {
+            StudySettings {
                 budget: 20,
                 space_filling: 12,
                 seed: 3,
-                ..Settings::default()
+                ..StudySettings::default()
             },
             Box::new(GpSampler::default()),
         );
@@ -326,10 +326,10 @@ mod tests {
             Objective::MaximizeThroughput,
             vec![],
             vec![],
-            Settings {
+            StudySettings {
                 budget: 12,
                 seed: 3,
-                ..Settings::default()
+                ..StudySettings::default()
             },
             Box::new(GpSampler::default()),
         );
@@ -358,10 +358,10 @@ mod tests {
             Objective::MaximizeThroughput,
             vec![],
             vec![],
-            Settings {
+            StudySettings {
                 budget: runs.len(),
                 seed: 1,
-                ..Settings::default()
+                ..StudySettings::default()
             },
             Box::new(GpSampler::default()),
         );
@@ -420,9 +420,9 @@ mod tests {
                     Objective::MaximizeThroughput,
                     vec![],
                     vec![],
-                    Settings {
+                    StudySettings {
                         budget: 10,
-                        ..Settings::default()
+                        ..StudySettings::default()
                     },
                     Box::new(GpSampler::default()),
                 );

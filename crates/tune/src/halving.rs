@@ -151,7 +151,7 @@ mod tests {
     use crate::objective::{LevelSummary, Objective};
     use crate::sampler::RandomSampler;
     use crate::space::{Kind, ParamSpec, Space, Value};
-    use crate::study::{Next, Outcome, Settings};
+    use crate::study::{Next, Outcome, StudySettings};
 
     fn run(tp: f64) -> Outcome {
         Outcome::Measured(vec![LevelSummary {
@@ -185,11 +185,11 @@ mod tests {
             Objective::MaximizeThroughput,
             Vec::new(),
             Vec::new(),
-            Settings {
+            StudySettings {
                 budget: 30,
                 space_filling: 3,
                 screen,
-                ..Settings::default()
+                ..StudySettings::default()
             },
             Box::new(RandomSampler),
         )

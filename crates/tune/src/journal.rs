@@ -507,7 +507,7 @@ impl Journal {
 mod tests {
     use super::*;
     use crate::objective::{Objective, Slo};
-    use crate::study::{Next, Settings};
+    use crate::study::{Next, StudySettings};
     use crate::{synthetic, GpSampler};
     use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;
@@ -520,10 +520,10 @@ mod tests {
             Objective::MaximizeThroughput,
             vec![Slo::parse(synthetic::SLO).unwrap()],
             seeds,
-            Settings {
+            StudySettings {
                 seed,
                 budget: 12,
-                ..Settings::default()
+                ..StudySettings::default()
             },
             Box::new(GpSampler::default()),
         )

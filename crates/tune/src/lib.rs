@@ -40,7 +40,7 @@ pub use proof::{analyze, order, Arm, Proof};
 pub use report::{ProofReport, TuneReport};
 pub use sampler::{Observation, RandomSampler, Sampler};
 pub use space::{Config, KnownKind, KnownParam, Space, SpaceError, Value};
-pub use study::{Best, Next, Outcome, Settings, Study, Trial, Why};
+pub use study::{Best, Next, Outcome, Study, StudySettings, Trial, Why};
 
 #[cfg(test)]
 mod tests {

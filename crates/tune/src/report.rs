@@ -488,7 +488,7 @@ fn interval(e: &Effect) -> String {
 mod tests {
     use super::*;
     use crate::proof::analyze;
-    use crate::study::{Next, Settings};
+    use crate::study::{Next, StudySettings};
     use crate::{synthetic, GpSampler, Objective, Slo};
     use rand::SeedableRng;
 
@@ -501,10 +501,10 @@ mod tests {
             Objective::MaximizeThroughput,
             vec![Slo::parse(synthetic::SLO).unwrap()],
             seeds,
-            Settings {
+            StudySettings {
                 budget: 8,
                 seed: 2,
-                ..Settings::default()
+                ..StudySettings::default()
             },
             Box::new(GpSampler::default()),
         );
@@ -574,10 +574,10 @@ mod tests {
             Objective::MaximizeThroughput,
             vec![],
             vec![],
-            Settings {
+            StudySettings {
                 budget: 3,
                 seed: 1,
-                ..Settings::default()
+                ..StudySettings::default()
             },
             Box::new(GpSampler::default()),
         );

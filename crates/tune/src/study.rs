@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 /// Knobs of the search, defaults in one place.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Settings {
+pub struct StudySettings {
     /// Measured runs in the search, re-measurements and the A/A pair included.
     pub budget: usize,
     /// Seeds the space-filling start and every sampler call.
@@ -36,9 +36,9 @@ pub struct Settings {
     pub screen: Option<f64>,
 }
 
-impl Default for Settings {
+impl Default for StudySettings {
     fn default() -> Self {
-        Settings {
+        StudySettings {
             budget: 15,
             seed: 0,
             space_filling: 3,
@@ -154,7 +154,7 @@ pub struct Study {
     pub space: Space,
     pub objective: Objective,
     pub slos: Vec<Slo>,
-    pub settings: Settings,
+    pub settings: StudySettings,
     default: Config,
     init: Vec<(Config, Why)>,
     trials: Vec<Trial>,
@@ -169,7 +169,7 @@ impl Study {
         objective: Objective,
         slos: Vec<Slo>,
         seeds: Vec<Config>,
-        settings: Settings,
+        settings: StudySettings,
         sampler: Box<dyn Sampler>,
     ) -> Study {
         let default = space.default_config();
@@ -437,10 +437,10 @@ mod tests {
     }
 
     fn study(budget: usize) -> Study {
-        let settings = Settings {
+        let settings = StudySettings {
             budget,
             space_filling: 2,
-            ..Settings::default()
+            ..StudySettings::default()
         };
         Study::new(
             space(),
@@ -542,7 +542,7 @@ mod tests {
             Objective::Minimize(Stat::P99),
             vec![],
             vec![],
-            Settings::default(),
+            StudySettings::default(),
             Box::new(RandomSampler),
         );
         let d = s.default_config().clone();

@@ -6,7 +6,7 @@
 use crate::objective::{Objective, Slo};
 use crate::sampler::Sampler;
 use crate::space::Config;
-use crate::study::{Next, Settings, Study, Why};
+use crate::study::{Next, Study, StudySettings, Why};
 use crate::suite::Server;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -34,7 +34,7 @@ pub struct StudyRun {
 }
 
 /// A fresh study of `server`.
-pub fn study(server: &Server, sampler: Box<dyn Sampler>, settings: Settings) -> Study {
+pub fn study(server: &Server, sampler: Box<dyn Sampler>, settings: StudySettings) -> Study {
     let space = server.space();
     let seeds = server.seeds(&space);
     let slos = vec![Slo::parse(&server.slo()).expect("the suite's SLOs parse")];
@@ -53,12 +53,12 @@ pub fn run(
     server: &Server,
     optimum: f64,
     sampler: Box<dyn Sampler>,
-    settings: &Settings,
+    settings: &StudySettings,
     seed: u64,
     checkpoints: &[usize],
 ) -> StudyRun {
     let budget = checkpoints.iter().copied().max().unwrap_or(0);
-    let settings = Settings {
+    let settings = StudySettings {
         budget,
         seed,
         ..settings.clone()
@@ -142,7 +142,7 @@ pub fn bench(
     server: &Server,
     optimum: f64,
     make: &dyn Fn() -> Box<dyn Sampler>,
-    settings: &Settings,
+    settings: &StudySettings,
     seeds: u64,
     checkpoints: &[usize],
 ) -> Vec<Summary> {
@@ -192,7 +192,7 @@ mod tests {
         let s = server(name).unwrap();
         let (opt, _) = s.optimum();
         let make = || Box::new(GpSampler::default()) as Box<dyn Sampler>;
-        let r = &bench(&s, opt, &make, &Settings::default(), 100, &[15])[0];
+        let r = &bench(&s, opt, &make, &StudySettings::default(), 100, &[15])[0];
         assert!(
             r.hits >= tpe_hits.max(floor),
             "{name}: {r:?}, TPE hit {tpe_hits}/100, the floor is {floor}"
@@ -231,7 +231,7 @@ mod tests {
     fn the_pick_at_a_checkpoint_is_the_pick_of_a_study_of_that_budget() {
         let server = &servers()[0];
         let (opt, _) = server.optimum();
-        let settings = Settings::default();
+        let settings = StudySettings::default();
         let long = run(
             server,
             opt,

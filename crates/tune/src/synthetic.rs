@@ -6,7 +6,7 @@
 use crate::objective::{LevelSummary, Objective, Slo};
 use crate::sampler::Sampler;
 use crate::space::{Config, KnownKind, KnownParam, Space, Value};
-use crate::study::{Next, Outcome, Settings, Study};
+use crate::study::{Next, Outcome, Study, StudySettings};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -148,10 +148,10 @@ pub fn measure(c: &Config, rng: &mut ChaCha8Rng) -> Outcome {
 /// (0 when nothing feasible was found or the winner truly misses the SLO).
 pub fn run(sampler: Box<dyn Sampler>, seed: u64, budget: usize) -> f64 {
     let sp = space();
-    let settings = Settings {
+    let settings = StudySettings {
         budget,
         seed,
-        ..Settings::default()
+        ..StudySettings::default()
     };
     let seeds = seeds(&sp);
     let slos = vec![Slo::parse(SLO).expect("valid SLO")];

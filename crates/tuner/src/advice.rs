@@ -303,7 +303,7 @@ pub fn with_advice(advice: &Advice, rules_of_thumb: Vec<Config>) -> Vec<Config> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use webtune_tune::study::{Next, Settings, Study, Why};
+    use webtune_tune::study::{Next, Study, StudySettings, Why};
 
     fn nginx_apache() -> Subject {
         Subject::Stack {
@@ -343,7 +343,7 @@ mod tests {
             webtune_tune::Objective::MaximizeThroughput,
             Vec::new(),
             seeds,
-            Settings::default(),
+            StudySettings::default(),
             Box::new(webtune_tune::RandomSampler),
         );
         let mut asked = Vec::new();

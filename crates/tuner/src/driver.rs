@@ -22,7 +22,7 @@ use webtune_tune::report::{
     minutes, HalvingReport, LevelProof, ProofReport, TimeReport, TuneReport,
 };
 use webtune_tune::space::{Config, Space};
-use webtune_tune::study::{Next, Outcome, Settings, Study};
+use webtune_tune::study::{Next, Outcome, Study, StudySettings};
 use webtune_tune::GpSampler;
 
 /// Everything a tune needs: what, the load, the search and the proof.
@@ -43,7 +43,7 @@ pub struct Job {
     /// `--from-advice`: the advisor's configuration for the stack (a seed) with the rules
     /// behind it, journaled with its trials and judged in the report.
     pub advice: Option<webtune_tune::advised::Advice>,
-    pub settings: Settings,
+    pub settings: StudySettings,
     /// Proof pairs after the search (0: no proof).
     pub confirm: usize,
     /// `--maximize capacity`: every trial is a capacity search (open loop, grow then

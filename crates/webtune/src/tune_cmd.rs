@@ -19,7 +19,7 @@ use webtune_lab::StackKind;
 use webtune_model::parse_duration;
 use webtune_tune::journal::Journal;
 use webtune_tune::space::{Config, Space};
-use webtune_tune::study::Settings;
+use webtune_tune::study::StudySettings;
 use webtune_tuner::driver::{self, Job, Listener, Subject};
 use webtune_tuner::rules;
 
@@ -377,11 +377,11 @@ pub(crate) fn prepare(args: &TuneArgs) -> anyhow::Result<Prepared> {
         load.validate()?;
     }
     let levels = levels_of(&args.levels, load.is_open_loop())?;
-    let settings = Settings {
+    let settings = StudySettings {
         budget: args.trials(),
         seed: args.search_seed,
         screen: driver::screening(&load, args.budget.is_some(), capacity.is_some()),
-        ..Settings::default()
+        ..StudySettings::default()
     };
     Ok(Prepared {
         job: Job {

@@ -491,7 +491,7 @@ fn compare_page_plots_both_distributions_and_each_change_with_its_interval() {
 /// parameters, a p99 SLO that some trials miss, the winner proven in five pairs.
 fn synthetic_tune_report() -> webtune_tune::TuneReport {
     use webtune_tune::{
-        synthetic, LevelSummary, Next, Objective, Outcome, RandomSampler, Settings, Slo, Study,
+        synthetic, LevelSummary, Next, Objective, Outcome, RandomSampler, Slo, Study, StudySettings,
     };
     let space = synthetic::space();
     let seeds = synthetic::seeds(&space);
@@ -500,10 +500,10 @@ fn synthetic_tune_report() -> webtune_tune::TuneReport {
         Objective::MaximizeThroughput,
         vec![Slo::parse(synthetic::SLO).unwrap()],
         seeds,
-        Settings {
+        StudySettings {
             budget: 24,
             seed: 7,
-            ..Settings::default()
+            ..StudySettings::default()
         },
         Box::new(RandomSampler),
     );

@@ -10,7 +10,7 @@ use anyhow::bail;
 use webtune_lab::trial::Level;
 use webtune_tune::objective::{Objective, Slo};
 use webtune_tune::space::Space;
-use webtune_tune::study::Settings;
+use webtune_tune::study::StudySettings;
 use webtune_tuner::driver::{Job, Subject};
 use webtune_tuner::rules;
 
@@ -68,10 +68,10 @@ pub(super) fn prepare(
             objective,
             slos,
             seeds: Vec::new(),
-            settings: Settings {
+            settings: StudySettings {
                 budget: args.trials(),
                 seed: args.search_seed,
-                ..Settings::default()
+                ..StudySettings::default()
             },
             confirm: args.confirm,
             capacity: None,
