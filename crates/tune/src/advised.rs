@@ -236,23 +236,13 @@ impl AdviceReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::objective::{LevelSummary, Objective};
+    use crate::objective::Objective;
     use crate::sampler::RandomSampler;
     use crate::space::{Kind, ParamSpec, Space};
     use crate::study::{Next, Outcome, StudySettings};
 
     fn run(tp: f64) -> Outcome {
-        Outcome::Measured(vec![LevelSummary {
-            level: "c=8".into(),
-            throughput: tp,
-            p50_ms: 1.0,
-            p90_ms: 1.0,
-            p99_ms: 1.0,
-            p999_ms: 1.0,
-            mean_ms: 1.0,
-            error_ratio: 0.0,
-            mail: None,
-        }])
+        crate::study::tests::level(tp, 1.0)
     }
 
     fn seed(w: i64) -> AdvisedSeed {

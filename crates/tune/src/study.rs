@@ -401,7 +401,7 @@ impl Study {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::objective::Stat;
     use crate::sampler::RandomSampler;
@@ -422,7 +422,9 @@ mod tests {
         }
     }
 
-    fn level(tp: f64, p99: f64) -> Outcome {
+    /// One measured level at throughput `tp` and p99 `p99` ms (the other figures 1 ms), for
+    /// this crate's tests.
+    pub(crate) fn level(tp: f64, p99: f64) -> Outcome {
         Outcome::Measured(vec![LevelSummary {
             level: "c=8".into(),
             throughput: tp,
