@@ -87,10 +87,11 @@ for line in open(sys.argv[1]):
     reqs, secs = int(reqs), float(secs)
     rows.setdefault((int(t), name), []).append((reqs / secs, 1e6 * (float(user) + float(sys_)) / max(reqs, 1)))
 med = {k: (statistics.median(r[0] for r in v), statistics.median(r[1] for r in v)) for k, v in rows.items()}
-print(f"\n{'threads':<9}{'generator':<16}{'req/s':>10}{'CPU us/req':>12}{'x wrk CPU':>11}{'req/s x 1 thread':>18}")
+# "x wrk CPU": the median of the ratios within each round (wrk ran seconds before, same server).
+print(f"\n{'threads':<9}{'generator':<16}{'req/s':>10}{'CPU us/req':>12}{'x wrk CPU':>11}{'req/s x 1 thread':>18}  per round")
 for (t, name), (rps, us) in sorted(med.items()):
-    base = med.get((t, "wrk"))
+    per = [a[1] / b[1] for a, b in zip(rows[(t, name)], rows.get((t, "wrk"), []))]
     one = med.get((1, name))
-    print(f"{t:<9}{name:<16}{rps:>10.0f}{us:>12.2f}{(us / base[1] if base else float('nan')):>11.2f}"
-          f"{(rps / one[0] if one else float('nan')):>18.2f}")
+    print(f"{t:<9}{name:<16}{rps:>10.0f}{us:>12.2f}{(statistics.median(per) if per else float('nan')):>11.2f}"
+          f"{(rps / one[0] if one else float('nan')):>18.2f}  " + ", ".join(f"{x:.2f}" for x in per))
 PY

@@ -11,6 +11,8 @@
 #   bench/vs-tls.sh [ROUNDS] [SECONDS]        defaults: 3 rounds, 5 s per run
 #   IO="epoll uring" bench/vs-tls.sh            webtune once per --io backend (the io column;
 #                                               default both, one after the other in each round)
+#   PERF=0 bench/vs-tls.sh                      skip perf stat (system calls, context switches per
+#                                               request); PERF_RECORD=1 adds a profile of the h2 run
 #
 # Runs are interleaved (A B C A B C ...) because this machine's noise is large. A benchmark,
 # not a test: it asserts nothing.
@@ -103,3 +105,42 @@ for io in sys.argv[2].split():
     vs_best(f"webtune-close-full-{io}", ["wrk-close"])
     vs_best(f"webtune-h2-10x10-{io}", ["h2load-h2-10x10"])
 PY
+
+if [ "${PERF:-1}" = 1 ] && command -v perf >/dev/null; then
+  # Where the CPU goes (perf's counters; needs root or perf_event_paranoid <= -1): system calls,
+  # context switches and task-clock per completed request, keep-alive and h2, one run each.
+  echo
+  echo "perf stat, ${SECS}s each (per completed request):"
+  pstat() {
+    local name=$1; shift
+    perf stat -e raw_syscalls:sys_enter,context-switches,task-clock -x, -o "$work/perf" -- "$@" > "$work/out" 2>&1 || true
+    local reqs
+    case $name in
+      wrk*) reqs=$(awk '/requests in/ {print $1}' "$work/out") ;;
+      h2load*) reqs=$(awk '/^requests:/ {print $8}' "$work/out") ;;
+      *) reqs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["responses"])' "$work/w.json") ;;
+    esac
+    python3 - "$work/perf" "$name" "${reqs:-0}" <<'PY'
+import sys
+c = {}
+for line in open(sys.argv[1]):
+    f = line.strip().split(",")
+    if len(f) > 2 and f[0].replace(".", "").isdigit():
+        c[f[2]] = float(f[0])
+n = max(int(sys.argv[3]), 1)
+print(f"  {sys.argv[2]:<24} syscalls {c.get('raw_syscalls:sys_enter', 0) / n:5.2f}  context switches "
+      f"{c.get('context-switches', 0) / n:5.2f}  task-clock {1e3 * c.get('task-clock', 0) / n:6.2f} us  ({n} requests)")
+PY
+  }
+  pstat wrk-ka wrk -t1 -c"$CONNS" -d"${SECS}s" "$TURL"
+  for io in $IO; do pstat "webtune-ka-$io" "$WEBTUNE" bench "$TURL" -t 1 -c "$CONNS" -d "${SECS}s" --io "$io" --insecure -q --json "$work/w.json"; done
+  pstat h2load-h2-10x10 h2load -t1 -c10 -m10 -D"$SECS" "$TURL"
+  for io in $IO; do pstat "webtune-h2-10x10-$io" "$WEBTUNE" bench "$TURL" -t 1 -c 10 --http2 --streams 10 -d "${SECS}s" --io "$io" --insecure -q --json "$work/w.json"; done
+  if [ "${PERF_RECORD:-0}" = 1 ]; then
+    # A call-graph profile of webtune's h2 run under the last backend: the top symbols.
+    perf record -g -o "$work/perf.data" -- "$WEBTUNE" bench "$TURL" -t 1 -c 10 --http2 --streams 10 -d "${SECS}s" \
+      --io "${IO##* }" --insecure -q > /dev/null 2>&1 || true
+    echo "perf record, webtune --http2 -c 10 --streams 10 --io ${IO##* } (self time, top 25):"
+    perf report -i "$work/perf.data" --no-children --sort dso,sym --stdio -g none 2>/dev/null | grep -v '^#' | grep '%' | head -25
+  fi
+fi

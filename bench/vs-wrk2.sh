@@ -20,7 +20,8 @@
 # $WRK2_MIRROR, default /work/.mirror/giltene+wrk2/repo) into a private directory
 # ($WRK2_DIR, default ~/.cache/webtune-bench/wrk2-<commit>). It needs make, a C compiler and
 # libssl-dev (apt-get install build-essential libssl-dev); its bundled LuaJIT 2.0 is used,
-# and when that does not build, Debian's (apt-get install libluajit-5.1-dev).
+# and when that does not build (or WRK2_LUAJIT=system), Debian's (apt-get install
+# libluajit-5.1-dev luajit).
 #
 # wrk2 calibrates for its first 10 s (+5 ms per connection) and resets its latency histogram
 # after it, so its latency percentiles cover only the rest of the run: keep OPEN_SECONDS ≥ 15.
@@ -70,14 +71,14 @@ build_wrk2() {
   fi
   [ -f /usr/include/openssl/ssl.h ] || { echo "bench/vs-wrk2.sh: building wrk2 needs libssl-dev (apt-get install libssl-dev)"; exit 1; }
   echo "building wrk2 ${WRK2_COMMIT:0:7} in $src (log: $src/build.log)" >&2
-  if ! make -C "$src" -j"$(nproc)" > "$src/build.log" 2>&1; then
+  if [ "${WRK2_LUAJIT:-bundled}" = system ] || ! make -C "$src" -j"$(nproc)" > "$src/build.log" 2>&1; then
     # The bundled LuaJIT 2.0 fails on some toolchains: link Debian's LuaJIT instead.
     if [ -f /usr/include/luajit-2.1/lua.h ] && command -v luajit >/dev/null; then
-      echo "bundled LuaJIT did not build; using Debian's libluajit-5.1" >&2
+      echo "building wrk2 against Debian's libluajit-5.1" >&2
       mkdir -p "$src/obj"
       (cd "$src" && luajit -b src/wrk.lua obj/bytecode.o &&
         for f in wrk net ssl aprintf stats script units ae zmalloc http_parser tinymt64 hdr_histogram; do
-          cc -std=c99 -O2 -D_REENTRANT -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I/usr/include/luajit-2.1 \
+          cc -std=c99 -O2 -D_REENTRANT -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -DluaL_reg=luaL_Reg -I/usr/include/luajit-2.1 \
             -c -o obj/$f.o src/$f.c || exit 1
         done &&
         cc -Wl,-E -o wrk obj/*.o -lluajit-5.1 -lpthread -lm -lcrypto -lssl -ldl) >> "$src/build.log" 2>&1 ||
