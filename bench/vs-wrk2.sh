@@ -35,6 +35,7 @@ CONNS=${CONNS:-100}
 RATE_PCT=${RATE_PCT:-50}
 IO=${IO:-epoll uring}
 WRK2_COMMIT=44a94c17d8e6a0bac8559b53da76848e430cb7a7
+WRK2_WRK_C=1049f0b2e8b6a4e19871d884678ccdd1a8561781   # git blob of src/wrk.c at that commit
 WRK2_MIRROR=${WRK2_MIRROR:-/work/.mirror/giltene+wrk2/repo}
 WRK2_DIR=${WRK2_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/webtune-bench/wrk2-${WRK2_COMMIT:0:7}}
 source "$(dirname "$0")/lib.sh"
@@ -51,25 +52,27 @@ build_wrk2() {
   fi
   WRK2=$WRK2_DIR/wrk
   [ -x "$WRK2" ] && return
+  command -v git >/dev/null || { echo "bench/vs-wrk2.sh: needs git (apt-get install git)"; exit 1; }
+  [ -f /usr/include/openssl/ssl.h ] || { echo "bench/vs-wrk2.sh: building wrk2 needs libssl-dev (apt-get install libssl-dev)"; exit 1; }
   local src
-  src=$(mktemp -d /tmp/wrk2-src.XXXXXX)
   if [ -n "${WRK2_SRC:-}" ]; then
     [ -d "$WRK2_SRC" ] || { echo "bench/vs-wrk2.sh: WRK2_SRC=$WRK2_SRC is not a directory"; exit 1; }
     if git -C "$WRK2_SRC" rev-parse HEAD >/dev/null 2>&1; then
       local head; head=$(git -C "$WRK2_SRC" rev-parse HEAD)
       [ "$head" = "$WRK2_COMMIT" ] || { echo "bench/vs-wrk2.sh: WRK2_SRC is at $head, not the pinned $WRK2_COMMIT"; exit 1; }
-    else
-      # A plain source tree (no .git): check a file of the pinned commit instead.
-      echo "bench/vs-wrk2.sh: WRK2_SRC has no git history; trusting it is wrk2 at $WRK2_COMMIT" >&2
+    elif [ "$(git hash-object "$WRK2_SRC/src/wrk.c" 2>/dev/null)" != "$WRK2_WRK_C" ]; then
+      # A plain source tree (no .git): its src/wrk.c must be the pinned commit's.
+      echo "bench/vs-wrk2.sh: WRK2_SRC/src/wrk.c is not wrk2 ${WRK2_COMMIT:0:7}'s (git blob $WRK2_WRK_C)"; exit 1
     fi
+    src=$(mktemp -d /tmp/wrk2-src.XXXXXX)
     cp -a "$WRK2_SRC/." "$src/"
   elif git -C "$WRK2_MIRROR" cat-file -e "$WRK2_COMMIT^{commit}" 2>/dev/null; then
+    src=$(mktemp -d /tmp/wrk2-src.XXXXXX)
     git -C "$WRK2_MIRROR" archive "$WRK2_COMMIT" | tar -x -C "$src"
   else
     echo "bench/vs-wrk2.sh: wrk2 not found: set WRK2=binary, WRK2_SRC=checkout of giltene/wrk2 at $WRK2_COMMIT, or WRK2_MIRROR=git dir (git clone https://github.com/giltene/wrk2)"
     exit 1
   fi
-  [ -f /usr/include/openssl/ssl.h ] || { echo "bench/vs-wrk2.sh: building wrk2 needs libssl-dev (apt-get install libssl-dev)"; exit 1; }
   echo "building wrk2 ${WRK2_COMMIT:0:7} in $src (log: $src/build.log)" >&2
   if [ "${WRK2_LUAJIT:-bundled}" = system ] || ! make -C "$src" -j"$(nproc)" > "$src/build.log" 2>&1; then
     # The bundled LuaJIT 2.0 fails on some toolchains: link Debian's LuaJIT instead.
