@@ -1,5 +1,5 @@
 # Shared by the bench scripts: start nginx from Debian's package in a private directory
-# (1 worker, 43-byte empty.gif, keep-alive, loopback) and stop it on exit.
+# (1 worker, or $NGINX_WORKERS; 43-byte empty.gif, keep-alive, loopback) and stop it on exit.
 #   source bench/lib.sh; start_nginx   → sets $work, $port, $URL
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -24,7 +24,7 @@ start_nginx() {
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   cat > "$work/nginx.conf" <<CONF
 daemon off;
-worker_processes 1;
+worker_processes ${NGINX_WORKERS:-1};
 worker_rlimit_nofile 20000;
 pid $work/nginx.pid;
 error_log $work/error.log;

@@ -11,6 +11,7 @@
 #
 # wrk2 (the usual open-loop peer) is not packaged in Debian, so it is not run here; the
 # closed loop of the same generator on the same nginx is the yardstick instead.
+# bench/vs-wrk2.sh builds wrk2 from source (pinned) and runs it beside both --io backends.
 #
 #   bench/open-vs-closed.sh [ROUNDS] [SECONDS]     defaults: 3 rounds, 3 s per run
 #   WEBTUNE=/path/to/other/webtune bench/open-vs-closed.sh   # compare two builds

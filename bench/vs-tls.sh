@@ -9,6 +9,10 @@
 # process / completed requests), and the ratio webtune / best peer.
 #
 #   bench/vs-tls.sh [ROUNDS] [SECONDS]        defaults: 3 rounds, 5 s per run
+#   IO="epoll uring" bench/vs-tls.sh            webtune once per --io backend (the io column;
+#                                               default both, one after the other in each round)
+#   PERF=0 bench/vs-tls.sh                      skip perf stat (system calls, context switches per
+#                                               request); PERF_RECORD=1 adds a profile of the h2 run
 #
 # Runs are interleaved (A B C A B C ...) because this machine's noise is large. A benchmark,
 # not a test: it asserts nothing.
@@ -16,6 +20,7 @@ set -euo pipefail
 ROUNDS=${1:-3}
 SECS=${2:-5}
 CONNS=${CONNS:-100}
+IO=${IO:-epoll uring}
 source "$(dirname "$0")/lib.sh"
 ensure_webtune
 for tool in wrk h2load openssl python3; do
@@ -51,20 +56,27 @@ measure() {
   echo "$name ${reqs:-0} ${secs:-1} $user $sys $rss" >> "$rows"
 }
 
-echo "nginx 1 worker, TLS on $TURL; $ROUNDS rounds x ${SECS}s, c=$CONNS, 1 generator thread; $(nproc) cores"
+echo "nginx 1 worker, TLS on $TURL; $ROUNDS rounds x ${SECS}s, c=$CONNS, 1 generator thread, --io $IO; $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq "$ROUNDS"); do
   measure wrk-ka wrk -t1 -c"$CONNS" -d"${SECS}s" "$TURL"
   measure h2load-h1-ka h2load --h1 -t1 -c"$CONNS" -D"$SECS" "$TURL"
-  measure webtune-ka "$WEBTUNE" bench "$TURL" -t 1 -c "$CONNS" -d "${SECS}s" --insecure -q --json "$work/w.json"
+  for io in $IO; do
+    measure webtune-ka-$io "$WEBTUNE" bench "$TURL" -t 1 -c "$CONNS" -d "${SECS}s" --io "$io" --insecure -q --json "$work/w.json"
+  done
   measure wrk-close wrk -t1 -c"$CONNS" -d"${SECS}s" -H "Connection: close" "$TURL"
-  measure webtune-close "$WEBTUNE" bench "$TURL" -t 1 -c "$CONNS" -d "${SECS}s" --no-keepalive --insecure -q --json "$work/w.json"
-  measure webtune-close-full "$WEBTUNE" bench "$TURL" -t 1 -c "$CONNS" -d "${SECS}s" --no-keepalive --no-tls-resume --insecure -q --json "$work/w.json"
+  for io in $IO; do
+    measure webtune-close-$io "$WEBTUNE" bench "$TURL" -t 1 -c "$CONNS" -d "${SECS}s" --io "$io" --no-keepalive --insecure -q --json "$work/w.json"
+    measure webtune-close-full-$io "$WEBTUNE" bench "$TURL" -t 1 -c "$CONNS" -d "${SECS}s" --io "$io" --no-keepalive --no-tls-resume --insecure -q --json "$work/w.json"
+  done
   measure h2load-h2-10x10 h2load -t1 -c10 -m10 -D"$SECS" "$TURL"
-  measure webtune-h2-10x10 "$WEBTUNE" bench "$TURL" -t 1 -c 10 --http2 --streams 10 -d "${SECS}s" --insecure -q --json "$work/w.json"
+  for io in $IO; do
+    measure webtune-h2-10x10-$io "$WEBTUNE" bench "$TURL" -t 1 -c 10 --http2 --streams 10 -d "${SECS}s" --io "$io" --insecure -q --json "$work/w.json"
+  done
   echo "  round $r done"
 done
 
-python3 - "$rows" <<'PY'
+echo "load at the end $(cut -d' ' -f1-3 /proc/loadavg)"
+python3 - "$rows" "$IO" <<'PY'
 import statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
@@ -73,18 +85,62 @@ for line in open(sys.argv[1]):
     rows.setdefault(name, []).append((reqs / max(secs, 1e-9), 1e6 * cpu / max(reqs, 1)))
 med = {k: (statistics.median(r[0] for r in v), statistics.median(r[1] for r in v),
            min(r[1] for r in v), max(r[1] for r in v)) for k, v in rows.items()}
-print(f"\n{'generator':<18}{'req/s (median)':>16}{'CPU us/req':>12}{'min-max':>16}")
+print(f"\n{'generator':<26}{'req/s (median)':>16}{'CPU us/req':>12}{'min-max':>16}")
 for k, (rps, us, lo, hi) in med.items():
-    print(f"{k:<18}{rps:>16.0f}{us:>12.2f}{f'{lo:.1f}-{hi:.1f}':>16}")
+    print(f"{k:<26}{rps:>16.0f}{us:>12.2f}{f'{lo:.1f}-{hi:.1f}':>16}")
 print()
 def vs_best(ours, peers):
     have = [p for p in peers if p in med]
     if ours in med and have:
         best = min(have, key=lambda p: med[p][1])
+        # also the ratio within each round (seconds apart), whose median is steadier on a
+        # shared machine than a ratio of medians
+        rounds = [a[1] / b[1] for a, b in zip(rows[ours], rows[best])]
         print(f"{ours} / {best} (best peer): CPU per request x{med[ours][1] / med[best][1]:.2f}, "
-              f"req/s x{med[ours][0] / med[best][0]:.2f}")
-vs_best("webtune-ka", ["wrk-ka", "h2load-h1-ka"])
-vs_best("webtune-close", ["wrk-close"])
-vs_best("webtune-close-full", ["wrk-close"])
-vs_best("webtune-h2-10x10", ["h2load-h2-10x10"])
+              f"req/s x{med[ours][0] / med[best][0]:.2f}; CPU per round x{statistics.median(rounds):.2f} ("
+              + ", ".join(f"{x:.2f}" for x in rounds) + ")")
+for io in sys.argv[2].split():
+    vs_best(f"webtune-ka-{io}", ["wrk-ka", "h2load-h1-ka"])
+    vs_best(f"webtune-close-{io}", ["wrk-close"])
+    vs_best(f"webtune-close-full-{io}", ["wrk-close"])
+    vs_best(f"webtune-h2-10x10-{io}", ["h2load-h2-10x10"])
 PY
+
+if [ "${PERF:-1}" = 1 ] && command -v perf >/dev/null; then
+  # Where the CPU goes (perf's counters; needs root or perf_event_paranoid <= -1): system calls,
+  # context switches and task-clock per completed request, keep-alive and h2, one run each.
+  echo
+  echo "perf stat, ${SECS}s each (per completed request):"
+  pstat() {
+    local name=$1; shift
+    perf stat -e raw_syscalls:sys_enter,context-switches,task-clock -x, -o "$work/perf" -- "$@" > "$work/out" 2>&1 || true
+    local reqs
+    case $name in
+      wrk*) reqs=$(awk '/requests in/ {print $1}' "$work/out") ;;
+      h2load*) reqs=$(awk '/^requests:/ {print $8}' "$work/out") ;;
+      *) reqs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["responses"])' "$work/w.json") ;;
+    esac
+    python3 - "$work/perf" "$name" "${reqs:-0}" <<'PY'
+import sys
+c = {}
+for line in open(sys.argv[1]):
+    f = line.strip().split(",")
+    if len(f) > 2 and f[0].replace(".", "").isdigit():
+        c[f[2]] = float(f[0])
+n = max(int(sys.argv[3]), 1)
+print(f"  {sys.argv[2]:<24} syscalls {c.get('raw_syscalls:sys_enter', 0) / n:5.2f}  context switches "
+      f"{c.get('context-switches', 0) / n:5.2f}  task-clock {1e3 * c.get('task-clock', 0) / n:6.2f} us  ({n} requests)")
+PY
+  }
+  pstat wrk-ka wrk -t1 -c"$CONNS" -d"${SECS}s" "$TURL"
+  for io in $IO; do pstat "webtune-ka-$io" "$WEBTUNE" bench "$TURL" -t 1 -c "$CONNS" -d "${SECS}s" --io "$io" --insecure -q --json "$work/w.json"; done
+  pstat h2load-h2-10x10 h2load -t1 -c10 -m10 -D"$SECS" "$TURL"
+  for io in $IO; do pstat "webtune-h2-10x10-$io" "$WEBTUNE" bench "$TURL" -t 1 -c 10 --http2 --streams 10 -d "${SECS}s" --io "$io" --insecure -q --json "$work/w.json"; done
+  if [ "${PERF_RECORD:-0}" = 1 ]; then
+    # A call-graph profile of webtune's h2 run under the last backend: the top symbols.
+    perf record -g -o "$work/perf.data" -- "$WEBTUNE" bench "$TURL" -t 1 -c 10 --http2 --streams 10 -d "${SECS}s" \
+      --io "${IO##* }" --insecure -q > /dev/null 2>&1 || true
+    echo "perf record, webtune --http2 -c 10 --streams 10 --io ${IO##* } (self time, top 25):"
+    perf report -i "$work/perf.data" --no-children --sort dso,sym --stdio -g none 2>/dev/null | grep -v '^#' | grep '%' | head -25
+  fi
+fi
