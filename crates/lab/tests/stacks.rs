@@ -85,7 +85,7 @@ fn load_briefly(stack: &RunningStack, php: bool) {
     }
     let (status, body) = get(stack, "/index.html");
     assert_eq!(status, 200);
-    assert_eq!(body.len(), webtune_lab::render::PAGE_BYTES);
+    assert_eq!(body.len(), webtune_lab::PAGE_BYTES);
     if php {
         for _ in 0..3 {
             let (status, body) = get(stack, "/cpu/2000");
@@ -254,7 +254,7 @@ fn nginx_php_fpm_runs_php_and_stops_clean() {
 
 /// Processes of this test process's starts of `stack`, found by their directory names.
 fn leftovers_of(stack: &str) -> Vec<i32> {
-    let root = webtune_lab::lab_root().expect("lab root");
+    let root = webtune_lab::registry::lab_root().expect("lab root");
     let prefix: PathBuf = root.join(format!("{stack}-{}-", std::process::id()));
     let needle = prefix.to_string_lossy().into_owned();
     procfs::all_pids()
