@@ -81,12 +81,11 @@ fn start_long(lab: &LabDir, dir: &Path) -> Child {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !listing(dir).iter().any(|n| n.starts_with("webtune-fs-")) {
-        assert!(Instant::now() < deadline, "no pool appeared");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(300));
+    // Under way: its pool made and its registry entry (what `lab clean` reaps) written.
+    let started = webtune_testkit::wait_until(Duration::from_secs(20), || {
+        listing(dir).iter().any(|n| n.starts_with("webtune-fs-")) && !lab.registry().is_empty()
+    });
+    assert!(started, "no pool or registry entry appeared");
     child
 }
 

@@ -4,9 +4,8 @@
 //! not check the certificate).
 
 use serde_json::Value;
-use std::net::TcpListener;
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 struct Nginx {
     child: Child,
@@ -45,11 +44,7 @@ fn start_nginx_tls() -> Nginx {
         let path = root.join(p);
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
     }
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = webtune_testkit::free_port();
     let d = root.display();
     let conf = format!(
         "daemon off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
@@ -73,11 +68,10 @@ fn start_nginx_tls() -> Nginx {
         .spawn()
         .expect("nginx is installed (apt-get install nginx-light)");
     let nginx = Nginx { child, port, dir };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "nginx did not listen");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    assert!(
+        webtune_testkit::wait_for_port(([127, 0, 0, 1], port).into(), Duration::from_secs(10)),
+        "nginx did not listen"
+    );
     nginx
 }
 

@@ -13,16 +13,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use support::embedded::{serve, KillOnDrop};
+use webtune_testkit::free_port;
 
 const WEBTUNE: &str = env!("CARGO_BIN_EXE_webtune");
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// A bench of `args` with its metrics at `port`, writing JSON to `json`.
 fn bench(args: &[&str], port: u16, json: &Path) -> KillOnDrop {

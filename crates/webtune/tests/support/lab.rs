@@ -98,3 +98,23 @@ pub fn leftovers(root: &Path) -> Vec<String> {
     );
     left
 }
+
+/// The stack's private directory, from the lab's "… ready at URL (…, dir DIR)" line.
+pub fn ready_dir(line: &str) -> PathBuf {
+    let dir = line
+        .rsplit_once("dir ")
+        .map(|(_, d)| d.trim_end_matches(')').to_string())
+        .unwrap_or_else(|| panic!("dir in the ready line: {line}"));
+    PathBuf::from(dir)
+}
+
+/// Whether this test process may make network namespaces and set sysctls
+/// (CAP_SYS_ADMIN in its effective set).
+pub fn privileged() -> bool {
+    webtune_lab::host::effective_capabilities().is_some_and(|caps| caps & (1 << 21) != 0)
+}
+
+/// The inode of the network namespace of process `pid` (a /proc entry's name).
+pub fn namespace_of(pid: &str) -> Option<u64> {
+    webtune_lab::namespace_of(pid.parse().ok()?)
+}
