@@ -144,7 +144,15 @@ fn the_first_sigterm_stops_the_run_and_writes_its_json_despite_a_slow_scraper() 
         &json,
     );
     let (slow, slow_thread) = dribbler(port);
-    std::thread::sleep(Duration::from_millis(1500));
+    // Stopped once the endpoint shows responses, not after a guessed delay.
+    let responding = webtune_testkit::wait_until(Duration::from_secs(20), || {
+        scrape(port).is_some_and(|page| {
+            page.lines()
+                .filter(|l| l.starts_with("webtune_responses_total"))
+                .any(|l| !l.ends_with(" 0"))
+        })
+    });
+    assert!(responding, "no responses scraped");
     // SAFETY: sending a signal to our own child process.
     unsafe { libc::kill(child.0.id() as i32, libc::SIGTERM) };
     let code = wait(&mut child, Duration::from_secs(10), "one SIGTERM");
@@ -180,22 +188,15 @@ fn open_connections_are_every_worker_threads() {
     );
     let _ = connect(port);
     let mut seen = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(3);
-    while Instant::now() < deadline {
-        if let Some(page) = scrape(port) {
-            if let Some(open) = page
-                .lines()
-                .find_map(|l| l.strip_prefix("webtune_open_connections "))
-            {
-                let open: u64 = open.trim().parse().unwrap();
-                seen.push(open);
-                if open == 10 {
-                    break;
-                }
-            }
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    webtune_testkit::wait_until(Duration::from_secs(3), || {
+        let page = scrape(port).unwrap_or_default();
+        let open = page
+            .lines()
+            .find_map(|l| l.strip_prefix("webtune_open_connections "))
+            .map(|open| open.trim().parse::<u64>().unwrap());
+        seen.extend(open);
+        open == Some(10)
+    });
     assert!(seen.contains(&10), "open connections scraped: {seen:?}");
     assert_eq!(wait(&mut child, Duration::from_secs(15), "bench -d 3s"), 0);
 }
