@@ -6,7 +6,8 @@ mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use support::child::wait_exit;
 use support::lab::{LabDir, WEBTUNE};
 
 fn temp(name: &str) -> PathBuf {
@@ -90,17 +91,12 @@ fn start_long(lab: &LabDir, dir: &Path) -> Child {
 }
 
 fn wait(child: &mut Child, limit: Duration) -> Option<i32> {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status.code();
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("webtune fs did not end within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
+    let code = wait_exit(child, limit);
+    if code.is_none() {
+        let _ = child.kill();
+        panic!("webtune fs did not end within {limit:?}");
     }
+    code
 }
 
 #[test]

@@ -12,6 +12,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use support::child::wait_exit;
 use support::embedded::{serve, KillOnDrop};
 use webtune_testkit::free_port;
 
@@ -77,17 +78,8 @@ fn dribbler(port: u16) -> (Arc<AtomicBool>, std::thread::JoinHandle<()>) {
 
 /// Wait for the child with a deadline; its exit status.
 fn wait(child: &mut KillOnDrop, limit: Duration, what: &str) -> i32 {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(status) = child.0.try_wait().unwrap() {
-            return status.code().unwrap_or(-1);
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{what}: still running after {limit:?}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_exit(&mut child.0, limit)
+        .unwrap_or_else(|| panic!("{what}: still running after {limit:?}"))
 }
 
 fn read_json(path: &Path) -> serde_json::Value {

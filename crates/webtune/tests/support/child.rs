@@ -55,6 +55,21 @@ pub fn run_bounded(cmd: &mut Command, limit: Duration) -> (i32, String, String) 
     finish(child, limit)
 }
 
+/// Wait for `child` to exit, at most `limit`; its exit code (-1 for a signal), or None
+/// when it still runs.
+pub fn wait_exit(child: &mut Child, limit: Duration) -> Option<i32> {
+    let mut code = None;
+    webtune_testkit::wait_until(limit, || {
+        code = child
+            .try_wait()
+            .ok()
+            .flatten()
+            .map(|s| s.code().unwrap_or(-1));
+        code.is_some()
+    });
+    code
+}
+
 /// Send `signal` to `pid` (a child of the test, or one of its children).
 pub fn signal(pid: u32, signal: i32) {
     // SAFETY: kill(2) with a pid the test started.
@@ -192,18 +207,11 @@ impl Watched {
 
     /// Wait (bounded) for exit; the exit code, or None when it still runs at `limit`.
     pub fn wait(&mut self, limit: Duration) -> Option<i32> {
-        let child = self.child.as_mut()?;
-        let deadline = Instant::now() + limit;
-        loop {
-            if let Ok(Some(status)) = child.try_wait() {
-                self.child = None;
-                return Some(status.code().unwrap_or(-1));
-            }
-            if Instant::now() >= deadline {
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(20));
+        let code = wait_exit(self.child.as_mut()?, limit);
+        if code.is_some() {
+            self.child = None;
         }
+        code
     }
 
     /// Everything on stderr: the lines seen, then the rest until it closes (call after the
