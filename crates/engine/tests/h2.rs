@@ -10,7 +10,8 @@ use support::run;
 use webtune_engine::{RunControl, Workload};
 use webtune_model::{RunResult, RunSpec, StopCondition, TlsOptions};
 
-use support::tls_servers::{binary, free_port, make_cert, start_nginx, Server};
+use webtune_testkit::free_port;
+use webtune_testkit::servers::{binary, make_cert, start_nginx, Server};
 
 /// nginx, one worker, h2 over TLS on one port and h2c on another, a 43-byte file.
 fn start_nginx_h2(keepalive_requests: u32) -> (Server, u16) {

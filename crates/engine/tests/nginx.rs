@@ -5,9 +5,10 @@
 mod support;
 
 use support::run;
-use support::tls_servers::{self, free_port, Server};
 use webtune_engine::{RunControl, Workload};
 use webtune_model::{ErrorKind, RunResult, RunSpec, StopCondition};
+use webtune_testkit::free_port;
+use webtune_testkit::servers::{self, Server};
 
 /// nginx, one worker, plain HTTP on a free loopback port, a 43-byte file and an 80 kB page.
 fn start_nginx(keepalive_requests: u32) -> Server {
@@ -17,7 +18,7 @@ fn start_nginx(keepalive_requests: u32) -> Server {
          server {{ listen 127.0.0.1:{port}; root {{d}}/www; }}"
     );
     let page = vec![b'x'; 80_000];
-    tls_servers::start_nginx(
+    servers::start_nginx(
         tempfile::tempdir().unwrap(),
         port,
         &[("empty.gif", &[0u8; 43]), ("page.html", &page)],

@@ -11,9 +11,8 @@ use support::run;
 use webtune_engine::{RunControl, Workload};
 use webtune_model::{ErrorKind, ProbeSpec, RunResult, RunSpec, StopCondition, TlsOptions};
 
-use support::tls_servers::{
-    free_port, make_cert, make_dated_cert, start_nginx, start_s_server, Server,
-};
+use webtune_testkit::free_port;
+use webtune_testkit::servers::{make_cert, make_dated_cert, start_nginx, start_s_server, Server};
 
 /// nginx, one worker, TLS on a free loopback port, a 43-byte file and an 80 kB page.
 fn start_nginx_tls(protocols: &str) -> Server {

@@ -3,10 +3,12 @@
 //! (`opt_out`: a missing server fails the test unless `WEBTUNE_SKIP` names it), results
 //! built from known numbers for checking every layout (`results`), and waiting on a
 //! condition (a port, a file) instead of sleeping (`wait_until`, `wait_for_port`, with
-//! `free_port`).
+//! `free_port`), and real servers for the HTTPS tests of more than one crate (`servers`:
+//! nginx, `openssl s_server`, self-signed certificates).
 
 pub mod opt_out;
 pub mod results;
+pub mod servers;
 mod wait;
 
 pub use wait::{free_port, wait_for_port, wait_until};

@@ -1,8 +1,8 @@
-//! Real servers for the nginx, HTTPS and HTTP/2 tests: a server process that is stopped
-//! when dropped, nginx from Debian's package in a private directory (`start_nginx`: one
-//! worker, `daemon off;`, the test's own `http` block), `openssl s_server`, a self-signed
-//! certificate made with the openssl CLI (as the lab makes them), and a wait until the
-//! server listens.
+//! Real servers for the engine's nginx, HTTPS, HTTP/2 and STARTTLS tests and the CLI's
+//! HTTPS tests: a server process that is stopped when dropped, nginx from Debian's package
+//! in a private directory (`start_nginx`: one worker, `daemon off;`, the test's own `http`
+//! block), `openssl s_server`, a self-signed certificate made with the openssl CLI (as the
+//! lab makes them), and a wait until the server listens.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -37,7 +37,7 @@ pub fn binary(candidates: &[&str], package: &str) -> PathBuf {
     panic!("{package} is not installed: run .ci/run or `apt-get install {package}`");
 }
 
-pub use webtune_testkit::free_port;
+use crate::free_port;
 
 /// nginx in `dir`, one worker, `daemon off;`, with `files` written to `dir`/www (readable by
 /// its workers, which run as nobody when started as root) and `http` (directives and server
