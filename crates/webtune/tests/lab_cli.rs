@@ -199,19 +199,7 @@ fn after_sigkill_lab_clean_reaps_the_stack() {
         "servers outlive SIGKILL"
     );
     // ...until `lab clean` reaps them.
-    let output = lab
-        .command()
-        .args(["lab", "clean"])
-        .output()
-        .expect("run webtune lab clean");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert_eq!(output.status.code(), Some(0), "{stdout}");
-    assert!(stdout.contains(&dir.display().to_string()), "{stdout}");
-    assert!(
-        processes_naming(&dir).is_empty(),
-        "{:?}",
-        processes_naming(&dir)
-    );
+    lab.clean_reaps(&dir);
     assert!(!dir.exists());
 }
 

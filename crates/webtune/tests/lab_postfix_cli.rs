@@ -132,15 +132,7 @@ fn after_sigkill_lab_clean_reaps_the_private_postfix() {
         !processes_naming(&dir).is_empty(),
         "Postfix outlives SIGKILL"
     );
-    let output = lab
-        .command()
-        .args(["lab", "clean"])
-        .output()
-        .expect("run webtune lab clean");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert_eq!(output.status.code(), Some(0), "{stdout}");
-    assert!(stdout.contains(&dir.display().to_string()), "{stdout}");
-    assert!(processes_naming(&dir).is_empty());
+    lab.clean_reaps(&dir);
     for &m in &masters {
         assert!(session_members(m).is_empty(), "{:?}", session_members(m));
     }

@@ -28,6 +28,21 @@ impl LabDir {
         command
     }
 
+    /// `lab clean` in this root: it exits 0, names `dir` as reaped, and leaves no process
+    /// naming `dir`.
+    pub fn clean_reaps(&self, dir: &Path) {
+        let output = self
+            .command()
+            .args(["lab", "clean"])
+            .output()
+            .expect("run webtune lab clean");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert_eq!(output.status.code(), Some(0), "{stdout}");
+        assert!(stdout.contains(&dir.display().to_string()), "{stdout}");
+        let left = processes_naming(dir);
+        assert!(left.is_empty(), "{left:?}");
+    }
+
     /// The registry's entries now, as JSON.
     pub fn registry(&self) -> Vec<serde_json::Value> {
         let Ok(dir) = std::fs::read_dir(self.0.join("registry")) else {
