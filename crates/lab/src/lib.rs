@@ -6,7 +6,7 @@
 //! `supervisor`: a whole stack; `registry`: reaping what a killed webtune left), and the
 //! /proc sampler whose series go into `RunResult.server` (/proc and users' config trees are
 //! read with `webtune-conf`, the crate below this one). TLS variants of the stacks are
-//! `stacks::TlsStack` (their certificate per lab directory is made in `tls`), the forum and
+//! `TlsStack` (in `stacks`; their certificate per lab directory is made in `tls`), the forum and
 //! its MariaDB in `forum`; private file systems for the fs workload (tmpfs, ext4, xfs on a
 //! loop device, in a mount namespace of their own) in `fsys`. What the servers share (layout, templates, tunables, TLS names)
 //! is `vocab`, below `servers`: docs/architecture.md draws the module graph.
