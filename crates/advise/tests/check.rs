@@ -75,7 +75,7 @@ fn check_and_write(a: &mut Advice, main: &Path) -> Option<String> {
 }
 
 fn installed(name: &str) -> bool {
-    let p = webtune_lab::Programs::discover();
+    let p = webtune_lab::servers::Programs::discover();
     match name {
         "nginx" => p.nginx.is_some(),
         "apache2" => p.apache2.is_some(),

@@ -412,7 +412,7 @@ fn written_patches_pass(t: &Tree, a: &Advice) -> Result<(), String> {
 }
 
 fn installed(server: &str) -> bool {
-    let p = webtune_lab::Programs::discover();
+    let p = webtune_lab::servers::Programs::discover();
     match server {
         "nginx" => p.nginx.is_some(),
         "apache2" => p.apache2.is_some(),

@@ -34,11 +34,7 @@ fn a_running_nginx_c_file_is_found_from_its_title() {
     }
     let d = tempfile::tempdir().unwrap();
     let dir = d.path().display().to_string();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = webtune_testkit::free_port();
     let conf = d.path().join("own-nginx.conf");
     std::fs::write(
         &conf,

@@ -32,7 +32,7 @@ impl Drop for Started {
 }
 
 fn port() -> u16 {
-    webtune_lab::process::free_ports(1).unwrap()[0]
+    webtune_testkit::free_port()
 }
 
 /// Wait until `url` answers (what `read` reports has no note for it).
@@ -49,7 +49,7 @@ fn wait_for(inputs: &LiveInputs) -> live::Live {
 
 #[test]
 fn nginx_stub_status() {
-    let Some(nginx) = webtune_lab::Programs::discover().nginx else {
+    let Some(nginx) = webtune_lab::servers::Programs::discover().nginx else {
         return opt_out("nginx", "nginx is not installed");
     };
     let d = tempfile::tempdir().unwrap();
@@ -91,7 +91,7 @@ fn nginx_stub_status() {
 
 #[test]
 fn apache_server_status() {
-    let Some(apache) = webtune_lab::Programs::discover().apache2 else {
+    let Some(apache) = webtune_lab::servers::Programs::discover().apache2 else {
         return opt_out("apache2", "apache2 is not installed");
     };
     let modules = Path::new("/usr/lib/apache2/modules");
@@ -144,7 +144,7 @@ fn common_root() -> bool {
 #[test]
 fn mariadb_global_status_over_the_labs_socket() {
     use webtune_lab::forum::{dataset, dbparams, DbOptions, ForumDatabase};
-    if webtune_lab::forum::mariadb::DbPrograms::discover().is_err() {
+    if webtune_lab::forum::DbPrograms::discover().is_err() {
         return opt_out("mariadb", "mariadb-server is not installed");
     }
     let data = dataset::ensure(2_000, 11, &DbOptions::database(), &mut |_| {}).unwrap();

@@ -130,11 +130,13 @@ fn stop_request_ends_a_long_run_and_marks_it_interrupted() {
     s.stop = StopCondition::Duration { seconds: 60.0 };
     let control = RunControl::new();
     let stopper = control.clone();
-    std::thread::spawn(move || {
-        std::thread::sleep(std::time::Duration::from_millis(300));
-        stopper.request_stop();
-    });
-    let r = run(&s, &Workload::request(), &control, &mut |_| {}).unwrap();
+    // Stopped once the run has responses, not after a guessed delay.
+    let r = run(&s, &Workload::request(), &control, &mut |p| {
+        if p.responses > 0 {
+            stopper.request_stop();
+        }
+    })
+    .unwrap();
     assert!(r.interrupted);
     assert!(r.responses > 0);
     assert!(r.duration_s < 60.0);

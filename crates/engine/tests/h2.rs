@@ -5,57 +5,26 @@
 
 mod support;
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 use support::run;
 use webtune_engine::{RunControl, Workload};
 use webtune_model::{RunResult, RunSpec, StopCondition, TlsOptions};
 
-use support::tls_servers::{binary, free_port, make_cert, wait_listening, Server};
+use webtune_testkit::free_port;
+use webtune_testkit::servers::{binary, make_cert, start_nginx, Server};
 
 /// nginx, one worker, h2 over TLS on one port and h2c on another, a 43-byte file.
 fn start_nginx_h2(keepalive_requests: u32) -> (Server, u16) {
     let dir = tempfile::tempdir().unwrap();
-    let root = dir.path();
-    make_cert(root, "");
-    let docroot = root.join("www");
-    std::fs::create_dir(&docroot).unwrap();
-    std::fs::write(docroot.join("empty.gif"), [0u8; 43]).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    for (p, mode) in [(root.to_path_buf(), 0o755), (docroot.clone(), 0o755)] {
-        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
-    }
-    for f in ["www/empty.gif", "cert.pem", "key.pem"] {
-        std::fs::set_permissions(root.join(f), std::fs::Permissions::from_mode(0o644)).unwrap();
-    }
+    make_cert(dir.path(), "");
     let (port, h2c_port) = (free_port(), free_port());
-    let d = root.display();
-    let conf = format!(
-        "daemon off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
-         events {{ worker_connections 1024; }}\n\
-         http {{\n  access_log off;\n  client_body_temp_path {d}/cb;\n  proxy_temp_path {d}/px;\n\
-           fastcgi_temp_path {d}/fc;\n  uwsgi_temp_path {d}/uw;\n  scgi_temp_path {d}/sc;\n\
-           keepalive_requests {keepalive_requests};\n\
-           server {{ listen 127.0.0.1:{port} ssl http2; root {d}/www;\n\
-             ssl_certificate {d}/cert.pem; ssl_certificate_key {d}/key.pem; }}\n\
-           server {{ listen 127.0.0.1:{h2c_port} http2; root {d}/www; }}\n}}\n"
+    let http = format!(
+        "keepalive_requests {keepalive_requests};\n\
+         server {{ listen 127.0.0.1:{port} ssl http2; root {{d}}/www;\n\
+           ssl_certificate {{d}}/cert.pem; ssl_certificate_key {{d}}/key.pem; }}\n\
+         server {{ listen 127.0.0.1:{h2c_port} http2; root {{d}}/www; }}"
     );
-    std::fs::write(root.join("nginx.conf"), conf).unwrap();
-    let child = Command::new(binary(
-        &["/usr/sbin/nginx", "/usr/local/sbin/nginx"],
-        "nginx-light",
-    ))
-    .arg("-p")
-    .arg(root)
-    .arg("-c")
-    .arg(root.join("nginx.conf"))
-    .arg("-e")
-    .arg(root.join("error.log"))
-    .stdout(Stdio::null())
-    .stderr(Stdio::piped())
-    .spawn()
-    .expect("nginx starts");
-    let mut server = Server { child, port, dir };
-    wait_listening(&mut server);
+    let server = start_nginx(dir, port, &[("empty.gif", &[0u8; 43])], &http);
     (server, h2c_port)
 }
 

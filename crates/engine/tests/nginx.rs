@@ -4,105 +4,29 @@
 
 mod support;
 
-use std::io::Read;
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 use support::run;
 use webtune_engine::{RunControl, Workload};
 use webtune_model::{ErrorKind, RunResult, RunSpec, StopCondition};
+use webtune_testkit::free_port;
+use webtune_testkit::servers::{self, Server};
 
-struct Nginx {
-    child: Child,
-    port: u16,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Nginx {
-    fn drop(&mut self) {
-        // SIGTERM: fast shutdown of master and worker.
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
-        let _ = self.child.wait();
-    }
-}
-
-fn nginx_binary() -> PathBuf {
-    for p in ["/usr/sbin/nginx", "/usr/local/sbin/nginx"] {
-        if Path::new(p).exists() {
-            return p.into();
-        }
-    }
-    panic!("nginx is not installed: run .ci/run or `apt-get install nginx-light`");
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn start_nginx(keepalive_requests: u32) -> Nginx {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path();
-    let docroot = root.join("www");
-    std::fs::create_dir(&docroot).unwrap();
-    std::fs::write(docroot.join("empty.gif"), [0u8; 43]).unwrap();
-    std::fs::write(docroot.join("page.html"), vec![b'x'; 80_000]).unwrap();
-    // Workers run as nobody when started as root: let them read the docroot.
-    for p in [root, docroot.as_path()] {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    for f in ["empty.gif", "page.html"] {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(docroot.join(f), std::fs::Permissions::from_mode(0o644)).unwrap();
-    }
+/// nginx, one worker, plain HTTP on a free loopback port, a 43-byte file and an 80 kB page.
+fn start_nginx(keepalive_requests: u32) -> Server {
     let port = free_port();
-    let d = root.display();
-    let conf = format!(
-        "daemon off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
-         events {{ worker_connections 1024; }}\n\
-         http {{\n  access_log off;\n  client_body_temp_path {d}/cb;\n  proxy_temp_path {d}/px;\n\
-           fastcgi_temp_path {d}/fc;\n  uwsgi_temp_path {d}/uw;\n  scgi_temp_path {d}/sc;\n\
-           keepalive_requests {keepalive_requests};\n\
-           server {{ listen 127.0.0.1:{port}; root {d}/www; }}\n}}\n"
+    let http = format!(
+        "keepalive_requests {keepalive_requests};\n\
+         server {{ listen 127.0.0.1:{port}; root {{d}}/www; }}"
     );
-    std::fs::write(root.join("nginx.conf"), conf).unwrap();
-    let child = Command::new(nginx_binary())
-        .arg("-p")
-        .arg(root)
-        .arg("-c")
-        .arg(root.join("nginx.conf"))
-        .arg("-e")
-        .arg(root.join("error.log"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("nginx starts");
-    let mut nginx = Nginx {
-        child,
+    let page = vec![b'x'; 80_000];
+    servers::start_nginx(
+        tempfile::tempdir().unwrap(),
         port,
-        _dir: dir,
-    };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        if let Ok(Some(_)) = nginx.child.try_wait() {
-            let mut err = String::new();
-            if let Some(mut e) = nginx.child.stderr.take() {
-                let _ = e.read_to_string(&mut err);
-            }
-            panic!("nginx exited at start: {err}");
-        }
-        assert!(Instant::now() < deadline, "nginx did not listen");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    nginx
+        &[("empty.gif", &[0u8; 43]), ("page.html", &page)],
+        &http,
+    )
 }
 
-fn bench(nginx: &Nginx, path: &str, n: u64, c: u32, keepalive: bool) -> RunResult {
+fn bench(nginx: &Server, path: &str, n: u64, c: u32, keepalive: bool) -> RunResult {
     let spec = RunSpec {
         url: format!("http://127.0.0.1:{}{path}", nginx.port),
         connections: c,

@@ -13,10 +13,10 @@ use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
 use support::run;
 use support::serve_connections;
-use support::tls_servers::make_cert;
 use webtune_engine::smtp::Mailboxes;
 use webtune_engine::{RunControl, Workload};
 use webtune_model::{ErrorKind, RunSpec, SmtpSpec, StopCondition, TlsOptions};
+use webtune_testkit::servers::make_cert;
 
 fn server_config(dir: &std::path::Path) -> Arc<ServerConfig> {
     make_cert(dir, "");

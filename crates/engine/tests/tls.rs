@@ -6,61 +6,31 @@
 
 mod support;
 
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use support::run;
 use webtune_engine::{RunControl, Workload};
 use webtune_model::{ErrorKind, ProbeSpec, RunResult, RunSpec, StopCondition, TlsOptions};
 
-use support::tls_servers::{
-    binary, free_port, make_cert, make_dated_cert, start_s_server, wait_listening, Server,
-};
+use webtune_testkit::free_port;
+use webtune_testkit::servers::{make_cert, make_dated_cert, start_nginx, start_s_server, Server};
 
-/// nginx, one worker, TLS on a free loopback port, a 43-byte file.
+/// nginx, one worker, TLS on a free loopback port, a 43-byte file and an 80 kB page.
 fn start_nginx_tls(protocols: &str) -> Server {
     let dir = tempfile::tempdir().unwrap();
-    let root = dir.path();
-    make_cert(root, "");
-    let docroot = root.join("www");
-    std::fs::create_dir(&docroot).unwrap();
-    std::fs::write(docroot.join("empty.gif"), [0u8; 43]).unwrap();
-    std::fs::write(docroot.join("page.html"), vec![b'x'; 80_000]).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    for (p, mode) in [(root.to_path_buf(), 0o755), (docroot.clone(), 0o755)] {
-        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
-    }
-    for f in ["www/empty.gif", "www/page.html", "cert.pem", "key.pem"] {
-        std::fs::set_permissions(root.join(f), std::fs::Permissions::from_mode(0o644)).unwrap();
-    }
+    make_cert(dir.path(), "");
     let port = free_port();
-    let d = root.display();
-    let conf = format!(
-        "daemon off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
-         events {{ worker_connections 1024; }}\n\
-         http {{\n  access_log off;\n  client_body_temp_path {d}/cb;\n  proxy_temp_path {d}/px;\n\
-           fastcgi_temp_path {d}/fc;\n  uwsgi_temp_path {d}/uw;\n  scgi_temp_path {d}/sc;\n\
-           ssl_session_cache shared:SSL:1m; ssl_protocols {protocols};\n\
-           server {{ listen 127.0.0.1:{port} ssl; root {d}/www;\n\
-             ssl_certificate {d}/cert.pem; ssl_certificate_key {d}/key.pem; }}\n}}\n"
+    let http = format!(
+        "ssl_session_cache shared:SSL:1m; ssl_protocols {protocols};\n\
+         server {{ listen 127.0.0.1:{port} ssl; root {{d}}/www;\n\
+           ssl_certificate {{d}}/cert.pem; ssl_certificate_key {{d}}/key.pem; }}"
     );
-    std::fs::write(root.join("nginx.conf"), conf).unwrap();
-    let child = Command::new(binary(
-        &["/usr/sbin/nginx", "/usr/local/sbin/nginx"],
-        "nginx-light",
-    ))
-    .arg("-p")
-    .arg(root)
-    .arg("-c")
-    .arg(root.join("nginx.conf"))
-    .arg("-e")
-    .arg(root.join("error.log"))
-    .stdout(Stdio::null())
-    .stderr(Stdio::piped())
-    .spawn()
-    .expect("nginx starts");
-    let mut server = Server { child, port, dir };
-    wait_listening(&mut server);
-    server
+    let page = vec![b'x'; 80_000];
+    start_nginx(
+        dir,
+        port,
+        &[("empty.gif", &[0u8; 43]), ("page.html", &page)],
+        &http,
+    )
 }
 
 fn spec(url: String, n: u64, c: u32, keepalive: bool, tls: TlsOptions) -> RunSpec {
@@ -155,7 +125,7 @@ fn a_self_signed_cacert_outside_its_dates_is_a_certificate_error() {
     ] {
         let dir = tempfile::tempdir().unwrap();
         make_dated_cert(dir.path(), start, end);
-        let server = start_s_server(dir);
+        let server = start_s_server(dir, true);
         let url = format!("https://localhost:{}/", server.port);
         let r = bench(&spec(url, 3, 1, true, trusting(&server)));
         assert_eq!(r.ok, 0, "{when}");
@@ -169,7 +139,7 @@ fn a_self_signed_cacert_outside_its_dates_is_a_certificate_error() {
     // The same kind of certificate within its dates is trusted.
     let dir = tempfile::tempdir().unwrap();
     make_dated_cert(dir.path(), "20200101000000Z", "20900101000000Z");
-    let server = start_s_server(dir);
+    let server = start_s_server(dir, true);
     let url = format!("https://localhost:{}/", server.port);
     let r = bench(&spec(url, 3, 1, false, trusting(&server)));
     assert_eq!(r.ok, 3, "{:?}", r.errors);
@@ -277,21 +247,8 @@ fn silence_during_or_after_the_handshake_is_named_not_a_hang() {
     // openssl s_server finishes the handshake and then never answers the request.
     let dir = tempfile::tempdir().unwrap();
     make_cert(dir.path(), "");
-    let port = free_port();
-    let child = Command::new(binary(&["/usr/bin/openssl"], "openssl"))
-        .args(["s_server", "-quiet", "-accept"])
-        .arg(format!("127.0.0.1:{port}"))
-        .arg("-cert")
-        .arg(dir.path().join("cert.pem"))
-        .arg("-key")
-        .arg(dir.path().join("key.pem"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("openssl s_server starts");
-    let mut server = Server { child, port, dir };
-    wait_listening(&mut server);
+    let server = start_s_server(dir, false);
+    let port = server.port;
     let mut s = spec(format!("https://127.0.0.1:{port}/"), 1, 1, true, insecure);
     s.timeout_ms = 300;
     let r = bench(&s);

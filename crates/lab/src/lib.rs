@@ -6,7 +6,7 @@
 //! `supervisor`: a whole stack; `registry`: reaping what a killed webtune left), and the
 //! /proc sampler whose series go into `RunResult.server` (/proc and users' config trees are
 //! read with `webtune-conf`, the crate below this one). TLS variants of the stacks are
-//! `stacks::TlsStack` (their certificate per lab directory is made in `tls`), the forum and
+//! `TlsStack` (in `stacks`; their certificate per lab directory is made in `tls`), the forum and
 //! its MariaDB in `forum`; private file systems for the fs workload (tmpfs, ext4, xfs on a
 //! loop device, in a mount namespace of their own) in `fsys`. What the servers share (layout, templates, tunables, TLS names)
 //! is `vocab`, below `servers`: docs/architecture.md draws the module graph.
@@ -14,42 +14,45 @@
 //! It does not make load (that is `webtune-engine`) and does not decide what is best (that
 //! is the tuner): it starts, samples and stops what it is told to.
 
-mod dirs;
-mod error;
+// The public surface: the nouns most callers need at the root (below), and a few modules
+// whose namespace helps a reader (`forum::dbparams::settings_for` beside `settings_for`,
+// `trial::run` beside `hook::run`). Every other module is private; each public item has one
+// path. docs/architecture.md lists the surface.
 pub mod forum;
 pub mod fsys;
 pub mod hook;
 pub mod host;
 pub mod import;
-pub mod leaders;
-pub mod logs;
-pub mod netns;
+pub mod registry;
+pub mod servers;
+pub mod trial;
+pub mod tuning;
+
+mod dirs;
+mod error;
+mod leaders;
+mod logs;
+mod netns;
+mod params;
+mod process;
+mod render;
+mod server_sampler;
+mod stacks;
+mod supervisor;
+mod tls;
+mod vocab;
+
 /// Tests' opt-outs of what this host may lack (every crate's tests share them).
 #[cfg(test)]
 use webtune_testkit::opt_out;
-pub mod params;
-pub mod process;
-pub mod registry;
-pub mod render;
-pub mod server_sampler;
-pub mod servers;
-pub mod stacks;
-pub mod supervisor;
-pub mod tls;
-pub mod trial;
-pub mod tuning;
-mod vocab;
 
 pub use error::LabError;
-pub use host::{CpuSet, HostSettings};
+pub use netns::namespace_of;
 pub use params::{parse_assignment, InertRule, ParamKind, ParamSpec, Settings, Value};
-pub use registry::{clean_stale, lab_root, CleanReport};
-pub use render::{render, Layout, Rendered};
+pub use render::{reaches_php, render, Layout, Rendered, PAGE_BYTES};
 pub use server_sampler::{ProcessSelector, Sampler, DEFAULT_INTERVAL};
-pub use servers::{Programs, ServerPlan, ServerType};
-pub use stacks::{Component, Mpm, NginxRole, StackKind};
+pub use stacks::{StackKind, TlsStack};
 pub use supervisor::{http_get, RunningStack, StartOptions};
-pub use trial::{Level, LevelResult, Target, Trial, TrialEvents, TrialOutcome};
 
 /// Validate `NAME=VALUE` assignments for a stack: unknown names and out-of-range values
 /// are refused with the parameter's range, and combinations Apache would silently change

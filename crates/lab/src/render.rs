@@ -12,7 +12,7 @@ use crate::stacks::StackKind;
 use crate::vocab::check_path_is_plain;
 use crate::LabError;
 
-pub use crate::servers::{Programs, Readiness, ServerPlan};
+pub use crate::servers::{Programs, ServerPlan};
 pub use crate::vocab::Layout;
 
 const CPU_PHP: &str = include_str!("../templates/cpu.php");

@@ -392,15 +392,10 @@ impl RunningStack {
             .collect()
     }
 
-    /// The run's private network namespace, if it has one.
-    pub fn namespace(&self) -> Option<&NetNamespace> {
-        self.netns.as_ref()
-    }
-
     /// Put the calling thread where the load must come from: inside the stack's namespace
     /// (so loopback stays the path) and on the client CPUs. Threads started meanwhile (the
     /// engine's workers, the sampler) inherit both; dropping the guard undoes them.
-    pub fn load_side(&self) -> Result<LoadSide, LabError> {
+    pub(crate) fn load_side(&self) -> Result<LoadSide, LabError> {
         let inside = self.netns.as_ref().map(NetNamespace::enter).transpose()?;
         let pin = match &self.options.host.client_cpus {
             Some(cpus) => Some(ThreadPin::pin(cpus)?),

@@ -14,7 +14,7 @@ use webtune_engine::tls::TlsTarget;
 use webtune_engine::transport::Transport;
 use webtune_model::TlsOptions;
 
-pub use crate::vocab::{protocol_words, CERT_FILE, KEY_FILE, PROTOCOLS};
+pub use crate::vocab::{CERT_FILE, KEY_FILE};
 
 /// Make a self-signed P-256 certificate for localhost and 127.0.0.1 in `dir` (LAB-NOTES
 /// "TLS"): `cert.pem` (0644) and `key.pem` (0600).

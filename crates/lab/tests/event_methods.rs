@@ -38,7 +38,7 @@ fn serves_empty_gif(stack: &RunningStack) {
 
 /// The methods of the installed nginx, as `webtune_lab` probes them.
 fn methods() -> Vec<&'static str> {
-    let programs = webtune_lab::Programs::discover();
+    let programs = webtune_lab::servers::Programs::discover();
     let nginx = programs.nginx.clone().expect("nginx installed");
     webtune_lab::servers::nginx_events::methods(&nginx).expect("probe")
 }

@@ -9,17 +9,17 @@ use webtune_lab::forum::{self, dataset, dbparams, DbOptions, ForumDatabase};
 
 #[test]
 fn same_seed_same_data_other_seed_other_data() {
-    let a = forum::checksum(2_000, 1).unwrap();
-    let b = forum::checksum(2_000, 1).unwrap();
-    let c = forum::checksum(2_000, 2).unwrap();
-    let d = forum::checksum(2_001, 1).unwrap();
+    let a = forum::data::checksum(2_000, 1).unwrap();
+    let b = forum::data::checksum(2_000, 1).unwrap();
+    let c = forum::data::checksum(2_000, 2).unwrap();
+    let d = forum::data::checksum(2_001, 1).unwrap();
     assert_eq!(a, b, "the same seed must give the same data");
     assert_ne!(a, c, "another seed must give other data");
     assert_ne!(a, d, "another size must give other data");
 
     // The files written are exactly the bytes the checksum covers.
     let dir = scratch_dir("generate");
-    let summary = forum::generate(2_000, 1, &dir).unwrap();
+    let summary = forum::data::generate(2_000, 1, &dir).unwrap();
     assert_eq!(summary.checksum, a);
     let written: u64 = forum::data::TABLES
         .iter()
@@ -35,7 +35,7 @@ fn same_seed_same_data_other_seed_other_data() {
 
 #[test]
 fn bad_sizes_are_refused_with_the_range() {
-    let err = forum::checksum(5, 1).unwrap_err().to_string();
+    let err = forum::data::checksum(5, 1).unwrap_err().to_string();
     assert!(err.contains("100..="), "{err}");
 }
 
@@ -48,7 +48,7 @@ fn scratch_dir(name: &str) -> PathBuf {
 }
 
 fn mariadb_installed() -> bool {
-    forum::mariadb::DbPrograms::discover().is_ok()
+    forum::DbPrograms::discover().is_ok()
 }
 
 #[test]
@@ -102,7 +102,7 @@ fn shipped_scenario_matches_seed_003_data() {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/scenarios/forum.toml"),
     )
     .unwrap();
-    let shape = forum::Shape::for_posts(forum::data::SEED_003_POSTS).unwrap();
+    let shape = forum::data::Shape::for_posts(forum::data::SEED_003_POSTS).unwrap();
     let rendered = forum::app::scenario(&shape, "http://127.0.0.1:8080");
     for line in rendered.lines().filter(|l| {
         l.starts_with("path") || l.starts_with("weight") || l.starts_with("body_contains")
@@ -128,7 +128,7 @@ fn lab_clean_reaps_a_database_whose_owner_is_gone() {
     let pids = db.database().processes();
     assert_eq!(pids.len(), 1, "{pids:?}");
     // Make the registry entry look like a killed webtune's: same pid, another start time.
-    let root = webtune_lab::lab_root().unwrap();
+    let root = webtune_lab::registry::lab_root().unwrap();
     let id = dir.file_name().unwrap().to_string_lossy().into_owned();
     let entry_path = root.join("registry").join(format!("{id}.json"));
     let mut entry: serde_json::Value =
@@ -136,7 +136,7 @@ fn lab_clean_reaps_a_database_whose_owner_is_gone() {
     entry["owner_start_ticks"] = serde_json::json!(1);
     std::fs::write(&entry_path, entry.to_string()).unwrap();
 
-    let report = webtune_lab::clean_stale(&root);
+    let report = webtune_lab::registry::clean_stale(&root);
     assert!(
         report.reaped.iter().any(|line| line.contains(&id)),
         "{report:?}"

@@ -13,8 +13,8 @@ use webtune_lab::{http_get, settings_for, StackKind, StartOptions};
 /// What the stack and the forum's database need that this host lacks: the opt-out's name
 /// and why.
 fn missing(stack: StackKind) -> Option<(&'static str, String)> {
-    use webtune_lab::Component;
-    let programs = webtune_lab::Programs::discover();
+    use webtune_lab::servers::Component;
+    let programs = webtune_lab::servers::Programs::discover();
     for (_, c) in stack.components().iter() {
         if let Err(e) = programs.program_for(*c) {
             // The opt-out names are the programs' ("nginx", "apache2", "php-fpm"), but
@@ -26,7 +26,7 @@ fn missing(stack: StackKind) -> Option<(&'static str, String)> {
             return Some((name, e.to_string()));
         }
     }
-    if let Err(e) = webtune_lab::forum::mariadb::DbPrograms::discover() {
+    if let Err(e) = webtune_lab::forum::DbPrograms::discover() {
         return Some(("mariadb", e.to_string()));
     }
     webtune_lab::forum::php_mysqli()
@@ -157,7 +157,7 @@ fn check_pages(stack: StackKind) {
 
 #[test]
 fn forum_pages_under_apache_prefork_with_mod_php() {
-    check_pages(StackKind::Apache(webtune_lab::Mpm::Prefork));
+    check_pages(StackKind::Apache(webtune_lab::servers::Mpm::Prefork));
 }
 
 #[test]

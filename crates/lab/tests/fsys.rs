@@ -63,7 +63,7 @@ fn each_kind_mounts_privately_runs_a_workload_and_leaves_nothing() {
     if !root_or_opt_out() {
         return;
     }
-    let lab = webtune_lab::lab_root().unwrap();
+    let lab = webtune_lab::registry::lab_root().unwrap();
     let cases: [(&[&str], &[&str]); 3] = [
         (
             &["kind=tmpfs", "atime=noatime", "size_mb=128"],

@@ -11,9 +11,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use webtune_conf::procfs;
 use webtune_engine::Progress;
-use webtune_lab::netns::namespace_of;
+use webtune_lab::host::{CpuSet, HostSettings};
+use webtune_lab::namespace_of;
 use webtune_lab::trial::{self, LevelResult, Target, Trial, TrialEvents};
-use webtune_lab::{settings_for, CpuSet, HostSettings, StackKind};
+use webtune_lab::{settings_for, StackKind};
 use webtune_model::{LoadMode, RunSpec, StopCondition, StopToken};
 
 /// The tests look at this process's threads (the generator's workers): one at a time.

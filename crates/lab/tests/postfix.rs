@@ -10,7 +10,7 @@ use std::net::TcpStream;
 use std::path::Path;
 use std::time::Duration;
 use webtune_engine::Workload;
-use webtune_lab::servers::postfix::{files, PostfixFiles};
+use webtune_lab::servers::postfix::files::{self, PostfixFiles};
 use webtune_lab::trial::{self, Target, Trial};
 use webtune_lab::{settings_for, RunningStack, StackKind, StartOptions};
 use webtune_model::{RunSpec, SmtpSpec, StopCondition, StopToken};

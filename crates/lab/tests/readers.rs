@@ -3,7 +3,8 @@
 
 use std::path::{Path, PathBuf};
 use webtune_conf::{apache, ini, nginx};
-use webtune_lab::{render, Layout, Programs, Settings, StackKind};
+use webtune_lab::servers::Programs;
+use webtune_lab::{render, Layout, Settings, StackKind};
 
 fn rendered(stack: StackKind, sets: &[(&str, &str)], dir: &Path) -> Vec<PathBuf> {
     let pairs: Vec<(String, String)> = sets

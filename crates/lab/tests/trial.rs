@@ -111,13 +111,17 @@ fn a_stop_during_the_load_keeps_the_level_measured() {
     let mut trial = Trial::new(Target::Stack { kind, settings }, load);
     trial.levels = vec![Level::Connections(2), Level::Connections(4)];
     let stop = StopToken::new();
-    let stopper = stop.clone();
-    let timer = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(1500));
-        stopper.request_stop();
-    });
-    let outcome = trial::run(&trial, &stop, &mut trial::Silent).expect("the trial runs");
-    timer.join().unwrap();
+    // Stopped once the first level has responses, not after a guessed delay.
+    struct StopOnResponses(StopToken);
+    impl TrialEvents for StopOnResponses {
+        fn progress(&mut self, progress: &webtune_engine::Progress) {
+            if progress.responses > 0 {
+                self.0.request_stop();
+            }
+        }
+    }
+    let outcome =
+        trial::run(&trial, &stop, &mut StopOnResponses(stop.clone())).expect("the trial runs");
     assert!(outcome.interrupted);
     assert_eq!(outcome.levels.len(), 1, "the second level never started");
     assert!(outcome.levels[0].result.interrupted);

@@ -16,8 +16,8 @@
 use crate::subject::Subject;
 use std::path::Path;
 use webtune_advise::{Advice as Advised, Inputs};
-use webtune_lab::servers::RenderContext;
-use webtune_lab::{settings_for, Component, Layout, Programs, StackKind};
+use webtune_lab::servers::{Component, Programs, RenderContext};
+use webtune_lab::{settings_for, Layout, StackKind};
 use webtune_tune::advised::{Advice, AdvisedChange, AdvisedSeed};
 use webtune_tune::space::{Config, Kind, Space, Value};
 

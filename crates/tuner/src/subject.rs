@@ -3,7 +3,7 @@
 //! dependent limits filled in), its catalogue of parameters with their real ranges, its
 //! default space and rules of thumb, and the winner's directives as the server writes them.
 
-use webtune_lab::forum::Dataset;
+use webtune_lab::forum::dataset::Dataset;
 use webtune_lab::trial::Target;
 use webtune_lab::{settings_for, ParamKind, StackKind};
 use webtune_tune::space::{Config, Inert, KnownKind, KnownParam, Space, Value};

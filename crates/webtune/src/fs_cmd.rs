@@ -189,7 +189,7 @@ pub struct RegistryKeeper {
 
 impl PoolKeeper for RegistryKeeper {
     fn claim(&mut self, pool: &Path) -> Result<(), String> {
-        let root = webtune_lab::lab_root().map_err(|e| e.to_string())?;
+        let root = webtune_lab::registry::lab_root().map_err(|e| e.to_string())?;
         let entry = webtune_lab::registry::Entry::new("fs-pool", &|_| pool.to_path_buf());
         webtune_lab::registry::write_entry(&root, &entry).map_err(|e| e.to_string())?;
         self.held = Some((root, entry.id));

@@ -18,8 +18,9 @@ use clap::Parser;
 use std::path::PathBuf;
 use std::time::Duration;
 use webtune_engine::Workload;
+use webtune_lab::host::{CpuSet, HostSettings};
 use webtune_lab::trial::{self, Target, Trial};
-use webtune_lab::{settings_for, CpuSet, HostSettings, StackKind};
+use webtune_lab::{settings_for, StackKind};
 use webtune_model::parse_duration;
 use webtune_report::server_summary::summarise;
 
@@ -444,8 +445,8 @@ fn run_one(trial: &Trial, bench: &BenchArgs) -> anyhow::Result<i32> {
 }
 
 fn clean() -> anyhow::Result<i32> {
-    let root = webtune_lab::lab_root()?;
-    let report = webtune_lab::clean_stale(&root);
+    let root = webtune_lab::registry::lab_root()?;
+    let report = webtune_lab::registry::clean_stale(&root);
     let mut text = String::new();
     for line in &report.reaped {
         text.push_str(&format!("reaped {line}\n"));

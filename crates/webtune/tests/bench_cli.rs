@@ -4,39 +4,11 @@
 
 mod support;
 
-use support::embedded::KillOnDrop;
+use support::child::{catches, run_bounded, tcp_established, webtune, Watched};
+use support::embedded::serve;
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-
-fn webtune() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_webtune"))
-}
-
-/// Run to completion with a deadline; returns (status code, stdout, stderr).
-fn run_bounded(cmd: &mut Command, limit: Duration) -> (i32, String, String) {
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("webtune runs");
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            let out = child.wait_with_output().unwrap();
-            return (
-                status.code().unwrap_or(-1),
-                String::from_utf8_lossy(&out.stdout).into_owned(),
-                String::from_utf8_lossy(&out.stderr).into_owned(),
-            );
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("webtune did not finish within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
+use std::time::Duration;
 
 fn assert_one_line_error(code: i32, stderr: &str, needle: &str) {
     assert_eq!(code, 2, "stderr: {stderr}");
@@ -45,33 +17,32 @@ fn assert_one_line_error(code: i32, stderr: &str, needle: &str) {
     assert!(stderr.contains(needle), "expected {needle:?} in {stderr}");
 }
 
-/// Start a 60 s bench writing JSON, send it `signals` (1.5 s in, then 0.2 s apart), and
-/// check that it stops at once with a complete, interrupted result and exit 130.
+/// Start a 60 s bench writing JSON; once it catches the signals and loads its target, send
+/// it `signals` (0.2 s apart), and check that it stops at once with a complete, interrupted
+/// result and exit 130.
 fn stops_with_a_complete_result_on(signals: &[i32]) {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
-    let mut child = webtune()
-        .args(["bench", "-d", "60s", "-c", "4", "-q", "--json"])
-        .arg(&json)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    let mut child = Watched::spawn(
+        webtune()
+            .args(["bench", "-d", "60s", "-c", "4", "-q", "--json"])
+            .arg(&json)
+            .stdout(Stdio::null()),
+    );
+    let pid = child.pid();
+    // Both ends of the embedded target's connections are in the child: 4 is two of its
+    // four client connections, accepted.
+    child.wait_until("handlers and load", Duration::from_secs(20), || {
+        signals.iter().all(|&s| catches(pid, s)) && tcp_established(pid) >= 4
+    });
     for &signal in signals {
-        // SAFETY: sending a signal to our own child process.
-        unsafe { libc::kill(child.id() as i32, signal) };
+        child.signal(signal);
+        // The second of a repeated signal comes while the first's stop is under way, as a
+        // terminal's hang-up delivers it.
         std::thread::sleep(Duration::from_millis(200));
     }
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(Instant::now() < deadline, "webtune ignored {signals:?}");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert_eq!(status.code(), Some(130), "after {signals:?}");
+    let status = child.wait(Duration::from_secs(20));
+    assert_eq!(status, Some(130), "after {signals:?}: {}", child.stderr());
     let text = std::fs::read_to_string(&json).expect("result written");
     let v: serde_json::Value = serde_json::from_str(&text).expect("complete JSON");
     assert_eq!(v["schema"], "webtune.run/1");
@@ -95,57 +66,35 @@ fn sigterm_and_sighup_stop_like_sigint() {
 
 #[test]
 fn sighup_during_a_sweep_keeps_the_levels_measured() {
-    let server = Command::new(env!("CARGO_BIN_EXE_webtune"))
-        .args(["serve", "--addr", "127.0.0.1:0"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut server = KillOnDrop(server);
-    let mut banner = String::new();
-    let stderr = server.0.stderr.take().unwrap();
-    std::io::BufRead::read_line(&mut std::io::BufReader::new(stderr), &mut banner).unwrap();
-    let url = banner
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .expect("banner names the URL")
-        .to_string();
+    let (_server, url) = serve();
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("s.json");
-    let mut child = webtune()
-        .args([
-            "sweep",
-            &format!("{url}empty.gif"),
-            "-c",
-            "1,2,4",
-            "-d",
-            "20s",
-            "--json",
-        ])
-        .arg(&json)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
-    // SAFETY: sending a signal to our own child process.
-    unsafe { libc::kill(child.id() as i32, libc::SIGHUP) };
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(Instant::now() < deadline, "webtune sweep ignored SIGHUP");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert_eq!(status.code(), Some(130));
+    let mut child = Watched::spawn(
+        webtune()
+            .args([
+                "sweep",
+                &format!("{url}empty.gif"),
+                "-c",
+                "1,2,4",
+                "-d",
+                "20s",
+                "--json",
+            ])
+            .arg(&json)
+            .stdout(Stdio::null()),
+    );
+    let pid = child.pid();
+    child.wait_until("the first level's load", Duration::from_secs(20), || {
+        catches(pid, libc::SIGHUP) && tcp_established(pid) >= 1
+    });
+    child.signal(libc::SIGHUP);
+    let status = child.wait(Duration::from_secs(20));
+    assert_eq!(status, Some(130), "webtune sweep after SIGHUP");
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).expect("sweep written")).unwrap();
     assert_eq!(v["interrupted"], true, "{v}");
 }
 
-/// A child process killed when the test ends.
 #[test]
 fn json_to_stdout_is_the_only_stdout() {
     let (code, out, _) = run_bounded(
@@ -252,11 +201,7 @@ fn bad_input_gets_one_line_that_says_what_to_do() {
 
 #[test]
 fn nothing_listening_is_reported_as_connect_errors() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = webtune_testkit::free_port();
     let url = format!("http://127.0.0.1:{port}/");
     let (code, out, err) = run_bounded(
         webtune().args(["bench", &url, "-n", "20", "-c", "2", "--json", "-"]),

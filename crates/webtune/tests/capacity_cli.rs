@@ -6,74 +6,18 @@
 //! sweep of open-loop rates against the same server marks the rate it could not reach and
 //! finds the knee below it.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+mod support;
 
-fn webtune() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_webtune"))
-}
+use std::process::Stdio;
+use std::time::Duration;
+use support::child::{run_bounded, webtune, Watched};
+use support::embedded::{serve_with_workers, KillOnDrop};
 
-/// `webtune serve` on a free loopback port with one worker thread.
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Server {
-    fn start() -> Server {
-        let mut child = webtune()
-            .args(["serve", "--addr", "127.0.0.1:0", "--workers", "1"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("webtune serve runs");
-        let mut line = String::new();
-        BufReader::new(child.stderr.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let start = line.find("http://").expect("the address is printed");
-        let url = line[start..].split_whitespace().next().unwrap();
-        Server {
-            child,
-            base: url.trim_end_matches('/').to_string(),
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn run_bounded(cmd: &mut Command, limit: Duration) -> (i32, String, String) {
-    let child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("webtune runs");
-    let pid = child.id();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    match rx.recv_timeout(limit) {
-        Ok(out) => {
-            let out = out.unwrap();
-            (
-                out.status.code().unwrap_or(-1),
-                String::from_utf8_lossy(&out.stdout).into_owned(),
-                String::from_utf8_lossy(&out.stderr).into_owned(),
-            )
-        }
-        Err(_) => {
-            // SAFETY: killing our own child process.
-            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-            panic!("webtune capacity did not finish within {limit:?}");
-        }
-    }
+/// `webtune serve` on a free loopback port with one worker thread; its base URL without
+/// the last '/'.
+fn server() -> (KillOnDrop, String) {
+    let (child, url) = serve_with_workers(1);
+    (child, url.trim_end_matches('/').to_string())
 }
 
 /// A search with short steps, its JSON parsed.
@@ -106,58 +50,11 @@ fn capacity(v: &serde_json::Value) -> Option<f64> {
     v["capacity_rps"].as_f64()
 }
 
-/// The child's stderr, read line by line on a thread: `wait_for` blocks until a line
-/// containing a text appears (the synchronisation the tests need: a step has been judged),
-/// and `rest` returns everything read once the child has exited.
-struct StderrLines {
-    lines: std::sync::mpsc::Receiver<String>,
-    seen: Vec<String>,
-}
-
-impl StderrLines {
-    fn follow(child: &mut Child) -> StderrLines {
-        let stderr = child.stderr.take().expect("stderr piped");
-        let (tx, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        StderrLines {
-            lines,
-            seen: Vec::new(),
-        }
-    }
-
-    /// Waits (at most 60 s) for a line containing `text` (a step's line ends in ": held"; on
-    /// a loaded machine the first step may be "not counted" instead, and a later one holds).
-    fn wait_for(&mut self, text: &str) {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while !self.seen.iter().any(|l| l.contains(text)) {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(line) => self.seen.push(line),
-                Err(_) => panic!("no line with {text:?} in:\n{}", self.seen.join("\n")),
-            }
-        }
-    }
-
-    /// Every line, once the writer has closed its stderr.
-    fn rest(mut self) -> String {
-        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(60)) {
-            self.seen.push(line);
-        }
-        self.seen.join("\n")
-    }
-}
-
 #[test]
 fn capacity_lies_below_the_theoretical_maximum_and_falls_with_a_tighter_slo() {
-    let server = Server::start();
+    let (_server, base) = server();
     // One worker, 10 ms of CPU per request: at most 100 requests/s.
-    let url = format!("{}/cpu/10000", server.base);
+    let url = format!("{}/cpu/10000", base);
     let common = ["--arrival", "poisson", "--start-rate", "10"];
     let (code, loose, stderr) = search(&url, &[&common[..], &["--slo", "p99<=100ms"]].concat());
     assert_eq!(code, 0, "{stderr}");
@@ -187,9 +84,9 @@ fn capacity_lies_below_the_theoretical_maximum_and_falls_with_a_tighter_slo() {
 
 #[test]
 fn a_step_limited_by_the_connection_cap_never_becomes_the_answer() {
-    let server = Server::start();
+    let (_server, base) = server();
     // /sleep holds no thread: the server takes any rate; one connection takes 20/s at most.
-    let url = format!("{}/sleep/50", server.base);
+    let url = format!("{}/sleep/50", base);
     let (code, v, stderr) = search(
         &url,
         &["-c", "1", "--start-rate", "10", "--slo", "p99<=300ms"],
@@ -210,8 +107,8 @@ fn a_step_limited_by_the_connection_cap_never_becomes_the_answer() {
 
 #[test]
 fn an_slo_no_rate_meets_exits_5_and_says_so() {
-    let server = Server::start();
-    let url = format!("{}/sleep/5", server.base);
+    let (_server, base) = server();
+    let url = format!("{}/sleep/5", base);
     let (code, v, stderr) = search(
         &url,
         &["--start-rate", "4", "--min-rate", "1", "--slo", "p99<=1ms"],
@@ -257,37 +154,27 @@ fn a_target_with_nothing_listening_stops_the_search_at_its_first_step() {
 
 #[test]
 fn a_target_killed_mid_search_ends_it_with_target_down() {
-    let mut server = Server::start();
-    let url = format!("{}/empty.gif", server.base);
+    let (mut server, base) = server();
+    let url = format!("{}/empty.gif", base);
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("cap.json");
-    let mut child = webtune()
-        .args(["capacity", &url, "--slo", "p99<=1s", "--start-rate", "10"])
-        .args(["-d", "1s", "--pause", "100ms", "--max-rate", "100000"])
-        .arg("--json")
-        .arg(&json)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The server dies once a step has held, not after a guessed delay.
-    let mut lines = StderrLines::follow(&mut child);
-    lines.wait_for(": held");
-    let _ = server.child.kill();
-    let _ = server.child.wait();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("capacity went on against a dead target");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let stderr = lines.rest();
-    assert_eq!(status.code(), Some(3), "{stderr}");
+    let mut child = Watched::spawn(
+        webtune()
+            .args(["capacity", &url, "--slo", "p99<=1s", "--start-rate", "10"])
+            .args(["-d", "1s", "--pause", "100ms", "--max-rate", "100000"])
+            .arg("--json")
+            .arg(&json)
+            .stdout(Stdio::null()),
+    );
+    // The server dies once a step has held, not after a guessed delay (a step's line ends
+    // in ": held"; on a loaded machine the first step may be "not counted" instead, and a
+    // later one holds).
+    child.wait_for_line(": held", Duration::from_secs(60));
+    let _ = server.0.kill();
+    let _ = server.0.wait();
+    let status = child.wait(Duration::from_secs(60));
+    let stderr = child.stderr();
+    assert_eq!(status, Some(3), "capacity against a dead target: {stderr}");
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).expect("written")).unwrap();
     assert_eq!(v["limit"], "target_down", "{v}");
@@ -309,11 +196,12 @@ fn a_target_killed_mid_search_ends_it_with_target_down() {
 
 #[test]
 fn ctrl_c_mid_search_writes_a_valid_partial_json_and_exits_130() {
-    let server = Server::start();
+    let (_server, base) = server();
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("cap.json");
-    let mut child = webtune()
-        .args(["capacity", &format!("{}/empty.gif", server.base)])
+    let mut command = webtune();
+    command
+        .args(["capacity", &format!("{}/empty.gif", base)])
         .args([
             "--slo",
             "p99<=1s",
@@ -326,24 +214,16 @@ fn ctrl_c_mid_search_writes_a_valid_partial_json_and_exits_130() {
         ])
         .arg("--json")
         .arg(&json)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .stdout(Stdio::null());
+    let mut child = Watched::spawn(&mut command);
     // Interrupted once a step has held, not after a guessed delay.
-    let mut lines = StderrLines::follow(&mut child);
-    lines.wait_for(": held");
-    // SAFETY: signalling our own child process.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(Instant::now() < deadline, "webtune ignored SIGINT");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert_eq!(status.code(), Some(130));
+    child.wait_for_line(": held", Duration::from_secs(60));
+    child.signal(libc::SIGINT);
+    assert_eq!(
+        child.wait(Duration::from_secs(20)),
+        Some(130),
+        "after SIGINT"
+    );
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).expect("written")).unwrap();
     assert_eq!(v["schema"], "webtune.capacity/1");
@@ -390,9 +270,9 @@ fn bad_input_is_one_line_before_any_load() {
 
 #[test]
 fn a_rate_sweep_marks_the_levels_short_of_their_rate_and_finds_the_knee() {
-    let server = Server::start();
+    let (_server, base) = server();
     // One worker, 10 ms per request: at most 100/s; 400/s cannot be reached.
-    let url = format!("{}/cpu/10000", server.base);
+    let url = format!("{}/cpu/10000", base);
     let (code, stdout, stderr) = run_bounded(
         webtune().args(["sweep", &url, "--rates", "20,400", "-d", "1s"]),
         Duration::from_secs(60),

@@ -687,11 +687,7 @@ fn compare_with_repeats_gives_intervals_and_verdicts() {
 
 #[test]
 fn ab_fails_like_ab_when_no_request_gets_a_response() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = webtune_testkit::free_port();
     let url = format!("http://127.0.0.1:{port}/");
     let out = webtune(&["ab", "-n", "5", "-c", "1", &url]);
     assert_eq!(out.status.code(), Some(1));

@@ -6,7 +6,8 @@ mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use support::child::wait_exit;
 use support::lab::{LabDir, WEBTUNE};
 
 fn temp(name: &str) -> PathBuf {
@@ -81,27 +82,21 @@ fn start_long(lab: &LabDir, dir: &Path) -> Child {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !listing(dir).iter().any(|n| n.starts_with("webtune-fs-")) {
-        assert!(Instant::now() < deadline, "no pool appeared");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(300));
+    // Under way: its pool made and its registry entry (what `lab clean` reaps) written.
+    let started = webtune_testkit::wait_until(Duration::from_secs(20), || {
+        listing(dir).iter().any(|n| n.starts_with("webtune-fs-")) && !lab.registry().is_empty()
+    });
+    assert!(started, "no pool or registry entry appeared");
     child
 }
 
 fn wait(child: &mut Child, limit: Duration) -> Option<i32> {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status.code();
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("webtune fs did not end within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
+    let code = wait_exit(child, limit);
+    if code.is_none() {
+        let _ = child.kill();
+        panic!("webtune fs did not end within {limit:?}");
     }
+    code
 }
 
 #[test]

@@ -20,11 +20,7 @@ fn webtune(args: &[&str]) -> Output {
 }
 
 fn closed_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    webtune_testkit::free_port()
 }
 
 fn temp_dir(name: &str) -> std::path::PathBuf {

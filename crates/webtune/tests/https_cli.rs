@@ -4,81 +4,21 @@
 //! not check the certificate).
 
 use serde_json::Value;
-use std::net::TcpListener;
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
+use webtune_testkit::servers::{make_cert, start_nginx, Server};
 
-struct Nginx {
-    child: Child,
-    port: u16,
-    dir: tempfile::TempDir,
-}
-
-impl Drop for Nginx {
-    fn drop(&mut self) {
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
-        let _ = self.child.wait();
-    }
-}
-
-fn start_nginx_tls() -> Nginx {
+/// nginx, one worker, TLS 1.2 and 1.3 on a free loopback port with a self-signed
+/// certificate (`dir`/cert.pem), a 43-byte file.
+fn start_nginx_tls() -> Server {
     let dir = tempfile::tempdir().unwrap();
-    let root = dir.path();
-    let status = Command::new("openssl")
-        .args(["req", "-x509", "-newkey", "ec", "-pkeyopt"])
-        .arg("ec_paramgen_curve:P-256")
-        .args(["-nodes", "-days", "30", "-subj", "/CN=localhost", "-addext"])
-        .arg("subjectAltName=DNS:localhost,IP:127.0.0.1")
-        .arg("-keyout")
-        .arg(root.join("key.pem"))
-        .arg("-out")
-        .arg(root.join("cert.pem"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .expect("openssl is installed");
-    assert!(status.success());
-    std::fs::create_dir(root.join("www")).unwrap();
-    std::fs::write(root.join("www/empty.gif"), [0u8; 43]).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    for (p, mode) in [("", 0o755), ("www", 0o755), ("www/empty.gif", 0o644)] {
-        let path = root.join(p);
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
-    }
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let d = root.display();
-    let conf = format!(
-        "daemon off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
-         events {{ worker_connections 256; }}\n\
-         http {{\n  access_log off;\n  client_body_temp_path {d}/cb;\n  proxy_temp_path {d}/px;\n\
-           fastcgi_temp_path {d}/fc;\n  uwsgi_temp_path {d}/uw;\n  scgi_temp_path {d}/sc;\n\
-           ssl_session_cache shared:SSL:1m; ssl_protocols TLSv1.2 TLSv1.3;\n\
-           server {{ listen 127.0.0.1:{port} ssl; root {d}/www;\n\
-             ssl_certificate {d}/cert.pem; ssl_certificate_key {d}/key.pem; }}\n}}\n"
+    make_cert(dir.path(), "");
+    let port = webtune_testkit::free_port();
+    let http = format!(
+        "ssl_session_cache shared:SSL:1m; ssl_protocols TLSv1.2 TLSv1.3;\n\
+         server {{ listen 127.0.0.1:{port} ssl; root {{d}}/www;\n\
+           ssl_certificate {{d}}/cert.pem; ssl_certificate_key {{d}}/key.pem; }}"
     );
-    std::fs::write(root.join("nginx.conf"), conf).unwrap();
-    let child = Command::new("nginx")
-        .arg("-p")
-        .arg(root)
-        .arg("-c")
-        .arg(root.join("nginx.conf"))
-        .arg("-e")
-        .arg(root.join("error.log"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("nginx is installed (apt-get install nginx-light)");
-    let nginx = Nginx { child, port, dir };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "nginx did not listen");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    nginx
+    start_nginx(dir, port, &[("empty.gif", &[0u8; 43])], &http)
 }
 
 fn webtune(args: &[&str]) -> Output {

@@ -7,11 +7,9 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-use support::embedded::KillOnDrop;
-
-const WEBTUNE: &str = env!("CARGO_BIN_EXE_webtune");
+use std::process::Stdio;
+use std::time::Duration;
+use support::child::{catches, webtune, Watched};
 
 /// A FIFO nobody ever writes to.
 fn fifo(dir: &Path) -> PathBuf {
@@ -23,34 +21,15 @@ fn fifo(dir: &Path) -> PathBuf {
 }
 
 /// Wait with a deadline; (status code, stderr).
-fn finish(mut child: KillOnDrop, limit: Duration, what: &str) -> (i32, String) {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(status) = child.0.try_wait().unwrap() {
-            let mut err = String::new();
-            if let Some(mut e) = child.0.stderr.take() {
-                std::io::Read::read_to_string(&mut e, &mut err).unwrap();
-            }
-            return (status.code().unwrap_or(-1), err);
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{what}: still running after {limit:?}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+fn finish(mut child: Watched, limit: Duration, what: &str) -> (i32, String) {
+    let code = child
+        .wait(limit)
+        .unwrap_or_else(|| panic!("{what}: still running after {limit:?}"));
+    (code, child.stderr())
 }
 
-fn spawn(args: &[&str]) -> KillOnDrop {
-    KillOnDrop(
-        Command::new(WEBTUNE)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
-    )
+fn spawn(args: &[&str]) -> Watched {
+    Watched::spawn(webtune().args(args).stdout(Stdio::null()))
 }
 
 fn run(args: &[&str]) -> (i32, String) {
@@ -84,10 +63,14 @@ fn the_first_signal_ends_a_command_blocked_on_reading_a_fifo() {
         ),
     ];
     for (args, signal) in commands {
-        let child = spawn(args);
-        std::thread::sleep(Duration::from_millis(500));
-        // SAFETY: sending a signal to our own child process.
-        unsafe { libc::kill(child.0.id() as i32, signal) };
+        let mut child = spawn(args);
+        // A signal before the handler is in would kill it by default: wait for the handler
+        // (the command is then reading its input, or about to).
+        let pid = child.pid();
+        child.wait_until("the signal handler", Duration::from_secs(10), || {
+            catches(pid, signal)
+        });
+        child.signal(signal);
         let (code, err) = finish(child, Duration::from_secs(5), &args.join(" "));
         assert_eq!(code, 130, "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
@@ -158,8 +141,8 @@ fn absurd_start_times_are_refused_with_the_range() {
 fn a_future_start_says_until_when_and_a_signal_ends_the_wait() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
-    let child = KillOnDrop(
-        Command::new(WEBTUNE)
+    let mut child = Watched::spawn(
+        webtune()
             .args([
                 "bench",
                 "-d",
@@ -171,14 +154,11 @@ fn a_future_start_says_until_when_and_a_signal_ends_the_wait() {
                 "--json",
             ])
             .arg(&json)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
+            .stdout(Stdio::null()),
     );
-    std::thread::sleep(Duration::from_millis(1000));
-    // SAFETY: sending a signal to our own child process.
-    unsafe { libc::kill(child.0.id() as i32, libc::SIGTERM) };
+    // The line is printed once the wait has begun.
+    child.wait_for_line("webtune: waiting until ", Duration::from_secs(10));
+    child.signal(libc::SIGTERM);
     let (code, err) = finish(child, Duration::from_secs(10), "a wait for --start-at");
     assert_eq!(code, 130, "{err}");
     let waiting = err

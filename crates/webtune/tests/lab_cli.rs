@@ -5,125 +5,46 @@
 //! `lab capacity` search at that step; `lab sweep --app site` loads the stack's own default
 //! path, `-q` prints no table, and a level with no successful response exits 1.
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{self, Receiver};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 mod support;
 
-use support::lab::{processes_naming, LabDir, WEBTUNE};
+use support::child::{tcp_established, Watched};
+use support::lab::{processes_naming, ready_dir, LabDir, WEBTUNE};
 
-/// A webtune child that is killed (and its stack reaped) if the test ends early.
-struct Webtune {
-    child: Option<Child>,
-    stderr: Receiver<String>,
-    lab_dir: Option<PathBuf>,
+/// webtune with `args` (in `lab_dir`'s lab root when given), stdout to `stdout`; killed and
+/// its stack reaped if the test ends early.
+fn spawn_to(lab_dir: Option<&LabDir>, args: &[&str], stdout: Stdio) -> Watched {
+    let mut command = match lab_dir {
+        Some(dir) => dir.command(),
+        None => Command::new(WEBTUNE),
+    };
+    command.args(args).stdout(stdout);
+    Watched::spawn(&mut command).reaping(lab_dir.map(|d| d.0.clone()))
 }
 
-impl Webtune {
-    fn spawn(args: &[&str]) -> Webtune {
-        Webtune::spawn_in(None, args)
-    }
-
-    fn spawn_in(lab_dir: Option<&LabDir>, args: &[&str]) -> Webtune {
-        Webtune::spawn_to(lab_dir, args, Stdio::null())
-    }
-
-    /// As `spawn_in`, with webtune's stdout going to `stdout`.
-    fn spawn_to(lab_dir: Option<&LabDir>, args: &[&str], stdout: Stdio) -> Webtune {
-        let mut command = match lab_dir {
-            Some(dir) => dir.command(),
-            None => Command::new(WEBTUNE),
-        };
-        let mut child = command
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(stdout)
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("run webtune");
-        let (tx, rx) = mpsc::channel();
-        let stderr = child.stderr.take().expect("piped stderr");
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Webtune {
-            child: Some(child),
-            stderr: rx,
-            lab_dir: lab_dir.map(|d| d.0.clone()),
-        }
-    }
-
-    fn pid(&self) -> i32 {
-        self.child.as_ref().map(|c| c.id() as i32).unwrap_or(0)
-    }
-
-    /// Wait for the "ready at" line and return the stack's private directory.
-    fn wait_ready(&self) -> PathBuf {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let mut seen = Vec::new();
-        while Instant::now() < deadline {
-            match self.stderr.recv_timeout(Duration::from_millis(200)) {
-                Ok(line) => {
-                    if line.contains(" ready at ") {
-                        let dir = line
-                            .rsplit_once("dir ")
-                            .map(|(_, d)| d.trim_end_matches(')').to_string())
-                            .expect("dir in the ready line");
-                        return PathBuf::from(dir);
-                    }
-                    seen.push(line);
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-                Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            }
-        }
-        panic!("webtune never said ready; stderr: {seen:?}");
-    }
-
-    fn signal(&self, signal: i32) {
-        // SAFETY: sending a signal to our own child.
-        unsafe {
-            libc::kill(self.pid(), signal);
-        }
-    }
-
-    /// Wait (bounded) for exit; the exit code.
-    fn wait(&mut self, limit: Duration) -> Option<i32> {
-        let child = self.child.as_mut()?;
-        let deadline = Instant::now() + limit;
-        loop {
-            if let Ok(Some(status)) = child.try_wait() {
-                self.child = None;
-                return Some(status.code().unwrap_or(-1));
-            }
-            if Instant::now() >= deadline {
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
+fn spawn(args: &[&str]) -> Watched {
+    spawn_to(None, args, Stdio::null())
 }
 
-impl Drop for Webtune {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-            // Its stack now has a dead owner: reap it.
-            let mut clean = Command::new(WEBTUNE);
-            if let Some(dir) = &self.lab_dir {
-                clean.env("WEBTUNE_LAB_DIR", dir);
-            }
-            let _ = clean.args(["lab", "clean"]).stdout(Stdio::null()).status();
-        }
-    }
+fn spawn_in(lab_dir: Option<&LabDir>, args: &[&str]) -> Watched {
+    spawn_to(lab_dir, args, Stdio::null())
+}
+
+/// Wait for the "ready at" line; the stack's private directory.
+fn wait_ready(webtune: &mut Watched) -> PathBuf {
+    ready_dir(&webtune.wait_for_line(" ready at ", Duration::from_secs(30)))
+}
+
+/// Wait until webtune has its `connections` load connections open: the run is loading the
+/// stack (what a signal "mid-run" needs).
+fn wait_loading(webtune: &mut Watched, connections: usize) {
+    let pid = webtune.pid();
+    webtune.wait_until("the load's connections", Duration::from_secs(20), || {
+        tcp_established(pid) >= connections
+    });
 }
 
 #[test]
@@ -209,10 +130,10 @@ fn a_rejected_config_is_one_line_and_leaves_nothing() {
 
 #[test]
 fn sigint_to_webtune_stops_the_stack_with_nothing_left() {
-    let mut webtune = Webtune::spawn(&["lab", "run", "nginx", "--", "-c", "2", "-d", "60s"]);
-    let dir = webtune.wait_ready();
+    let mut webtune = spawn(&["lab", "run", "nginx", "--", "-c", "2", "-d", "60s"]);
+    let dir = wait_ready(&mut webtune);
     assert!(!processes_naming(&dir).is_empty(), "nginx runs");
-    std::thread::sleep(Duration::from_millis(500));
+    wait_loading(&mut webtune, 2);
     webtune.signal(libc::SIGINT);
     let code = webtune.wait(Duration::from_secs(20));
     assert_eq!(code, Some(130), "interrupted run exits 128+SIGINT");
@@ -230,7 +151,7 @@ fn sighup_to_webtune_stops_nginx_apache_with_nothing_left() {
     // servers of the two-tier stack are stopped.
     let json = std::env::temp_dir().join(format!("wt-sighup-{}.json", std::process::id()));
     let json_arg = json.to_string_lossy().into_owned();
-    let mut webtune = Webtune::spawn(&[
+    let mut webtune = spawn(&[
         "lab",
         "run",
         "nginx-apache",
@@ -242,9 +163,9 @@ fn sighup_to_webtune_stops_nginx_apache_with_nothing_left() {
         "--json",
         &json_arg,
     ]);
-    let dir = webtune.wait_ready();
+    let dir = wait_ready(&mut webtune);
     assert!(!processes_naming(&dir).is_empty(), "the stack runs");
-    std::thread::sleep(Duration::from_millis(500));
+    wait_loading(&mut webtune, 2);
     webtune.signal(libc::SIGHUP);
     let code = webtune.wait(Duration::from_secs(30));
     assert_eq!(code, Some(130), "a run stopped by SIGHUP exits 130");
@@ -264,11 +185,11 @@ fn sighup_to_webtune_stops_nginx_apache_with_nothing_left() {
 #[test]
 fn after_sigkill_lab_clean_reaps_the_stack() {
     let lab = LabDir::new("clean");
-    let mut webtune = Webtune::spawn_in(
+    let mut webtune = spawn_in(
         Some(&lab),
         &["lab", "run", "nginx-php-fpm", "--", "-c", "1", "-d", "60s"],
     );
-    let dir = webtune.wait_ready();
+    let dir = wait_ready(&mut webtune);
     assert!(dir.starts_with(&lab.0), "{dir:?}");
     webtune.signal(libc::SIGKILL);
     assert!(webtune.wait(Duration::from_secs(10)).is_some());
@@ -278,30 +199,18 @@ fn after_sigkill_lab_clean_reaps_the_stack() {
         "servers outlive SIGKILL"
     );
     // ...until `lab clean` reaps them.
-    let output = lab
-        .command()
-        .args(["lab", "clean"])
-        .output()
-        .expect("run webtune lab clean");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert_eq!(output.status.code(), Some(0), "{stdout}");
-    assert!(stdout.contains(&dir.display().to_string()), "{stdout}");
-    assert!(
-        processes_naming(&dir).is_empty(),
-        "{:?}",
-        processes_naming(&dir)
-    );
+    lab.clean_reaps(&dir);
     assert!(!dir.exists());
 }
 
 #[test]
 fn after_sigkill_the_next_start_reaps_the_stack() {
     let lab = LabDir::new("next-start");
-    let mut webtune = Webtune::spawn_in(
+    let mut webtune = spawn_in(
         Some(&lab),
         &["lab", "run", "apache-prefork", "--", "-c", "1", "-d", "60s"],
     );
-    let dir = webtune.wait_ready();
+    let dir = wait_ready(&mut webtune);
     webtune.signal(libc::SIGKILL);
     assert!(webtune.wait(Duration::from_secs(10)).is_some());
     assert!(
@@ -331,10 +240,9 @@ fn after_sigkill_the_next_start_reaps_the_stack() {
 fn sigterm_to_webtune_stops_apache_prefork_with_nothing_left() {
     // Apache prefork signals its whole process group on SIGTERM: in its own session it
     // cannot take webtune down with it, and webtune's SIGTERM stops it cleanly.
-    let mut webtune =
-        Webtune::spawn(&["lab", "run", "apache-prefork", "--", "-c", "2", "-d", "60s"]);
-    let dir = webtune.wait_ready();
-    std::thread::sleep(Duration::from_millis(500));
+    let mut webtune = spawn(&["lab", "run", "apache-prefork", "--", "-c", "2", "-d", "60s"]);
+    let dir = wait_ready(&mut webtune);
+    wait_loading(&mut webtune, 2);
     webtune.signal(libc::SIGTERM);
     let code = webtune.wait(Duration::from_secs(20));
     assert_eq!(code, Some(130), "interrupted run exits 130");
@@ -444,7 +352,7 @@ fn parent_of(pid: i32) -> Option<i32> {
 }
 
 /// kill -9 of a stack's main process (a direct child of webtune, the leader of its
-/// session) 1 s into a 3 s load: the run names it with a time in the text report and the
+/// session) once a 3 s load is running: the run names it with a time in the text report and the
 /// JSON, exits 3, and no process of the stack is left.
 fn main_process_killed_mid_run_is_reported(stack: &str, process: &str) {
     let lab = LabDir::new(&format!("died-{stack}"));
@@ -472,11 +380,11 @@ fn main_process_killed_mid_run_is_reported(stack: &str, process: &str) {
         "--json",
         &json_arg,
     ];
-    let mut webtune = Webtune::spawn_to(Some(&lab), &args, Stdio::from(stdout));
-    let dir = webtune.wait_ready();
+    let mut webtune = spawn_to(Some(&lab), &args, Stdio::from(stdout));
+    let dir = wait_ready(&mut webtune);
     let masters: Vec<i32> = processes_naming(&dir)
         .into_iter()
-        .filter(|p| parent_of(*p) == Some(webtune.pid()))
+        .filter(|p| parent_of(*p) == Some(webtune.pid() as i32))
         .collect();
     assert_eq!(
         masters.len(),
@@ -484,7 +392,7 @@ fn main_process_killed_mid_run_is_reported(stack: &str, process: &str) {
         "one server, started by webtune: {masters:?}"
     );
     let master = masters[0];
-    std::thread::sleep(Duration::from_secs(1));
+    wait_loading(&mut webtune, 4);
     // SAFETY: a signal to the stack's master, a child of our own child.
     unsafe {
         libc::kill(master, libc::SIGKILL);
@@ -508,9 +416,9 @@ fn main_process_killed_mid_run_is_reported(stack: &str, process: &str) {
     assert_eq!(deaths[0]["process"], process);
     assert_eq!(deaths[0]["pid"], master);
     assert_eq!(deaths[0]["how"], "killed by SIGKILL");
-    // Seen at a sample after the kill, which came a second after sampling began.
+    // Seen at a sample after the kill, which came after sampling began: not at 0.
     let t_s = deaths[0]["t_s"].as_f64().expect("t_s");
-    assert!(t_s >= 1.0, "{t_s}");
+    assert!(t_s > 0.0, "{t_s}");
     assert!(
         processes_naming(&dir).is_empty(),
         "{:?}",
@@ -646,13 +554,14 @@ fn lab_capacity_stops_at_the_step_in_which_the_master_died() {
         "--json",
         &json_arg,
     ];
-    let mut webtune = Webtune::spawn_to(Some(&lab), &args, Stdio::from(stdout));
-    let dir = webtune.wait_ready();
+    let mut webtune = spawn_to(Some(&lab), &args, Stdio::from(stdout));
+    let dir = wait_ready(&mut webtune);
     let master = processes_naming(&dir)
         .into_iter()
-        .find(|p| parent_of(*p) == Some(webtune.pid()))
+        .find(|p| parent_of(*p) == Some(webtune.pid() as i32))
         .expect("nginx's master, started by webtune");
-    std::thread::sleep(Duration::from_millis(2500));
+    // Killed while a step loads it.
+    wait_loading(&mut webtune, 1);
     // SAFETY: a signal to the stack's master, a child of our own child.
     unsafe {
         libc::kill(master, libc::SIGKILL);

@@ -8,9 +8,19 @@ mod support;
 
 use std::path::Path;
 use std::process::Command;
-use support::lab::processes_naming;
+use support::child::tcp_established;
+use support::lab::{leftovers, processes_naming};
 
 const WEBTUNE: &str = env!("CARGO_BIN_EXE_webtune");
+
+/// Wait until webtune (`pid`) has the sweep's first level's two connections open: the
+/// forum is being loaded (what a signal or a kill "during a sweep" needs).
+fn wait_loading(pid: u32, seen: &str) {
+    let loading = webtune_testkit::wait_until(std::time::Duration::from_secs(30), || {
+        tcp_established(pid) >= 2
+    });
+    assert!(loading, "the sweep's load never started: {seen}");
+}
 
 /// Which of the forum's requirements this host lacks, as its opt-out's name, if any.
 fn missing() -> Option<&'static str> {
@@ -117,19 +127,8 @@ fn forum_sweep(stack: &str) {
 
     // Nothing is left: no process naming the lab root, no directory, no registry entry.
     assert!(processes_naming(&root).is_empty());
-    let left: Vec<String> = std::fs::read_dir(&root)
-        .map(|d| {
-            d.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n != "registry")
-                .collect()
-        })
-        .unwrap_or_default();
+    let left = leftovers(&root);
     assert!(left.is_empty(), "left in the lab root: {left:?}");
-    let entries = std::fs::read_dir(root.join("registry"))
-        .map(|d| d.count())
-        .unwrap_or(0);
-    assert_eq!(entries, 0, "registry entries left");
     let _ = std::fs::remove_dir_all(&root);
 }
 
@@ -268,7 +267,7 @@ fn sighup_during_a_forum_sweep_keeps_what_was_measured_and_leaves_nothing() {
         }
     }
     assert!(seen.contains(" ready at "), "{seen}");
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    wait_loading(child.id(), &seen);
     // SAFETY: a signal to our own child.
     unsafe {
         libc::kill(child.id() as i32, libc::SIGHUP);
@@ -280,14 +279,10 @@ fn sighup_during_a_forum_sweep_keeps_what_was_measured_and_leaves_nothing() {
     assert!(rest.contains("interrupted"), "{rest}");
     assert!(rest.contains("no process of them is left"), "{rest}");
     assert!(processes_naming(&root).is_empty());
-    let left: Vec<String> = std::fs::read_dir(&root)
-        .map(|d| {
-            d.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n != "registry")
-                .collect()
-        })
-        .unwrap_or_default();
+    let left: Vec<String> = leftovers(&root)
+        .into_iter()
+        .filter(|l| !l.starts_with("registry/"))
+        .collect();
     assert!(left.is_empty(), "left in the lab root: {left:?}");
     let _ = std::fs::remove_dir_all(&root);
 }
@@ -358,7 +353,7 @@ fn mariadbd_killed_during_a_forum_sweep_is_reported_and_exits_3() {
         })
         .collect();
     assert_eq!(mariadbd.len(), 1, "{mariadbd:?}");
-    std::thread::sleep(std::time::Duration::from_secs(1));
+    wait_loading(child.id(), &seen);
     // SAFETY: a signal to the database server, a child of our own child.
     unsafe {
         libc::kill(mariadbd[0], libc::SIGKILL);

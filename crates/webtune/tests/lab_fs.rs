@@ -188,6 +188,7 @@ fn sigkill_leaves_no_mount_no_loop_device_and_lab_clean_restores_the_host() {
     // While it runs: the host sees no mount of it, and the sysctl is the run's.
     assert!(!host_traces(&lab.0).iter().any(|l| l.contains(" - xfs ")));
     assert_eq!(std::fs::read_to_string(sysctl).unwrap().trim(), changed);
+    // The scenario, not a synchronisation: the kill comes while the workload writes.
     std::thread::sleep(Duration::from_millis(500));
     child.kill().unwrap();
     child.wait().unwrap();

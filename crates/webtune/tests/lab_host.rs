@@ -10,24 +10,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use support::lab::{LabDir, WEBTUNE};
-
-fn privileged() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("CapEff:"))
-                .and_then(|h| u64::from_str_radix(h.trim(), 16).ok())
-        })
-        .is_some_and(|caps| caps & (1 << 21) != 0)
-}
-
-fn namespace_of(pid: &str) -> Option<u64> {
-    let link = std::fs::read_link(format!("/proc/{pid}/ns/net")).ok()?;
-    let text = link.to_string_lossy().into_owned();
-    text.strip_prefix("net:[")?.strip_suffix(']')?.parse().ok()
-}
+use support::lab::{namespace_of, privileged, LabDir, WEBTUNE};
 
 /// Live processes in the network namespace with this inode.
 fn in_namespace(inode: u64) -> Vec<String> {

@@ -111,7 +111,13 @@ fn after_sigkill_lab_clean_reaps_the_private_postfix() {
         }
     }
     let dir = dir.expect("webtune said ready with its directory");
-    std::thread::sleep(Duration::from_millis(1500));
+    // The master starts its daemons (qmgr, pickup) after it is ready: wait for them.
+    let daemons_run = || {
+        let masters = processes_naming(&dir);
+        let daemons: Vec<i32> = masters.iter().flat_map(|&m| session_members(m)).collect();
+        !masters.is_empty() && daemons.len() > masters.len()
+    };
+    webtune_testkit::wait_until(Duration::from_secs(10), daemons_run);
     let masters = processes_naming(&dir);
     assert!(!masters.is_empty(), "the master names its config dir");
     let daemons: Vec<i32> = masters.iter().flat_map(|&m| session_members(m)).collect();
@@ -126,15 +132,7 @@ fn after_sigkill_lab_clean_reaps_the_private_postfix() {
         !processes_naming(&dir).is_empty(),
         "Postfix outlives SIGKILL"
     );
-    let output = lab
-        .command()
-        .args(["lab", "clean"])
-        .output()
-        .expect("run webtune lab clean");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert_eq!(output.status.code(), Some(0), "{stdout}");
-    assert!(stdout.contains(&dir.display().to_string()), "{stdout}");
-    assert!(processes_naming(&dir).is_empty());
+    lab.clean_reaps(&dir);
     for &m in &masters {
         assert!(session_members(m).is_empty(), "{:?}", session_members(m));
     }

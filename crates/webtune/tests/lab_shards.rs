@@ -167,7 +167,7 @@ fn shard_workers(dir: &std::path::Path) -> Vec<String> {
 #[test]
 fn shard_processes_die_with_a_killed_webtune() {
     use std::os::unix::process::CommandExt;
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
     if !nginx_installed() {
         support::opt_out::opt_out("nginx", "nginx is not installed");
         return;
@@ -197,18 +197,12 @@ fn shard_processes_die_with_a_killed_webtune() {
     }
     let mut child = command.spawn().unwrap();
     // Bounded waits: for both workers to run, then for them to be gone.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while shard_workers(&lab.0).len() < 2 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    webtune_testkit::wait_until(Duration::from_secs(20), || shard_workers(&lab.0).len() >= 2);
     let running = shard_workers(&lab.0).len();
     child.kill().unwrap();
     child.wait().unwrap();
     assert_eq!(running, 2, "two shard workers ran");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !shard_workers(&lab.0).is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    webtune_testkit::wait_until(Duration::from_secs(10), || shard_workers(&lab.0).is_empty());
     assert!(
         shard_workers(&lab.0).is_empty(),
         "left: {:?}",

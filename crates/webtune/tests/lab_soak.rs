@@ -12,26 +12,9 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-use support::lab::LabDir;
+use support::lab::{namespace_of, privileged, LabDir};
 
 const CYCLES: usize = 4;
-
-fn privileged() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("CapEff:"))
-                .and_then(|h| u64::from_str_radix(h.trim(), 16).ok())
-        })
-        .is_some_and(|caps| caps & (1 << 21) != 0)
-}
-
-fn namespace_of(pid: &str) -> Option<u64> {
-    let link = std::fs::read_link(format!("/proc/{pid}/ns/net")).ok()?;
-    let text = link.to_string_lossy().into_owned();
-    text.strip_prefix("net:[")?.strip_suffix(']')?.parse().ok()
-}
 
 /// Live processes (not zombies) in one of these namespaces or whose command line or
 /// working directory names the lab directory, as "PID: command line".

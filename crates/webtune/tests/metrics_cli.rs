@@ -12,17 +12,11 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use support::child::wait_exit;
 use support::embedded::{serve, KillOnDrop};
+use webtune_testkit::free_port;
 
 const WEBTUNE: &str = env!("CARGO_BIN_EXE_webtune");
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// A bench of `args` with its metrics at `port`, writing JSON to `json`.
 fn bench(args: &[&str], port: u16, json: &Path) -> KillOnDrop {
@@ -84,17 +78,8 @@ fn dribbler(port: u16) -> (Arc<AtomicBool>, std::thread::JoinHandle<()>) {
 
 /// Wait for the child with a deadline; its exit status.
 fn wait(child: &mut KillOnDrop, limit: Duration, what: &str) -> i32 {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(status) = child.0.try_wait().unwrap() {
-            return status.code().unwrap_or(-1);
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{what}: still running after {limit:?}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_exit(&mut child.0, limit)
+        .unwrap_or_else(|| panic!("{what}: still running after {limit:?}"))
 }
 
 fn read_json(path: &Path) -> serde_json::Value {
@@ -151,7 +136,15 @@ fn the_first_sigterm_stops_the_run_and_writes_its_json_despite_a_slow_scraper() 
         &json,
     );
     let (slow, slow_thread) = dribbler(port);
-    std::thread::sleep(Duration::from_millis(1500));
+    // Stopped once the endpoint shows responses, not after a guessed delay.
+    let responding = webtune_testkit::wait_until(Duration::from_secs(20), || {
+        scrape(port).is_some_and(|page| {
+            page.lines()
+                .filter(|l| l.starts_with("webtune_responses_total"))
+                .any(|l| !l.ends_with(" 0"))
+        })
+    });
+    assert!(responding, "no responses scraped");
     // SAFETY: sending a signal to our own child process.
     unsafe { libc::kill(child.0.id() as i32, libc::SIGTERM) };
     let code = wait(&mut child, Duration::from_secs(10), "one SIGTERM");
@@ -187,22 +180,15 @@ fn open_connections_are_every_worker_threads() {
     );
     let _ = connect(port);
     let mut seen = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(3);
-    while Instant::now() < deadline {
-        if let Some(page) = scrape(port) {
-            if let Some(open) = page
-                .lines()
-                .find_map(|l| l.strip_prefix("webtune_open_connections "))
-            {
-                let open: u64 = open.trim().parse().unwrap();
-                seen.push(open);
-                if open == 10 {
-                    break;
-                }
-            }
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    webtune_testkit::wait_until(Duration::from_secs(3), || {
+        let page = scrape(port).unwrap_or_default();
+        let open = page
+            .lines()
+            .find_map(|l| l.strip_prefix("webtune_open_connections "))
+            .map(|open| open.trim().parse::<u64>().unwrap());
+        seen.extend(open);
+        open == Some(10)
+    });
     assert!(seen.contains(&10), "open connections scraped: {seen:?}");
     assert_eq!(wait(&mut child, Duration::from_secs(15), "bench -d 3s"), 0);
 }

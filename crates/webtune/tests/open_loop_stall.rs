@@ -3,53 +3,34 @@
 //! connection then sits busy and due requests queue; that wait is the server's latency, so
 //! the report shows it as connection wait and the verdict does not blame the generator.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+mod support;
 
-fn webtune() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_webtune"))
-}
+use std::process::Stdio;
+use std::time::Duration;
+use support::child::{finish, signal, webtune};
+use support::embedded::{serve_with_workers, KillOnDrop};
 
-/// A `webtune serve` child, continued and killed when dropped (a failing test leaves no
-/// stopped process behind).
+/// A `webtune serve` child with one worker, continued (then killed) when dropped: a
+/// failing test leaves no stopped process behind.
 struct Server {
-    child: Child,
+    child: KillOnDrop,
     url: String,
 }
 
 impl Server {
     fn start() -> Server {
-        let mut child = webtune()
-            .args(["serve", "--addr", "127.0.0.1:0", "--workers", "1"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("webtune serve starts");
-        let stderr = child.stderr.take().expect("piped stderr");
-        let mut line = String::new();
-        BufReader::new(stderr)
-            .read_line(&mut line)
-            .expect("serve prints its address");
-        let url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap_or_else(|| panic!("no address in {line:?}"))
-            .to_string();
+        let (child, url) = serve_with_workers(1);
         Server { child, url }
     }
 
     fn signal(&self, sig: i32) {
-        // SAFETY: sending a signal to our own child process.
-        unsafe { libc::kill(self.child.id() as i32, sig) };
+        signal(self.child.0.id(), sig);
     }
 }
 
 impl Drop for Server {
     fn drop(&mut self) {
         self.signal(libc::SIGCONT);
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -66,28 +47,15 @@ fn a_stalled_server_is_not_blamed_on_the_generator() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("webtune bench runs");
+    // The scenario, not a synchronisation: about 1 s of normal load, then a 1.5 s stall in
+    // the middle of the 4 s run.
     std::thread::sleep(Duration::from_millis(1000));
     server.signal(libc::SIGSTOP);
     std::thread::sleep(Duration::from_millis(1500));
     server.signal(libc::SIGCONT);
 
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let mut bench = bench;
-    while bench.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = bench.kill();
-            panic!("webtune bench did not finish");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = bench.wait_with_output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (code, text, stderr) = finish(bench, Duration::from_secs(60));
+    assert_eq!(code, 0, "{text}{stderr}");
 
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();

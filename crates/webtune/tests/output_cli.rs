@@ -6,39 +6,21 @@
 mod support;
 
 use std::fs::File;
-use std::io::Read;
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+use support::child::{run_bounded, webtune};
 
 const EXIT_OUTPUT_FAILED: i32 = 4;
 const EXIT_BROKEN_PIPE: i32 = 141;
 
-fn webtune() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_webtune"))
-}
-
 /// Wait for a spawned child with a hang guard; returns (status code, stderr).
-fn finish(mut child: Child, limit: Duration) -> (i32, String) {
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("webtune did not finish within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let mut err = String::new();
-    if let Some(mut e) = child.stderr.take() {
-        e.read_to_string(&mut err).unwrap();
-    }
-    (status.code().unwrap_or(-1), err)
+fn finish(child: Child, limit: Duration) -> (i32, String) {
+    let (code, _, err) = support::child::finish(child, limit);
+    (code, err)
 }
 
 /// Run with stdout going to `/dev/full` (every write fails with ENOSPC).
@@ -75,20 +57,7 @@ fn run_into_closed_pipe(cmd: &mut Command) -> (i32, String) {
 
 /// Run with stdout and stderr captured; returns (status code, stdout, stderr).
 fn run(cmd: &mut Command) -> (i32, String, String) {
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
-        .unwrap();
-    let (code, err) = finish(child, Duration::from_secs(60));
-    (code, out, err)
+    run_bounded(cmd, Duration::from_secs(60))
 }
 
 fn assert_no_panic(stderr: &str) {

@@ -10,43 +10,14 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use support::child::{finish, run_bounded, webtune};
 use support::embedded::serve;
+use support::lab::WEBTUNE;
 use webtune_model::{LatencyHistogram, RunResult};
 
-const WEBTUNE: &str = env!("CARGO_BIN_EXE_webtune");
-
-fn webtune() -> Command {
-    Command::new(WEBTUNE)
-}
-
-/// Wait for a child with a deadline; (status code, stdout, stderr).
-fn finish(mut child: Child, limit: Duration) -> (i32, String, String) {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            let out = child.wait_with_output().unwrap();
-            return (
-                status.code().unwrap_or(-1),
-                String::from_utf8_lossy(&out.stdout).into_owned(),
-                String::from_utf8_lossy(&out.stderr).into_owned(),
-            );
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("webtune did not finish within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 fn run(cmd: &mut Command) -> (i32, String, String) {
-    let child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    finish(child, Duration::from_secs(60))
+    run_bounded(cmd, Duration::from_secs(60))
 }
 
 fn read(path: &Path) -> RunResult {
@@ -388,11 +359,7 @@ fn scrape(port: u16) -> Option<String> {
 #[test]
 fn the_metrics_endpoint_answers_during_the_run_and_is_gone_after() {
     let (_server, base) = serve();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = webtune_testkit::free_port();
     let child = webtune()
         .args([
             "bench",
@@ -412,17 +379,13 @@ fn the_metrics_endpoint_answers_during_the_run_and_is_gone_after() {
         .unwrap();
     // Scrape until a page shows responses (bounded: the run lasts 3 s).
     let mut page = String::new();
-    for _ in 0..100 {
+    webtune_testkit::wait_until(Duration::from_secs(5), || {
         if let Some(text) = scrape(port) {
             page = text;
-            if page.lines().any(|l| {
-                l.starts_with("webtune_responses_total{shard=\"1/1\"} ") && !l.ends_with(" 0")
-            }) {
-                break;
-            }
         }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+        page.lines()
+            .any(|l| l.starts_with("webtune_responses_total{shard=\"1/1\"} ") && !l.ends_with(" 0"))
+    });
     assert!(page.starts_with("HTTP/1.1 200 OK"), "{page}");
     assert!(page.contains("text/plain; version=0.0.4"), "{page}");
     assert!(

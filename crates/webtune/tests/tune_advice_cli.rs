@@ -39,7 +39,7 @@ impl Drop for Scratch {
 
 /// nginx → Apache prefork with mod_php, as the lab finds them.
 fn stack_installed() -> bool {
-    let found = webtune_lab::Programs::discover();
+    let found = webtune_lab::servers::Programs::discover();
     if found.nginx.is_none() {
         support::opt_out::opt_out("nginx", "nginx is not installed");
         return false;

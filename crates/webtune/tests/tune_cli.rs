@@ -72,7 +72,7 @@ fn journal_states(path: &Path) -> Vec<(String, String)> {
 
 /// Whether the lab finds `program` (apache2 with mod_php, nginx, php-fpm of any version).
 fn installed(program: &str) -> bool {
-    let found = webtune_lab::Programs::discover();
+    let found = webtune_lab::servers::Programs::discover();
     match program {
         "apache2" => found.apache2.is_some() && found.mod_php.is_some(),
         "nginx" => found.nginx.is_some(),
@@ -281,11 +281,7 @@ fn tune_external_applies_each_configuration_and_proves_the_winner() {
     let s = Scratch::new();
     // The user's "server": webtune serve restarted by apply.sh with {workers} threads;
     // /cpu/20000 burns 20 ms per request, so two workers serve about twice one's rate.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = webtune_testkit::free_port();
     let pidfile = s.path("serve.pid");
     let log = s.path("applied.log");
     let apply = s.path("apply.sh");

@@ -49,17 +49,10 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// `webtune serve` on a free port, killed when dropped.
+/// Until `path` exists; fails the test after `limit`.
 fn wait_for(path: &Path, limit: Duration) {
-    let deadline = Instant::now() + limit;
-    while !path.exists() {
-        assert!(
-            Instant::now() < deadline,
-            "{} never appeared",
-            path.display()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let appeared = webtune_testkit::wait_until(limit, || path.exists());
+    assert!(appeared, "{} never appeared", path.display());
 }
 
 fn report(path: &Path) -> serde_json::Value {
@@ -309,11 +302,11 @@ fn an_apply_that_hangs_fails_its_trial_at_the_timeout_and_is_killed() {
             "{error}"
         );
     }
-    std::thread::sleep(Duration::from_millis(200));
-    assert!(
-        processes(&["sleep", "1717"]).is_empty(),
-        "the apply's process group was killed"
-    );
+    // Killed processes vanish once reaped; ones left alive would sleep for 1717 s.
+    let gone = webtune_testkit::wait_until(Duration::from_secs(5), || {
+        processes(&["sleep", "1717"]).is_empty()
+    });
+    assert!(gone, "the apply's process group was killed");
     // Refused before anything starts.
     let other = tempfile::tempdir().unwrap();
     let out = failed_tune(other.path(), "true", &["--apply-timeout", "0s"]);

@@ -5,8 +5,6 @@
 
 #![allow(dead_code)] // each test file uses part of this
 
-pub mod tls_servers;
-
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};

@@ -16,9 +16,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 pub(crate) use crate::servers::mariadb::{check_plain, db_failed};
-pub use crate::servers::mariadb::{
-    greets, render_config, summarise_server_log, DbPrograms, InstanceFiles, Purpose,
-};
+pub use crate::servers::mariadb::{render_config, DbPrograms, InstanceFiles, Purpose};
 use crate::servers::privileged;
 
 /// The database the forum lives in, and the read-only account its pages use.
@@ -86,10 +84,6 @@ impl RunningDatabase {
 
     pub fn dir(&self) -> &Path {
         &self.files.dir
-    }
-
-    pub fn files(&self) -> &InstanceFiles {
-        &self.files
     }
 
     /// The server's session id (= mariadbd's pid), for the sampler.

@@ -16,12 +16,10 @@ pub mod app;
 pub mod data;
 pub mod dataset;
 pub mod dbparams;
-pub mod mariadb;
+mod mariadb;
 mod rng;
 
-pub use data::{checksum, generate, DataSummary, Shape};
-pub use dataset::Dataset;
-pub use mariadb::{DbOptions, RunningDatabase};
+pub use mariadb::{DbOptions, DbPrograms, RunningDatabase};
 
 use crate::import::Import;
 use crate::params::Settings;
@@ -32,7 +30,9 @@ use crate::servers::{Component, Programs, RenderContext};
 use crate::stacks::StackKind;
 use crate::supervisor::{RunningStack, StartOptions};
 use crate::{dirs, LabError};
-use mariadb::{db_failed, DbPrograms, InstanceFiles};
+use data::DataSummary;
+use dataset::Dataset;
+use mariadb::{db_failed, InstanceFiles};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 

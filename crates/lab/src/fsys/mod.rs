@@ -7,15 +7,16 @@
 //! (`run_workload`). It is not a `servers::ServerType`: a file system has no program to
 //! render a config for, no port and no readiness to poll; see docs/architecture.md.
 
-pub mod holder;
+pub(crate) mod holder;
 pub mod params;
-pub mod sample;
+pub(crate) mod sample;
 
 use crate::params::{parse_assignment, Settings, Value};
 use crate::registry::{self, Entry};
 use crate::server_sampler::{ProcessSelector, Sampler};
 use crate::LabError;
-use holder::{Holder, Recipe};
+use holder::Holder;
+pub use holder::Recipe;
 use std::collections::BTreeMap;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::PathBuf;

@@ -9,7 +9,8 @@
 //! patches with it (`webtune advise --write-patch`).
 
 use super::{ConfigTree, Import, Server};
-use crate::{LabError, Layout, Programs};
+use crate::servers::Programs;
+use crate::{LabError, Layout};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 

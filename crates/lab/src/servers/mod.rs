@@ -10,11 +10,11 @@
 //! `Component::server`: the stacks, the renderer, the imports, the tuner's spaces and the
 //! supervisor only ask the trait.
 
-pub mod apache;
-pub mod mariadb;
-pub mod nginx;
+pub(crate) mod apache;
+pub(crate) mod mariadb;
+pub(crate) mod nginx;
 pub mod nginx_events;
-pub mod php_fpm;
+pub(crate) mod php_fpm;
 pub mod postfix;
 
 use crate::params::{InertRule, ParamSpec, Settings, Value};

@@ -12,9 +12,10 @@ mod target;
 pub use target::Target;
 
 use crate::forum;
+use crate::host::HostSettings;
+use crate::servers::postfix::files::PostfixFiles;
 use crate::servers::postfix::watch::MailWatch;
-use crate::servers::postfix::PostfixFiles;
-use crate::{HostSettings, LabError, ProcessSelector, RunningStack, Sampler};
+use crate::{LabError, ProcessSelector, RunningStack, Sampler};
 use std::path::Path;
 use std::time::Duration;
 use target::{start, Started};

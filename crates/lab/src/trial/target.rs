@@ -4,11 +4,11 @@
 
 use super::Trial;
 use super::TrialEvents;
-use crate::forum::{Dataset, DbConfig, DbOptions, ForumStack};
+use crate::forum::dataset::Dataset;
+use crate::forum::{DbConfig, DbOptions, ForumStack};
+use crate::host::HostSettings;
 use crate::supervisor::LoadSide;
-use crate::{
-    HostSettings, LabError, ProcessSelector, RunningStack, Settings, StackKind, StartOptions,
-};
+use crate::{LabError, ProcessSelector, RunningStack, Settings, StackKind, StartOptions};
 use webtune_model::server::LogMessage;
 use webtune_model::StopToken;
 

@@ -220,9 +220,7 @@ fn verify_one(
     let mut path = load_path(bench.url.as_deref(), default_path)?;
     // A path the lab's nginx answers from a file never reaches the php-fpm copies.
     let mut path_note = None;
-    if server == Server::PhpFpm
-        && workload.scenario().is_none()
-        && !webtune_lab::render::reaches_php(&path)
+    if server == Server::PhpFpm && workload.scenario().is_none() && !webtune_lab::reaches_php(&path)
     {
         path_note = Some(format!(
             "loaded at {default_path}: {path} is a static file of the lab's nginx and never reaches the pool"

@@ -6,7 +6,8 @@ use super::forum;
 use crate::bench_cmd;
 use anyhow::bail;
 use std::path::PathBuf;
-use webtune_lab::{settings_for, Layout, Programs, StackKind};
+use webtune_lab::servers::Programs;
+use webtune_lab::{settings_for, Layout, StackKind};
 
 pub(super) fn stacks_text() -> String {
     let programs = Programs::discover();

@@ -28,6 +28,21 @@ impl LabDir {
         command
     }
 
+    /// `lab clean` in this root: it exits 0, names `dir` as reaped, and leaves no process
+    /// naming `dir`.
+    pub fn clean_reaps(&self, dir: &Path) {
+        let output = self
+            .command()
+            .args(["lab", "clean"])
+            .output()
+            .expect("run webtune lab clean");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert_eq!(output.status.code(), Some(0), "{stdout}");
+        assert!(stdout.contains(&dir.display().to_string()), "{stdout}");
+        let left = processes_naming(dir);
+        assert!(left.is_empty(), "{left:?}");
+    }
+
     /// The registry's entries now, as JSON.
     pub fn registry(&self) -> Vec<serde_json::Value> {
         let Ok(dir) = std::fs::read_dir(self.0.join("registry")) else {
@@ -97,4 +112,24 @@ pub fn leftovers(root: &Path) -> Vec<String> {
             .unwrap_or_default(),
     );
     left
+}
+
+/// The stack's private directory, from the lab's "… ready at URL (…, dir DIR)" line.
+pub fn ready_dir(line: &str) -> PathBuf {
+    let dir = line
+        .rsplit_once("dir ")
+        .map(|(_, d)| d.trim_end_matches(')').to_string())
+        .unwrap_or_else(|| panic!("dir in the ready line: {line}"));
+    PathBuf::from(dir)
+}
+
+/// Whether this test process may make network namespaces and set sysctls
+/// (CAP_SYS_ADMIN in its effective set).
+pub fn privileged() -> bool {
+    webtune_lab::host::effective_capabilities().is_some_and(|caps| caps & (1 << 21) != 0)
+}
+
+/// The inode of the network namespace of process `pid` (a /proc entry's name).
+pub fn namespace_of(pid: &str) -> Option<u64> {
+    webtune_lab::namespace_of(pid.parse().ok()?)
 }

@@ -4,10 +4,9 @@
 #![allow(dead_code)] // each test binary uses its own part of it
 
 use super::embedded::KillOnDrop;
-use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A Postfix (or postal) program: /usr/sbin's copy, else the one on PATH.
 pub fn program(name: &str) -> Option<PathBuf> {
@@ -36,11 +35,7 @@ impl Sink {
             super::opt_out::opt_out("postfix", "smtp-sink (Postfix) is not installed");
             return None;
         };
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = webtune_testkit::free_port();
         let addr = format!("127.0.0.1:{port}");
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("sink.out");
@@ -58,11 +53,11 @@ impl Sink {
             .spawn()
             .unwrap();
         let child = KillOnDrop(child);
-        let until = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect(&addr).is_err() {
-            assert!(Instant::now() < until, "smtp-sink did not listen on {addr}");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let listening = webtune_testkit::wait_for_port(
+            addr.parse().expect("a socket address"),
+            Duration::from_secs(10),
+        );
+        assert!(listening, "smtp-sink did not listen on {addr}");
         Some(Sink {
             addr,
             out,

@@ -12,7 +12,7 @@
 //! accounts' home directories, which a private instance cannot make its own.
 
 pub mod files;
-pub mod watch;
+pub(crate) mod watch;
 
 use super::{
     Component, Programs, Readiness, RenderContext, RenderedServer, Requirement, ServerPlan,
@@ -24,7 +24,7 @@ use crate::LabError;
 use std::path::{Path, PathBuf};
 use webtune_model::server::LogMessage;
 
-pub use files::PostfixFiles;
+use files::PostfixFiles;
 
 pub const NEEDS: Requirement = Requirement {
     program: "postconf",

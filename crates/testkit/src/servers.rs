@@ -1,9 +1,10 @@
-//! Real TLS servers for the HTTPS and HTTP/2 tests: a server process that is stopped when
-//! dropped, a self-signed certificate made with the openssl CLI (as the lab makes them), a
-//! free loopback port, and a wait until the server listens.
+//! Real servers for the engine's nginx, HTTPS, HTTP/2 and STARTTLS tests and the CLI's
+//! HTTPS tests: a server process that is stopped when dropped, nginx from Debian's package
+//! in a private directory (`start_nginx`: one worker, `daemon off;`, the test's own `http`
+//! block), `openssl s_server`, a self-signed certificate made with the openssl CLI (as the
+//! lab makes them), and a wait until the server listens.
 
 use std::io::Read;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -36,12 +37,59 @@ pub fn binary(candidates: &[&str], package: &str) -> PathBuf {
     panic!("{package} is not installed: run .ci/run or `apt-get install {package}`");
 }
 
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+use crate::free_port;
+
+/// nginx in `dir`, one worker, `daemon off;`, with `files` written to `dir`/www (readable by
+/// its workers, which run as nobody when started as root) and `http` (directives and server
+/// blocks; `{d}` in it is the directory) in its `http` block; running once `port` listens.
+pub fn start_nginx(
+    dir: tempfile::TempDir,
+    port: u16,
+    files: &[(&str, &[u8])],
+    http: &str,
+) -> Server {
+    use std::os::unix::fs::PermissionsExt;
+    let root = dir.path();
+    let docroot = root.join("www");
+    std::fs::create_dir(&docroot).unwrap();
+    for (name, bytes) in files {
+        std::fs::write(docroot.join(name), bytes).unwrap();
+    }
+    for p in [root, docroot.as_path()] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let readable = files.iter().map(|(name, _)| docroot.join(name));
+    let certs = ["cert.pem", "key.pem"].map(|f| root.join(f));
+    for f in readable.chain(certs.into_iter().filter(|f| f.exists())) {
+        std::fs::set_permissions(f, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let d = root.display().to_string();
+    let conf = format!(
+        "daemon off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
+         events {{ worker_connections 1024; }}\n\
+         http {{\n  access_log off;\n  client_body_temp_path {d}/cb;\n  proxy_temp_path {d}/px;\n\
+           fastcgi_temp_path {d}/fc;\n  uwsgi_temp_path {d}/uw;\n  scgi_temp_path {d}/sc;\n\
+           {}\n}}\n",
+        http.replace("{d}", &d)
+    );
+    std::fs::write(root.join("nginx.conf"), conf).unwrap();
+    let child = Command::new(binary(
+        &["/usr/sbin/nginx", "/usr/local/sbin/nginx"],
+        "nginx-light",
+    ))
+    .arg("-p")
+    .arg(root)
+    .arg("-c")
+    .arg(root.join("nginx.conf"))
+    .arg("-e")
+    .arg(root.join("error.log"))
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("nginx starts");
+    let mut server = Server { child, port, dir };
+    wait_listening(&mut server);
+    server
 }
 
 /// A self-signed P-256 certificate for localhost and 127.0.0.1 (LAB-NOTES "TLS").
@@ -143,11 +191,15 @@ pub fn make_dated_cert(dir: &Path, start: &str, end: &str) {
     ]);
 }
 
-/// `openssl s_server` serving `dir`'s cert.pem and key.pem on a free loopback port.
-pub fn start_s_server(dir: tempfile::TempDir) -> Server {
+/// `openssl s_server` serving `dir`'s cert.pem and key.pem on a free loopback port: with
+/// `www`, a status page for every request; without, it finishes the handshake and then
+/// never answers.
+pub fn start_s_server(dir: tempfile::TempDir, www: bool) -> Server {
     let port = free_port();
     let child = Command::new(binary(&["/usr/bin/openssl"], "openssl"))
-        .args(["s_server", "-quiet", "-www", "-accept"])
+        .args(["s_server", "-quiet"])
+        .args(www.then_some("-www"))
+        .arg("-accept")
         .arg(format!("127.0.0.1:{port}"))
         .arg("-cert")
         .arg(dir.path().join("cert.pem"))
