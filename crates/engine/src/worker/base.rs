@@ -46,6 +46,8 @@ pub(crate) struct Base {
     pub timer: Option<OwnedFd>,
     /// When the timer is set to fire (it is one-shot).
     pub wake_timer: WakeTimer,
+    /// Plain-TCP sockets are read through the ring (`ring_receives`).
+    ring_reads: bool,
 }
 
 impl Base {
@@ -69,8 +71,15 @@ impl Base {
             next_due: None,
             timer: None,
             wake_timer: WakeTimer::new(pacing::MIN_TIMER_GAP),
+            ring_reads: false,
             cfg,
         })
+    }
+
+    /// The HTTP/1.1 worker reads its plain-TCP sockets through the ring where it can
+    /// (io_uring with a buffer ring); h2 and SMTP read on readiness.
+    pub fn read_through_ring(&mut self) {
+        self.ring_reads = self.cfg.smtp.is_none() && self.poll.receives();
     }
 
     pub fn seconds_since_start(&self, at: Instant) -> f64 {
@@ -254,7 +263,13 @@ impl Base {
         let stream = TcpStream::connect(addr).map_err(|e| connect_error_kind(&e))?;
         *generation = generation.wrapping_add(1);
         let token = token_of(index, *generation);
-        if let Err(e) = self.poll.register(stream.as_raw_fd(), token, true) {
+        let registered = if session.is_none() && self.ring_receives() {
+            // Read through the ring once connected: polled only for the connect's end.
+            self.poll.writable_once(stream.as_raw_fd(), token)
+        } else {
+            self.poll.register(stream.as_raw_fd(), token, true)
+        };
+        if let Err(e) = registered {
             drop(stream);
             return Err(connect_error_kind(&e));
         }
@@ -264,6 +279,12 @@ impl Base {
             None => Transport::Tcp(stream),
             Some(session) => Transport::tls(stream, session, true),
         })
+    }
+
+    /// Are this worker's plain-TCP sockets read through the ring? Only the HTTP/1.1 worker
+    /// (not SMTP) asks for it (`ring_reads`), and only io_uring with a buffer ring has it.
+    pub fn ring_receives(&self) -> bool {
+        self.ring_reads
     }
 
     /// A connecting socket became ready: how the connect ended (SO_ERROR). Connected: Nagle
@@ -286,8 +307,8 @@ impl Base {
 
     /// Close a connection's socket, if it has one. Closing removes it from the epoll set
     /// (Linux drops a closed file from every interest list), so no deregister call is spent
-    /// (io_uring: its poll's removal is queued, `poller`); a stale event still queued for
-    /// it carries an old generation and is ignored.
+    /// (io_uring: its poll's removal and its receive's cancellation are queued, `uring`); a
+    /// stale event still queued for it carries an old generation and is ignored.
     pub fn close_socket(&mut self, stream: &mut Option<Transport<TcpStream>>) {
         if let Some(s) = stream.as_ref() {
             self.poll.closing(s.socket().as_raw_fd());
