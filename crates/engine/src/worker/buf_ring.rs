@@ -10,24 +10,22 @@
 //! `examples/proxy.c`; the layout (the tail in the first descriptor's reserved field) is the
 //! kernel's, read through the io-uring crate's `BufRingEntry`.
 //!
-//! Memory: the buffers are one zeroed allocation, so a page costs resident memory only
-//! once the kernel has written into it; small answers touch one page of a buffer.
+//! Memory: descriptors and buffers are anonymous mappings (page aligned, zero pages until
+//! written), so a page costs resident memory only once the kernel has written into it; a
+//! small answer touches one page of its buffer.
 
 use io_uring::types::BufRingEntry;
 use io_uring::IoUring;
-use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::io;
 use std::sync::atomic::{AtomicU16, Ordering};
-
-const PAGE: usize = 4096;
 
 pub(crate) struct BufRing {
     /// `count` descriptors, page aligned, registered with the kernel.
     descs: *mut BufRingEntry,
-    descs_layout: Layout,
+    descs_len: usize,
     /// `count * size` bytes of buffers.
     bytes: *mut u8,
-    bytes_layout: Layout,
+    bytes_len: usize,
     count: u16,
     size: u32,
     /// Our tail (published to the kernel by `publish`).
@@ -40,31 +38,22 @@ impl BufRing {
     /// them with `ring` as buffer group `group`, every buffer lent to the kernel.
     pub fn new(ring: &IoUring, count: u16, size: u32, group: u16) -> io::Result<BufRing> {
         assert!(count.is_power_of_two() && size > 0);
-        let descs_layout =
-            Layout::from_size_align(count as usize * std::mem::size_of::<BufRingEntry>(), PAGE)
-                .map_err(io::Error::other)?;
-        let bytes_layout = Layout::from_size_align(count as usize * size as usize, PAGE)
-            .map_err(io::Error::other)?;
-        // SAFETY: both layouts have a non-zero size.
-        let descs = unsafe { alloc_zeroed(descs_layout) } as *mut BufRingEntry;
-        let bytes = unsafe { alloc_zeroed(bytes_layout) };
-        if descs.is_null() || bytes.is_null() {
-            // SAFETY: each pointer, when not null, came from alloc_zeroed with its layout.
-            unsafe {
-                if !descs.is_null() {
-                    dealloc(descs as *mut u8, descs_layout);
-                }
-                if !bytes.is_null() {
-                    dealloc(bytes, bytes_layout);
-                }
+        let descs_len = count as usize * std::mem::size_of::<BufRingEntry>();
+        let bytes_len = count as usize * size as usize;
+        let descs = map(descs_len)? as *mut BufRingEntry;
+        let bytes = match map(bytes_len) {
+            Ok(p) => p,
+            Err(e) => {
+                // SAFETY: mapped just above with this length.
+                unsafe { libc::munmap(descs as *mut libc::c_void, descs_len) };
+                return Err(e);
             }
-            return Err(io::ErrorKind::OutOfMemory.into());
-        }
+        };
         let mut r = BufRing {
             descs,
-            descs_layout,
+            descs_len,
             bytes,
-            bytes_layout,
+            bytes_len,
             count,
             size,
             tail: 0,
@@ -118,11 +107,31 @@ impl BufRing {
 
 impl Drop for BufRing {
     fn drop(&mut self) {
-        // SAFETY: allocated in `new` with these layouts; the kernel no longer uses them
+        // SAFETY: mapped in `new` with these lengths; the kernel no longer uses them
         // (unregistered, or the ring is gone).
         unsafe {
-            dealloc(self.descs as *mut u8, self.descs_layout);
-            dealloc(self.bytes, self.bytes_layout);
+            libc::munmap(self.descs as *mut libc::c_void, self.descs_len);
+            libc::munmap(self.bytes as *mut libc::c_void, self.bytes_len);
         }
     }
+}
+
+/// `len` bytes of fresh anonymous memory, page aligned, zero until written (no page is
+/// resident before it is touched).
+fn map(len: usize) -> io::Result<*mut u8> {
+    // SAFETY: a private anonymous mapping at an address the kernel picks.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(p as *mut u8)
 }
