@@ -1,8 +1,9 @@
 //! The answer's bytes as io_uring's multishot receive hands them over (plain-TCP HTTP/1.1
 //! under `--io uring`): split over many small arrivals, cut short by a close, larger than
-//! the whole buffer ring, and many connections sharing a ring of two buffers. These specs
-//! ask for io_uring; `WEBTUNE_TEST_IO` runs them under the other backend too, where the
-//! answers must read the same.
+//! the whole buffer ring, and many connections sharing a ring of two buffers; and the open
+//! loop's wake-ups, timed by the ring's wait instead of a timerfd. These specs ask for
+//! io_uring; `WEBTUNE_TEST_IO` runs them under the other backend too, where the answers
+//! must read the same.
 
 mod support;
 
@@ -136,4 +137,48 @@ fn a_kept_alive_connection_the_server_closed_while_idle_is_reopened_not_failed()
         r.stale_reconnects, 3,
         "each later request found its connection closed"
     );
+}
+
+/// Timer file descriptors this process holds now.
+fn timerfds() -> usize {
+    std::fs::read_dir("/proc/self/fd")
+        .map(|d| {
+            d.flatten()
+                .filter(|e| {
+                    std::fs::read_link(e.path())
+                        .is_ok_and(|l| l.to_string_lossy().contains("timerfd"))
+                })
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn an_open_loop_under_io_uring_is_woken_by_the_rings_wait_not_a_timerfd() {
+    let s = support::http_server(|_, _| (Duration::ZERO, b"ok".to_vec()));
+    let mut spec = spec_for(s.addr, 4, 0);
+    spec.stop = StopCondition::Duration { seconds: 1.0 };
+    spec.interval_ms = 100;
+    spec.load = LoadMode::Open {
+        rate: 200.0,
+        arrival: Arrival::Uniform,
+    };
+    let mut most = 0;
+    let r = run(&spec, &Workload::request(), &RunControl::new(), &mut |_| {
+        most = most.max(timerfds())
+    })
+    .expect("run starts");
+    assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
+    let sched = r
+        .schedule
+        .as_ref()
+        .expect("an open loop reports its schedule");
+    assert!(r.responses >= 50, "due requests were sent: {}", r.responses);
+    assert_eq!(sched.not_sent, 0);
+    match r.io_backend {
+        // Other tests of this binary may run beside this one (each with its own timerfd
+        // under epoll), so epoll is only checked to have one.
+        Some(webtune_model::IoBackend::Epoll) => assert!(most >= 1, "epoll wakes by timerfd"),
+        _ => assert_eq!(most, 0, "no timerfd under io_uring"),
+    }
 }

@@ -43,6 +43,7 @@ pub(crate) struct Base {
     pub all_busy: BusyClock,
     /// Open loop: the next intended start, and the schedule position (seconds) it is at.
     pub next_due: Option<(Instant, f64)>,
+    /// Open loop under epoll: the timerfd (io_uring times its wait itself).
     pub timer: Option<OwnedFd>,
     /// When the timer is set to fire (it is one-shot).
     pub wake_timer: WakeTimer,
@@ -130,7 +131,9 @@ impl Base {
         if !self.is_open_loop() {
             return Ok(false);
         }
-        self.timer = Some(create_timer(&mut self.poll)?);
+        if !self.poll.times_precisely() {
+            self.timer = Some(create_timer(&mut self.poll)?);
+        }
         self.next_due = self.due_after(None);
         if self.next_due.is_none() {
             self.sending = false;
@@ -216,15 +219,24 @@ impl Base {
     }
 
     /// Open loop: arm the timer for the next due time when it comes before `wake` (the loop's
-    /// other reason to wake) and the timer is not already set to serve it.
-    pub fn arm_timer_before(&mut self, wake: Instant, now: Instant) {
-        if let (Some((due, _)), Some(timer)) = (self.next_due, self.timer.as_ref()) {
+    /// other reason to wake) and the timer is not already set to serve it. Under io_uring the
+    /// wait's own timeout is the timer (no timerfd, no `timerfd_settime`): the time it is set
+    /// for is returned, for the loop to wake then.
+    pub fn arm_timer_before(&mut self, wake: Instant, now: Instant) -> Option<Instant> {
+        let ring_timer = self.timer.is_none() && self.is_open_loop();
+        if ring_timer && self.wake_timer.armed_for().is_some_and(|t| t <= now) {
+            // The wait woke at (or after) the time it was set for: the timer fired.
+            self.wake_timer.fired();
+        }
+        if let Some((due, _)) = self.next_due {
             if self.sending && due < wake && due > now {
-                if let Some(after) = self.wake_timer.arm_for(due, now) {
+                let after = self.wake_timer.arm_for(due, now);
+                if let (Some(after), Some(timer)) = (after, self.timer.as_ref()) {
                     super::event_loop::arm_timer(timer, after);
                 }
             }
         }
+        ring_timer.then(|| self.wake_timer.armed_for()).flatten()
     }
 
     /// Open loop: the request due at `due` is sent at `now`; record how late, split into the

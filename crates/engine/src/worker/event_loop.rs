@@ -1,5 +1,7 @@
 //! The event loop both workers run (`run_loop`), and its clocks and names: the timerfd that
-//! wakes an open loop at the next due time, and the event tokens that tell sockets apart.
+//! wakes an open loop at the next due time under epoll (io_uring's wait takes a timeout in
+//! nanoseconds, so there the wait itself wakes at the due time), and the event tokens that
+//! tell sockets apart.
 //! One turn: stop sending at the run's end (or Ctrl-C) and drain for `DRAIN_GRACE`; start
 //! what may start; end when nothing is in flight or waiting and nothing more will be sent —
 //! but a timed run (`-d`, `--stages`) lasts until its end even when its schedule ran out
@@ -131,7 +133,9 @@ pub(crate) fn run_loop<D: Driver>(d: &mut D) -> io::Result<()> {
         if let Some(at) = d.resume_at() {
             wake = wake.min(at);
         }
-        d.base().arm_timer_before(wake, now);
+        if let Some(t) = d.base().arm_timer_before(wake, now) {
+            wake = wake.min(t);
+        }
         let timeout = if d.ready_now() {
             Duration::ZERO
         } else {

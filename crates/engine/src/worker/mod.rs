@@ -22,7 +22,8 @@
 //! late it was sent is split (`lateness`) into the wait with every connection busy (the
 //! server's time) and the generator's own lateness. A
 //! timerfd wakes the loop at the next due time with microsecond precision (epoll's own
-//! timeout has millisecond steps); one wake-up sends every request due by then or within a
+//! timeout has millisecond steps; under io_uring the wait's own timeout, in nanoseconds, is
+//! the timer); one wake-up sends every request due by then or within a
 //! small slack (`pacing`), and the timer is re-armed only when its set time no longer serves.
 //!
 //! SMTP (`webtune smtp`): the same pacing, with a message as the request; a connection

@@ -166,6 +166,13 @@ impl Poller {
         matches!(self, Poller::Uring(u) if u.sends)
     }
 
+    /// Does the wait time itself to the nanosecond (io_uring's timeout in the enter call),
+    /// so an open loop needs no timerfd? Epoll's timeout has millisecond steps.
+    /// `WEBTUNE_URING_TIMERFD` keeps the timerfd under io_uring (for bench/ to compare).
+    pub fn times_precisely(&self) -> bool {
+        matches!(self, Poller::Uring(_)) && std::env::var_os("WEBTUNE_URING_TIMERFD").is_none()
+    }
+
     /// Can sockets be read through the ring (`recv`: io_uring with a buffer ring, unless
     /// `WEBTUNE_URING_NO_RECV` is set)?
     pub fn receives(&self) -> bool {
