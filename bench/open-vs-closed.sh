@@ -15,7 +15,10 @@
 #
 #   bench/open-vs-closed.sh [ROUNDS] [SECONDS]     defaults: 3 rounds, 3 s per run
 #   WEBTUNE=/path/to/other/webtune bench/open-vs-closed.sh   # compare two builds
-#   IO=uring bench/open-vs-closed.sh                          # the --io backend (default epoll)
+#   IO="epoll uring" bench/open-vs-closed.sh                  # --io backends, interleaved in
+#                                                             # each round (default epoll);
+#   uring-timerfd: io_uring woken by a timerfd as epoll is (WEBTUNE_URING_TIMERFD=1), not by
+#   its wait's own timeout
 set -euo pipefail
 ROUNDS=${1:-3}
 SECS=${2:-3}
@@ -26,28 +29,37 @@ ensure_webtune
 command -v python3 >/dev/null || { echo "needs python3"; exit 1; }
 start_nginx
 
+# run IO NAME [ARGS]: one run of webtune under backend IO of $IO, its result in NAME.json.
 run() {
-  "${client_pin[@]}" "$WEBTUNE" bench "$URL" -t 1 -c "$CONNS" -d "${SECS}s" -q --io "$IO" \
-    --json "$work/$1.json" "${@:2}" || true
+  local env=()
+  [ "$1" = uring-timerfd ] && env=(env WEBTUNE_URING_TIMERFD=1)
+  "${client_pin[@]}" "${env[@]}" "$WEBTUNE" bench "$URL" -t 1 -c "$CONNS" -d "${SECS}s" -q \
+    --io "${1%%-*}" --json "$work/$2.json" "${@:3}" || true
 }
 capacity() {
   python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["requests_per_s"]))' "$1"
 }
 
-echo "nginx 1 worker on $URL; $ROUNDS rounds x ${SECS}s, c=$CONNS, t=1, --io $IO; $(nproc) cores; $WEBTUNE"
+echo "nginx 1 worker on $URL; $ROUNDS rounds x ${SECS}s, c=$CONNS, t=1, --io $IO; $(nproc) cores; $WEBTUNE; load $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq "$ROUNDS"); do
-  run "closed$r"
-  cap=$(capacity "$work/closed$r.json")
-  run "open50_$r" --rate $((cap * 50 / 100))
-  run "open90_$r" --rate $((cap * 90 / 100))
-  echo "  round $r done (capacity $cap req/s)"
+  for io in $IO; do
+    run "$io" "${io}_closed$r"
+    cap=$(capacity "$work/${io}_closed$r.json")
+    run "$io" "${io}_open50_$r" --rate $((cap * 50 / 100))
+    run "$io" "${io}_open90_$r" --rate $((cap * 90 / 100))
+    echo "  round $r $io done (capacity $cap req/s)"
+  done
 done
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-python3 - "$work" "$ROUNDS" <<'PY'
+for io in $IO; do
+echo
+echo "--io $io"
+python3 - "$work" "$ROUNDS" "$io" <<'PY'
 import json, os, statistics, sys
-work, rounds = sys.argv[1], int(sys.argv[2])
+work, rounds, io = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 def load(name):
-    return json.load(open(os.path.join(work, name + ".json")))
+    return json.load(open(os.path.join(work, f"{io}_{name}.json")))
 def cpu_us(r):
     g = r["generator"]
     return 1e6 * (g["user_cpu_s"] + g["system_cpu_s"]) / max(r["responses"], 1)
@@ -81,3 +93,4 @@ for name, v in rows.items():
           f"{f'{min(ratio):.2f} / {statistics.median(ratio):.2f}':>23}{lag_s:>25}"
           f"{f'{min(held):.3f}':>16}")
 PY
+done

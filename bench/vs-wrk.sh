@@ -4,8 +4,11 @@
 #
 #   bench/vs-wrk.sh [ROUNDS] [SECONDS]        defaults: 3 rounds, 5 s per run
 #   IO="epoll uring" bench/vs-wrk.sh            webtune once per --io backend (the io column);
-#                                               uring-poll: io_uring as readiness only (no sends
-#                                               through the ring: WEBTUNE_URING_NO_SEND=1)
+#                                               uring-poll: io_uring as readiness only (reads and
+#                                               writes by system call: WEBTUNE_URING_NO_SEND=1
+#                                               WEBTUNE_URING_NO_RECV=1); uring-send: sends
+#                                               through the ring, reads on readiness
+#                                               (WEBTUNE_URING_NO_RECV=1); uring: both
 #   SYSCALLS=0 bench/vs-wrk.sh                  skip the system calls per request (perf)
 #
 # nginx from Debian's package: 1 worker, 43-byte empty.gif, keep-alive, loopback, a private
@@ -17,12 +20,18 @@ ROUNDS=${1:-3}
 SECS=${2:-5}
 CONNS=${CONNS:-100}
 THREADS=${THREADS:-1}
-IO=${IO:-epoll uring-poll uring}
+IO=${IO:-epoll uring-send uring}
 SYSCALLS=${SYSCALLS:-1}
 source "$(dirname "$0")/lib.sh"
-# webtune under backend $1 of $IO: "env [WEBTUNE_URING_NO_SEND=1] webtune" and its --io.
-wt() { if [ "$1" = uring-poll ]; then echo "env WEBTUNE_URING_NO_SEND=1 $WEBTUNE"; else echo "env $WEBTUNE"; fi; }
-io_arg() { echo "${1%-poll}"; }
+# webtune under backend $1 of $IO: "env [WEBTUNE_URING_NO_…=1] webtune" and its --io.
+wt() {
+  case $1 in
+    uring-poll) echo "env WEBTUNE_URING_NO_SEND=1 WEBTUNE_URING_NO_RECV=1 $WEBTUNE" ;;
+    uring-send) echo "env WEBTUNE_URING_NO_RECV=1 $WEBTUNE" ;;
+    *) echo "env $WEBTUNE" ;;
+  esac
+}
+io_arg() { echo "${1%%-*}"; }
 ensure_webtune
 for tool in wrk ab python3; do
   command -v $tool >/dev/null || { echo "needs $tool (apt-get install nginx-light wrk apache2-utils)"; exit 1; }
@@ -51,7 +60,7 @@ measure() {
   echo "$name $reqs $secs $user $sys $rss" >> "$rows"
 }
 
-echo "nginx 1 worker on $URL; $ROUNDS rounds x ${SECS}s, c=$CONNS, t=$THREADS; $(nproc) cores${SERVER_CPUS:+; nginx on CPU $SERVER_CPUS, client on CPU $CLIENT_CPUS}"
+echo "nginx 1 worker on $URL; $ROUNDS rounds x ${SECS}s, c=$CONNS, t=$THREADS; $(nproc) cores${SERVER_CPUS:+; nginx on CPU $SERVER_CPUS, client on CPU $CLIENT_CPUS}; load $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq "$ROUNDS"); do
   measure wrk-ka wrk -t"$THREADS" -c"$CONNS" -d"${SECS}s" "$URL"
   measure ab-ka ab -q -k -t "$SECS" -n 10000000 -c "$CONNS" "$URL"
@@ -63,7 +72,7 @@ for r in $(seq "$ROUNDS"); do
   for io in $IO; do
     measure webtune-close-$io $(wt "$io") bench "$URL" -t "$THREADS" -c "$CONNS" -d "${SECS}s" --io "$(io_arg "$io")" --no-keepalive -q --json "$work/w.json"
   done
-  echo "  round $r done"
+  echo "  round $r done (load $(cut -d' ' -f1-3 /proc/loadavg))"
 done
 
 python3 - "$rows" "$IO" <<'PY'

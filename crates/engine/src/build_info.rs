@@ -9,8 +9,8 @@ pub const TLS: &str = "rustls with ring (TLS 1.2, 1.3)";
 /// knowledge over plain TCP).
 pub const HTTP: &str = "HTTP/1.1, HTTP/2 (h2, h2c)";
 
-/// How workers wait for sockets (`worker::poller`: mio's edge-triggered epoll, or io_uring
-/// polls with `--io uring|auto`; a timerfd for due times), the default first.
+/// How workers wait for sockets (`worker::poller`: mio's edge-triggered epoll with a timerfd
+/// for due times, or io_uring with `--io uring|auto`), the default first.
 pub const IO: &str = "epoll, io_uring (--io uring|auto)";
 
 /// The facts as `name: value` lines, in the order `--version` prints them.

@@ -64,6 +64,11 @@ impl WakeTimer {
         }
     }
 
+    /// When the timer is set to fire (None: not set, or fired).
+    pub fn armed_for(&self) -> Option<Instant> {
+        self.armed_for
+    }
+
     /// The timer fired.
     pub fn fired(&mut self) {
         self.last_fired = self.armed_for.take().or(self.last_fired);

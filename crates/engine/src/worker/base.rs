@@ -43,9 +43,12 @@ pub(crate) struct Base {
     pub all_busy: BusyClock,
     /// Open loop: the next intended start, and the schedule position (seconds) it is at.
     pub next_due: Option<(Instant, f64)>,
+    /// Open loop under epoll: the timerfd (io_uring times its wait itself).
     pub timer: Option<OwnedFd>,
     /// When the timer is set to fire (it is one-shot).
     pub wake_timer: WakeTimer,
+    /// Plain-TCP sockets are read through the ring (`ring_receives`).
+    ring_reads: bool,
 }
 
 impl Base {
@@ -69,8 +72,15 @@ impl Base {
             next_due: None,
             timer: None,
             wake_timer: WakeTimer::new(pacing::MIN_TIMER_GAP),
+            ring_reads: false,
             cfg,
         })
+    }
+
+    /// The HTTP/1.1 worker reads its plain-TCP sockets through the ring where it can
+    /// (io_uring with a buffer ring); h2 and SMTP read on readiness.
+    pub fn read_through_ring(&mut self) {
+        self.ring_reads = self.cfg.smtp.is_none() && self.poll.receives();
     }
 
     pub fn seconds_since_start(&self, at: Instant) -> f64 {
@@ -121,7 +131,9 @@ impl Base {
         if !self.is_open_loop() {
             return Ok(false);
         }
-        self.timer = Some(create_timer(&mut self.poll)?);
+        if !self.poll.times_precisely() {
+            self.timer = Some(create_timer(&mut self.poll)?);
+        }
         self.next_due = self.due_after(None);
         if self.next_due.is_none() {
             self.sending = false;
@@ -207,15 +219,24 @@ impl Base {
     }
 
     /// Open loop: arm the timer for the next due time when it comes before `wake` (the loop's
-    /// other reason to wake) and the timer is not already set to serve it.
-    pub fn arm_timer_before(&mut self, wake: Instant, now: Instant) {
-        if let (Some((due, _)), Some(timer)) = (self.next_due, self.timer.as_ref()) {
+    /// other reason to wake) and the timer is not already set to serve it. Under io_uring the
+    /// wait's own timeout is the timer (no timerfd, no `timerfd_settime`): the time it is set
+    /// for is returned, for the loop to wake then.
+    pub fn arm_timer_before(&mut self, wake: Instant, now: Instant) -> Option<Instant> {
+        let ring_timer = self.timer.is_none() && self.is_open_loop();
+        if ring_timer && self.wake_timer.armed_for().is_some_and(|t| t <= now) {
+            // The wait woke at (or after) the time it was set for: the timer fired.
+            self.wake_timer.fired();
+        }
+        if let Some((due, _)) = self.next_due {
             if self.sending && due < wake && due > now {
-                if let Some(after) = self.wake_timer.arm_for(due, now) {
+                let after = self.wake_timer.arm_for(due, now);
+                if let (Some(after), Some(timer)) = (after, self.timer.as_ref()) {
                     super::event_loop::arm_timer(timer, after);
                 }
             }
         }
+        ring_timer.then(|| self.wake_timer.armed_for()).flatten()
     }
 
     /// Open loop: the request due at `due` is sent at `now`; record how late, split into the
@@ -254,7 +275,13 @@ impl Base {
         let stream = TcpStream::connect(addr).map_err(|e| connect_error_kind(&e))?;
         *generation = generation.wrapping_add(1);
         let token = token_of(index, *generation);
-        if let Err(e) = self.poll.register(stream.as_raw_fd(), token, true) {
+        let registered = if session.is_none() && self.ring_receives() {
+            // Read through the ring once connected: polled only for the connect's end.
+            self.poll.writable_once(stream.as_raw_fd(), token)
+        } else {
+            self.poll.register(stream.as_raw_fd(), token, true)
+        };
+        if let Err(e) = registered {
             drop(stream);
             return Err(connect_error_kind(&e));
         }
@@ -264,6 +291,12 @@ impl Base {
             None => Transport::Tcp(stream),
             Some(session) => Transport::tls(stream, session, true),
         })
+    }
+
+    /// Are this worker's plain-TCP sockets read through the ring? Only the HTTP/1.1 worker
+    /// (not SMTP) asks for it (`ring_reads`), and only io_uring with a buffer ring has it.
+    pub fn ring_receives(&self) -> bool {
+        self.ring_reads
     }
 
     /// A connecting socket became ready: how the connect ended (SO_ERROR). Connected: Nagle
@@ -286,8 +319,8 @@ impl Base {
 
     /// Close a connection's socket, if it has one. Closing removes it from the epoll set
     /// (Linux drops a closed file from every interest list), so no deregister call is spent
-    /// (io_uring: its poll's removal is queued, `poller`); a stale event still queued for
-    /// it carries an old generation and is ignored.
+    /// (io_uring: its poll's removal and its receive's cancellation are queued, `uring`); a
+    /// stale event still queued for it carries an old generation and is ignored.
     pub fn close_socket(&mut self, stream: &mut Option<Transport<TcpStream>>) {
         if let Some(s) = stream.as_ref() {
             self.poll.closing(s.socket().as_raw_fd());

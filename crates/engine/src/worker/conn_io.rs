@@ -1,15 +1,21 @@
 //! The HTTP/1.1 worker's exchange on one connection: open it (TCP, then the TLS handshake
 //! for https://), write the request, read and parse the answer, and complete the request or
 //! fail it. An answer closed before its first byte on a kept-alive connection is a stale
-//! connection, not a failure: the request goes again on a new one. Under io_uring a plain
-//! TCP request whose bytes are fixed is handed to the ring instead of written (`queue_send`:
-//! one `io_uring_enter` for the turn's sends); a send the ring could not finish goes on by
-//! `write` as before. Which request a free
+//! connection, not a failure: the request goes again on a new one. Which request a free
 //! connection takes next is the worker's pacing (`worker`).
+//!
+//! Under io_uring a plain-TCP connection goes through the ring: a request whose bytes are
+//! fixed is handed to it (`queue_send`: one `io_uring_enter` for the turn's sends; a send
+//! the ring could not finish goes on by `write`), and the answer comes from a multishot
+//! receive (`recv_done`), fed to the same parser a `read` feeds (`take_bytes`). Bytes or an
+//! end of file that arrive while the connection is idle wait in the connection (`inbox`,
+//! `peer_end`) until its next request, as they would wait in the socket under epoll.
 
 use super::base::{check_failed, expected, failure_kind, io_error_kind, micros, write_out};
+use super::event_loop::token_of;
+use super::poller::Received;
 use super::{Phase, Worker};
-use crate::http1::Progress as ParseProgress;
+use crate::http1::{ParseError, Progress as ParseProgress};
 use crate::pacing;
 use crate::recorder::Completion;
 use crate::tls;
@@ -42,8 +48,63 @@ impl Worker {
         c.phase = Phase::Sending;
         c.written = 0;
         c.deadline = now + timeout;
+        if c.ring_recv && (c.peer_end.is_some() || !c.inbox.is_empty()) {
+            return self.take_inbox(i, now);
+        }
         if !self.queue_send(i) {
             self.write_some(i);
+        }
+    }
+
+    /// io_uring: the server sent bytes or closed while this connection was idle. An end of
+    /// file alone is a stale connection (`on_eof`); bytes are read after the request is
+    /// written, as epoll would read them from the socket.
+    fn take_inbox(&mut self, i: usize, now: Instant) {
+        let c = &mut self.conns[i];
+        if !c.inbox.is_empty() {
+            self.write_some(i);
+            let c = &mut self.conns[i];
+            if !matches!(c.phase, Phase::Sending | Phase::Receiving) || !c.ring_recv {
+                return;
+            }
+            let inbox = std::mem::take(&mut c.inbox);
+            c.first_byte.get_or_insert(now);
+            c.received += inbox.len() as u64;
+            let progress = c.parser.feed(&inbox);
+            if !self.take_bytes(i, inbox.len(), progress, now) {
+                return;
+            }
+        }
+        match self.conns[i].peer_end.take() {
+            Some(0) => self.on_eof(i, now),
+            Some(err) => self.io_failure(i, &io::Error::from_raw_os_error(-err)),
+            None => {}
+        }
+    }
+
+    /// io_uring: a receive on connection `i` brought bytes, or ended.
+    pub(super) fn recv_done(&mut self, i: usize, r: Received) {
+        let now = Instant::now();
+        let c = &mut self.conns[i];
+        if !c.ring_recv || c.stream.is_none() {
+            return;
+        }
+        let receiving = matches!(c.phase, Phase::Sending | Phase::Receiving);
+        match r {
+            Received::Bytes { bid, len } => {
+                let data = self.base.poll.received_bytes(bid, len);
+                if !receiving {
+                    c.inbox.extend_from_slice(data);
+                    return;
+                }
+                c.first_byte.get_or_insert(now);
+                c.received += data.len() as u64;
+                let progress = c.parser.feed(data);
+                self.take_bytes(i, len as usize, progress, now);
+            }
+            Received::End(res) if !receiving => c.peer_end = Some(res),
+            Received::End(0) => self.on_eof(i, now),
+            Received::End(err) => self.io_failure(i, &io::Error::from_raw_os_error(-err)),
         }
     }
 
@@ -61,7 +122,7 @@ impl Worker {
         ) else {
             return false;
         };
-        let token = super::event_loop::token_of(i, c.generation);
+        let token = token_of(i, c.generation);
         // SAFETY: the plan's bytes live in `cfg.requests`, unchanged for the whole run, and
         // `Base` drops its poller (the ring) before its `cfg`.
         let queued = unsafe { b.poll.queue_send(socket.as_raw_fd(), token, bytes) };
@@ -106,6 +167,13 @@ impl Worker {
             return;
         };
         match write_out(stream, bytes, &mut c.written) {
+            // io_uring reading through the ring: no poll waits on this socket, ask for one.
+            None if c.ring_recv => {
+                let (fd, token) = (stream.socket().as_raw_fd(), token_of(i, c.generation));
+                if let Err(e) = self.base.poll.writable_once(fd, token) {
+                    self.io_failure(i, &e);
+                }
+            }
             None => {}
             Some(Ok(())) => {
                 c.phase = Phase::Receiving;
@@ -117,6 +185,13 @@ impl Worker {
 
     pub(super) fn socket_event(&mut self, i: usize, event: crate::worker::poller::Readiness) {
         let now = Instant::now();
+        if self.conns[i].ring_recv {
+            // Read through the ring: a poll here only says the socket can be written.
+            if self.conns[i].phase == Phase::Sending && (event.is_writable() || event.is_error()) {
+                self.write_some(i);
+            }
+            return;
+        }
         if event.is_readable() || event.is_read_closed() || event.is_error() {
             if let Some(stream) = self.conns[i].stream.as_mut() {
                 stream.readable();
@@ -162,6 +237,15 @@ impl Worker {
             c.deadline = now + self.base.cfg.connect_timeout;
             return self.handshake_step(i, now);
         }
+        if self.base.ring_receives() {
+            if let Some(stream) = c.stream.as_ref() {
+                let (fd, token) = (stream.socket().as_raw_fd(), token_of(i, c.generation));
+                if let Err(e) = self.base.poll.recv(fd, token) {
+                    return self.io_failure(i, &e);
+                }
+                c.ring_recv = true;
+            }
+        }
         self.begin_send(i, now);
     }
 
@@ -195,32 +279,46 @@ impl Worker {
                 Ok(0) => return self.on_eof(i, now),
                 Ok(n) => {
                     let drained = stream.short_read_drains() && n < buf.len();
-                    if c.first_byte.is_none() {
-                        c.first_byte = Some(now);
-                    }
+                    c.first_byte.get_or_insert(now);
                     c.received += n as u64;
-                    match c.parser.feed(&buf[..n]) {
-                        Ok(ParseProgress::NeedMore) => {
-                            // TCP: a short read drained the socket. TLS: read on until
-                            // the transport says WouldBlock.
-                            if drained && !read_closed {
-                                return;
-                            }
-                        }
-                        Ok(ParseProgress::Complete { consumed }) => {
-                            if consumed < n {
-                                // Bytes after the end of the body: we never pipeline, so
-                                // the framing was wrong.
-                                return self.fail(i, ErrorKind::Malformed);
-                            }
-                            return self.complete(i, now, false);
-                        }
-                        Err(e) => return self.fail(i, e.kind()),
+                    let progress = c.parser.feed(&buf[..n]);
+                    // TCP: a short read drained the socket. TLS: read on until the
+                    // transport says WouldBlock.
+                    if !self.take_bytes(i, n, progress, now) || (drained && !read_closed) {
+                        return;
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return self.io_failure(i, &e),
+            }
+        }
+    }
+
+    /// What the parser made of `n` more bytes of the answer (a read's, or a receive's from
+    /// the ring): true when it needs more.
+    fn take_bytes(
+        &mut self,
+        i: usize,
+        n: usize,
+        progress: Result<ParseProgress, ParseError>,
+        now: Instant,
+    ) -> bool {
+        match progress {
+            Ok(ParseProgress::NeedMore) => true,
+            Ok(ParseProgress::Complete { consumed }) => {
+                if consumed < n {
+                    // Bytes after the end of the body: we never pipeline, so the framing
+                    // was wrong.
+                    self.fail(i, ErrorKind::Malformed);
+                } else {
+                    self.complete(i, now, false);
+                }
+                false
+            }
+            Err(e) => {
+                self.fail(i, e.kind());
+                false
             }
         }
     }

@@ -1,5 +1,7 @@
 //! The event loop both workers run (`run_loop`), and its clocks and names: the timerfd that
-//! wakes an open loop at the next due time, and the event tokens that tell sockets apart.
+//! wakes an open loop at the next due time under epoll (io_uring's wait takes a timeout in
+//! nanoseconds, so there the wait itself wakes at the due time), and the event tokens that
+//! tell sockets apart.
 //! One turn: stop sending at the run's end (or Ctrl-C) and drain for `DRAIN_GRACE`; start
 //! what may start; end when nothing is in flight or waiting and nothing more will be sent —
 //! but a timed run (`-d`, `--stages`) lasts until its end even when its schedule ran out
@@ -11,7 +13,7 @@
 //! What starts, and what an event does, is the protocol's: the `Driver` trait.
 
 use super::base::Base;
-use super::poller::{Poller, Readiness};
+use super::poller::{Completions, Poller, Readiness, Received};
 use mio::Token;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -25,7 +27,8 @@ pub(crate) const TICK: Duration = Duration::from_millis(20);
 pub(crate) const TIMER: Token = Token(usize::MAX);
 /// A token is (socket generation << INDEX_BITS) | connection index: an event still queued
 /// for a closed socket carries an old generation and is dropped, so a reused index never
-/// takes another socket's event for its own.
+/// takes another socket's event for its own. Tokens stay below 2^61: the ring's user data
+/// has three top bits of its own (`uring`).
 const INDEX_BITS: u32 = 24;
 pub(crate) const INDEX_MASK: usize = (1 << INDEX_BITS) - 1;
 
@@ -58,12 +61,14 @@ pub(crate) trait Driver {
     /// io_uring: a send queued for connection `i`'s current socket completed (`res`: bytes
     /// sent, or -errno). Only a driver that queues sends gets these.
     fn on_sent(&mut self, _i: usize, _res: i32) {}
+    /// io_uring: a receive on connection `i`'s current socket brought bytes or ended. Only
+    /// a driver that arms receives (`Poller::recv`) gets these.
+    fn on_received(&mut self, _i: usize, _r: Received) {}
 }
 
 /// Run the loop until the worker is done; the last interval's report is sent on the way out.
 pub(crate) fn run_loop<D: Driver>(d: &mut D) -> io::Result<()> {
-    let mut events: Vec<(Token, Readiness)> = Vec::with_capacity(1024);
-    let mut sent: Vec<(Token, i32)> = Vec::new();
+    let mut io_done = Completions::default();
     let b = d.base();
     let interval = b.cfg.interval;
     let mut interval_index: u64 = 0;
@@ -128,7 +133,9 @@ pub(crate) fn run_loop<D: Driver>(d: &mut D) -> io::Result<()> {
         if let Some(at) = d.resume_at() {
             wake = wake.min(at);
         }
-        d.base().arm_timer_before(wake, now);
+        if let Some(t) = d.base().arm_timer_before(wake, now) {
+            wake = wake.min(t);
+        }
         let timeout = if d.ready_now() {
             Duration::ZERO
         } else {
@@ -136,7 +143,7 @@ pub(crate) fn run_loop<D: Driver>(d: &mut D) -> io::Result<()> {
         };
         let b = d.base();
         let busy_from = (b.active > 0).then(|| b.slot_of(now));
-        let polled = b.poll.wait(&mut events, &mut sent, timeout);
+        let polled = b.poll.wait(&mut io_done, timeout);
         if let Some(from) = busy_from {
             let to = b.slot_of(Instant::now());
             b.rec.mark_busy(from, to);
@@ -147,13 +154,19 @@ pub(crate) fn run_loop<D: Driver>(d: &mut D) -> io::Result<()> {
             Err(e) => return Err(e),
         }
         // Sends first: a send's completion comes before the answer it asked for.
-        for &(token, res) in &sent {
+        for &(token, res) in &io_done.sent {
             let i = token.0 & INDEX_MASK;
             if d.generation(i).is_some_and(|g| token_of(i, g) == token) {
                 d.on_sent(i, res);
             }
         }
-        for &(token, event) in &events {
+        for &(token, r) in &io_done.received {
+            let i = token.0 & INDEX_MASK;
+            if d.generation(i).is_some_and(|g| token_of(i, g) == token) {
+                d.on_received(i, r);
+            }
+        }
+        for &(token, event) in &io_done.ready {
             if token == TIMER {
                 // Edge-triggered epoll (and a multishot poll) reports every expiry, and
                 // arming again resets the expiry count: no read is needed to drain it.
@@ -173,9 +186,9 @@ pub(crate) fn run_loop<D: Driver>(d: &mut D) -> io::Result<()> {
 }
 
 /// The event token of connection `index`'s socket number `generation` (the generation is
-/// cut short of the top bit, so no token is ever `TIMER`).
+/// cut short of the top three bits, so no token is ever `TIMER`).
 pub(crate) fn token_of(index: usize, generation: usize) -> Token {
-    let generation_mask = usize::MAX >> (INDEX_BITS + 1);
+    let generation_mask = usize::MAX >> (INDEX_BITS + 3);
     Token(((generation & generation_mask) << INDEX_BITS) | index)
 }
 
@@ -224,5 +237,6 @@ mod tests {
         assert_eq!(token_of(5, 7).0 & INDEX_MASK, 5);
         assert_ne!(token_of(INDEX_MASK, usize::MAX), TIMER);
         assert_eq!(token_of(3, usize::MAX).0 & INDEX_MASK, 3);
+        assert!(token_of(INDEX_MASK, usize::MAX).0 < 1 << 61);
     }
 }

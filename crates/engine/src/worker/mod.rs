@@ -22,7 +22,8 @@
 //! late it was sent is split (`lateness`) into the wait with every connection busy (the
 //! server's time) and the generator's own lateness. A
 //! timerfd wakes the loop at the next due time with microsecond precision (epoll's own
-//! timeout has millisecond steps); one wake-up sends every request due by then or within a
+//! timeout has millisecond steps; under io_uring the wait's own timeout, in nanoseconds, is
+//! the timer); one wake-up sends every request due by then or within a
 //! small slack (`pacing`), and the timer is re-armed only when its set time no longer serves.
 //!
 //! SMTP (`webtune smtp`): the same pacing, with a message as the request; a connection
@@ -34,10 +35,12 @@
 
 pub(crate) mod backoff;
 pub(crate) mod base;
+mod buf_ring;
 mod conn_io;
 pub(crate) mod event_loop;
 pub mod poller;
 mod smtp_io;
+mod uring;
 
 use crate::http1::ResponseParser;
 use crate::pacing;
@@ -163,6 +166,12 @@ struct Conn {
     parser: ResponseParser,
     /// SMTP runs: the session on this connection (made at its first message).
     smtp: Option<Box<crate::smtp::session::SmtpConn>>,
+    /// io_uring: this socket is read through the ring (`Poller::recv`), not on readiness.
+    ring_recv: bool,
+    /// io_uring: bytes received while no request was in flight, and how the receive ended
+    /// then (0: end of file, else -errno); taken by the next request.
+    inbox: Vec<u8>,
+    peer_end: Option<i32>,
 }
 
 struct Worker {
@@ -210,6 +219,9 @@ pub fn run_worker(cfg: WorkerConfig) -> io::Result<Recorder> {
             received: 0,
             parser: ResponseParser::new(),
             smtp: None,
+            ring_recv: false,
+            inbox: Vec::new(),
+            peer_end: None,
         })
         .collect();
     let mut w = Worker {
@@ -221,6 +233,7 @@ pub fn run_worker(cfg: WorkerConfig) -> io::Result<Recorder> {
         thinking: BinaryHeap::new(),
         idle_connected: Vec::new(),
     };
+    w.base.read_through_ring();
     run_loop(&mut w)?;
     Ok(w.base.rec)
 }
@@ -311,6 +324,10 @@ impl Driver for Worker {
 
     fn on_sent(&mut self, i: usize, res: i32) {
         self.send_done(i, res);
+    }
+
+    fn on_received(&mut self, i: usize, r: poller::Received) {
+        self.recv_done(i, r);
     }
 }
 
@@ -465,6 +482,9 @@ impl Worker {
         let c = &mut self.conns[i];
         self.base.close_socket(&mut c.stream);
         c.served = 0;
+        c.ring_recv = false;
+        c.inbox.clear();
+        c.peer_end = None;
         if let Some(s) = c.smtp.as_deref_mut() {
             s.reset_session();
         }

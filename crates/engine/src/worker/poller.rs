@@ -1,25 +1,23 @@
 //! How a worker waits for its sockets: the two backends behind one seam (`--io`).
 //!
-//! `Poller::Epoll` is mio's edge-triggered epoll. `Poller::Uring` uses an io_uring as a
-//! readiness source: one multishot `IORING_OP_POLL_ADD` per socket (and for the open
-//! loop's timerfd), whose completions carry the same readiness the epoll path hands the
-//! workers (`Readiness`), and one `io_uring_enter` per turn that both submits what the turn
-//! queued (new polls, removals) and waits, its timeout in the call (`IORING_ENTER_EXT_ARG`).
-//! A multishot poll posts on each wake-up of the socket, as edge-triggered epoll reports,
-//! so the workers' rules ("a short read drained the socket; a later arrival raises a new
-//! edge") hold unchanged, and the HTTP/1.1, h2, TLS and SMTP code above does not know which
-//! backend it runs on.
+//! `Poller::Epoll` is mio's edge-triggered epoll. `Poller::Uring` (`uring`) uses an
+//! io_uring: as a readiness source, one multishot `IORING_OP_POLL_ADD` per socket (and for
+//! the open loop's timerfd), whose completions carry the same readiness the epoll path hands
+//! the workers (`Readiness`), and one `io_uring_enter` per turn that both submits what the
+//! turn queued and waits. A multishot poll posts on each wake-up of the socket, as
+//! edge-triggered epoll reports, so the workers' rules ("a short read drained the socket; a
+//! later arrival raises a new edge") hold unchanged, and the h2, TLS and SMTP code above
+//! does not know which backend it runs on.
 //!
-//! Under io_uring a worker may also hand a request's bytes to the ring (`queue_send`)
-//! instead of writing them: the sends of every connection due in a turn then go in with
-//! the turn's one `io_uring_enter`, and their completions come back beside the readiness.
-//!
-//! A poll request holds a reference to its file: closing a socket under io_uring first
-//! queues the removal of its poll (else the kernel would keep the connection open); the
-//! removal goes in with the next wait, before any poll queued after it, so a reused file
-//! number is never confused. `resolve` turns `--io auto` into a backend once per process.
+//! Under io_uring the HTTP/1.1 worker also hands a plain-TCP request's bytes to the ring
+//! (`queue_send`) and receives its answer through it (`recv`: a multishot receive into a
+//! provided buffer ring): the bytes arrive in `wait`'s `received` and go to the same parser
+//! a `read` feeds. Such a socket is polled only once for its connect and when a write would
+//! block (`writable_once`). `resolve` turns `--io auto` into a backend once per process.
 
-use io_uring::{cqueue, opcode, types, IoUring};
+use super::uring::{new_ring, Uring};
+pub(crate) use super::uring::{Completions, Received};
+use io_uring::opcode;
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 use std::io;
@@ -75,6 +73,15 @@ impl Readiness {
         Readiness(r)
     }
 
+    /// From a poll request's result: its mask, or an error.
+    pub(crate) fn from_poll_result(res: i32) -> Readiness {
+        if res >= 0 {
+            Readiness::from_poll(res as u32)
+        } else {
+            Readiness(ERROR)
+        }
+    }
+
     pub fn is_readable(self) -> bool {
         self.0 & READABLE != 0
     }
@@ -103,7 +110,20 @@ impl Poller {
                 poll: Poll::new()?,
                 events: Events::with_capacity(1024),
             },
-            IoBackend::Uring => Poller::Uring(Box::new(Uring::new(connections)?)),
+            IoBackend::Uring => {
+                let buffers = if std::env::var_os("WEBTUNE_URING_NO_RECV").is_some() {
+                    0
+                } else {
+                    // An internal knob for tests and bench/: the size of the buffer ring.
+                    std::env::var("WEBTUNE_URING_RECV_BUFFERS")
+                        .ok()
+                        .and_then(|v| v.parse().ok())
+                        .unwrap_or_else(|| Uring::recv_buffers_for(connections))
+                };
+                let mut u = Uring::new(connections, buffers)?;
+                u.sends = std::env::var_os("WEBTUNE_URING_NO_SEND").is_none();
+                Poller::Uring(Box::new(u))
+            }
         })
     }
 
@@ -123,8 +143,17 @@ impl Poller {
         }
     }
 
+    /// io_uring: report `fd` writable (or failed) once, under `token`: the end of a connect,
+    /// or room again after a write that would block, for a socket read by `recv`.
+    pub fn writable_once(&mut self, fd: RawFd, token: Token) -> io::Result<()> {
+        match self {
+            Poller::Epoll { .. } => Err(io::ErrorKind::Unsupported.into()),
+            Poller::Uring(u) => u.arm_writable_once(fd, token.0 as u64),
+        }
+    }
+
     /// `fd` is about to be closed. Epoll drops a closed file from its set by itself; a
-    /// ring's poll must be removed, or it keeps the file (and the connection) open.
+    /// ring's requests must be cancelled, or they keep the file (and the connection) open.
     pub fn closing(&mut self, fd: RawFd) {
         if let Poller::Uring(u) = self {
             u.remove(fd);
@@ -137,6 +166,36 @@ impl Poller {
         matches!(self, Poller::Uring(u) if u.sends)
     }
 
+    /// Does the wait time itself to the nanosecond (io_uring's timeout in the enter call),
+    /// so an open loop needs no timerfd? Epoll's timeout has millisecond steps.
+    /// `WEBTUNE_URING_TIMERFD` keeps the timerfd under io_uring (for bench/ to compare).
+    pub fn times_precisely(&self) -> bool {
+        matches!(self, Poller::Uring(_)) && std::env::var_os("WEBTUNE_URING_TIMERFD").is_none()
+    }
+
+    /// Can sockets be read through the ring (`recv`: io_uring with a buffer ring, unless
+    /// `WEBTUNE_URING_NO_RECV` is set)?
+    pub fn receives(&self) -> bool {
+        matches!(self, Poller::Uring(u) if u.receives())
+    }
+
+    /// io_uring: receive on `fd` through the ring from now on; what comes arrives in
+    /// `wait`'s `received` under `token` (until end of file, an error or `closing`).
+    pub fn recv(&mut self, fd: RawFd, token: Token) -> io::Result<()> {
+        match self {
+            Poller::Uring(u) if u.receives() => u.arm_recv(fd, token.0 as u64),
+            _ => Err(io::ErrorKind::Unsupported.into()),
+        }
+    }
+
+    /// The bytes of a `Received::Bytes` from the last wait (valid until the next).
+    pub fn received_bytes(&self, bid: u16, len: u32) -> &[u8] {
+        match self {
+            Poller::Uring(u) => u.bytes(bid, len),
+            Poller::Epoll { .. } => &[],
+        }
+    }
+
     /// io_uring: queue a send of `bytes` on `fd` for the socket `token`; it goes in with the
     /// next wait, and its completion (bytes sent, or -errno) comes back in `wait`'s `sent`.
     ///
@@ -147,191 +206,24 @@ impl Poller {
         match self {
             Poller::Epoll { .. } => Err(io::ErrorKind::Unsupported.into()),
             Poller::Uring(u) => {
-                let sqe = opcode::Send::new(types::Fd(fd), bytes.as_ptr(), bytes.len() as u32)
-                    .build()
-                    .user_data(SEND | token.0 as u64);
-                u.push(&sqe)
+                u.queue_send(fd, token.0 as u64, bytes.as_ptr(), bytes.len() as u32)
             }
         }
     }
 
-    /// Submit what is queued and wait up to `timeout` for readiness; `out` gets what came,
-    /// `sent` the completions of queued sends (io_uring only).
-    pub fn wait(
-        &mut self,
-        out: &mut Vec<(Token, Readiness)>,
-        sent: &mut Vec<(Token, i32)>,
-        timeout: Duration,
-    ) -> io::Result<()> {
-        out.clear();
-        sent.clear();
+    /// Submit what is queued and wait up to `timeout` for readiness; `out` gets what came.
+    pub fn wait(&mut self, out: &mut Completions, timeout: Duration) -> io::Result<()> {
         match self {
             Poller::Epoll { poll, events } => {
+                out.clear();
                 poll.poll(events, Some(timeout))?;
-                out.extend(events.iter().map(|e| (e.token(), Readiness::from_mio(e))));
+                out.ready
+                    .extend(events.iter().map(|e| (e.token(), Readiness::from_mio(e))));
                 Ok(())
             }
-            Poller::Uring(u) => u.wait(out, sent, timeout),
+            Poller::Uring(u) => u.wait(out, timeout),
         }
     }
-}
-
-/// The user data of a poll removal's own completion (socket tokens stay below 2^63, and
-/// the timer's is `usize::MAX`).
-const REMOVAL: u64 = u64::MAX - 1;
-const NO_TOKEN: u64 = u64::MAX - 2;
-const TIMER_DATA: u64 = u64::MAX;
-/// The top bit over a socket's token: the completion of a send queued for it.
-const SEND: u64 = 1 << 63;
-
-/// io_uring as a readiness source.
-pub(crate) struct Uring {
-    ring: IoUring,
-    /// Per file number, the token of the poll armed on it (NO_TOKEN: none).
-    by_fd: Vec<u64>,
-    /// Which of them asked for writable too.
-    writable: Vec<bool>,
-    /// Requests may be sent through the ring (`queues_sends`).
-    sends: bool,
-}
-
-impl Uring {
-    fn new(connections: usize) -> io::Result<Uring> {
-        let ring = new_ring(connections)?;
-        Ok(Uring {
-            ring,
-            by_fd: Vec::new(),
-            writable: Vec::new(),
-            sends: std::env::var_os("WEBTUNE_URING_NO_SEND").is_none(),
-        })
-    }
-
-    fn arm(&mut self, fd: RawFd, token: u64, writable: bool) -> io::Result<()> {
-        let slot = fd as usize;
-        if self.by_fd.len() <= slot {
-            self.by_fd.resize(slot + 1, NO_TOKEN);
-            self.writable.resize(slot + 1, false);
-        }
-        self.by_fd[slot] = token;
-        self.writable[slot] = writable;
-        let mut mask = libc::POLLIN | libc::POLLRDHUP;
-        if writable {
-            mask |= libc::POLLOUT;
-        }
-        let sqe = opcode::PollAdd::new(types::Fd(fd), mask as u16 as u32)
-            .multi(true)
-            .build()
-            .user_data(token);
-        self.push(&sqe)
-    }
-
-    fn remove(&mut self, fd: RawFd) {
-        let Some(token) = self.by_fd.get_mut(fd as usize) else {
-            return;
-        };
-        if *token == NO_TOKEN {
-            return;
-        }
-        let sqe = opcode::PollRemove::new(*token).build().user_data(REMOVAL);
-        *token = NO_TOKEN;
-        // A removal that cannot be queued (the ring failed) leaves the file to the ring's end.
-        let _ = self.push(&sqe);
-    }
-
-    /// Queue `sqe`, submitting what is queued first when the queue is full.
-    fn push(&mut self, sqe: &io_uring::squeue::Entry) -> io::Result<()> {
-        loop {
-            // SAFETY: poll entries point at no memory of ours.
-            if unsafe { self.ring.submission().push(sqe) }.is_ok() {
-                return Ok(());
-            }
-            self.ring.submit()?;
-        }
-    }
-
-    fn wait(
-        &mut self,
-        out: &mut Vec<(Token, Readiness)>,
-        sent: &mut Vec<(Token, i32)>,
-        timeout: Duration,
-    ) -> io::Result<()> {
-        let ts = types::Timespec::new()
-            .sec(timeout.as_secs())
-            .nsec(timeout.subsec_nanos());
-        let args = types::SubmitArgs::new().timespec(&ts);
-        match self.ring.submitter().submit_with_args(1, &args) {
-            Ok(_) => {}
-            // The timeout passed, or the completion queue is full (drained below).
-            Err(e) if matches!(e.raw_os_error(), Some(libc::ETIME) | Some(libc::EBUSY)) => {}
-            Err(e) => return Err(e),
-        }
-        let mut ended = false;
-        for cqe in self.ring.completion() {
-            let token = cqe.user_data();
-            if token == REMOVAL {
-                continue;
-            }
-            let res = cqe.result();
-            if token != TIMER_DATA && token & SEND != 0 {
-                sent.push((Token((token & !SEND) as usize), res));
-                continue;
-            }
-            if !cqueue::more(cqe.flags()) && res != -libc::ECANCELED {
-                // The kernel ended this poll (a full completion queue, or an error), not a
-                // removal of ours.
-                ended = true;
-            }
-            if res >= 0 {
-                out.push((Token(token as usize), Readiness::from_poll(res as u32)));
-            } else if res != -libc::ECANCELED {
-                out.push((Token(token as usize), Readiness(ERROR)));
-            }
-        }
-        if ended {
-            self.arm_ended()?;
-        }
-        Ok(())
-    }
-
-    /// Arm again the polls the kernel ended whose sockets are still open (rare: it takes a
-    /// completion queue that overflowed). Arming reports the present state at once.
-    fn arm_ended(&mut self) -> io::Result<()> {
-        // Which polls are still armed cannot be asked of the kernel cheaply; cancel them all
-        // and arm every open socket again (a removal of a poll that ended finds nothing).
-        let armed: Vec<(RawFd, u64, bool)> = self
-            .by_fd
-            .iter()
-            .enumerate()
-            .filter(|(_, &t)| t != NO_TOKEN)
-            .map(|(fd, &t)| (fd as RawFd, t, self.writable[fd]))
-            .collect();
-        for &(fd, token, writable) in &armed {
-            let sqe = opcode::PollRemove::new(token).build().user_data(REMOVAL);
-            self.push(&sqe)?;
-            self.arm(fd, token, writable)?;
-        }
-        Ok(())
-    }
-}
-
-/// A ring for about `connections` sockets: room in the completion queue for a wake-up of
-/// each, the kernel's completion work run only when the worker waits (single issuer,
-/// deferred task work) where the kernel has it.
-fn new_ring(connections: usize) -> io::Result<IoUring> {
-    let cq = (connections.max(256) * 2).next_power_of_two().min(1 << 16) as u32;
-    let ring = IoUring::builder()
-        .setup_cqsize(cq)
-        .setup_single_issuer()
-        .setup_defer_taskrun()
-        .build(256)
-        .or_else(|_| IoUring::builder().setup_cqsize(cq).build(256))?;
-    if !ring.params().is_feature_ext_arg() {
-        return Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            "this kernel's io_uring has no timed wait (IORING_FEAT_EXT_ARG, Linux 5.11)",
-        ));
-    }
-    Ok(ring)
 }
 
 /// The backend `choice` runs on: Ok with the reason io_uring was passed over when `auto`
@@ -416,17 +308,18 @@ mod tests {
         let mut poller =
             Poller::new(IoBackend::Uring, 1).expect("io_uring (kernel.io_uring_disabled=0)");
         poller.register(client.as_raw_fd(), Token(7), true).unwrap();
-        let (mut out, mut sent) = (Vec::new(), Vec::new());
-        poller
-            .wait(&mut out, &mut sent, Duration::from_millis(100))
-            .unwrap();
+        let mut out = Completions::default();
+        poller.wait(&mut out, Duration::from_millis(100)).unwrap();
         assert!(
-            out.iter().any(|(t, r)| *t == Token(7) && r.is_writable()),
-            "{out:?}"
+            out.ready
+                .iter()
+                .any(|(t, r)| *t == Token(7) && r.is_writable()),
+            "{:?}",
+            out.ready
         );
         poller.closing(client.as_raw_fd());
         drop(client);
-        poller.wait(&mut out, &mut sent, Duration::ZERO).unwrap();
+        poller.wait(&mut out, Duration::ZERO).unwrap();
         server
             .set_read_timeout(Some(Duration::from_secs(5)))
             .unwrap();
