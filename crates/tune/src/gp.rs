@@ -10,9 +10,8 @@
 
 use crate::sampler::{random_config, random_point, Observation, Sampler};
 use crate::space::{Config, Space};
-use rand::Rng;
-use rand_chacha::ChaCha8Rng;
 use statrs::function::erf::erfc;
+use webtune_engine::rng::Rng;
 
 /// Gaussian-process sampler with constrained expected improvement.
 #[derive(Debug, Clone, Copy)]
@@ -289,7 +288,7 @@ impl Sampler for GpSampler {
         "gp"
     }
 
-    fn ask(&mut self, space: &Space, history: &[Observation], rng: &mut ChaCha8Rng) -> Config {
+    fn ask(&mut self, space: &Space, history: &[Observation], rng: &mut Rng) -> Config {
         let cat: Vec<bool> = space.params.iter().map(|p| p.is_choice()).collect();
         let scored: Vec<&Observation> = history.iter().filter(|o| o.score.is_some()).collect();
         if scored.len() < 2 {
@@ -341,13 +340,13 @@ impl Sampler for GpSampler {
                     .zip(&cat)
                     .map(|(v, is_cat)| {
                         if *is_cat {
-                            if rng.gen::<f64>() < 0.25 {
-                                rng.gen()
+                            if rng.unit() < 0.25 {
+                                rng.unit()
                             } else {
                                 *v
                             }
                         } else {
-                            let g: f64 = (0..3).map(|_| rng.gen::<f64>() - 0.5).sum();
+                            let g: f64 = (0..3).map(|_| rng.unit() - 0.5).sum();
                             (v.clamp(0.0, 1.0) + 0.15 * g).clamp(0.0, 1.0)
                         }
                     })
