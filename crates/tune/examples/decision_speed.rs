@@ -5,8 +5,6 @@
 //! its candidates — and the report's effects at the end. A benchmark, not a timed test.
 //!
 //! `cargo run --release -p webtune-tune --example decision_speed [TRIALS] [SEEDS]`
-
-use rand::SeedableRng;
 use std::time::{Duration, Instant};
 use webtune_tune::study::{Next, Study, StudySettings};
 use webtune_tune::{effects, synthetic, GpSampler, Objective, Slo};
@@ -35,7 +33,7 @@ fn main() {
             },
             Box::new(GpSampler::default()),
         );
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let mut rng = webtune_engine::rng::Rng::seeded(seed);
         loop {
             let measured = study.trials().len();
             let start = Instant::now();

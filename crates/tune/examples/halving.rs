@@ -6,9 +6,7 @@
 //! taken as √3 times a full run's (variance ∝ 1/duration), promising ones re-run in full.
 //!
 //! `cargo run --release -p webtune-tune --example halving -- [SEEDS]`
-
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
+use webtune_engine::rng::Rng;
 use webtune_tune::halving::{fidelity_for, screen_fraction};
 use webtune_tune::suite::{servers, Server};
 use webtune_tune::suite_run::study;
@@ -26,7 +24,7 @@ fn one(server: &Server, optimum: f64, seed: u64, load_s: Option<f64>) -> (f64, u
         ..StudySettings::default()
     };
     let mut s = study(server, Box::new(GpSampler::default()), settings);
-    let mut noise = ChaCha8Rng::seed_from_u64(seed.wrapping_add(0xA5A5));
+    let mut noise = Rng::seeded(seed.wrapping_add(0xA5A5));
     let mut spent = 0.0;
     loop {
         if load_s.is_some_and(|l| spent >= l) {

@@ -5,7 +5,7 @@
 # agree, so the two sides evaluate the same functions.
 #
 #   cargo run --release -p webtune-tune --example suite -- --json > /tmp/suite.json
-#   python3 crates/tune/examples/optuna_suite.py /tmp/suite.json [SEEDS] [--only NAME]
+#   python3 crates/tune/examples/optuna_suite.py /tmp/suite.json [SEEDS] [--only NAME] [--samplers tpe,gp,random] [--budgets 10,15,25]
 #
 # Needs optuna (measured with 5.0.0 in a venv). GPSampler needs torch; it is run when
 # torch imports, else skipped with a note. Picks are read at 10, 15 and 25 trials of one
@@ -18,6 +18,8 @@ warnings.filterwarnings("ignore", category=FutureWarning)
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 BUDGETS = [10, 15, 25]
+if "--budgets" in sys.argv:
+    BUDGETS = [int(b) for b in sys.argv[sys.argv.index("--budgets") + 1].split(",")]
 
 
 def number(c, name):
@@ -120,11 +122,16 @@ def main():
     only = args[args.index("--only") + 1] if "--only" in args else None
     names = ["tpe", "random"]
     try:
-        import torch  # noqa: F401
+        import torch
 
+        # One thread: the fits are small, and the machine is shared.
+        torch.set_num_threads(1)
         names.insert(1, "gp")
     except ImportError:
         print("GPSampler skipped: torch is not installed", file=sys.stderr)
+    if "--samplers" in args:
+        wanted = args[args.index("--samplers") + 1].split(",")
+        names = [n for n in names if n in wanted]
     label = {"tpe": "Optuna TPE", "gp": "Optuna GPSampler", "random": "Optuna random"}
     for e in entries:
         check(e)

@@ -36,9 +36,8 @@ fn json() {
 }
 
 fn share_near_optimum(s: &Server, opt: f64) -> f64 {
-    use rand::SeedableRng;
     let space = s.space();
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    let mut rng = webtune_engine::rng::Rng::seeded(1);
     let draws = 20_000;
     let inside = (0..draws)
         .filter(|_| {

@@ -3,8 +3,6 @@
 //! for random search; prints how often the winner is truly within 5% of the optimum.
 //!
 //! `cargo run --release -p webtune-tune --example synthetic [RUNS] [BUDGET]`
-
-use rand::SeedableRng;
 use webtune_tune::sampler::random_config;
 use webtune_tune::{synthetic, GpSampler, RandomSampler, Sampler};
 
@@ -21,7 +19,7 @@ fn main() {
         synthetic::optimum()
     );
     let space = synthetic::space();
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    let mut rng = webtune_engine::rng::Rng::seeded(1);
     let draws = 100_000;
     let optimum = synthetic::optimum();
     let inside = (0..draws)

@@ -284,7 +284,6 @@ mod tests {
     use super::*;
     use crate::study::{Next, Study, StudySettings, Why};
     use crate::{synthetic, GpSampler, Slo};
-    use rand::SeedableRng;
 
     #[test]
     fn the_parameter_that_matters_comes_first() {
@@ -302,7 +301,7 @@ mod tests {
             },
             Box::new(GpSampler::default()),
         );
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        let mut rng = webtune_engine::rng::Rng::seeded(1);
         while let Next::Measure(c, why) = s.next() {
             let o = synthetic::measure(&c, &mut rng);
             s.record(c, why, o);
@@ -333,7 +332,7 @@ mod tests {
             },
             Box::new(GpSampler::default()),
         );
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        let mut rng = webtune_engine::rng::Rng::seeded(1);
         while let Next::Measure(c, why) = s.next() {
             let o = synthetic::measure(&c, &mut rng);
             s.record(c, why, o);

@@ -1,6 +1,7 @@
 //! The model-based sampler: a Gaussian process over the unit cube (Matérn 5/2, one length
 //! scale per parameter, a Hamming distance for categorical parameters, and a learned noise
-//! term), fitted by maximum a-posteriori over a small grid, and constrained expected
+//! term, its grid centred on the spread of the repeated measurements when there are some),
+//! fitted by maximum a-posteriori over a small grid, and constrained expected
 //! improvement (expected improvement over the best feasible posterior mean, times the
 //! probability that a second GP on the SLO margin says "met"), maximised over random and
 //! local candidates, the best three then hill-climbed over the other choices of each
@@ -10,9 +11,8 @@
 
 use crate::sampler::{random_config, random_point, Observation, Sampler};
 use crate::space::{Config, Space};
-use rand::Rng;
-use rand_chacha::ChaCha8Rng;
 use statrs::function::erf::erfc;
+use webtune_engine::rng::Rng;
 
 /// Gaussian-process sampler with constrained expected improvement.
 #[derive(Debug, Clone, Copy)]
@@ -33,6 +33,9 @@ struct Gp {
     cat: Vec<bool>,
     ls: Vec<f64>,
     lambda: f64,
+    /// The noise variance (standardised units); read by the unit tests.
+    #[allow(dead_code)]
+    noise: f64,
     /// Lower Cholesky factor of K + noise·I (standardised units).
     l: Vec<Vec<f64>>,
     alpha: Vec<f64>,
@@ -157,6 +160,7 @@ impl Gp {
                 cat: cat.to_vec(),
                 ls: ls.to_vec(),
                 lambda,
+                noise,
                 l,
                 alpha,
                 mean,
@@ -167,13 +171,23 @@ impl Gp {
     }
 
     /// Fit, choosing hyper-parameters: a grid over a shared length scale and the noise,
-    /// then one pass per parameter over scaled length scales.
+    /// then one pass per parameter over scaled length scales. Once some configuration was
+    /// measured more than once, the noise grid is the pooled spread of those repeats, half
+    /// and twice it: with 6–15 points the likelihood alone barely tells noise from signal,
+    /// and the repeats measure it directly (docs/tuning.md: more hits at 15 and 25 trials).
     fn fit_best(x: &[Vec<f64>], y: &[f64], cat: &[bool]) -> Option<Gp> {
         let d = cat.len();
         let mut best: Option<(Gp, f64, f64)> = None;
+        let noises = match repeat_noise(x, y) {
+            Some(est) => {
+                let est = est.max(1e-4);
+                vec![est / 2.0, est, est * 2.0]
+            }
+            None => vec![1e-4, 0.01, 0.05, 0.15, 0.4],
+        };
         for &lambda in &[0.0, 0.5, 1.0] {
             for &l0 in &[0.1, 0.2, 0.35, 0.6, 1.0, 2.0] {
-                for &noise in &[1e-4, 0.01, 0.05, 0.15, 0.4] {
+                for &noise in &noises {
                     if let Some((gp, lp)) = Gp::fit(x, y, cat, &vec![l0; d], lambda, noise) {
                         if best.as_ref().is_none_or(|b| lp > b.1) {
                             best = Some((gp, lp, noise));
@@ -289,7 +303,7 @@ impl Sampler for GpSampler {
         "gp"
     }
 
-    fn ask(&mut self, space: &Space, history: &[Observation], rng: &mut ChaCha8Rng) -> Config {
+    fn ask(&mut self, space: &Space, history: &[Observation], rng: &mut Rng) -> Config {
         let cat: Vec<bool> = space.params.iter().map(|p| p.is_choice()).collect();
         let scored: Vec<&Observation> = history.iter().filter(|o| o.score.is_some()).collect();
         if scored.len() < 2 {
@@ -341,13 +355,13 @@ impl Sampler for GpSampler {
                     .zip(&cat)
                     .map(|(v, is_cat)| {
                         if *is_cat {
-                            if rng.gen::<f64>() < 0.25 {
-                                rng.gen()
+                            if rng.unit() < 0.25 {
+                                rng.unit()
                             } else {
                                 *v
                             }
                         } else {
-                            let g: f64 = (0..3).map(|_| rng.gen::<f64>() - 0.5).sum();
+                            let g: f64 = (0..3).map(|_| rng.unit() - 0.5).sum();
                             (v.clamp(0.0, 1.0) + 0.15 * g).clamp(0.0, 1.0)
                         }
                     })
@@ -419,6 +433,29 @@ impl Sampler for GpSampler {
     }
 }
 
+/// The pooled within-configuration variance of `y` over the points measured more than once,
+/// over the variance of all of `y` (the GP's noise in its standardised units); None
+/// without a repeat.
+fn repeat_noise(x: &[Vec<f64>], y: &[f64]) -> Option<f64> {
+    let n = y.len() as f64;
+    let mean = y.iter().sum::<f64>() / n;
+    let var = y.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
+    let mut groups: Vec<(&Vec<f64>, Vec<f64>)> = Vec::new();
+    for (xi, yi) in x.iter().zip(y) {
+        match groups.iter_mut().find(|g| g.0 == xi) {
+            Some(g) => g.1.push(*yi),
+            None => groups.push((xi, vec![*yi])),
+        }
+    }
+    let (mut ss, mut df) = (0.0, 0usize);
+    for (_, v) in groups.iter().filter(|g| g.1.len() > 1) {
+        let m = v.iter().sum::<f64>() / v.len() as f64;
+        ss += v.iter().map(|a| (a - m).powi(2)).sum::<f64>();
+        df += v.len() - 1;
+    }
+    (df > 0 && var > 1e-12).then(|| ss / df as f64 / var)
+}
+
 /// The positions of the integers next to the one at `u` (±1, ±2), for a range.
 fn neighbours(space: &Space, i: usize, u: f64) -> Vec<f64> {
     let p = &space.params[i];
@@ -467,6 +504,33 @@ mod tests {
         assert!(s < 0.2);
         let (_, far) = gp.predict(&[3.0]);
         assert!(far > s);
+    }
+
+    #[test]
+    fn the_noise_term_follows_the_repeated_measurements() {
+        // Eight points of a line, the first two and the last two measured twice: the
+        // repeats differ by ±0.1 around a spread of ~1, so the noise is ~0.01/var(y).
+        let mut xs: Vec<Vec<f64>> = (0..8).map(|i| vec![i as f64 / 7.0]).collect();
+        let mut ys: Vec<f64> = xs.iter().map(|x| 3.0 * x[0]).collect();
+        for i in [0, 1, 6, 7] {
+            xs.push(xs[i].clone());
+            ys.push(ys[i] + 0.1);
+            ys[i] -= 0.1;
+        }
+        let est = repeat_noise(&xs, &ys).unwrap();
+        let n = ys.len() as f64;
+        let mean = ys.iter().sum::<f64>() / n;
+        let var = ys.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
+        // Each pair (a−0.1, a+0.1): its variance is 0.02 with one degree of freedom.
+        assert!((est - 0.02 / var).abs() < 1e-12, "{est}");
+        let gp = Gp::fit_best(&xs, &ys, &[false]).unwrap();
+        assert!(
+            gp.noise >= est / 2.0 - 1e-12 && gp.noise <= est * 2.0 + 1e-12,
+            "{} vs {est}",
+            gp.noise
+        );
+        // No repeat, no estimate.
+        assert_eq!(repeat_noise(&xs[..8], &ys[..8]), None);
     }
 
     #[test]

@@ -509,8 +509,7 @@ mod tests {
     use crate::objective::{Objective, Slo};
     use crate::study::{Next, StudySettings};
     use crate::{synthetic, GpSampler};
-    use rand::SeedableRng;
-    use rand_chacha::ChaCha8Rng;
+    use webtune_engine::rng::Rng;
 
     fn study(seed: u64) -> Study {
         let sp = synthetic::space();
@@ -533,7 +532,7 @@ mod tests {
     fn a_killed_study_resumes_where_it_stopped_and_asks_the_same() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("tune.db");
-        let mut noise = ChaCha8Rng::seed_from_u64(99);
+        let mut noise = Rng::seeded(99);
         // The uninterrupted study, for reference.
         let mut reference = study(5);
         let mut asked = Vec::new();
@@ -660,7 +659,7 @@ mod tests {
         let path = std::path::PathBuf::from(path);
         let mut j = Journal::create(&path, "{}", 11).unwrap();
         let mut s = study(11);
-        let mut noise = ChaCha8Rng::seed_from_u64(1);
+        let mut noise = Rng::seeded(1);
         s.settings.budget = 200;
         while let Next::Measure(c, why) = s.next() {
             let id = j.begin_trial(Phase::Search, &c, why.as_str()).unwrap();

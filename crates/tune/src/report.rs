@@ -490,7 +490,6 @@ mod tests {
     use crate::proof::analyze;
     use crate::study::{Next, StudySettings};
     use crate::{synthetic, GpSampler, Objective, Slo};
-    use rand::SeedableRng;
 
     #[test]
     fn json_has_the_documented_shape_and_text_reads() {
@@ -508,7 +507,7 @@ mod tests {
             },
             Box::new(GpSampler::default()),
         );
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2);
+        let mut rng = webtune_engine::rng::Rng::seeded(2);
         while let Next::Measure(c, why) = s.next() {
             let o = synthetic::measure(&c, &mut rng);
             s.record(c, why, o);

@@ -3,9 +3,7 @@
 //! space-filling start (Latin hypercube) and the plain random sampler used as the baseline.
 
 use crate::space::{Config, Space};
-use rand::seq::SliceRandom;
-use rand::Rng;
-use rand_chacha::ChaCha8Rng;
+use webtune_engine::rng::Rng;
 
 /// One measurement the sampler may learn from.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,7 +26,7 @@ pub trait Sampler {
     /// A name for reports ("gp", "random").
     fn name(&self) -> &'static str;
     /// The next configuration. `history` holds every measurement so far (repeats included).
-    fn ask(&mut self, space: &Space, history: &[Observation], rng: &mut ChaCha8Rng) -> Config;
+    fn ask(&mut self, space: &Space, history: &[Observation], rng: &mut Rng) -> Config;
 }
 
 /// Uniform random configurations, avoiding ones already measured where it can.
@@ -40,7 +38,7 @@ impl Sampler for RandomSampler {
         "random"
     }
 
-    fn ask(&mut self, space: &Space, history: &[Observation], rng: &mut ChaCha8Rng) -> Config {
+    fn ask(&mut self, space: &Space, history: &[Observation], rng: &mut Rng) -> Config {
         let mut c = random_config(space, rng);
         for _ in 0..20 {
             if !history.iter().any(|o| o.config == c) {
@@ -52,24 +50,35 @@ impl Sampler for RandomSampler {
     }
 }
 
-pub fn random_point(dims: usize, rng: &mut ChaCha8Rng) -> Vec<f64> {
-    (0..dims).map(|_| rng.gen::<f64>()).collect()
+/// Uniform in `[-half, half)`: a run's multiplicative noise in the benchmarks.
+pub fn symmetric(rng: &mut Rng, half: f64) -> f64 {
+    half * (2.0 * rng.unit() - 1.0)
 }
 
-pub fn random_config(space: &Space, rng: &mut ChaCha8Rng) -> Config {
+/// Fisher–Yates shuffle (every order equally likely), from the one seeded stream.
+pub fn shuffle<T>(v: &mut [T], rng: &mut Rng) {
+    for i in (1..v.len()).rev() {
+        let j = rng.below(i as u64 + 1) as usize;
+        v.swap(i, j);
+    }
+}
+
+pub fn random_point(dims: usize, rng: &mut Rng) -> Vec<f64> {
+    (0..dims).map(|_| rng.unit()).collect()
+}
+
+pub fn random_config(space: &Space, rng: &mut Rng) -> Config {
     space.decode(&random_point(space.dims(), rng))
 }
 
 /// `n` points of a Latin hypercube: each parameter's range cut into `n` strata, one point
 /// in each, strata shuffled independently per parameter.
-pub fn latin_hypercube(space: &Space, n: usize, rng: &mut ChaCha8Rng) -> Vec<Config> {
+pub fn latin_hypercube(space: &Space, n: usize, rng: &mut Rng) -> Vec<Config> {
     let d = space.dims();
     let mut columns: Vec<Vec<f64>> = (0..d)
         .map(|_| {
-            let mut col: Vec<f64> = (0..n)
-                .map(|i| (i as f64 + rng.gen::<f64>()) / n as f64)
-                .collect();
-            col.shuffle(rng);
+            let mut col: Vec<f64> = (0..n).map(|i| (i as f64 + rng.unit()) / n as f64).collect();
+            shuffle(&mut col, rng);
             col
         })
         .collect();
@@ -85,7 +94,6 @@ pub fn latin_hypercube(space: &Space, n: usize, rng: &mut ChaCha8Rng) -> Vec<Con
 mod tests {
     use super::*;
     use crate::space::{Kind, ParamSpec, Value};
-    use rand::SeedableRng;
 
     fn space() -> Space {
         Space {
@@ -112,7 +120,7 @@ mod tests {
     #[test]
     fn latin_hypercube_covers_each_stratum_once() {
         let s = space();
-        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let mut rng = Rng::seeded(7);
         let pts = latin_hypercube(&s, 10, &mut rng);
         let mut strata: Vec<usize> = pts
             .iter()
@@ -124,14 +132,38 @@ mod tests {
         strata.sort();
         assert_eq!(strata, (0..10).collect::<Vec<_>>());
         // Same seed, same design.
-        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let mut rng = Rng::seeded(7);
         assert_eq!(latin_hypercube(&s, 10, &mut rng), pts);
+    }
+
+    #[test]
+    fn shuffle_permutes_from_the_seed_and_reaches_every_order() {
+        let mut seen = std::collections::BTreeSet::new();
+        let mut rng = Rng::seeded(5);
+        for _ in 0..200 {
+            let mut v = [0, 1, 2];
+            shuffle(&mut v, &mut rng);
+            let mut sorted = v;
+            sorted.sort();
+            assert_eq!(sorted, [0, 1, 2]);
+            seen.insert(v);
+        }
+        assert_eq!(seen.len(), 6, "{seen:?}");
+        let order = |seed| {
+            let mut v: Vec<u32> = (0..10).collect();
+            shuffle(&mut v, &mut Rng::seeded(seed));
+            v
+        };
+        assert_eq!(order(9), order(9));
+        assert_ne!(order(9), order(10));
+        let mut rng = Rng::seeded(1);
+        assert!((0..1000).all(|_| symmetric(&mut rng, 0.08).abs() <= 0.08));
     }
 
     #[test]
     fn random_sampler_avoids_repeats() {
         let s = space();
-        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let mut rng = Rng::seeded(1);
         let mut hist = Vec::new();
         for _ in 0..30 {
             let c = RandomSampler.ask(&s, &hist, &mut rng);

@@ -9,9 +9,8 @@
 use crate::objective::{evaluate, Evaluation, LevelSummary, Objective, Slo};
 use crate::sampler::{latin_hypercube, Observation, Sampler};
 use crate::space::{Config, Space};
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
+use webtune_engine::rng::Rng;
 
 /// Knobs of the search, defaults in one place.
 #[derive(Debug, Clone, PartialEq)]
@@ -173,7 +172,7 @@ impl Study {
         sampler: Box<dyn Sampler>,
     ) -> Study {
         let default = space.default_config();
-        let mut rng = ChaCha8Rng::seed_from_u64(settings.seed);
+        let mut rng = Rng::seeded(settings.seed);
         let mut init: Vec<(Config, Why)> = Vec::new();
         let lhs = latin_hypercube(&space, settings.space_filling, &mut rng);
         let candidates = seeds
@@ -243,7 +242,7 @@ impl Study {
         {
             return Next::Measure(c.clone(), *why);
         }
-        let mut rng = ChaCha8Rng::seed_from_u64(
+        let mut rng = Rng::seeded(
             self.settings.seed ^ (self.trials.len() as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
         );
         let history = self.observations();

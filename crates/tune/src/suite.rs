@@ -10,10 +10,9 @@
 use crate::objective::LevelSummary;
 use crate::space::{Config, Kind, ParamSpec, Space, Value};
 use crate::study::Outcome;
-use rand::Rng;
-use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use webtune_engine::rng::Rng;
 
 /// One searched parameter: an integer range (optionally on a log scale) or a list of words.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -512,10 +511,10 @@ impl Server {
 
     /// One noisy measurement: throughput and p99 each times `1 + U(−noise, +noise)`, drawn
     /// in that order.
-    pub fn measure(&self, c: &Config, rng: &mut ChaCha8Rng) -> Outcome {
+    pub fn measure(&self, c: &Config, rng: &mut Rng) -> Outcome {
         let (tp, p99) = self.truth(c);
-        let tp = tp * (1.0 + rng.gen_range(-self.noise..=self.noise));
-        let p99 = p99 * (1.0 + rng.gen_range(-self.noise..=self.noise));
+        let tp = tp * (1.0 + crate::sampler::symmetric(rng, self.noise));
+        let p99 = p99 * (1.0 + crate::sampler::symmetric(rng, self.noise));
         Outcome::Measured(vec![LevelSummary {
             level: "c=256".into(),
             throughput: tp,
@@ -600,7 +599,6 @@ impl Server {
 mod tests {
     use super::*;
     use crate::sampler::random_config;
-    use rand::SeedableRng;
 
     #[test]
     fn each_server_tests_what_it_claims() {
@@ -612,7 +610,7 @@ mod tests {
             assert!(opt > 0.0, "{}", s.name);
             assert_eq!(s.true_value(&at), opt);
             // No random configuration beats the optimum found.
-            let mut rng = ChaCha8Rng::seed_from_u64(3);
+            let mut rng = Rng::seeded(3);
             for _ in 0..3000 {
                 let c = random_config(&sp, &mut rng);
                 assert!(s.true_value(&c) <= opt * (1.0 + 1e-12), "{} {c:?}", s.name);

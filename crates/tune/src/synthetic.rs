@@ -7,8 +7,7 @@ use crate::objective::{LevelSummary, Objective, Slo};
 use crate::sampler::Sampler;
 use crate::space::{Config, KnownKind, KnownParam, Space, Value};
 use crate::study::{Next, Outcome, Study, StudySettings};
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+use webtune_engine::rng::Rng;
 
 /// The `--param` texts of the benchmark.
 pub const PARAMS: [&str; 5] = [
@@ -127,9 +126,9 @@ pub fn optimum() -> f64 {
 }
 
 /// One noisy measurement.
-pub fn measure(c: &Config, rng: &mut ChaCha8Rng) -> Outcome {
+pub fn measure(c: &Config, rng: &mut Rng) -> Outcome {
     let (tp, p99) = truth(c);
-    let noise = |rng: &mut ChaCha8Rng| 1.0 + rng.gen_range(-0.08..=0.08);
+    let noise = |rng: &mut Rng| 1.0 + crate::sampler::symmetric(rng, 0.08);
     let p99 = p99 * noise(rng);
     Outcome::Measured(vec![LevelSummary {
         level: "c=256".into(),
@@ -163,7 +162,7 @@ pub fn run(sampler: Box<dyn Sampler>, seed: u64, budget: usize) -> f64 {
         settings,
         sampler,
     );
-    let mut noise = ChaCha8Rng::seed_from_u64(seed.wrapping_add(0xA5A5));
+    let mut noise = Rng::seeded(seed.wrapping_add(0xA5A5));
     while let Next::Measure(c, why) = study.next() {
         let outcome = measure(&c, &mut noise);
         study.record(c, why, outcome);
@@ -180,8 +179,8 @@ pub fn run(sampler: Box<dyn Sampler>, seed: u64, budget: usize) -> f64 {
 pub fn run_plain_random(seed: u64, budget: usize) -> f64 {
     let sp = space();
     let slos = vec![Slo::parse(SLO).expect("valid SLO")];
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut noise = ChaCha8Rng::seed_from_u64(seed.wrapping_add(0xA5A5));
+    let mut rng = Rng::seeded(seed);
+    let mut noise = Rng::seeded(seed.wrapping_add(0xA5A5));
     let mut best: Option<(f64, Config)> = None;
     for _ in 0..budget {
         let c = crate::sampler::random_config(&sp, &mut rng);
