@@ -45,3 +45,29 @@ CONF
   URL=http://127.0.0.1:$port/empty.gif
   ulimit -n 20000 2>/dev/null || true
 }
+
+# perf_per_request NAME CMD...: run CMD under `perf stat` and print its system calls, context
+# switches and task-clock per completed request (needs root or perf_event_paranoid <= -1).
+# The requests are read from wrk's / wrk2's "requests in" line, h2load's "requests:" line,
+# or else webtune's result JSON, which CMD must write to $work/w.json.
+perf_per_request() {
+  local name=$1; shift
+  perf stat -e raw_syscalls:sys_enter,context-switches,task-clock -x, -o "$work/perf" -- "$@" > "$work/out" 2>&1 || true
+  local reqs
+  case $name in
+    wrk*) reqs=$(awk '/requests in/ {print $1}' "$work/out") ;;
+    h2load*) reqs=$(awk '/^requests:/ {print $8}' "$work/out") ;;
+    *) reqs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["responses"])' "$work/w.json") ;;
+  esac
+  python3 - "$work/perf" "$name" "${reqs:-0}" <<'PY'
+import sys
+c = {}
+for line in open(sys.argv[1]):
+    f = line.strip().split(",")
+    if len(f) > 2 and f[0].replace(".", "").isdigit():
+        c[f[2]] = float(f[0])
+n = max(int(sys.argv[3]), 1)
+print(f"  {sys.argv[2]:<24} syscalls {c.get('raw_syscalls:sys_enter', 0) / n:5.2f}  context switches "
+      f"{c.get('context-switches', 0) / n:5.2f}  task-clock {1e3 * c.get('task-clock', 0) / n:6.2f} us  ({n} requests)")
+PY
+}

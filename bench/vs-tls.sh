@@ -111,31 +111,10 @@ if [ "${PERF:-1}" = 1 ] && command -v perf >/dev/null; then
   # context switches and task-clock per completed request, keep-alive and h2, one run each.
   echo
   echo "perf stat, ${SECS}s each (per completed request):"
-  pstat() {
-    local name=$1; shift
-    perf stat -e raw_syscalls:sys_enter,context-switches,task-clock -x, -o "$work/perf" -- "$@" > "$work/out" 2>&1 || true
-    local reqs
-    case $name in
-      wrk*) reqs=$(awk '/requests in/ {print $1}' "$work/out") ;;
-      h2load*) reqs=$(awk '/^requests:/ {print $8}' "$work/out") ;;
-      *) reqs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["responses"])' "$work/w.json") ;;
-    esac
-    python3 - "$work/perf" "$name" "${reqs:-0}" <<'PY'
-import sys
-c = {}
-for line in open(sys.argv[1]):
-    f = line.strip().split(",")
-    if len(f) > 2 and f[0].replace(".", "").isdigit():
-        c[f[2]] = float(f[0])
-n = max(int(sys.argv[3]), 1)
-print(f"  {sys.argv[2]:<24} syscalls {c.get('raw_syscalls:sys_enter', 0) / n:5.2f}  context switches "
-      f"{c.get('context-switches', 0) / n:5.2f}  task-clock {1e3 * c.get('task-clock', 0) / n:6.2f} us  ({n} requests)")
-PY
-  }
-  pstat wrk-ka wrk -t1 -c"$CONNS" -d"${SECS}s" "$TURL"
-  for io in $IO; do pstat "webtune-ka-$io" "$WEBTUNE" bench "$TURL" -t 1 -c "$CONNS" -d "${SECS}s" --io "$io" --insecure -q --json "$work/w.json"; done
-  pstat h2load-h2-10x10 h2load -t1 -c10 -m10 -D"$SECS" "$TURL"
-  for io in $IO; do pstat "webtune-h2-10x10-$io" "$WEBTUNE" bench "$TURL" -t 1 -c 10 --http2 --streams 10 -d "${SECS}s" --io "$io" --insecure -q --json "$work/w.json"; done
+  perf_per_request wrk-ka wrk -t1 -c"$CONNS" -d"${SECS}s" "$TURL"
+  for io in $IO; do perf_per_request "webtune-ka-$io" "$WEBTUNE" bench "$TURL" -t 1 -c "$CONNS" -d "${SECS}s" --io "$io" --insecure -q --json "$work/w.json"; done
+  perf_per_request h2load-h2-10x10 h2load -t1 -c10 -m10 -D"$SECS" "$TURL"
+  for io in $IO; do perf_per_request "webtune-h2-10x10-$io" "$WEBTUNE" bench "$TURL" -t 1 -c 10 --http2 --streams 10 -d "${SECS}s" --io "$io" --insecure -q --json "$work/w.json"; done
   if [ "${PERF_RECORD:-0}" = 1 ]; then
     # A call-graph profile of webtune's h2 run under the last backend: the top symbols.
     perf record -g -o "$work/perf.data" -- "$WEBTUNE" bench "$TURL" -t 1 -c 10 --http2 --streams 10 -d "${SECS}s" \

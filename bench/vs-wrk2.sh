@@ -179,27 +179,7 @@ if [ "${PERF:-1}" = 1 ] && command -v perf >/dev/null; then
   # round's rate (perf's tracepoints; needs root or perf_event_paranoid <= -1).
   echo
   echo "perf stat at $rate req/s, ${OSECS}s (per completed request):"
-  pstat() {
-    local name=$1; shift
-    perf stat -e raw_syscalls:sys_enter,context-switches,task-clock -x, -o "$work/perf" -- "$@" > "$work/out" 2>&1 || true
-    local reqs
-    case $name in
-      wrk2*) reqs=$(awk '/requests in/ {print $1}' "$work/out") ;;
-      *) reqs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["responses"])' "$work/w.json") ;;
-    esac
-    python3 - "$work/perf" "$name" "${reqs:-0}" <<'PY'
-import sys
-c = {}
-for line in open(sys.argv[1]):
-    f = line.strip().split(",")
-    if len(f) > 2 and f[0].replace(".", "").isdigit():
-        c[f[2]] = float(f[0])
-n = max(int(sys.argv[3]), 1)
-print(f"  {sys.argv[2]:<20} syscalls {c.get('raw_syscalls:sys_enter', 0) / n:5.2f}  context switches "
-      f"{c.get('context-switches', 0) / n:5.2f}  task-clock {1e3 * c.get('task-clock', 0) / n:6.2f} us  ({n} requests)")
-PY
-  }
-  pstat wrk2-open "$WRK2" -t1 -c"$CONNS" -d"${OSECS}s" -R"$rate" "$URL"
-  for io in $IO; do pstat "webtune-open-$io" "${wt[@]}" -d "${OSECS}s" --io "$io" --rate "$rate"; done
-  for io in $IO; do pstat "webtune-closed-$io" "${wt[@]}" -d "${CSECS}s" --io "$io"; done
+  perf_per_request wrk2-open "$WRK2" -t1 -c"$CONNS" -d"${OSECS}s" -R"$rate" "$URL"
+  for io in $IO; do perf_per_request "webtune-open-$io" "${wt[@]}" -d "${OSECS}s" --io "$io" --rate "$rate"; done
+  for io in $IO; do perf_per_request "webtune-closed-$io" "${wt[@]}" -d "${CSECS}s" --io "$io"; done
 fi
