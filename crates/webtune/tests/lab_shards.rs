@@ -98,9 +98,13 @@ fn more_connections_than_one_process_may_open_run_as_shard_processes() {
         "{}",
         result["sharding"]
     );
-    assert_eq!(
-        result["connections_opened"], 200,
-        "every shard's connections"
+    // At least the 200: on a loaded machine a connection the server closed is opened again
+    // and counted again (seen once in a full parallel run: 226).
+    let opened = result["connections_opened"].as_u64().unwrap_or(0);
+    assert!(
+        opened >= 200,
+        "every shard's connections: {opened} opened, {}",
+        result["errors"]
     );
     assert!(result["responses"].as_u64().unwrap_or(0) > 0);
     assert!(
