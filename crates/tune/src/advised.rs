@@ -238,7 +238,6 @@ mod tests {
     use super::*;
     use crate::objective::Objective;
     use crate::sampler::RandomSampler;
-    use crate::space::{Kind, ParamSpec, Space};
     use crate::study::{Next, Outcome, StudySettings};
 
     fn run(tp: f64) -> Outcome {
@@ -260,18 +259,7 @@ mod tests {
     }
 
     fn study(advice: &Advice, tp: impl Fn(i64) -> f64) -> Study {
-        let space = Space {
-            params: vec![ParamSpec {
-                name: "w".into(),
-                kind: Kind::Int {
-                    lo: 1,
-                    hi: 64,
-                    log: false,
-                },
-                default: Value::Int(32),
-            }],
-            inert: Vec::new(),
-        };
+        let space = crate::study::tests::one_int_space(32);
         let mut s = Study::new(
             space,
             Objective::MaximizeThroughput,

@@ -150,7 +150,7 @@ mod tests {
     use super::*;
     use crate::objective::Objective;
     use crate::sampler::RandomSampler;
-    use crate::space::{Kind, ParamSpec, Space, Value};
+    use crate::space::Value;
     use crate::study::{Next, Outcome, StudySettings};
 
     fn run(tp: f64) -> Outcome {
@@ -158,18 +158,7 @@ mod tests {
     }
 
     fn study(screen: Option<f64>) -> Study {
-        let space = Space {
-            params: vec![ParamSpec {
-                name: "w".into(),
-                kind: Kind::Int {
-                    lo: 1,
-                    hi: 64,
-                    log: false,
-                },
-                default: Value::Int(32),
-            }],
-            inert: Vec::new(),
-        };
+        let space = crate::study::tests::one_int_space(32);
         Study::new(
             space,
             Objective::MaximizeThroughput,

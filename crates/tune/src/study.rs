@@ -407,6 +407,12 @@ pub(crate) mod tests {
     use crate::space::{Kind, ParamSpec, Value};
 
     fn space() -> Space {
+        one_int_space(4)
+    }
+
+    /// A space of one integer parameter `w` in 1..=64 with the given default, for this
+    /// crate's tests.
+    pub(crate) fn one_int_space(default: i64) -> Space {
         Space {
             params: vec![ParamSpec {
                 name: "w".into(),
@@ -415,7 +421,7 @@ pub(crate) mod tests {
                     hi: 64,
                     log: false,
                 },
-                default: Value::Int(4),
+                default: Value::Int(default),
             }],
             inert: Vec::new(),
         }
