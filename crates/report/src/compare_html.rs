@@ -303,38 +303,14 @@ pub fn render_compare_html(inputs: &[(String, &RunResult)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use webtune_model::{Percentiles, RepeatSummary};
-    use webtune_testkit::results::synthetic_result;
-
-    fn repeats(rps: &[f64]) -> Vec<RepeatSummary> {
-        rps.iter()
-            .map(|&v| RepeatSummary {
-                duration_s: 5.0,
-                responses: (v * 5.0) as u64,
-                errors: 0,
-                requests_per_s: v,
-                latency: Percentiles {
-                    count: 10,
-                    mean_us: 1e6 / v,
-                    p50_us: (1e6 / v) as u64,
-                    p75_us: (1.2e6 / v) as u64,
-                    p90_us: (1.5e6 / v) as u64,
-                    p95_us: (1.7e6 / v) as u64,
-                    p99_us: (2e6 / v) as u64,
-                    p999_us: (3e6 / v) as u64,
-                    max_us: (4e6 / v) as u64,
-                    ..Percentiles::default()
-                },
-            })
-            .collect()
-    }
+    use webtune_testkit::results::{repeats_at, synthetic_result};
 
     #[test]
     fn the_page_has_a_forest_plot_both_distributions_and_tables() {
         let mut before = synthetic_result(100, &[5_000, 9_000]);
         let mut after = synthetic_result(100, &[2_000, 4_000]);
-        before.repeats = repeats(&[1000.0, 1050.0, 980.0]);
-        after.repeats = repeats(&[1500.0, 1480.0, 1530.0]);
+        before.repeats = repeats_at(&[1000.0, 1050.0, 980.0]);
+        after.repeats = repeats_at(&[1500.0, 1480.0, 1530.0]);
         let html = render_compare_html(&[("a".into(), &before), ("b".into(), &after)]);
         for id in [
             "plot-compare-change-1",

@@ -2,7 +2,9 @@
 //! latencies and counts, so every layout can be checked against numbers we chose.
 
 use webtune_model::result::{GeneratorUsage, Histograms};
-use webtune_model::{ErrorCounts, ErrorKind, IntervalSample, RunResult, RunSpec, SCHEMA};
+use webtune_model::{
+    ErrorCounts, ErrorKind, IntervalSample, Percentiles, RepeatSummary, RunResult, RunSpec, SCHEMA,
+};
 
 /// A result of `responses` requests whose total latency cycles through `total_us`
 /// (first byte is 80% of it, connect 10% for every tenth request), with one status 404 per
@@ -203,4 +205,29 @@ pub fn synthetic_server_samples(n: usize) -> webtune_model::ServerSamples {
     server.samples = samples;
     server.sampler_cpu_s = 0.02;
     server
+}
+
+/// One 5 s repeat per rate in `rps`, its latency percentiles scaled from 1/rate (p50 = 1 s /
+/// rate, p99 twice that), for the tests of `--repeat` comparisons.
+pub fn repeats_at(rps: &[f64]) -> Vec<RepeatSummary> {
+    rps.iter()
+        .map(|&v| RepeatSummary {
+            duration_s: 5.0,
+            responses: (v * 5.0) as u64,
+            errors: 0,
+            requests_per_s: v,
+            latency: Percentiles {
+                count: 10,
+                mean_us: 1e6 / v,
+                p50_us: (1e6 / v) as u64,
+                p75_us: (1.2e6 / v) as u64,
+                p90_us: (1.5e6 / v) as u64,
+                p95_us: (1.7e6 / v) as u64,
+                p99_us: (2e6 / v) as u64,
+                p999_us: (3e6 / v) as u64,
+                max_us: (4e6 / v) as u64,
+                ..Percentiles::default()
+            },
+        })
+        .collect()
 }

@@ -438,27 +438,7 @@ fn compare_page_plots_both_distributions_and_each_change_with_its_interval() {
     let work = temp_dir("compare");
     let with_repeats = |n: u64, lat: &[u64], rps: [f64; 3]| {
         let mut r = synthetic_result_without_stall(n, lat);
-        r.repeats = rps
-            .iter()
-            .map(|&v| webtune_model::RepeatSummary {
-                duration_s: 5.0,
-                responses: (v * 5.0) as u64,
-                errors: 0,
-                requests_per_s: v,
-                latency: webtune_model::Percentiles {
-                    count: 10,
-                    mean_us: 1e6 / v,
-                    p50_us: (1e6 / v) as u64,
-                    p75_us: (1.2e6 / v) as u64,
-                    p90_us: (1.5e6 / v) as u64,
-                    p95_us: (1.7e6 / v) as u64,
-                    p99_us: (2e6 / v) as u64,
-                    p999_us: (3e6 / v) as u64,
-                    max_us: (4e6 / v) as u64,
-                    ..webtune_model::Percentiles::default()
-                },
-            })
-            .collect();
+        r.repeats = webtune_testkit::results::repeats_at(&rps);
         r
     };
     let before = with_repeats(900, &[5_000, 9_000, 40_000], [1000.0, 1040.0, 970.0]);
