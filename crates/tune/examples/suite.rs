@@ -5,7 +5,7 @@
 //! the studies that measured a hit at all, picked or not (a miss with a found hit is the
 //! pick's fault, not the search's). `--gp`: the GP rows only.
 //!
-//! `cargo run --release -p webtune-tune --example suite -- [SEEDS] [--only NAME] [--budgets 10,15,25] [--lhs N] [--race N] [--gp]`
+//! `cargo run --release -p webtune-tune --example suite -- [SEEDS] [--first-seed N] [--only NAME] [--budgets 10,15,25] [--lhs N] [--race N] [--gp]`
 //! `cargo run --release -p webtune-tune --example suite -- --json > suite.json` prints the
 //! servers' definitions, optima and noise-free check points for `optuna_suite.py`.
 
@@ -63,6 +63,11 @@ fn main() {
         .split(',')
         .filter_map(|b| b.parse().ok())
         .collect();
+    // `--first-seed N`: seeds N..N+SEEDS, to confirm a change measured on seeds 0..100 on
+    // seeds it was not chosen on.
+    let first: u64 = value("--first-seed")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
     let only = value("--only");
     // `--lhs N`: Latin-hypercube points of the start (default 3), to measure the choice.
     let settings = StudySettings {
@@ -82,7 +87,7 @@ fn main() {
     if args.iter().any(|a| a == "--gp") {
         samplers.truncate(1);
     }
-    println!("{seeds} seeds per row; A/A, seed, LHS, race, model: mean trials spent on each");
+    println!("{seeds} seeds per row (from seed {first}); A/A, seed, LHS, race, model: mean trials spent on each");
     println!("| server | search | trials | hits | median pick | worst pick | A/A | seeds | LHS | race | model | found |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     // One thread per server (the studies are independent and deterministic); rows printed
@@ -105,7 +110,7 @@ fn main() {
                     );
                     let mut lines = Vec::new();
                     for (name, make) in samplers {
-                        let rows = bench(s, opt, make, settings, seeds, budgets);
+                        let rows = bench(s, opt, make, settings, first..first + seeds, budgets);
                         for (b, r) in budgets.iter().zip(rows) {
                             lines.push(format!(
                                 "| {} | {name} | {b} | {:.0}% | {:.1}% | {:.1}% | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.0}% |",

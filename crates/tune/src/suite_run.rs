@@ -136,16 +136,16 @@ pub fn summarize(picks: &[f64], spent: &[[usize; 5]], found: &[f64]) -> Summary 
     }
 }
 
-/// Run `seeds` studies and summarise each checkpoint.
+/// Run one study per seed of `seeds` and summarise each checkpoint.
 pub fn bench(
     server: &Server,
     optimum: f64,
     make: &dyn Fn() -> Box<dyn Sampler>,
     settings: &StudySettings,
-    seeds: u64,
+    seeds: std::ops::Range<u64>,
     checkpoints: &[usize],
 ) -> Vec<Summary> {
-    let runs: Vec<StudyRun> = (0..seeds)
+    let runs: Vec<StudyRun> = seeds
         .map(|s| run(server, optimum, make(), settings, s, checkpoints))
         .collect();
     (0..checkpoints.len())
@@ -191,7 +191,7 @@ mod tests {
         let s = server(name).unwrap();
         let (opt, _) = s.optimum();
         let make = || Box::new(GpSampler::default()) as Box<dyn Sampler>;
-        let r = &bench(&s, opt, &make, &StudySettings::default(), 100, &[15])[0];
+        let r = &bench(&s, opt, &make, &StudySettings::default(), 0..100, &[15])[0];
         assert!(
             r.hits >= tpe_hits.max(floor),
             "{name}: {r:?}, TPE hit {tpe_hits}/100, the floor is {floor}"
