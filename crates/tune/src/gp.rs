@@ -1,34 +1,17 @@
-//! The model-based sampler: a Gaussian process over the unit cube (Matérn 5/2, one length
-//! scale per parameter, a Hamming distance for categorical parameters, and a learned noise
-//! term, its grid centred on the spread of the repeated measurements when there are some),
-//! fitted by maximum a-posteriori over a small grid, and constrained expected
-//! improvement (expected improvement over the best feasible posterior mean, times the
-//! probability that a second GP on the SLO margin says "met"), maximised over random and
-//! local candidates, the best three then hill-climbed over the other choices of each
-//! categorical parameter and the integers next to each range's value. Ideas from Gardner et al.
-//! 2014 (constrained EI) and Snoek et al. 2012 (Matérn 5/2, noisy EI); code our own.
-//! Sizes are tens of points, so plain O(n³) Cholesky is instant.
+//! The Gaussian-process model the search and the effects use: a GP over the unit cube
+//! (Matérn 5/2, one length scale per parameter, a Hamming distance for categorical
+//! parameters, a mix of a joint and an additive kernel, and a learned noise term, its grid
+//! centred on the spread of the repeated measurements when there are some), fitted by maximum
+//! a-posteriori over a small grid. The sampler that maximises an acquisition over it is
+//! `acquisition`. Ideas from Snoek et al. 2012 (Matérn 5/2); code our own. Sizes are tens of
+//! points, so plain O(n³) Cholesky is instant.
 
-use crate::sampler::{random_config, random_point, Observation, Sampler};
-use crate::space::{Config, Space};
+use crate::sampler::Observation;
+use crate::space::Space;
 use statrs::function::erf::erfc;
-use webtune_engine::rng::Rng;
-
-/// Gaussian-process sampler with constrained expected improvement.
-#[derive(Debug, Clone, Copy)]
-pub struct GpSampler {
-    /// Uniform random candidates scored per ask (plus local ones around the best).
-    pub candidates: usize,
-}
-
-impl Default for GpSampler {
-    fn default() -> Self {
-        GpSampler { candidates: 600 }
-    }
-}
 
 /// A fitted Gaussian process.
-struct Gp {
+pub(crate) struct Gp {
     x: Vec<Vec<f64>>,
     cat: Vec<bool>,
     ls: Vec<f64>,
@@ -175,7 +158,7 @@ impl Gp {
     /// measured more than once, the noise grid is the pooled spread of those repeats, half
     /// and twice it: with 6–15 points the likelihood alone barely tells noise from signal,
     /// and the repeats measure it directly (docs/tuning.md: more hits at 15 and 25 trials).
-    fn fit_best(x: &[Vec<f64>], y: &[f64], cat: &[bool]) -> Option<Gp> {
+    pub(crate) fn fit_best(x: &[Vec<f64>], y: &[f64], cat: &[bool]) -> Option<Gp> {
         let d = cat.len();
         let mut best: Option<(Gp, f64, f64)> = None;
         let noises = match repeat_noise(x, y) {
@@ -214,7 +197,7 @@ impl Gp {
     }
 
     /// Posterior mean and standard deviation of the latent function.
-    fn predict(&self, u: &[f64]) -> (f64, f64) {
+    pub(crate) fn predict(&self, u: &[f64]) -> (f64, f64) {
         let k: Vec<f64> = self
             .x
             .iter()
@@ -227,17 +210,8 @@ impl Gp {
     }
 }
 
-fn norm_cdf(z: f64) -> f64 {
+pub(crate) fn norm_cdf(z: f64) -> f64 {
     0.5 * erfc(-z / std::f64::consts::SQRT_2)
-}
-
-fn norm_pdf(z: f64) -> f64 {
-    (-0.5 * z * z).exp() / (2.0 * std::f64::consts::PI).sqrt()
-}
-
-fn expected_improvement(mu: f64, sd: f64, best: f64) -> f64 {
-    let z = (mu - best) / sd;
-    (mu - best) * norm_cdf(z) + sd * norm_pdf(z)
 }
 
 /// The objective model alone, for partial-dependence views of the trials.
@@ -298,141 +272,6 @@ impl Model {
     }
 }
 
-impl Sampler for GpSampler {
-    fn name(&self) -> &'static str {
-        "gp"
-    }
-
-    fn ask(&mut self, space: &Space, history: &[Observation], rng: &mut Rng) -> Config {
-        let cat: Vec<bool> = space.params.iter().map(|p| p.is_choice()).collect();
-        let scored: Vec<&Observation> = history.iter().filter(|o| o.score.is_some()).collect();
-        if scored.len() < 2 {
-            return random_config(space, rng);
-        }
-        let xs: Vec<Vec<f64>> = scored.iter().map(|o| space.encode(&o.config)).collect();
-        let ys: Vec<f64> = scored.iter().filter_map(|o| o.score).collect();
-        let Some(objective) = Gp::fit_best(&xs, &ys, &cat) else {
-            return random_config(space, rng);
-        };
-        // The constraint model, only when some measurement missed an SLO.
-        let constraint = if history.iter().any(|o| o.margin > 0.0) {
-            let xm: Vec<Vec<f64>> = history.iter().map(|o| space.encode(&o.config)).collect();
-            let ym: Vec<f64> = history.iter().map(|o| o.margin).collect();
-            Gp::fit_best(&xm, &ym, &cat)
-        } else {
-            None
-        };
-        let pof = |u: &[f64]| match &constraint {
-            Some(gp) => {
-                let (m, s) = gp.predict(u);
-                norm_cdf(-m / s)
-            }
-            None => 1.0,
-        };
-        // Incumbent: the best posterior mean among feasible measurements.
-        let mut feasible: Vec<(f64, &Vec<f64>)> = scored
-            .iter()
-            .zip(&xs)
-            .filter(|(o, _)| o.feasible())
-            .map(|(_, x)| (objective.predict(x).0, x))
-            .collect();
-        feasible.sort_by(|a, b| b.0.total_cmp(&a.0));
-        let best = feasible.first().map(|f| f.0);
-
-        // Candidates: uniform ones, and perturbations of the best feasible points (or of
-        // every point when none is feasible yet).
-        let d = space.dims();
-        let mut cands: Vec<Vec<f64>> = (0..self.candidates).map(|_| random_point(d, rng)).collect();
-        let centres: Vec<&Vec<f64>> = if feasible.is_empty() {
-            xs.iter().collect()
-        } else {
-            feasible.iter().take(4).map(|f| f.1).collect()
-        };
-        for c in centres {
-            for _ in 0..100 {
-                let u: Vec<f64> = c
-                    .iter()
-                    .zip(&cat)
-                    .map(|(v, is_cat)| {
-                        if *is_cat {
-                            if rng.unit() < 0.25 {
-                                rng.unit()
-                            } else {
-                                *v
-                            }
-                        } else {
-                            let g: f64 = (0..3).map(|_| rng.unit() - 0.5).sum();
-                            (v.clamp(0.0, 1.0) + 0.15 * g).clamp(0.0, 1.0)
-                        }
-                    })
-                    .collect();
-                cands.push(u);
-            }
-        }
-        let acq = |u: &[f64]| {
-            let (mu, sd) = objective.predict(u);
-            match best {
-                Some(b) => expected_improvement(mu, sd, b) * pof(u),
-                None => pof(u),
-            }
-        };
-        let mut scored_cands: Vec<(f64, Vec<f64>)> = Vec::new();
-        for u in cands {
-            let config = space.decode(&u);
-            if history.iter().any(|o| o.config == config) {
-                continue;
-            }
-            let snapped = space.encode(&config);
-            scored_cands.push((acq(&snapped), snapped));
-        }
-        scored_cands.sort_by(|a, b| b.0.total_cmp(&a.0));
-        scored_cands.dedup_by(|a, b| a.1 == b.1);
-        // Local refinement of the three best: hill-climb the acquisition over every other
-        // value of each categorical parameter and the integers next to each range's value.
-        // An SLO edge is one integer step wide, finer than random candidates land, and the
-        // best feasible worker count of one class says little about another's: random
-        // perturbations rarely try the same point under another choice. (Sweeping whole
-        // ranges as well was measured and rejected: docs/tuning.md.)
-        let sweeps: Vec<Vec<f64>> = (0..d).map(|i| choices(space, i)).collect();
-        let mut choice: Option<(f64, Vec<f64>)> = scored_cands.first().cloned();
-        for (a0, u0) in scored_cands.iter().take(3) {
-            let (mut a, mut u) = (*a0, u0.clone());
-            for _ in 0..2 {
-                let before = a;
-                for (i, values) in sweeps.iter().enumerate() {
-                    let near = neighbours(space, i, u[i]);
-                    for v in values.iter().chain(&near) {
-                        if (u[i] - v).abs() < 1e-12 {
-                            continue;
-                        }
-                        let mut w = u.clone();
-                        w[i] = *v;
-                        let config = space.decode(&w);
-                        if history.iter().any(|o| o.config == config) {
-                            continue;
-                        }
-                        let x = acq(&w);
-                        if x > a {
-                            a = x;
-                            u = w;
-                        }
-                    }
-                }
-                if a <= before {
-                    break;
-                }
-            }
-            if choice.as_ref().is_none_or(|c| a > c.0) {
-                choice = Some((a, u));
-            }
-        }
-        match choice {
-            Some((_, u)) => space.decode(&u),
-            None => random_config(space, rng),
-        }
-    }
-}
-
 /// The pooled within-configuration variance of `y` over the points measured more than once,
 /// over the variance of all of `y` (the GP's noise in its standardised units); None
 /// without a repeat.
@@ -454,30 +293,6 @@ fn repeat_noise(x: &[Vec<f64>], y: &[f64]) -> Option<f64> {
         df += v.len() - 1;
     }
     (df > 0 && var > 1e-12).then(|| ss / df as f64 / var)
-}
-
-/// The positions of the integers next to the one at `u` (±1, ±2), for a range.
-fn neighbours(space: &Space, i: usize, u: f64) -> Vec<f64> {
-    let p = &space.params[i];
-    match (&p.kind, p.decode(u)) {
-        (crate::space::Kind::Int { lo, hi, .. }, crate::space::Value::Int(x)) => [-2, -1, 1, 2]
-            .iter()
-            .map(|k| x + k)
-            .filter(|y| (*lo..=*hi).contains(y))
-            .map(|y| p.encode(&crate::space::Value::Int(y)))
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// The positions of every value of a categorical parameter (none for a range).
-fn choices(space: &Space, i: usize) -> Vec<f64> {
-    match &space.params[i].kind {
-        crate::space::Kind::Choice(c) => (0..c.len())
-            .map(|j| (j as f64 + 0.5) / c.len() as f64)
-            .collect(),
-        _ => Vec::new(),
-    }
 }
 
 #[cfg(test)]
@@ -531,56 +346,5 @@ mod tests {
         );
         // No repeat, no estimate.
         assert_eq!(repeat_noise(&xs[..8], &ys[..8]), None);
-    }
-
-    #[test]
-    fn the_refinement_tries_the_next_integers_and_every_choice() {
-        use crate::space::{Kind, ParamSpec, Value};
-        let space = Space {
-            params: vec![
-                ParamSpec {
-                    name: "w".into(),
-                    kind: Kind::Int {
-                        lo: 1,
-                        hi: 128,
-                        log: true,
-                    },
-                    default: Value::Int(4),
-                },
-                ParamSpec {
-                    name: "k".into(),
-                    kind: Kind::Choice(vec![Value::Word("a".into()), Value::Word("b".into())]),
-                    default: Value::Word("a".into()),
-                },
-            ],
-            inert: Vec::new(),
-        };
-        let p = &space.params[0];
-        let at = |x: i64| p.encode(&Value::Int(x));
-        let near: Vec<Value> = neighbours(&space, 0, at(22))
-            .into_iter()
-            .map(|u| p.decode(u))
-            .collect();
-        let want: Vec<Value> = [20, 21, 23, 24].into_iter().map(Value::Int).collect();
-        assert_eq!(near, want);
-        // At the end of the range only the integers inside it.
-        assert_eq!(neighbours(&space, 0, at(128)).len(), 2);
-        assert!(neighbours(&space, 1, 0.25).is_empty());
-        let words: Vec<Value> = choices(&space, 1)
-            .into_iter()
-            .map(|u| space.params[1].decode(u))
-            .collect();
-        assert_eq!(
-            words,
-            vec![Value::Word("a".into()), Value::Word("b".into())]
-        );
-        assert!(choices(&space, 0).is_empty());
-    }
-
-    #[test]
-    fn expected_improvement_prefers_mean_and_uncertainty() {
-        assert!(expected_improvement(1.0, 0.1, 0.0) > expected_improvement(0.5, 0.1, 0.0));
-        assert!(expected_improvement(0.0, 1.0, 0.0) > expected_improvement(0.0, 0.1, 0.0));
-        assert!(expected_improvement(-5.0, 0.1, 0.0) >= 0.0);
     }
 }

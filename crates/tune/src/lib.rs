@@ -1,5 +1,5 @@
 //! The tuner's core, as a library with no I/O besides its journal: the search space
-//! (`space`), the objective and SLOs (`objective`), the samplers (`sampler`, `gp`), the
+//! (`space`), the objective and SLOs (`objective`), the samplers (`sampler`, and `acquisition` over `gp`'s model), the
 //! ask/tell study with its noise floor and racing (`study`) and its successive halving under
 //! a time budget (`halving`), the SQLite journal that lets a
 //! study resume (`journal`), the advisor's seeds and their judgement (`advised`), the
@@ -12,6 +12,7 @@
 //! proof's pairs through the caller's closure). The orchestration that runs trials in the
 //! lab is the `webtune-tuner` crate.
 
+pub mod acquisition;
 pub mod advised;
 pub mod capacity;
 pub mod capacity_judge;
@@ -32,8 +33,8 @@ pub mod suite;
 pub mod suite_run;
 pub mod synthetic;
 
+pub use acquisition::GpSampler;
 pub use effects::{effects, Effect};
-pub use gp::GpSampler;
 pub use journal::{Journal, JournalError, Phase, Resumed};
 pub use objective::{evaluate, Evaluation, LevelSummary, Objective, Slo, Stat};
 pub use proof::{analyze, order, Arm, Proof};
