@@ -30,6 +30,7 @@
 # the seconds each study took.
 import os, random, sys, tempfile, time, warnings
 
+sys.dont_write_bytecode = True  # no __pycache__ beside the sources
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import optuna_suite as base  # noqa: E402  (the servers, the noise model, the picks)
 
