@@ -10,6 +10,8 @@
 # Needs optuna (measured with 5.0.0 in a venv). GPSampler needs torch; it is run when
 # torch imports, else skipped with a note. Picks are read at 10, 15 and 25 trials of one
 # 25-trial study (a sampler does not know its budget): the best *measured* feasible trial.
+# bbo_suite.py (SMAC3, HEBO, GPSampler to 25 trials) imports this file's servers, noise model
+# and picks: main() runs only when this file is the script.
 import json, math, random, sys, warnings
 import optuna
 
@@ -92,27 +94,51 @@ def make_sampler(name, seed):
     return optuna.samplers.RandomSampler(seed=seed)
 
 
-def run(entry, name, seed):
+def measure(s, c, rng, measured):
+    """One noisy run of configuration c: (throughput, SLO margin); appended to measured as
+    (c, throughput, feasible). The margin is (p99 - SLO) / SLO, feasible when <= 0."""
+    tp, p99 = truth(s, c)
+    tp *= 1 + rng.uniform(-s["noise"], s["noise"])
+    p99 *= 1 + rng.uniform(-s["noise"], s["noise"])
+    measured.append((c, tp, p99 <= s["slo_p99_ms"]))
+    return tp, (p99 - s["slo_p99_ms"]) / s["slo_p99_ms"]
+
+
+def picks(entry, measured):
+    """The pick at each budget: the best measured feasible run's true value / the optimum."""
     s, opt = entry["server"], entry["optimum"]
+    out = []
+    for b in BUDGETS:
+        feas = [(tp, c) for c, tp, ok in measured[:b] if ok]
+        out.append(true_value(s, max(feas, key=lambda x: x[0])[1]) / opt if feas else 0.0)
+    return out
+
+
+def run(entry, name, seed):
+    s = entry["server"]
     rng = random.Random(seed + 12345)
     study = optuna.create_study(direction="maximize", sampler=make_sampler(name, seed))
     measured = []
 
     def obj(t):
         c = {p["name"]: suggest(t, p) for p in s["params"]}
-        tp, p99 = truth(s, c)
-        tp *= 1 + rng.uniform(-s["noise"], s["noise"])
-        p99 *= 1 + rng.uniform(-s["noise"], s["noise"])
-        t.set_user_attr("margin", (p99 - s["slo_p99_ms"]) / s["slo_p99_ms"])
-        measured.append((c, tp, p99 <= s["slo_p99_ms"]))
+        tp, margin = measure(s, c, rng, measured)
+        t.set_user_attr("margin", margin)
         return tp
 
     study.optimize(obj, n_trials=max(BUDGETS))
-    picks = []
-    for b in BUDGETS:
-        feas = [(tp, c) for c, tp, ok in measured[:b] if ok]
-        picks.append(true_value(s, max(feas, key=lambda x: x[0])[1]) / opt if feas else 0.0)
-    return picks
+    return picks(entry, measured)
+
+
+def row(entry, label, runs, b_index, spent):
+    """One markdown row of the suite table for budget BUDGETS[b_index]."""
+    b = BUDGETS[b_index]
+    r = sorted(x[b_index] for x in runs)
+    hits = sum(x >= 0.95 for x in r)
+    return (
+        f"| {entry['server']['name']} | {label} | {b} | {100 * hits / len(r):.0f}% | "
+        f"{100 * r[len(r) // 2]:.1f}% | {100 * r[0]:.1f}% | {spent} |"
+    )
 
 
 def main():
@@ -142,15 +168,10 @@ def main():
         for n in names:
             runs = [run(e, n, seed) for seed in range(seeds)]
             for i, b in enumerate(BUDGETS):
-                r = sorted(x[i] for x in runs)
-                hits = sum(x >= 0.95 for x in r)
                 # TPE and GPSampler draw their first 10 trials at random (n_startup_trials).
                 startup = min(b, 10) if n != "random" else b
-                print(
-                    f"| {e['server']['name']} | {label[n]} | {b} | {100 * hits / len(r):.0f}% | "
-                    f"{100 * r[len(r) // 2]:.1f}% | {100 * r[0]:.1f}% | random {startup}, model {b - startup} |",
-                    flush=True,
-                )
+                print(row(e, label[n], runs, i, f"random {startup}, model {b - startup}"), flush=True)
 
 
-main()
+if __name__ == "__main__":
+    main()
