@@ -7,11 +7,13 @@
 use crate::host::ExecLimits;
 use crate::servers::{Readiness, ServerPlan};
 use crate::LabError;
+use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use webtune_conf::procfs;
 use webtune_model::StopToken;
@@ -261,17 +263,38 @@ fn message_part(line: &str) -> &str {
     }
 }
 
-/// Distinct free loopback ports: bind them all at once (so they differ), then release.
-/// The servers bind them a moment later.
+/// Distinct free loopback ports, none handed out before by this process: bind them all at
+/// once (so they differ), then release; the servers bind them a moment later. The kernel
+/// may give a just-released port to the next `bind(0)`, so without the record two stacks
+/// started side by side (tests, parallel studies) could be handed one port, and the
+/// loser's readiness check would answer from the winner. A port is remembered for
+/// `PORT_MEMORY`, long past the moment its server binds it, so a long study never runs
+/// out of ports.
 pub fn free_ports(count: usize) -> Result<Vec<u16>, LabError> {
-    let listeners: Vec<TcpListener> = (0..count)
-        .map(|_| TcpListener::bind("127.0.0.1:0"))
-        .collect::<Result<_, _>>()
-        .map_err(LabError::NoPort)?;
-    listeners
-        .iter()
-        .map(|l| l.local_addr().map(|a| a.port()).map_err(LabError::NoPort))
-        .collect()
+    const PORT_MEMORY: Duration = Duration::from_secs(600);
+    static HANDED_OUT: Mutex<BTreeMap<u16, Instant>> = Mutex::new(BTreeMap::new());
+    let mut handed_out = HANDED_OUT.lock().unwrap_or_else(|e| e.into_inner());
+    handed_out.retain(|_, at| at.elapsed() < PORT_MEMORY);
+    // Every listener is held until the end, so the kernel offers a new port each time.
+    let mut held = Vec::new();
+    let mut ports = Vec::with_capacity(count);
+    while ports.len() < count {
+        if held.len() >= count + 1000 {
+            return Err(LabError::NoPort(std::io::Error::new(
+                std::io::ErrorKind::AddrInUse,
+                "no loopback port left that this process has not handed out already",
+            )));
+        }
+        let listener = TcpListener::bind("127.0.0.1:0").map_err(LabError::NoPort)?;
+        let port = listener.local_addr().map_err(LabError::NoPort)?.port();
+        if !handed_out.contains_key(&port) {
+            ports.push(port);
+        }
+        held.push(listener);
+    }
+    let now = Instant::now();
+    handed_out.extend(ports.iter().map(|&p| (p, now)));
+    Ok(ports)
 }
 
 /// A minimal HTTP/1.0 GET over loopback: status code and the whole response body. Used
