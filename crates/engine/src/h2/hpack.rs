@@ -2,12 +2,18 @@
 //! the static table and the dynamic table, with Huffman strings decoded by the
 //! `httlib-huffman` crate. It hands the caller only the fields it asks for by name (the
 //! engine wants `:status` and sometimes `server`), so a field it does not want costs no
-//! copy and, unless the server indexes it, no Huffman decoding: nginx sends `date`,
-//! `etag` and `last-modified` as Huffman literals in every response.
+//! copy and, unless the server indexes it or names it with a Huffman literal, no Huffman
+//! decoding. Those that it must decode (an indexed value's size, a literal name to compare)
+//! come from a memo of recent Huffman strings: a server repeats the same bytes in every
+//! response, and nginx sends 6 Huffman strings per response that the engine does not want.
+//! Dynamic table entries reuse evicted entries' buffers, so a response that inserts fields
+//! (nginx: 5 per response) allocates nothing.
 //!
 //! Why not a general crate's decoder: `loona-hpack` (used before) builds a Huffman lookup
 //! hash map for every Huffman string it decodes, which was ~80% of the generator's CPU
-//! per h2 request against nginx (perf, docs/performance.md).
+//! per h2 request against nginx (perf, docs/performance.md); `httlib-hpack` and the others
+//! hand over every field decoded and allocated. `httlib-huffman` allocates once per string
+//! it decodes; with the memo it decodes a few strings per second per connection.
 
 use httlib_huffman::DecoderSpeed;
 use std::collections::VecDeque;
@@ -98,17 +104,23 @@ static STATIC_TABLE: [(&[u8], &[u8]); 61] = [
 
 /// A dynamic table entry: the value is kept as sent (Huffman-coded or not) and decoded
 /// only when a wanted field refers to it; `size` is its RFC size (decoded lengths + 32).
+/// Evicted entries' buffers are reused for the next ones (`Decoder::spare`).
 struct Entry {
-    name: Box<[u8]>,
-    value: Box<[u8]>,
+    name: Vec<u8>,
+    value: Vec<u8>,
     huffman: bool,
     size: usize,
 }
 
-/// How many recent Huffman values' decoded lengths are remembered. nginx inserts `date`,
-/// `content-type` and `last-modified` into the table with every response, the same bytes
-/// again and again: their sizes come from here instead of decoding them each time.
-const LENGTH_MEMO: usize = 8;
+/// How many recent Huffman strings are remembered with their decoding. A server repeats
+/// the same Huffman bytes response after response: nginx inserts `server`, `date`,
+/// `content-type` and `last-modified` into the table with every response (their sizes
+/// come from here), and sends `etag` and `accept-ranges` with Huffman-coded literal names
+/// (whose names must be known to tell whether they are wanted).
+const MEMO: usize = 8;
+
+/// Evicted entries kept for their buffers.
+const SPARE: usize = 16;
 
 /// A connection's HPACK decoding state.
 pub struct Decoder {
@@ -119,9 +131,11 @@ pub struct Decoder {
     /// Scratch space for a decoded name and value (reused, so no allocation per field).
     name: Vec<u8>,
     value: Vec<u8>,
-    /// (Huffman bytes, decoded length) of recent values, replaced round-robin.
-    lengths: Vec<(Box<[u8]>, usize)>,
-    next_length: usize,
+    /// (Huffman bytes, decoded bytes) of recent strings, replaced round-robin.
+    memo: Vec<(Vec<u8>, Vec<u8>)>,
+    next_memo: usize,
+    /// Evicted entries whose buffers the next insertions reuse.
+    spare: Vec<Entry>,
 }
 
 impl Default for Decoder {
@@ -141,6 +155,8 @@ impl Literal<'_> {
     fn decode_into(&self, out: &mut Vec<u8>) -> Result<(), HpackError> {
         out.clear();
         if self.huffman {
+            #[cfg(test)]
+            tests::HUFFMAN_DECODES.with(|n| n.set(n.get() + 1));
             httlib_huffman::decode(self.bytes, out, DecoderSpeed::FiveBits)
                 .map_err(|_| HpackError::Huffman)
         } else {
@@ -158,8 +174,9 @@ impl Decoder {
             max_size: MAX_TABLE_SIZE,
             name: Vec::with_capacity(64),
             value: Vec::with_capacity(256),
-            lengths: Vec::with_capacity(LENGTH_MEMO),
-            next_length: 0,
+            memo: Vec::with_capacity(MEMO),
+            next_memo: 0,
+            spare: Vec::with_capacity(SPARE),
         }
     }
 
@@ -203,21 +220,22 @@ impl Decoder {
                 let indexing = first & 0xc0 == 0x40;
                 let (index, rest) = integer(block, if indexing { 6 } else { 4 })?;
                 block = rest;
-                let name_literal = if index == 0 {
+                let mut name = std::mem::take(&mut self.name);
+                name.clear();
+                if index == 0 {
                     let (lit, rest) = literal(block)?;
                     block = rest;
-                    lit.decode_into(&mut self.name)?;
-                    true
+                    if lit.huffman {
+                        let slot = self.memo_slot(lit.bytes);
+                        name.extend_from_slice(&slot?.1);
+                    } else {
+                        name.extend_from_slice(lit.bytes);
+                    }
                 } else {
-                    false
-                };
-                let (value, rest) = literal(block)?;
-                block = rest;
-                let mut name = std::mem::take(&mut self.name);
-                if !name_literal {
-                    name.clear();
                     name.extend_from_slice(entry(&self.table, index)?.0);
                 }
+                let (value, rest) = literal(block)?;
+                block = rest;
                 let result = self.literal_field(&name, &value, indexing, &wanted, &mut field);
                 self.name = name;
                 result?;
@@ -247,28 +265,41 @@ impl Decoder {
             let len = match decoded_len {
                 Some(n) => n,
                 None if !value.huffman => value.bytes.len(),
-                None => self.huffman_len(value)?,
+                None => self.memo_slot(value.bytes)?.1.len(),
             };
             self.insert(name, value, len);
         }
         Ok(())
     }
 
-    /// The decoded length of a Huffman value, remembered for the next time.
-    fn huffman_len(&mut self, value: &Literal<'_>) -> Result<usize, HpackError> {
-        if let Some((_, n)) = self.lengths.iter().find(|(b, _)| **b == *value.bytes) {
-            return Ok(*n);
+    /// The memo's (Huffman bytes, decoded bytes) for `huffman`, decoded and remembered
+    /// (round-robin, reusing the replaced slot's buffers) if it is not there yet.
+    fn memo_slot(&mut self, huffman: &[u8]) -> Result<&(Vec<u8>, Vec<u8>), HpackError> {
+        if let Some(i) = self.memo.iter().position(|(b, _)| b[..] == *huffman) {
+            return Ok(&self.memo[i]);
         }
-        value.decode_into(&mut self.value)?;
-        let n = self.value.len();
-        let memo = (value.bytes.into(), n);
-        if self.lengths.len() < LENGTH_MEMO {
-            self.lengths.push(memo);
+        let i = if self.memo.len() < MEMO {
+            self.memo.push((Vec::new(), Vec::new()));
+            self.memo.len() - 1
         } else {
-            self.lengths[self.next_length] = memo;
-            self.next_length = (self.next_length + 1) % LENGTH_MEMO;
+            let i = self.next_memo;
+            self.next_memo = (i + 1) % MEMO;
+            i
+        };
+        let slot = &mut self.memo[i];
+        slot.0.clear();
+        let decoded = Literal {
+            bytes: huffman,
+            huffman: true,
         }
-        Ok(n)
+        .decode_into(&mut slot.1);
+        if let Err(e) = decoded {
+            // Not remembered: the slot keeps no bytes, so nothing finds its partial decoding.
+            slot.1.clear();
+            return Err(e);
+        }
+        slot.0.extend_from_slice(huffman);
+        Ok(&self.memo[i])
     }
 
     /// Add an entry (§4.4): evict the oldest until it fits; one larger than the whole table
@@ -281,19 +312,31 @@ impl Decoder {
             return;
         }
         self.evict_to(self.max_size - size);
-        self.table.push_front(Entry {
-            name: name.into(),
-            value: value.bytes.into(),
-            huffman: value.huffman,
-            size,
+        let mut e = self.spare.pop().unwrap_or_else(|| Entry {
+            name: Vec::new(),
+            value: Vec::new(),
+            huffman: false,
+            size: 0,
         });
+        e.name.clear();
+        e.name.extend_from_slice(name);
+        e.value.clear();
+        e.value.extend_from_slice(value.bytes);
+        e.huffman = value.huffman;
+        e.size = size;
+        self.table.push_front(e);
         self.size += size;
     }
 
     fn evict_to(&mut self, limit: usize) {
         while self.size > limit {
             match self.table.pop_back() {
-                Some(e) => self.size -= e.size,
+                Some(e) => {
+                    self.size -= e.size;
+                    if self.spare.len() < SPARE {
+                        self.spare.push(e);
+                    }
+                }
                 None => {
                     self.size = 0;
                     break;

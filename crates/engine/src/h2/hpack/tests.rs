@@ -453,3 +453,64 @@ fn rfc7541_c6_responses_with_huffman() {
         ],
     );
 }
+
+thread_local! {
+    /// Huffman strings decoded on this thread (counted by `Literal::decode_into`).
+    pub(super) static HUFFMAN_DECODES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// A response header block from nginx 1.22.1 for a 43-byte GIF over h2 (captured with
+/// `nghttp --hexdump`): `server`, `date`, `content-type`, `content-length` and
+/// `last-modified` with incremental indexing, values Huffman-coded; `etag` and
+/// `accept-ranges` without indexing, their names Huffman-coded literals.
+const NGINX_BLOCK: &str =
+    "88 76 89 aa 63 55 e5 80 ae 21 2e 1f 61 96 e4 59 3e 94 13 6a 69 3f 75 04 01
+    38 a0 19 b8 26 ae 05 a5 31 68 df 5f 87 35 23 98 ac 4c 69 7f 5c 02 34 33 6c 96 e4 59 3e 94 13
+    6a 69 3f 75 04 01 38 a0 19 b8 26 ae 04 4a 62 d1 bf 00 83 2a 47 37 8b fe 5c 8c 0e 36 d4 84 58
+    51 ff 3f 00 89 19 08 5a d2 b5 83 aa 62 a3 84 8f d2 4a 8f";
+
+#[test]
+fn repeated_huffman_strings_are_decoded_once() {
+    let block = hex(NGINX_BLOCK);
+    let mut d = Decoder::new();
+    let mut got = Vec::new();
+    d.decode(&block, |_| true, |n, v| got.push((n.to_vec(), v.to_vec())))
+        .unwrap();
+    let want = [
+        (":status", "200"),
+        ("server", "nginx/1.22.1"),
+        ("date", "Wed, 25 Nov 2026 03:24:14 GMT"),
+        ("content-type", "image/gif"),
+        ("content-length", "43"),
+        ("last-modified", "Wed, 25 Nov 2026 03:24:12 GMT"),
+        ("etag", "\"6b0654dc-2b\""),
+        ("accept-ranges", "bytes"),
+    ];
+    assert_eq!(got, pairs(&want));
+    // The engine's case: response after response wanting only :status. Each of the six
+    // Huffman strings (four indexed values to size, two literal names to compare) is
+    // decoded at most once; the table keeps the RFC's sizes all along.
+    let mut d = Decoder::new();
+    let count = || HUFFMAN_DECODES.with(|n| n.get());
+    let mut decodes = 0;
+    for i in 0..100 {
+        let mut got = Vec::new();
+        let before = count();
+        d.decode(
+            &block,
+            |n| n == b":status",
+            |n, v| got.push((n.to_vec(), v.to_vec())),
+        )
+        .unwrap();
+        decodes += count() - before;
+        assert_eq!(got, pairs(&want[..1]));
+        let entries = d.dynamic_entries();
+        let size: usize = entries.iter().map(|(n, v)| n.len() + v.len() + 32).sum();
+        assert_eq!(d.dynamic_len(), (entries.len(), size), "block {i}");
+        assert_eq!(
+            &entries[..5],
+            &pairs(&want[1..6]).into_iter().rev().collect::<Vec<_>>()[..]
+        );
+    }
+    assert!(decodes <= 6, "{decodes} Huffman decodes for 100 blocks");
+}
