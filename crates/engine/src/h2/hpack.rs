@@ -104,12 +104,63 @@ static STATIC_TABLE: [(&[u8], &[u8]); 61] = [
 
 /// A dynamic table entry: the value is kept as sent (Huffman-coded or not) and decoded
 /// only when a wanted field refers to it; `size` is its RFC size (decoded lengths + 32).
-/// Evicted entries' buffers are reused for the next ones (`Decoder::spare`).
+/// An evicted entry's slot and buffers are reused for a later one (`Table`).
 struct Entry {
     name: Vec<u8>,
     value: Vec<u8>,
     huffman: bool,
     size: usize,
+}
+
+/// The dynamic table's entries, newest first, as slot numbers into `slots`: an entry is
+/// filled in place in a free slot and never moved, so a response that inserts fields
+/// allocates nothing once the slots' buffers have grown.
+#[derive(Default)]
+struct Table {
+    order: VecDeque<usize>,
+    slots: Vec<Entry>,
+    free: Vec<usize>,
+}
+
+impl Table {
+    fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    fn get(&self, i: usize) -> Option<&Entry> {
+        self.order.get(i).map(|&slot| &self.slots[slot])
+    }
+
+    fn push_front(&mut self, name: &[u8], value: &Literal<'_>, size: usize) {
+        let slot = self.free.pop().unwrap_or_else(|| {
+            self.slots.push(Entry {
+                name: Vec::new(),
+                value: Vec::new(),
+                huffman: false,
+                size: 0,
+            });
+            self.slots.len() - 1
+        });
+        let e = &mut self.slots[slot];
+        e.name.clear();
+        e.name.extend_from_slice(name);
+        e.value.clear();
+        e.value.extend_from_slice(value.bytes);
+        e.huffman = value.huffman;
+        e.size = size;
+        self.order.push_front(slot);
+    }
+
+    /// The oldest entry's size, its slot freed.
+    fn pop_back(&mut self) -> Option<usize> {
+        let slot = self.order.pop_back()?;
+        self.free.push(slot);
+        Some(self.slots[slot].size)
+    }
+
+    fn clear(&mut self) {
+        while self.pop_back().is_some() {}
+    }
 }
 
 /// How many recent Huffman strings are remembered with their decoding. A server repeats
@@ -119,13 +170,10 @@ struct Entry {
 /// (whose names must be known to tell whether they are wanted).
 const MEMO: usize = 8;
 
-/// Evicted entries kept for their buffers.
-const SPARE: usize = 16;
-
 /// A connection's HPACK decoding state.
 pub struct Decoder {
     /// Newest first: index 62 is `table[0]`.
-    table: VecDeque<Entry>,
+    table: Table,
     size: usize,
     max_size: usize,
     /// Scratch space for a decoded name and value (reused, so no allocation per field).
@@ -134,8 +182,6 @@ pub struct Decoder {
     /// (Huffman bytes, decoded bytes) of recent strings, replaced round-robin.
     memo: Vec<(Vec<u8>, Vec<u8>)>,
     next_memo: usize,
-    /// Evicted entries whose buffers the next insertions reuse.
-    spare: Vec<Entry>,
 }
 
 impl Default for Decoder {
@@ -169,14 +215,13 @@ impl Literal<'_> {
 impl Decoder {
     pub fn new() -> Decoder {
         Decoder {
-            table: VecDeque::new(),
+            table: Table::default(),
             size: 0,
             max_size: MAX_TABLE_SIZE,
             name: Vec::with_capacity(64),
             value: Vec::with_capacity(256),
             memo: Vec::with_capacity(MEMO),
             next_memo: 0,
-            spare: Vec::with_capacity(SPARE),
         }
     }
 
@@ -312,31 +357,14 @@ impl Decoder {
             return;
         }
         self.evict_to(self.max_size - size);
-        let mut e = self.spare.pop().unwrap_or_else(|| Entry {
-            name: Vec::new(),
-            value: Vec::new(),
-            huffman: false,
-            size: 0,
-        });
-        e.name.clear();
-        e.name.extend_from_slice(name);
-        e.value.clear();
-        e.value.extend_from_slice(value.bytes);
-        e.huffman = value.huffman;
-        e.size = size;
-        self.table.push_front(e);
+        self.table.push_front(name, value, size);
         self.size += size;
     }
 
     fn evict_to(&mut self, limit: usize) {
         while self.size > limit {
             match self.table.pop_back() {
-                Some(e) => {
-                    self.size -= e.size;
-                    if self.spare.len() < SPARE {
-                        self.spare.push(e);
-                    }
-                }
+                Some(size) => self.size -= size,
                 None => {
                     self.size = 0;
                     break;
@@ -377,7 +405,7 @@ impl Decoder {
 
 /// Entry `index` of the static table (1..=61) or the dynamic table (62..): its name and
 /// its value as stored.
-fn entry(table: &VecDeque<Entry>, index: usize) -> Result<(&[u8], Literal<'_>), HpackError> {
+fn entry(table: &Table, index: usize) -> Result<(&[u8], Literal<'_>), HpackError> {
     if index == 0 {
         return Err(HpackError::BadIndex(0));
     }
