@@ -123,6 +123,7 @@ struct Table {
 }
 
 impl Table {
+    #[cfg(test)]
     fn len(&self) -> usize {
         self.order.len()
     }
