@@ -13,6 +13,9 @@
 #                                               default both, one after the other in each round)
 #   PERF=0 bench/vs-tls.sh                      skip perf stat (system calls, context switches per
 #                                               request); PERF_RECORD=1 adds a profile of the h2 run
+#   BASELINE=/path/to/webtune bench/vs-tls.sh   a second build's h2 rows too (base-h2-…), each
+#                                               right after this build's: a before/after in one run
+#   ROWS=h2 bench/vs-tls.sh                     only the HTTP/2 rows
 #
 # Runs are interleaved (A B C A B C ...) because this machine's noise is large. A benchmark,
 # not a test: it asserts nothing.
@@ -49,7 +52,7 @@ measure() {
     wrk*) reqs=$(awk '/requests in/ {print $1}' "$out"); secs=$SECS ;;
     h2load*) reqs=$(awk '/^requests:/ {print $8}' "$out")
              secs=$(awk '/^finished in/ {gsub(/s,/, "", $3); print $3}' "$out") ;;
-    webtune*) reqs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["responses"])' "$work/w.json")
+    webtune*|base*) reqs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["responses"])' "$work/w.json")
               secs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["duration_s"])' "$work/w.json") ;;
   esac
   read -r user sys rss code < "$ru"
@@ -58,6 +61,7 @@ measure() {
 
 echo "nginx 1 worker, TLS on $TURL; $ROUNDS rounds x ${SECS}s, c=$CONNS, 1 generator thread, --io $IO; $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq "$ROUNDS"); do
+  if [ "${ROWS:-all}" != h2 ]; then
   measure wrk-ka wrk -t1 -c"$CONNS" -d"${SECS}s" "$TURL"
   measure h2load-h1-ka h2load --h1 -t1 -c"$CONNS" -D"$SECS" "$TURL"
   for io in $IO; do
@@ -68,9 +72,11 @@ for r in $(seq "$ROUNDS"); do
     measure webtune-close-$io "$WEBTUNE" bench "$TURL" -t 1 -c "$CONNS" -d "${SECS}s" --io "$io" --no-keepalive --insecure -q --json "$work/w.json"
     measure webtune-close-full-$io "$WEBTUNE" bench "$TURL" -t 1 -c "$CONNS" -d "${SECS}s" --io "$io" --no-keepalive --no-tls-resume --insecure -q --json "$work/w.json"
   done
+  fi
   measure h2load-h2-10x10 h2load -t1 -c10 -m10 -D"$SECS" "$TURL"
   for io in $IO; do
     measure webtune-h2-10x10-$io "$WEBTUNE" bench "$TURL" -t 1 -c 10 --http2 --streams 10 -d "${SECS}s" --io "$io" --insecure -q --json "$work/w.json"
+    [ -n "${BASELINE:-}" ] && measure base-h2-10x10-$io "$BASELINE" bench "$TURL" -t 1 -c 10 --http2 --streams 10 -d "${SECS}s" --io "$io" --insecure -q --json "$work/w.json"
   done
   echo "  round $r done"
 done
@@ -104,6 +110,7 @@ for io in sys.argv[2].split():
     vs_best(f"webtune-close-{io}", ["wrk-close"])
     vs_best(f"webtune-close-full-{io}", ["wrk-close"])
     vs_best(f"webtune-h2-10x10-{io}", ["h2load-h2-10x10"])
+    vs_best(f"base-h2-10x10-{io}", ["h2load-h2-10x10"])
 PY
 
 if [ "${PERF:-1}" = 1 ] && command -v perf >/dev/null; then
@@ -111,15 +118,26 @@ if [ "${PERF:-1}" = 1 ] && command -v perf >/dev/null; then
   # context switches and task-clock per completed request, keep-alive and h2, one run each.
   echo
   echo "perf stat, ${SECS}s each (per completed request):"
-  perf_per_request wrk-ka wrk -t1 -c"$CONNS" -d"${SECS}s" "$TURL"
-  for io in $IO; do perf_per_request "webtune-ka-$io" "$WEBTUNE" bench "$TURL" -t 1 -c "$CONNS" -d "${SECS}s" --io "$io" --insecure -q --json "$work/w.json"; done
+  if [ "${ROWS:-all}" != h2 ]; then
+    perf_per_request wrk-ka wrk -t1 -c"$CONNS" -d"${SECS}s" "$TURL"
+    for io in $IO; do perf_per_request "webtune-ka-$io" "$WEBTUNE" bench "$TURL" -t 1 -c "$CONNS" -d "${SECS}s" --io "$io" --insecure -q --json "$work/w.json"; done
+  fi
   perf_per_request h2load-h2-10x10 h2load -t1 -c10 -m10 -D"$SECS" "$TURL"
-  for io in $IO; do perf_per_request "webtune-h2-10x10-$io" "$WEBTUNE" bench "$TURL" -t 1 -c 10 --http2 --streams 10 -d "${SECS}s" --io "$io" --insecure -q --json "$work/w.json"; done
+  for io in $IO; do
+    perf_per_request "webtune-h2-10x10-$io" "$WEBTUNE" bench "$TURL" -t 1 -c 10 --http2 --streams 10 -d "${SECS}s" --io "$io" --insecure -q --json "$work/w.json"
+    [ -n "${BASELINE:-}" ] && perf_per_request "base-h2-10x10-$io" "$BASELINE" bench "$TURL" -t 1 -c 10 --http2 --streams 10 -d "${SECS}s" --io "$io" --insecure -q --json "$work/w.json"
+  done
   if [ "${PERF_RECORD:-0}" = 1 ]; then
-    # A call-graph profile of webtune's h2 run under the last backend: the top symbols.
-    perf record -g -o "$work/perf.data" -- "$WEBTUNE" bench "$TURL" -t 1 -c 10 --http2 --streams 10 -d "${SECS}s" \
-      --io "${IO##* }" --insecure -q > /dev/null 2>&1 || true
-    echo "perf record, webtune --http2 -c 10 --streams 10 --io ${IO##* } (self time, top 25):"
-    perf report -i "$work/perf.data" --no-children --sort dso,sym --stdio -g none 2>/dev/null | grep -v '^#' | grep '%' | head -25
+    # A call-graph profile of webtune's h2 run under the last backend: the top symbols, and
+    # the HPACK decoder's share (ours and httlib-huffman's) of all samples.
+    for who in webtune ${BASELINE:+base}; do
+      bin=$WEBTUNE; [ "$who" = base ] && bin=$BASELINE
+      perf record -g -o "$work/perf.data" -- "$bin" bench "$TURL" -t 1 -c 10 --http2 --streams 10 -d "${SECS}s" \
+        --io "${IO##* }" --insecure -q > /dev/null 2>&1 || true
+      perf report -i "$work/perf.data" --no-children --sort dso,sym --stdio -g none 2>/dev/null | grep -v '^#' | grep '%' > "$work/report"
+      echo "perf record, $who --http2 -c 10 --streams 10 --io ${IO##* } (self time, top 25):"
+      head -25 "$work/report"
+      awk '/hpack|httlib_huffman/ {sub(/%/, "", $1); s += $1} END {printf "  HPACK decoding (hpack, httlib_huffman): %.2f%% of samples\n", s}' "$work/report"
+    done
   fi
 fi
