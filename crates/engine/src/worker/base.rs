@@ -319,7 +319,7 @@ impl Base {
 
     /// Close a connection's socket, if it has one. Closing removes it from the epoll set
     /// (Linux drops a closed file from every interest list), so no deregister call is spent
-    /// (io_uring: its poll's removal and its receive's cancellation are queued, `uring`); a
+    /// (io_uring: the cancellations of its polls and its receive are queued, `uring`); a
     /// stale event still queued for it carries an old generation and is ignored.
     pub fn close_socket(&mut self, stream: &mut Option<Transport<TcpStream>>) {
         if let Some(s) = stream.as_ref() {

@@ -251,7 +251,7 @@ fn probe_uring() -> Result<(), String> {
     let mut probe = io_uring::Probe::new();
     if ring.submitter().register_probe(&mut probe).is_ok()
         && !(probe.is_supported(opcode::PollAdd::CODE)
-            && probe.is_supported(opcode::PollRemove::CODE))
+            && probe.is_supported(opcode::AsyncCancel::CODE))
     {
         return Err("this kernel's io_uring cannot poll sockets".into());
     }
@@ -296,7 +296,7 @@ mod tests {
         assert!(r.is_read_closed() && r.is_error() && !r.is_readable());
     }
 
-    /// A ring's poll holds its file: without the removal `closing` queues, the peer would
+    /// A ring's poll holds its file: without the cancellation `closing` queues, the peer would
     /// never see the connection end.
     #[test]
     fn a_socket_closed_under_io_uring_reaches_its_peer_as_end_of_file() {

@@ -6,8 +6,8 @@
 //! what the turn queued and waits, its timeout in the call (`IORING_ENTER_EXT_ARG`).
 //!
 //! A completion's user data is the socket's token, with a top bit saying what it answers:
-//! none (a multishot poll), `ONCE` (a one-shot poll), `SEND`, `RECV`; removals and
-//! cancellations answer under `REMOVAL` and are dropped.
+//! none (a multishot poll), `ONCE` (a one-shot poll), `SEND`, `RECV`; cancellations answer
+//! under `REMOVAL` and are dropped.
 //!
 //! Receives: a completion with bytes names the buffer they are in; the worker reads them
 //! (`bytes`), and every buffer lent out in a turn goes back to the kernel at the next wait.
@@ -17,7 +17,13 @@
 //! errors end it for good and reach the worker as `Received::End`.
 //!
 //! Requests hold references to their file: closing a socket first cancels its receive and
-//! removes its polls (else the kernel would keep the connection open). A request queued
+//! its polls (else the kernel would keep the connection open). Polls are ended with
+//! `IORING_OP_ASYNC_CANCEL`, not `IORING_OP_POLL_REMOVE`: a poll whose wake-up is pending
+//! (an answer came and the ring was not entered since; with deferred task work that wake-up
+//! owns the request until the next enter) answers a POLL_REMOVE with EALREADY and stays
+//! armed, so the closed socket stayed open for good, while a cancel marks it cancelled and
+//! its owner ends it (Linux's io_uring/poll.c: `io_poll_disarm` against
+//! `io_poll_cancel_req`). A request queued
 //! for a file number and not yet submitted would be resolved against whatever socket gets
 //! that number next, so `closing` submits at once when its file has one in the queue.
 
@@ -30,7 +36,7 @@ use std::io;
 use std::os::fd::RawFd;
 use std::time::Duration;
 
-/// The user data of a removal's or cancellation's own completion (socket tokens stay below
+/// The user data of a cancellation's own completion (socket tokens stay below
 /// 2^61, and the timer's is `usize::MAX`).
 const REMOVAL: u64 = u64::MAX - 1;
 const NO_TOKEN: u64 = u64::MAX - 2;
@@ -213,8 +219,8 @@ impl Uring {
         self.push_for(fd, &sqe)
     }
 
-    /// `fd` is about to be closed: cancel its receive, remove its polls, and submit now if
-    /// a request for it still waits in the queue.
+    /// `fd` is about to be closed: cancel its receive and its polls, and submit now if a
+    /// request for it still waits in the queue.
     pub fn remove(&mut self, fd: RawFd) {
         let slot = fd as usize;
         if slot >= self.by_fd.len() {
@@ -223,24 +229,16 @@ impl Uring {
         let mut cancels: [Option<io_uring::squeue::Entry>; 3] = [None, None, None];
         let poll = std::mem::replace(&mut self.by_fd[slot], NO_TOKEN);
         if poll != NO_TOKEN {
-            cancels[0] = Some(opcode::PollRemove::new(poll).build().user_data(REMOVAL));
+            cancels[0] = Some(cancel(poll));
         }
         let once = std::mem::replace(&mut self.once_by_fd[slot], NO_TOKEN);
         if once != NO_TOKEN {
-            cancels[1] = Some(
-                opcode::PollRemove::new(ONCE | once)
-                    .build()
-                    .user_data(REMOVAL),
-            );
+            cancels[1] = Some(cancel(ONCE | once));
         }
         let recv = std::mem::replace(&mut self.recv_by_fd[slot], NO_TOKEN);
         if recv != NO_TOKEN {
             self.recv_fds.remove(&recv);
-            cancels[2] = Some(
-                opcode::AsyncCancel::new(RECV | recv)
-                    .build()
-                    .user_data(REMOVAL),
-            );
+            cancels[2] = Some(cancel(RECV | recv));
         }
         // A cancellation that cannot be queued (the ring failed) leaves the file to the
         // ring's end.
@@ -339,7 +337,7 @@ impl Uring {
                 }
             } else {
                 // The kernel ended this poll (a full completion queue, or an error), not
-                // a removal of ours.
+                // a cancellation of ours.
                 ended |= !cqueue::more(flags) && res != -libc::ECANCELED;
                 if res != -libc::ECANCELED {
                     out.ready
@@ -393,7 +391,7 @@ impl Uring {
     /// takes a completion queue that overflowed). Arming reports the present state at once.
     fn arm_ended(&mut self) -> io::Result<()> {
         // Which polls are still armed cannot be asked of the kernel cheaply; cancel them all
-        // and arm every open socket again (a removal of a poll that ended finds nothing).
+        // and arm every open socket again (a cancellation of a poll that ended finds nothing).
         let armed: Vec<(RawFd, u64, bool)> = self
             .by_fd
             .iter()
@@ -402,8 +400,7 @@ impl Uring {
             .map(|(fd, &t)| (fd as RawFd, t, self.writable[fd]))
             .collect();
         for &(fd, token, writable) in &armed {
-            let sqe = opcode::PollRemove::new(token).build().user_data(REMOVAL);
-            self.push(&sqe)?;
+            self.push(&cancel(token))?;
             self.arm(fd, token, writable)?;
         }
         Ok(())
@@ -418,6 +415,13 @@ impl Drop for Uring {
             let _ = self.ring.submitter().unregister_buf_ring(b.group);
         }
     }
+}
+
+/// The cancellation of the request with user data `data` (a poll or a receive); its own
+/// completion comes under `REMOVAL` and is dropped. A poll its wake-up owns is marked
+/// cancelled and ended by that wake-up (see the module's header).
+fn cancel(data: u64) -> io_uring::squeue::Entry {
+    opcode::AsyncCancel::new(data).build().user_data(REMOVAL)
 }
 
 /// A ring for about `connections` sockets: room in the completion queue for a wake-up of
@@ -528,6 +532,44 @@ mod tests {
         });
         assert_eq!(got[&3].0, b"HTTP/1.1 200 OK\r\n");
         assert_eq!(got[&3].1, Some(0));
+    }
+
+    /// A poll whose wake-up is still pending when the socket closes (an answer arrived and
+    /// the ring has not been entered since: with deferred task work the wake-up owns the
+    /// request until then) is ended all the same, so the peer sees the connection end.
+    /// `IORING_OP_POLL_REMOVE` answered such a poll with EALREADY and left it armed, holding
+    /// the closed socket open: a single-threaded server (`openssl s_server`) then waited on
+    /// it, and the next connection's TLS handshake timed out.
+    #[test]
+    fn a_socket_closed_while_its_wake_up_is_pending_reaches_its_peer_as_end_of_file() {
+        for round in 0..20 {
+            let mut u = Uring::new(1, 0).unwrap();
+            let mut socks = pairs(1);
+            let (client, mut server) = socks.pop().unwrap();
+            u.arm(client.as_raw_fd(), 9, true).unwrap();
+            let mut out = Completions::default();
+            u.wait(&mut out, Duration::from_millis(100)).unwrap();
+            assert!(!out.ready.is_empty(), "the connected socket polls writable");
+            // The answer wakes the poll (on loopback within the write itself); the ring is
+            // not entered before the close.
+            server.write_all(b"HTTP/1.0 200 OK\r\n\r\n").unwrap();
+            u.remove(client.as_raw_fd());
+            drop(client);
+            u.wait(&mut out, Duration::from_millis(10)).unwrap();
+            server
+                .set_read_timeout(Some(Duration::from_secs(5)))
+                .unwrap();
+            // The client closed with the answer unread, so its kernel resets the
+            // connection; either end is the socket closed, a timeout is the socket held.
+            let mut buf = [0u8; 8];
+            let n = server.read(&mut buf);
+            assert!(
+                matches!(&n, Ok(0))
+                    || n.as_ref()
+                        .is_err_and(|e| e.kind() == io::ErrorKind::ConnectionReset),
+                "round {round}: the connection ended, not {n:?} (the poll still holds the socket)"
+            );
+        }
     }
 
     /// A receive holds its file: closing cancels it, so the peer sees the connection end.
