@@ -5,7 +5,10 @@
 //! the studies that measured a hit at all, picked or not (a miss with a found hit is the
 //! pick's fault, not the search's). `--gp`: the GP rows only.
 //!
-//! `cargo run --release -p webtune-tune --example suite -- [SEEDS] [--first-seed N] [--only NAME] [--budgets 10,15,25] [--lhs N] [--race N] [--gp]`
+//! `cargo run --release -p webtune-tune --example suite -- [SEEDS] [--first-seed N] [--only NAME] [--budgets 10,15,25] [--lhs N] [--race N] [--noise-scale F] [--gp]`
+//!
+//! `--noise-scale F` multiplies every server's run-to-run noise (0: noise-free), to tell
+//! what the noise costs a search from what its exploration costs it.
 //! `cargo run --release -p webtune-tune --example suite -- --json > suite.json` prints the
 //! servers' definitions, optima and noise-free check points for `optuna_suite.py`.
 
@@ -87,15 +90,22 @@ fn main() {
     if args.iter().any(|a| a == "--gp") {
         samplers.truncate(1);
     }
-    println!("{seeds} seeds per row (from seed {first}); A/A, seed, LHS, race, model: mean trials spent on each");
+    let noise_scale: f64 = value("--noise-scale")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1.0);
+    let chosen: Vec<Server> = servers()
+        .into_iter()
+        .filter(|s| only.as_ref().is_none_or(|o| *o == s.name))
+        .map(|s| Server {
+            noise: s.noise * noise_scale,
+            ..s
+        })
+        .collect();
+    println!("{seeds} seeds per row (from seed {first}), noise ×{noise_scale}; A/A, seed, LHS, race, model: mean trials spent on each");
     println!("| server | search | trials | hits | median pick | worst pick | A/A | seeds | LHS | race | model | found |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     // One thread per server (the studies are independent and deterministic); rows printed
     // in the suite's order.
-    let chosen: Vec<Server> = servers()
-        .into_iter()
-        .filter(|s| only.as_ref().is_none_or(|o| *o == s.name))
-        .collect();
     let tables: Vec<Vec<String>> = std::thread::scope(|scope| {
         let handles: Vec<_> = chosen
             .iter()
