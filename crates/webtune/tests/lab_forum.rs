@@ -310,7 +310,7 @@ fn mariadbd_killed_during_a_forum_sweep_is_reported_and_exits_3() {
             "--seed",
             "11",
             "-c",
-            "2,2",
+            "2,2,2",
             "-d",
             "2s",
             "--warmup",
@@ -381,10 +381,20 @@ fn mariadbd_killed_during_a_forum_sweep_is_reported_and_exits_3() {
         serde_json::from_str(&written.expect("json written")).expect("valid json");
     let levels = value["levels"].as_array().expect("levels");
     let deaths = |i: usize| levels[i]["result"]["server"]["deaths"].clone();
-    assert_eq!(deaths(0)[0]["process"], "mariadbd", "{}", deaths(0));
-    assert!(deaths(0)[0]["t_s"].as_f64() > Some(0.0), "{}", deaths(0));
+    // The kill lands in the first level unless this test was held off the CPU past its 2 s
+    // (seen once in a loaded CI run): then in the second. Three levels leave a next one.
+    let died = (0..2)
+        .find(|&i| !deaths(i)[0].is_null())
+        .unwrap_or_else(|| panic!("no death in the first two levels: {levels:?}"));
+    assert_eq!(deaths(died)[0]["process"], "mariadbd", "{}", deaths(died));
+    assert!(
+        deaths(died)[0]["t_s"].as_f64() >= Some(0.0),
+        "{}",
+        deaths(died)
+    );
     // The next level loaded the stack without its database from the start.
-    assert_eq!(deaths(1)[0]["t_s"].as_f64(), Some(0.0), "{}", deaths(1));
+    let next = deaths(died + 1);
+    assert_eq!(next[0]["t_s"].as_f64(), Some(0.0), "{next}");
     assert!(processes_naming(&root).is_empty());
     let _ = std::fs::remove_dir_all(&root);
 }
