@@ -23,9 +23,9 @@
 //! owns the request until the next enter) answers a POLL_REMOVE with EALREADY and stays
 //! armed, so the closed socket stayed open for good, while a cancel marks it cancelled and
 //! its owner ends it (Linux's io_uring/poll.c: `io_poll_disarm` against
-//! `io_poll_cancel_req`). A request queued
-//! for a file number and not yet submitted would be resolved against whatever socket gets
-//! that number next, so `closing` submits at once when its file has one in the queue.
+//! `io_poll_cancel_req`). A request queued for a file number and not yet submitted would
+//! be resolved against whatever socket gets that number next, so `closing` submits at once
+//! when its file has one in the queue.
 
 use super::buf_ring::BufRing;
 use super::poller::Readiness;
