@@ -71,6 +71,17 @@ pub struct AdviseArgs {
         requires = "live"
     )]
     pub nginx_status: String,
+    /// With --live: the most each source may take, for its whole exchange (connect,
+    /// login, every byte of the answer); a source still answering is stopped there (the
+    /// mariadb client killed) and said so in a note: "timed out after 10 s".
+    #[arg(
+        long = "live-timeout",
+        value_name = "DURATION",
+        default_value = "10s",
+        requires = "live",
+        value_parser = parse_live_timeout
+    )]
+    pub live_timeout: std::time::Duration,
     /// Read only the configs given: no discovery of the others.
     #[arg(long = "no-discover")]
     pub no_discover: bool,
@@ -108,6 +119,14 @@ pub struct AdviseArgs {
     /// With --verify: the bench flags and the path to load, e.g. -- -c 50 -d 10s /.
     #[arg(last = true, value_name = "BENCH FLAGS")]
     pub bench: Vec<String>,
+}
+
+fn parse_live_timeout(text: &str) -> Result<std::time::Duration, String> {
+    let d = webtune_model::parse_duration(text).map_err(|e| e.to_string())?;
+    if d.is_zero() {
+        return Err("a source needs some time to answer: more than 0".into());
+    }
+    Ok(d)
 }
 
 fn parse_ram(text: &str) -> Result<u64, String> {
@@ -156,6 +175,7 @@ pub fn run(args: AdviseArgs) -> anyhow::Result<i32> {
                 mysql_socket: Some(args.mysql_socket.clone()),
                 apache_status: Some(args.apache_status.clone()),
                 nginx_status: Some(args.nginx_status.clone()),
+                timeout: args.live_timeout,
             },
         ));
     }

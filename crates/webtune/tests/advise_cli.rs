@@ -574,3 +574,57 @@ fn live_sources_that_do_not_answer_are_notes() {
     ]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn live_timeout_limits_each_whole_exchange() {
+    // A status page that sends its headers and then one byte every 2 s (issue 33, item 9).
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "http://{}/server-status?auto",
+        listener.local_addr().unwrap()
+    );
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(2) {
+            let Ok(mut s) = stream else { continue };
+            std::thread::spawn(move || {
+                use std::io::{Read, Write};
+                let mut buf = [0u8; 1024];
+                let _ = s.read(&mut buf);
+                let _ = s.write_all(b"HTTP/1.0 200 OK\r\n\r\n");
+                for _ in 0..30 {
+                    if s.write_all(b"B").is_err() {
+                        return;
+                    }
+                    std::thread::sleep(std::time::Duration::from_secs(2));
+                }
+            });
+        }
+    });
+    let d = tempfile::tempdir().unwrap();
+    let socket = d.path().join("none.sock");
+    let out = webtune(&[
+        "advise",
+        "--no-discover",
+        "--live",
+        "--live-timeout",
+        "3s",
+        "--mysql-socket",
+        socket.to_str().unwrap(),
+        "--apache-status",
+        &url,
+        "--nginx-status",
+        "http://127.0.0.1:1/nginx_status",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains(&format!("note: apache2 (live): {url}: timed out after 3 s")),
+        "{stdout}"
+    );
+    fails_with(
+        &["advise", "--no-discover", "--live", "--live-timeout", "0"],
+        "more than 0",
+    );
+    let out = webtune(&["advise", "--no-discover", "--live-timeout", "3s"]);
+    assert_eq!(out.status.code(), Some(2));
+}
