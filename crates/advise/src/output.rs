@@ -303,7 +303,8 @@ fn changes(
 }
 
 /// Write suggested copies of every file a finding changes under `dir`, at the file's own
-/// path below it (`DIR/etc/apache2/apache2.conf`). Returns the files written.
+/// path below it (`DIR/etc/apache2/apache2.conf`; for a copied tree, its path in the
+/// tree, below `--root`). Returns the files written.
 pub fn write_patch(
     a: &Advice,
     dir: &Path,
@@ -322,7 +323,14 @@ pub fn write_patch(
             "#"
         };
         let patched = patch_text(&original, &changes, comment);
-        let relative = file.strip_prefix("/").unwrap_or(&file);
+        // A copied tree's file lands at the tree's own path (`DIR/etc/nginx/nginx.conf`),
+        // not at where the copy lies on this host.
+        let relative = a
+            .facts
+            .root
+            .as_deref()
+            .and_then(|r| file.strip_prefix(r).ok())
+            .unwrap_or_else(|| file.strip_prefix("/").unwrap_or(&file));
         let target = dir.join(relative);
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent).map_err(|e| AdviseError::Write {

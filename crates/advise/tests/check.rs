@@ -60,6 +60,7 @@ fn advice(server: &str, main: &Path, findings: Vec<Finding>) -> Advice {
         live: None,
         incomplete: Vec::new(),
         apache_version: None,
+        facts: Default::default(),
     }
 }
 
@@ -213,6 +214,8 @@ fn the_advisors_own_patches_pass_the_servers_checks() {
         php_fpm: None,
         mysql: Some(&m),
         evidence: None,
+        facts: &webtune_advise::Facts::default(),
+        live: None,
     });
     let mut a = advice("mariadb", &cnf, findings);
     a.plan = plan;

@@ -334,7 +334,10 @@ fn answering(body: &'static str) -> String {
             use std::io::{Read, Write};
             let mut buf = [0u8; 1024];
             let _ = s.read(&mut buf);
-            let _ = write!(s, "HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\n{body}");
+            let _ = write!(
+                s,
+                "HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\n{body}"
+            );
         }
     });
     base
@@ -353,7 +356,11 @@ fn a_page_that_is_not_apaches_server_status_is_refused() {
             apache_status: Some(url.clone()),
             ..LiveInputs::default()
         });
-        assert!(!l.figures.contains_key("apache2"), "{body:?}: {:?}", l.figures);
+        assert!(
+            !l.figures.contains_key("apache2"),
+            "{body:?}: {:?}",
+            l.figures
+        );
         assert!(
             l.notes.len() == 1
                 && l.notes[0].starts_with(&format!(

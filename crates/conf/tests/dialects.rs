@@ -81,8 +81,19 @@ fn apache_22_and_24_are_told_apart() {
     let c = apache::read(&old, &[]).unwrap();
     assert_eq!(c.dialect.version, ApacheVersion::V22);
     assert!(!c.dialect.assumed);
-    // 2.2's MPM is built in: with no MPM loaded, <IfModule prefork.c> holds.
-    assert_eq!(c.get_int("MaxRequestWorkers").unwrap().1.line, 3);
+    // 2.2's MPM is built in, and which one is the binary's to say: unknown, neither
+    // block applies; compiled-in prefork (`httpd -l`), its block does.
+    assert!(c.get("MaxRequestWorkers").is_none());
+    let built = apache::read_with(
+        &old,
+        &webtune_conf::config::Options {
+            compiled_in: Some(vec!["core.c".into(), "prefork.c".into()]),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(built.get_int("MaxRequestWorkers").unwrap().1.line, 3);
+    assert_eq!(built.mpm().unwrap().0, "prefork");
     assert!(
         c.dialect
             .to_string()

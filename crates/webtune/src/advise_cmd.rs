@@ -82,6 +82,13 @@ pub struct AdviseArgs {
         value_parser = parse_live_timeout
     )]
     pub live_timeout: std::time::Duration,
+    /// The database server's release, for a tree whose server cannot be asked (a copied
+    /// tree: --root): 10.11, mariadb-10.11, mysql-8.0.34. It decides which option groups
+    /// are read ([mariadb-10.11] only by 10.11), which options are removed, and the redo
+    /// log's terms. Without it: --live's SELECT VERSION(), else this host's mariadbd or
+    /// mysqld --version (not under --root), else unknown (and said so).
+    #[arg(long = "mysql-version", value_name = "VERSION")]
+    pub mysql_version: Option<String>,
     /// Read only the configs given: no discovery of the others.
     #[arg(long = "no-discover")]
     pub no_discover: bool,
@@ -135,23 +142,14 @@ fn parse_ram(text: &str) -> Result<u64, String> {
 }
 
 pub fn run(args: AdviseArgs) -> anyhow::Result<i32> {
-    let inputs = webtune_advise::Inputs {
-        apache: args.apache,
-        nginx: args.nginx,
-        php_fpm: args.php_fpm,
-        mysql: args.mysql,
-        result: args.result,
-        discover: !args.no_discover,
-        root: args.root.clone(),
-        host: webtune_advise::host_facts::HostChoice {
-            cores: args.cores,
-            ram_kib: args.ram_kib,
-            from: args.host_from.clone(),
-        },
-    };
     if let Some(root) = &args.root {
         if !root.is_dir() {
             anyhow::bail!("--root {}: not a directory", root.display());
+        }
+    }
+    if let Some(v) = &args.mysql_version {
+        if let Err(why) = webtune_advise::facts::database_release(Some(v), None, false) {
+            anyhow::bail!("{why}");
         }
     }
     if let Some(dest) = &args.json {
@@ -165,20 +163,38 @@ pub fn run(args: AdviseArgs) -> anyhow::Result<i32> {
         .verify
         .then(|| verify::check(&args.bench))
         .transpose()?;
+    // The live counters are read first: they are bounds in the plan, and tell the
+    // database's release and data size. Reading measures nothing: a signal exits at once.
+    let at_once = crate::signals::exit_at_once();
+    let live = args.live.then(|| {
+        webtune_advise::live::read(&webtune_advise::live::LiveInputs {
+            mysql_socket: Some(args.mysql_socket.clone()),
+            apache_status: Some(args.apache_status.clone()),
+            nginx_status: Some(args.nginx_status.clone()),
+            timeout: args.live_timeout,
+        })
+    });
+    drop(at_once);
+    let inputs = webtune_advise::Inputs {
+        apache: args.apache,
+        nginx: args.nginx,
+        php_fpm: args.php_fpm,
+        mysql: args.mysql,
+        result: args.result,
+        discover: !args.no_discover,
+        root: args.root.clone(),
+        host: webtune_advise::host_facts::HostChoice {
+            cores: args.cores,
+            ram_kib: args.ram_kib,
+            from: args.host_from.clone(),
+        },
+        mysql_version: args.mysql_version.clone(),
+        live,
+    };
     // Reading the configs and the host measures nothing: a signal while they are read (a
     // FIFO, a huge file) exits at once.
     let at_once = crate::signals::exit_at_once();
     let mut advice = webtune_advise::advise(&inputs)?;
-    if args.live {
-        advice.add_live(webtune_advise::live::read(
-            &webtune_advise::live::LiveInputs {
-                mysql_socket: Some(args.mysql_socket.clone()),
-                apache_status: Some(args.apache_status.clone()),
-                nginx_status: Some(args.nginx_status.clone()),
-                timeout: args.live_timeout,
-            },
-        ));
-    }
     drop(at_once);
     let patch_options = webtune_advise::output::PatchOptions::for_advice(&advice);
     if args.write_patch.is_some() {

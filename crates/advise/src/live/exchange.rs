@@ -99,11 +99,11 @@ pub fn http_get(url: &str, limit: Duration) -> Result<String, String> {
     };
     let mut stream = TcpStream::connect_timeout(&addr, d.left()?).map_err(io)?;
     stream.set_write_timeout(Some(d.left()?)).map_err(io)?;
-    write!(
-        stream,
-        "GET {path} HTTP/1.0\r\nHost: {hostport}\r\nUser-Agent: webtune-advise\r\n\r\n"
-    )
-    .map_err(io)?;
+    // One write: a server that answers after the first bytes and closes must not turn
+    // the rest of the request into a broken pipe.
+    let request =
+        format!("GET {path} HTTP/1.0\r\nHost: {hostport}\r\nUser-Agent: webtune-advise\r\n\r\n");
+    stream.write_all(request.as_bytes()).map_err(io)?;
     let mut page = Vec::new();
     let mut buf = [0u8; 8192];
     loop {
@@ -134,7 +134,18 @@ pub fn http_get(url: &str, limit: Duration) -> Result<String, String> {
 
 /// Run `command` within `limit`: its stdout when it exits 0, else its stderr in one line.
 /// At the limit the process is killed and reaped.
-pub fn run_within(mut command: Command, limit: Duration) -> Result<String, String> {
+pub fn run_within(command: Command, limit: Duration) -> Result<String, String> {
+    let (ok, stdout, stderr) = run_output(command, limit)?;
+    if ok {
+        Ok(stdout)
+    } else {
+        Err(stderr)
+    }
+}
+
+/// Run `command` within `limit`: (exited 0, stdout, stderr in one line), whatever its
+/// status; Err when it could not run or was killed at the limit.
+pub fn run_output(mut command: Command, limit: Duration) -> Result<(bool, String, String), String> {
     let d = Deadline::new(limit);
     let name = command.get_program().to_string_lossy().into_owned();
     let mut child = command
@@ -153,8 +164,18 @@ pub fn run_within(mut command: Command, limit: Duration) -> Result<String, Strin
             out
         })
     };
-    let out = drain(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
-    let err = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break status,
@@ -172,14 +193,16 @@ pub fn run_within(mut command: Command, limit: Duration) -> Result<String, Strin
     };
     let stdout = out.join().unwrap_or_default();
     let stderr = err.join().unwrap_or_default();
-    if !status.success() {
-        let text = String::from_utf8_lossy(&stderr);
-        let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-        return Err(if line.is_empty() {
-            format!("{name} failed ({status})")
-        } else {
-            line
-        });
-    }
-    Ok(String::from_utf8_lossy(&stdout).into_owned())
+    let text = String::from_utf8_lossy(&stderr);
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let line = if line.is_empty() && !status.success() {
+        format!("{name} failed ({status})")
+    } else {
+        line
+    };
+    Ok((
+        status.success(),
+        String::from_utf8_lossy(&stdout).into_owned(),
+        line,
+    ))
 }

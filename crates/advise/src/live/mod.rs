@@ -8,7 +8,9 @@
 //! are MySQLTuner's, each named in its finding.
 
 mod exchange;
+mod runtime;
 
+pub(crate) use exchange::run_within;
 pub use exchange::timed_out;
 
 use crate::finding::{Finding, Severity};
@@ -109,10 +111,31 @@ pub fn mariadb_status(socket: &Path, limit: Duration) -> Result<BTreeMap<String,
         .arg("--batch")
         .arg("--skip-column-names")
         .arg(format!("--connect-timeout={}", limit.as_secs().max(1)))
-        .args(["-e", "SHOW GLOBAL STATUS; SHOW GLOBAL VARIABLES"]);
-    let out = exchange::run_within(command, limit)?;
-    Ok(key_values(&out, '\t'))
+        // A statement the account may not run (mysql.user) does not stop the others.
+        .arg("--force")
+        .args(["-e", QUERIES]);
+    let (ok, out, err) = exchange::run_output(command, limit)?;
+    let mut figures = key_values(&out, '\t');
+    if !figures.contains_key("Uptime") {
+        return Err(if err.is_empty() {
+            "no SHOW GLOBAL STATUS figures in the answer".into()
+        } else {
+            err
+        });
+    }
+    if !ok && !err.is_empty() {
+        figures.insert("webtune_errors".into(), err);
+    }
+    Ok(figures)
 }
+
+/// What `--live` asks MariaDB/MySQL, read-only: the counters and the variables, the InnoDB
+/// data's size (the buffer pool is sized from it), and MySQLTuner's account checks
+/// (anonymous accounts, accounts without a password).
+const QUERIES: &str = "SHOW GLOBAL STATUS; SHOW GLOBAL VARIABLES; \
+    SELECT 'innodb_data_bytes', COALESCE(SUM(data_length + index_length), 0) FROM information_schema.tables WHERE engine = 'InnoDB'; \
+    SELECT 'anonymous_accounts', COUNT(*) FROM mysql.user WHERE user = ''; \
+    SELECT 'passwordless_accounts', COUNT(*) FROM mysql.user WHERE user <> '' AND authentication_string = '' AND plugin IN ('', 'mysql_native_password')";
 
 fn key_values(text: &str, sep: char) -> BTreeMap<String, String> {
     text.lines()
@@ -230,6 +253,7 @@ pub fn mariadb_findings(s: &BTreeMap<String, String>, socket: &Path) -> Vec<Find
                 .why(format!("1 − Innodb_buffer_pool_reads ÷ Innodb_buffer_pool_read_requests = {efficiency:.1}% < 90%: the working set does not fit the pool.{caveat}")),
         );
     }
+    out.extend(runtime::findings(s, &mk, &caveat));
     out
 }
 

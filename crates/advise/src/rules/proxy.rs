@@ -1,6 +1,7 @@
-//! Behind a proxy: backend workers per core (seed 000), nginx's worker_connections when
-//! every client costs two connections, upstream keepalive with proxy_http_version 1.1,
-//! and the ephemeral ports that new upstream connections use up.
+//! Behind a proxy: backend workers per core (seed 000) for the Apache the proxy passes to
+//! (matched by address, `rules/topology.rs`), nginx's worker_connections when every client
+//! costs two connections, upstream keepalive with proxy_http_version 1.1, and the
+//! ephemeral ports that new upstream connections use up.
 
 use super::{at, ApacheMpm, Layers};
 use crate::finding::{Finding, Severity};
@@ -25,9 +26,13 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
     let main = n.parsed.main.clone();
     let cores = l.host.cores.max(1) as i64;
 
-    // Backend workers per core.
-    if let (Some(a), Some(first)) = (l.apache, passes.first()) {
-        let m = ApacheMpm::of(a);
+    // Backend workers per core: only for the Apache this nginx proxies to.
+    let topology = l.topology();
+    let backend = l
+        .apache
+        .zip(topology.nginx_apache)
+        .and_then(|(a, (pass, listen, _))| Some((a, ApacheMpm::of(a)?, pass, listen)));
+    if let Some((a, m, first, listen)) = backend {
         let rec = 2 * cores;
         if m.max_workers > rec {
             let severity = if m.max_workers > 4 * rec {
@@ -46,6 +51,7 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
                         if m.threaded { format!(" The {} MPM runs them as processes of ThreadsPerChild {} threads: at least one whole process.", m.mpm, m.threads_per_child) } else { String::new() }
                     ))
                     .evidence(format!("proxy_pass {}: {}", first.joined(), first.at()))
+                    .evidence(format!("Listen {}: {}", listen.joined(), listen.at()))
                     .evidence(at(m.max_workers_at, "MaxRequestWorkers", m.max_workers))
                     .evidence(format!("host: {cores} cores"))
                     .source("seed 000 (two busy Apache processes per core behind nginx)")

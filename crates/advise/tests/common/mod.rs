@@ -47,6 +47,9 @@ pub struct Run<'a> {
     pub fpm: Option<&'a str>,
     pub mysql: Option<&'a str>,
     pub evidence: Option<Evidence>,
+    /// What the trees are for beyond their text (release, data size, compiled-in modules).
+    pub facts: webtune_advise::Facts,
+    pub live: Option<webtune_advise::live::Live>,
 }
 
 pub fn findings_with(h: &HostFacts, r: Run) -> Vec<Finding> {
@@ -75,6 +78,8 @@ pub fn plan_with(h: &HostFacts, r: Run) -> (Vec<Finding>, Plan) {
         php_fpm: p.as_ref(),
         mysql: m.as_ref(),
         evidence: r.evidence.as_ref(),
+        facts: &r.facts,
+        live: r.live.as_ref(),
     })
 }
 
