@@ -45,8 +45,10 @@ pub enum Checked {
 }
 
 /// Check one tree: its server ("nginx", "apache2", "php-fpm", "mariadb"), its main file,
-/// and the patch as a function of (original file, copied text) → patched text.
-pub type Checker<'a> = &'a dyn Fn(&str, &Path, &dyn Fn(&Path, &str) -> String) -> Checked;
+/// the copied tree's root (`--root`: the tree's absolute paths lie under it, never on this
+/// host), and the patch as a function of (original file, copied text) → patched text.
+pub type Checker<'a> =
+    &'a dyn Fn(&str, &Path, Option<&Path>, &dyn Fn(&Path, &str) -> String) -> Checked;
 
 enum Failure {
     /// The server refused the copy: its words.
@@ -74,7 +76,17 @@ pub fn check_patches(a: &mut Advice, opts: PatchOptions, checker: Checker) -> Ve
             continue;
         }
         let mut command = String::new();
-        let mut check = |p: &Patch| run_check(checker, server, &read.main, p, &mut command);
+        let root = a.facts.root.clone();
+        let mut check = |p: &Patch| {
+            run_check(
+                checker,
+                server,
+                &read.main,
+                root.as_deref(),
+                p,
+                &mut command,
+            )
+        };
         let (outcome, message) = match check(&patch) {
             Ok(()) => ("passed", String::new()),
             Err(Failure::NotChecked(why)) => {
@@ -185,6 +197,7 @@ fn run_check(
     checker: Checker,
     server: &str,
     main: &Path,
+    root: Option<&Path>,
     patch: &Patch,
     command: &mut String,
 ) -> Result<(), Failure> {
@@ -193,7 +206,7 @@ fn run_check(
         Some(changes) => patch_text(text, changes, comment),
         None => text.to_string(),
     };
-    match checker(server, main, &apply) {
+    match checker(server, main, root, &apply) {
         Checked::Passed { command: c } => {
             *command = c;
             Ok(())

@@ -251,19 +251,20 @@ fn refused_changes_are_found_one_by_one_and_unverifiable_patches_are_not_written
     use webtune_advise::check::Checked;
     let fx = Fixture::new();
     let main = fx.file("nginx.conf", "events {\n}\n");
-    let refuses_bad = |_: &str, main: &Path, patch: &dyn Fn(&Path, &str) -> String| {
-        let text = patch(main, &std::fs::read_to_string(main).unwrap());
-        if text.contains("bad") {
-            Checked::Rejected {
-                command: "check".into(),
-                message: "bad line".into(),
+    let refuses_bad =
+        |_: &str, main: &Path, _: Option<&Path>, patch: &dyn Fn(&Path, &str) -> String| {
+            let text = patch(main, &std::fs::read_to_string(main).unwrap());
+            if text.contains("bad") {
+                Checked::Rejected {
+                    command: "check".into(),
+                    message: "bad line".into(),
+                }
+            } else {
+                Checked::Passed {
+                    command: "check".into(),
+                }
             }
-        } else {
-            Checked::Passed {
-                command: "check".into(),
-            }
-        }
-    };
+        };
     let mut a = advice(
         "nginx",
         &main,
@@ -287,9 +288,11 @@ fn refused_changes_are_found_one_by_one_and_unverifiable_patches_are_not_written
         "{text}"
     );
     // The unpatched tree fails too: nothing can be judged, nothing is written.
-    let refuses_all = |_: &str, _: &Path, _: &dyn Fn(&Path, &str) -> String| Checked::Rejected {
-        command: "check".into(),
-        message: "unknown directive in an include".into(),
+    let refuses_all = |_: &str, _: &Path, _: Option<&Path>, _: &dyn Fn(&Path, &str) -> String| {
+        Checked::Rejected {
+            command: "check".into(),
+            message: "unknown directive in an include".into(),
+        }
     };
     let mut a = advice(
         "nginx",
@@ -306,7 +309,7 @@ fn refused_changes_are_found_one_by_one_and_unverifiable_patches_are_not_written
         .unwrap()
         .is_empty());
     // No server to check with: not written, and said.
-    let absent = |_: &str, _: &Path, _: &dyn Fn(&Path, &str) -> String| {
+    let absent = |_: &str, _: &Path, _: Option<&Path>, _: &dyn Fn(&Path, &str) -> String| {
         Checked::NotChecked("nginx is not installed".into())
     };
     let mut a = advice(

@@ -398,7 +398,7 @@ fn written_patches_pass(t: &Tree, a: &Advice) -> Result<(), String> {
             Some(changes) => patch_text(text, changes, comment),
             None => text.to_string(),
         };
-        match common::lab_checker(&read.server, &read.main, &apply) {
+        match common::lab_checker(&read.server, &read.main, a.facts.root.as_deref(), &apply) {
             Checked::Passed { .. } => {}
             other => {
                 return Err(format!(

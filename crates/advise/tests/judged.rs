@@ -531,3 +531,44 @@ fn a_pool_fragment_is_read_with_a_warning() {
     let m = a.findings.iter().find(|f| f.id == "memory.budget").unwrap();
     assert!(m.why.contains("php-fpm: 20 children"), "{}", m.why);
 }
+
+/// 35.10: a copied tree is checked as itself: its absolute includes are the copy's, not
+/// this host's (here the tree's include defines the variable its server uses), and the
+/// command printed is the one that ran, on the private copy.
+#[test]
+fn a_copied_tree_is_checked_as_itself() {
+    if webtune_lab::servers::Programs::discover().nginx.is_none() {
+        return common::opt_out::opt_out("nginx", "nginx is not installed");
+    }
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "/etc/nginx/nginx.conf",
+        "worker_processes 1;\nevents { worker_connections 64; }\nhttp {\n include /etc/nginx/conf.d/*.conf;\n server { listen 80; location / { return 200 $webtune_judged_name; } }\n}\n",
+    );
+    write(
+        d.path(),
+        "/etc/nginx/conf.d/names.conf",
+        "map $host $webtune_judged_name { default tree; }\n",
+    );
+    let mut a = advise(&Inputs {
+        nginx: Some("/etc/nginx/nginx.conf".into()),
+        root: Some(d.path().to_path_buf()),
+        host: machine(4, 8),
+        ..Inputs::default()
+    })
+    .unwrap();
+    let opts = webtune_advise::output::PatchOptions::for_advice(&a);
+    a.patch_checks = webtune_advise::check::check_patches(&mut a, opts, &common::lab_checker);
+    let c = &a.patch_checks[0];
+    assert_eq!(c.outcome, "passed", "{c:#?}");
+    assert!(
+        c.command.contains("webtune-check-")
+            && c.command.contains(&format!(
+                "(on a private copy of {}",
+                d.path().join("etc/nginx/nginx.conf").display()
+            )),
+        "{}",
+        c.command
+    );
+}

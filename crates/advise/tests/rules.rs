@@ -512,4 +512,36 @@ fn patch_replaces_lines_and_adds_into_sections() {
         out.ends_with("\n[mysqld]\n# webtune advise [x]: added\nmax_connections = 210\n"),
         "{out}"
     );
+    // A rewrite of several lines keeps the line's indentation on each.
+    let out = patch_text(
+        "[mysqld]\n  log_slow_queries = /s.log\n",
+        &[change(
+            Some(2),
+            None,
+            "slow_query_log = 1\nslow_query_log_file = /s.log",
+        )],
+        "#",
+    );
+    assert_eq!(out, "[mysqld]\n  # webtune advise [x]: was: log_slow_queries = /s.log\n  slow_query_log = 1\n  slow_query_log_file = /s.log\n");
+    // Into a named nginx block: `upstream app {`.
+    let out = patch_text(
+        "http {\n  upstream app {\n    server 127.0.0.1:8080;\n  }\n}\n",
+        &[change(None, Some("upstream app"), "keepalive_timeout 4s;")],
+        "#",
+    );
+    assert_eq!(out, "http {\n  upstream app {\n    # webtune advise [x]: added\n    keepalive_timeout 4s;\n    server 127.0.0.1:8080;\n  }\n}\n");
+    // A pool fragment's keys go before any section.
+    let out = patch_text(
+        "pm.max_children = 5\n[other]\nx = 1\n",
+        &[change(
+            None,
+            Some(webtune_conf::ini::FRAGMENT_POOL),
+            "pm.max_requests = 500",
+        )],
+        ";",
+    );
+    assert_eq!(
+        out,
+        "pm.max_children = 5\n; webtune advise [x]: added\npm.max_requests = 500\n[other]\nx = 1\n"
+    );
 }

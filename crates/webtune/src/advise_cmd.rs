@@ -261,6 +261,7 @@ pub fn run(args: AdviseArgs) -> anyhow::Result<i32> {
 fn lab_checker(
     server: &str,
     main: &std::path::Path,
+    root: Option<&std::path::Path>,
     patch: &dyn Fn(&std::path::Path, &str) -> String,
 ) -> webtune_advise::check::Checked {
     use webtune_advise::check::Checked;
@@ -271,7 +272,7 @@ fn lab_checker(
         "php-fpm" => Server::PhpFpm,
         _ => Server::MariaDb,
     };
-    match check::check_patched_copy(server, main, patch) {
+    match check::check_patched_copy_in(server, main, root, patch) {
         Ok(command) => Checked::Passed { command },
         Err(check::CopyCheck::Rejected { command, message }) => {
             Checked::Rejected { command, message }

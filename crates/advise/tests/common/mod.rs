@@ -112,6 +112,7 @@ pub fn evidence(connections: u32) -> Evidence {
 pub fn lab_checker(
     server: &str,
     main: &std::path::Path,
+    root: Option<&std::path::Path>,
     patch: &dyn Fn(&std::path::Path, &str) -> String,
 ) -> webtune_advise::check::Checked {
     use webtune_advise::check::Checked;
@@ -122,7 +123,7 @@ pub fn lab_checker(
         "php-fpm" => Server::PhpFpm,
         _ => Server::MariaDb,
     };
-    match check::check_patched_copy(server, main, patch) {
+    match check::check_patched_copy_in(server, main, root, patch) {
         Ok(command) => Checked::Passed { command },
         Err(check::CopyCheck::Rejected { command, message }) => {
             Checked::Rejected { command, message }

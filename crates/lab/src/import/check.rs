@@ -6,7 +6,8 @@
 //! --defaults-file=COPY --help --verbose` (10.11 has no `--validate-config`; its option
 //! parser runs in full before `--help` prints the values, and exits non-zero on an unknown
 //! option or a bad value, without opening a data directory). The advisor checks its
-//! patches with it (`webtune advise --write-patch`).
+//! patches with it (`webtune advise --write-patch`), a copied tree under its `--root`; the
+//! command it reports is the one that ran, on the private copy.
 
 use super::{ConfigTree, Import, Server};
 use crate::servers::Programs;
@@ -31,9 +32,25 @@ pub fn check_patched_copy(
     main: &Path,
     patch: &dyn Fn(&Path, &str) -> String,
 ) -> Result<String, CopyCheck> {
+    check_patched_copy_in(server, main, None, patch)
+}
+
+/// `check_patched_copy` for a tree copied under `root` (`advise --root`): its absolute
+/// paths (includes, ServerRoot) are the copy's, never this host's. The command said is
+/// the one that ran, on the private copy.
+pub fn check_patched_copy_in(
+    server: Server,
+    main: &Path,
+    root: Option<&Path>,
+    patch: &dyn Fn(&Path, &str) -> String,
+) -> Result<String, CopyCheck> {
     let not = |what: &str, e: &dyn std::fmt::Display| CopyCheck::NotChecked(format!("{what}: {e}"));
-    let tree =
-        ConfigTree::read(server, main).map_err(|e| not("reading the tree for a copy", &e))?;
+    let opts = webtune_conf::config::Options {
+        root: root.map(Path::to_path_buf),
+        ..Default::default()
+    };
+    let tree = ConfigTree::read_with(server, main, &opts)
+        .map_err(|e| not("reading the tree for a copy", &e))?;
     let import = Import::new(tree, &[]).map_err(|e| not("copying the tree", &e))?;
     let originals = import.tree.files.clone();
     let programs = Programs::discover();
@@ -71,13 +88,20 @@ pub fn check_patched_copy(
     }
     let plan = &rendered.servers[0];
     let restore = |m: &str| import.restore_paths(&dir, m);
+    // The command as it ran, on the copy (removed after the check), and whose copy it was.
+    let ran = |c: String| {
+        format!(
+            "{c} (on a private copy of {}, removed after the check)",
+            main.display()
+        )
+    };
     if server == Server::MariaDb {
         let args = [
             format!("--defaults-file={}", plan.config_file.display()),
             "--help".into(),
             "--verbose".into(),
         ];
-        let command = restore(&format!("{} {}", plan.program.display(), args.join(" ")));
+        let command = ran(format!("{} {}", plan.program.display(), args.join(" ")));
         let output = Command::new(&plan.program)
             .args(&args)
             .stdin(Stdio::null())
@@ -103,7 +127,7 @@ pub fn check_patched_copy(
             command,
         });
     }
-    let command = restore(&format!(
+    let command = ran(format!(
         "{} {}",
         plan.program.display(),
         plan.check_args

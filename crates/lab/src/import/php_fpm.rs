@@ -142,6 +142,7 @@ mod tests {
             server: Server::PhpFpm,
             main: PathBuf::from("/etc/php/8.2/fpm/php-fpm.conf"),
             root: PathBuf::from("/etc/php/8.2/fpm"),
+            copy_root: None,
             files: Vec::new(),
             directives,
             env: BTreeMap::new(),
