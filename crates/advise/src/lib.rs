@@ -99,6 +99,9 @@ pub struct Configs {
     pub nginx: Option<nginx::NginxConfig>,
     pub php_fpm: Option<config::Parsed>,
     pub mysql: Option<config::Parsed>,
+    /// More running nginx masters' trees, beside `nginx` (the one in front of the other
+    /// layers read, when one is).
+    pub nginx_others: Vec<nginx::NginxConfig>,
     pub read: Vec<ConfigRead>,
     /// What discovery skipped, and why (one line each).
     pub notes: Vec<String>,
@@ -147,7 +150,12 @@ const STOCK_MYSQL: &[&str] = &["/etc/mysql/my.cnf", "/etc/my.cnf"];
 
 /// Read everything, run the rules.
 pub fn advise(inputs: &Inputs) -> Result<Advice, AdviseError> {
-    let host = HostFacts::choose(&inputs.host)?;
+    advise_for(inputs, HostFacts::choose(&inputs.host)?)
+}
+
+/// `advise` for host facts read already (this host's, another machine's; tests give
+/// their own running servers).
+pub fn advise_for(inputs: &Inputs, host: HostFacts) -> Result<Advice, AdviseError> {
     let evidence = inputs
         .result
         .as_deref()
@@ -161,7 +169,8 @@ pub fn advise(inputs: &Inputs) -> Result<Advice, AdviseError> {
         // A release the user gives that cannot be read is bad input, said at once.
         facts::database_release(Some(v), None, false).map_err(AdviseError::Input)?;
     }
-    let configs = read_configs(inputs, &host, &mut facts)?;
+    let mut configs = read_configs(inputs, &host, &mut facts)?;
+    front_nginx(&mut configs, &host, &facts);
     let layers = Layers {
         host: &host,
         apache: configs.apache.as_ref(),
@@ -172,7 +181,8 @@ pub fn advise(inputs: &Inputs) -> Result<Advice, AdviseError> {
         facts: &facts,
         live: inputs.live.as_ref(),
     };
-    let (findings, plan) = rules::plan(&layers);
+    let others: Vec<&nginx::NginxConfig> = configs.nginx_others.iter().collect();
+    let (findings, plan) = rules::plan_with_others(&layers, &others);
     let incomplete = incomplete(&findings, &configs.read);
     let mut notes = configs.notes.clone();
     if let Some(l) = &inputs.live {
@@ -191,6 +201,60 @@ pub fn advise(inputs: &Inputs) -> Result<Advice, AdviseError> {
         apache_version: configs.apache.as_ref().map(|a| a.dialect.version),
         facts,
     })
+}
+
+/// With several nginx trees read (running masters), the one whose `proxy_pass` or
+/// `fastcgi_pass` reaches the Apache or php-fpm read is the front the cross-layer rules
+/// judge; a note names every one.
+fn front_nginx(c: &mut Configs, host: &HostFacts, facts: &Facts) {
+    if c.nginx_others.is_empty() {
+        return;
+    }
+    let reaches = |n: &nginx::NginxConfig| {
+        let l = Layers {
+            host,
+            apache: c.apache.as_ref(),
+            nginx: Some(n),
+            php_fpm: c.php_fpm.as_ref(),
+            mysql: None,
+            evidence: None,
+            facts,
+            live: None,
+        };
+        let t = l.topology();
+        t.nginx_apache.is_some() || t.nginx_fpm.is_some()
+    };
+    let front_ok = c.nginx.as_ref().is_some_and(reaches);
+    if !front_ok {
+        if let Some(i) = c.nginx_others.iter().position(reaches) {
+            if let Some(first) = c.nginx.take() {
+                let other = c.nginx_others.remove(i);
+                c.nginx_others.insert(i, first);
+                c.nginx = Some(other);
+            }
+        }
+    }
+    let named: Vec<String> = c
+        .read
+        .iter()
+        .filter(|r| r.server == "nginx")
+        .map(|r| format!("{} ({})", r.main.display(), r.found))
+        .collect();
+    let front = c
+        .nginx
+        .as_ref()
+        .map(|n| n.parsed.main.display().to_string())
+        .unwrap_or_default();
+    c.notes.push(format!(
+        "nginx: {} running masters read: {}; each has its own findings, and the other layers are judged behind {front}{}",
+        named.len(),
+        named.join(", "),
+        if c.nginx.as_ref().is_some_and(reaches) {
+            " (its proxy_pass reaches them)"
+        } else {
+            " (no nginx read passes to them)"
+        }
+    ));
 }
 
 /// The findings whose component is a server whose tree was not read in full.
@@ -269,9 +333,19 @@ pub fn read_configs(
                 candidates.push((p, "stock path".into(), Vec::new()));
             }
         }
+        let mut read_one_already = false;
         for (path, found, defines) in candidates {
             let strict = found == "given";
             if !strict && !path.is_file() {
+                continue;
+            }
+            // Several running nginx masters are each read (issue 35, item 3); otherwise
+            // the first tree read is the server's.
+            let running = found.starts_with("running");
+            if read_one_already && !(server == "nginx" && running) {
+                break;
+            }
+            if c.read.iter().any(|r| r.server == server && r.main == path) {
                 continue;
             }
             let opts = Options {
@@ -288,7 +362,10 @@ pub fn read_configs(
                         notes,
                         dialect,
                     });
-                    break;
+                    read_one_already = true;
+                    if !running {
+                        break;
+                    }
                 }
                 Err(e) if strict => return Err(e),
                 Err(e) => c.notes.push(format!(
@@ -360,7 +437,11 @@ fn read_one(
         "nginx" => {
             let n = nginx::read_with(path, opts)?;
             let out = (n.parsed.files.clone(), n.parsed.notes.clone(), None);
-            c.nginx = Some(n);
+            if c.nginx.is_none() {
+                c.nginx = Some(n);
+            } else {
+                c.nginx_others.push(n);
+            }
             out
         }
         "php-fpm" => {

@@ -572,3 +572,70 @@ fn a_copied_tree_is_checked_as_itself() {
         c.command
     );
 }
+
+/// 35.3: with two nginx masters running, both are read and named; the cross-layer rules
+/// judge the Apache behind the one whose proxy_pass reaches it.
+#[test]
+fn two_running_nginx_masters_are_both_read_and_named() {
+    use webtune_advise::host_facts::RunningServer;
+    let d = tempfile::tempdir().unwrap();
+    let other = write(
+        d.path(),
+        "other/nginx.conf",
+        "worker_processes 1;\nevents {}\nhttp { server { listen 8081; location / { proxy_pass http://127.0.0.1:9999; } } }\n",
+    );
+    let front = write(
+        d.path(),
+        "front/nginx.conf",
+        "worker_processes 2;\nevents {}\nhttp { server { listen 80; location / { proxy_pass http://127.0.0.1:8080; } } }\n",
+    );
+    let apache = write(
+        d.path(),
+        "apache2.conf",
+        &format!("{PREFORK_PHP}Listen 8080\nMaxRequestWorkers 150\n"),
+    );
+    let mut h = host(8 << 10);
+    for (pid, conf) in [(101, &other), (202, &front)] {
+        h.servers.push(RunningServer {
+            kind: "nginx".into(),
+            master_pid: pid,
+            config: Some(conf.clone()),
+            ..RunningServer::default()
+        });
+    }
+    let a = webtune_advise::advise_for(
+        &Inputs {
+            apache: Some(apache),
+            discover: true,
+            ..Inputs::default()
+        },
+        h,
+    )
+    .unwrap();
+    let read: Vec<&Path> = a
+        .configs
+        .iter()
+        .filter(|c| c.server == "nginx")
+        .map(|c| c.main.as_path())
+        .collect();
+    assert_eq!(read, [other.as_path(), front.as_path()], "{:#?}", a.configs);
+    assert!(
+        a.notes.iter().any(|n| n.contains("2 running masters read")
+            && n.contains(&format!("behind {}", front.display()))),
+        "{:#?}",
+        a.notes
+    );
+    let b = a
+        .findings
+        .iter()
+        .find(|f| f.id == "proxy.backend_per_core")
+        .expect("the Apache behind the front is sized");
+    assert!(
+        b.evidence.iter().any(|e| e.contains("front/nginx.conf")),
+        "{:?}",
+        b.evidence
+    );
+    // Each nginx has its own findings: one worker on 2 cores is the other's.
+    assert!(a.findings.iter().any(|f| f.id == "nginx.worker_processes"
+        && f.evidence.iter().any(|e| e.contains("other/nginx.conf"))));
+}

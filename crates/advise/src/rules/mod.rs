@@ -130,6 +130,39 @@ pub fn run(l: &Layers) -> Vec<Finding> {
 /// bounds a directive says the planned value, so no two findings recommend different
 /// values.
 pub fn plan(l: &Layers) -> (Vec<Finding>, Plan) {
+    plan_with_others(l, &[])
+}
+
+/// `plan`, with more nginx trees beside the layers (several nginx masters running): each
+/// other nginx gets its own findings (its own files, so its own plan entries), the layers'
+/// cross-layer rules stay with the nginx in `l` (the one in front of them).
+pub fn plan_with_others(l: &Layers, others: &[&NginxConfig]) -> (Vec<Finding>, Plan) {
+    let (mut out, mut structural) = layer_findings(l);
+    for n in others {
+        let alone = Layers {
+            nginx: Some(n),
+            apache: None,
+            php_fpm: None,
+            mysql: None,
+            live: None,
+            ..*l
+        };
+        let (theirs, bounds) = layer_findings(&alone);
+        out.extend(
+            theirs
+                .into_iter()
+                .filter(|f| f.component.starts_with("nginx")),
+        );
+        structural.extend(bounds);
+    }
+    let plan = Plan::reconcile(&collect(&out, &structural));
+    annotate(&mut out, &plan);
+    out.sort_by_key(|f| f.severity);
+    (out, plan)
+}
+
+/// Every rule's findings on the layers, front to back, and the servers' own bounds.
+fn layer_findings(l: &Layers) -> (Vec<Finding>, Vec<Constraint>) {
     let mut out = Vec::new();
     out.extend(apache::rules(l));
     out.extend(proxy::rules(l));
@@ -150,10 +183,7 @@ pub fn plan(l: &Layers) -> (Vec<Finding>, Plan) {
     let third = Plan::reconcile(&collect(&out, &structural));
     out.extend(chain::rules(l, &third));
     out.extend(mariadb::derived(l, &third));
-    let plan = Plan::reconcile(&collect(&out, &structural));
-    annotate(&mut out, &plan);
-    out.sort_by_key(|f| f.severity);
-    (out, plan)
+    (out, structural)
 }
 
 /// Every finding's constraints, named after it, and the server's own bounds.

@@ -290,7 +290,37 @@ pub(super) fn rules(l: &Layers, plan: &Plan) -> Vec<Finding> {
             f = f.evidence(format!("{} = {}: {}", x.name, x.value(), x.at()));
         }
     }
-    vec![f]
+    let mut out = vec![f];
+    out.extend(swap(l));
+    out
+}
+
+/// Swap in use on this host now: memory has already run short at some point (a swapped
+/// page of a server costs a disk read when touched).
+fn swap(l: &Layers) -> Option<Finding> {
+    let used = l.host.swap_total_kib.saturating_sub(l.host.swap_free_kib);
+    if used < 64 * 1024 || !l.host.judged_for.is_empty() {
+        return None;
+    }
+    let swappiness = l.host.sysctl_int("vm.swappiness");
+    Some(
+        Finding::new("memory.swap", Severity::Warn, "host")
+            .values(
+                format!("{} of swap in use (of {})", mib(used), mib(l.host.swap_total_kib)),
+                "the memory budget below 90% of RAM (see memory.budget), then watch si/so in vmstat",
+            )
+            .why(format!(
+                "Pages were pushed to swap because RAM ran short at some point; a server's page there costs a disk read the next time it is touched (a stall of milliseconds inside a request). {} MemAvailable is {} now.",
+                swappiness.map_or(String::new(), |v| format!("vm.swappiness is {v} (how readily the kernel swaps instead of dropping page cache).")),
+                mib(l.host.mem_available_kib)
+            ))
+            .evidence(format!(
+                "host: SwapTotal {}, SwapFree {}",
+                mib(l.host.swap_total_kib),
+                mib(l.host.swap_free_kib)
+            ))
+            .source("MySQLTuner (swap in use); Linux /proc/meminfo"),
+    )
 }
 
 /// Σ pm.max_children as planned (one pool's plan; several pools as configured).
