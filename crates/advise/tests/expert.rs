@@ -23,14 +23,19 @@ fn php_fpm_by_cores_and_by_its_front() {
         },
     );
     assert!(get(&f, "php_fpm.children_cores").is_some());
-    assert_eq!(plan.get("php-fpm", "pm.max_children").unwrap().value, Some(2));
+    assert_eq!(
+        plan.get("php-fpm", "pm.max_children").unwrap().value,
+        Some(2)
+    );
     // Behind nginx's fastcgi_pass: request_terminate_timeout follows fastcgi_read_timeout.
     let nginx = "events {}\nhttp { server { listen 80; location ~ \\.php$ { fastcgi_pass unix:/run/php/fpm.sock; fastcgi_read_timeout 30s; } } }\n";
     let (f, plan) = plan_with(
         &host(8192),
         Run {
             nginx: Some(nginx),
-            fpm: Some("[www]\nlisten = /run/php/fpm.sock\npm.max_children = 8\npm.max_requests = 500\n"),
+            fpm: Some(
+                "[www]\nlisten = /run/php/fpm.sock\npm.max_children = 8\npm.max_requests = 500\n",
+            ),
             ..Run::default()
         },
     );
@@ -39,14 +44,19 @@ fn php_fpm_by_cores_and_by_its_front() {
     assert!(r.why.contains("The trade"), "{}", r.why);
     let k = plan.get("php-fpm", "request_terminate_timeout").unwrap();
     assert_eq!(k.value, Some(30));
-    assert_eq!(k.change.as_ref().unwrap().text, "request_terminate_timeout = 30s");
+    assert_eq!(
+        k.change.as_ref().unwrap().text,
+        "request_terminate_timeout = 30s"
+    );
     assert_eq!(k.change.as_ref().unwrap().section.as_deref(), Some("www"));
     // A pool another nginx does not reach: no front, no timeout to follow.
     let f = findings_with(
         &host(8192),
         Run {
             nginx: Some(nginx),
-            fpm: Some("[www]\nlisten = 127.0.0.1:9000\npm.max_children = 8\npm.max_requests = 500\n"),
+            fpm: Some(
+                "[www]\nlisten = 127.0.0.1:9000\npm.max_children = 8\npm.max_requests = 500\n",
+            ),
             ..Run::default()
         },
     );
@@ -62,7 +72,10 @@ fn the_opcache_is_read_where_php_reads_it() {
         "conf.d/10-opcache.ini",
         "zend_extension=opcache.so\nopcache.memory_consumption = 256\n",
     );
-    let main = fx.file("php-fpm.conf", "[www]\npm.max_children = 4\npm.max_requests = 500\n");
+    let main = fx.file(
+        "php-fpm.conf",
+        "[www]\npm.max_children = 4\npm.max_requests = 500\n",
+    );
     let p = webtune_conf::ini::read(&main, webtune_conf::ini::Dialect::PhpFpm).unwrap();
     let h = host(8192);
     let f = webtune_advise::rules::run(&webtune_advise::Layers {
@@ -77,13 +90,18 @@ fn the_opcache_is_read_where_php_reads_it() {
     });
     let m = get(&f, "memory.budget").unwrap();
     assert!(
-        m.why.contains("php-fpm opcache: 256 MiB shared by the children"),
+        m.why
+            .contains("php-fpm opcache: 256 MiB shared by the children"),
         "{}",
         m.why
     );
     assert!(m.why.contains("memory_limit 64 MiB"), "{}", m.why);
     // Off in the pool: every request compiles its scripts.
-    std::fs::write(&main, "[www]\npm.max_children = 4\npm.max_requests = 500\nphp_admin_flag[opcache.enable] = off\n").unwrap();
+    std::fs::write(
+        &main,
+        "[www]\npm.max_children = 4\npm.max_requests = 500\nphp_admin_flag[opcache.enable] = off\n",
+    )
+    .unwrap();
     let p = webtune_conf::ini::read(&main, webtune_conf::ini::Dialect::PhpFpm).unwrap();
     let f = webtune_advise::rules::run(&webtune_advise::Layers {
         host: &h,
@@ -166,7 +184,11 @@ fn mariadbs_per_connection_worst_case_and_durability() {
         m.why
     );
     let d = get(&f, "mariadb.durability.flush_log").unwrap();
-    assert!(d.why.contains("A trade-off") && d.why.contains("power"), "{}", d.why);
+    assert!(
+        d.why.contains("A trade-off") && d.why.contains("power"),
+        "{}",
+        d.why
+    );
     assert!(d.changes.is_empty() && d.constraints.is_empty());
     let s = get(&f, "mariadb.durability.sync_binlog").unwrap();
     assert!(s.why.contains("replicas"), "{}", s.why);
@@ -245,11 +267,24 @@ fn mysqltuners_runtime_checks_are_bounds_in_the_plan() {
             ..Run::default()
         },
     );
-    assert_eq!(plan.get("mariadb", "thread_cache_size").unwrap().value, Some(19));
+    assert_eq!(
+        plan.get("mariadb", "thread_cache_size").unwrap().value,
+        Some(19)
+    );
     let t = get(&f, "live.mariadb.thread_cache").unwrap();
-    assert!(t.recommended.contains("planned: thread_cache_size = 19"), "{}", t.recommended);
-    assert_eq!(plan.get("mariadb", "table_definition_cache").unwrap().value, Some(800));
-    assert_eq!(plan.get("mariadb", "innodb_log_buffer_size").unwrap().value, Some(32));
+    assert!(
+        t.recommended.contains("planned: thread_cache_size = 19"),
+        "{}",
+        t.recommended
+    );
+    assert_eq!(
+        plan.get("mariadb", "table_definition_cache").unwrap().value,
+        Some(800)
+    );
+    assert_eq!(
+        plan.get("mariadb", "innodb_log_buffer_size").unwrap().value,
+        Some(32)
+    );
 }
 
 #[test]
@@ -259,7 +294,12 @@ fn live_web_counters_against_the_trees() {
     a.insert("BusyWorkers".to_string(), "24".to_string());
     live.figures.insert("apache2".into(), a);
     let mut n = BTreeMap::new();
-    for (k, v) in [("active", "900"), ("waiting", "700"), ("reading", "0"), ("writing", "200")] {
+    for (k, v) in [
+        ("active", "900"),
+        ("waiting", "700"),
+        ("reading", "0"),
+        ("writing", "200"),
+    ] {
         n.insert(k.to_string(), v.to_string());
     }
     live.figures.insert("nginx".into(), n);
@@ -274,8 +314,15 @@ fn live_web_counters_against_the_trees() {
     );
     assert!(get(&f, "live.apache.max_request_workers").is_some());
     let w = get(&f, "live.nginx.worker_connections").unwrap();
-    assert!(w.recommended.contains("shorter keepalive_timeout"), "{}", w.recommended);
-    assert_eq!(plan.get("nginx", "worker_connections").unwrap().value, Some(2048));
+    assert!(
+        w.recommended.contains("shorter keepalive_timeout"),
+        "{}",
+        w.recommended
+    );
+    assert_eq!(
+        plan.get("nginx", "worker_connections").unwrap().value,
+        Some(2048)
+    );
 }
 
 #[test]
@@ -291,7 +338,11 @@ fn swap_in_use_is_said() {
         },
     );
     let s = get(&f, "memory.swap").unwrap();
-    assert!(s.current.contains("1024 MiB of swap in use"), "{}", s.current);
+    assert!(
+        s.current.contains("1024 MiB of swap in use"),
+        "{}",
+        s.current
+    );
     h.swap_free_kib = 2 << 20;
     let f = findings_with(
         &h,

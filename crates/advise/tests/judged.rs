@@ -192,8 +192,14 @@ fn an_mpm_compiled_into_httpd_is_not_a_missing_one() {
         "{:#?}",
         a.plan
     );
-    let m = a.findings.iter().find(|f| f.id == "memory.budget").unwrap();
-    assert!(m.why.contains("MPM unknown"), "{}", m.why);
+    // Said as unknown, with how to tell; nothing is counted for it.
+    let u = a
+        .findings
+        .iter()
+        .find(|f| f.id == "apache.mpm.unknown")
+        .unwrap();
+    assert!(u.recommended.contains("httpd -V"), "{}", u.recommended);
+    assert!(!found.contains(&"memory.budget"), "{found:?}");
 }
 
 /// 35.5: RHEL's 01-cgi.conf loads mod_cgid or mod_cgi by the MPM in `<IfModule>` blocks:

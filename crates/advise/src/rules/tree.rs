@@ -58,6 +58,19 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
             )),
             (None, None) => None,
         };
+        if a.mpm().is_none() && !unread && known_none.is_none() {
+            out.push(
+                Finding::new("apache.mpm.unknown", Severity::Info, "apache2")
+                    .directives(&["LoadModule"])
+                    .values("no MPM module loaded, and whether one is compiled in is not known", "`httpd -V` on the server tells (\"Server MPM\"); run webtune advise there, without --root")
+                    .why(format!(
+                        "{}. An httpd built without --enable-mpms-shared has its MPM compiled in (configure's default: event in 2.4, prefork in 2.2), so the tree needs no LoadModule for it; which one it is decides how MaxRequestWorkers, ThreadsPerChild and KeepAlive are judged, so none of them is sized.",
+                        super::mpm_unknown(l)
+                    ))
+                    .evidence(format!("{} LoadModule lines read in {} files, none an mpm_*_module", a.modules.len(), a.parsed.files.len()))
+                    .source("Apache 2.4 manual, \"Multi-Processing Modules\" and configure's --with-mpm / --enable-mpms-shared"),
+            );
+        }
         if let (None, V24, false, Some(why)) = (a.mpm(), a.dialect.version, unread, known_none) {
             out.push(
                 Finding::new("apache.mpm.none", Severity::Critical, "apache2")

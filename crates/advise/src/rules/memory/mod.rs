@@ -110,8 +110,9 @@ pub(super) fn rules(l: &Layers, plan: &Plan) -> Vec<Finding> {
         }),
     };
     let now = budget(l, &configured, &per);
-    if now.layers.is_empty() {
-        return Vec::new();
+    // Nothing counted (an Apache whose MPM is unknown, alone): no budget to state.
+    if now.layers.iter().all(|x| x.kib == 0) {
+        return swap(l).into_iter().collect();
     }
     let then = budget(l, &planned, &per);
     let budget_kib = (total_kib as f64 * BUDGET_SHARE) as u64;
