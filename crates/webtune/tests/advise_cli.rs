@@ -621,10 +621,83 @@ fn live_timeout_limits_each_whole_exchange() {
         stdout.contains(&format!("note: apache2 (live): {url}: timed out after 3 s")),
         "{stdout}"
     );
-    fails_with(
-        &["advise", "--no-discover", "--live", "--live-timeout", "0"],
-        "more than 0",
-    );
+    // clap refuses a zero limit (its usual "invalid value" message), exit 2.
+    let out = webtune(&["advise", "--no-discover", "--live", "--live-timeout", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("more than 0"));
     let out = webtune(&["advise", "--no-discover", "--live-timeout", "3s"]);
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn a_copied_tree_is_read_for_its_release_and_patched_at_its_own_paths() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("copy");
+    std::fs::create_dir_all(root.join("etc/mysql")).unwrap();
+    std::fs::create_dir_all(root.join("etc/nginx")).unwrap();
+    std::fs::write(
+        root.join("etc/mysql/my.cnf"),
+        "[mysqld]\n[mariadb-10.0]\ninnodb_buffer_pool_size = 1G\n[mariadb-10.11]\nmax_connections = 300\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("etc/nginx/nginx.conf"),
+        "worker_processes 1;\nevents { worker_connections 64; }\nhttp {\n sendfile on;\n server { listen 80; }\n}\n",
+    )
+    .unwrap();
+    let json_out = d.path().join("advice.json");
+    let patches = d.path().join("suggested");
+    let out = webtune(&[
+        "advise",
+        "--root",
+        root.to_str().unwrap(),
+        "--no-discover",
+        "--mysql-config",
+        "/etc/mysql/my.cnf",
+        "--nginx-config",
+        "/etc/nginx/nginx.conf",
+        "--mysql-version",
+        "10.11",
+        "--cores",
+        "4",
+        "--ram",
+        "8G",
+        "--json",
+        json_out.to_str().unwrap(),
+        "--write-patch",
+        patches.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("MariaDB 10.11 (--mysql-version 10.11)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout
+            .contains("[mariadb-10.0]: 1 option not read: MariaDB 10.11 does not read this group"),
+        "{stdout}"
+    );
+    let v = json(&json_out);
+    assert_eq!(v["facts"]["database"]["value"]["minor"], 11, "{v}");
+    // The patch of the copy lands at the tree's own path, and says the command that ran.
+    if std::path::Path::new("/usr/sbin/nginx").is_file() {
+        assert!(
+            stdout.contains(&format!(
+                "wrote {}",
+                patches.join("etc/nginx/nginx.conf").display()
+            )),
+            "{stdout}"
+        );
+        assert!(stdout.contains("(on a private copy of "), "{stdout}");
+    }
+    fails_with(
+        &["advise", "--no-discover", "--mysql-version", "ten"],
+        "is not a release",
+    );
 }

@@ -196,12 +196,15 @@ pub(super) fn rules(l: &Layers, plan: &Plan) -> Vec<Finding> {
             f = f.constrain(x);
         }
     }
-    directives.extend([
-        "MaxRequestWorkers",
-        "pm.max_children",
-        "innodb_buffer_pool_size",
-        "max_connections",
-    ]);
+    if mpm.is_some() {
+        directives.push("MaxRequestWorkers");
+    }
+    if l.php_fpm.is_some() {
+        directives.push("pm.max_children");
+    }
+    if l.mysql.is_some() {
+        directives.extend(["innodb_buffer_pool_size", "max_connections"]);
+    }
     let mut seen = Vec::new();
     directives.retain(|d| {
         let new = !seen.contains(d);
