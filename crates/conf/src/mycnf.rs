@@ -91,7 +91,7 @@ impl Release {
             _ if rest.contains("mariadb") => Server::MariaDb,
             Some(_) => Server::mysql(major, minor),
             None => match major {
-                10 | 11 | 12 => Server::MariaDb,
+                10..=12 => Server::MariaDb,
                 5 | 8 | 9 => Server::mysql(major, minor),
                 _ => return None,
             },
