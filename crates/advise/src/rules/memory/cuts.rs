@@ -47,7 +47,7 @@ impl Cuts {
             );
         }
         format!(
-            "CONFLICT, not all written: the layers need {} more than the budget {} even at their floors ({}); cuts planned: {cuts}. Move the database to another host, add RAM, or lower the front's concurrency",
+            "CONFLICT, not all written: the layers need {} more than the budget {} even at their floors ({}); cuts planned: {cuts}. Add RAM, move a layer to another host, or lower the front's concurrency",
             mib(self.left),
             mib(budget_kib),
             self.floors.join("; ")
