@@ -28,6 +28,10 @@ pub struct PatchCheck {
     pub outcome: String,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub message: String,
+    /// What the server warned about on the patched copy it accepted (httpd's `AH00318:
+    /// WARNING: MaxRequestWorkers … would exceed ServerLimit`: a value it changed itself).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// Changes of one tree: file → (source id, change).
@@ -36,8 +40,11 @@ type Patch = BTreeMap<PathBuf, Vec<(String, Change)>>;
 /// What a tree's check said.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Checked {
-    /// The server accepted the patched copy (the command run).
-    Passed { command: String },
+    /// The server accepted the patched copy (the command run, and what it warned about).
+    Passed {
+        command: String,
+        warnings: Vec<String>,
+    },
     /// The server refused it: the command and its words.
     Rejected { command: String, message: String },
     /// No check could be made, and why.
@@ -76,6 +83,7 @@ pub fn check_patches(a: &mut Advice, opts: PatchOptions, checker: Checker) -> Ve
             continue;
         }
         let mut command = String::new();
+        let mut warnings = Vec::new();
         let root = a.facts.root.clone();
         let mut check = |p: &Patch| {
             run_check(
@@ -84,7 +92,7 @@ pub fn check_patches(a: &mut Advice, opts: PatchOptions, checker: Checker) -> Ve
                 &read.main,
                 root.as_deref(),
                 p,
-                &mut command,
+                (&mut command, &mut warnings),
             )
         };
         let (outcome, message) = match check(&patch) {
@@ -136,6 +144,7 @@ pub fn check_patches(a: &mut Advice, opts: PatchOptions, checker: Checker) -> Ve
             command,
             outcome: outcome.into(),
             message,
+            warnings,
         });
     }
     out
@@ -199,7 +208,7 @@ fn run_check(
     main: &Path,
     root: Option<&Path>,
     patch: &Patch,
-    command: &mut String,
+    (command, warnings): (&mut String, &mut Vec<String>),
 ) -> Result<(), Failure> {
     let comment = if server == "php-fpm" { ";" } else { "#" };
     let apply = |file: &Path, text: &str| match patch.get(file) {
@@ -207,8 +216,12 @@ fn run_check(
         None => text.to_string(),
     };
     match checker(server, main, root, &apply) {
-        Checked::Passed { command: c } => {
+        Checked::Passed {
+            command: c,
+            warnings: w,
+        } => {
             *command = c;
+            *warnings = w;
             Ok(())
         }
         Checked::Rejected {

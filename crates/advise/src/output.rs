@@ -203,6 +203,9 @@ pub fn text(a: &Advice) -> String {
                 format!(": {}", c.message)
             }
         );
+        for w in &c.warnings {
+            let _ = writeln!(s, "  the server warned: {w}");
+        }
     }
     let per_file = changes(a, PatchOptions::for_advice(a), true);
     let refused = |id: &str| {

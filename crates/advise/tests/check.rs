@@ -262,6 +262,7 @@ fn refused_changes_are_found_one_by_one_and_unverifiable_patches_are_not_written
             } else {
                 Checked::Passed {
                     command: "check".into(),
+                    warnings: Vec::new(),
                 }
             }
         };
@@ -321,4 +322,43 @@ fn refused_changes_are_found_one_by_one_and_unverifiable_patches_are_not_written
     assert!(patch_of(&a, "good1")
         .unwrap()
         .contains("not checked: nginx is not installed"));
+}
+
+/// What the server warns about on a copy it accepts is kept and said (issue 35, item 9:
+/// httpd's own AH00318 went unreported): a warning is a value the server changed itself,
+/// or a line it ignores.
+#[test]
+fn the_servers_warnings_on_an_accepted_copy_are_said() {
+    if !installed("nginx") {
+        return opt_out("nginx", "nginx is not installed");
+    }
+    let fx = Fixture::new();
+    let main = fx.file(
+        "nginx.conf",
+        "worker_processes 1;\nevents {\n    worker_connections 768;\n}\nhttp {\n    sendfile on;\n    types {\n        text/html html;\n        text/plain html;\n    }\n    server {\n        listen 127.0.0.1:8080;\n    }\n}\n",
+    );
+    let mut a = advice(
+        "nginx",
+        &main,
+        vec![finding(
+            "good",
+            &main,
+            Some(3),
+            None,
+            "    worker_connections 1024;",
+        )],
+    );
+    check_and_write(&mut a, &main).expect("written");
+    let c = &a.patch_checks[0];
+    assert_eq!(c.outcome, "passed", "{c:?}");
+    assert!(
+        c.warnings
+            .iter()
+            .any(|w| w.contains("duplicate extension \"html\"")),
+        "{c:?}"
+    );
+    // The warning names the user's file, not the copy.
+    assert!(c.warnings[0].contains(&main.display().to_string()), "{c:?}");
+    let text = webtune_advise::output::text(&a);
+    assert!(text.contains("  the server warned: "), "{text}");
 }

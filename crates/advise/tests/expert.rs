@@ -153,6 +153,22 @@ fn timeouts_across_the_layers() {
     );
     // Behind a proxy the clients are nginx's: no "KeepAliveTimeout 2" for slow clients.
     assert!(get(&f, "apache.keepalive_timeout").is_none());
+    // Without a pool yet, the keep-alive it recommends says how to keep it below Apache's.
+    let f = findings_with(
+        &host(8192),
+        Run {
+            apache: Some(&format!("{EVENT}Listen 8080\nKeepAliveTimeout 2\n")),
+            nginx: Some("events {}\nhttp { server { listen 80; location / { proxy_pass http://127.0.0.1:8080; } } }\n"),
+            ..Run::default()
+        },
+    );
+    let e = get(&f, "proxy.ephemeral_ports").unwrap();
+    assert!(
+        e.recommended
+            .contains("keepalive_timeout 1s, below Apache's KeepAliveTimeout 2s"),
+        "{}",
+        e.recommended
+    );
     // Apache facing clients without mod_reqtimeout.
     let f = findings(Run {
         apache: Some(&format!("{EVENT}Listen 80\n")),

@@ -273,7 +273,10 @@ fn lab_checker(
         _ => Server::MariaDb,
     };
     match check::check_patched_copy_in(server, main, root, patch) {
-        Ok(command) => Checked::Passed { command },
+        Ok(p) => Checked::Passed {
+            command: p.command,
+            warnings: p.warnings,
+        },
         Err(check::CopyCheck::Rejected { command, message }) => {
             Checked::Rejected { command, message }
         }

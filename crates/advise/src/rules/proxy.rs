@@ -261,9 +261,24 @@ fn ephemeral_ports(l: &Layers, p: &Directive) -> Option<Finding> {
             ", backend not on loopback: no reuse".to_string()
         }
     );
+    // The pool must not outlive the backend's own keep-alive (rules/timeouts.rs): with
+    // the Apache it reaches known, the recommendation says so.
+    let backend = l
+        .topology()
+        .nginx_apache
+        .filter(|(pass, _, _)| *pass == p)
+        .and(l.apache)
+        .map(|a| {
+            let kat = a
+                .get("KeepAliveTimeout")
+                .and_then(|d| d.int())
+                .unwrap_or(5);
+            format!(", and in that upstream keepalive_timeout {}s, below Apache's KeepAliveTimeout {kat}s (else Apache closes pooled connections nginx is about to reuse)", (kat - 1).max(1))
+        })
+        .unwrap_or_default();
     let mut f = Finding::new("proxy.ephemeral_ports", severity, "nginx")
         .directives(&["proxy_pass", "keepalive", "proxy_http_version"])
-        .values(format!("proxy_pass {} without upstream keepalive", p.value()), "an upstream block with keepalive 16, proxy_http_version 1.1, proxy_set_header Connection \"\"")
+        .values(format!("proxy_pass {} without upstream keepalive", p.value()), format!("an upstream block with keepalive 16, proxy_http_version 1.1, proxy_set_header Connection \"\"{backend}"))
         .why(format!(
             "Without upstream keepalive every request opens a connection to the backend, whose local port then waits in TIME_WAIT ({TIME_WAIT_S} s, or 1 s where tcp_tw_reuse applies; here {hold} s: {reuse_text}): {} ports ÷ {hold} s ≈ {} new connections per second to one backend address{}.",
             ports.map_or("?".into(), |p| p.to_string()),

@@ -25,6 +25,14 @@ pub enum CopyCheck {
     NotChecked(String),
 }
 
+/// A check the server passed: the command that ran, and what the server warned about
+/// (`nginx: [warn] …`, httpd's `AH00318: WARNING: …`), with the user's paths.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Passed {
+    pub command: String,
+    pub warnings: Vec<String>,
+}
+
 /// Copy `main`'s tree privately, patch each copied file with `patch(original, copy text)`,
 /// and let the server check the copy. Ok: the command that passed.
 pub fn check_patched_copy(
@@ -32,7 +40,7 @@ pub fn check_patched_copy(
     main: &Path,
     patch: &dyn Fn(&Path, &str) -> String,
 ) -> Result<String, CopyCheck> {
-    check_patched_copy_in(server, main, None, patch)
+    check_patched_copy_in(server, main, None, patch).map(|p| p.command)
 }
 
 /// `check_patched_copy` for a tree copied under `root` (`advise --root`): its absolute
@@ -43,7 +51,7 @@ pub fn check_patched_copy_in(
     main: &Path,
     root: Option<&Path>,
     patch: &dyn Fn(&Path, &str) -> String,
-) -> Result<String, CopyCheck> {
+) -> Result<Passed, CopyCheck> {
     let not = |what: &str, e: &dyn std::fmt::Display| CopyCheck::NotChecked(format!("{what}: {e}"));
     let opts = webtune_conf::config::Options {
         root: root.map(Path::to_path_buf),
@@ -108,7 +116,10 @@ pub fn check_patched_copy_in(
             .output()
             .map_err(|e| not(&format!("running {}", plan.program.display()), &e))?;
         if output.status.success() {
-            return Ok(command);
+            return Ok(Passed {
+                command,
+                warnings: Vec::new(),
+            });
         }
         let err = String::from_utf8_lossy(&output.stderr);
         let lines: Vec<&str> = err
@@ -136,8 +147,35 @@ pub fn check_patched_copy_in(
             .collect::<Vec<_>>()
             .join(" ")
     ));
+    // Run once to keep what the server warns about on a copy it accepts (a warning such
+    // as httpd's AH00318 means it changed a value itself); a refusal is said by
+    // `process::check_config`, as for a run.
+    if let Ok(out) = Command::new(&plan.program)
+        .args(&plan.check_args)
+        .stdin(Stdio::null())
+        .output()
+    {
+        if out.status.success() {
+            let mut warnings: Vec<String> = Vec::new();
+            let text = String::from_utf8_lossy(&out.stderr).into_owned()
+                + &String::from_utf8_lossy(&out.stdout);
+            for line in text.lines().map(str::trim) {
+                let lower = line.to_ascii_lowercase();
+                if lower.contains("warn") && !lower.contains("syntax ok") {
+                    let w = restore(line);
+                    if !warnings.contains(&w) {
+                        warnings.push(w);
+                    }
+                }
+            }
+            return Ok(Passed { command, warnings });
+        }
+    }
     match crate::process::check_config(plan) {
-        Ok(()) => Ok(command),
+        Ok(()) => Ok(Passed {
+            command,
+            warnings: Vec::new(),
+        }),
         Err(LabError::ConfigRejected { message, .. }) => Err(CopyCheck::Rejected {
             message: restore(&message),
             command,
