@@ -162,6 +162,16 @@ fn mariadb_global_status_over_the_labs_socket() {
     assert!(
         figures.contains_key("Threads_created") && figures.contains_key("Created_tmp_disk_tables")
     );
+    // The data's size (the buffer pool is sized from it) and the release (its option
+    // groups) are read in the same exchange; the forum's posts are InnoDB tables.
+    let data: u64 = figures["innodb_data_bytes"].parse().unwrap();
+    assert!(data > 0, "{figures:?}");
+    assert!(
+        webtune_conf::mycnf::Release::parse(&figures["version"]).is_some(),
+        "{}",
+        figures["version"]
+    );
+    assert!(figures.contains_key("anonymous_accounts"), "{figures:?}");
     let summary = l.findings.iter().find(|f| f.id == "live.mariadb").unwrap();
     assert!(
         summary.current.contains("of max_connections 40"),
