@@ -645,3 +645,34 @@ fn two_running_nginx_masters_are_both_read_and_named() {
     assert!(a.findings.iter().any(|f| f.id == "nginx.worker_processes"
         && f.evidence.iter().any(|e| e.contains("other/nginx.conf"))));
 }
+
+/// 35.10: php-fpm's copy follows the copied tree's `include=` (an absolute path of the
+/// tree), so its pools are checked, not none or this host's.
+#[test]
+fn a_copied_php_fpm_tree_is_checked_with_its_own_pools() {
+    if webtune_lab::servers::Programs::discover().php_fpm.is_none() {
+        return common::opt_out::opt_out("php-fpm", "php-fpm is not installed");
+    }
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "/etc/php/8.2/fpm/php-fpm.conf",
+        "[global]\npid = /run/php/php8.2-fpm.pid\ninclude=/etc/php/8.2/fpm/pool.d/*.conf\n",
+    );
+    write(
+        d.path(),
+        "/etc/php/8.2/fpm/pool.d/shop.conf",
+        "[shop]\nuser = www-data\ngroup = www-data\nlisten = /run/php/shop.sock\npm = static\npm.max_children = 8\n",
+    );
+    let mut a = advise(&Inputs {
+        php_fpm: Some("/etc/php/8.2/fpm/php-fpm.conf".into()),
+        root: Some(d.path().to_path_buf()),
+        host: machine(4, 8),
+        ..Inputs::default()
+    })
+    .unwrap();
+    assert!(ids(&a.findings).contains(&"php_fpm.max_requests"));
+    let opts = webtune_advise::output::PatchOptions::for_advice(&a);
+    a.patch_checks = webtune_advise::check::check_patches(&mut a, opts, &common::lab_checker);
+    assert_eq!(a.patch_checks[0].outcome, "passed", "{:#?}", a.patch_checks);
+}
