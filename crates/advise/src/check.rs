@@ -28,6 +28,10 @@ pub struct PatchCheck {
     pub outcome: String,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub message: String,
+    /// What the server warned about on the patched copy it accepted (httpd's `AH00318:
+    /// WARNING: MaxRequestWorkers … would exceed ServerLimit`: a value it changed itself).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// Changes of one tree: file → (source id, change).
@@ -36,8 +40,11 @@ type Patch = BTreeMap<PathBuf, Vec<(String, Change)>>;
 /// What a tree's check said.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Checked {
-    /// The server accepted the patched copy (the command run).
-    Passed { command: String },
+    /// The server accepted the patched copy (the command run, and what it warned about).
+    Passed {
+        command: String,
+        warnings: Vec<String>,
+    },
     /// The server refused it: the command and its words.
     Rejected { command: String, message: String },
     /// No check could be made, and why.
@@ -45,8 +52,10 @@ pub enum Checked {
 }
 
 /// Check one tree: its server ("nginx", "apache2", "php-fpm", "mariadb"), its main file,
-/// and the patch as a function of (original file, copied text) → patched text.
-pub type Checker<'a> = &'a dyn Fn(&str, &Path, &dyn Fn(&Path, &str) -> String) -> Checked;
+/// the copied tree's root (`--root`: the tree's absolute paths lie under it, never on this
+/// host), and the patch as a function of (original file, copied text) → patched text.
+pub type Checker<'a> =
+    &'a dyn Fn(&str, &Path, Option<&Path>, &dyn Fn(&Path, &str) -> String) -> Checked;
 
 enum Failure {
     /// The server refused the copy: its words.
@@ -74,7 +83,18 @@ pub fn check_patches(a: &mut Advice, opts: PatchOptions, checker: Checker) -> Ve
             continue;
         }
         let mut command = String::new();
-        let mut check = |p: &Patch| run_check(checker, server, &read.main, p, &mut command);
+        let mut warnings = Vec::new();
+        let root = a.facts.root.clone();
+        let mut check = |p: &Patch| {
+            run_check(
+                checker,
+                server,
+                &read.main,
+                root.as_deref(),
+                p,
+                (&mut command, &mut warnings),
+            )
+        };
         let (outcome, message) = match check(&patch) {
             Ok(()) => ("passed", String::new()),
             Err(Failure::NotChecked(why)) => {
@@ -124,6 +144,7 @@ pub fn check_patches(a: &mut Advice, opts: PatchOptions, checker: Checker) -> Ve
             command,
             outcome: outcome.into(),
             message,
+            warnings,
         });
     }
     out
@@ -185,17 +206,22 @@ fn run_check(
     checker: Checker,
     server: &str,
     main: &Path,
+    root: Option<&Path>,
     patch: &Patch,
-    command: &mut String,
+    (command, warnings): (&mut String, &mut Vec<String>),
 ) -> Result<(), Failure> {
     let comment = if server == "php-fpm" { ";" } else { "#" };
     let apply = |file: &Path, text: &str| match patch.get(file) {
         Some(changes) => patch_text(text, changes, comment),
         None => text.to_string(),
     };
-    match checker(server, main, &apply) {
-        Checked::Passed { command: c } => {
+    match checker(server, main, root, &apply) {
+        Checked::Passed {
+            command: c,
+            warnings: w,
+        } => {
             *command = c;
+            *warnings = w;
             Ok(())
         }
         Checked::Rejected {

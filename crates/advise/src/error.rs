@@ -12,6 +12,9 @@ pub enum AdviseError {
     /// A `--result` file is not a webtune result.
     #[error("{path}: not a webtune result: {message}")]
     BadResult { path: PathBuf, message: String },
+    /// A value given to the advisor is not one it can use (`--mysql-version 1x`).
+    #[error("{0}")]
+    Input(String),
     /// Writing the suggested files failed.
     #[error("{path}: cannot write: {error}")]
     Write {

@@ -17,6 +17,7 @@ pub const SYSCTLS: &[&str] = &[
     "net.ipv4.tcp_fin_timeout",
     "fs.file-max",
     "fs.nr_open",
+    "vm.swappiness",
 ];
 
 /// What the advisor read about the host.
@@ -30,6 +31,9 @@ pub struct HostFacts {
     pub cores: u32,
     pub mem_total_kib: u64,
     pub mem_available_kib: u64,
+    /// Swap configured and free, KiB (/proc/meminfo; 0 for another machine).
+    pub swap_total_kib: u64,
+    pub swap_free_kib: u64,
     /// Sysctl name → value as the kernel prints it (whitespace collapsed).
     pub sysctls: BTreeMap<String, String>,
     /// The running servers, one entry per server kind and master process.
@@ -150,6 +154,10 @@ impl HostFacts {
             said.push("sysctls unknown (the rules that need them are skipped)".into());
         }
         h.servers.clear();
+        if choice.from.is_none() {
+            h.swap_total_kib = 0;
+            h.swap_free_kib = 0;
+        }
         h.judged_for = said.join(", ");
         Ok(h)
     }
@@ -183,6 +191,8 @@ impl HostFacts {
             cores,
             mem_total_kib: field("MemTotal"),
             mem_available_kib: field("MemAvailable"),
+            swap_total_kib: field("SwapTotal"),
+            swap_free_kib: field("SwapFree"),
             sysctls,
             servers: running_servers(),
             tmpfs: tmpfs_mounts(field("MemTotal")),

@@ -10,6 +10,7 @@
 pub mod check;
 mod error;
 pub mod evidence;
+pub mod facts;
 pub mod finding;
 pub mod host_facts;
 pub mod live;
@@ -19,6 +20,7 @@ pub mod rules;
 
 pub use error::AdviseError;
 pub use evidence::Evidence;
+pub use facts::Facts;
 pub use finding::{Change, Finding, Severity};
 pub use host_facts::HostFacts;
 pub use plan::Plan;
@@ -46,6 +48,12 @@ pub struct Inputs {
     /// The machine to judge for, when it is not this one (`--cores`, `--ram`,
     /// `--host-from`).
     pub host: host_facts::HostChoice,
+    /// The database server's release as the user says it (`--mysql-version`).
+    pub mysql_version: Option<String>,
+    /// The running servers' counters (`--live`), read before the rules run: they are
+    /// bounds in the plan like any other finding's, and tell the database's release and
+    /// data size.
+    pub live: Option<live::Live>,
 }
 
 /// One config tree read, and how it was found.
@@ -91,6 +99,9 @@ pub struct Configs {
     pub nginx: Option<nginx::NginxConfig>,
     pub php_fpm: Option<config::Parsed>,
     pub mysql: Option<config::Parsed>,
+    /// More running nginx masters' trees, beside `nginx` (the one in front of the other
+    /// layers read, when one is).
+    pub nginx_others: Vec<nginx::NginxConfig>,
     pub read: Vec<ConfigRead>,
     /// What discovery skipped, and why (one line each).
     pub notes: Vec<String>,
@@ -120,18 +131,12 @@ pub struct Advice {
     /// The Apache version the tree was read as (its patches use that version's names).
     #[serde(skip)]
     pub apache_version: Option<webtune_conf::apache::ApacheVersion>,
+    /// What the trees are for beyond their text (release, data, compiled-in modules), and
+    /// the copied tree's root.
+    pub facts: Facts,
 }
 
 impl Advice {
-    /// Add what `--live` read: its findings join the others (most severe first), its
-    /// unanswered sources become notes.
-    pub fn add_live(&mut self, live: live::Live) {
-        self.findings.extend(live.findings.iter().cloned());
-        self.findings.sort_by_key(|f| f.severity);
-        self.notes.extend(live.notes.iter().cloned());
-        self.live = Some(live);
-    }
-
     /// Why finding `id` may be incomplete (the includes not read), if it may.
     pub fn incomplete(&self, id: &str) -> Option<&Incomplete> {
         self.incomplete.iter().find(|i| i.finding == id)
@@ -145,13 +150,27 @@ const STOCK_MYSQL: &[&str] = &["/etc/mysql/my.cnf", "/etc/my.cnf"];
 
 /// Read everything, run the rules.
 pub fn advise(inputs: &Inputs) -> Result<Advice, AdviseError> {
-    let host = HostFacts::choose(&inputs.host)?;
+    advise_for(inputs, HostFacts::choose(&inputs.host)?)
+}
+
+/// `advise` for host facts read already (this host's, another machine's; tests give
+/// their own running servers).
+pub fn advise_for(inputs: &Inputs, host: HostFacts) -> Result<Advice, AdviseError> {
     let evidence = inputs
         .result
         .as_deref()
         .map(Evidence::from_file)
         .transpose()?;
-    let configs = read_configs(inputs, &host)?;
+    let mut facts = Facts {
+        root: inputs.root.clone(),
+        ..Facts::default()
+    };
+    if let Some(v) = &inputs.mysql_version {
+        // A release the user gives that cannot be read is bad input, said at once.
+        facts::database_release(Some(v), None, false).map_err(AdviseError::Input)?;
+    }
+    let mut configs = read_configs(inputs, &host, &mut facts)?;
+    front_nginx(&mut configs, &host, &facts);
     let layers = Layers {
         host: &host,
         apache: configs.apache.as_ref(),
@@ -159,21 +178,83 @@ pub fn advise(inputs: &Inputs) -> Result<Advice, AdviseError> {
         php_fpm: configs.php_fpm.as_ref(),
         mysql: configs.mysql.as_ref(),
         evidence: evidence.as_ref(),
+        facts: &facts,
+        live: inputs.live.as_ref(),
     };
-    let (findings, plan) = rules::plan(&layers);
+    let others: Vec<&nginx::NginxConfig> = configs.nginx_others.iter().collect();
+    let (findings, plan) = rules::plan_with_others(&layers, &others);
     let incomplete = incomplete(&findings, &configs.read);
+    let mut notes = configs.notes.clone();
+    if let Some(l) = &inputs.live {
+        notes.extend(l.notes.iter().cloned());
+    }
     Ok(Advice {
         plan,
         patch_checks: Vec::new(),
-        live: None,
+        live: inputs.live.clone(),
         configs: configs.read.clone(),
-        notes: configs.notes.clone(),
+        notes,
         host,
         evidence,
         findings,
         incomplete,
         apache_version: configs.apache.as_ref().map(|a| a.dialect.version),
+        facts,
     })
+}
+
+/// With several nginx trees read (running masters), the one whose `proxy_pass` or
+/// `fastcgi_pass` reaches the Apache or php-fpm read is the front the cross-layer rules
+/// judge; a note names every one.
+fn front_nginx(c: &mut Configs, host: &HostFacts, facts: &Facts) {
+    if c.nginx_others.is_empty() {
+        return;
+    }
+    let reaches = |n: &nginx::NginxConfig| {
+        let l = Layers {
+            host,
+            apache: c.apache.as_ref(),
+            nginx: Some(n),
+            php_fpm: c.php_fpm.as_ref(),
+            mysql: None,
+            evidence: None,
+            facts,
+            live: None,
+        };
+        let t = l.topology();
+        t.nginx_apache.is_some() || t.nginx_fpm.is_some()
+    };
+    let front_ok = c.nginx.as_ref().is_some_and(reaches);
+    if !front_ok {
+        if let Some(i) = c.nginx_others.iter().position(reaches) {
+            if let Some(first) = c.nginx.take() {
+                let other = c.nginx_others.remove(i);
+                c.nginx_others.insert(i, first);
+                c.nginx = Some(other);
+            }
+        }
+    }
+    let named: Vec<String> = c
+        .read
+        .iter()
+        .filter(|r| r.server == "nginx")
+        .map(|r| format!("{} ({})", r.main.display(), r.found))
+        .collect();
+    let front = c
+        .nginx
+        .as_ref()
+        .map(|n| n.parsed.main.display().to_string())
+        .unwrap_or_default();
+    c.notes.push(format!(
+        "nginx: {} running masters read: {}; each has its own findings, and the other layers are judged behind {front}{}",
+        named.len(),
+        named.join(", "),
+        if c.nginx.as_ref().is_some_and(reaches) {
+            " (its proxy_pass reaches them)"
+        } else {
+            " (no nginx read passes to them)"
+        }
+    ));
 }
 
 /// The findings whose component is a server whose tree was not read in full.
@@ -204,7 +285,11 @@ fn incomplete(findings: &[Finding], read: &[ConfigRead]) -> Vec<Incomplete> {
 /// Read the given configs, and (with `discover`) the others from the running servers or
 /// the stock paths. A given file that cannot be read is an error; a discovered one that
 /// cannot be read is skipped with a note.
-pub fn read_configs(inputs: &Inputs, host: &HostFacts) -> Result<Configs, AdviseError> {
+pub fn read_configs(
+    inputs: &Inputs,
+    host: &HostFacts,
+    facts: &mut Facts,
+) -> Result<Configs, AdviseError> {
     let mut c = Configs::default();
     for server in ["apache2", "nginx", "php-fpm", "mariadb"] {
         let given = match server {
@@ -248,16 +333,26 @@ pub fn read_configs(inputs: &Inputs, host: &HostFacts) -> Result<Configs, Advise
                 candidates.push((p, "stock path".into(), Vec::new()));
             }
         }
+        let mut read_one_already = false;
         for (path, found, defines) in candidates {
             let strict = found == "given";
             if !strict && !path.is_file() {
+                continue;
+            }
+            // Several running nginx masters are each read (issue 35, item 3); otherwise
+            // the first tree read is the server's.
+            let running = found.starts_with("running");
+            if read_one_already && !(server == "nginx" && running) {
+                break;
+            }
+            if c.read.iter().any(|r| r.server == server && r.main == path) {
                 continue;
             }
             let opts = Options {
                 defines,
                 ..opts.clone()
             };
-            match read_one(server, &path, &opts, &mut c) {
+            match read_one(server, &path, &opts, &mut c, inputs, facts) {
                 Ok((files, notes, dialect)) => {
                     c.read.push(ConfigRead {
                         server: server.into(),
@@ -267,7 +362,10 @@ pub fn read_configs(inputs: &Inputs, host: &HostFacts) -> Result<Configs, Advise
                         notes,
                         dialect,
                     });
-                    break;
+                    read_one_already = true;
+                    if !running {
+                        break;
+                    }
                 }
                 Err(e) if strict => return Err(e),
                 Err(e) => c.notes.push(format!(
@@ -312,10 +410,19 @@ fn read_one(
     path: &Path,
     opts: &Options,
     c: &mut Configs,
+    inputs: &Inputs,
+    facts: &mut Facts,
 ) -> Result<TreeRead, AdviseError> {
     Ok(match server {
         "apache2" => {
-            let mut a = apache::read_with(path, opts)?;
+            if facts.apache_compiled_in.is_none() {
+                facts.apache_compiled_in = facts::apache_compiled_in(facts.copied());
+            }
+            let opts = Options {
+                compiled_in: facts.apache_compiled_in.as_ref().map(|k| k.value.clone()),
+                ..opts.clone()
+            };
+            let mut a = apache::read_with(path, &opts)?;
             if let Some(note) = mpm_not_read(&a) {
                 a.parsed.notes.push(note);
             }
@@ -330,7 +437,11 @@ fn read_one(
         "nginx" => {
             let n = nginx::read_with(path, opts)?;
             let out = (n.parsed.files.clone(), n.parsed.notes.clone(), None);
-            c.nginx = Some(n);
+            if c.nginx.is_none() {
+                c.nginx = Some(n);
+            } else {
+                c.nginx_others.push(n);
+            }
             out
         }
         "php-fpm" => {
@@ -340,9 +451,45 @@ fn read_one(
             out
         }
         _ => {
-            let p = ini::read_with(path, ini::Dialect::MyCnf, opts)?;
-            let flavor = webtune_conf::mycnf::flavor(&p).to_string();
-            let out = (p.files.clone(), p.notes.clone(), Some(flavor));
+            let mut p = ini::read_with(path, ini::Dialect::MyCnf, opts)?;
+            let flavor = webtune_conf::mycnf::flavor(&p);
+            let release = facts::database_release(
+                inputs.mysql_version.as_deref(),
+                inputs.live.as_ref(),
+                facts.copied(),
+            )
+            .and_then(|r| {
+                // This host's binary is not the server of a tree written for another one.
+                let mariadb = |s| s == webtune_conf::mycnf::Server::MariaDb;
+                if r.from.ends_with("--version")
+                    && !flavor.assumed
+                    && mariadb(flavor.server) != mariadb(r.value.server)
+                {
+                    Err(format!(
+                        "the tree is {}'s ({}), and this host's server ({}: {}) is not",
+                        flavor.server.label(),
+                        flavor.why,
+                        r.from,
+                        r.value
+                    ))
+                } else {
+                    Ok(r)
+                }
+            });
+            let dialect = match &release {
+                Ok(r) => format!("{} ({})", r.value, r.from),
+                Err(why) => format!("{flavor}; release unknown ({why})"),
+            };
+            let unknown = release.as_ref().err().cloned().unwrap_or_default();
+            webtune_conf::mycnf::settle_release(
+                &mut p,
+                release.as_ref().ok().map(|k| &k.value),
+                &unknown,
+            );
+            facts.database = release.ok();
+            facts.database_unknown = unknown;
+            facts.innodb_data = facts::innodb_data(&p, inputs.live.as_ref(), facts);
+            let out = (p.files.clone(), p.notes.clone(), Some(dialect));
             c.mysql = Some(p);
             out
         }
@@ -365,24 +512,32 @@ fn mpm_not_read(a: &apache::ApacheConfig) -> Option<ReadNote> {
             || n.message.to_ascii_lowercase().contains("mpm")
     });
     let carrier = carrier.or_else(|| a.mpm().is_none().then(|| missed.clone().next()).flatten())?;
-    let m = rules::ApacheMpm::of(a);
-    let m = if m.threaded {
-        format!(
+    let m = match rules::ApacheMpm::of(a) {
+        Some(m) if m.threaded => format!(
             "{}: {} {}, ServerLimit {}, ThreadsPerChild {}",
             m.mpm,
             m.max_workers_name(),
             m.max_workers,
             m.server_limit,
             m.threads_per_child
-        )
-    } else {
-        format!(
+        ),
+        Some(m) => format!(
             "{}: {} {}, ServerLimit {}",
             m.mpm,
             m.max_workers_name(),
             m.max_workers,
             m.server_limit
-        )
+        ),
+        None => {
+            return Some(ReadNote {
+                level: NoteLevel::Warning,
+                at: carrier.at.clone(),
+                target: carrier.target.clone(),
+                message: "MPM not known: the include here was not read, and what was read loads \
+                          no MPM; nothing MPM-specific is sized"
+                    .into(),
+            })
+        }
     };
     Some(ReadNote {
         level: NoteLevel::Warning,

@@ -203,6 +203,9 @@ pub fn text(a: &Advice) -> String {
                 format!(": {}", c.message)
             }
         );
+        for w in &c.warnings {
+            let _ = writeln!(s, "  the server warned: {w}");
+        }
     }
     let per_file = changes(a, PatchOptions::for_advice(a), true);
     let refused = |id: &str| {
@@ -303,7 +306,8 @@ fn changes(
 }
 
 /// Write suggested copies of every file a finding changes under `dir`, at the file's own
-/// path below it (`DIR/etc/apache2/apache2.conf`). Returns the files written.
+/// path below it (`DIR/etc/apache2/apache2.conf`; for a copied tree, its path in the
+/// tree, below `--root`). Returns the files written.
 pub fn write_patch(
     a: &Advice,
     dir: &Path,
@@ -322,7 +326,14 @@ pub fn write_patch(
             "#"
         };
         let patched = patch_text(&original, &changes, comment);
-        let relative = file.strip_prefix("/").unwrap_or(&file);
+        // A copied tree's file lands at the tree's own path (`DIR/etc/nginx/nginx.conf`),
+        // not at where the copy lies on this host.
+        let relative = a
+            .facts
+            .root
+            .as_deref()
+            .and_then(|r| file.strip_prefix(r).ok())
+            .unwrap_or_else(|| file.strip_prefix("/").unwrap_or(&file));
         let target = dir.join(relative);
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent).map_err(|e| AdviseError::Write {
@@ -347,29 +358,45 @@ pub fn patch_text(original: &str, changes: &[(String, Change)], comment: &str) -
     // Insertions: (after line index, text), applied from the bottom up.
     let mut inserts: Vec<(usize, Vec<String>)> = Vec::new();
     let mut appended: Vec<String> = Vec::new();
+    let mut prepended: Vec<String> = Vec::new();
     for (id, c) in changes {
         match c.line {
             Some(l) if l >= 1 && l <= lines.len() => {
                 let old = lines[l - 1].clone();
                 let indent: String = old.chars().take_while(|c| c.is_whitespace()).collect();
+                // A rewrite may be several lines (log_slow_queries → slow_query_log = 1 and
+                // slow_query_log_file): each keeps the line's indentation.
+                let text: Vec<String> = c.text.lines().map(|t| format!("{indent}{t}")).collect();
                 lines[l - 1] = format!(
-                    "{indent}{comment} webtune advise [{id}]: was: {}\n{indent}{}",
+                    "{indent}{comment} webtune advise [{id}]: was: {}\n{}",
                     old.trim(),
-                    c.text
+                    text.join("\n")
                 );
             }
             _ => {
-                let header = c.section.as_deref().and_then(|sec| {
+                let sec = c.section.as_deref();
+                let fragment = sec == Some(webtune_conf::ini::FRAGMENT_POOL);
+                // A block header: `[www]`, `events {`, `upstream app {` (a path of nested
+                // blocks, `http > server`, is not one line).
+                let header = sec.filter(|_| !fragment).and_then(|sec| {
                     lines.iter().position(|l| {
                         let t = l.trim();
                         t == format!("[{sec}]")
-                            || (!sec.contains(' ') && t.starts_with(sec) && t.ends_with('{'))
+                            || (!sec.contains(" > ")
+                                && t.strip_prefix(sec).is_some_and(|r| r.trim() == "{"))
                     })
                 });
-                let new = vec![
-                    format!("{comment} webtune advise [{id}]: added"),
-                    c.text.clone(),
-                ];
+                let mut new = vec![format!("{comment} webtune advise [{id}]: added")];
+                new.extend(c.text.lines().map(str::to_string));
+                if fragment {
+                    // A pool fragment's keys come before any section of the file.
+                    match lines.iter().position(|l| l.trim_start().starts_with('[')) {
+                        Some(0) => prepended.extend(new),
+                        Some(first) => inserts.push((first - 1, new)),
+                        None => appended.extend(new),
+                    }
+                    continue;
+                }
                 match (header, &c.section) {
                     (Some(h), _) => inserts.push((h, new)),
                     (None, Some(sec))
@@ -391,13 +418,16 @@ pub fn patch_text(original: &str, changes: &[(String, Change)], comment: &str) -
     }
     inserts.sort_by_key(|x| std::cmp::Reverse(x.0));
     for (after, new) in inserts {
-        let indent = if lines[after].trim_start().starts_with('[') {
+        let indent = if comment == ";" || lines[after].trim_start().starts_with('[') {
             ""
         } else {
             "    "
         };
         let block: Vec<String> = new.into_iter().map(|l| format!("{indent}{l}")).collect();
         lines.splice(after + 1..after + 1, block);
+    }
+    if !prepended.is_empty() {
+        lines.splice(0..0, prepended);
     }
     let mut out = lines.join("\n");
     out.push('\n');

@@ -60,6 +60,7 @@ fn advice(server: &str, main: &Path, findings: Vec<Finding>) -> Advice {
         live: None,
         incomplete: Vec::new(),
         apache_version: None,
+        facts: Default::default(),
     }
 }
 
@@ -213,6 +214,8 @@ fn the_advisors_own_patches_pass_the_servers_checks() {
         php_fpm: None,
         mysql: Some(&m),
         evidence: None,
+        facts: &webtune_advise::Facts::default(),
+        live: None,
     });
     let mut a = advice("mariadb", &cnf, findings);
     a.plan = plan;
@@ -248,19 +251,21 @@ fn refused_changes_are_found_one_by_one_and_unverifiable_patches_are_not_written
     use webtune_advise::check::Checked;
     let fx = Fixture::new();
     let main = fx.file("nginx.conf", "events {\n}\n");
-    let refuses_bad = |_: &str, main: &Path, patch: &dyn Fn(&Path, &str) -> String| {
-        let text = patch(main, &std::fs::read_to_string(main).unwrap());
-        if text.contains("bad") {
-            Checked::Rejected {
-                command: "check".into(),
-                message: "bad line".into(),
+    let refuses_bad =
+        |_: &str, main: &Path, _: Option<&Path>, patch: &dyn Fn(&Path, &str) -> String| {
+            let text = patch(main, &std::fs::read_to_string(main).unwrap());
+            if text.contains("bad") {
+                Checked::Rejected {
+                    command: "check".into(),
+                    message: "bad line".into(),
+                }
+            } else {
+                Checked::Passed {
+                    command: "check".into(),
+                    warnings: Vec::new(),
+                }
             }
-        } else {
-            Checked::Passed {
-                command: "check".into(),
-            }
-        }
-    };
+        };
     let mut a = advice(
         "nginx",
         &main,
@@ -284,9 +289,11 @@ fn refused_changes_are_found_one_by_one_and_unverifiable_patches_are_not_written
         "{text}"
     );
     // The unpatched tree fails too: nothing can be judged, nothing is written.
-    let refuses_all = |_: &str, _: &Path, _: &dyn Fn(&Path, &str) -> String| Checked::Rejected {
-        command: "check".into(),
-        message: "unknown directive in an include".into(),
+    let refuses_all = |_: &str, _: &Path, _: Option<&Path>, _: &dyn Fn(&Path, &str) -> String| {
+        Checked::Rejected {
+            command: "check".into(),
+            message: "unknown directive in an include".into(),
+        }
     };
     let mut a = advice(
         "nginx",
@@ -303,7 +310,7 @@ fn refused_changes_are_found_one_by_one_and_unverifiable_patches_are_not_written
         .unwrap()
         .is_empty());
     // No server to check with: not written, and said.
-    let absent = |_: &str, _: &Path, _: &dyn Fn(&Path, &str) -> String| {
+    let absent = |_: &str, _: &Path, _: Option<&Path>, _: &dyn Fn(&Path, &str) -> String| {
         Checked::NotChecked("nginx is not installed".into())
     };
     let mut a = advice(
@@ -315,4 +322,43 @@ fn refused_changes_are_found_one_by_one_and_unverifiable_patches_are_not_written
     assert!(patch_of(&a, "good1")
         .unwrap()
         .contains("not checked: nginx is not installed"));
+}
+
+/// What the server warns about on a copy it accepts is kept and said (issue 35, item 9:
+/// httpd's own AH00318 went unreported): a warning is a value the server changed itself,
+/// or a line it ignores.
+#[test]
+fn the_servers_warnings_on_an_accepted_copy_are_said() {
+    if !installed("nginx") {
+        return opt_out("nginx", "nginx is not installed");
+    }
+    let fx = Fixture::new();
+    let main = fx.file(
+        "nginx.conf",
+        "worker_processes 1;\nevents {\n    worker_connections 768;\n}\nhttp {\n    sendfile on;\n    types {\n        text/html html;\n        text/plain html;\n    }\n    server {\n        listen 127.0.0.1:8080;\n    }\n}\n",
+    );
+    let mut a = advice(
+        "nginx",
+        &main,
+        vec![finding(
+            "good",
+            &main,
+            Some(3),
+            None,
+            "    worker_connections 1024;",
+        )],
+    );
+    check_and_write(&mut a, &main).expect("written");
+    let c = &a.patch_checks[0];
+    assert_eq!(c.outcome, "passed", "{c:?}");
+    assert!(
+        c.warnings
+            .iter()
+            .any(|w| w.contains("duplicate extension \"html\"")),
+        "{c:?}"
+    );
+    // The warning names the user's file, not the copy.
+    assert!(c.warnings[0].contains(&main.display().to_string()), "{c:?}");
+    let text = webtune_advise::output::text(&a);
+    assert!(text.contains("  the server warned: "), "{text}");
 }

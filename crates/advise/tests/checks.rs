@@ -7,87 +7,95 @@ use common::*;
 use std::path::PathBuf;
 use webtune_advise::Severity;
 
+/// The InnoDB data `bytes`, as the datadir or --live tells it.
+fn data(bytes: u64) -> webtune_advise::Facts {
+    webtune_advise::Facts {
+        innodb_data: Some(webtune_advise::facts::Known {
+            value: bytes,
+            from: "the datadir".into(),
+        }),
+        ..Default::default()
+    }
+}
+
 #[test]
-fn buffer_pool_left_at_its_default_on_a_large_host() {
+fn buffer_pool_sized_from_the_data_never_from_ram_alone() {
     let big = host(16384);
+    // 3 GiB of data for a 128M pool: data × 1.2 rounded up to 128 MiB = 3712M.
     let (f, plan) = plan_with(
         &big,
         Run {
             mysql: Some("[mysqld]\nmax_connections = 100\n"),
+            facts: data(3 << 30),
             ..Run::default()
         },
     );
-    let b = get(&f, "mariadb.buffer_pool_default").unwrap();
+    let b = get(&f, "mariadb.buffer_pool").unwrap();
     assert_eq!(b.severity, Severity::Warn);
-    // Dedicated: 70% of 16384 MiB = 11468 MiB, rounded down to 128 MiB = 11392M.
-    assert!(b.why.contains("70% of RAM"), "{}", b.why);
+    assert!(b.why.contains("InnoDB data of 3072 MiB"), "{}", b.why);
     assert_eq!(
         plan.get("mariadb", "innodb_buffer_pool_size")
             .unwrap()
             .value,
-        Some(11392)
+        Some(3712)
     );
-    // Shared with the web tier read in the same run: a quarter (4096M).
-    let (_, plan) = plan_with(
-        &big,
-        Run {
-            mysql: Some("[mysqld]\n"),
-            fpm: Some("[www]\npm.max_children = 10\npm.max_requests = 500\n"),
-            ..Run::default()
-        },
-    );
-    assert_eq!(
-        plan.get("mariadb", "innodb_buffer_pool_size")
-            .unwrap()
-            .value,
-        Some(4096)
-    );
-    // The memory the web tier leaves bounds it: 200 php-fpm children × 30 MiB on 8 GiB.
+    // Both do not fit on 8 GiB: 1 GiB of data wants 1280M, 200 php-fpm children × 30 MiB
+    // and 151 connections take the rest; PHP's children are cut (to at least two per
+    // core), the pool keeps what the data needs, within the budget's room.
     let (f, plan) = plan_with(
         &host(8192),
         Run {
             mysql: Some("[mysqld]\n"),
             fpm: Some("[www]\npm.max_children = 200\npm.max_requests = 500\n"),
+            facts: data(1 << 30),
             ..Run::default()
         },
     );
     let pool = plan.get("mariadb", "innodb_buffer_pool_size").unwrap();
-    assert!(
-        pool.value.unwrap() < 2048 && pool.value.unwrap() > 128,
-        "{pool:#?}"
-    );
+    assert_eq!(pool.value, Some(1280), "{pool:#?}");
     assert!(
         pool.bounds
             .iter()
             .any(|b| b.finding == "memory.budget" && b.reason.starts_with("memory budget")),
         "{pool:#?}"
     );
-    assert!(!get(&f, "memory.budget")
-        .unwrap()
-        .recommended
-        .contains("planned"));
-    // Set, or a small host, or no InnoDB: silent.
-    let f = findings_with(
+    let children = plan.get("php-fpm", "pm.max_children").unwrap();
+    let v = children.value.unwrap();
+    assert!((4..200).contains(&v), "{children:#?}");
+    let m = get(&f, "memory.budget").unwrap();
+    assert!(
+        m.recommended.contains("pm.max_children 200 → "),
+        "{}",
+        m.recommended
+    );
+    // The data unknown: said, with how to learn it, and no number made up from RAM.
+    let (f, plan) = plan_with(
         &big,
         Run {
-            mysql: Some("[mysqld]\ninnodb_buffer_pool_size = 8G\n"),
+            mysql: Some("[mysqld]\n"),
             ..Run::default()
         },
     );
-    assert!(get(&f, "mariadb.buffer_pool_default").is_none());
-    let f = findings(Run {
-        mysql: Some("[mysqld]\n"),
-        ..Run::default()
-    });
-    assert!(get(&f, "mariadb.buffer_pool_default").is_none());
-    let f = findings_with(
-        &big,
-        Run {
-            mysql: Some("[mysqld]\nskip-innodb\n"),
-            ..Run::default()
-        },
-    );
-    assert!(get(&f, "mariadb.buffer_pool_default").is_none());
+    let b = get(&f, "mariadb.buffer_pool").unwrap();
+    assert_eq!(b.severity, Severity::Info);
+    assert!(b.why.contains("information_schema"), "{}", b.why);
+    assert!(b.changes.is_empty() && b.constraints.is_empty());
+    assert!(plan.get("mariadb", "innodb_buffer_pool_size").is_none());
+    // A pool that holds the data, or no InnoDB: silent.
+    for cnf in [
+        "[mysqld]\ninnodb_buffer_pool_size = 8G\n",
+        "[mysqld]\nskip-innodb\n",
+    ] {
+        let f = findings_with(
+            &big,
+            Run {
+                mysql: Some(cnf),
+                facts: data(3 << 30),
+                ..Run::default()
+            },
+        );
+        assert!(get(&f, "mariadb.buffer_pool").is_none(), "{cnf}");
+    }
 }
 
 #[test]
@@ -137,12 +145,18 @@ fn options_that_stop_the_server_from_starting() {
     assert_eq!(slow.severity, Severity::Critical);
     assert_eq!(
         slow.changes[0].text,
-        "slow_query_log_file = /var/log/mysql/slow.log"
+        "slow_query_log = 1\nslow_query_log_file = /var/log/mysql/slow.log"
     );
     assert_eq!(slow.changes[0].line, Some(2));
     let t = get(&f, "mariadb.removed.table_cache").unwrap();
     assert_eq!(t.severity, Severity::Warn);
     assert!(t.why.contains("MySQL 8 refuses"), "{}", t.why);
+    assert!(
+        t.why
+            .contains("sets both table_open_cache and table_definition_cache"),
+        "{}",
+        t.why
+    );
     assert_eq!(t.changes[0].text, "table_open_cache = 400");
     for id in [
         "mariadb.removed.thread_concurrency",
@@ -167,15 +181,32 @@ fn options_that_stop_the_server_from_starting() {
 
 #[test]
 fn no_mpm_loaded() {
+    // httpd asked (`httpd -l`) lists no MPM compiled in: Apache 2.4 will not start.
+    let none_built_in = webtune_advise::Facts {
+        apache_compiled_in: Some(webtune_advise::facts::Known {
+            value: vec!["core.c".into(), "mod_so.c".into()],
+            from: "/usr/sbin/apache2 -l".into(),
+        }),
+        ..Default::default()
+    };
     let f = findings(Run {
         apache: Some("Listen 80\nMaxRequestWorkers 50\n"),
+        facts: none_built_in.clone(),
         ..Run::default()
     });
     let n = get(&f, "apache.mpm.none").unwrap();
     assert_eq!(n.severity, Severity::Critical);
     assert!(n.why.contains("AH00534"), "{}", n.why);
+    assert!(n.why.contains("/usr/sbin/apache2 -l"), "{}", n.why);
+    // Not asked (a copied tree): the MPM is unknown, not missing.
+    let f = findings(Run {
+        apache: Some("Listen 80\nMaxRequestWorkers 50\n"),
+        ..Run::default()
+    });
+    assert!(get(&f, "apache.mpm.none").is_none());
     let f = findings(Run {
         apache: Some(EVENT),
+        facts: none_built_in,
         ..Run::default()
     });
     assert!(get(&f, "apache.mpm.none").is_none());
@@ -315,11 +346,12 @@ fn redo_log_against_the_planned_buffer_pool() {
         r.current
     );
     assert_eq!(r.recommended, "innodb_log_file_size = 2048M");
-    // Against the planned pool: the 128M default on 16 GiB is planned up to 11392M.
+    // Against the planned pool: the 128M default planned up to the data (3 GiB × 1.2).
     let (f, plan) = plan_with(
         &host(16384),
         Run {
             mysql: Some("[mysqld]\n"),
+            facts: data(3 << 30),
             ..Run::default()
         },
     );
@@ -329,7 +361,7 @@ fn redo_log_against_the_planned_buffer_pool() {
         .contains("(as planned)"));
     assert_eq!(
         plan.get("mariadb", "innodb_log_file_size").unwrap().value,
-        Some(2848)
+        Some(928)
     );
     let f = findings_with(
         &host(16384),

@@ -162,6 +162,16 @@ fn mariadb_global_status_over_the_labs_socket() {
     assert!(
         figures.contains_key("Threads_created") && figures.contains_key("Created_tmp_disk_tables")
     );
+    // The data's size (the buffer pool is sized from it) and the release (its option
+    // groups) are read in the same exchange; the forum's posts are InnoDB tables.
+    let data: u64 = figures["innodb_data_bytes"].parse().unwrap();
+    assert!(data > 0, "{figures:?}");
+    assert!(
+        webtune_conf::mycnf::Release::parse(&figures["version"]).is_some(),
+        "{}",
+        figures["version"]
+    );
+    assert!(figures.contains_key("anonymous_accounts"), "{figures:?}");
     let summary = l.findings.iter().find(|f| f.id == "live.mariadb").unwrap();
     assert!(
         summary.current.contains("of max_connections 40"),
@@ -214,4 +224,171 @@ fn thresholds_are_mysqltuners() {
     assert_eq!(stub["handled"], "8");
     let f = live::nginx_findings(&stub, "http://x/");
     assert!(f.iter().any(|x| x.id == "live.nginx.dropped"));
+}
+
+/// A status "server" that sends its headers, then one byte of body every 2 s, for up to a
+/// minute (issue 33, item 9): a client without one limit for the whole exchange keeps
+/// reading it.
+fn dribbling_server() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "http://{}/server-status?auto",
+        listener.local_addr().unwrap()
+    );
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(4) {
+            let Ok(mut s) = stream else { continue };
+            std::thread::spawn(move || {
+                use std::io::{Read, Write};
+                let mut buf = [0u8; 1024];
+                let _ = s.read(&mut buf);
+                let _ = s.write_all(b"HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\n");
+                for _ in 0..30 {
+                    if s.write_all(b"B").is_err() {
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_secs(2));
+                }
+            });
+        }
+    });
+    url
+}
+
+/// A fake MariaDB on a Unix socket: it speaks the protocol's greeting (HandshakeV10),
+/// accepts any login with an OK packet, then never answers a query, for up to a minute.
+fn silent_mariadb(socket: &Path) {
+    use std::io::{Read, Write};
+    let listener = std::os::unix::net::UnixListener::bind(socket).unwrap();
+    std::thread::spawn(move || {
+        let Some(Ok(mut s)) = listener.incoming().next() else {
+            return;
+        };
+        let mut greeting: Vec<u8> = vec![10];
+        greeting.extend_from_slice(b"10.11.19-MariaDB-fake\0");
+        greeting.extend_from_slice(&7u32.to_le_bytes());
+        greeting.extend_from_slice(b"abcdefgh\0");
+        // CLIENT_LONG_PASSWORD | FOUND_ROWS | LONG_FLAG | CONNECT_WITH_DB | PROTOCOL_41 |
+        // TRANSACTIONS | SECURE_CONNECTION; then MULTI_STATEMENTS | MULTI_RESULTS |
+        // PLUGIN_AUTH.
+        greeting.extend_from_slice(&0xA20Fu16.to_le_bytes());
+        greeting.push(33);
+        greeting.extend_from_slice(&2u16.to_le_bytes());
+        greeting.extend_from_slice(&0x000Bu16.to_le_bytes());
+        greeting.push(21);
+        greeting.extend_from_slice(&[0u8; 10]);
+        greeting.extend_from_slice(b"ijklmnopqrst\0");
+        greeting.extend_from_slice(b"mysql_native_password\0");
+        let packet = |seq: u8, payload: &[u8]| {
+            let mut p = (payload.len() as u32).to_le_bytes()[..3].to_vec();
+            p.push(seq);
+            p.extend_from_slice(payload);
+            p
+        };
+        let _ = s.write_all(&packet(0, &greeting));
+        let mut buf = [0u8; 4096];
+        let _ = s.read(&mut buf); // the login
+        let _ = s.write_all(&packet(2, &[0, 0, 0, 2, 0, 0, 0]));
+        // The query is read and never answered.
+        let _ = s.set_read_timeout(Some(Duration::from_secs(60)));
+        while let Ok(n) = s.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+        }
+    });
+}
+
+#[test]
+fn a_source_that_never_finishes_is_cut_at_one_limit_for_the_whole_exchange() {
+    // A status page that dribbles: the whole GET is limited, not each read.
+    let url = dribbling_server();
+    let l = live::read(&LiveInputs {
+        apache_status: Some(url.clone()),
+        ..LiveInputs::default()
+    });
+    assert!(l.figures.is_empty(), "{:?}", l.figures);
+    assert_eq!(l.notes.len(), 1, "{:?}", l.notes);
+    assert!(
+        l.notes[0].starts_with(&format!("apache2 (live): {url}: timed out after 10 s")),
+        "{:?}",
+        l.notes
+    );
+    // A MariaDB that takes the login and never answers: the client is stopped at the limit.
+    if webtune_lab::forum::DbPrograms::discover().is_err() {
+        return opt_out("mariadb", "the mariadb client is not installed");
+    }
+    let d = tempfile::tempdir().unwrap();
+    let socket = d.path().join("mysqld.sock");
+    silent_mariadb(&socket);
+    let l = live::read(&LiveInputs {
+        mysql_socket: Some(socket.clone()),
+        timeout: Duration::from_secs(3),
+        ..LiveInputs::default()
+    });
+    assert!(l.figures.is_empty(), "{:?}", l.figures);
+    assert!(
+        l.notes.len() == 1 && l.notes[0].starts_with("mariadb (live): timed out after 3 s"),
+        "{:?}",
+        l.notes
+    );
+}
+
+/// A server that answers every GET with `body` (HTTP 200).
+fn answering(body: &'static str) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(8) {
+            let Ok(mut s) = stream else { continue };
+            use std::io::{Read, Write};
+            let mut buf = [0u8; 1024];
+            let _ = s.read(&mut buf);
+            let _ = write!(
+                s,
+                "HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\n{body}"
+            );
+        }
+    });
+    base
+}
+
+#[test]
+fn a_page_that_is_not_apaches_server_status_is_refused() {
+    for body in [
+        "BusyWorkers: -5\nIdleWorkers: 0\n",
+        "<html><body><h1>Apache Server Status</h1></body></html>\n",
+        "BusyWorkers: 3\nIdleWorkers: 2\nScoreboard: W_?x\n",
+        "BusyWorkers: 9\nIdleWorkers: 9\nScoreboard: W__\n",
+    ] {
+        let url = format!("{}/server-status?auto", answering(body));
+        let l = live::read(&LiveInputs {
+            apache_status: Some(url.clone()),
+            ..LiveInputs::default()
+        });
+        assert!(
+            !l.figures.contains_key("apache2"),
+            "{body:?}: {:?}",
+            l.figures
+        );
+        assert!(
+            l.notes.len() == 1
+                && l.notes[0].starts_with(&format!(
+                    "apache2 (live): {url}: not an Apache server-status?auto page"
+                )),
+            "{body:?}: {:?}",
+            l.notes
+        );
+        assert!(!l.findings.iter().any(|f| f.id.starts_with("live.apache")));
+    }
+    // A real ?auto page is read.
+    let url = answering(
+        "ServerVersion: Apache/2.4.62 (Debian)\nTotal Accesses: 10\nBusyWorkers: 1\nIdleWorkers: 49\nScoreboard: W_________________________________________________......\n",
+    );
+    let l = live::read(&LiveInputs {
+        apache_status: Some(format!("{url}/server-status?auto")),
+        ..LiveInputs::default()
+    });
+    assert!(l.notes.is_empty(), "{:?}", l.notes);
+    assert_eq!(l.figures["apache2"]["BusyWorkers"], "1");
 }

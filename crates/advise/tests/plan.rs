@@ -27,7 +27,7 @@ fn written(f: &[Finding], plan: &Plan, directive: &str) -> Vec<String> {
 fn three_findings_on_max_request_workers_become_one_value() {
     // event MPM, MaxRequestWorkers 410 (above ServerLimit 16 × 25 = 400, not a multiple
     // of 25) behind nginx on 2 cores (2 per core wants 4): once 400, 25 and 4.
-    let conf = format!("{EVENT}ThreadsPerChild 25\nMaxRequestWorkers 410\n");
+    let conf = format!("{EVENT}Listen 8080\nThreadsPerChild 25\nMaxRequestWorkers 410\n");
     let (f, plan) = plan_with(
         &host(2048),
         Run {
@@ -64,7 +64,7 @@ fn three_findings_on_max_request_workers_become_one_value() {
 #[test]
 fn threaded_mpm_is_sized_in_processes_and_server_limit_follows() {
     // worker MPM, 2 cores behind nginx: never "MaxRequestWorkers 4" with ThreadsPerChild 25.
-    let conf = format!("{WORKER}ThreadsPerChild 25\nMaxRequestWorkers 150\n");
+    let conf = format!("{WORKER}Listen 8080\nThreadsPerChild 25\nMaxRequestWorkers 150\n");
     let (f, plan) = plan_with(
         &host(2048),
         Run {
@@ -292,6 +292,8 @@ fn apache_22_patches_name_max_clients() {
         php_fpm: None,
         mysql: None,
         evidence: None,
+        facts: &webtune_advise::Facts::default(),
+        live: None,
     });
     let advice = Advice {
         host: h.clone(),
@@ -311,6 +313,7 @@ fn apache_22_patches_name_max_clients() {
         live: None,
         incomplete: Vec::new(),
         apache_version: None,
+        facts: Default::default(),
     };
     let texts = |dialect| -> Vec<String> {
         changes_per_file(&advice, PatchOptions { apache: dialect })

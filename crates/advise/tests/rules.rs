@@ -22,7 +22,8 @@ fn memory_budget() {
     assert_eq!(m.severity, Severity::Warn);
     assert!(m.why.contains("150 processes × 30 MiB"), "{}", m.why);
     assert!(
-        m.recommended.starts_with("MaxRequestWorkers ≤ 61")
+        m.recommended.starts_with("cut where the memory is")
+            && m.recommended.contains("MaxRequestWorkers 150 → 61")
             && m.recommended.ends_with("planned: MaxRequestWorkers 61"),
         "{}",
         m.recommended
@@ -49,6 +50,8 @@ fn memory_budget() {
         php_fpm: None,
         mysql: None,
         evidence: None,
+        facts: &webtune_advise::Facts::default(),
+        live: None,
     });
     let m = get(&f, "memory.budget").unwrap();
     assert_eq!(m.severity, Severity::Critical);
@@ -62,6 +65,8 @@ fn memory_budget() {
         php_fpm: None,
         mysql: None,
         evidence: None,
+        facts: &webtune_advise::Facts::default(),
+        live: None,
     });
     let m = get(&f, "memory.budget").unwrap();
     assert!(m.why.contains("assumed"), "{}", m.why);
@@ -214,7 +219,7 @@ fn max_connections_per_child_under_its_old_name() {
 #[test]
 fn backend_per_core_behind_nginx() {
     let f = findings(Run {
-        apache: Some(&format!("{PREFORK_PHP}MaxRequestWorkers 40\n")),
+        apache: Some(&format!("{PREFORK_PHP}Listen 8080\nMaxRequestWorkers 40\n")),
         nginx: Some(PROXY_KEEPALIVE),
         ..Run::default()
     });
@@ -225,7 +230,7 @@ fn backend_per_core_behind_nginx() {
         "MaxRequestWorkers ≈ 4 (2 per core) → planned: MaxRequestWorkers 4"
     );
     let f = findings(Run {
-        apache: Some(&format!("{PREFORK_PHP}MaxRequestWorkers 4\n")),
+        apache: Some(&format!("{PREFORK_PHP}Listen 8080\nMaxRequestWorkers 4\n")),
         nginx: Some(PROXY_KEEPALIVE),
         ..Run::default()
     });
@@ -324,11 +329,14 @@ fn fpm_max_requests() {
 #[test]
 fn thread_cache() {
     let fpm = "[www]\npm.max_children = 30\npm.max_requests = 500\n";
-    let f = findings(Run {
-        fpm: Some(fpm),
-        mysql: Some("[mysqld]\nthread_cache_size = 0\n"),
-        ..Run::default()
-    });
+    let f = findings_with(
+        &host(8192),
+        Run {
+            fpm: Some(fpm),
+            mysql: Some("[mysqld]\nthread_cache_size = 0\n"),
+            ..Run::default()
+        },
+    );
     assert_eq!(
         get(&f, "mariadb.thread_cache_size").unwrap().recommended,
         "thread_cache_size = 30"
@@ -343,27 +351,42 @@ fn thread_cache() {
 
 #[test]
 fn buffer_pool_against_data() {
+    // The datadir's InnoDB files (this host's, the tree being this host's own).
     let d = tempfile::tempdir().unwrap();
     std::fs::create_dir(d.path().join("shop")).unwrap();
     let ibd = std::fs::File::create(d.path().join("shop/orders.ibd")).unwrap();
     ibd.set_len(300 << 20).unwrap(); // sparse: its length is what counts
     let cnf = |pool: &str| {
-        format!(
-            "[mysqld]\ndatadir = {}\ninnodb_buffer_pool_size = {pool}\n",
-            d.path().display()
+        let f = d.path().join(format!("my-{pool}.cnf"));
+        std::fs::write(
+            &f,
+            format!(
+                "[mysqld]\ndatadir = {}\ninnodb_buffer_pool_size = {pool}\n",
+                d.path().display()
+            ),
         )
+        .unwrap();
+        webtune_advise::advise(&webtune_advise::Inputs {
+            mysql: Some(f),
+            host: webtune_advise::host_facts::HostChoice {
+                cores: Some(2),
+                ram_kib: Some(2 << 20),
+                from: None,
+            },
+            ..Default::default()
+        })
+        .unwrap()
+        .findings
     };
-    let f = findings(Run {
-        mysql: Some(&cnf("128M")),
-        ..Run::default()
-    });
+    let f = cnf("128M");
     let b = get(&f, "mariadb.buffer_pool").unwrap();
     assert_eq!(b.recommended, "innodb_buffer_pool_size = 384M");
-    let f = findings(Run {
-        mysql: Some(&cnf("1G")),
-        ..Run::default()
-    });
-    assert!(get(&f, "mariadb.buffer_pool").is_none());
+    assert!(
+        b.evidence.iter().any(|e| e.contains("InnoDB files under")),
+        "{:?}",
+        b.evidence
+    );
+    assert!(get(&cnf("1G"), "mariadb.buffer_pool").is_none());
 }
 
 #[test]
@@ -488,5 +511,37 @@ fn patch_replaces_lines_and_adds_into_sections() {
     assert!(
         out.ends_with("\n[mysqld]\n# webtune advise [x]: added\nmax_connections = 210\n"),
         "{out}"
+    );
+    // A rewrite of several lines keeps the line's indentation on each.
+    let out = patch_text(
+        "[mysqld]\n  log_slow_queries = /s.log\n",
+        &[change(
+            Some(2),
+            None,
+            "slow_query_log = 1\nslow_query_log_file = /s.log",
+        )],
+        "#",
+    );
+    assert_eq!(out, "[mysqld]\n  # webtune advise [x]: was: log_slow_queries = /s.log\n  slow_query_log = 1\n  slow_query_log_file = /s.log\n");
+    // Into a named nginx block: `upstream app {`.
+    let out = patch_text(
+        "http {\n  upstream app {\n    server 127.0.0.1:8080;\n  }\n}\n",
+        &[change(None, Some("upstream app"), "keepalive_timeout 4s;")],
+        "#",
+    );
+    assert_eq!(out, "http {\n  upstream app {\n    # webtune advise [x]: added\n    keepalive_timeout 4s;\n    server 127.0.0.1:8080;\n  }\n}\n");
+    // A pool fragment's keys go before any section.
+    let out = patch_text(
+        "pm.max_children = 5\n[other]\nx = 1\n",
+        &[change(
+            None,
+            Some(webtune_conf::ini::FRAGMENT_POOL),
+            "pm.max_requests = 500",
+        )],
+        ";",
+    );
+    assert_eq!(
+        out,
+        "pm.max_children = 5\n; webtune advise [x]: added\npm.max_requests = 500\n[other]\nx = 1\n"
     );
 }

@@ -113,6 +113,10 @@ pub struct Options {
     pub root: Option<PathBuf>,
     /// Apache's `-D` names.
     pub defines: Vec<String>,
+    /// Apache: the modules compiled into the httpd binary that reads the tree, by source
+    /// file as `httpd -l` lists them (`core.c`, `event.c`); None when not known (a copied
+    /// tree: the binary is not asked). A compiled-in MPM counts as loaded.
+    pub compiled_in: Option<Vec<String>>,
 }
 
 impl Options {

@@ -208,14 +208,29 @@ fn file(
             && tree.section.is_empty()
             && !FPM_GLOBAL.contains(&key.as_str())
         {
-            return Err(ReadError::syntax(
-                path,
-                line_no,
-                format!(
-                    "{key} outside any [section]: php-fpm reads it as a [global] option and \
-                     refuses it (a pool's settings follow its [name], e.g. [www])"
+            if from.is_some() {
+                return Err(ReadError::syntax(
+                    path,
+                    line_no,
+                    format!(
+                        "{key} outside any [section]: php-fpm reads it as a [global] option \
+                         and refuses it (a pool's settings follow its [name], e.g. [www])"
+                    ),
+                ));
+            }
+            // The file given is a fragment, written to be included after a pool's [name]
+            // (issue 35, item 11): its keys are that pool's.
+            *tree.section = FRAGMENT_POOL.to_string();
+            tree.parsed.notes.push(crate::config::ReadNote {
+                level: crate::config::NoteLevel::Warning,
+                at: format!("{}:{line_no}", path.display()),
+                target: path.to_path_buf(),
+                message: format!(
+                    "{key} before any [section]: a pool fragment, meant to be included after a \
+                     pool's [name] (php-fpm alone reads such keys as [global] and refuses \
+                     them); read as the keys of the pool that includes it"
                 ),
-            ));
+            });
         }
         let directive = Directive {
             name: key,
@@ -234,6 +249,10 @@ fn file(
     }
     Ok(())
 }
+
+/// The pool a fragment's keys belong to (a file of keys before any section, given on its
+/// own): the pool that includes it, whose name the file does not say.
+pub const FRAGMENT_POOL: &str = "(the including pool)";
 
 /// php-fpm's `[global]` options: the only keys it takes before any section.
 const FPM_GLOBAL: &[&str] = &[
@@ -332,12 +351,17 @@ pub fn pools(parsed: &Parsed) -> Vec<Pool> {
         .collect()
 }
 
-/// Is this a section mysqld reads (`[server]`, `[mysqld]`, `[mariadb]`, `[mariadbd]`,
-/// `[mariadb-X.Y]`, `[mysqld-X.Y]`)?
+/// Is this a section some mysqld reads (`[server]`, `[mysqld]`, `[mariadb]`,
+/// `[mariadbd]`, `[client-server]`, `[galera]`, `[mariadb-X.Y]`, `[mariadbd-X.Y]`,
+/// `[mysqld-X.Y]`)? Which of them one server reads is its release's
+/// (`mycnf::Release::reads`).
 pub fn is_server_section(section: Option<&String>) -> bool {
     section.is_some_and(|s| {
-        matches!(s.as_str(), "server" | "mysqld" | "mariadb" | "mariadbd")
-            || s.starts_with("mariadb-")
+        matches!(
+            s.as_str(),
+            "server" | "mysqld" | "mariadb" | "mariadbd" | "client-server" | "galera"
+        ) || s.starts_with("mariadb-")
+            || s.starts_with("mariadbd-")
             || s.starts_with("mysqld-")
     })
 }

@@ -1,5 +1,7 @@
 //! What my.cnf means to the server that reads it: which server the tree is written for
-//! (MariaDB, MySQL 5.7, MySQL 8: their defaults differ), sizes as `mysqld` parses them
+//! (MariaDB, MySQL 5.7, MySQL 8: their defaults differ), the release when it is known
+//! (`Release`: which option groups it reads, `[mariadb-10.11]` only for 10.11), sizes as
+//! `mysqld` parses them
 //! (a whole number with K, M, G, T, P or E; `1.5G` and `0x10000000` are refused, as the
 //! server refuses them), option-name prefixes (MariaDB takes `key_buffer` for
 //! `key_buffer_size`; MySQL removed prefixes in 5.7, MySQL WL#6978), and `skip-innodb`.
@@ -46,6 +48,183 @@ impl std::fmt::Display for Flavor {
     }
 }
 
+/// A server's release, as `mariadbd --version`, `SELECT VERSION()` or the user says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Release {
+    pub server: Server,
+    pub major: u32,
+    pub minor: u32,
+    /// The patch level when known (8.0.30 changed the redo log).
+    pub patch: Option<u32>,
+}
+
+impl Release {
+    /// A release from a version text: `10.11`, `10.11.6`, `mariadb-10.11`, `mysql-8.0.34`,
+    /// `10.11.6-MariaDB-0+deb12u1` (`SELECT VERSION()`), `8.0.35-27` (Percona: MySQL's),
+    /// or `mariadbd  Ver 10.11.6-MariaDB…`/`mysqld  Ver 8.0.35 for Linux…` (`--version`).
+    /// Without a name, major 10 and 11 are MariaDB's, 5 and 8 and 9 MySQL's.
+    pub fn parse(text: &str) -> Option<Release> {
+        let t = text.trim();
+        let lower = t.to_ascii_lowercase();
+        let t = match lower.find(" ver ") {
+            Some(i) => &t[i + 5..],
+            None => t,
+        };
+        let lower = t.to_ascii_lowercase();
+        let (named, rest) = if let Some(r) = lower.strip_prefix("mariadb-") {
+            (Some(Server::MariaDb), r)
+        } else if let Some(r) = lower.strip_prefix("mysql-") {
+            (Some(Server::MySql80), r)
+        } else {
+            (None, lower.trim())
+        };
+        let number: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        let mut parts = number.split('.').filter(|p| !p.is_empty());
+        let major: u32 = parts.next()?.parse().ok()?;
+        let minor: u32 = parts.next()?.parse().ok()?;
+        let patch = parts.next().and_then(|p| p.parse().ok());
+        let server = match named {
+            Some(Server::MariaDb) => Server::MariaDb,
+            _ if rest.contains("mariadb") => Server::MariaDb,
+            Some(_) => Server::mysql(major, minor),
+            None => match major {
+                10..=12 => Server::MariaDb,
+                5 | 8 | 9 => Server::mysql(major, minor),
+                _ => return None,
+            },
+        };
+        Some(Release {
+            server,
+            major,
+            minor,
+            patch,
+        })
+    }
+
+    /// "MariaDB 10.11", "MySQL 8.0.35".
+    pub fn label(&self) -> String {
+        let name = match self.server {
+            Server::MariaDb => "MariaDB",
+            Server::MySql57 | Server::MySql80 => "MySQL",
+        };
+        match self.patch {
+            Some(p) => format!("{name} {}.{}.{p}", self.major, self.minor),
+            None => format!("{name} {}.{}", self.major, self.minor),
+        }
+    }
+
+    /// Is this release `major.minor` or later?
+    pub fn at_least(&self, major: u32, minor: u32) -> bool {
+        (self.major, self.minor) >= (major, minor)
+    }
+
+    /// Does this server read the option group `section`? Measured for MariaDB 10.11
+    /// (`my_print_defaults --mysqld`: `[mysqld]`, `[server]`, `[mysqld-10.11]`,
+    /// `[mariadb]`, `[mariadb-10.11]`, `[mariadbd]`, `[mariadbd-10.11]`,
+    /// `[client-server]`, `[galera]`; not `[mariadb-10.0]` nor `[server-10.11]`); MySQL reads
+    /// `[mysqld]`, `[server]` and `[mysqld-X.Y]` (MySQL manual, "Using Option Files").
+    pub fn reads(&self, section: &str) -> bool {
+        let own = format!("{}.{}", self.major, self.minor);
+        let (base, version) = match section.rsplit_once('-') {
+            Some((b, v)) if v.starts_with(|c: char| c.is_ascii_digit()) => (b, Some(v)),
+            _ => (section, None),
+        };
+        let names: &[&str] = match self.server {
+            Server::MariaDb => match version {
+                None => &[
+                    "mysqld",
+                    "server",
+                    "mariadb",
+                    "mariadbd",
+                    "client-server",
+                    "galera",
+                ],
+                Some(_) => &["mysqld", "mariadb", "mariadbd"],
+            },
+            Server::MySql57 | Server::MySql80 => match version {
+                None => &["mysqld", "server"],
+                Some(_) => &["mysqld"],
+            },
+        };
+        names.contains(&base) && version.is_none_or(|v| v == own)
+    }
+}
+
+impl std::fmt::Display for Release {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.label())
+    }
+}
+
+impl Server {
+    fn mysql(major: u32, minor: u32) -> Server {
+        if (major, minor) >= (8, 0) {
+            Server::MySql80
+        } else {
+            Server::MySql57
+        }
+    }
+}
+
+/// A server section that only one release reads (`[mariadb-10.0]`, `[mysqld-8.0]`).
+pub fn versioned_section(section: &str) -> Option<&str> {
+    let (_, v) = section.rsplit_once('-')?;
+    (v.starts_with(|c: char| c.is_ascii_digit())
+        && crate::ini::is_server_section(Some(&section.to_string())))
+    .then_some(v)
+}
+
+/// Keep only the option groups the server reads: with its release known, the sections of
+/// other releases (and, for MySQL, MariaDB's groups) are dropped with a note at each; with
+/// it unknown, every versioned section is dropped with a warning (what the server does
+/// with it cannot be told). `unknown`: why the release is not known, said in the warning.
+pub fn settle_release(p: &mut Parsed, release: Option<&Release>, unknown: &str) {
+    let mut dropped: Vec<(String, String, usize, std::path::PathBuf)> = Vec::new();
+    let mut kept = Vec::with_capacity(p.directives.len());
+    for d in std::mem::take(&mut p.directives) {
+        let section = d.context.first().cloned().unwrap_or_default();
+        let server = crate::ini::is_server_section(Some(&section));
+        let read = match release {
+            _ if !server => true,
+            Some(r) => r.reads(&section),
+            None => versioned_section(&section).is_none(),
+        };
+        if read {
+            kept.push(d);
+            continue;
+        }
+        match dropped.iter_mut().find(|x| x.0 == section && x.3 == d.file) {
+            Some(x) => x.2 += 1,
+            None => dropped.push((section, d.at(), 1, d.file.clone())),
+        }
+    }
+    p.directives = kept;
+    for (section, at, count, file) in dropped {
+        let options = if count == 1 { "option" } else { "options" };
+        let (level, message) = match release {
+            Some(r) => (
+                NoteLevel::Note,
+                format!("[{section}]: {count} {options} not read: {r} does not read this group"),
+            ),
+            None => (
+                NoteLevel::Warning,
+                format!(
+                    "[{section}]: {count} {options} not applied: only the server of that version reads this group, and the server's version is not known ({unknown})"
+                ),
+            ),
+        };
+        p.notes.push(ReadNote {
+            level,
+            at,
+            target: file,
+            message,
+        });
+    }
+}
+
 /// Keys only MySQL 8 knows.
 const ONLY_MYSQL8: &[&str] = &[
     "innodb_dedicated_server",
@@ -58,6 +237,9 @@ const ONLY_MYSQL8: &[&str] = &[
     "mysqlx_bind_address",
     "mysqlx_socket",
     "caching_sha2_password_auto_generate_rsa_keys",
+    // Percona XtraDB Cluster 8.0 (a MySQL 8 server).
+    "pxc_strict_mode",
+    "pxc_encrypt_cluster_traffic",
 ];
 /// Keys MySQL 8 removed that 5.7 has (MariaDB has some of them too: they only tell 5.7
 /// from 8 once the tree is MySQL's).
@@ -79,7 +261,12 @@ pub fn flavor(p: &Parsed) -> Flavor {
     };
     for d in &p.directives {
         if let Some(s) = d.context.first() {
-            if s == "mariadb" || s == "mariadbd" || s == "galera" || s.starts_with("mariadb-") {
+            if s == "mariadb"
+                || s == "mariadbd"
+                || s == "galera"
+                || s.starts_with("mariadb-")
+                || s.starts_with("mariadbd-")
+            {
                 return found(format!("[{s}] at {}", d.at()), Server::MariaDb);
             }
         }

@@ -52,13 +52,24 @@ fn a_file_of_the_wrong_kind_is_refused_in_one_line() {
     // The right kinds still read.
     assert!(nginx::read(&n).is_ok());
     assert!(ini::read(&m, ini::Dialect::MyCnf).is_ok());
-    // A pool file without its [section].
+    // A pool file without its [section], given alone: a fragment meant to be included
+    // after a pool's [name], read as that pool's keys with a warning.
     let p = write(d.path(), "www.conf", "pm = dynamic\npm.max_children = 5\n");
-    let e = ini::read(&p, ini::Dialect::PhpFpm).unwrap_err().to_string();
+    let f = ini::read(&p, ini::Dialect::PhpFpm).unwrap();
     assert_eq!(
-        e,
-        format!("{}:1: pm outside any [section]: php-fpm reads it as a [global] option and refuses it (a pool's settings follow its [name], e.g. [www])", p.display())
+        f.notes[0].to_string(),
+        format!("{}:1: pm before any [section]: a pool fragment, meant to be included after a pool's [name] (php-fpm alone reads such keys as [global] and refuses them); read as the keys of the pool that includes it", p.display())
     );
+    assert_eq!(f.notes[0].level, webtune_conf::config::NoteLevel::Warning);
+    let pools = ini::pools(&f);
+    assert_eq!(pools[0].name, ini::FRAGMENT_POOL);
+    assert_eq!(pools[0].max_children.as_ref().unwrap().0, 5);
+    // Included before any section, it is still refused as php-fpm refuses it.
+    let inc = write(d.path(), "main.conf", "include = www.conf\n");
+    let e = ini::read(&inc, ini::Dialect::PhpFpm)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("www.conf:1: pm outside any [section]"), "{e}");
     let g = write(
         d.path(),
         "fpm.conf",
@@ -81,8 +92,19 @@ fn apache_22_and_24_are_told_apart() {
     let c = apache::read(&old, &[]).unwrap();
     assert_eq!(c.dialect.version, ApacheVersion::V22);
     assert!(!c.dialect.assumed);
-    // 2.2's MPM is built in: with no MPM loaded, <IfModule prefork.c> holds.
-    assert_eq!(c.get_int("MaxRequestWorkers").unwrap().1.line, 3);
+    // 2.2's MPM is built in, and which one is the binary's to say: unknown, neither
+    // block applies; compiled-in prefork (`httpd -l`), its block does.
+    assert!(c.get("MaxRequestWorkers").is_none());
+    let built = apache::read_with(
+        &old,
+        &webtune_conf::config::Options {
+            compiled_in: Some(vec!["core.c".into(), "prefork.c".into()]),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(built.get_int("MaxRequestWorkers").unwrap().1.line, 3);
+    assert_eq!(built.mpm().unwrap().0, "prefork");
     assert!(
         c.dialect
             .to_string()

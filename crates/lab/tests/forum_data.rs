@@ -177,6 +177,7 @@ fn a_copy_of_your_my_cnf_runs_privately_on_the_forums_data() {
         server: Server::MariaDb,
         main: main.clone(),
         root: dir.clone(),
+        copy_root: None,
         files: vec![main.clone()],
         directives: vec![
             located("max_connections", "33", 2),

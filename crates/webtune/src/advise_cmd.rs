@@ -71,6 +71,24 @@ pub struct AdviseArgs {
         requires = "live"
     )]
     pub nginx_status: String,
+    /// With --live: the most each source may take, for its whole exchange (connect,
+    /// login, every byte of the answer); a source still answering is stopped there (the
+    /// mariadb client killed) and said so in a note: "timed out after 10 s".
+    #[arg(
+        long = "live-timeout",
+        value_name = "DURATION",
+        default_value = "10s",
+        requires = "live",
+        value_parser = parse_live_timeout
+    )]
+    pub live_timeout: std::time::Duration,
+    /// The database server's release, for a tree whose server cannot be asked (a copied
+    /// tree: --root): 10.11, mariadb-10.11, mysql-8.0.34. It decides which option groups
+    /// are read ([mariadb-10.11] only by 10.11), which options are removed, and the redo
+    /// log's terms. Without it: --live's SELECT VERSION(), else this host's mariadbd or
+    /// mysqld --version (not under --root), else unknown (and said so).
+    #[arg(long = "mysql-version", value_name = "VERSION")]
+    pub mysql_version: Option<String>,
     /// Read only the configs given: no discovery of the others.
     #[arg(long = "no-discover")]
     pub no_discover: bool,
@@ -110,29 +128,28 @@ pub struct AdviseArgs {
     pub bench: Vec<String>,
 }
 
+fn parse_live_timeout(text: &str) -> Result<std::time::Duration, String> {
+    let d = webtune_model::parse_duration(text).map_err(|e| e.to_string())?;
+    if d.is_zero() {
+        return Err("a source needs some time to answer: more than 0".into());
+    }
+    Ok(d)
+}
+
 fn parse_ram(text: &str) -> Result<u64, String> {
     webtune_advise::host_facts::parse_ram(text)
         .ok_or_else(|| format!("{text:?} is not a size of RAM: a number with K, M, G or T (16G)"))
 }
 
 pub fn run(args: AdviseArgs) -> anyhow::Result<i32> {
-    let inputs = webtune_advise::Inputs {
-        apache: args.apache,
-        nginx: args.nginx,
-        php_fpm: args.php_fpm,
-        mysql: args.mysql,
-        result: args.result,
-        discover: !args.no_discover,
-        root: args.root.clone(),
-        host: webtune_advise::host_facts::HostChoice {
-            cores: args.cores,
-            ram_kib: args.ram_kib,
-            from: args.host_from.clone(),
-        },
-    };
     if let Some(root) = &args.root {
         if !root.is_dir() {
             anyhow::bail!("--root {}: not a directory", root.display());
+        }
+    }
+    if let Some(v) = &args.mysql_version {
+        if let Err(why) = webtune_advise::facts::database_release(Some(v), None, false) {
+            anyhow::bail!("{why}");
         }
     }
     if let Some(dest) = &args.json {
@@ -146,19 +163,38 @@ pub fn run(args: AdviseArgs) -> anyhow::Result<i32> {
         .verify
         .then(|| verify::check(&args.bench))
         .transpose()?;
+    // The live counters are read first: they are bounds in the plan, and tell the
+    // database's release and data size. Reading measures nothing: a signal exits at once.
+    let at_once = crate::signals::exit_at_once();
+    let live = args.live.then(|| {
+        webtune_advise::live::read(&webtune_advise::live::LiveInputs {
+            mysql_socket: Some(args.mysql_socket.clone()),
+            apache_status: Some(args.apache_status.clone()),
+            nginx_status: Some(args.nginx_status.clone()),
+            timeout: args.live_timeout,
+        })
+    });
+    drop(at_once);
+    let inputs = webtune_advise::Inputs {
+        apache: args.apache,
+        nginx: args.nginx,
+        php_fpm: args.php_fpm,
+        mysql: args.mysql,
+        result: args.result,
+        discover: !args.no_discover,
+        root: args.root.clone(),
+        host: webtune_advise::host_facts::HostChoice {
+            cores: args.cores,
+            ram_kib: args.ram_kib,
+            from: args.host_from.clone(),
+        },
+        mysql_version: args.mysql_version.clone(),
+        live,
+    };
     // Reading the configs and the host measures nothing: a signal while they are read (a
     // FIFO, a huge file) exits at once.
     let at_once = crate::signals::exit_at_once();
     let mut advice = webtune_advise::advise(&inputs)?;
-    if args.live {
-        advice.add_live(webtune_advise::live::read(
-            &webtune_advise::live::LiveInputs {
-                mysql_socket: Some(args.mysql_socket.clone()),
-                apache_status: Some(args.apache_status.clone()),
-                nginx_status: Some(args.nginx_status.clone()),
-            },
-        ));
-    }
     drop(at_once);
     let patch_options = webtune_advise::output::PatchOptions::for_advice(&advice);
     if args.write_patch.is_some() {
@@ -225,6 +261,7 @@ pub fn run(args: AdviseArgs) -> anyhow::Result<i32> {
 fn lab_checker(
     server: &str,
     main: &std::path::Path,
+    root: Option<&std::path::Path>,
     patch: &dyn Fn(&std::path::Path, &str) -> String,
 ) -> webtune_advise::check::Checked {
     use webtune_advise::check::Checked;
@@ -235,8 +272,11 @@ fn lab_checker(
         "php-fpm" => Server::PhpFpm,
         _ => Server::MariaDb,
     };
-    match check::check_patched_copy(server, main, patch) {
-        Ok(command) => Checked::Passed { command },
+    match check::check_patched_copy_in(server, main, root, patch) {
+        Ok(p) => Checked::Passed {
+            command: p.command,
+            warnings: p.warnings,
+        },
         Err(check::CopyCheck::Rejected { command, message }) => {
             Checked::Rejected { command, message }
         }

@@ -574,3 +574,130 @@ fn live_sources_that_do_not_answer_are_notes() {
     ]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn live_timeout_limits_each_whole_exchange() {
+    // A status page that sends its headers and then one byte every 2 s (issue 33, item 9).
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "http://{}/server-status?auto",
+        listener.local_addr().unwrap()
+    );
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(2) {
+            let Ok(mut s) = stream else { continue };
+            std::thread::spawn(move || {
+                use std::io::{Read, Write};
+                let mut buf = [0u8; 1024];
+                let _ = s.read(&mut buf);
+                let _ = s.write_all(b"HTTP/1.0 200 OK\r\n\r\n");
+                for _ in 0..30 {
+                    if s.write_all(b"B").is_err() {
+                        return;
+                    }
+                    std::thread::sleep(std::time::Duration::from_secs(2));
+                }
+            });
+        }
+    });
+    let d = tempfile::tempdir().unwrap();
+    let socket = d.path().join("none.sock");
+    let out = webtune(&[
+        "advise",
+        "--no-discover",
+        "--live",
+        "--live-timeout",
+        "3s",
+        "--mysql-socket",
+        socket.to_str().unwrap(),
+        "--apache-status",
+        &url,
+        "--nginx-status",
+        "http://127.0.0.1:1/nginx_status",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains(&format!("note: apache2 (live): {url}: timed out after 3 s")),
+        "{stdout}"
+    );
+    // clap refuses a zero limit (its usual "invalid value" message), exit 2.
+    let out = webtune(&["advise", "--no-discover", "--live", "--live-timeout", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("more than 0"));
+    let out = webtune(&["advise", "--no-discover", "--live-timeout", "3s"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn a_copied_tree_is_read_for_its_release_and_patched_at_its_own_paths() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("copy");
+    std::fs::create_dir_all(root.join("etc/mysql")).unwrap();
+    std::fs::create_dir_all(root.join("etc/nginx")).unwrap();
+    std::fs::write(
+        root.join("etc/mysql/my.cnf"),
+        "[mysqld]\n[mariadb-10.0]\ninnodb_buffer_pool_size = 1G\n[mariadb-10.11]\nmax_connections = 300\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("etc/nginx/nginx.conf"),
+        "worker_processes 1;\nevents { worker_connections 64; }\nhttp {\n sendfile on;\n server { listen 80; }\n}\n",
+    )
+    .unwrap();
+    let json_out = d.path().join("advice.json");
+    let patches = d.path().join("suggested");
+    let out = webtune(&[
+        "advise",
+        "--root",
+        root.to_str().unwrap(),
+        "--no-discover",
+        "--mysql-config",
+        "/etc/mysql/my.cnf",
+        "--nginx-config",
+        "/etc/nginx/nginx.conf",
+        "--mysql-version",
+        "10.11",
+        "--cores",
+        "4",
+        "--ram",
+        "8G",
+        "--json",
+        json_out.to_str().unwrap(),
+        "--write-patch",
+        patches.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("MariaDB 10.11 (--mysql-version 10.11)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout
+            .contains("[mariadb-10.0]: 1 option not read: MariaDB 10.11 does not read this group"),
+        "{stdout}"
+    );
+    let v = json(&json_out);
+    assert_eq!(v["facts"]["database"]["value"]["minor"], 11, "{v}");
+    // The patch of the copy lands at the tree's own path, and says the command that ran.
+    if std::path::Path::new("/usr/sbin/nginx").is_file() {
+        assert!(
+            stdout.contains(&format!(
+                "wrote {}",
+                patches.join("etc/nginx/nginx.conf").display()
+            )),
+            "{stdout}"
+        );
+        assert!(stdout.contains("(on a private copy of "), "{stdout}");
+    }
+    fails_with(
+        &["advise", "--no-discover", "--mysql-version", "ten"],
+        "is not a release",
+    );
+}

@@ -1,12 +1,11 @@
-//! The connection chain: php-fpm's children (summed over pools) against MariaDB's
-//! max_connections and back_log, Apache's workers against php-fpm's children; and the
-//! settings along it: pm.max_requests, thread_cache_size, innodb_buffer_pool_size against
-//! the data it caches.
+//! The connection chain, front to back: php-fpm's children never more than the Apache
+//! workers that hand requests to them (as planned), php-fpm's children (summed over pools,
+//! as planned) against MariaDB's max_connections and back_log, Apache's workers against
+//! php-fpm's children; and the settings along it: pm.max_requests, thread_cache_size.
 
-use super::{at, fpm_children, mib, mysql_int, set, ApacheMpm, Layers};
+use super::{at, fpm_children, set, ApacheMpm, Layers};
 use crate::finding::{Finding, Severity};
 use crate::plan::{Bound, Constraint, Plan};
-use std::path::Path;
 use webtune_conf::config::Directive;
 use webtune_conf::ini;
 
@@ -36,8 +35,9 @@ pub(super) fn rules(l: &Layers, plan: &Plan) -> Vec<Finding> {
         }
     };
 
-    if let (Some((sum, configured, at_list)), Some(m)) = (&children, l.mysql) {
-        let (max_conn, mc_at) = mysql_int(m, "max_connections", 151);
+    if let (Some((sum, configured, at_list)), Some(db)) = (&children, l.db()) {
+        let m = db.m;
+        let (max_conn, mc_at) = db.int("max_connections", 151);
         let max_conn = max_conn as i64;
         let how = cut(*sum, *configured);
         if *sum > max_conn {
@@ -82,9 +82,11 @@ pub(super) fn rules(l: &Layers, plan: &Plan) -> Vec<Finding> {
         }
     }
 
-    if let (Some(a), Some((sum, _, at_list))) = (l.apache, &children) {
-        if let Some(handler) = a.proxies_to_fpm() {
-            let mut m = ApacheMpm::of(a);
+    let topology = l.topology();
+    if let (Some(a), Some((sum, _, at_list)), Some((handler, _))) =
+        (l.apache, &children, topology.apache_fpm)
+    {
+        if let Some(mut m) = ApacheMpm::of(a) {
             m.max_workers = plan.value_or("apache2", m.max_workers_name(), m.max_workers);
             if m.max_workers > *sum {
                 let mut f = Finding::new("chain.apache_fpm", Severity::Info, "apache2 → php-fpm")
@@ -106,15 +108,16 @@ pub(super) fn rules(l: &Layers, plan: &Plan) -> Vec<Finding> {
         }
     }
 
-    if let Some(m) = l.mysql {
+    if let Some(db) = l.db() {
+        let m = db.m;
         // Connections made per request (PHP without persistent connections) need threads.
         let clients = children.as_ref().map(|c| c.0).or_else(|| {
-            l.apache.filter(|a| a.mod_php().is_some()).map(|a| {
-                let m = ApacheMpm::of(a);
-                plan.value_or("apache2", m.max_workers_name(), m.max_workers)
-            })
+            l.apache
+                .filter(|a| a.mod_php().is_some())
+                .and_then(ApacheMpm::of)
+                .map(|m| plan.value_or("apache2", m.max_workers_name(), m.max_workers))
         });
-        if let Some(tc) = ini::mysqld_value(m, "thread_cache_size") {
+        if let Some(tc) = db.get("thread_cache_size") {
             let v = tc.int().unwrap_or(0);
             let want = clients.unwrap_or(16).clamp(8, 256);
             if v < want.min(8) || clients.is_some_and(|c| v < c.min(256)) {
@@ -140,8 +143,7 @@ pub(super) fn rules(l: &Layers, plan: &Plan) -> Vec<Finding> {
     out
 }
 
-/// The rules on directives chosen for their own sake: pm.max_requests, the buffer pool
-/// against the data.
+/// The rules on directives chosen for their own sake: pm.max_requests.
 pub(super) fn own_rules(l: &Layers) -> Vec<Finding> {
     let mut out = Vec::new();
     if let Some(f) = l.php_fpm {
@@ -167,59 +169,56 @@ pub(super) fn own_rules(l: &Layers) -> Vec<Finding> {
         }
     }
 
-    if let Some(m) = l.mysql {
-        let (pool, pool_at) = mysql_int(m, "innodb_buffer_pool_size", 128 << 20);
-        let datadir = ini::mysqld_value(m, "datadir")
-            .map(|d| d.value().to_string())
-            .unwrap_or_else(|| "/var/lib/mysql".into());
-        if let Some(data) = innodb_bytes(Path::new(&datadir)) {
-            let ram = l.host.mem_total_kib * 1024;
-            let want = (data + data / 5).div_ceil(128 << 20) * (128 << 20);
-            let cap = ram / 100 * 70;
-            if data > pool && ram > 0 {
-                let rec = want.min(cap).max(pool);
-                out.push(
-                    Finding::new("mariadb.buffer_pool", Severity::Warn, "mariadb")
-                        .directives(&["innodb_buffer_pool_size"])
-                        .values(format!("innodb_buffer_pool_size = {}", mib(pool / 1024)), format!("innodb_buffer_pool_size = {}M", rec >> 20))
-                        .why(format!(
-                            "InnoDB data of {} does not fit a buffer pool of {}: reads go to disk. Data × 1.2, rounded up to 128 MiB = {}, at most 70% of RAM {} = {}.",
-                            mib(data / 1024), mib(pool / 1024), mib(want / 1024), mib(ram / 1024), mib(cap / 1024)
-                        ))
-                        .evidence(at(pool_at, "innodb_buffer_pool_size", "128M"))
-                        .evidence(format!("host: InnoDB files under {datadir}: {}", mib(data / 1024)))
-                        .source("MariaDB manual, InnoDB buffer pool (\"as large as possible … 70–80% of memory on a dedicated server\"); MySQLTuner")
-                        .constrain(Constraint::on("mariadb", "innodb_buffer_pool_size", (pool >> 20) as i64, pool_at, &m.main, Some("mysqld")).unit("M").bound(
-                            Bound::AtLeast((rec >> 20) as i64),
-                            format!("InnoDB data {} × 1.2, rounded up to 128 MiB, at most 70% of RAM", mib(data / 1024)),
-                            "MariaDB manual, InnoDB buffer pool; MySQLTuner",
-                        )),
-                );
-            }
-        }
-    }
     out
 }
 
-/// Bytes of InnoDB files (ibdata*, *.ibd) under the data directory; None when unreadable.
-fn innodb_bytes(dir: &Path) -> Option<u64> {
-    let mut total = 0;
-    let mut stack = vec![dir.to_path_buf()];
-    let mut seen = 0;
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).ok()?.flatten() {
-            seen += 1;
-            if seen > 100_000 {
-                return Some(total);
-            }
-            let Ok(meta) = e.metadata() else { continue };
-            let name = e.file_name().to_string_lossy().into_owned();
-            if meta.is_dir() && d == dir {
-                stack.push(e.path());
-            } else if meta.is_file() && (name.ends_with(".ibd") || name.starts_with("ibdata")) {
-                total += meta.len();
-            }
-        }
+/// php-fpm's children for the front: never more than the Apache workers that hand them
+/// requests (each worker waits for one PHP request at a time), as planned. More children
+/// than that are never used, and each holds memory and a database connection.
+pub(super) fn from_front(l: &Layers, plan: &Plan) -> Vec<Finding> {
+    let (Some(a), Some(f)) = (l.apache, l.php_fpm) else {
+        return Vec::new();
+    };
+    let Some((handler, pool)) = l.topology().apache_fpm else {
+        return Vec::new();
+    };
+    let Some(m) = ApacheMpm::of(a) else {
+        return Vec::new();
+    };
+    let planned = plan.value_or("apache2", m.max_workers_name(), m.max_workers);
+    let Some(p) = ini::pools(f).into_iter().find(|p| p.name == pool) else {
+        return Vec::new();
+    };
+    let Some((children, d)) = p.max_children else {
+        return Vec::new();
+    };
+    let planned_children = plan.value_or("php-fpm", "pm.max_children", children);
+    if planned_children <= planned {
+        return Vec::new();
     }
-    Some(total)
+    let was = if planned == m.max_workers {
+        String::new()
+    } else {
+        format!(" (planned; {} now)", m.max_workers)
+    };
+    vec![Finding::new("chain.fpm_front", Severity::Info, "apache2 → php-fpm")
+        .directives(&["pm.max_children", m.max_workers_name()])
+        .values(
+            format!("pool {pool}: pm.max_children {children} > {} {planned}{was}", m.max_workers_name()),
+            format!("pm.max_children ≤ {planned}"),
+        )
+        .why(format!(
+            "Apache hands PHP to pool {pool}, and each of its {planned} workers waits for one PHP request at a time: no more than {planned} children can ever be busy. The others only hold memory (and, when PHP connects, database connections the database is sized for)."
+        ))
+        .evidence(format!("{} {}: {}", handler.name, handler.joined(), handler.at()))
+        .evidence(at(m.max_workers_at, "MaxRequestWorkers", m.max_workers))
+        .evidence(format!("pm.max_children = {}: {}", d.value(), d.at()))
+        .source("php-fpm manual, pm.max_children; Apache manual, mod_proxy_fcgi")
+        .constrain(
+            Constraint::on("php-fpm", "pm.max_children", children, Some(&d), &f.main, None).bound(
+                Bound::AtMost(planned),
+                format!("{} {planned}{was} workers send to it", m.max_workers_name()),
+                "php-fpm manual, pm.max_children",
+            ),
+        )]
 }

@@ -1,7 +1,7 @@
 //! Rules on measured evidence alone: what the servers logged during a run (a full worker
 //! pool, a full connection table) and how much the kernel switched between their threads.
 
-use super::{at, fpm_children, mysql_int, ApacheMpm, Layers};
+use super::{at, fpm_children, ApacheMpm, Layers};
 use crate::finding::{Finding, Severity};
 
 /// Context switches per response above which the server spends its time switching.
@@ -28,8 +28,7 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
             ))
             .evidence(e.cite())
             .source("Apache error log; seed 001");
-        if let Some(a) = l.apache {
-            let m = ApacheMpm::of(a);
+        if let Some(m) = l.apache.and_then(ApacheMpm::of) {
             f = f.evidence(at(m.max_workers_at, "MaxRequestWorkers", m.max_workers));
         }
         out.push(f);
@@ -75,8 +74,8 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
         ))
         .evidence(e.cite())
         .source("MariaDB manual, max_connections");
-        if let Some(m) = l.mysql {
-            let (v, d) = mysql_int(m, "max_connections", 151);
+        if let Some(db) = l.db() {
+            let (v, d) = db.int("max_connections", 151);
             f = f.evidence(at(d, "max_connections", v));
         }
         out.push(f);

@@ -1,24 +1,35 @@
-//! The rules: each family reads the layers (host facts, the configs read, the measured
-//! evidence) and returns findings. A rule that lacks what it needs stays silent.
+//! The rules: each family reads the layers (host facts, the configs read, what the trees
+//! are for, the measured evidence, the live counters) and returns findings. A rule that
+//! lacks what it needs stays silent. `plan` runs them front to back, so that each layer is
+//! sized for the layer in front of it as planned, not as found.
 
 mod apache;
 mod chain;
 mod evidence;
+mod live;
 mod mariadb;
 mod memory;
+mod php;
 mod proxy;
 mod queues;
 mod structure;
+mod timeouts;
+mod topology;
 mod tree;
 
 use crate::evidence::Evidence;
+use crate::facts::Facts;
 use crate::finding::{Change, Finding};
 use crate::host_facts::HostFacts;
 use crate::plan::{Constraint, Plan};
+use std::path::Path;
 use webtune_conf::apache::ApacheConfig;
 use webtune_conf::config::{Directive, Parsed};
 use webtune_conf::ini;
+use webtune_conf::mycnf::{Release, Server};
 use webtune_conf::nginx::NginxConfig;
+
+pub(crate) use topology::Topology;
 
 /// Everything the rules look at.
 #[derive(Debug, Clone, Copy)]
@@ -29,6 +40,78 @@ pub struct Layers<'a> {
     pub php_fpm: Option<&'a Parsed>,
     pub mysql: Option<&'a Parsed>,
     pub evidence: Option<&'a Evidence>,
+    /// What the trees are for beyond their text (release, data, compiled-in modules).
+    pub facts: &'a Facts,
+    /// The running servers' counters (`--live`).
+    pub live: Option<&'a crate::live::Live>,
+}
+
+impl<'a> Layers<'a> {
+    /// The database's tree with the server that reads it.
+    pub(crate) fn db(&self) -> Option<Db<'a>> {
+        let m = self.mysql?;
+        let release = self.facts.database.as_ref().map(|k| k.value);
+        Some(Db {
+            m,
+            server: release.map_or_else(|| webtune_conf::mycnf::flavor(m).server, |r| r.server),
+            release,
+        })
+    }
+
+    /// Who connects to whom: proxies to backends, backends to php-fpm pools.
+    pub(crate) fn topology(&self) -> Topology<'a> {
+        Topology::of(self)
+    }
+}
+
+/// A my.cnf with the server that reads it (its defaults, its release when known).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Db<'a> {
+    pub m: &'a Parsed,
+    pub server: Server,
+    pub release: Option<Release>,
+}
+
+impl<'a> Db<'a> {
+    /// A size or count with the server's default: (value, the directive when set). An
+    /// InnoDB buffer with InnoDB off takes nothing (and names no line: no rule may write
+    /// over `skip-innodb`).
+    pub fn int(&self, key: &str, default: u64) -> (u64, Option<&'a Directive>) {
+        if key.starts_with("innodb_") && self.innodb_off().is_some() {
+            return (0, None);
+        }
+        let default = webtune_conf::mycnf::default_of(self.server, key).unwrap_or(default);
+        match ini::mysqld_value(self.m, key) {
+            Some(d) => (ini::parse_size(d.value()).unwrap_or(default), Some(d)),
+            None => (default, None),
+        }
+    }
+
+    /// The directive in effect for `key`, if set.
+    pub fn get(&self, key: &str) -> Option<&'a Directive> {
+        ini::mysqld_value(self.m, key)
+    }
+
+    /// `skip-innodb` (or `innodb = OFF`): InnoDB is not loaded.
+    pub fn innodb_off(&self) -> Option<&'a Directive> {
+        webtune_conf::mycnf::innodb_disabled(self.m)
+    }
+
+    pub fn main(&self) -> &'a Path {
+        &self.m.main
+    }
+
+    /// "MariaDB 10.11" when known, else the flavor with "(release unknown)".
+    pub fn label(&self) -> String {
+        match self.release {
+            Some(r) => r.label(),
+            None => format!("{} (release unknown)", self.server.label()),
+        }
+    }
+
+    pub fn is_mariadb(&self) -> bool {
+        self.server == Server::MariaDb
+    }
 }
 
 /// Run every rule, most severe first (stable within a severity).
@@ -36,31 +119,71 @@ pub fn run(l: &Layers) -> Vec<Finding> {
     plan(l).0
 }
 
-/// Run every rule and reconcile their constraints into one plan per directive. First the
-/// rules on the directives chosen for their own sake (workers against memory and cores,
-/// open files, connections); then, on that plan, the rules on directives that follow
-/// others (ServerLimit from MaxRequestWorkers, the database's connections from the web
-/// tier's real concurrency); then one plan of everything. Each finding that bounds a
-/// directive says the planned value, so no two findings recommend different values.
+/// Run every rule and reconcile their constraints into one plan per directive, front to
+/// back: first the rules on the directives chosen for their own sake (workers against
+/// cores and evidence, open files, connections, the database's own settings, the live
+/// counters); then the memory budget on that plan (cuts where the memory is); then what
+/// follows the front's planned concurrency (php-fpm's children never above the Apache
+/// workers that send to them; ServerLimit, StartServers and the spares from the planned
+/// MaxRequestWorkers); then the database for the web tier's planned concurrency and the
+/// redo log for the planned buffer pool; then one plan of everything. Each finding that
+/// bounds a directive says the planned value, so no two findings recommend different
+/// values.
 pub fn plan(l: &Layers) -> (Vec<Finding>, Plan) {
+    plan_with_others(l, &[])
+}
+
+/// `plan`, with more nginx trees beside the layers (several nginx masters running): each
+/// other nginx gets its own findings (its own files, so its own plan entries), the layers'
+/// cross-layer rules stay with the nginx in `l` (the one in front of them).
+pub fn plan_with_others(l: &Layers, others: &[&NginxConfig]) -> (Vec<Finding>, Plan) {
+    let (mut out, mut structural) = layer_findings(l);
+    for n in others {
+        let alone = Layers {
+            nginx: Some(n),
+            apache: None,
+            php_fpm: None,
+            mysql: None,
+            live: None,
+            ..*l
+        };
+        let (theirs, bounds) = layer_findings(&alone);
+        out.extend(
+            theirs
+                .into_iter()
+                .filter(|f| f.component.starts_with("nginx")),
+        );
+        structural.extend(bounds);
+    }
+    let plan = Plan::reconcile(&collect(&out, &structural));
+    annotate(&mut out, &plan);
+    out.sort_by_key(|f| f.severity);
+    (out, plan)
+}
+
+/// Every rule's findings on the layers, front to back, and the servers' own bounds.
+fn layer_findings(l: &Layers) -> (Vec<Finding>, Vec<Constraint>) {
     let mut out = Vec::new();
-    out.extend(memory::rules(l));
     out.extend(apache::rules(l));
     out.extend(proxy::rules(l));
     out.extend(queues::rules(l));
     out.extend(evidence::rules(l));
     out.extend(chain::own_rules(l));
     out.extend(mariadb::rules(l));
+    out.extend(php::rules(l));
+    out.extend(timeouts::rules(l));
+    out.extend(live::rules(l));
     out.extend(tree::rules(l));
     let structural = structure::constraints(l);
     let first = Plan::reconcile(&collect(&out, &structural));
-    out.extend(apache::derived(l, &first));
-    out.extend(chain::rules(l, &first));
-    out.extend(mariadb::derived(l, &first));
-    let plan = Plan::reconcile(&collect(&out, &structural));
-    annotate(&mut out, &plan);
-    out.sort_by_key(|f| f.severity);
-    (out, plan)
+    out.extend(memory::rules(l, &first));
+    let second = Plan::reconcile(&collect(&out, &structural));
+    out.extend(chain::from_front(l, &second));
+    out.extend(apache::derived(l, &second));
+    let third = Plan::reconcile(&collect(&out, &structural));
+    out.extend(chain::rules(l, &third));
+    out.extend(mariadb::derived(l, &third));
+    (out, structural)
 }
 
 /// Every finding's constraints, named after it, and the server's own bounds.
@@ -114,7 +237,9 @@ fn annotate(findings: &mut [Finding], plan: &Plan) {
     }
 }
 
-/// Apache's MPM settings in effect, with the defaults of the 2.4 manual filled in.
+/// Apache's MPM settings in effect, with the defaults of the 2.4 manual filled in; None
+/// when the MPM is not known (no `LoadModule mpm_*`, and the binary was not asked or has
+/// none built in): then nothing MPM-specific is sized.
 #[derive(Debug, Clone)]
 pub(crate) struct ApacheMpm<'a> {
     pub mpm: String,
@@ -129,11 +254,8 @@ pub(crate) struct ApacheMpm<'a> {
 }
 
 impl<'a> ApacheMpm<'a> {
-    pub fn of(a: &'a ApacheConfig) -> ApacheMpm<'a> {
-        let mpm = a
-            .mpm()
-            .map(|(m, _)| m.to_string())
-            .unwrap_or_else(|| "prefork".into());
+    pub fn of(a: &'a ApacheConfig) -> Option<ApacheMpm<'a>> {
+        let mpm = a.mpm()?.0.to_string();
         let threaded = mpm != "prefork";
         let get = |n: &str| a.get_int(n);
         let (sl_default, tpc_default) = if threaded { (16, 25) } else { (256, 1) };
@@ -146,7 +268,7 @@ impl<'a> ApacheMpm<'a> {
         let sl = server_limit.map_or(sl_default, |(v, _)| v);
         let t = tpc.map_or(tpc_default, |(v, _)| v).max(1);
         let mrw = get("MaxRequestWorkers");
-        ApacheMpm {
+        Some(ApacheMpm {
             threaded,
             max_workers: mrw.map_or(sl * t, |(v, _)| v),
             max_workers_at: mrw.map(|(_, d)| d),
@@ -156,12 +278,7 @@ impl<'a> ApacheMpm<'a> {
             threads_per_child_at: tpc.map(|(_, d)| d),
             mod_php: a.mod_php().is_some(),
             mpm,
-        }
-    }
-
-    /// Processes at MaxRequestWorkers.
-    pub fn processes(&self) -> i64 {
-        (self.max_workers + self.threads_per_child - 1) / self.threads_per_child
+        })
     }
 
     /// The name MaxRequestWorkers is written under in this config (2.2: MaxClients).
@@ -169,6 +286,20 @@ impl<'a> ApacheMpm<'a> {
         self.max_workers_at
             .map_or("MaxRequestWorkers", |d| d.name.as_str())
     }
+}
+
+/// "the MPM is unknown" said once, for findings and budget lines that skip MPM sizing.
+pub(crate) fn mpm_unknown(l: &Layers) -> String {
+    format!(
+        "MPM unknown: no LoadModule mpm_* in the tree{}; nothing MPM-specific is sized",
+        match &l.facts.apache_compiled_in {
+            Some(k) => format!(", none compiled in ({})", k.from),
+            None if l.facts.copied() =>
+                ", and a copied tree's httpd is not asked (compiled in? `httpd -V` says)"
+                    .to_string(),
+            None => ", and no httpd here to ask (`httpd -V` says)".to_string(),
+        }
+    )
 }
 
 /// php-fpm's pools summed.
@@ -193,28 +324,6 @@ pub(crate) fn fpm_children(fpm: &Parsed) -> Option<(i64, Vec<&Directive>)> {
         }
     }
     (!at.is_empty()).then_some((sum, at))
-}
-
-/// A MySQL setting with its default.
-pub(crate) fn mysql_int<'a>(
-    m: &'a Parsed,
-    key: &str,
-    default: u64,
-) -> (u64, Option<&'a Directive>) {
-    // skip-innodb: InnoDB's buffers take nothing. The tree's server (MariaDB, MySQL 5.7, 8)
-    // gives the default.
-    if let Some(d) = key
-        .starts_with("innodb_")
-        .then(|| webtune_conf::mycnf::innodb_disabled(m))
-        .flatten()
-    {
-        return (0, Some(d));
-    }
-    let default = webtune_conf::mycnf::server_default(m, key).unwrap_or(default);
-    match ini::mysqld_value(m, key) {
-        Some(d) => (ini::parse_size(d.value()).unwrap_or(default), Some(d)),
-        None => (default, None),
-    }
 }
 
 /// Replace `d` when it is there, else add `text` to `main` (inside `section`).

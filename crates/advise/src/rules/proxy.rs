@@ -1,6 +1,7 @@
-//! Behind a proxy: backend workers per core (seed 000), nginx's worker_connections when
-//! every client costs two connections, upstream keepalive with proxy_http_version 1.1,
-//! and the ephemeral ports that new upstream connections use up.
+//! Behind a proxy: backend workers per core (seed 000) for the Apache the proxy passes to
+//! (matched by address, `rules/topology.rs`), nginx's worker_connections when every client
+//! costs two connections, upstream keepalive with proxy_http_version 1.1, and the
+//! ephemeral ports that new upstream connections use up.
 
 use super::{at, ApacheMpm, Layers};
 use crate::finding::{Finding, Severity};
@@ -25,9 +26,13 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
     let main = n.parsed.main.clone();
     let cores = l.host.cores.max(1) as i64;
 
-    // Backend workers per core.
-    if let (Some(a), Some(first)) = (l.apache, passes.first()) {
-        let m = ApacheMpm::of(a);
+    // Backend workers per core: only for the Apache this nginx proxies to.
+    let topology = l.topology();
+    let backend = l
+        .apache
+        .zip(topology.nginx_apache)
+        .and_then(|(a, (pass, listen, _))| Some((a, ApacheMpm::of(a)?, pass, listen)));
+    if let Some((a, m, first, listen)) = backend {
         let rec = 2 * cores;
         if m.max_workers > rec {
             let severity = if m.max_workers > 4 * rec {
@@ -46,6 +51,7 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
                         if m.threaded { format!(" The {} MPM runs them as processes of ThreadsPerChild {} threads: at least one whole process.", m.mpm, m.threads_per_child) } else { String::new() }
                     ))
                     .evidence(format!("proxy_pass {}: {}", first.joined(), first.at()))
+                    .evidence(format!("Listen {}: {}", listen.joined(), listen.at()))
                     .evidence(at(m.max_workers_at, "MaxRequestWorkers", m.max_workers))
                     .evidence(format!("host: {cores} cores"))
                     .source("seed 000 (two busy Apache processes per core behind nginx)")
@@ -255,9 +261,24 @@ fn ephemeral_ports(l: &Layers, p: &Directive) -> Option<Finding> {
             ", backend not on loopback: no reuse".to_string()
         }
     );
+    // The pool must not outlive the backend's own keep-alive (rules/timeouts.rs): with
+    // the Apache it reaches known, the recommendation says so.
+    let backend = l
+        .topology()
+        .nginx_apache
+        .filter(|(pass, _, _)| *pass == p)
+        .and(l.apache)
+        .map(|a| {
+            let kat = a
+                .get("KeepAliveTimeout")
+                .and_then(|d| d.int())
+                .unwrap_or(5);
+            format!(", and in that upstream keepalive_timeout {}s, below Apache's KeepAliveTimeout {kat}s (else Apache closes pooled connections nginx is about to reuse)", (kat - 1).max(1))
+        })
+        .unwrap_or_default();
     let mut f = Finding::new("proxy.ephemeral_ports", severity, "nginx")
         .directives(&["proxy_pass", "keepalive", "proxy_http_version"])
-        .values(format!("proxy_pass {} without upstream keepalive", p.value()), "an upstream block with keepalive 16, proxy_http_version 1.1, proxy_set_header Connection \"\"")
+        .values(format!("proxy_pass {} without upstream keepalive", p.value()), format!("an upstream block with keepalive 16, proxy_http_version 1.1, proxy_set_header Connection \"\"{backend}"))
         .why(format!(
             "Without upstream keepalive every request opens a connection to the backend, whose local port then waits in TIME_WAIT ({TIME_WAIT_S} s, or 1 s where tcp_tw_reuse applies; here {hold} s: {reuse_text}): {} ports ÷ {hold} s ≈ {} new connections per second to one backend address{}.",
             ports.map_or("?".into(), |p| p.to_string()),

@@ -3,7 +3,7 @@
 //! ≥ ThreadsPerChild and a multiple of it, worker_rlimit_nofile ≤ fs.nr_open, the
 //! ranges MariaDB accepts).
 
-use super::{mysql_int, ApacheMpm, Layers};
+use super::{ApacheMpm, Layers};
 use crate::plan::{Bound, Constraint};
 use webtune_conf::ini;
 
@@ -12,8 +12,7 @@ pub(crate) const NR_OPEN_DEFAULT: i64 = 1 << 20;
 
 pub(super) fn constraints(l: &Layers) -> Vec<Constraint> {
     let mut out = Vec::new();
-    if let Some(a) = l.apache {
-        let m = ApacheMpm::of(a);
+    if let Some((a, m)) = l.apache.and_then(|a| Some((a, ApacheMpm::of(a)?))) {
         let main = &a.parsed.main;
         let mrw = Constraint::on(
             "apache2",
@@ -87,15 +86,15 @@ pub(super) fn constraints(l: &Layers) -> Vec<Constraint> {
             }
         }
     }
-    if let Some(m) = l.mysql {
+    if let Some(db) = l.db() {
         const MANUAL: &str = "MariaDB manual, server system variables (range)";
         for (name, default, lo, hi) in [
             ("max_connections", 151, 10, 100_000),
             ("back_log", 80, 1, 65_535),
             ("thread_cache_size", 256, 0, 16_384),
         ] {
-            let (v, d) = mysql_int(m, name, default);
-            let c = Constraint::on("mariadb", name, v as i64, d, &m.main, Some("mysqld"));
+            let (v, d) = db.int(name, default);
+            let c = Constraint::on("mariadb", name, v as i64, d, db.main(), Some("mysqld"));
             out.push(c.structural(
                 Bound::AtLeast(lo),
                 format!("the server's range {lo}–{hi}"),

@@ -1,27 +1,82 @@
-//! What the trees load and run, beside their numbers: Apache 2.4 with no MPM loaded (it
-//! refuses to start), MPM tuning blocks for an MPM that is not loaded (`<IfModule
-//! mpm_event_module>` under prefork: settings that never apply), and nginx with one worker
-//! process on a multi-core host.
+//! What the trees load and run, beside their numbers: Apache 2.4 with no MPM loaded where
+//! none can be compiled in (it refuses to start; an MPM compiled in, or not known, is not
+//! "none"), MPM tuning blocks for an MPM that is not loaded (`<IfModule
+//! mpm_event_module>` under prefork: settings that never apply; a block that only loads a
+//! module by the MPM is not tuning), and nginx with one worker process on a multi-core
+//! host.
 
 use super::{at, set, Layers};
 use crate::finding::{Finding, Severity};
-use webtune_conf::apache::{ApacheConfig, ApacheVersion};
+use webtune_conf::apache::ApacheConfig;
+use webtune_conf::apache::ApacheVersion::V24;
 use webtune_conf::config::NoteLevel;
 
 const MPMS: &[&str] = &["prefork", "worker", "event"];
 
+/// The MPMs' own directives (mpm_common and the MPM pages).
+const MPM_TUNING: &[&str] = &[
+    "StartServers",
+    "MinSpareServers",
+    "MaxSpareServers",
+    "MinSpareThreads",
+    "MaxSpareThreads",
+    "ServerLimit",
+    "ThreadLimit",
+    "ThreadsPerChild",
+    "MaxRequestWorkers",
+    "MaxClients",
+    "MaxConnectionsPerChild",
+    "MaxRequestsPerChild",
+    "AsyncRequestWorkerFactor",
+    "ThreadStackSize",
+    "ListenBacklog",
+];
+
 pub(super) fn rules(l: &Layers) -> Vec<Finding> {
     let mut out = Vec::new();
     if let Some(a) = l.apache {
-        // 2.2 compiles its MPM in; and a tree whose includes were not all read may load it
-        // in one of those (the reader's "MPM settings not read" note says so instead).
+        // With no MPM loaded, Apache 2.4 refuses to start unless one is compiled in: known
+        // when httpd itself was asked (`httpd -l`), or when the tree is a distribution's
+        // (Debian's mods-enabled, RHEL's conf.modules.d), whose httpd builds every MPM as
+        // a module. Otherwise (an upstream build, configure's default: event compiled
+        // in; a copied tree) the MPM is unknown, not missing. A tree whose includes were
+        // not all read may load it in one of those (the reader's note says so instead).
         let unread = a.parsed.notes.iter().any(|n| n.level == NoteLevel::Warning);
-        if a.mpm().is_none() && a.dialect.version == ApacheVersion::V24 && !unread {
+        let packaged = a.parsed.files.iter().find(|f| {
+            let t = f.to_string_lossy();
+            t.contains("/mods-enabled/") || t.contains("/conf.modules.d/")
+        });
+        let known_none = match (&l.facts.apache_compiled_in, packaged) {
+            (Some(k), _) => Some(format!(
+                "httpd has no MPM compiled in ({}: {})",
+                k.from,
+                k.value.join(" ")
+            )),
+            (None, Some(f)) => Some(format!(
+                "a distribution's tree ({}): its httpd loads every MPM as a module",
+                f.display()
+            )),
+            (None, None) => None,
+        };
+        if a.mpm().is_none() && !unread && known_none.is_none() {
+            out.push(
+                Finding::new("apache.mpm.unknown", Severity::Info, "apache2")
+                    .directives(&["LoadModule"])
+                    .values("no MPM module loaded, and whether one is compiled in is not known", "`httpd -V` on the server tells (\"Server MPM\"); run webtune advise there, without --root")
+                    .why(format!(
+                        "{}. An httpd built without --enable-mpms-shared has its MPM compiled in (configure's default: event in 2.4, prefork in 2.2), so the tree needs no LoadModule for it; which one it is decides how MaxRequestWorkers, ThreadsPerChild and KeepAlive are judged, so none of them is sized.",
+                        super::mpm_unknown(l)
+                    ))
+                    .evidence(format!("{} LoadModule lines read in {} files, none an mpm_*_module", a.modules.len(), a.parsed.files.len()))
+                    .source("Apache 2.4 manual, \"Multi-Processing Modules\" and configure's --with-mpm / --enable-mpms-shared"),
+            );
+        }
+        if let (None, V24, false, Some(why)) = (a.mpm(), a.dialect.version, unread, known_none) {
             out.push(
                 Finding::new("apache.mpm.none", Severity::Critical, "apache2")
                     .directives(&["LoadModule"])
                     .values("no MPM module loaded", "LoadModule mpm_event_module (Debian: a2enmod mpm_event), or mpm_prefork_module with mod_php")
-                    .why("Apache 2.4 loads its MPM as a module and refuses to start without one (\"AH00534: Configuration error: No MPM loaded\"). The other findings assume prefork, Apache's build default. (Apache 2.2 compiles its MPM in: there this does not apply.)".to_string())
+                    .why(format!("Apache 2.4 refuses to start without an MPM (\"AH00534: Configuration error: No MPM loaded\"), and {why}. Nothing MPM-specific is sized."))
                     .evidence(format!("{} LoadModule lines read in {} files, none an mpm_*_module", a.modules.len(), a.parsed.files.len()))
                     .source("Apache 2.4 manual, \"Multi-Processing Modules\" (\"the MPM must be loaded … with LoadModule\"); apache2 -t"),
             );
@@ -88,8 +143,12 @@ fn dead_mpm_blocks(a: &ApacheConfig) -> Vec<Finding> {
                         depth -= 1;
                     }
                 } else if !t.is_empty() && !t.starts_with('#') {
+                    // Only the MPM's own tuning: RHEL's 01-cgi.conf loads mod_cgid or
+                    // mod_cgi by the MPM in such blocks, which is not dead tuning.
                     if let Some(name) = t.split_whitespace().next() {
-                        names.push(name.to_string());
+                        if MPM_TUNING.iter().any(|d| d.eq_ignore_ascii_case(name)) {
+                            names.push(name.to_string());
+                        }
                     }
                 }
                 continue;

@@ -47,6 +47,9 @@ pub struct Run<'a> {
     pub fpm: Option<&'a str>,
     pub mysql: Option<&'a str>,
     pub evidence: Option<Evidence>,
+    /// What the trees are for beyond their text (release, data size, compiled-in modules).
+    pub facts: webtune_advise::Facts,
+    pub live: Option<webtune_advise::live::Live>,
 }
 
 pub fn findings_with(h: &HostFacts, r: Run) -> Vec<Finding> {
@@ -75,6 +78,8 @@ pub fn plan_with(h: &HostFacts, r: Run) -> (Vec<Finding>, Plan) {
         php_fpm: p.as_ref(),
         mysql: m.as_ref(),
         evidence: r.evidence.as_ref(),
+        facts: &r.facts,
+        live: r.live.as_ref(),
     })
 }
 
@@ -107,6 +112,7 @@ pub fn evidence(connections: u32) -> Evidence {
 pub fn lab_checker(
     server: &str,
     main: &std::path::Path,
+    root: Option<&std::path::Path>,
     patch: &dyn Fn(&std::path::Path, &str) -> String,
 ) -> webtune_advise::check::Checked {
     use webtune_advise::check::Checked;
@@ -117,8 +123,11 @@ pub fn lab_checker(
         "php-fpm" => Server::PhpFpm,
         _ => Server::MariaDb,
     };
-    match check::check_patched_copy(server, main, patch) {
-        Ok(command) => Checked::Passed { command },
+    match check::check_patched_copy_in(server, main, root, patch) {
+        Ok(p) => Checked::Passed {
+            command: p.command,
+            warnings: p.warnings,
+        },
         Err(check::CopyCheck::Rejected { command, message }) => {
             Checked::Rejected { command, message }
         }

@@ -162,6 +162,27 @@ pub fn read_with(main: &Path, opts: &Options) -> Result<ApacheConfig, ReadError>
         reader.cfg.env = read_envvars(&text, &envvars)?;
     }
     reader.cfg.parsed.main = main.clone();
+    // An MPM compiled into the binary is loaded before the first line is read.
+    for source in opts.compiled_in.iter().flatten() {
+        let name = source.trim_end_matches(".c").trim_start_matches("mod_");
+        if [
+            "prefork",
+            "worker",
+            "event",
+            "mpm_prefork",
+            "mpm_worker",
+            "mpm_event",
+        ]
+        .contains(&name)
+        {
+            let mpm = name.trim_start_matches("mpm_");
+            reader.cfg.modules.push(LoadedModule {
+                name: format!("mpm_{mpm}_module"),
+                file: format!("{source} (compiled in)"),
+                at: "compiled into httpd (httpd -l)".into(),
+            });
+        }
+    }
     reader.file(&main, &[], 0, None)?;
     reader.cfg.dialect = dialect::detect(&reader.cfg.parsed.directives);
     Ok(reader.cfg)
@@ -465,12 +486,18 @@ impl Reader {
             Some(id) => (true, id),
             None => (false, arg.as_str()),
         };
-        let mut known = module_ids(&self.cfg.modules).iter().any(|m| m == id);
-        // No MPM loaded (yet): httpd's default build has prefork compiled in (2.2 always
-        // had its MPM built in), so `<IfModule prefork.c>` holds, as the defaults assumed.
-        if !known && self.cfg.mpm().is_none() {
-            known = matches!(id, "prefork.c" | "mpm_prefork_module" | "mod_mpm_prefork.c");
-        }
+        // A module compiled in that is not an MPM (`mod_so.c`): as `httpd -l` lists it. An
+        // MPM that is neither loaded nor known to be compiled in is not assumed (configure's
+        // default is event in 2.4, prefork in 2.2; a distribution picks its own): its
+        // `<IfModule>` blocks do not apply, and the MPM stays unknown.
+        let compiled = self.opts.compiled_in.iter().flatten().any(|c| {
+            c == id
+                || format!(
+                    "{}_module",
+                    c.trim_end_matches(".c").trim_start_matches("mod_")
+                ) == id
+        });
+        let known = compiled || module_ids(&self.cfg.modules).iter().any(|m| m == id);
         known != negate
     }
 

@@ -6,7 +6,8 @@
 //! --defaults-file=COPY --help --verbose` (10.11 has no `--validate-config`; its option
 //! parser runs in full before `--help` prints the values, and exits non-zero on an unknown
 //! option or a bad value, without opening a data directory). The advisor checks its
-//! patches with it (`webtune advise --write-patch`).
+//! patches with it (`webtune advise --write-patch`), a copied tree under its `--root`; the
+//! command it reports is the one that ran, on the private copy.
 
 use super::{ConfigTree, Import, Server};
 use crate::servers::Programs;
@@ -24,6 +25,14 @@ pub enum CopyCheck {
     NotChecked(String),
 }
 
+/// A check the server passed: the command that ran, and what the server warned about
+/// (`nginx: [warn] …`, httpd's `AH00318: WARNING: …`), with the user's paths.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Passed {
+    pub command: String,
+    pub warnings: Vec<String>,
+}
+
 /// Copy `main`'s tree privately, patch each copied file with `patch(original, copy text)`,
 /// and let the server check the copy. Ok: the command that passed.
 pub fn check_patched_copy(
@@ -31,9 +40,25 @@ pub fn check_patched_copy(
     main: &Path,
     patch: &dyn Fn(&Path, &str) -> String,
 ) -> Result<String, CopyCheck> {
+    check_patched_copy_in(server, main, None, patch).map(|p| p.command)
+}
+
+/// `check_patched_copy` for a tree copied under `root` (`advise --root`): its absolute
+/// paths (includes, ServerRoot) are the copy's, never this host's. The command said is
+/// the one that ran, on the private copy.
+pub fn check_patched_copy_in(
+    server: Server,
+    main: &Path,
+    root: Option<&Path>,
+    patch: &dyn Fn(&Path, &str) -> String,
+) -> Result<Passed, CopyCheck> {
     let not = |what: &str, e: &dyn std::fmt::Display| CopyCheck::NotChecked(format!("{what}: {e}"));
-    let tree =
-        ConfigTree::read(server, main).map_err(|e| not("reading the tree for a copy", &e))?;
+    let opts = webtune_conf::config::Options {
+        root: root.map(Path::to_path_buf),
+        ..Default::default()
+    };
+    let tree = ConfigTree::read_with(server, main, &opts)
+        .map_err(|e| not("reading the tree for a copy", &e))?;
     let import = Import::new(tree, &[]).map_err(|e| not("copying the tree", &e))?;
     let originals = import.tree.files.clone();
     let programs = Programs::discover();
@@ -71,20 +96,30 @@ pub fn check_patched_copy(
     }
     let plan = &rendered.servers[0];
     let restore = |m: &str| import.restore_paths(&dir, m);
+    // The command as it ran, on the copy (removed after the check), and whose copy it was.
+    let ran = |c: String| {
+        format!(
+            "{c} (on a private copy of {}, removed after the check)",
+            main.display()
+        )
+    };
     if server == Server::MariaDb {
         let args = [
             format!("--defaults-file={}", plan.config_file.display()),
             "--help".into(),
             "--verbose".into(),
         ];
-        let command = restore(&format!("{} {}", plan.program.display(), args.join(" ")));
+        let command = ran(format!("{} {}", plan.program.display(), args.join(" ")));
         let output = Command::new(&plan.program)
             .args(&args)
             .stdin(Stdio::null())
             .output()
             .map_err(|e| not(&format!("running {}", plan.program.display()), &e))?;
         if output.status.success() {
-            return Ok(command);
+            return Ok(Passed {
+                command,
+                warnings: Vec::new(),
+            });
         }
         let err = String::from_utf8_lossy(&output.stderr);
         let lines: Vec<&str> = err
@@ -103,7 +138,7 @@ pub fn check_patched_copy(
             command,
         });
     }
-    let command = restore(&format!(
+    let command = ran(format!(
         "{} {}",
         plan.program.display(),
         plan.check_args
@@ -112,8 +147,35 @@ pub fn check_patched_copy(
             .collect::<Vec<_>>()
             .join(" ")
     ));
+    // Run once to keep what the server warns about on a copy it accepts (a warning such
+    // as httpd's AH00318 means it changed a value itself); a refusal is said by
+    // `process::check_config`, as for a run.
+    if let Ok(out) = Command::new(&plan.program)
+        .args(&plan.check_args)
+        .stdin(Stdio::null())
+        .output()
+    {
+        if out.status.success() {
+            let mut warnings: Vec<String> = Vec::new();
+            let text = String::from_utf8_lossy(&out.stderr).into_owned()
+                + &String::from_utf8_lossy(&out.stdout);
+            for line in text.lines().map(str::trim) {
+                let lower = line.to_ascii_lowercase();
+                if lower.contains("warn") && !lower.contains("syntax ok") {
+                    let w = restore(line);
+                    if !warnings.contains(&w) {
+                        warnings.push(w);
+                    }
+                }
+            }
+            return Ok(Passed { command, warnings });
+        }
+    }
     match crate::process::check_config(plan) {
-        Ok(()) => Ok(command),
+        Ok(()) => Ok(Passed {
+            command,
+            warnings: Vec::new(),
+        }),
         Err(LabError::ConfigRejected { message, .. }) => Err(CopyCheck::Rejected {
             message: restore(&message),
             command,

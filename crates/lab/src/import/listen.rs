@@ -131,6 +131,7 @@ mod tests {
             server: Server::Nginx,
             main: PathBuf::from("/etc/x/nginx.conf"),
             root: PathBuf::from("/etc/x"),
+            copy_root: None,
             files: Vec::new(),
             directives: vec![
                 located("listen", &["8080"], 1, &["http", "server"], 1),

@@ -120,6 +120,7 @@ mod tests {
             server: Server::MariaDb,
             main: PathBuf::from("/etc/mysql/my.cnf"),
             root: PathBuf::from("/etc/mysql"),
+            copy_root: None,
             files: Vec::new(),
             directives: vec![
                 located("datadir", &["/var/lib/mysql"], 3, &["mysqld"], 0),

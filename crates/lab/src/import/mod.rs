@@ -31,7 +31,7 @@ pub use php_fpm::pools as php_fpm_pools;
 use php_fpm::PHP_FPM_OWNED;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use webtune_conf::config::{Directive, Parsed};
+use webtune_conf::config::{Directive, Options, Parsed};
 use webtune_conf::{apache as apache_conf, ini, nginx as nginx_conf, ReadError};
 
 mod apache;
@@ -82,6 +82,9 @@ pub struct ConfigTree {
     pub directives: Vec<Directive>,
     /// Apache: Debian's `envvars` (`APACHE_RUN_USER` …), for the `${…}` the copy keeps.
     pub env: BTreeMap<String, String>,
+    /// A copied tree's root (`advise --root`): the absolute paths the tree names (its
+    /// includes) lie under it, never on this host.
+    pub copy_root: Option<PathBuf>,
 }
 
 impl ConfigTree {
@@ -89,25 +92,38 @@ impl ConfigTree {
     /// file and line). Relative places start at the main file's directory, Apache's at
     /// ServerRoot.
     pub fn read(server: Server, file: &Path) -> Result<ConfigTree, ReadError> {
-        Ok(match server {
+        ConfigTree::read_with(server, file, &Options::default())
+    }
+
+    /// Read a tree as `read` does, with the reader's options: a copied tree's root
+    /// (`opts.root`), the modules compiled into httpd.
+    pub fn read_with(server: Server, file: &Path, opts: &Options) -> Result<ConfigTree, ReadError> {
+        let mut tree = match server {
             Server::Nginx => {
-                let parsed = nginx_conf::read(file)?.parsed;
+                let parsed = nginx_conf::read_with(file, opts)?.parsed;
                 let root = parsed.main.parent().unwrap_or(Path::new("/")).to_path_buf();
                 ConfigTree::of(server, parsed, root, BTreeMap::new())
             }
             Server::Apache => {
-                let config = apache_conf::read(file, &[])?;
+                let config = apache_conf::read_with(file, opts)?;
                 ConfigTree::of(server, config.parsed, config.server_root, config.env)
             }
-            Server::PhpFpm => ConfigTree::ini(server, file, ini::Dialect::PhpFpm)?,
-            Server::MariaDb => ConfigTree::ini(server, file, ini::Dialect::MyCnf)?,
-        })
+            Server::PhpFpm => ConfigTree::ini(server, file, ini::Dialect::PhpFpm, opts)?,
+            Server::MariaDb => ConfigTree::ini(server, file, ini::Dialect::MyCnf, opts)?,
+        };
+        tree.copy_root = opts.root.clone();
+        Ok(tree)
     }
 
     /// An ini tree (php-fpm's, my.cnf): copies keep their place under the main file's
     /// directory.
-    fn ini(server: Server, file: &Path, dialect: ini::Dialect) -> Result<ConfigTree, ReadError> {
-        let parsed = ini::read(file, dialect)?;
+    fn ini(
+        server: Server,
+        file: &Path,
+        dialect: ini::Dialect,
+        opts: &Options,
+    ) -> Result<ConfigTree, ReadError> {
+        let parsed = ini::read_with(file, dialect, opts)?;
         let root = parsed.main.parent().unwrap_or(Path::new("/")).to_path_buf();
         Ok(ConfigTree::of(server, parsed, root, BTreeMap::new()))
     }
@@ -125,6 +141,7 @@ impl ConfigTree {
             files: parsed.files,
             directives: parsed.directives,
             env,
+            copy_root: None,
         }
     }
 }
@@ -242,9 +259,15 @@ impl Import {
         }
     }
 
-    /// An include's path (absolute, or relative to the root) as it is in the copy.
+    /// An include's path (absolute, or relative to the root) as it is in the copy; a
+    /// copied tree's absolute paths lie under its root.
     fn copied_include(&self, dir: &Path, pattern: &str) -> String {
-        let path = self.tree.root.join(pattern);
+        let path = match &self.tree.copy_root {
+            Some(r) if Path::new(pattern).is_absolute() && !Path::new(pattern).starts_with(r) => {
+                r.join(pattern.trim_start_matches('/'))
+            }
+            _ => self.tree.root.join(pattern),
+        };
         dir.join(self.copy_name(&path)).display().to_string()
     }
 
@@ -471,6 +494,7 @@ mod tests {
             server: Server::Nginx,
             main: PathBuf::from("/etc/x/nginx.conf"),
             root: PathBuf::from("/etc/x"),
+            copy_root: None,
             files: Vec::new(),
             directives: vec![located("worker_connections", &["768"], 2, &["events"], 1)],
             env: BTreeMap::new(),

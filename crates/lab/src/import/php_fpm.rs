@@ -51,9 +51,20 @@ pub fn pools(tree: &ConfigTree) -> Vec<String> {
     names
 }
 
-/// Refuse what a private copy cannot run: no pool at all, or a chrooted pool (the pages
-/// it would serve are in the lab's document root, outside any chroot).
+/// Refuse what a private copy cannot run: a pool fragment, no pool at all, or a chrooted
+/// pool (the pages it would serve are in the lab's document root, outside any chroot).
 pub(super) fn check(tree: &ConfigTree) -> Result<(), LabError> {
+    // A fragment (keys before any section, read as the including pool's) runs only inside
+    // the file that includes it.
+    if pools(tree)
+        .iter()
+        .any(|p| p == webtune_conf::ini::FRAGMENT_POOL)
+    {
+        return Err(LabError::Inconsistent(format!(
+            "{}: a pool fragment (keys before any [section]): php-fpm runs it only included after a pool's [name]; give the php-fpm.conf or the pool file that includes it",
+            tree.main.display()
+        )));
+    }
     if pools(tree).is_empty() {
         return Err(LabError::Inconsistent(format!(
             "{}: no pool ([name] section): php-fpm would not start",
@@ -142,6 +153,7 @@ mod tests {
             server: Server::PhpFpm,
             main: PathBuf::from("/etc/php/8.2/fpm/php-fpm.conf"),
             root: PathBuf::from("/etc/php/8.2/fpm"),
+            copy_root: None,
             files: Vec::new(),
             directives,
             env: BTreeMap::new(),

@@ -2,26 +2,49 @@
 //! MySQLTuner or apache2buddy: MariaDB's `SHOW GLOBAL STATUS` / `SHOW GLOBAL VARIABLES`
 //! over its socket (with the `mariadb` client, as the OS user: MariaDB's unix_socket
 //! authentication), Apache's `server-status?auto` and nginx's `stub_status`. Nothing is
-//! changed: two SHOW statements, two GETs. A source that does not answer is a note, not an
-//! error. The thresholds are MySQLTuner's, each named in its finding.
+//! changed: SHOW and SELECT statements, two GETs. Each source has one wall-clock limit for
+//! its whole exchange (`exchange`); a source that does not answer within it, or answers
+//! with a page that is not what was asked for, is a note, not an error. The thresholds
+//! are MySQLTuner's, each named in its finding.
+
+mod exchange;
+mod runtime;
+
+pub(crate) use exchange::run_within;
+pub use exchange::timed_out;
 
 use crate::finding::{Finding, Severity};
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
+/// The limit on each source's whole exchange when none is given (`--live-timeout`).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Where to read the live counters.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct LiveInputs {
     pub mysql_socket: Option<PathBuf>,
     /// `http://HOST:PORT/server-status?auto`.
     pub apache_status: Option<String>,
     /// `http://HOST:PORT/PATH` of a location with `stub_status`.
     pub nginx_status: Option<String>,
+    /// One wall-clock limit per source for its whole exchange (connect, login, every
+    /// byte of the answer).
+    pub timeout: Duration,
+}
+
+impl Default for LiveInputs {
+    fn default() -> LiveInputs {
+        LiveInputs {
+            mysql_socket: None,
+            apache_status: None,
+            nginx_status: None,
+            timeout: DEFAULT_TIMEOUT,
+        }
+    }
 }
 
 /// What was read, and the findings on it.
@@ -40,7 +63,7 @@ const MYSQLTUNER: &str = "MySQLTuner (mysqltuner.pl), its thresholds";
 pub fn read(inputs: &LiveInputs) -> Live {
     let mut live = Live::default();
     if let Some(socket) = &inputs.mysql_socket {
-        match mariadb_status(socket) {
+        match mariadb_status(socket, inputs.timeout) {
             Ok(s) => {
                 live.findings.extend(mariadb_findings(&s, socket));
                 live.figures.insert("mariadb".into(), s);
@@ -49,7 +72,7 @@ pub fn read(inputs: &LiveInputs) -> Live {
         }
     }
     if let Some(url) = &inputs.apache_status {
-        match http_get(url).map(|t| key_values(&t, ':')) {
+        match exchange::http_get(url, inputs.timeout).and_then(|t| server_status(&t)) {
             Ok(s) => {
                 live.findings.extend(apache_findings(&s, url));
                 live.figures.insert("apache2".into(), s);
@@ -58,7 +81,7 @@ pub fn read(inputs: &LiveInputs) -> Live {
         }
     }
     if let Some(url) = &inputs.nginx_status {
-        match http_get(url).and_then(|t| stub_status(&t)) {
+        match exchange::http_get(url, inputs.timeout).and_then(|t| stub_status(&t)) {
             Ok(s) => {
                 live.findings.extend(nginx_findings(&s, url));
                 live.figures.insert("nginx".into(), s);
@@ -69,8 +92,9 @@ pub fn read(inputs: &LiveInputs) -> Live {
     live
 }
 
-/// `SHOW GLOBAL STATUS` and `SHOW GLOBAL VARIABLES`, one map (names as MariaDB prints them).
-pub fn mariadb_status(socket: &Path) -> Result<BTreeMap<String, String>, String> {
+/// `SHOW GLOBAL STATUS` and `SHOW GLOBAL VARIABLES`, one map (names as MariaDB prints
+/// them), within `limit` for the whole exchange (the client is killed at it).
+pub fn mariadb_status(socket: &Path, limit: Duration) -> Result<BTreeMap<String, String>, String> {
     let client = [
         "/usr/bin/mariadb",
         "/usr/bin/mysql",
@@ -80,20 +104,38 @@ pub fn mariadb_status(socket: &Path) -> Result<BTreeMap<String, String>, String>
     .map(PathBuf::from)
     .find(|p| p.is_file())
     .ok_or("no mariadb client (apt-get install mariadb-client)")?;
-    let output = Command::new(&client)
+    let mut command = Command::new(&client);
+    command
         .arg("--no-defaults")
         .arg(format!("--socket={}", socket.display()))
-        .args(["--batch", "--skip-column-names", "--connect-timeout=5"])
-        .args(["-e", "SHOW GLOBAL STATUS; SHOW GLOBAL VARIABLES"])
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("running {}: {e}", client.display()))?;
-    if !output.status.success() {
-        let err = String::from_utf8_lossy(&output.stderr);
-        return Err(err.split_whitespace().collect::<Vec<_>>().join(" "));
+        .arg("--batch")
+        .arg("--skip-column-names")
+        .arg(format!("--connect-timeout={}", limit.as_secs().max(1)))
+        // A statement the account may not run (mysql.user) does not stop the others.
+        .arg("--force")
+        .args(["-e", QUERIES]);
+    let (ok, out, err) = exchange::run_output(command, limit)?;
+    let mut figures = key_values(&out, '\t');
+    if !figures.contains_key("Uptime") {
+        return Err(if err.is_empty() {
+            "no SHOW GLOBAL STATUS figures in the answer".into()
+        } else {
+            err
+        });
     }
-    Ok(key_values(&String::from_utf8_lossy(&output.stdout), '\t'))
+    if !ok && !err.is_empty() {
+        figures.insert("webtune_errors".into(), err);
+    }
+    Ok(figures)
 }
+
+/// What `--live` asks MariaDB/MySQL, read-only: the counters and the variables, the InnoDB
+/// data's size (the buffer pool is sized from it), and MySQLTuner's account checks
+/// (anonymous accounts, accounts without a password).
+const QUERIES: &str = "SHOW GLOBAL STATUS; SHOW GLOBAL VARIABLES; \
+    SELECT 'innodb_data_bytes', COALESCE(SUM(data_length + index_length), 0) FROM information_schema.tables WHERE engine = 'InnoDB'; \
+    SELECT 'anonymous_accounts', COUNT(*) FROM mysql.user WHERE user = ''; \
+    SELECT 'passwordless_accounts', COUNT(*) FROM mysql.user WHERE user <> '' AND authentication_string = '' AND plugin IN ('', 'mysql_native_password')";
 
 fn key_values(text: &str, sep: char) -> BTreeMap<String, String> {
     text.lines()
@@ -211,7 +253,43 @@ pub fn mariadb_findings(s: &BTreeMap<String, String>, socket: &Path) -> Vec<Find
                 .why(format!("1 − Innodb_buffer_pool_reads ÷ Innodb_buffer_pool_read_requests = {efficiency:.1}% < 90%: the working set does not fit the pool.{caveat}")),
         );
     }
+    out.extend(runtime::findings(s, &mk, &caveat));
     out
+}
+
+/// The characters of mod_status's scoreboard: one per worker slot ("." an open one).
+const SCOREBOARD: &str = "_SRWKDCLGI.";
+
+/// Apache's `server-status?auto` as a map, refused when the page is not one (issue 33,
+/// item 10: a page of other text must not be read as "-5 busy workers of 0 slots"): it
+/// must carry `BusyWorkers` and `IdleWorkers` as whole numbers and a `Scoreboard` of
+/// mod_status's characters with room for them, as the nginx reader refuses a page that
+/// is not stub_status.
+pub fn server_status(text: &str) -> Result<BTreeMap<String, String>, String> {
+    let m = key_values(text, ':');
+    let refuse = |why: String| Err(format!("not an Apache server-status?auto page ({why})"));
+    let count = |k: &str| -> Result<u64, String> {
+        let v = m.get(k).ok_or(format!("no {k}"))?;
+        v.parse::<u64>()
+            .map_err(|_| format!("{k} {v:?} is not a count of workers"))
+    };
+    let (busy, idle) = match (count("BusyWorkers"), count("IdleWorkers")) {
+        (Ok(b), Ok(i)) => (b, i),
+        (Err(e), _) | (_, Err(e)) => return refuse(e),
+    };
+    let Some(board) = m.get("Scoreboard") else {
+        return refuse("no Scoreboard".into());
+    };
+    if let Some(c) = board.chars().find(|c| !SCOREBOARD.contains(*c)) {
+        return refuse(format!("{c:?} in the Scoreboard"));
+    }
+    if busy.saturating_add(idle) > board.len() as u64 {
+        return refuse(format!(
+            "{busy} busy and {idle} idle workers in a scoreboard of {} slots",
+            board.len()
+        ));
+    }
+    Ok(m)
 }
 
 /// Apache's `server-status?auto`: busy workers against the scoreboard's slots.
@@ -296,48 +374,4 @@ pub fn nginx_findings(s: &BTreeMap<String, String>, url: &str) -> Vec<Finding> {
         );
     }
     out
-}
-
-/// GET a status page on HTTP/1.0 (plain HTTP, 5 s timeouts): the body, or why not. A status
-/// page on loopback needs no more than this, so no HTTP client crate.
-fn http_get(url: &str) -> Result<String, String> {
-    let rest = url
-        .strip_prefix("http://")
-        .ok_or("only http:// URLs are read")?;
-    let (hostport, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, "/"),
-    };
-    let with_port = if hostport.contains(':') {
-        hostport.to_string()
-    } else {
-        format!("{hostport}:80")
-    };
-    let addr = with_port
-        .to_socket_addrs()
-        .map_err(|e| e.to_string())?
-        .next()
-        .ok_or("no address")?;
-    let timeout = Duration::from_secs(5);
-    let mut stream = TcpStream::connect_timeout(&addr, timeout).map_err(|e| e.to_string())?;
-    stream
-        .set_read_timeout(Some(timeout))
-        .map_err(|e| e.to_string())?;
-    write!(
-        stream,
-        "GET {path} HTTP/1.0\r\nHost: {hostport}\r\nUser-Agent: webtune-advise\r\n\r\n"
-    )
-    .map_err(|e| e.to_string())?;
-    let mut body = Vec::new();
-    stream
-        .take(1 << 20)
-        .read_to_end(&mut body)
-        .map_err(|e| e.to_string())?;
-    let text = String::from_utf8_lossy(&body).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").ok_or("not an HTTP response")?;
-    let status = head.split_whitespace().nth(1).unwrap_or("");
-    if status != "200" {
-        return Err(format!("HTTP {status}"));
-    }
-    Ok(body.to_string())
 }
