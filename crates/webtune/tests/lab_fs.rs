@@ -3,14 +3,25 @@
 //! in the middle of a run leaves no mount and no loop device (the holder dies with it and
 //! the loop device autoclears), and `lab clean` removes the rest and puts a changed host
 //! sysctl back. Checked against the host's `losetup -a` and /proc/self/mountinfo before and
-//! after. Needs root; fails without it unless WEBTUNE_SKIP names `root`.
+//! after. Host sysctls have one writer per host: a second `--host-sysctl` run in another lab
+//! directory is refused naming the first, and after the first is killed the next run puts
+//! the host's own value back before it records it. Needs root; fails without it unless
+//! WEBTUNE_SKIP names `root`.
 
 mod support;
 
 use std::path::Path;
 use std::process::Stdio;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use support::lab::{leftovers, LabDir};
+
+/// The tests that change a host sysctl take turns: the host has one writer at a time.
+static HOST_SYSCTLS: Mutex<()> = Mutex::new(());
+
+fn host_sysctl_turn() -> MutexGuard<'static, ()> {
+    HOST_SYSCTLS.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 fn root_or_opt_out() -> bool {
     // SAFETY: geteuid has no preconditions.
@@ -128,6 +139,7 @@ fn sigkill_leaves_no_mount_no_loop_device_and_lab_clean_restores_the_host() {
     if !root_or_opt_out() {
         return;
     }
+    let _turn = host_sysctl_turn();
     let lab = LabDir::new("fs-kill");
     let sysctl = "/proc/sys/vm/dirty_expire_centisecs";
     let before = std::fs::read_to_string(sysctl).unwrap().trim().to_string();
@@ -216,6 +228,91 @@ fn sigkill_leaves_no_mount_no_loop_device_and_lab_clean_restores_the_host() {
     assert!(stdout.contains("restored"), "{stdout}");
     assert_eq!(leftovers(&lab.0), Vec::<String>::new());
     assert_eq!(host_traces(&lab.0), Vec::<String>::new());
+}
+
+#[test]
+fn host_sysctls_have_one_writer_per_host_whatever_the_lab_directory() {
+    if !root_or_opt_out() {
+        return;
+    }
+    let _turn = host_sysctl_turn();
+    let (a, b) = (LabDir::new("fs-host-a"), LabDir::new("fs-host-b"));
+    let sysctl = "/proc/sys/vm/dirty_expire_centisecs";
+    let read = || std::fs::read_to_string(sysctl).unwrap().trim().to_string();
+    let before = read();
+    let [x, y]: [String; 2] = ["2997", "2998"].map(|v| {
+        if v == before {
+            "2996".to_string()
+        } else {
+            v.to_string()
+        }
+    });
+    let run = |lab: &LabDir, value: &str, load: &[&str]| {
+        let mut command = lab.command();
+        command
+            .args([
+                "lab",
+                "run",
+                "fs",
+                "--set",
+                "kind=tmpfs",
+                "--host-sysctl",
+                "--set",
+            ])
+            .arg(format!("vm.dirty_expire_centisecs={value}"))
+            .args(["--", "--files", "50", "-q"])
+            .args(load);
+        command
+    };
+    // The first run (lab directory a) holds the host's sysctls.
+    let mut first = run(&a, &x, &["-d", "60s"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while read() != x {
+        assert!(Instant::now() < deadline, "the first run never set {x}");
+        assert!(
+            first.try_wait().unwrap().is_none(),
+            "the first run ended early"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // A second, in lab directory b, is refused in one line naming the first.
+    let out = run(&b, &y, &["--transactions", "20"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    let holder = format!(
+        "webtune pid {} (lab directory {})",
+        first.id(),
+        a.0.display()
+    );
+    assert!(
+        stderr.starts_with("webtune: the host's sysctls are held by") && stderr.contains(&holder),
+        "{stderr}"
+    );
+    assert_eq!(read(), x, "the refused run changed the host");
+    // The first dies without putting the value back; the next run restores the host's own
+    // value before it records it as the one to restore.
+    first.kill().unwrap();
+    first.wait().unwrap();
+    assert_eq!(read(), x);
+    let out = run(&b, &y, &["--transactions", "20"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(&format!("vm.dirty_expire_centisecs restored to {before}")),
+        "{stderr}"
+    );
+    assert_eq!(read(), before, "{stderr}");
+    // Nothing is left to put back, from either lab directory.
+    for lab in [&a, &b] {
+        let out = lab.command().args(["lab", "clean"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        assert_eq!(read(), before);
+    }
 }
 
 #[test]

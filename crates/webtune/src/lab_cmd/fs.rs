@@ -46,6 +46,20 @@ fn render(result: &FsResult) -> String {
     text
 }
 
+/// Make the file system, saying what a killed run had left (on the host too) and this
+/// start put right first.
+fn start(
+    settings: &webtune_lab::Settings,
+    host_sysctl: bool,
+    keep: bool,
+) -> anyhow::Result<RunningFs> {
+    let fs = RunningFs::start(settings, host_sysctl, keep)?;
+    for line in fs.reaped() {
+        eprintln!("lab: reaped what a killed webtune left: {line}");
+    }
+    Ok(fs)
+}
+
 /// `lab run fs --set … -- FS FLAGS`.
 pub fn run(
     set: &[String],
@@ -66,7 +80,7 @@ pub fn run(
     }
     let spec = spec_of(&args)?;
     let settings = fsys::settings_for(set, host_sysctl)?;
-    let fs = RunningFs::start(&settings, host_sysctl, keep)?;
+    let fs = start(&settings, host_sysctl, keep)?;
     let stop = crate::signals::stop_token();
     let result = fsys::run_workload(&fs, &spec, &stop, interval);
     let stopped = fs.stop();
@@ -126,7 +140,7 @@ pub fn sweep(
         webtune_fs::check::check(s).map_err(|e| anyhow::anyhow!("{e}"))?;
     }
     let settings = fsys::settings_for(set, host_sysctl)?;
-    let fs = RunningFs::start(&settings, host_sysctl, keep)?;
+    let fs = start(&settings, host_sysctl, keep)?;
     let stop = crate::signals::stop_token();
     let mut levels = Vec::new();
     let mut failure = None;
