@@ -178,7 +178,7 @@ fn sigkill_leaves_no_mount_no_loop_device_and_lab_clean_restores_the_host() {
         assert!(Instant::now() < deadline, "the file system never came up");
         assert!(child.try_wait().unwrap().is_none(), "webtune ended early");
         let found = lab.registry().iter().find_map(|e| {
-            let pid = e["sessions"].as_array()?.first()?.as_i64()?;
+            let pid = e["sessions"].as_array()?.first()?["sid"].as_i64()?;
             let info = std::fs::read_to_string(format!("/proc/{pid}/mountinfo")).ok()?;
             let line = info
                 .lines()
