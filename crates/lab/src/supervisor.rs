@@ -304,10 +304,14 @@ impl RunningStack {
             nofile: self.os.nofile,
         };
         for plan in plans {
-            let process = ServerProcess::spawn(&plan, &self.entry.private_dir, limits)?;
-            self.entry.record_session(process.session());
+            let dir = self.entry.private_dir.clone();
+            let (root, entry) = (&self.root, &mut self.entry);
+            // On disk before the server runs (it waits for that at its gate).
+            let process = ServerProcess::spawn(&plan, &dir, limits, &mut |sid| {
+                entry.record_session(sid);
+                registry::write_entry(root, entry)
+            })?;
             self.servers.push(process);
-            registry::write_entry(&self.root, &self.entry)?;
             if let Some(server) = self.servers.last_mut() {
                 server.wait_ready(self.options.ready_timeout, self.options.interrupt.as_ref())?;
             }

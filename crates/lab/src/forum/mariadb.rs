@@ -64,10 +64,14 @@ impl RunningDatabase {
             stopped: false,
         };
         dirs::write_configs(&db.files.dir, configs)?;
-        let process = ServerProcess::spawn(plan, &db.files.dir, ExecLimits::default())?;
-        db.entry.record_session(process.session());
+        let (root, entry) = (&db.registry_root, &mut db.entry);
+        // On disk before mariadbd runs (it waits for that at its gate).
+        let process =
+            ServerProcess::spawn(plan, &db.files.dir, ExecLimits::default(), &mut |sid| {
+                entry.record_session(sid);
+                registry::write_entry(root, entry)
+            })?;
         let process = db.process.insert(process);
-        registry::write_entry(&db.registry_root, &db.entry)?;
         process.wait_ready(db.options.ready_timeout, db.options.interrupt.as_ref())?;
         Ok(db)
     }
