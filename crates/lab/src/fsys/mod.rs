@@ -481,5 +481,44 @@ pub fn run_workload(
         .collect();
     samples.parameters_set = fs.settings().explicitly_set().to_vec();
     result.server = Some(samples);
+    // ext4 remounts itself read-only on an error (its image's backing file system full,
+    // a device error); the mount shows it even when no operation was refused for it.
+    if fs
+        .mountinfo_line()
+        .as_deref()
+        .is_some_and(mounted_read_only)
+    {
+        result.storage_failures.remounted_read_only = true;
+    }
     Ok(result)
+}
+
+/// Does a mountinfo line show its mount, or its file system, read-only? (Field 6 holds the
+/// mount's options; after " - " come the type, the source and the super block's options.)
+fn mounted_read_only(line: &str) -> bool {
+    let ro = |options: &str| options.split(',').any(|o| o == "ro");
+    let mount = line.split(' ').nth(5).is_some_and(ro);
+    let sb = line
+        .split_once(" - ")
+        .and_then(|(_, rest)| rest.split(' ').nth(2))
+        .is_some_and(ro);
+    mount || sb
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mount_or_a_super_block_shown_ro_is_read_only() {
+        let rw = "36 35 7:3 / /tmp/x/mnt rw,noatime - ext4 /dev/loop3 rw,data=ordered";
+        assert!(!mounted_read_only(rw));
+        let sb = "36 35 7:3 / /tmp/x/mnt rw,noatime - ext4 /dev/loop3 ro,data=ordered";
+        assert!(mounted_read_only(sb));
+        let mount = "36 35 7:3 / /tmp/x/mnt ro,noatime shared:1 - ext4 /dev/loop3 rw";
+        assert!(mounted_read_only(mount));
+        assert!(!mounted_read_only(
+            "36 35 7:3 / /mnt rw,errors=remount-ro - ext4 /dev/loop3 rw"
+        ));
+    }
 }

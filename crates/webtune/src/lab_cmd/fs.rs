@@ -3,7 +3,7 @@
 //! workload on it (its flags after `--`), print the fs report and the device's summary,
 //! and leave nothing behind.
 
-use crate::fs_cmd::{spec_of, FsArgs};
+use crate::fs_cmd::{own_status, spec_of, FsArgs};
 use crate::output::{self, Outputs};
 use anyhow::bail;
 use clap::Parser;
@@ -100,16 +100,6 @@ pub fn run(
         outputs.file("--html", dest, &webtune_report::fs::render_fs_html(&result));
     }
     Ok(outputs.exit_code(own_status(&[result])))
-}
-
-fn own_status(levels: &[FsResult]) -> i32 {
-    if crate::signals::stop_requested() || levels.iter().any(|r| r.interrupted) {
-        crate::exit::INTERRUPTED
-    } else if levels.iter().any(|r| r.transactions == 0 && r.errors() > 0) {
-        crate::exit::NO_SUCCESS
-    } else {
-        crate::exit::SUCCESS
-    }
 }
 
 /// `lab sweep fs -c 1,2,4 --set … -- FS FLAGS`: one file system, one level per worker count.
