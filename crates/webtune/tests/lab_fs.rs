@@ -18,11 +18,13 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use support::lab::{leftovers, LabDir};
 
-/// The tests that change a host sysctl take turns: the host has one writer at a time.
-static HOST_SYSCTLS: Mutex<()> = Mutex::new(());
+/// The tests that start a lab file system take turns: the host has one writer of its
+/// sysctls at a time, and every start puts back host sysctls a killed run left changed,
+/// which the SIGKILL test wants `lab clean` to do.
+static TURNS: Mutex<()> = Mutex::new(());
 
-fn host_sysctl_turn() -> MutexGuard<'static, ()> {
-    HOST_SYSCTLS.lock().unwrap_or_else(|e| e.into_inner())
+fn turn() -> MutexGuard<'static, ()> {
+    TURNS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn root_or_opt_out() -> bool {
@@ -95,6 +97,7 @@ fn a_run_reports_its_device_and_leaves_nothing() {
     if !root_or_opt_out() {
         return;
     }
+    let _turn = turn();
     let lab = LabDir::new("fs-run");
     let out = lab
         .command()
@@ -141,7 +144,7 @@ fn sigkill_leaves_no_mount_no_loop_device_and_lab_clean_restores_the_host() {
     if !root_or_opt_out() {
         return;
     }
-    let _turn = host_sysctl_turn();
+    let _turn = turn();
     let lab = LabDir::new("fs-kill");
     let sysctl = "/proc/sys/vm/dirty_expire_centisecs";
     let before = std::fs::read_to_string(sysctl).unwrap().trim().to_string();
@@ -237,7 +240,7 @@ fn host_sysctls_have_one_writer_per_host_whatever_the_lab_directory() {
     if !root_or_opt_out() {
         return;
     }
-    let _turn = host_sysctl_turn();
+    let _turn = turn();
     let (a, b) = (LabDir::new("fs-host-a"), LabDir::new("fs-host-b"));
     let sysctl = "/proc/sys/vm/dirty_expire_centisecs";
     let read = || std::fs::read_to_string(sysctl).unwrap().trim().to_string();
@@ -344,6 +347,7 @@ fn a_backing_file_system_too_small_for_the_image_is_refused_at_the_start() {
     if !root_or_opt_out() {
         return;
     }
+    let _turn = turn();
     let lab = LabDir::new("fs-small-backing");
     let out = on_small_backing(
         &lab,
@@ -387,6 +391,7 @@ fn a_file_system_that_fills_up_under_the_workload_fails_the_run() {
     if !root_or_opt_out() {
         return;
     }
+    let _turn = turn();
     let lab = LabDir::new("fs-fills");
     let json = std::env::temp_dir().join(format!("webtune-fs-fills-{}.json", std::process::id()));
     // 200 files of 256 KiB (50 MiB) fit the 64 MiB tmpfs; creating as many again does not.
@@ -448,6 +453,7 @@ fn an_image_whose_backing_fills_up_during_the_run_fails_it() {
     if !root_or_opt_out() {
         return;
     }
+    let _turn = turn();
     let lab = LabDir::new("fs-backing-fills");
     let json = std::env::temp_dir().join(format!("webtune-fs-backing-{}.json", std::process::id()));
     let json_arg = json.display().to_string();
@@ -506,6 +512,7 @@ fn tune_fs_searches_mount_options_under_an_fsync_slo_and_leaves_nothing() {
     if !root_or_opt_out() {
         return;
     }
+    let _turn = turn();
     let lab = LabDir::new("fs-tune");
     let out = lab
         .command()
@@ -572,6 +579,7 @@ fn lab_sweep_fs_runs_one_level_per_worker_count_on_one_file_system() {
     if !root_or_opt_out() {
         return;
     }
+    let _turn = turn();
     let lab = LabDir::new("fs-sweep");
     let out = lab
         .command()
