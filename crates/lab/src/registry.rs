@@ -320,13 +320,23 @@ pub fn processes_of(entry: &Entry) -> Vec<i32> {
 /// on the pid and checked to be that process (same start time) before the signal goes, so
 /// a pid that ended and was reused in between is never hit.
 fn signal_exactly(stat: &ProcStat, signal: i32) {
+    let same =
+        || procfs::read_stat(stat.pid).is_some_and(|now| now.start_ticks == stat.start_ticks);
     // SAFETY: pidfd_open takes a pid and flags; it returns a new descriptor or -1.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, stat.pid, 0) };
     if fd < 0 {
+        // A kernel before 5.3 has no pidfds: check, then signal by pid (a reuse in the
+        // microseconds between the two is the one window left there).
+        if std::io::Error::last_os_error().raw_os_error() == Some(libc::ENOSYS) && same() {
+            // SAFETY: kill only sends a signal; a vanished pid yields ESRCH, ignored.
+            unsafe {
+                libc::kill(stat.pid, signal);
+            }
+        }
         return;
     }
     let fd = fd as libc::c_int;
-    if procfs::read_stat(stat.pid).is_some_and(|now| now.start_ticks == stat.start_ticks) {
+    if same() {
         // SAFETY: the descriptor is ours and refers to the process just checked.
         unsafe {
             libc::syscall(
