@@ -48,6 +48,8 @@ if [ "$(id -u)" != 0 ]; then
   exit 1
 fi
 labdir=$(mktemp -d /tmp/webtune-bench-lab.XXXXXX)
+# The servers' workers (www-data) pass through it; webtune keeps a lab root's mode as given.
+chmod 711 "$labdir"
 chmod 711 "$labdir"
 trap 'WEBTUNE_LAB_DIR=$labdir "$WEBTUNE" lab clean >/dev/null 2>&1 || true; rm -rf "$labdir"; kill -TERM $ngx 2>/dev/null || true; wait $ngx 2>/dev/null || true; rm -rf "$work"' EXIT INT TERM
 echo "50,000 connections, lab run nginx (4 workers, 4 addresses), 3 s, generator as shard processes:"

@@ -15,6 +15,8 @@ top=$(cd "$here/.." && pwd)
 WEBTUNE=${WEBTUNE:-$top/target/debug/webtune}
 [ -x "$WEBTUNE" ] || (cd "$top" && cargo build -q -p webtune)
 export WEBTUNE_LAB_DIR=$(mktemp -d /tmp/webtune-pin.XXXXXX)
+# The servers' workers (www-data) pass through it; webtune keeps a lab root's mode as given.
+chmod 711 "$WEBTUNE_LAB_DIR"
 trap '"$WEBTUNE" lab clean >/dev/null 2>&1; rm -rf "$WEBTUNE_LAB_DIR"' EXIT
 
 declare -A rps steal

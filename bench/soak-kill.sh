@@ -21,6 +21,8 @@ WEBTUNE=${WEBTUNE:-$top/target/debug/webtune}
 [ "$(id -u)" = 0 ] || { echo "soak-kill: needs root (os.somaxconn needs a network namespace)" >&2; exit 2; }
 
 LAB=$(mktemp -d /tmp/webtune-soak.XXXXXX)
+# The servers' workers (www-data) pass through it; webtune keeps a lab root's mode as given.
+chmod 711 "$LAB"
 export WEBTUNE_LAB_DIR=$LAB
 host_ns=$(readlink /proc/self/ns/net)
 trap '"$WEBTUNE" lab clean >/dev/null 2>&1; rm -rf "$LAB"' EXIT

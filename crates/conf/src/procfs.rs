@@ -2,8 +2,6 @@
 //! system-wide counters the lab's sampler needs. Every reader tolerates a process that
 //! vanished between listing and reading (it returns None).
 
-use std::path::Path;
-
 /// The fields of /proc/PID/stat the lab and the advisor use.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProcStat {
@@ -86,21 +84,6 @@ pub fn cmdline(pid: i32) -> Option<String> {
         .map(|p| String::from_utf8_lossy(p).into_owned())
         .collect();
     Some(parts.join(" "))
-}
-
-/// Live processes whose command line mentions `path` (a lab start's private directory).
-pub fn processes_mentioning(path: &Path) -> Vec<i32> {
-    let needle = path.to_string_lossy().into_owned();
-    if needle.len() < 8 {
-        // Never match on a path so short that unrelated processes could mention it.
-        return Vec::new();
-    }
-    all_pids()
-        .into_iter()
-        .filter(|pid| *pid != std::process::id() as i32)
-        .filter(|pid| cmdline(*pid).is_some_and(|c| c.contains(&needle)))
-        .filter(|pid| read_stat(*pid).is_some_and(|s| s.state != 'Z'))
-        .collect()
 }
 
 /// Is the process with this pid and start time still alive (not merely a reused pid)?

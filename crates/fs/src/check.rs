@@ -104,13 +104,7 @@ fn check_location(spec: &FsSpec) -> Result<(), FsError> {
     }
     let c = CString::new(dir.as_os_str().as_bytes())
         .map_err(|_| invalid("the location holds a NUL byte".into()))?;
-    // SAFETY: statvfs with a valid NUL-terminated path and a zeroed struct it fills in.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: as above.
-    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
-        let e = std::io::Error::last_os_error();
-        return Err(invalid(format!("location {}: {e}", dir.display())));
-    }
+    let st = statvfs(dir).map_err(|e| invalid(format!("location {}: {e}", dir.display())))?;
     // SAFETY: access with a valid path; it only checks.
     let writable = unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } == 0;
     if !writable || st.f_flag & libc::ST_RDONLY != 0 {
@@ -145,6 +139,25 @@ fn check_location(spec: &FsSpec) -> Result<(), FsError> {
         )));
     }
     Ok(())
+}
+
+fn statvfs(dir: &Path) -> std::io::Result<libc::statvfs> {
+    let c = CString::new(dir.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    // SAFETY: statvfs with a valid NUL-terminated path and a zeroed struct it fills in.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(st)
+}
+
+/// The bytes of the file system under `dir` that an unprivileged writer may still use
+/// (`df`'s "Avail").
+pub fn free_bytes(dir: &Path) -> std::io::Result<u128> {
+    let st = statvfs(dir)?;
+    Ok(st.f_bavail as u128 * st.f_frsize as u128)
 }
 
 fn human(bytes: u128) -> String {

@@ -1,4 +1,5 @@
-//! The pool's directory: a fresh `webtune-fs-PID-N` under the location, its `s0..sS-1`
+//! The pool's directory: a fresh `webtune-fs-PID-N` under the location (the first such name
+//! not taken yet), its `s0..sS-1`
 //! subdirectories (from 2 on, as postmark makes them), held open as directory descriptors
 //! so that every file operation is an `openat` of a bare name. A `PoolKeeper` hears of the
 //! pool before it is created and after it is gone (the binary registers it with the lab, so
@@ -35,6 +36,13 @@ static POOLS: AtomicU32 = AtomicU32::new(0);
 /// The prefix of every pool directory's name.
 pub const POOL_PREFIX: &str = "webtune-fs-";
 
+/// Why `Pool::create` made no pool.
+enum Taken {
+    /// Something is there already under that name.
+    Already,
+    Failed(FsError),
+}
+
 /// A created pool directory and its subdirectories, open.
 pub struct Pool {
     root: PathBuf,
@@ -69,26 +77,64 @@ impl Pool {
         ))
     }
 
-    /// Create the pool at `root` (after the keeper claimed it) with `subdirs` subdirectories
-    /// (none below 2, as postmark).
-    pub fn create(root: &Path, subdirs: u32) -> Result<Pool, FsError> {
+    /// Create a pool under `location` with `subdirs` subdirectories (none below 2, as
+    /// postmark), at the first free name from `next_path`: a name already taken (a
+    /// leftover of a killed run, a name a reused pid gives again) is passed over, never
+    /// entered. `keeper` claims each name before it is made and hears of each one passed
+    /// over.
+    pub fn create_fresh(
+        location: &Path,
+        subdirs: u32,
+        keeper: &mut dyn PoolKeeper,
+    ) -> Result<Pool, FsError> {
+        /// Names tried before giving up (each taken one is a leftover in the location).
+        const TRIES: u32 = 1000;
+        for _ in 0..TRIES {
+            let root = Pool::next_path(location);
+            keeper.claim(&root).map_err(|message| FsError::Claim {
+                path: root.clone(),
+                message,
+            })?;
+            match Pool::create(&root, subdirs) {
+                Ok(pool) => return Ok(pool),
+                Err(Taken::Already) => keeper.release(&root),
+                Err(Taken::Failed(e)) => {
+                    keeper.release(&root);
+                    return Err(e);
+                }
+            }
+        }
+        Err(FsError::Invalid(format!(
+            "location {}: {TRIES} names {POOL_PREFIX}{}-N in a row are taken already; \
+             remove the leftovers",
+            location.display(),
+            std::process::id()
+        )))
+    }
+
+    /// Create the pool at `root` (after the keeper claimed it).
+    fn create(root: &Path, subdirs: u32) -> Result<Pool, Taken> {
         std::fs::DirBuilder::new()
             .mode(0o700)
             .create(root)
             .map_err(|e| {
+                if e.kind() == std::io::ErrorKind::AlreadyExists {
+                    return Taken::Already;
+                }
                 let parent = root.parent().unwrap_or(root);
-                FsError::Invalid(format!(
+                Taken::Failed(FsError::Invalid(format!(
                     "location {} is not writable: {e}",
                     parent.display()
-                ))
+                )))
             })?;
         let mut pool = Pool {
             root: root.to_path_buf(),
             dirs: Vec::new(),
             removed: false,
         };
-        let root_fd =
-            open_dir(root).map_err(|e| FsError::io(format!("opening {}", root.display()), e))?;
+        let root_fd = open_dir(root)
+            .map_err(|e| FsError::io(format!("opening {}", root.display()), e))
+            .map_err(Taken::Failed)?;
         pool.dirs.push(root_fd);
         if subdirs > 1 {
             for i in 0..subdirs {
@@ -96,9 +142,11 @@ impl Pool {
                 std::fs::DirBuilder::new()
                     .mode(0o700)
                     .create(&path)
-                    .map_err(|e| FsError::io(format!("creating {}", path.display()), e))?;
+                    .map_err(|e| FsError::io(format!("creating {}", path.display()), e))
+                    .map_err(Taken::Failed)?;
                 let fd = open_dir(&path)
-                    .map_err(|e| FsError::io(format!("opening {}", path.display()), e))?;
+                    .map_err(|e| FsError::io(format!("opening {}", path.display()), e))
+                    .map_err(Taken::Failed)?;
                 pool.dirs.push(fd);
             }
         }

@@ -28,12 +28,11 @@ pub fn run(
     crate::check::check(spec)?;
     let location = resolve(Path::new(&spec.location))
         .map_err(|e| FsError::Invalid(format!("location {}: {e}", spec.location)))?;
-    let root = Pool::next_path(&location);
-    keeper.claim(&root).map_err(|message| FsError::Claim {
-        path: root.clone(),
-        message,
-    })?;
-    let outcome = run_in(spec, stop, &root);
+    let cpu_before = usage::thread_usage();
+    let started_at = SystemTime::now();
+    let pool = Pool::create_fresh(&location, spec.subdirs, keeper)?;
+    let root = pool.root().to_path_buf();
+    let outcome = run_in(spec, stop, pool, cpu_before, started_at);
     keeper.release(&root);
     outcome
 }
@@ -64,10 +63,15 @@ fn direct_works(dir: &Path) -> bool {
 
 use std::os::unix::fs::OpenOptionsExt;
 
-fn run_in(spec: &FsSpec, stop: &StopToken, root: &Path) -> Result<FsResult, FsError> {
-    let cpu_before = usage::thread_usage();
-    let started_at = SystemTime::now();
-    let pool = Arc::new(Pool::create(root, spec.subdirs)?);
+fn run_in(
+    spec: &FsSpec,
+    stop: &StopToken,
+    pool: Pool,
+    cpu_before: usage::Usage,
+    started_at: SystemTime,
+) -> Result<FsResult, FsError> {
+    let root = &pool.root().to_path_buf();
+    let pool = Arc::new(pool);
     let mut notes = Vec::new();
     let io = if spec.io == IoMode::Direct && !direct_works(root) {
         notes.push(format!(
@@ -224,6 +228,7 @@ fn assemble(
         generator: GeneratorUsage::default(),
         cpu_per_transaction_us: 0.0,
         notes: Vec::new(),
+        storage_failures: Default::default(),
         server: None,
     };
     let mut cpu = times.main_cpu;
@@ -245,6 +250,7 @@ fn assemble(
         r.bytes_read += o.bytes_read;
         r.bytes_written += o.bytes_written;
         r.out_of_files |= o.out_of_files;
+        r.storage_failures.add(&o.storage);
         cpu.add(&o.cpu);
         fallbacks += o.direct_fallbacks;
         for n in &o.notes {
@@ -340,6 +346,67 @@ fn stalls(outcomes: &[Outcome]) -> Vec<Stall> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Hears every claim and release.
+    #[derive(Default)]
+    struct Ledger {
+        claimed: Vec<std::path::PathBuf>,
+        released: Vec<std::path::PathBuf>,
+    }
+
+    impl PoolKeeper for Ledger {
+        fn claim(&mut self, pool: &Path) -> Result<(), String> {
+            self.claimed.push(pool.to_path_buf());
+            Ok(())
+        }
+        fn release(&mut self, pool: &Path) {
+            self.released.push(pool.to_path_buf());
+        }
+    }
+
+    #[test]
+    fn leftovers_with_the_next_pools_names_are_passed_over_and_left_alone() {
+        // No other test of this binary takes pool names, so the next ones are known: a
+        // killed run (or a reused pid) left directories with them.
+        let dir = tempfile::tempdir().unwrap();
+        let probe = Pool::next_path(dir.path());
+        let name = probe.file_name().unwrap().to_string_lossy().into_owned();
+        let (stem, n) = name.rsplit_once('-').unwrap();
+        let n: u32 = n.parse().unwrap();
+        let leftovers: Vec<std::path::PathBuf> = (n + 1..=n + 3)
+            .map(|i| dir.path().join(format!("{stem}-{i}")))
+            .collect();
+        for left in &leftovers {
+            std::fs::create_dir(left).unwrap();
+            std::fs::write(left.join("theirs"), "kept").unwrap();
+        }
+        let spec = FsSpec {
+            location: dir.path().display().to_string(),
+            files: 20,
+            transactions: Some(40),
+            ..FsSpec::default()
+        };
+        let mut ledger = Ledger::default();
+        let result = run(&spec, &StopToken::new(), &mut ledger).expect("the run takes a free name");
+        assert_eq!(result.transactions, 40);
+        let used = Path::new(&result.pool_dir);
+        assert!(!leftovers.iter().any(|l| l == used), "{used:?}");
+        for left in &leftovers {
+            assert_eq!(
+                std::fs::read_to_string(left.join("theirs")).unwrap(),
+                "kept"
+            );
+        }
+        assert!(!used.exists(), "the run's own pool is deleted");
+        // Every name claimed was released: the taken ones at once, the used one at the end.
+        assert_eq!(
+            ledger.claimed.len(),
+            leftovers.len() + 1,
+            "{:?}",
+            ledger.claimed
+        );
+        assert_eq!(ledger.claimed, ledger.released);
+    }
 
     fn with_gaps(gaps: &[(f64, f64)]) -> Outcome {
         Outcome {

@@ -5,6 +5,9 @@
 //! postmark draws them, so one worker with postmark's seed makes postmark's run. Every
 //! operation is timed into its own histogram; each interval's transactions go to the
 //! coordinator as they end; gaps of 100 ms or more between completions are kept as stalls.
+//! A transaction with a failed operation is a failed transaction: the `transaction` row's
+//! error, not one of the run's transactions; failures the file system caused (out of space,
+//! read-only, EIO) are counted apart (`StorageFailures`).
 
 use crate::io::{self, AlignedBuf, Mover, Name};
 use crate::mt::PostmarkRng;
@@ -13,7 +16,7 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
-use webtune_model::fs::{FileCounts, FsSpec, FsyncMode, IoMode};
+use webtune_model::fs::{FileCounts, FsSpec, FsyncMode, IoMode, StorageFailures};
 use webtune_model::{LatencyHistogram, StopToken};
 
 pub const CREATE: usize = 0;
@@ -64,6 +67,8 @@ pub struct Outcome {
     pub cpu: webtune_engine::usage::Usage,
     pub notes: Vec<String>,
     pub direct_fallbacks: u64,
+    /// Failed operations whose cause was the file system's (out of space, read-only, EIO).
+    pub storage: StorageFailures,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -170,7 +175,9 @@ pub fn run(shared: &Shared, index: u32, tx: Sender<IntervalMsg>) -> Outcome {
         w.transaction();
         done += 1;
     }
-    w.out.transactions = done;
+    // A transaction with a failed operation is a failed transaction (counted as the
+    // `transaction` row's error), not one of the run's transactions.
+    w.out.transactions = done - w.out.errors[TRANSACTION];
     w.in_transactions = false;
     w.phase_boundary(1);
     let deleted_before = w.out.files.deleted;
@@ -206,6 +213,7 @@ impl Worker<'_> {
 
     fn note(&mut self, op: usize, what: &str, e: &std::io::Error) {
         self.out.errors[op] += 1;
+        self.out.storage.count(e.raw_os_error());
         if self.out.errors[op] == 1 {
             self.out.notes.push(format!("first {what} error: {e}"));
         }
@@ -408,6 +416,7 @@ impl Worker<'_> {
 
     fn transaction(&mut self) {
         let start = Instant::now();
+        let failed_before: u64 = self.out.errors[..TRANSACTION].iter().sum();
         if self.spec.bias_read != -1 {
             if (self.rng.rnd(10) as i32) < self.spec.bias_read {
                 let i = self.find_used();
@@ -432,6 +441,10 @@ impl Worker<'_> {
             if let Some(dir) = self.pending_dir.take() {
                 self.sync(dir);
             }
+        }
+        if self.out.errors[..TRANSACTION].iter().sum::<u64>() > failed_before {
+            self.out.errors[TRANSACTION] += 1;
+            return;
         }
         self.done(TRANSACTION, start, 0);
     }

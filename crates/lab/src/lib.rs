@@ -8,7 +8,8 @@
 //! read with `webtune-conf`, the crate below this one). TLS variants of the stacks are
 //! `TlsStack` (in `stacks`; their certificate per lab directory is made in `tls`), the forum and
 //! its MariaDB in `forum`; private file systems for the fs workload (tmpfs, ext4, xfs on a
-//! loop device, in a mount namespace of their own) in `fsys`. What the servers share (layout, templates, tunables, TLS names)
+//! loop device, in a mount namespace of their own) in `fsys`, and the host-wide lock around
+//! the host sysctls such a run may change in `host_sysctl`. What the servers share (layout, templates, tunables, TLS names)
 //! is `vocab`, below `servers`: docs/architecture.md draws the module graph.
 //!
 //! It does not make load (that is `webtune-engine`) and does not decide what is best (that
@@ -30,6 +31,7 @@ pub mod tuning;
 
 mod dirs;
 mod error;
+mod host_sysctl;
 mod leaders;
 mod logs;
 mod netns;

@@ -2,7 +2,8 @@
 //! started from its `ServerPlan` in the foreground in its own session (with the run's CPU
 //! and open-file limits), waited for until it is ready, and stopped: the orderly signal
 //! its plan names, SIGKILL to the whole session after a grace period, then verified gone.
-//! Every lab server (nginx, Apache, php-fpm, MariaDB) runs through here.
+//! Every lab server (nginx, Apache, php-fpm, MariaDB) runs through here, and none runs
+//! before its session is recorded (the gate in `spawn`).
 
 use crate::host::ExecLimits;
 use crate::servers::{Readiness, ServerPlan};
@@ -10,6 +11,8 @@ use crate::LabError;
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -29,37 +32,75 @@ impl ServerProcess {
     /// signal to its group (Apache prefork signals its whole group on SIGTERM) or the
     /// terminal's Ctrl-C never reaches webtune, and webtune's never reaches it. Its stdout
     /// and stderr go to the plan's output log.
+    ///
+    /// `record` hears the new session's id (= the main process's pid) before the server
+    /// runs: the process waits at a gate (a `/bin/sh` reading one line from a pipe, then
+    /// exec'ing the server in the same process) until `record` has returned, so the
+    /// registry knows every server before it exists as one. When webtune dies before
+    /// opening the gate (SIGKILL), or `record` fails, the pipe closes and the process exits
+    /// without ever running the server.
     pub fn spawn(
         plan: &ServerPlan,
         dir: &Path,
         limits: ExecLimits,
+        record: &mut dyn FnMut(i32) -> Result<(), LabError>,
     ) -> Result<ServerProcess, LabError> {
+        let cannot_run = |e: std::io::Error| LabError::StartFailed {
+            server: plan.label.clone(),
+            message: format!("cannot run {}: {e}", plan.program.display()),
+        };
+        // The gate execs the program only once open; say now what exec would say then.
+        let executable = std::fs::metadata(&plan.program).map_err(cannot_run)?;
+        if !executable.is_file() || executable.permissions().mode() & 0o111 == 0 {
+            return Err(cannot_run(std::io::Error::from(
+                std::io::ErrorKind::PermissionDenied,
+            )));
+        }
         let out = std::fs::File::create(&plan.output_log)
             .map_err(|e| LabError::io(format!("creating {}", plan.output_log.display()), e))?;
         let err = out
             .try_clone()
             .map_err(|e| LabError::io("duplicating a log file handle", e))?;
-        let mut command = Command::new(&plan.program);
+        let (gate_read, gate_write) = gate_pipe()?;
+        let gate_fd = gate_read.as_raw_fd();
+        let mut command = Command::new("/bin/sh");
         command
+            .arg("-c")
+            .arg(GATE_SCRIPT)
+            .arg(&plan.program)
             .args(&plan.run_args)
             .current_dir(dir)
             .stdin(Stdio::null())
             .stdout(Stdio::from(out))
             .stderr(Stdio::from(err));
         // SAFETY: the closure runs in the child between fork and exec and calls only
-        // setsid, setrlimit and sched_setaffinity, which are async-signal-safe.
+        // setsid, dup2, setrlimit and sched_setaffinity, which are async-signal-safe.
         unsafe {
             command.pre_exec(move || {
                 if libc::setsid() < 0 {
                     return Err(std::io::Error::last_os_error());
                 }
+                // The gate's read end as fd 3 (dup2 clears close-on-exec on the copy; the
+                // write end stays close-on-exec, so only webtune holds it).
+                if libc::dup2(gate_fd, GATE_FD) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
                 limits.apply_in_child()
             });
         }
-        let child = command.spawn().map_err(|e| LabError::StartFailed {
-            server: plan.label.clone(),
-            message: format!("cannot run {}: {e}", plan.program.display()),
-        })?;
+        let mut child = command.spawn().map_err(cannot_run)?;
+        drop(gate_read);
+        let pid = child.id() as i32;
+        let opened = record(pid).and_then(|()| {
+            let mut gate = std::fs::File::from(gate_write);
+            gate.write_all(b"go\n")
+                .map_err(|e| LabError::io(format!("starting {}", plan.label), e))
+        });
+        if let Err(e) = opened {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(e);
+        }
         Ok(ServerProcess {
             plan: plan.clone(),
             child,
@@ -206,6 +247,27 @@ impl ServerProcess {
 /// How long one readiness request may take.
 const READY_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// The descriptor the gate reads from in the server's process.
+const GATE_FD: libc::c_int = 3;
+
+/// The gate: wait for webtune's "go" on fd 3 (EOF: webtune is gone or gave up, so exit
+/// without running anything), close it, and become the server (`$0`, its arguments after).
+const GATE_SCRIPT: &str = "IFS= read -r go <&3 || exit 125; exec 3<&-; exec \"$0\" \"$@\"";
+
+/// A pipe whose both ends are close-on-exec.
+fn gate_pipe() -> Result<(OwnedFd, OwnedFd), LabError> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: pipe2 fills the two descriptors, which are owned at once below.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(LabError::io(
+            "making a pipe",
+            std::io::Error::last_os_error(),
+        ));
+    }
+    // SAFETY: both descriptors were just made and belong to nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
 /// Run the server's own config check (`nginx -t`, `apache2 -t`, `php-fpm -t`); a plan
 /// without one passes.
 pub fn check_config(plan: &ServerPlan) -> Result<(), LabError> {
@@ -330,6 +392,63 @@ pub fn http_get(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A "server" that leaves a mark and waits: `/bin/sh -c 'echo ran > MARK; sleep 30'`.
+    fn marking_plan(dir: &Path) -> ServerPlan {
+        ServerPlan {
+            label: "marker".into(),
+            component: crate::servers::Component::PhpFpm,
+            program: "/bin/sh".into(),
+            check_args: Vec::new(),
+            run_args: vec!["-c".into(), "echo ran > mark; exec sleep 30".into()],
+            config_file: dir.join("none"),
+            error_log: dir.join("error.log"),
+            output_log: dir.join("out.log"),
+            port: 0,
+            stop_signal: libc::SIGTERM,
+            readiness: Readiness::TcpAccept,
+        }
+    }
+
+    #[test]
+    fn a_server_runs_only_once_its_session_is_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let plan = marking_plan(dir.path());
+        let mark = dir.path().join("mark");
+        // The record fails (a registry that cannot be written): the server never runs.
+        let mut seen = None;
+        let outcome = ServerProcess::spawn(&plan, dir.path(), ExecLimits::default(), &mut |sid| {
+            seen = Some(sid);
+            assert!(
+                !mark.exists(),
+                "the server ran before its session was recorded"
+            );
+            Err(LabError::Inconsistent("no registry".into()))
+        });
+        assert!(outcome.is_err());
+        let sid = seen.expect("the record heard the session");
+        assert!(procfs::read_stat(sid).is_none_or(|s| s.state == 'Z'));
+        assert!(!mark.exists(), "the server ran without a record");
+        // Recorded: it runs, as the leader of the session recorded.
+        let mut recorded = None;
+        let mut server =
+            ServerProcess::spawn(&plan, dir.path(), ExecLimits::default(), &mut |sid| {
+                recorded = Some(sid);
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(recorded, Some(server.session()));
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !mark.exists() {
+            assert!(Instant::now() < deadline, "the server never ran");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(
+            procfs::read_stat(server.session()).map(|s| s.session),
+            Some(server.session())
+        );
+        server.stop(Duration::from_secs(5)).unwrap();
+    }
 
     #[test]
     fn log_summary_drops_repeats() {

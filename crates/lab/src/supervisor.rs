@@ -2,8 +2,8 @@
 //! directory and document root, its network namespace when `os.*` asks for one, its
 //! servers rendered (a lab stack) or imported (a user's config), each checked by the
 //! server itself, then started in order and waited for (`process`), and the stop that
-//! leaves nothing behind: every server in reverse order, then anything still naming the
-//! directory. `RunningStack` stops on drop, so an error or a panic in the caller still
+//! leaves nothing behind: every server in reverse order, then anything left of the
+//! sessions the registry recorded (and of the run's namespace). `RunningStack` stops on drop, so an error or a panic in the caller still
 //! tears the stack down.
 
 use crate::host::{self, ExecLimits, HostSettings, OsValues, ThreadPin};
@@ -137,6 +137,7 @@ impl RunningStack {
         programs: &Programs,
     ) -> Result<RunningStack, LabError> {
         let root = registry::lab_root()?;
+        registry::check_passage(&root)?;
         let reaped = registry::clean_stale(&root);
         // The ports are free when picked but released before the servers bind them; on a
         // busy host a client's outgoing connection can take one in between. Such a start
@@ -303,10 +304,14 @@ impl RunningStack {
             nofile: self.os.nofile,
         };
         for plan in plans {
-            let process = ServerProcess::spawn(&plan, &self.entry.private_dir, limits)?;
-            self.entry.sessions.push(process.session());
+            let dir = self.entry.private_dir.clone();
+            let (root, entry) = (&self.root, &mut self.entry);
+            // On disk before the server runs (it waits for that at its gate).
+            let process = ServerProcess::spawn(&plan, &dir, limits, &mut |sid| {
+                entry.record_session(sid);
+                registry::write_entry(root, entry)
+            })?;
             self.servers.push(process);
-            registry::write_entry(&self.root, &self.entry)?;
             if let Some(server) = self.servers.last_mut() {
                 server.wait_ready(self.options.ready_timeout, self.options.interrupt.as_ref())?;
             }
@@ -442,9 +447,9 @@ impl RunningStack {
                 .unwrap_or_default(),
             processes: self
                 .entry
-                .sessions
-                .iter()
-                .filter_map(|&pid| host::process_host(pid))
+                .session_ids()
+                .into_iter()
+                .filter_map(host::process_host)
                 .collect(),
         })
     }
@@ -464,7 +469,7 @@ impl RunningStack {
 
     /// Session ids of the servers (each server's processes share its session).
     pub fn sessions(&self) -> Vec<i32> {
-        self.entry.sessions.clone()
+        self.entry.session_ids()
     }
 
     /// Every live process of the stack now.
@@ -503,13 +508,9 @@ impl RunningStack {
                 first_error.get_or_insert(e);
             }
         }
-        // Anything else naming the directory (a server that escaped its session).
-        let entry = self.entry.clone();
-        let left = registry::terminate(
-            &|| registry::processes_of(&entry),
-            libc::SIGKILL,
-            Duration::from_secs(1),
-        );
+        // Anything else of the start: a member of a session whose leader has gone, or a
+        // process left in the run's namespace.
+        let left = registry::terminate(&self.entry, libc::SIGKILL, Duration::from_secs(1));
         if !left.is_empty() {
             first_error.get_or_insert(LabError::Survivors {
                 server: self.name().to_string(),
@@ -517,12 +518,22 @@ impl RunningStack {
             });
         }
         if first_error.is_none() {
-            if self.options.keep_dir {
+            let removed = if self.options.keep_dir {
                 registry::keep_dirs(&self.entry);
+                Ok(())
             } else {
-                registry::remove_dirs(&self.entry);
+                registry::remove_dirs(&self.entry)
+            };
+            // A directory that could not go keeps its entry, so `lab clean` tries again.
+            match removed {
+                Ok(()) => registry::remove_entry(&self.root, &self.entry.id),
+                Err(e) => {
+                    first_error.get_or_insert(LabError::Directory {
+                        path: self.entry.private_dir.clone(),
+                        message: e,
+                    });
+                }
             }
-            registry::remove_entry(&self.root, &self.entry.id);
         }
         match first_error {
             Some(e) => Err(e),

@@ -55,7 +55,7 @@ impl Drop for Guard {
 fn assert_no_process_left(dir: &Path, sessions: &[i32]) {
     let members = procfs::session_members(sessions);
     assert!(members.is_empty(), "session members left: {members:?}");
-    let mentioning = procfs::processes_mentioning(dir);
+    let mentioning = webtune_testkit::procs::processes_naming(dir);
     assert!(
         mentioning.is_empty(),
         "processes naming {dir:?} left: {mentioning:?}"

@@ -4,7 +4,6 @@
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use webtune_conf::procfs;
 use webtune_lab::trial::{self, Level, LevelResult, Target, Trial, TrialEvents};
 use webtune_lab::{settings_for, StackKind};
 use webtune_model::{RunSpec, StopCondition, StopToken};
@@ -84,7 +83,7 @@ fn a_trial_loads_each_level_records_the_config_and_leaves_nothing() {
     assert!(seen.stopped);
     let dir = seen.dir.clone().expect("the private dir was named");
     assert!(
-        procfs::processes_mentioning(std::path::Path::new(&dir)).is_empty(),
+        webtune_testkit::procs::processes_naming(std::path::Path::new(&dir)).is_empty(),
         "nothing of the stack is left"
     );
     assert!(!std::path::Path::new(&dir).exists(), "private dir removed");

@@ -191,16 +191,104 @@ pub struct FsResult {
     /// The first failure of each kind, and fallbacks taken.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Operations the file system itself refused: out of space, read-only, an I/O error of
+    /// its device. Any of them makes the run a failed one (`storage_failure`).
+    #[serde(default, skip_serializing_if = "StorageFailures::is_none")]
+    pub storage_failures: StorageFailures,
     /// A lab run's file system (`webtune lab run fs`): its parameters and the samples of
     /// its device, page cache and CPU taken during the run; absent for `webtune fs`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<crate::ServerSamples>,
 }
 
+/// Operations that failed because the file system could not take them, by cause.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StorageFailures {
+    /// Out of space or quota: ENOSPC, EDQUOT.
+    #[serde(default)]
+    pub no_space: u64,
+    /// The file system is read-only (EROFS): ext4 remounts itself read-only on an error.
+    #[serde(default)]
+    pub read_only: u64,
+    /// An I/O error of the device (EIO).
+    #[serde(default)]
+    pub io_error: u64,
+    /// A lab file system found mounted read-only after the run (its mount, as the kernel
+    /// shows it), whether or not an operation saw it.
+    #[serde(default)]
+    pub remounted_read_only: bool,
+}
+
+impl StorageFailures {
+    pub fn is_none(&self) -> bool {
+        *self == StorageFailures::default()
+    }
+
+    /// Count one failed operation's error by its cause; false when it is none of these.
+    pub fn count(&mut self, errno: Option<i32>) -> bool {
+        match errno {
+            Some(libc_errno::ENOSPC) | Some(libc_errno::EDQUOT) => self.no_space += 1,
+            Some(libc_errno::EROFS) => self.read_only += 1,
+            Some(libc_errno::EIO) => self.io_error += 1,
+            _ => return false,
+        }
+        true
+    }
+
+    pub fn add(&mut self, other: &StorageFailures) {
+        self.no_space += other.no_space;
+        self.read_only += other.read_only;
+        self.io_error += other.io_error;
+        self.remounted_read_only |= other.remounted_read_only;
+    }
+}
+
+/// The Linux error numbers `StorageFailures` tells apart (asm-generic/errno-base.h and
+/// errno.h; the model does no I/O and takes no libc).
+mod libc_errno {
+    pub const EIO: i32 = 5;
+    pub const ENOSPC: i32 = 28;
+    pub const EROFS: i32 = 30;
+    pub const EDQUOT: i32 = 122;
+}
+
 impl FsResult {
     /// Failures over every operation.
     pub fn errors(&self) -> u64 {
         self.ops.values().map(|o| o.errors).sum()
+    }
+
+    /// When the file system itself failed during the run (ran out of space, turned
+    /// read-only, an I/O error), the sentence that says so; the run's figures then describe
+    /// a failing file system, not its speed, and the commands exit 1.
+    pub fn storage_failure(&self) -> Option<String> {
+        let f = &self.storage_failures;
+        if f.is_none() {
+            return None;
+        }
+        let ops = |n: u64| format!("{n} operation{}", if n == 1 { "" } else { "s" });
+        let mut what = Vec::new();
+        if f.no_space > 0 {
+            what.push(format!(
+                "ran out of space ({} failed: ENOSPC)",
+                ops(f.no_space)
+            ));
+        }
+        if f.read_only > 0 || f.remounted_read_only {
+            let seen = if f.read_only > 0 {
+                format!(" ({} failed: EROFS)", ops(f.read_only))
+            } else {
+                " (its mount shows ro after the run)".to_string()
+            };
+            what.push(format!("turned read-only{seen}"));
+        }
+        if f.io_error > 0 {
+            what.push(format!("had I/O errors ({} failed: EIO)", ops(f.io_error)));
+        }
+        Some(format!(
+            "the file system {}: these figures describe a failing file system, not its speed",
+            what.join(" and ")
+        ))
     }
 
     /// One operation's results (empty when it never ran).
@@ -319,6 +407,7 @@ mod tests {
             },
             cpu_per_transaction_us: 0.0,
             notes: Vec::new(),
+            storage_failures: StorageFailures::default(),
             server: None,
         };
         r.finish_summaries();
@@ -328,5 +417,25 @@ mod tests {
         assert_eq!(back, r);
         assert_eq!(schema_of(&r.to_json_pretty()).as_deref(), Some(FS_SCHEMA));
         assert!(FsResult::from_json("{\"schema\":\"webtune.run/1\"}").is_err());
+        assert!(!r.to_json_pretty().contains("storage_failures"));
+        assert_eq!(r.storage_failure(), None);
+        // A file system that failed says so, and the count survives a round trip.
+        r.storage_failures.count(Some(28));
+        r.storage_failures.count(Some(30));
+        r.storage_failures.count(Some(30));
+        assert!(
+            !r.storage_failures.count(Some(2)),
+            "ENOENT is not the file system's"
+        );
+        let line = r.storage_failure().unwrap();
+        assert!(
+            line.starts_with(
+                "the file system ran out of space (1 operation failed: ENOSPC) and turned \
+                 read-only (2 operations failed: EROFS)"
+            ),
+            "{line}"
+        );
+        let back = FsResult::from_json(&r.to_json_pretty()).unwrap();
+        assert_eq!(back.storage_failures, r.storage_failures);
     }
 }

@@ -37,11 +37,17 @@ fn fsync_name(r: &FsResult) -> String {
     }
 }
 
-/// One line: transactions, rate, workers.
+/// One line: transactions, rate, workers (and the failed transactions, when some failed).
 pub fn headline(r: &FsResult) -> String {
+    let failed = r.op("transaction").errors;
     format!(
-        "{} transactions, {:.2} transactions/s, {} worker{}",
+        "{} transactions{}, {:.2} transactions/s, {} worker{}",
         r.transactions,
+        if failed > 0 {
+            format!(" ({failed} failed)")
+        } else {
+            String::new()
+        },
         r.transactions_per_s,
         r.spec.workers,
         if r.spec.workers == 1 { "" } else { "s" }
@@ -81,10 +87,14 @@ pub fn latency_table(r: &FsResult) -> String {
     aligned(&rows)
 }
 
-/// The human summary of one run.
+/// The human summary of one run. A run whose file system failed (out of space,
+/// read-only, I/O errors) says so first, before any figure.
 pub fn render_fs_text(r: &FsResult) -> String {
     let s = &r.spec;
     let mut out = String::new();
+    if let Some(failure) = r.storage_failure() {
+        let _ = writeln!(out, "FAILED: {failure}");
+    }
     let _ = writeln!(
         out,
         "webtune fs: {}{}",
@@ -395,6 +405,16 @@ pub fn render_fs_sweep_text(levels: &[FsResult]) -> String {
         ),
         None => "webtune fs sweep: no level ran\n".into(),
     };
+    let failed: Vec<String> = levels
+        .iter()
+        .filter_map(|r| {
+            r.storage_failure()
+                .map(|f| format!("FAILED at -c {}: {f}\n", r.spec.workers))
+        })
+        .collect();
+    if !failed.is_empty() {
+        out = failed.concat() + &out;
+    }
     out.push_str(&aligned(&rows));
     out
 }

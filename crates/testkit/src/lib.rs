@@ -4,9 +4,11 @@
 //! built from known numbers for checking every layout (`results`), and waiting on a
 //! condition (a port, a file) instead of sleeping (`wait_until`, `wait_for_port`, with
 //! `free_port`), and real servers for the HTTPS tests of more than one crate (`servers`:
-//! nginx, `openssl s_server`, self-signed certificates).
+//! nginx, `openssl s_server`, self-signed certificates), and the processes whose command
+//! line names a path (`procs`), to check that nothing of a run is left.
 
 pub mod opt_out;
+pub mod procs;
 pub mod results;
 pub mod servers;
 mod wait;

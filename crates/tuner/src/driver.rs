@@ -227,6 +227,10 @@ fn measure_fs(
         Ok(r) => r,
         Err(e) => return Ok(failed(e.to_string())),
     };
+    // Figures of a file system that filled up or turned read-only are no configuration's.
+    if let Some(why) = r.storage_failure() {
+        return Ok(failed(why));
+    }
     let label = job
         .levels
         .first()

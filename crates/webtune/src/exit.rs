@@ -13,6 +13,8 @@ pub const SUCCESS: i32 = 0;
 /// `lab sweep`: a level got no *successful* response (every request failed, or every
 /// response had an unexpected status); the table and files are still written. `lab clean`:
 /// a leftover process survived SIGKILL. `fs`: no transaction ran and operations failed.
+/// `fs`, `lab run fs`, `lab sweep fs`, `postmark`: the file system failed under the
+/// workload (out of space, read-only, I/O errors).
 pub const NO_SUCCESS: i32 = 1;
 
 /// 1 (tune): no configuration met every SLO, or no trial succeeded; the report and journal

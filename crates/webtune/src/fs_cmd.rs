@@ -236,14 +236,28 @@ pub fn run(args: FsArgs) -> anyhow::Result<i32> {
     if let Some(dest) = &o.html {
         outputs.file("--html", dest, &webtune_report::fs::render_fs_html(&result));
     }
-    let own = if result.interrupted || crate::signals::stop_requested() {
+    Ok(outputs.exit_code(own_status(std::slice::from_ref(&result))))
+}
+
+/// The status of fs runs (one, or a sweep's levels) by their outcome: 130 when stopped;
+/// 1 when a file system failed under the workload (out of space, read-only, I/O errors:
+/// one `webtune:` line says so per run) or a run did no transaction and had failures.
+pub fn own_status(levels: &[FsResult]) -> i32 {
+    for r in levels {
+        if let Some(failure) = r.storage_failure() {
+            crate::output::warn(&failure);
+        }
+    }
+    if crate::signals::stop_requested() || levels.iter().any(|r| r.interrupted) {
         crate::exit::INTERRUPTED
-    } else if result.transactions == 0 && result.errors() > 0 {
+    } else if levels
+        .iter()
+        .any(|r| r.storage_failure().is_some() || (r.transactions == 0 && r.errors() > 0))
+    {
         crate::exit::NO_SUCCESS
     } else {
         crate::exit::SUCCESS
-    };
-    Ok(outputs.exit_code(own))
+    }
 }
 
 /// `--sweep-workers`: one run per worker count, every spec checked before the first runs.
@@ -272,12 +286,7 @@ fn sweep(args: &FsArgs, spec: FsSpec) -> anyhow::Result<i32> {
         outputs.stdout(&webtune_report::fs::render_fs_sweep_text(&levels));
     }
     sweep_files(&mut outputs, o, &levels)?;
-    let stopped = crate::signals::stop_requested() || levels.iter().any(|r| r.interrupted);
-    Ok(outputs.exit_code(if stopped {
-        crate::exit::INTERRUPTED
-    } else {
-        crate::exit::SUCCESS
-    }))
+    Ok(outputs.exit_code(own_status(&levels)))
 }
 
 /// `compare` on saved results: None when they are not fs results (HTTP runs go on as

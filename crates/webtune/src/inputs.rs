@@ -11,17 +11,18 @@ use webtune_model::MAX_SAVED_BYTES;
 
 /// A saved result's text, refused in one line when it is over `MAX_SAVED_BYTES`.
 pub fn read_saved_text(path: &Path) -> anyhow::Result<String> {
-    read_capped(path, MAX_SAVED_BYTES)
+    read_capped(path, MAX_SAVED_BYTES, "a saved result")
 }
 
 /// The text of `path`, at most `cap` bytes of it: a file over the cap is refused before it
-/// is read when its size is known, else once `cap` bytes have come.
-pub fn read_capped(path: &Path, cap: u64) -> anyhow::Result<String> {
+/// is read when its size is known, else once `cap` bytes have come. `what` names the kind
+/// of file in the refusals ("a saved result", "a postmark command file").
+pub fn read_capped(path: &Path, cap: u64, what: &str) -> anyhow::Result<String> {
     let shown = path.display();
     let file = std::fs::File::open(path).with_context(|| format!("cannot read {shown}"))?;
     let too_large = || {
         anyhow::anyhow!(
-            "cannot read {shown}: it is over {}, the most a saved result may be",
+            "cannot read {shown}: it is over {}, the most {what} may be",
             size_name(cap)
         )
     };
@@ -36,7 +37,7 @@ pub fn read_capped(path: &Path, cap: u64) -> anyhow::Result<String> {
         return Err(too_large());
     }
     String::from_utf8(bytes)
-        .map_err(|_| anyhow::anyhow!("{shown} is not a saved result: it is not UTF-8 text"))
+        .map_err(|_| anyhow::anyhow!("{shown} is not {what}: it is not UTF-8 text"))
 }
 
 /// "256 MiB", "10 bytes".
@@ -57,11 +58,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.json");
         std::fs::write(&path, "0123456789").unwrap();
-        assert_eq!(read_capped(&path, 10).unwrap(), "0123456789");
-        let e = read_capped(&path, 9).unwrap_err().to_string();
+        assert_eq!(
+            read_capped(&path, 10, "a saved result").unwrap(),
+            "0123456789"
+        );
+        let e = read_capped(&path, 9, "a saved result")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("over 9 bytes"), "{e}");
         // A device with no end is cut at the cap.
-        let e = read_capped(Path::new("/dev/zero"), 1 << 20)
+        let e = read_capped(Path::new("/dev/zero"), 1 << 20, "a saved result")
             .unwrap_err()
             .to_string();
         assert_eq!(

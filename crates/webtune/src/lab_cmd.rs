@@ -464,6 +464,34 @@ fn clean() -> anyhow::Result<i32> {
     if report.is_empty() {
         text.push_str(&format!("nothing to clean in {}\n", root.display()));
     }
+    if !report.foreign.is_empty() {
+        // Said once: what webtune did not make stays, whatever it is.
+        let name =
+            |p: &std::path::PathBuf| p.strip_prefix(&root).unwrap_or(p).display().to_string();
+        let shown: Vec<String> = report.foreign.iter().take(3).map(name).collect();
+        text.push_str(&format!(
+            "left alone {} entr{} of {} that webtune did not make ({}{}): the registry does \
+             not record {}\n",
+            report.foreign.len(),
+            if report.foreign.len() == 1 {
+                "y"
+            } else {
+                "ies"
+            },
+            root.display(),
+            shown.join(", "),
+            if report.foreign.len() > shown.len() {
+                ", …"
+            } else {
+                ""
+            },
+            if report.foreign.len() == 1 {
+                "it"
+            } else {
+                "them"
+            },
+        ));
+    }
     if live > 0 {
         text.push_str(&format!(
             "{live} stack(s) of running webtune processes left alone\n"

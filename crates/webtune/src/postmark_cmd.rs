@@ -30,7 +30,21 @@ struct Session {
     outputs: Outputs,
     failed: bool,
     stopped: bool,
+    /// The command files being read now, outermost first (a `load` inside one adds one).
+    reading: Vec<PathBuf>,
+    /// A `load` that could not be followed (a file that loads itself, nesting too deep):
+    /// the session ends at once with that one error.
+    ended: bool,
+    /// A run's file system failed under it (out of space, read-only, I/O errors).
+    broken: bool,
 }
+
+/// The most command files one `load` inside another may nest (postmark itself nests until
+/// it runs out of file descriptors, then reports each level's failure).
+const MAX_LOAD_DEPTH: usize = 16;
+
+/// The largest command file read (a postmark configuration is a few lines).
+const MAX_COMMAND_FILE: u64 = 1 << 20;
 
 fn append_to(path: &str, text: &str) -> std::io::Result<()> {
     use std::io::Write;
@@ -79,7 +93,7 @@ impl Session {
             },
             Action::Run(file) => self.run(file.as_deref()),
         }
-        !self.stopped
+        !self.stopped && !self.ended
     }
 
     fn run(&mut self, file: Option<&str>) {
@@ -137,31 +151,72 @@ impl Session {
         for n in &result.notes {
             crate::output::warn(n);
         }
+        if let Some(failure) = result.storage_failure() {
+            crate::output::warn(&failure);
+            self.broken = true;
+        }
         if result.interrupted {
             self.stopped = true;
         }
     }
 
-    /// Read a command file; `quit` in it ends everything only for the first file.
+    /// Read a command file; `quit` in it ends everything only for the first file. A file
+    /// that loads one being read (itself, or one that led to it), or loads nested past
+    /// `MAX_LOAD_DEPTH`, ends the session with one error (exit 2), before reading on.
     fn file(&mut self, path: &std::path::Path, top: bool) -> bool {
-        let text = match crate::inputs::read_capped(path, 1 << 20) {
-            Ok(t) => t,
-            Err(e) => {
-                self.failed = true;
-                crate::output::warn(&format!("{e:#}"));
-                return !top;
-            }
+        // The same file by another name (./pm.cfg, a link to it) is the same file.
+        let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        let refusal = if self.reading.contains(&key) {
+            let mut chain: Vec<String> = self
+                .reading
+                .iter()
+                .skip_while(|p| **p != key)
+                .map(|p| p.display().to_string())
+                .collect();
+            chain.push(key.display().to_string());
+            Some(format!(
+                "postmark: {} loads itself ({}): a command file cannot load one that is \
+                 being read",
+                path.display(),
+                chain.join(" → ")
+            ))
+        } else if self.reading.len() >= MAX_LOAD_DEPTH {
+            Some(format!(
+                "postmark: load {}: command files nest more than {MAX_LOAD_DEPTH} deep",
+                path.display()
+            ))
+        } else {
+            None
         };
+        if let Some(message) = refusal {
+            crate::output::warn(&message);
+            self.failed = true;
+            self.ended = true;
+            return false;
+        }
+        let text =
+            match crate::inputs::read_capped(path, MAX_COMMAND_FILE, "a postmark command file") {
+                Ok(t) => t,
+                Err(e) => {
+                    self.failed = true;
+                    crate::output::warn(&format!("{e:#}"));
+                    return !top;
+                }
+            };
         self.outputs.stdout(&format!(
             "Reading configuration from file '{}'\n",
             path.display()
         ));
+        self.reading.push(key);
+        let mut go_on = true;
         for line in text.lines() {
             if !self.line(line) {
-                return !top;
+                go_on = !top && !self.ended;
+                break;
             }
         }
-        true
+        self.reading.pop();
+        go_on
     }
 }
 
@@ -171,6 +226,9 @@ pub fn run(args: PostmarkArgs) -> anyhow::Result<i32> {
         outputs: Outputs::new(),
         failed: false,
         stopped: false,
+        reading: Vec::new(),
+        ended: false,
+        broken: false,
     };
     s.outputs.stdout(&format!(
         "{BANNER} (webtune postmark {})\n",
@@ -183,7 +241,7 @@ pub fn run(args: PostmarkArgs) -> anyhow::Result<i32> {
             !rc.exists() || s.file(&rc, true)
         }
     };
-    if go_on && !s.stopped {
+    if go_on && !s.stopped && !s.ended {
         let stdin = std::io::stdin();
         let mut lines = stdin.lock();
         loop {
@@ -203,6 +261,8 @@ pub fn run(args: PostmarkArgs) -> anyhow::Result<i32> {
         crate::exit::INTERRUPTED
     } else if s.failed {
         crate::exit::ERROR
+    } else if s.broken {
+        crate::exit::NO_SUCCESS
     } else {
         crate::exit::SUCCESS
     };

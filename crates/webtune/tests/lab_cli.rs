@@ -3,7 +3,10 @@
 //! stack with nothing left; after SIGKILL to webtune, `lab clean` reaps the stack; a
 //! server's main process killed mid-run is reported (text, JSON, exit status 3), and stops a
 //! `lab capacity` search at that step; `lab sweep --app site` loads the stack's own default
-//! path, `-q` prints no table, and a level with no successful response exits 1.
+//! path, `-q` prints no table, and a level with no successful response exits 1. A lab
+//! directory that holds other things (a user's files, processes whose command lines name
+//! it) keeps them, and its mode, through `webtune fs`, a lab start and `lab clean`; a
+//! recorded session whose pid now shows another start time is never signalled.
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -642,4 +645,184 @@ fn a_kept_directory_survives_the_next_start_and_lab_clean() {
         "{stdout}"
     );
     let _ = std::fs::remove_dir_all(&lab.0);
+}
+
+/// A process of "the user's" in a session of its own whose command line names `path`
+/// (`sh -c 'sleep 600; :' PATH`); killed when dropped.
+struct Bystander(std::process::Child);
+
+impl Bystander {
+    fn naming(path: &std::path::Path) -> Bystander {
+        use std::os::unix::process::CommandExt;
+        let mut command = Command::new("sh");
+        command
+            .args(["-c", "sleep 600; :"])
+            .arg(path)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        // SAFETY: setsid is async-signal-safe; it runs in the child before exec.
+        unsafe {
+            command.pre_exec(|| {
+                libc::setsid();
+                Ok(())
+            });
+        }
+        Bystander(command.spawn().expect("start sh"))
+    }
+
+    fn pid(&self) -> i32 {
+        self.0.id() as i32
+    }
+
+    fn alive(&mut self) -> bool {
+        self.0.try_wait().expect("wait on the bystander").is_none()
+    }
+
+    /// Field 22 of /proc/PID/stat.
+    fn start_ticks(&self) -> u64 {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid())).unwrap();
+        let rest = stat.rsplit_once(") ").unwrap().1;
+        rest.split_whitespace().nth(19).unwrap().parse().unwrap()
+    }
+}
+
+impl Drop for Bystander {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn mode_of(path: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o7777
+}
+
+#[test]
+fn a_lab_dir_holding_other_things_keeps_them_its_mode_and_their_processes() {
+    use std::os::unix::fs::PermissionsExt;
+    let lab = LabDir::new("foreign");
+    let root = lab.0.clone();
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir(&root).unwrap();
+    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    std::fs::write(root.join("notes.txt"), "mine\n").unwrap();
+    std::fs::create_dir(root.join("photos")).unwrap();
+    std::fs::write(root.join("photos").join("a.jpg"), "jpeg").unwrap();
+    let mut users = [
+        Bystander::naming(&root),
+        Bystander::naming(&root.join("photos")),
+    ];
+    let users_things = |root: &std::path::Path| {
+        assert_eq!(mode_of(root), 0o1777, "the lab directory's mode changed");
+        assert_eq!(
+            std::fs::read_to_string(root.join("notes.txt")).unwrap(),
+            "mine\n"
+        );
+        assert!(root.join("photos").join("a.jpg").exists(), "photos/ went");
+    };
+
+    // `webtune fs` registers its pool in the lab directory.
+    let pools = std::env::temp_dir().join(format!("webtune-lab-cli-{}-pools", std::process::id()));
+    let _ = std::fs::remove_dir_all(&pools);
+    std::fs::create_dir(&pools).unwrap();
+    let out = lab
+        .command()
+        .args(["fs", "--files", "20", "--transactions", "40", "-q", "--dir"])
+        .arg(&pools)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    users_things(&root);
+
+    // A pool whose run was killed, and a process of the user's naming it.
+    let mut killed = lab
+        .command()
+        .args(["fs", "--files", "200", "-d", "60s", "-q", "--dir"])
+        .arg(&pools)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pool = loop {
+        let found = std::fs::read_dir(&pools)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .next();
+        if let (Some(pool), false) = (found, lab.registry().is_empty()) {
+            break pool;
+        }
+        assert!(
+            killed.try_wait().unwrap().is_none(),
+            "webtune fs ended early"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    let mut pool_user = Bystander::naming(&pool.join("x"));
+
+    // A start whose owner is gone, recording a session whose leader pid now belongs to
+    // another process (another start time): a reused pid.
+    let mut reused = Bystander::naming(std::path::Path::new("/nonexistent-webtune-test"));
+    let fake_id = format!("nginx-{}-0", reused.pid());
+    std::fs::create_dir(root.join(&fake_id)).unwrap();
+    let entry = serde_json::json!({
+        "id": fake_id,
+        "stack": "nginx",
+        "owner_pid": reused.pid(),
+        "owner_start_ticks": reused.start_ticks() + 1,
+        "private_dir": root.join(&fake_id),
+        "docroot": root.join(&fake_id),
+        "sessions": [{"sid": reused.pid(), "start_ticks": reused.start_ticks() + 1}],
+    });
+    std::fs::write(
+        root.join("registry").join(format!("{fake_id}.json")),
+        entry.to_string(),
+    )
+    .unwrap();
+
+    let out = lab.command().args(["lab", "clean"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(!pool.exists(), "the killed run's pool is reaped: {stdout}");
+    assert!(!root.join(&fake_id).exists(), "{stdout}");
+    assert!(lab.registry().is_empty(), "{stdout}");
+    assert_eq!(
+        stdout.matches("left alone").count(),
+        1,
+        "the user's entries are named once: {stdout}"
+    );
+    assert!(stdout.contains("notes.txt"), "{stdout}");
+    assert!(
+        pool_user.alive(),
+        "a process naming the pool was killed: {stdout}"
+    );
+    assert!(reused.alive(), "a reused pid was signalled: {stdout}");
+    users_things(&root);
+
+    // A lab start (it reaps what it finds first) and its stop.
+    let out = lab
+        .command()
+        .args(["lab", "run", "nginx", "--", "-c", "1", "-n", "5", "-q"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    users_things(&root);
+    for user in users.iter_mut() {
+        assert!(user.alive(), "a process of the user's was killed");
+    }
+    let _ = std::fs::remove_dir_all(&pools);
 }

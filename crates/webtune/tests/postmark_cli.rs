@@ -2,7 +2,9 @@
 //! command file run by both in temporary directories. The counts agree exactly (webtune
 //! reproduces postmark's random-number generator, so it makes the same choices for a seed)
 //! and the output matches line for line once the figures are masked; webtune adds only a
-//! suffix to the banner and a percentile table after the report.
+//! suffix to the banner and a percentile table after the report. A command file that loads
+//! itself (directly or through another) ends with one `webtune:` line and exit 2, and a
+//! command file over the cap is refused in its own words.
 
 mod support;
 
@@ -146,4 +148,66 @@ fn terse_and_defaults_match_postmark() {
     }
     let (_, ours) = compare("terse", "set location .\nset report terse\nrun\nquit\n");
     assert_eq!(figure(&ours, "transaction  "), 500, "{ours}");
+}
+
+#[test]
+fn a_command_file_that_loads_itself_ends_in_one_line() {
+    let lab = LabDir::new("pm-loop");
+    let dir = temp("loop");
+    let cases: [(&[(&str, &str)], &str); 2] = [
+        (
+            &[("self.cfg", "set number 10\nload self.cfg\nrun\n")],
+            "self.cfg",
+        ),
+        (
+            &[
+                ("a.cfg", "set number 10\nload b.cfg\nrun\n"),
+                ("b.cfg", "set transactions 10\nload ./a.cfg\n"),
+            ],
+            "a.cfg",
+        ),
+    ];
+    for (files, first) in cases {
+        for (name, text) in files {
+            std::fs::write(dir.join(name), text).unwrap();
+        }
+        let out = lab
+            .command()
+            .args(["postmark", first])
+            .current_dir(&dir)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(2), "{stderr}\n{stdout}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.starts_with("webtune: postmark: ") && stderr.contains("loads itself"),
+            "{stderr}"
+        );
+        assert!(!stdout.contains("Creating files"), "nothing ran: {stdout}");
+        assert!(
+            !stdout.contains("pm>"),
+            "standard input is not read: {stdout}"
+        );
+        for (name, _) in files {
+            std::fs::remove_file(dir.join(name)).unwrap();
+        }
+        assert!(
+            std::fs::read_dir(&dir).unwrap().next().is_none(),
+            "no pool is left"
+        );
+    }
+    // Over the cap: said in a command file's words, not a saved result's.
+    let big = dir.join("big.cfg");
+    std::fs::write(&big, "#".repeat((1 << 20) + 1)).unwrap();
+    let out = lab.command().arg("postmark").arg(&big).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("over 1 MiB, the most a postmark command file may be"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

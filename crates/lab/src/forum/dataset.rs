@@ -61,6 +61,7 @@ pub fn cache_root() -> Result<PathBuf, LabError> {
         path: root.clone(),
         message,
     };
+    let made = !root.exists();
     match std::fs::create_dir_all(&root) {
         Ok(()) => {}
         Err(e) => return Err(bad(format!("cannot create it: {e}"))),
@@ -77,8 +78,11 @@ pub fn cache_root() -> Result<PathBuf, LabError> {
             meta.uid()
         )));
     }
-    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o700))
-        .map_err(|e| bad(format!("cannot set mode 700: {e}")))?;
+    // A directory webtune did not make keeps the mode its owner gave it.
+    if made {
+        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| bad(format!("cannot set mode 700: {e}")))?;
+    }
     check_plain(&root)?;
     Ok(root)
 }
@@ -121,8 +125,7 @@ struct BuildGuard {
 
 impl Drop for BuildGuard {
     fn drop(&mut self) {
-        if !self.done {
-            registry::remove_dirs(&self.entry);
+        if !self.done && registry::remove_dirs(&self.entry).is_ok() {
             registry::remove_entry(&self.registry_root, &self.entry.id);
         }
     }

@@ -64,10 +64,14 @@ impl RunningDatabase {
             stopped: false,
         };
         dirs::write_configs(&db.files.dir, configs)?;
-        let process = ServerProcess::spawn(plan, &db.files.dir, ExecLimits::default())?;
-        db.entry.sessions.push(process.session());
+        let (root, entry) = (&db.registry_root, &mut db.entry);
+        // On disk before mariadbd runs (it waits for that at its gate).
+        let process =
+            ServerProcess::spawn(plan, &db.files.dir, ExecLimits::default(), &mut |sid| {
+                entry.record_session(sid);
+                registry::write_entry(root, entry)
+            })?;
         let process = db.process.insert(process);
-        registry::write_entry(&db.registry_root, &db.entry)?;
         process.wait_ready(db.options.ready_timeout, db.options.interrupt.as_ref())?;
         Ok(db)
     }
@@ -88,7 +92,7 @@ impl RunningDatabase {
 
     /// The server's session id (= mariadbd's pid), for the sampler.
     pub fn session(&self) -> Option<i32> {
-        self.entry.sessions.first().copied()
+        self.entry.sessions.first().map(|s| s.sid)
     }
 
     /// Every live process of the instance now (should be one: mariadbd).
@@ -130,12 +134,7 @@ impl RunningDatabase {
             Some(process) => process.stop(self.options.stop_grace),
             None => Ok(()),
         };
-        let entry = self.entry.clone();
-        let left = registry::terminate(
-            &|| registry::processes_of(&entry),
-            libc::SIGKILL,
-            Duration::from_secs(3),
-        );
+        let left = registry::terminate(&self.entry, libc::SIGKILL, Duration::from_secs(3));
         stopped?;
         if !left.is_empty() {
             return Err(LabError::Survivors {
@@ -146,7 +145,11 @@ impl RunningDatabase {
         if self.options.keep_dir {
             registry::keep_dirs(&self.entry);
         } else {
-            registry::remove_dirs(&self.entry);
+            // A directory that could not go keeps its entry, so `lab clean` tries again.
+            registry::remove_dirs(&self.entry).map_err(|message| LabError::Directory {
+                path: self.entry.private_dir.clone(),
+                message,
+            })?;
         }
         registry::remove_entry(&self.registry_root, &self.entry.id);
         Ok(())

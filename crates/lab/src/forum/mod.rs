@@ -141,6 +141,7 @@ impl ForumDatabase {
     ) -> Result<ForumDatabase, LabError> {
         let programs = DbPrograms::discover()?;
         let root = registry::lab_root()?;
+        registry::check_passage(&root)?;
         registry::clean_stale(&root);
         let entry = Entry::new("mariadb", &|id| root.join(id));
         // On disk before anything exists, so a SIGKILL later leaves something to reap.
@@ -188,8 +189,9 @@ impl ForumDatabase {
         let (configs, plan) = match prepared {
             Ok(r) => r,
             Err(e) => {
-                registry::remove_dirs(&entry);
-                registry::remove_entry(&root, &entry.id);
+                if registry::remove_dirs(&entry).is_ok() {
+                    registry::remove_entry(&root, &entry.id);
+                }
                 return Err(e);
             }
         };

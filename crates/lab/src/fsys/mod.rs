@@ -11,6 +11,7 @@ pub(crate) mod holder;
 pub mod params;
 pub(crate) mod sample;
 
+use crate::host_sysctl::HostSysctls;
 use crate::params::{parse_assignment, Settings, Value};
 use crate::registry::{self, Entry};
 use crate::server_sampler::{ProcessSelector, Sampler};
@@ -19,7 +20,7 @@ use holder::Holder;
 pub use holder::Recipe;
 use std::collections::BTreeMap;
 use std::os::unix::fs::DirBuilderExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 use webtune_model::fs::{FsResult, FsSpec};
 use webtune_model::StopToken;
@@ -218,6 +219,24 @@ fn queue_settings(settings: &Settings) -> Vec<(&'static str, String)> {
     ]
 }
 
+/// An image file is sparse when made, but a run can fill it: the file system it lies on
+/// (the lab root's) must have `size_mb` MiB free, or the image runs out of blocks under the
+/// workload and ext4 turns read-only in the middle of the run.
+fn check_room(root: &Path, size_mb: i64) -> Result<(), LabError> {
+    let free = webtune_fs::check::free_bytes(root)
+        .map_err(|e| LabError::io(format!("the free space of {}", root.display()), e))?;
+    let free_mb = free / (1 << 20);
+    if (free_mb as i128) < i128::from(size_mb) {
+        return Err(LabError::Host(format!(
+            "size_mb={size_mb}: the image needs {size_mb} MiB in {}, whose file system has \
+             {free_mb} MiB free; give a smaller size_mb or set WEBTUNE_LAB_DIR to a file \
+             system with room",
+            root.display()
+        )));
+    }
+    Ok(())
+}
+
 /// The mkfs a kind needs and its Debian package (none for tmpfs).
 pub fn requirement(kind: &str) -> Option<(&'static str, &'static str)> {
     match kind {
@@ -232,6 +251,11 @@ pub struct RunningFs {
     root: PathBuf,
     entry: Entry,
     holder: Option<Holder>,
+    /// The host's sysctls while this run has them changed (`--host-sysctl`).
+    host: Option<HostSysctls>,
+    /// What the start put right first: starts a killed webtune left (`registry`), host
+    /// sysctls a dead run left changed.
+    reaped: Vec<String>,
     settings: Settings,
     /// What the kernel shows applied: the loop queue's values, host sysctls.
     pub applied: BTreeMap<String, String>,
@@ -268,32 +292,28 @@ impl RunningFs {
             }
         }
         let root = registry::lab_root()?;
-        let _ = registry::clean_stale(&root);
-        let mut entry = Entry::new(&format!("fs-{kind}"), &|id| root.join(id));
-        let changes = host_changes(settings);
-        if !changes.is_empty() {
-            if let Some(other) = registry::entries(&root)
-                .into_iter()
-                .find(|e| !e.host_sysctls.is_empty() && e.owner_alive())
-            {
-                return Err(LabError::Host(format!(
-                    "another lab run (pid {}) has changed host sysctls; run one --host-sysctl run at a time",
-                    other.owner_pid
-                )));
-            }
-            for name in changes.keys() {
-                let now = std::fs::read_to_string(registry::sysctl_path(name))
-                    .map_err(|e| LabError::io(format!("reading {name}"), e))?;
-                entry
-                    .host_sysctls
-                    .insert(name.clone(), now.trim().to_string());
-            }
+        let mut reaped = registry::clean_stale(&root).reaped;
+        let size_mb = recipe(settings).size_mb;
+        if kind != "tmpfs" {
+            check_room(&root, size_mb)?;
         }
+        let changes = host_changes(settings);
+        // One writer of the host's sysctls per host, whatever the lab directory.
+        let mut host = None;
+        if !changes.is_empty() {
+            let names: Vec<&str> = changes.keys().map(String::as_str).collect();
+            let (taken, lines) = HostSysctls::take(&root, &names)?;
+            host = Some(taken);
+            reaped.extend(lines);
+        }
+        let entry = Entry::new(&format!("fs-{kind}"), &|id| root.join(id));
         registry::write_entry(&root, &entry)?;
         let mut fs = RunningFs {
             root,
             entry,
             holder: None,
+            host,
+            reaped,
             settings: settings.clone(),
             applied: BTreeMap::new(),
             keep,
@@ -312,17 +332,11 @@ impl RunningFs {
                 .create(d)
                 .map_err(|e| LabError::io(format!("creating {}", d.display()), e))?;
         }
-        for (name, value) in changes {
-            let path = registry::sysctl_path(name);
-            std::fs::write(&path, value).map_err(|e| LabError::io(format!("setting {name}"), e))?;
-            let back = std::fs::read_to_string(&path).unwrap_or_default();
-            if back.trim() != value {
-                return Err(LabError::Host(format!(
-                    "{name}={value}: the kernel kept {}",
-                    back.trim()
-                )));
+        if let Some(host) = &self.host {
+            for (name, value) in changes {
+                host.set(name, value)?;
+                self.applied.insert(name.clone(), value.clone());
             }
-            self.applied.insert(name.clone(), value.clone());
         }
         let recipe = recipe(&self.settings);
         let holder = Holder::start(
@@ -332,7 +346,8 @@ impl RunningFs {
             &dir.join("holder.log"),
             Duration::from_secs(120),
         )?;
-        self.entry.sessions = vec![holder.pid()];
+        self.entry.sessions.clear();
+        self.entry.record_session(holder.pid());
         let device = holder.device.clone();
         self.holder = Some(holder);
         registry::write_entry(&self.root, &self.entry)?;
@@ -385,6 +400,13 @@ impl RunningFs {
         &self.settings
     }
 
+    /// What the start put right before it made anything, one line each: starts a killed
+    /// webtune left (reaped), host sysctls a run that ended without restoring them had left
+    /// changed (put back).
+    pub fn reaped(&self) -> &[String] {
+        &self.reaped
+    }
+
     /// Unmount, detach, restore host sysctls, remove the private directory and the entry.
     pub fn stop(mut self) -> Result<(), LabError> {
         self.stop_inner()
@@ -399,15 +421,18 @@ impl RunningFs {
         if let Some(h) = self.holder.take() {
             result = h.stop();
         }
-        for line in registry::restore_host_sysctls(&self.entry.host_sysctls) {
-            if line.contains("NOT") && result.is_ok() {
-                result = Err(LabError::Host(line));
+        if let Some(host) = self.host.take() {
+            if let Err(e) = host.restore() {
+                result = result.and(Err(e));
             }
         }
-        self.entry.host_sysctls.clear();
         if result.is_ok() {
             if !self.keep {
-                registry::remove_dirs(&self.entry);
+                // A directory that could not go keeps its entry, so `lab clean` tries again.
+                registry::remove_dirs(&self.entry).map_err(|message| LabError::Directory {
+                    path: self.entry.private_dir.clone(),
+                    message,
+                })?;
             }
             registry::remove_entry(&self.root, &self.entry.id);
         }
@@ -456,5 +481,44 @@ pub fn run_workload(
         .collect();
     samples.parameters_set = fs.settings().explicitly_set().to_vec();
     result.server = Some(samples);
+    // ext4 remounts itself read-only on an error (its image's backing file system full,
+    // a device error); the mount shows it even when no operation was refused for it.
+    if fs
+        .mountinfo_line()
+        .as_deref()
+        .is_some_and(mounted_read_only)
+    {
+        result.storage_failures.remounted_read_only = true;
+    }
     Ok(result)
+}
+
+/// Does a mountinfo line show its mount, or its file system, read-only? (Field 6 holds the
+/// mount's options; after " - " come the type, the source and the super block's options.)
+fn mounted_read_only(line: &str) -> bool {
+    let ro = |options: &str| options.split(',').any(|o| o == "ro");
+    let mount = line.split(' ').nth(5).is_some_and(ro);
+    let sb = line
+        .split_once(" - ")
+        .and_then(|(_, rest)| rest.split(' ').nth(2))
+        .is_some_and(ro);
+    mount || sb
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mount_or_a_super_block_shown_ro_is_read_only() {
+        let rw = "36 35 7:3 / /tmp/x/mnt rw,noatime - ext4 /dev/loop3 rw,data=ordered";
+        assert!(!mounted_read_only(rw));
+        let sb = "36 35 7:3 / /tmp/x/mnt rw,noatime - ext4 /dev/loop3 ro,data=ordered";
+        assert!(mounted_read_only(sb));
+        let mount = "36 35 7:3 / /tmp/x/mnt ro,noatime shared:1 - ext4 /dev/loop3 rw";
+        assert!(mounted_read_only(mount));
+        assert!(!mounted_read_only(
+            "36 35 7:3 / /mnt rw,errors=remount-ro - ext4 /dev/loop3 rw"
+        ));
+    }
 }

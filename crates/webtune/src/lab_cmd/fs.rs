@@ -3,7 +3,7 @@
 //! workload on it (its flags after `--`), print the fs report and the device's summary,
 //! and leave nothing behind.
 
-use crate::fs_cmd::{spec_of, FsArgs};
+use crate::fs_cmd::{own_status, spec_of, FsArgs};
 use crate::output::{self, Outputs};
 use anyhow::bail;
 use clap::Parser;
@@ -46,6 +46,20 @@ fn render(result: &FsResult) -> String {
     text
 }
 
+/// Make the file system, saying what a killed run had left (on the host too) and this
+/// start put right first.
+fn start(
+    settings: &webtune_lab::Settings,
+    host_sysctl: bool,
+    keep: bool,
+) -> anyhow::Result<RunningFs> {
+    let fs = RunningFs::start(settings, host_sysctl, keep)?;
+    for line in fs.reaped() {
+        eprintln!("lab: reaped what a killed webtune left: {line}");
+    }
+    Ok(fs)
+}
+
 /// `lab run fs --set … -- FS FLAGS`.
 pub fn run(
     set: &[String],
@@ -66,7 +80,7 @@ pub fn run(
     }
     let spec = spec_of(&args)?;
     let settings = fsys::settings_for(set, host_sysctl)?;
-    let fs = RunningFs::start(&settings, host_sysctl, keep)?;
+    let fs = start(&settings, host_sysctl, keep)?;
     let stop = crate::signals::stop_token();
     let result = fsys::run_workload(&fs, &spec, &stop, interval);
     let stopped = fs.stop();
@@ -86,16 +100,6 @@ pub fn run(
         outputs.file("--html", dest, &webtune_report::fs::render_fs_html(&result));
     }
     Ok(outputs.exit_code(own_status(&[result])))
-}
-
-fn own_status(levels: &[FsResult]) -> i32 {
-    if crate::signals::stop_requested() || levels.iter().any(|r| r.interrupted) {
-        crate::exit::INTERRUPTED
-    } else if levels.iter().any(|r| r.transactions == 0 && r.errors() > 0) {
-        crate::exit::NO_SUCCESS
-    } else {
-        crate::exit::SUCCESS
-    }
 }
 
 /// `lab sweep fs -c 1,2,4 --set … -- FS FLAGS`: one file system, one level per worker count.
@@ -126,7 +130,7 @@ pub fn sweep(
         webtune_fs::check::check(s).map_err(|e| anyhow::anyhow!("{e}"))?;
     }
     let settings = fsys::settings_for(set, host_sysctl)?;
-    let fs = RunningFs::start(&settings, host_sysctl, keep)?;
+    let fs = start(&settings, host_sysctl, keep)?;
     let stop = crate::signals::stop_token();
     let mut levels = Vec::new();
     let mut failure = None;

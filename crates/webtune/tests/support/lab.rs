@@ -68,29 +68,7 @@ impl Drop for LabDir {
 }
 
 /// Live processes whose command line names the directory.
-pub fn processes_naming(dir: &Path) -> Vec<i32> {
-    let needle = dir.to_string_lossy().into_owned();
-    let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return found;
-    };
-    for e in entries.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
-            continue;
-        };
-        let Ok(raw) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
-            continue;
-        };
-        let text = String::from_utf8_lossy(&raw).replace('\0', " ");
-        let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .map(|s| s.rsplit_once(") ").is_some_and(|(_, r)| r.starts_with('Z')))
-            .unwrap_or(false);
-        if text.contains(&needle) && !zombie {
-            found.push(pid);
-        }
-    }
-    found
-}
+pub use webtune_testkit::procs::processes_naming;
 
 /// Everything left in a lab root after a run: entries other than the empty registry.
 pub fn leftovers(root: &Path) -> Vec<String> {
