@@ -13,6 +13,7 @@ mod merge;
 pub mod result;
 pub mod server;
 pub mod shard;
+mod shard_check;
 pub mod smtp;
 pub mod spec;
 pub mod stop;
@@ -23,13 +24,16 @@ pub mod units;
 
 pub use errors::{ErrorCounts, ErrorKind};
 pub use histogram::{LatencyHistogram, Percentiles};
-pub use merge::MergeError;
 pub use result::{
     H2Summary, IntervalSample, LatencySummary, NamedResult, RepeatSummary, RunResult, Schedule,
     Stall, TlsSummary, Validity, MAX_SAVED_BYTES, SCHEMA,
 };
 pub use server::ServerSamples;
-pub use shard::{Shard, ShardError, ShardSet, ShardSummary, StartRecord};
+pub use shard::{
+    derived_run_id, parse_run_id, RunIdError, Shard, ShardError, ShardSet, ShardSummary,
+    StartRecord, Window,
+};
+pub use shard_check::{MergeError, MergeOptions};
 pub use smtp::{SmtpSpec, SmtpSummary, SMTP_SCHEMA};
 pub use spec::{
     Arrival, IoBackend, IoChoice, LoadMode, ProbeSpec, RunSpec, SpecError, Stage, StopCondition,

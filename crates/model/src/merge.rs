@@ -4,7 +4,7 @@
 //!   samples follow one another.
 //! - `RunResult::merge_shards` combines the shards of one test, measured at the same time
 //!   by several generators (`webtune merge`): time series are aligned on the earliest
-//!   shard's start, rates add, and results of different specs are refused.
+//!   shard's start and rates add; which results may be merged is `shard_check`'s call.
 //!
 //! Either way counts add, histograms merge bucket by bucket (`fold_counts`), and the
 //! summaries are recomputed from the merged raw data: percentiles are never averaged.
@@ -14,6 +14,7 @@
 use crate::result::{IntervalSample, NamedResult, RepeatSummary, RunResult, Schedule, Validity};
 use crate::server::{LogMessage, ServerSamples};
 use crate::shard::{Shard, ShardSet, ShardSummary};
+use crate::shard_check::{check_shards, Checked, MergeError, MergeOptions};
 use crate::{ErrorKind, RunSpec};
 use std::collections::BTreeMap;
 
@@ -118,130 +119,32 @@ impl RunResult {
     }
 }
 
-/// Why results cannot be merged as the shards of one test. `label` names an input (its
-/// file, as the user gave it).
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum MergeError {
-    #[error("nothing to merge")]
-    Empty,
-    #[error("{label} is not a shard (it was run without --shard i/n)")]
-    NotAShard { label: String },
-    #[error("{label} is shard {shard} but {first} is of {count} shards")]
-    OtherCount {
-        label: String,
-        shard: Shard,
-        first: String,
-        count: u32,
-    },
-    #[error("{label} and {other} are both shard {shard}")]
-    Duplicate {
-        label: String,
-        other: String,
-        shard: Shard,
-    },
-    #[error("shard{} {} of {count} missing", if .missing.len() > 1 { "s" } else { "" }, .missing.join(", "))]
-    Missing { missing: Vec<String>, count: u32 },
-    #[error(
-        "{label}: {field} cannot be added to the other shards' (the sum passes 2^64 - 1): no run measured that much"
-    )]
-    Overflow { label: String, field: String },
-    #[error(
-        "{label} is of another test than {first}: {field} is {theirs} there, {mine} in {first}"
-    )]
-    OtherSpec {
-        label: String,
-        first: String,
-        field: String,
-        mine: String,
-        theirs: String,
-    },
-}
-
-/// The first spec field in which two results differ: (field, first's value, other's
-/// value). The shard, the per-machine thread count and the planned start are left out (a
-/// relative `--start-at +5s` differs by the shards' launch times; the skew is reported).
-fn spec_difference(first: &RunResult, other: &RunResult) -> Option<(String, String, String)> {
-    let as_map = |r: &RunResult| match serde_json::to_value(r.spec.whole_test()) {
-        Ok(serde_json::Value::Object(mut m)) => {
-            m.remove("threads");
-            m.remove("start_at_unix_ms");
-            m
-        }
-        _ => serde_json::Map::new(),
-    };
-    let (a, b) = (as_map(first), as_map(other));
-    let null = serde_json::Value::Null;
-    let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
-    keys.dedup();
-    keys.into_iter().find_map(|k| {
-        let (x, y) = (a.get(k).unwrap_or(&null), b.get(k).unwrap_or(&null));
-        (x != y).then(|| (k.clone(), x.to_string(), y.to_string()))
-    })
-}
-
-/// Check that `inputs` are the complete, distinct shards of one test; return them in shard
-/// order.
-fn check_shards(
-    mut inputs: Vec<(String, RunResult)>,
-) -> Result<Vec<(String, RunResult)>, MergeError> {
-    let (first_label, first) = inputs.first().ok_or(MergeError::Empty)?;
-    let count = first
-        .spec
-        .shard
-        .ok_or_else(|| MergeError::NotAShard {
-            label: first_label.clone(),
-        })?
-        .count;
-    let mut seen: BTreeMap<u32, &str> = BTreeMap::new();
-    for (label, r) in &inputs {
-        let shard = r.spec.shard.ok_or_else(|| MergeError::NotAShard {
-            label: label.clone(),
-        })?;
-        if shard.count != count {
-            return Err(MergeError::OtherCount {
-                label: label.clone(),
-                shard,
-                first: first_label.clone(),
-                count,
-            });
-        }
-        if let Some(other) = seen.insert(shard.index, label) {
-            return Err(MergeError::Duplicate {
-                label: label.clone(),
-                other: other.to_string(),
-                shard,
-            });
-        }
-        if let Some((field, mine, theirs)) = spec_difference(first, r) {
-            return Err(MergeError::OtherSpec {
-                label: label.clone(),
-                first: first_label.clone(),
-                field,
-                mine,
-                theirs,
-            });
-        }
-    }
-    let missing: Vec<String> = (1..=count)
-        .filter(|i| !seen.contains_key(i))
-        .map(|index| Shard { index, count }.to_string())
-        .collect();
-    if !missing.is_empty() {
-        return Err(MergeError::Missing { missing, count });
-    }
-    inputs.sort_by_key(|(_, r)| r.spec.shard.map(|s| s.index));
-    Ok(inputs)
-}
-
 impl RunResult {
     /// Merge the shards of one test, measured at the same time by several generators, into
-    /// the result of the whole test. Refuses inputs that are not all the shards of one spec.
-    /// Time series are aligned on the earliest shard's start (to the nearest interval); an
-    /// interval's percentiles are the highest shard's (the histograms of the whole run, and
-    /// so its summary percentiles, are exact). The peak of open connections is the sum of
-    /// the shards' peaks (an upper bound: they need not coincide).
+    /// the result of the whole test. Refuses inputs that are not all the shards of one spec
+    /// and one run, measured together (`shard_check`). Time series are aligned on the
+    /// earliest shard's start (to the nearest interval); an interval's percentiles are the
+    /// highest shard's (the histograms of the whole run, and so its summary percentiles, are
+    /// exact). The peak of open connections is the sum of the shards' peaks (an upper
+    /// bound: they need not coincide).
     pub fn merge_shards(inputs: Vec<(String, RunResult)>) -> Result<RunResult, MergeError> {
-        let inputs = check_shards(inputs)?;
+        RunResult::merge_shards_with(inputs, &MergeOptions::default())
+    }
+
+    /// `merge_shards`, with `options` saying what to let through (`--allow-skew`: shards
+    /// that did not start together are merged, and the result marked invalid).
+    pub fn merge_shards_with(
+        inputs: Vec<(String, RunResult)>,
+        options: &MergeOptions,
+    ) -> Result<RunResult, MergeError> {
+        let Checked {
+            inputs,
+            windows,
+            skew_ms,
+            limit_ms,
+            run_id,
+            skew_reason,
+        } = check_shards(inputs, options)?;
         crate::totals::check(&inputs).map_err(|(label, o)| MergeError::Overflow {
             label,
             field: o.field,
@@ -256,12 +159,11 @@ impl RunResult {
                 .checked_add(r.spec.threads)
                 .ok_or_else(|| overflow(label, "spec.threads"))?;
         }
-        let t0 = inputs
+        // Offsets from the earliest measured window, with the clock's sub-millisecond part.
+        let t0 = windows
             .iter()
-            .map(|(_, r)| r.started_at_unix_ms)
-            .min()
-            .unwrap_or(0);
-        let offset_s = |r: &RunResult| (r.started_at_unix_ms - t0) as f64 / 1000.0;
+            .map(|w| w.start_unix_ms)
+            .fold(f64::INFINITY, f64::min);
         // The first shard's record (spec, addresses, first body length, ...) with nothing
         // counted yet: every shard, the first included, is folded in below.
         let first = &inputs[0].1;
@@ -307,8 +209,8 @@ impl RunResult {
         let mut intervals: BTreeMap<u64, IntervalSample> = BTreeMap::new();
         let mut sent = 0.0;
         let mut shards = Vec::with_capacity(inputs.len());
-        for (label, r) in &inputs {
-            let offset = offset_s(r);
+        for ((label, r), window) in inputs.iter().zip(&windows) {
+            let offset = (window.start_unix_ms - t0).max(0.0) / 1000.0;
             let shard = r.spec.shard.unwrap_or(Shard { index: 1, count: 1 });
             merged.fold_counts(r);
             merged.duration_s = merged.duration_s.max(offset + r.duration_s);
@@ -379,9 +281,15 @@ impl RunResult {
         merged
             .stalls
             .sort_by(|a, b| a.start_s.total_cmp(&b.start_s));
-        let skew = shards.iter().map(|s| s.start_offset_ms).fold(0.0, f64::max);
+        if let Some(reason) = skew_reason {
+            // Not one test: as unusable as a client-limited one, and said why.
+            merged.validity.client_limited = true;
+            merged.validity.reasons.push(reason);
+        }
         merged.sharding = Some(ShardSet {
-            start_skew_ms: skew,
+            start_skew_ms: skew_ms,
+            start_skew_limit_ms: limit_ms,
+            run_id,
             shards,
         });
         merged.finish_summaries();
