@@ -14,6 +14,7 @@ pub mod result;
 pub mod server;
 pub mod shard;
 mod shard_check;
+mod shard_merge;
 pub mod smtp;
 pub mod spec;
 pub mod stop;
@@ -34,6 +35,7 @@ pub use shard::{
     StartRecord, Window,
 };
 pub use shard_check::{MergeError, MergeOptions};
+pub use shard_merge::ShardMerge;
 pub use smtp::{SmtpSpec, SmtpSummary, SMTP_SCHEMA};
 pub use spec::{
     Arrival, IoBackend, IoChoice, LoadMode, ProbeSpec, RunSpec, SpecError, Stage, StopCondition,

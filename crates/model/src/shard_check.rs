@@ -51,7 +51,7 @@ pub enum MergeError {
     #[error(
         "{label} is of another run than {first}: run id {} there, {} in {first}{}",
         shown_id(.theirs), shown_id(.mine),
-        if *.others > 1 { format!(" and {} other shards", .others - 1) } else { String::new() }
+        match .others - 1 { 0 => String::new(), 1 => " and 1 other shard".into(), n => format!(" and {n} other shards") }
     )]
     OtherRun {
         label: String,
@@ -91,11 +91,20 @@ pub struct MergeOptions {
     pub allow_skew: bool,
 }
 
-/// The shards, checked and in shard order, with what the merge reports about their timing.
-pub(crate) struct Checked {
-    pub inputs: Vec<(String, RunResult)>,
-    /// Each input's measured window, in the same order.
-    pub windows: Vec<Window>,
+/// What the checks need to know of one input, kept while the others are read.
+#[derive(Debug, Clone)]
+pub(crate) struct Member {
+    pub label: String,
+    pub shard: Shard,
+    pub run_id: Option<String>,
+    pub window: Window,
+}
+
+/// What the merge reports about the shards' timing, once all are in.
+#[derive(Debug, Clone)]
+pub(crate) struct Timing {
+    /// The earliest measured window's start, Unix ms.
+    pub t0_unix_ms: f64,
     pub skew_ms: f64,
     pub limit_ms: f64,
     pub run_id: Option<String>,
@@ -131,7 +140,7 @@ impl RunResult {
 /// measured length when that is more (the planned length for a timed test; for `-n`, the
 /// shortest shard's). A second covers launching processes and clocks kept by NTP on one
 /// network; a tenth of a long test lets its ramp-up differ that much at most.
-fn skew_limit_ms(spec: &RunSpec, windows: &[Window]) -> f64 {
+fn skew_limit_ms(spec: &RunSpec, members: &[&Member]) -> f64 {
     let planned_s = if !spec.stages.is_empty() {
         Some(spec.stages_seconds())
     } else {
@@ -142,9 +151,9 @@ fn skew_limit_ms(spec: &RunSpec, windows: &[Window]) -> f64 {
     }
     .map(|s| s - spec.warmup_s.max(0.0) - spec.cooldown_s.max(0.0));
     let length_ms = planned_s.map(|s| s * 1000.0).unwrap_or_else(|| {
-        windows
+        members
             .iter()
-            .map(|w| w.end_unix_ms - w.start_unix_ms)
+            .map(|m| m.window.end_unix_ms - m.window.start_unix_ms)
             .fold(f64::INFINITY, f64::min)
     });
     let tenth = if length_ms.is_finite() {
@@ -155,11 +164,11 @@ fn skew_limit_ms(spec: &RunSpec, windows: &[Window]) -> f64 {
     tenth.max(1000.0)
 }
 
-/// The first spec field in which two results differ: (field, first's value, other's
+/// The first spec field in which two shards' specs differ: (field, first's value, other's
 /// value). The shard, the per-machine thread count and the planned start are left out (a
 /// relative `--start-at +5s` differs by the shards' launch times; the skew is checked).
-fn spec_difference(first: &RunResult, other: &RunResult) -> Option<(String, String, String)> {
-    let as_map = |r: &RunResult| match serde_json::to_value(r.spec.whole_test()) {
+fn spec_difference(first: &RunSpec, other: &RunSpec) -> Option<(String, String, String)> {
+    let as_map = |spec: &RunSpec| match serde_json::to_value(spec.whole_test()) {
         Ok(serde_json::Value::Object(mut m)) => {
             m.remove("threads");
             m.remove("start_at_unix_ms");
@@ -177,48 +186,74 @@ fn spec_difference(first: &RunResult, other: &RunResult) -> Option<(String, Stri
     })
 }
 
-fn run_id_of(r: &RunResult) -> Option<&str> {
-    r.start.as_ref().and_then(|s| s.run_id.as_deref())
+/// Check one input against the first (its label and spec; None: this is the first): it
+/// must be a shard of the same count and spec. Returns its shard.
+pub(crate) fn check_same_test(
+    first: Option<(&str, &RunSpec)>,
+    label: &str,
+    r: &RunResult,
+) -> Result<Shard, MergeError> {
+    let shard = r.spec.shard.ok_or_else(|| MergeError::NotAShard {
+        label: label.to_string(),
+    })?;
+    let Some((first_label, first_spec)) = first else {
+        return Ok(shard);
+    };
+    let count = first_spec.shard.map_or(shard.count, |s| s.count);
+    if shard.count != count {
+        return Err(MergeError::OtherCount {
+            label: label.to_string(),
+            shard,
+            first: first_label.to_string(),
+            count,
+        });
+    }
+    if let Some((field, mine, theirs)) = spec_difference(first_spec, &r.spec) {
+        return Err(MergeError::OtherSpec {
+            label: label.to_string(),
+            first: first_label.to_string(),
+            field,
+            mine,
+            theirs,
+        });
+    }
+    Ok(shard)
 }
 
 /// All inputs must carry one run id. The odd one out is the first input whose id differs
 /// from the one most inputs carry (on a tie, the first input's).
-fn check_run_ids(inputs: &[(String, RunResult)]) -> Result<Option<String>, MergeError> {
+fn check_run_ids(members: &[&Member]) -> Result<Option<String>, MergeError> {
     let mut counts: Vec<(Option<&str>, usize, &str)> = Vec::new();
-    for (label, r) in inputs {
-        let id = run_id_of(r);
+    for m in members {
+        let id = m.run_id.as_deref();
         match counts.iter_mut().find(|(seen, _, _)| *seen == id) {
             Some(entry) => entry.1 += 1,
-            None => counts.push((id, 1, label)),
+            None => counts.push((id, 1, &m.label)),
         }
     }
     // max_by_key keeps the last of equal maxima: search the reversed list for the first.
     let Some(&(common, others, first)) = counts.iter().rev().max_by_key(|(_, n, _)| *n) else {
         return Err(MergeError::Empty);
     };
-    if let Some((label, r)) = inputs.iter().find(|(_, r)| run_id_of(r) != common) {
+    if let Some(m) = members.iter().find(|m| m.run_id.as_deref() != common) {
         return Err(MergeError::OtherRun {
-            label: label.clone(),
+            label: m.label.clone(),
             first: first.to_string(),
             others,
             mine: common.map(str::to_string),
-            theirs: run_id_of(r).map(str::to_string),
+            theirs: m.run_id.clone(),
         });
     }
     Ok(common.map(str::to_string))
 }
 
 /// The shards outside the largest group whose starts lie within `limit_ms` of each other
-/// (on a tie, the earliest group), each as "FILE (shard I/N) started X ms late/early";
-/// the first eight, then how many more.
-fn odd_starts(inputs: &[(String, RunResult)], windows: &[Window], limit_ms: f64) -> Vec<String> {
-    let mut order: Vec<usize> = (0..inputs.len()).collect();
-    order.sort_by(|&a, &b| {
-        windows[a]
-            .start_unix_ms
-            .total_cmp(&windows[b].start_unix_ms)
-    });
-    let start = |k: usize| windows[order[k]].start_unix_ms;
+/// (on a tie, the earliest group), each as "FILE (shard I/N) started X ms late/early",
+/// the furthest off first; the first eight, then how many more.
+fn odd_starts(members: &[&Member], limit_ms: f64) -> Vec<String> {
+    let mut order: Vec<&Member> = members.to_vec();
+    order.sort_by(|a, b| a.window.start_unix_ms.total_cmp(&b.window.start_unix_ms));
+    let start = |k: usize| order[k].window.start_unix_ms;
     let (mut best_from, mut best_to) = (0, 0);
     let mut to = 0;
     for from in 0..order.len() {
@@ -235,18 +270,20 @@ fn odd_starts(inputs: &[(String, RunResult)], windows: &[Window], limit_ms: f64)
         .iter()
         .enumerate()
         .filter(|(k, _)| *k < best_from || *k > best_to)
-        .map(|(_, &i)| {
-            let (label, r) = &inputs[i];
-            let shard = r.spec.shard.map(|s| s.to_string()).unwrap_or_default();
-            let off = windows[i].start_unix_ms - group_start;
+        .map(|(_, m)| {
+            let off = m.window.start_unix_ms - group_start;
             let when = if off >= 0.0 { "late" } else { "early" };
             (
                 off.abs(),
-                format!("{label} (shard {shard}) started {:.0} ms {when}", off.abs()),
+                format!(
+                    "{} (shard {}) started {:.0} ms {when}",
+                    m.label,
+                    m.shard,
+                    off.abs()
+                ),
             )
         })
         .collect();
-    // The furthest off first: the line names the worst.
     odd.sort_by(|a, b| b.0.total_cmp(&a.0));
     let more = odd.len().saturating_sub(8);
     let mut lines: Vec<String> = odd.into_iter().take(8).map(|(_, l)| l).collect();
@@ -256,52 +293,26 @@ fn odd_starts(inputs: &[(String, RunResult)], windows: &[Window], limit_ms: f64)
     lines
 }
 
-/// Check that `inputs` are the complete, distinct shards of one test and one run, measured
-/// together; return them in shard order with their windows and skew.
-pub(crate) fn check_shards(
-    mut inputs: Vec<(String, RunResult)>,
+/// Once every input is in: they must be of one run, each shard of `spec`'s count exactly
+/// once, and measured together. Returns what the merge reports about their timing.
+pub(crate) fn check_members(
+    members: &[&Member],
+    spec: &RunSpec,
     options: &MergeOptions,
-) -> Result<Checked, MergeError> {
-    let (first_label, first) = inputs.first().ok_or(MergeError::Empty)?;
-    let count = first
-        .spec
-        .shard
-        .ok_or_else(|| MergeError::NotAShard {
-            label: first_label.clone(),
-        })?
-        .count;
-    for (label, r) in &inputs {
-        let shard = r.spec.shard.ok_or_else(|| MergeError::NotAShard {
-            label: label.clone(),
-        })?;
-        if shard.count != count {
-            return Err(MergeError::OtherCount {
-                label: label.clone(),
-                shard,
-                first: first_label.clone(),
-                count,
-            });
-        }
-        if let Some((field, mine, theirs)) = spec_difference(first, r) {
-            return Err(MergeError::OtherSpec {
-                label: label.clone(),
-                first: first_label.clone(),
-                field,
-                mine,
-                theirs,
-            });
-        }
+) -> Result<Timing, MergeError> {
+    if members.is_empty() {
+        return Err(MergeError::Empty);
     }
     // Before the indices: two whole runs given together are two runs, not duplicates.
-    let run_id = check_run_ids(&inputs)?;
+    let run_id = check_run_ids(members)?;
+    let count = members[0].shard.count;
     let mut seen: BTreeMap<u32, &str> = BTreeMap::new();
-    for (label, r) in &inputs {
-        let Some(shard) = r.spec.shard else { continue };
-        if let Some(other) = seen.insert(shard.index, label) {
+    for m in members {
+        if let Some(other) = seen.insert(m.shard.index, &m.label) {
             return Err(MergeError::Duplicate {
-                label: label.clone(),
+                label: m.label.clone(),
                 other: other.to_string(),
-                shard,
+                shard: m.shard,
             });
         }
     }
@@ -312,21 +323,14 @@ pub(crate) fn check_shards(
     if !missing.is_empty() {
         return Err(MergeError::Missing { missing, count });
     }
-    inputs.sort_by_key(|(_, r)| r.spec.shard.map(|s| s.index));
-    let windows: Vec<Window> = inputs.iter().map(|(_, r)| r.measured_window()).collect();
-    let earliest = windows
-        .iter()
-        .map(|w| w.start_unix_ms)
-        .fold(f64::INFINITY, f64::min);
-    let latest = windows
-        .iter()
-        .map(|w| w.start_unix_ms)
-        .fold(f64::NEG_INFINITY, f64::max);
-    let skew_ms = (latest - earliest).max(0.0);
-    let limit_ms = skew_limit_ms(&inputs[0].1.spec, &windows);
+    let starts = members.iter().map(|m| m.window.start_unix_ms);
+    let t0_unix_ms = starts.clone().fold(f64::INFINITY, f64::min);
+    let latest = starts.fold(f64::NEG_INFINITY, f64::max);
+    let skew_ms = (latest - t0_unix_ms).max(0.0);
+    let limit_ms = skew_limit_ms(spec, members);
     let mut skew_reason = None;
     if skew_ms > limit_ms {
-        let odd = odd_starts(&inputs, &windows, limit_ms);
+        let odd = odd_starts(members, limit_ms);
         if !options.allow_skew {
             return Err(MergeError::Skewed {
                 odd,
@@ -340,9 +344,8 @@ pub(crate) fn check_shards(
             odd.join(", ")
         ));
     }
-    Ok(Checked {
-        inputs,
-        windows,
+    Ok(Timing {
+        t0_unix_ms,
         skew_ms,
         limit_ms,
         run_id,

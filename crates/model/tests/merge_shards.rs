@@ -6,7 +6,7 @@
 use webtune_model::result::Histograms;
 use webtune_model::{
     derived_run_id, parse_run_id, IntervalSample, LatencyHistogram, MergeError, MergeOptions,
-    RunResult, RunSpec, Shard, StartRecord, StopCondition, Validity, Window, SCHEMA,
+    RunResult, RunSpec, Shard, ShardMerge, StartRecord, StopCondition, Validity, Window, SCHEMA,
 };
 
 fn shard(index: u32, started_at_unix_ms: u64, latencies: &[u64]) -> RunResult {
@@ -364,7 +364,7 @@ fn shards_of_another_run_are_refused_naming_the_odd_one_out() {
     assert_eq!(
         e,
         "s2.json is of another run than s1.json: run id slurm-12 there, slurm-17 in s1.json \
-         and 1 other shards"
+         and 1 other shard"
     );
     // The odd one out may come first, and may have no id at all.
     let e = refused(vec![
@@ -483,4 +483,41 @@ fn run_ids_are_checked_and_derived_from_the_start_and_the_spec() {
     other.connections = 11;
     assert_ne!(derived_run_id(&other), Some(id));
     assert_eq!(derived_run_id(&spec(1, 1, None)), None);
+}
+
+#[test]
+fn the_merge_is_the_same_in_any_order_and_one_shard_at_a_time() {
+    let make = || {
+        let mut a = shard(1, 1_000_000, &[100, 200, 300, 400]);
+        a.tool = "webtune 1".into();
+        let mut b = shard(2, 1_000_004, &[1_000, 2_000]);
+        b.tool = "webtune 2".into();
+        b.first_body_bytes = Some(7);
+        let c = shard(3, 1_000_002, &[50_000, 60, 70]);
+        (a, b, c)
+    };
+    let (a, b, c) = make();
+    let forward = RunResult::merge_shards(labelled(vec![a, b, c])).unwrap();
+    let (a, b, c) = make();
+    let backward = RunResult::merge_shards(vec![
+        ("s1.json".into(), a),
+        ("s3.json".into(), c),
+        ("s2.json".into(), b),
+    ])
+    .unwrap();
+    // The record (tool, spec, first body length) is shard 1's, whatever came first.
+    assert_eq!(forward.tool, "webtune 1");
+    assert_eq!(backward.tool, "webtune 1");
+    assert_eq!(backward.first_body_bytes, Some(0));
+    assert_eq!(forward, backward);
+    let (a, b, c) = make();
+    let mut merge = ShardMerge::new(MergeOptions::default());
+    for (label, r) in [("s3.json", c), ("s2.json", b), ("s1.json", a)] {
+        merge.add(label.into(), r).unwrap();
+    }
+    assert_eq!(merge.finish().unwrap(), forward);
+    assert_eq!(
+        ShardMerge::new(MergeOptions::default()).finish(),
+        Err(MergeError::Empty)
+    );
 }
