@@ -75,13 +75,20 @@ pub fn run(args: MergeArgs) -> anyhow::Result<i32> {
     let mut merge = ShardMerge::new(MergeOptions {
         allow_skew: args.allow_skew,
     });
+    // A file that cannot be read is named before what is wrong with the readable ones (as
+    // when every file was read first): after a refusal, the rest are still read, not added.
+    let mut refused = None;
     for file in &args.files {
         let shard = read_run(file)?;
-        merge
-            .add(file.display().to_string(), shard)
-            .map_err(|e| anyhow::anyhow!("merge: {e}"))?;
+        if refused.is_none() {
+            refused = merge.add(file.display().to_string(), shard).err();
+        }
     }
-    let mut merged = merge.finish().map_err(|e| anyhow::anyhow!("merge: {e}"))?;
+    let merged = match refused {
+        Some(e) => Err(e),
+        None => merge.finish(),
+    };
+    let mut merged = merged.map_err(|e| anyhow::anyhow!("merge: {e}"))?;
     gate::judge(&mut merged, &thresholds, None);
     drop(at_once);
     let mut outputs = Outputs::new();
