@@ -38,6 +38,9 @@ pub fn start_record(planned: Option<u64>, actual_ms: f64) -> StartRecord {
         synchronised,
         estimated_error_us,
         max_error_us,
+        // The binary names the run (`--run-id`); the coordinator adds the window.
+        run_id: None,
+        window: None,
     }
 }
 

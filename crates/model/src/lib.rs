@@ -13,6 +13,8 @@ mod merge;
 pub mod result;
 pub mod server;
 pub mod shard;
+mod shard_check;
+mod shard_merge;
 pub mod smtp;
 pub mod spec;
 pub mod stop;
@@ -23,13 +25,17 @@ pub mod units;
 
 pub use errors::{ErrorCounts, ErrorKind};
 pub use histogram::{LatencyHistogram, Percentiles};
-pub use merge::MergeError;
 pub use result::{
     H2Summary, IntervalSample, LatencySummary, NamedResult, RepeatSummary, RunResult, Schedule,
     Stall, TlsSummary, Validity, MAX_SAVED_BYTES, SCHEMA,
 };
 pub use server::ServerSamples;
-pub use shard::{Shard, ShardError, ShardSet, ShardSummary, StartRecord};
+pub use shard::{
+    derived_run_id, parse_run_id, RunIdError, Shard, ShardError, ShardSet, ShardSummary,
+    StartRecord, Window,
+};
+pub use shard_check::{MergeError, MergeOptions};
+pub use shard_merge::ShardMerge;
 pub use smtp::{SmtpSpec, SmtpSummary, SMTP_SCHEMA};
 pub use spec::{
     Arrival, IoBackend, IoChoice, LoadMode, ProbeSpec, RunSpec, SpecError, Stage, StopCondition,

@@ -2,19 +2,18 @@
 //! - `RunResult::merge` folds a later run of the same spec into an earlier one (the repeats
 //!   of `bench --repeat`, a tuner's re-measurements): time series, stalls and server
 //!   samples follow one another.
-//! - `RunResult::merge_shards` combines the shards of one test, measured at the same time
-//!   by several generators (`webtune merge`): time series are aligned on the earliest
-//!   shard's start, rates add, and results of different specs are refused.
+//! - `RunResult::merge_shards` (`shard_merge`) combines the shards of one test, measured at
+//!   the same time by several generators (`webtune merge`): time series are aligned on the
+//!   earliest shard's start and rates add; which results may be merged is `shard_check`'s
+//!   call.
 //!
 //! Either way counts add, histograms merge bucket by bucket (`fold_counts`), and the
 //! summaries are recomputed from the merged raw data: percentiles are never averaged.
 //! Shards are read from files, so their sums are checked first (`totals`): a total past
 //! `u64::MAX` is refused, never wrapped.
 
-use crate::result::{IntervalSample, NamedResult, RepeatSummary, RunResult, Schedule, Validity};
+use crate::result::{NamedResult, RepeatSummary, RunResult, Schedule, Validity};
 use crate::server::{LogMessage, ServerSamples};
-use crate::shard::{Shard, ShardSet, ShardSummary};
-use crate::{ErrorKind, RunSpec};
 use std::collections::BTreeMap;
 
 impl RunResult {
@@ -57,8 +56,9 @@ impl RunResult {
     /// What adds up whatever the timing: counts, bytes, histograms, per-name results, the
     /// probe, the generator's CPU; and the flags and lists that any run sets. A counter
     /// added here is listed in `totals::counters` too, which checks shards' sums first
-    /// (runs measured here, as repeats, never come near `u64::MAX`).
-    fn fold_counts(&mut self, other: &RunResult) {
+    /// (runs measured here, as repeats, never come near `u64::MAX`). Shared with
+    /// `shard_merge`.
+    pub(crate) fn fold_counts(&mut self, other: &RunResult) {
         self.interrupted |= other.interrupted;
         self.started_at_unix_ms = self.started_at_unix_ms.min(other.started_at_unix_ms);
         union_into(&mut self.addresses, &other.addresses);
@@ -116,307 +116,6 @@ impl RunResult {
             self.server_software = other.server_software.clone();
         }
     }
-}
-
-/// Why results cannot be merged as the shards of one test. `label` names an input (its
-/// file, as the user gave it).
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum MergeError {
-    #[error("nothing to merge")]
-    Empty,
-    #[error("{label} is not a shard (it was run without --shard i/n)")]
-    NotAShard { label: String },
-    #[error("{label} is shard {shard} but {first} is of {count} shards")]
-    OtherCount {
-        label: String,
-        shard: Shard,
-        first: String,
-        count: u32,
-    },
-    #[error("{label} and {other} are both shard {shard}")]
-    Duplicate {
-        label: String,
-        other: String,
-        shard: Shard,
-    },
-    #[error("shard{} {} of {count} missing", if .missing.len() > 1 { "s" } else { "" }, .missing.join(", "))]
-    Missing { missing: Vec<String>, count: u32 },
-    #[error(
-        "{label}: {field} cannot be added to the other shards' (the sum passes 2^64 - 1): no run measured that much"
-    )]
-    Overflow { label: String, field: String },
-    #[error(
-        "{label} is of another test than {first}: {field} is {theirs} there, {mine} in {first}"
-    )]
-    OtherSpec {
-        label: String,
-        first: String,
-        field: String,
-        mine: String,
-        theirs: String,
-    },
-}
-
-/// The first spec field in which two results differ: (field, first's value, other's
-/// value). The shard, the per-machine thread count and the planned start are left out (a
-/// relative `--start-at +5s` differs by the shards' launch times; the skew is reported).
-fn spec_difference(first: &RunResult, other: &RunResult) -> Option<(String, String, String)> {
-    let as_map = |r: &RunResult| match serde_json::to_value(r.spec.whole_test()) {
-        Ok(serde_json::Value::Object(mut m)) => {
-            m.remove("threads");
-            m.remove("start_at_unix_ms");
-            m
-        }
-        _ => serde_json::Map::new(),
-    };
-    let (a, b) = (as_map(first), as_map(other));
-    let null = serde_json::Value::Null;
-    let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
-    keys.dedup();
-    keys.into_iter().find_map(|k| {
-        let (x, y) = (a.get(k).unwrap_or(&null), b.get(k).unwrap_or(&null));
-        (x != y).then(|| (k.clone(), x.to_string(), y.to_string()))
-    })
-}
-
-/// Check that `inputs` are the complete, distinct shards of one test; return them in shard
-/// order.
-fn check_shards(
-    mut inputs: Vec<(String, RunResult)>,
-) -> Result<Vec<(String, RunResult)>, MergeError> {
-    let (first_label, first) = inputs.first().ok_or(MergeError::Empty)?;
-    let count = first
-        .spec
-        .shard
-        .ok_or_else(|| MergeError::NotAShard {
-            label: first_label.clone(),
-        })?
-        .count;
-    let mut seen: BTreeMap<u32, &str> = BTreeMap::new();
-    for (label, r) in &inputs {
-        let shard = r.spec.shard.ok_or_else(|| MergeError::NotAShard {
-            label: label.clone(),
-        })?;
-        if shard.count != count {
-            return Err(MergeError::OtherCount {
-                label: label.clone(),
-                shard,
-                first: first_label.clone(),
-                count,
-            });
-        }
-        if let Some(other) = seen.insert(shard.index, label) {
-            return Err(MergeError::Duplicate {
-                label: label.clone(),
-                other: other.to_string(),
-                shard,
-            });
-        }
-        if let Some((field, mine, theirs)) = spec_difference(first, r) {
-            return Err(MergeError::OtherSpec {
-                label: label.clone(),
-                first: first_label.clone(),
-                field,
-                mine,
-                theirs,
-            });
-        }
-    }
-    let missing: Vec<String> = (1..=count)
-        .filter(|i| !seen.contains_key(i))
-        .map(|index| Shard { index, count }.to_string())
-        .collect();
-    if !missing.is_empty() {
-        return Err(MergeError::Missing { missing, count });
-    }
-    inputs.sort_by_key(|(_, r)| r.spec.shard.map(|s| s.index));
-    Ok(inputs)
-}
-
-impl RunResult {
-    /// Merge the shards of one test, measured at the same time by several generators, into
-    /// the result of the whole test. Refuses inputs that are not all the shards of one spec.
-    /// Time series are aligned on the earliest shard's start (to the nearest interval); an
-    /// interval's percentiles are the highest shard's (the histograms of the whole run, and
-    /// so its summary percentiles, are exact). The peak of open connections is the sum of
-    /// the shards' peaks (an upper bound: they need not coincide).
-    pub fn merge_shards(inputs: Vec<(String, RunResult)>) -> Result<RunResult, MergeError> {
-        let inputs = check_shards(inputs)?;
-        crate::totals::check(&inputs).map_err(|(label, o)| MergeError::Overflow {
-            label,
-            field: o.field,
-        })?;
-        let overflow = |label: &String, field: &str| MergeError::Overflow {
-            label: label.clone(),
-            field: field.to_string(),
-        };
-        let mut threads: u32 = 0;
-        for (label, r) in &inputs {
-            threads = threads
-                .checked_add(r.spec.threads)
-                .ok_or_else(|| overflow(label, "spec.threads"))?;
-        }
-        let t0 = inputs
-            .iter()
-            .map(|(_, r)| r.started_at_unix_ms)
-            .min()
-            .unwrap_or(0);
-        let offset_s = |r: &RunResult| (r.started_at_unix_ms - t0) as f64 / 1000.0;
-        // The first shard's record (spec, addresses, first body length, ...) with nothing
-        // counted yet: every shard, the first included, is folded in below.
-        let first = &inputs[0].1;
-        let mut merged = RunResult {
-            spec: RunSpec {
-                threads,
-                ..first.spec.whole_test()
-            },
-            duration_s: 0.0,
-            responses: 0,
-            ok: 0,
-            errors: Default::default(),
-            length_varies: 0,
-            status: BTreeMap::new(),
-            bytes_received: 0,
-            body_bytes: 0,
-            bytes_sent: 0,
-            connections_opened: 0,
-            peak_open_connections: 0,
-            keepalive_responses: 0,
-            connect_attempts: 0,
-            stale_reconnects: 0,
-            abandoned: 0,
-            histograms: Default::default(),
-            timeline: Vec::new(),
-            generator: Default::default(),
-            server: None,
-            schedule: None,
-            validity: Validity::default(),
-            stalls: Vec::new(),
-            by_name: BTreeMap::new(),
-            probe: None,
-            repeats: Vec::new(),
-            start: None,
-            sharding: None,
-            thresholds: Vec::new(),
-            tls: None,
-            h2: None,
-            smtp: None,
-            ..first.clone()
-        };
-        let interval_s = merged.spec.interval_ms.max(1) as f64 / 1000.0;
-        let mut intervals: BTreeMap<u64, IntervalSample> = BTreeMap::new();
-        let mut sent = 0.0;
-        let mut shards = Vec::with_capacity(inputs.len());
-        for (label, r) in &inputs {
-            let offset = offset_s(r);
-            let shard = r.spec.shard.unwrap_or(Shard { index: 1, count: 1 });
-            merged.fold_counts(r);
-            merged.duration_s = merged.duration_s.max(offset + r.duration_s);
-            merged.peak_open_connections = merged
-                .peak_open_connections
-                .checked_add(r.peak_open_connections)
-                .ok_or_else(|| overflow(label, "peak_open_connections"))?;
-            merged.generator.threads = merged
-                .generator
-                .threads
-                .checked_add(r.generator.threads)
-                .ok_or_else(|| overflow(label, "generator.threads"))?;
-            for sample in &r.timeline {
-                let index = ((sample.start_s + offset) / interval_s).round().max(0.0) as u64;
-                add_interval(intervals.entry(index).or_default(), sample)
-                    .map_err(|field| overflow(label, &format!("timeline.{field}")))?;
-            }
-            merged.stalls.extend(r.stalls.iter().map(|stall| {
-                let mut stall = *stall;
-                stall.start_s += offset;
-                stall
-            }));
-            if let Some(theirs) = &r.schedule {
-                sent += theirs.achieved_rate * r.duration_s;
-                let mine = merged.schedule.get_or_insert_with(Schedule::default);
-                mine.requested_rate += theirs.requested_rate;
-                mine.lag_histogram.merge(&theirs.lag_histogram);
-                mine.connection_wait_histogram
-                    .merge(&theirs.connection_wait_histogram);
-                mine.generator_lag_histogram
-                    .merge(&theirs.generator_lag_histogram);
-                mine.not_sent += theirs.not_sent;
-            }
-            let mut validity = r.validity.clone();
-            for reason in &mut validity.reasons {
-                *reason = format!("shard {shard}: {reason}");
-            }
-            merge_validity(&mut merged.validity, &validity);
-            if merged.server.is_none() {
-                merged.server = r.server.clone();
-            }
-            shards.push(ShardSummary {
-                shard,
-                started_at_unix_ms: r.started_at_unix_ms,
-                start_offset_ms: offset * 1000.0,
-                start: r.start.clone(),
-                duration_s: r.duration_s,
-                responses: r.responses,
-                errors: r.errors.total(),
-                requests_per_s: r.requests_per_s,
-                client_limited: r.validity.client_limited,
-            });
-        }
-        if let Some(s) = merged.schedule.as_mut() {
-            s.achieved_rate = if merged.duration_s > 0.0 {
-                sent / merged.duration_s
-            } else {
-                0.0
-            };
-        }
-        merged.timeline = intervals
-            .into_iter()
-            .map(|(index, mut sample)| {
-                sample.start_s = index as f64 * interval_s;
-                sample
-            })
-            .collect();
-        merged
-            .stalls
-            .sort_by(|a, b| a.start_s.total_cmp(&b.start_s));
-        let skew = shards.iter().map(|s| s.start_offset_ms).fold(0.0, f64::max);
-        merged.sharding = Some(ShardSet {
-            start_skew_ms: skew,
-            shards,
-        });
-        merged.finish_summaries();
-        Ok(merged)
-    }
-}
-
-/// Add one shard's interval to the merged one: counts add (checked: Err names the one
-/// that passes `u64::MAX`), the percentiles are the highest shard's (an upper bound;
-/// per-interval histograms are not kept).
-fn add_interval(into: &mut IntervalSample, s: &IntervalSample) -> Result<(), &'static str> {
-    into.length_s = into.length_s.max(s.length_s);
-    for (field, mine, theirs) in [
-        ("responses", &mut into.responses, s.responses),
-        ("bytes", &mut into.bytes, s.bytes),
-        (
-            "open_connections",
-            &mut into.open_connections,
-            s.open_connections,
-        ),
-    ] {
-        *mine = mine.checked_add(theirs).ok_or(field)?;
-    }
-    // Each kind, and all kinds together (the errors' total every report prints), must fit.
-    ErrorKind::ALL
-        .into_iter()
-        .map(|k| into.errors.get(k).checked_add(s.errors.get(k)))
-        .try_fold(0u64, |sum, n| sum.checked_add(n?))
-        .ok_or("errors")?;
-    into.errors.merge(&s.errors);
-    into.p50_us = into.p50_us.max(s.p50_us);
-    into.p90_us = into.p90_us.max(s.p90_us);
-    into.p99_us = into.p99_us.max(s.p99_us);
-    into.max_us = into.max_us.max(s.max_us);
-    Ok(())
 }
 
 impl RepeatSummary {
@@ -507,7 +206,7 @@ fn merge_schedule(
 
 /// The merged run was client-limited when any of its runs was; every distinct reason is
 /// kept, and the CPU figure is the busiest run's.
-fn merge_validity(mine: &mut Validity, theirs: &Validity) {
+pub(crate) fn merge_validity(mine: &mut Validity, theirs: &Validity) {
     mine.client_limited |= theirs.client_limited;
     union_into(&mut mine.reasons, &theirs.reasons);
     mine.cpu_busy = mine.cpu_busy.max(theirs.cpu_busy);

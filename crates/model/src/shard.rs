@@ -2,10 +2,14 @@
 //! execution-segment idea). `-c`, `--rate`, `-n` and `--stages` describe the whole test;
 //! shard i of n takes a deterministic share of each, so n copies of one command line, each
 //! with its own `--shard i/n`, together make the test asked for. This module owns the shard
-//! notation, the shares, and the records a sharded result keeps (its planned start and the
-//! clock it used; a merged result's list of shards and their start skew).
+//! notation, the shares, the run a shard belongs to (`--run-id`, or derived), and the
+//! records a sharded result keeps (its planned start, the clock it used and its measured
+//! window; a merged result's list of shards and their start skew). Which shards may be
+//! merged is `shard_check`'s call.
 
+use crate::RunSpec;
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 use std::fmt;
 use std::str::FromStr;
 
@@ -71,8 +75,9 @@ impl Shard {
     }
 }
 
-/// How a sharded (or `--start-at`) run started: when it was asked to and the clock it used.
-/// The actual start is the result's `started_at_unix_ms`.
+/// How a sharded (or `--start-at`) run started: when it was asked to, the clock it used,
+/// the run it belongs to and the stretch it measured. The actual start is the result's
+/// `started_at_unix_ms` (to the millisecond; `window` has the sub-millisecond part).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StartRecord {
     /// The `--start-at` time, ms since the Unix epoch (None: started at once).
@@ -91,6 +96,63 @@ pub struct StartRecord {
     pub estimated_error_us: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_error_us: Option<u64>,
+    /// The run this shard is part of: `--run-id`, or derived from an absolute `--start-at`
+    /// and the spec (`derived_run_id`). `webtune merge` refuses shards of different runs.
+    /// None: neither was given (a relative `--start-at`, or none), or a result written
+    /// before run ids were recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// The stretch whose requests make the summary, on the wall clock; None in results
+    /// written before it was recorded (the merge then works it out from the start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<Window>,
+}
+
+/// A stretch of wall-clock time: ms since the Unix epoch, with the clock's sub-millisecond
+/// part.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Window {
+    pub start_unix_ms: f64,
+    pub end_unix_ms: f64,
+}
+
+/// The longest run id (`--run-id`): a job id, a UUID or a date fit many times over.
+pub const MAX_RUN_ID_LEN: usize = 128;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "--run-id {0:?} is not a run id: give 1 to 128 letters, digits or . _ - : @ + \
+     (e.g. --run-id slurm-4242)"
+)]
+pub struct RunIdError(pub String);
+
+/// Check a `--run-id`: 1 to `MAX_RUN_ID_LEN` ASCII letters, digits and `._-:@+` (what
+/// job ids, UUIDs and timestamps are written with; nothing a shell or a file name would
+/// mangle).
+pub fn parse_run_id(text: &str) -> Result<String, RunIdError> {
+    let fits = |b: u8| b.is_ascii_alphanumeric() || b"._-:@+".contains(&b);
+    if text.is_empty() || text.len() > MAX_RUN_ID_LEN || !text.bytes().all(fits) {
+        return Err(RunIdError(text.to_string()));
+    }
+    Ok(text.to_string())
+}
+
+/// The run id of a shard run without `--run-id`: its `--start-at` (absolute, as every
+/// shard of one run was given the same) and a fingerprint of the whole test's spec,
+/// `start-1796119200000-3f2a9c1b`. None without a start time. The fingerprint leaves out
+/// what may differ between the shards of one test (the shard, the thread count, the
+/// planned start itself), as the merge's spec comparison does.
+pub fn derived_run_id(spec: &RunSpec) -> Option<String> {
+    let at = spec.start_at_unix_ms?;
+    let mut common = match serde_json::to_value(spec.whole_test()) {
+        Ok(serde_json::Value::Object(m)) => m,
+        _ => serde_json::Map::new(),
+    };
+    common.remove("threads");
+    common.remove("start_at_unix_ms");
+    let digest = Sha256::digest(serde_json::Value::Object(common).to_string().as_bytes());
+    let short: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+    Some(format!("start-{at}-{short}"))
 }
 
 /// One shard of a merged result, as `webtune merge` found it.
@@ -98,7 +160,8 @@ pub struct StartRecord {
 pub struct ShardSummary {
     pub shard: Shard,
     pub started_at_unix_ms: u64,
-    /// The shard's start after the earliest shard's, ms.
+    /// The shard's measured window began this long after the earliest shard's, ms (with
+    /// the clock's sub-millisecond part).
     pub start_offset_ms: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start: Option<StartRecord>,
@@ -112,8 +175,16 @@ pub struct ShardSummary {
 /// What a merged result says about its shards.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ShardSet {
-    /// The latest shard's start minus the earliest's, ms.
+    /// The latest shard's start minus the earliest's, ms (measured windows, with the
+    /// clock's sub-millisecond part).
     pub start_skew_ms: f64,
+    /// The most skew the merge accepts for this test: 1 s or 10% of its length, whichever
+    /// is larger. 0 in results merged before it was recorded.
+    #[serde(default)]
+    pub start_skew_limit_ms: f64,
+    /// The shards' common run id, if they had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
     pub shards: Vec<ShardSummary>,
 }
 

@@ -1,5 +1,5 @@
 //! Checked totals for `webtune merge`. Shards come from files anyone can write, so before
-//! `RunResult::merge_shards` adds them up, every counter it adds is summed here with checked
+//! `ShardMerge` adds one in, every counter it adds is summed here with checked
 //! arithmetic: a total past `u64::MAX` (three shards of `u64::MAX` responses) is no
 //! measurement, and is refused naming the file and the field, never wrapped or saturated.
 //!
@@ -17,18 +17,27 @@ pub(crate) struct Overflow {
     pub field: String,
 }
 
-/// Check that every counter of `inputs` adds up within `u64`; the first that does not
-/// names its input's label and field.
-pub(crate) fn check(inputs: &[(String, RunResult)]) -> Result<(), (String, Overflow)> {
-    let mut totals: BTreeMap<String, u64> = BTreeMap::new();
-    for (label, r) in inputs {
-        let fail = |field: String| (label.clone(), Overflow { field });
-        for (field, n) in counters(r).map_err(fail)? {
-            let total = totals.entry(field.clone()).or_insert(0);
-            *total = total.checked_add(n).ok_or_else(|| fail(field))?;
+/// The running sum of every counter over the shards added so far.
+#[derive(Debug, Default)]
+pub(crate) struct Totals(BTreeMap<String, u64>);
+
+impl Totals {
+    /// Add a shard's counters, or name the first that would pass `u64::MAX` (then nothing
+    /// is added).
+    pub fn add(&mut self, r: &RunResult) -> Result<(), Overflow> {
+        let fail = |field: String| Overflow { field };
+        let counters = counters(r).map_err(fail)?;
+        let mut sums = Vec::with_capacity(counters.len());
+        for (field, n) in counters {
+            let total = self.0.get(&field).copied().unwrap_or(0);
+            match total.checked_add(n) {
+                Some(sum) => sums.push((field, sum)),
+                None => return Err(fail(field)),
+            }
         }
+        self.0.extend(sums);
+        Ok(())
     }
-    Ok(())
 }
 
 /// Every counter `fold_counts` adds, by name; Err names one that overflows within this

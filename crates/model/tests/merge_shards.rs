@@ -1,10 +1,12 @@
 //! `RunResult::merge_shards`: the shards of one test merge to exact totals and histograms,
-//! aligned on the earliest start; anything that is not all the shards of one spec is refused
-//! with the reason.
+//! aligned on the earliest start, with the start skew to the sub-millisecond; anything that
+//! is not all the shards of one spec and one run, started together, is refused with the
+//! reason (or, for the skew, merged marked invalid when allowed).
 
 use webtune_model::result::Histograms;
 use webtune_model::{
-    IntervalSample, LatencyHistogram, MergeError, RunResult, RunSpec, Shard, Validity, SCHEMA,
+    derived_run_id, parse_run_id, IntervalSample, LatencyHistogram, MergeError, MergeOptions,
+    RunResult, RunSpec, Shard, ShardMerge, StartRecord, StopCondition, Validity, Window, SCHEMA,
 };
 
 fn shard(index: u32, started_at_unix_ms: u64, latencies: &[u64]) -> RunResult {
@@ -280,4 +282,242 @@ fn saturated_histograms_are_refused_and_large_ones_read_right() {
     assert_eq!(p.p50_us / 10, 2_000 / 10, "{p:?}");
     assert!(p.p99_us >= 30_000 && p.p999_us >= 30_000, "{p:?}");
     assert!(p.min_us >= 100 && p.min_us < 101, "{p:?}");
+}
+
+/// A shard that waited for `planned` (Unix ms) and started `late_ms` after it, in run
+/// `run_id`, as `bench --shard` records it (without a recorded window: the merge works it
+/// out from the start, as for results written before windows were recorded).
+fn started(index: u32, planned: u64, late_ms: f64, run_id: Option<&str>) -> RunResult {
+    let mut r = shard(index, planned + late_ms as u64, &[100, 200]);
+    r.spec.start_at_unix_ms = Some(planned);
+    r.start = Some(StartRecord {
+        planned_unix_ms: Some(planned),
+        late_ms: Some(late_ms),
+        clock: "CLOCK_REALTIME".into(),
+        synchronised: Some(true),
+        estimated_error_us: None,
+        max_error_us: None,
+        run_id: run_id.map(str::to_string),
+        window: None,
+    });
+    r
+}
+
+#[test]
+fn the_skew_is_measured_to_the_sub_millisecond() {
+    // Issue 37: shards listed 0.1 and 0.36 ms late, all in the same millisecond, once
+    // merged with "start skew 0.000 ms".
+    let planned = 1_796_119_200_000;
+    let shards = vec![
+        started(1, planned, 0.0, Some("r")),
+        started(2, planned, 0.1, Some("r")),
+        started(3, planned, 0.36, Some("r")),
+    ];
+    let merged = RunResult::merge_shards(labelled(shards)).unwrap();
+    let set = merged.sharding.unwrap();
+    assert!(
+        (set.start_skew_ms - 0.36).abs() < 1e-3,
+        "{}",
+        set.start_skew_ms
+    );
+    let offsets: Vec<f64> = set.shards.iter().map(|s| s.start_offset_ms).collect();
+    assert!((offsets[1] - 0.1).abs() < 1e-3, "{offsets:?}");
+    assert_eq!(set.run_id.as_deref(), Some("r"));
+    assert_eq!(set.start_skew_limit_ms, 1000.0);
+    assert!(!merged.validity.client_limited);
+
+    // A recorded window wins over the start it would be worked out from.
+    let mut shards = vec![
+        started(1, planned, 0.0, None),
+        started(2, planned, 0.0, None),
+        started(3, planned, 0.0, None),
+    ];
+    let record = shards[2].start.as_mut().unwrap();
+    record.window = Some(Window {
+        start_unix_ms: planned as f64 + 0.25,
+        end_unix_ms: planned as f64 + 2000.25,
+    });
+    let set = RunResult::merge_shards(labelled(shards))
+        .unwrap()
+        .sharding
+        .unwrap();
+    assert!(
+        (set.start_skew_ms - 0.25).abs() < 1e-3,
+        "{}",
+        set.start_skew_ms
+    );
+}
+
+#[test]
+fn shards_of_another_run_are_refused_naming_the_odd_one_out() {
+    let planned = 1_796_119_200_000;
+    let refused = |shards: Vec<RunResult>| {
+        RunResult::merge_shards(labelled(shards))
+            .expect_err("refused")
+            .to_string()
+    };
+    let e = refused(vec![
+        started(1, planned, 0.0, Some("slurm-17")),
+        started(2, planned, 0.0, Some("slurm-12")),
+        started(3, planned, 0.0, Some("slurm-17")),
+    ]);
+    assert_eq!(
+        e,
+        "s2.json is of another run than s1.json: run id slurm-12 there, slurm-17 in s1.json \
+         and 1 other shard"
+    );
+    // The odd one out may come first, and may have no id at all.
+    let e = refused(vec![
+        started(1, planned, 0.0, None),
+        started(2, planned, 0.0, Some("a")),
+        started(3, planned, 0.0, Some("a")),
+    ]);
+    assert!(
+        e.starts_with("s1.json is of another run than s2.json: run id none there, a in s2.json"),
+        "{e}"
+    );
+    // Two whole runs given together are two runs, not the same shards twice.
+    let mut six: Vec<RunResult> = (1..=3)
+        .map(|i| started(i, planned, 0.0, Some("a")))
+        .collect();
+    six.extend((1..=3).map(|i| started(i, planned, 0.0, Some("b"))));
+    let e = refused(six);
+    assert!(
+        e.starts_with("s4.json is of another run than s1.json"),
+        "{e}"
+    );
+}
+
+#[test]
+fn shards_that_did_not_start_together_are_refused_or_merged_marked_invalid() {
+    // Issue 37: an array let through one task at a time, in a 2 s test: shards 2.7 s and
+    // 5.8 s late once merged in silence.
+    let planned = 1_796_119_200_000;
+    let late = || {
+        let mut shards = vec![
+            started(1, planned, 0.2, Some("r")),
+            started(2, planned, 2_731.0, Some("r")),
+            started(3, planned, 5_824.0, Some("r")),
+        ];
+        for r in &mut shards {
+            r.spec.stop = StopCondition::Duration { seconds: 2.0 };
+        }
+        shards
+    };
+    let e = RunResult::merge_shards(labelled(late())).unwrap_err();
+    assert!(matches!(e, MergeError::Skewed { .. }), "{e:?}");
+    assert_eq!(
+        e.to_string(),
+        "the shards did not run together: s3.json (shard 3/3) started 5824 ms late, s2.json \
+         (shard 2/3) started 2731 ms late; start skew 5824 ms, above the limit of 1000 ms (1 s \
+         or 10% of the test's length, whichever is larger); --allow-skew merges them anyway, \
+         marked invalid"
+    );
+    let allowed = MergeOptions { allow_skew: true };
+    let merged = RunResult::merge_shards_with(labelled(late()), &allowed).unwrap();
+    assert_eq!(merged.responses, 6, "merged all the same");
+    assert!(merged.validity.client_limited, "marked invalid");
+    let reason = merged.validity.reasons.join("; ");
+    assert!(
+        reason.starts_with("the shards did not run together (start skew 5824 ms, above the limit of 1000 ms; merged with --allow-skew): s3.json (shard 3/3) started 5824 ms late"),
+        "{reason}"
+    );
+    assert!((merged.sharding.unwrap().start_skew_ms - 5_823.8).abs() < 1e-3);
+
+    // A shard left from an earlier run of the same spec (no run ids): named as early.
+    let mut leftover = vec![
+        shard(1, 1_000_000, &[100]),
+        shard(2, 1_000_001, &[100]),
+        shard(3, 996_737, &[100]),
+    ];
+    let e = RunResult::merge_shards(labelled(std::mem::take(&mut leftover)))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with(
+            "the shards did not run together: s3.json (shard 3/3) started 3263 ms early;"
+        ),
+        "{e}"
+    );
+
+    // The limit grows with the test: 10% of a 60 s test is 6 s.
+    let mut long: Vec<RunResult> = late();
+    for r in &mut long {
+        r.spec.stop = StopCondition::Duration { seconds: 60.0 };
+    }
+    let merged = RunResult::merge_shards(labelled(long)).unwrap();
+    assert_eq!(merged.sharding.unwrap().start_skew_limit_ms, 6_000.0);
+}
+
+#[test]
+fn run_ids_are_checked_and_derived_from_the_start_and_the_spec() {
+    assert_eq!(parse_run_id("slurm-4242").as_deref(), Ok("slurm-4242"));
+    assert!(parse_run_id("0b9f7c3e-1d2a-4c5b-9e8f-0123456789ab").is_ok());
+    for bad in ["", "a b", "x/y", "é", &"a".repeat(129)] {
+        let e = parse_run_id(bad).unwrap_err().to_string();
+        assert!(
+            e.starts_with("--run-id") && e.contains("is not a run id"),
+            "{e}"
+        );
+    }
+    let spec = |index, threads, at| RunSpec {
+        url: "http://127.0.0.1:8080/".into(),
+        threads,
+        shard: Some(Shard { index, count: 3 }),
+        start_at_unix_ms: at,
+        ..RunSpec::default()
+    };
+    let id = derived_run_id(&spec(1, 1, Some(1_796_119_200_000))).unwrap();
+    assert!(id.starts_with("start-1796119200000-"), "{id}");
+    // The same for every shard of the run, whatever its thread count...
+    assert_eq!(
+        derived_run_id(&spec(3, 8, Some(1_796_119_200_000))),
+        Some(id.clone())
+    );
+    // ...but another start or another test is another run; no start, no id.
+    assert_ne!(
+        derived_run_id(&spec(1, 1, Some(1_796_119_200_001))),
+        Some(id.clone())
+    );
+    let mut other = spec(1, 1, Some(1_796_119_200_000));
+    other.connections = 11;
+    assert_ne!(derived_run_id(&other), Some(id));
+    assert_eq!(derived_run_id(&spec(1, 1, None)), None);
+}
+
+#[test]
+fn the_merge_is_the_same_in_any_order_and_one_shard_at_a_time() {
+    let make = || {
+        let mut a = shard(1, 1_000_000, &[100, 200, 300, 400]);
+        a.tool = "webtune 1".into();
+        let mut b = shard(2, 1_000_004, &[1_000, 2_000]);
+        b.tool = "webtune 2".into();
+        b.first_body_bytes = Some(7);
+        let c = shard(3, 1_000_002, &[50_000, 60, 70]);
+        (a, b, c)
+    };
+    let (a, b, c) = make();
+    let forward = RunResult::merge_shards(labelled(vec![a, b, c])).unwrap();
+    let (a, b, c) = make();
+    let backward = RunResult::merge_shards(vec![
+        ("s1.json".into(), a),
+        ("s3.json".into(), c),
+        ("s2.json".into(), b),
+    ])
+    .unwrap();
+    // The record (tool, spec, first body length) is shard 1's, whatever came first.
+    assert_eq!(forward.tool, "webtune 1");
+    assert_eq!(backward.tool, "webtune 1");
+    assert_eq!(backward.first_body_bytes, Some(0));
+    assert_eq!(forward, backward);
+    let (a, b, c) = make();
+    let mut merge = ShardMerge::new(MergeOptions::default());
+    for (label, r) in [("s3.json", c), ("s2.json", b), ("s1.json", a)] {
+        merge.add(label.into(), r).unwrap();
+    }
+    assert_eq!(merge.finish().unwrap(), forward);
+    assert_eq!(
+        ShardMerge::new(MergeOptions::default()).finish(),
+        Err(MergeError::Empty)
+    );
 }

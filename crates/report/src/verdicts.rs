@@ -2,7 +2,7 @@
 //! observed figure and the limit) and the shard lines of a merged result (`webtune merge`:
 //! each shard's start offset and figures, and the start skew).
 
-use crate::units::{ms, ms_f, percent};
+use crate::units::{ms_f, percent};
 use std::fmt::Write as _;
 use webtune_model::{RunResult, Verdict};
 
@@ -72,9 +72,20 @@ pub fn write_thresholds(out: &mut String, r: &RunResult) {
 /// The "Shards:" section of a merged result's text summary.
 pub fn write_shards(out: &mut String, r: &RunResult) {
     let Some(set) = &r.sharding else { return };
+    // Results merged before the limit was recorded have 0 there: no limit shown.
+    let limit = if set.start_skew_limit_ms > 0.0 {
+        format!(" (limit {} ms)", ms_f(set.start_skew_limit_ms * 1000.0))
+    } else {
+        String::new()
+    };
+    let run = set
+        .run_id
+        .as_ref()
+        .map(|id| format!(", run {id}"))
+        .unwrap_or_default();
     let _ = writeln!(
         out,
-        "\nShards: {} merged, start skew {} ms",
+        "\nShards: {} merged{run}, start skew {} ms{limit}",
         set.shards.len(),
         ms_f(set.start_skew_ms * 1000.0)
     );
@@ -94,7 +105,7 @@ pub fn write_shards(out: &mut String, r: &RunResult) {
             out,
             "  {:>7}  +{} ms  {} responses  {:.1}/s  {} errors{late}{limited}",
             s.shard.to_string(),
-            ms((s.start_offset_ms * 1000.0) as u64),
+            ms_f(s.start_offset_ms * 1000.0),
             s.responses,
             s.requests_per_s,
             s.errors

@@ -5,7 +5,7 @@
 //! spelling of `browser`. One list of names for every crate's tests.
 
 /// The names `WEBTUNE_SKIP` may hold, with how to get each.
-pub const REQUIREMENTS: [(&str, &str); 9] = [
+pub const REQUIREMENTS: [(&str, &str); 10] = [
     (
         "root",
         "run the tests as root (network namespaces, sysctls, mknod)",
@@ -21,6 +21,10 @@ pub const REQUIREMENTS: [(&str, &str); 9] = [
     ),
     ("postal", "apt-get install postal"),
     ("postmark", "apt-get install postmark"),
+    (
+        "slurm",
+        "apt-get install slurmctld slurmd slurm-client munge (the test runs a private cluster)",
+    ),
 ];
 
 /// The test found `name` missing (`why` says how): returns, after printing the opt-out used,

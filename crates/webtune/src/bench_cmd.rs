@@ -511,6 +511,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
         server.shutdown();
     }
     let (mut result, interrupted) = outcome?;
+    args.sharding.record(&mut result);
     crate::gate::judge(&mut result, &thresholds, abort.failed);
     let outputs = emit(&result, &args, "", "");
     verdicts_to_stderr(&result, &args);

@@ -1,7 +1,8 @@
 //! `webtune merge`: the shards of one test (`bench --shard i/n --json sI.json` on several
-//! machines) merged into the result of the whole test, exactly (`RunResult::merge_shards`:
-//! histograms added bucket by bucket, never averaged percentiles), then reported as `bench`
-//! reports a run, thresholds included.
+//! machines) merged into the result of the whole test, exactly (`ShardMerge`, one file at
+//! a time: histograms added bucket by bucket, never averaged percentiles), then reported as
+//! `bench` reports a run, thresholds included. Shards of another test or run, or that did not run
+//! together, are refused (the model's `shard_check`); `--allow-skew` lets the last through.
 
 use crate::gate::{self, ThresholdArgs};
 use crate::output::{self, Outputs};
@@ -9,14 +10,16 @@ use crate::output_flags::{OutputFlags, OutputHelp};
 use crate::report_cmd::read_run;
 use crate::signals;
 use std::path::PathBuf;
-use webtune_model::RunResult;
+use webtune_model::{MergeOptions, ShardMerge};
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:\n  \
     webtune merge s1.json s2.json s3.json --json all.json --html all.html\n  \
     webtune merge results/s*.json --threshold 'p99<=50ms'      (exit 99 when it fails)\n\
-    Every input must be a shard of the same test (bench --shard I/N, same flags otherwise);\n\
-    all N shards must be there.")]
+    Every input must be a shard of the same test (bench --shard I/N, same flags otherwise)\n\
+    and run (the same --run-id, or the same absolute --start-at), and all N shards must be\n\
+    there; their measured windows must start within 1 s (or 10% of the test's length, if\n\
+    more) of each other. Otherwise merge exits 2 and names the file at fault.")]
 // --threshold-abort stops a running test: merge has none, so its help does not offer it (given
 // anyway, it is refused in one line).
 #[command(mut_arg("threshold_abort", |a| a.hide(true)))]
@@ -36,6 +39,11 @@ pub struct MergeArgs {
     pub output: OutputFlags<MergeOutput>,
     #[command(flatten)]
     pub gate: ThresholdArgs,
+    /// Merge shards whose starts lie further apart than the limit (1 s or 10% of the test's
+    /// length) instead of refusing them; the result is then marked invalid, with the
+    /// shards that ran late in its validity reasons.
+    #[arg(long = "allow-skew")]
+    pub allow_skew: bool,
 }
 
 /// The help of merge's output flags.
@@ -62,12 +70,25 @@ pub fn run(args: MergeArgs) -> anyhow::Result<i32> {
     // Nothing is measured here: a signal while the shards are read (a FIFO, a huge file)
     // or merged exits at once.
     let at_once = signals::exit_at_once();
-    let inputs = args
-        .files
-        .iter()
-        .map(|f| Ok((f.display().to_string(), read_run(f)?)))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let mut merged = RunResult::merge_shards(inputs).map_err(|e| anyhow::anyhow!("merge: {e}"))?;
+    // One file at a time: the merge keeps the sum, not every shard (1,000 shards of a
+    // 60 s test once took 1.5 GiB read all at once).
+    let mut merge = ShardMerge::new(MergeOptions {
+        allow_skew: args.allow_skew,
+    });
+    // A file that cannot be read is named before what is wrong with the readable ones (as
+    // when every file was read first): after a refusal, the rest are still read, not added.
+    let mut refused = None;
+    for file in &args.files {
+        let shard = read_run(file)?;
+        if refused.is_none() {
+            refused = merge.add(file.display().to_string(), shard).err();
+        }
+    }
+    let merged = match refused {
+        Some(e) => Err(e),
+        None => merge.finish(),
+    };
+    let mut merged = merged.map_err(|e| anyhow::anyhow!("merge: {e}"))?;
     gate::judge(&mut merged, &thresholds, None);
     drop(at_once);
     let mut outputs = Outputs::new();

@@ -1,10 +1,11 @@
-//! `--shard i/n` and `--start-at TIME` on the command line: parsing them into the spec
-//! (`RunSpec::shard`, `RunSpec::start_at_unix_ms`) and the words a user sees about them.
-//! The shares themselves are the model's (`webtune_model::shard`), the wait the engine's.
+//! `--shard i/n`, `--start-at TIME` and `--run-id ID` on the command line: parsing them
+//! into the spec (`RunSpec::shard`, `RunSpec::start_at_unix_ms`) and the shard's record
+//! (`StartRecord::run_id`), and the words a user sees about them. The shares and the run
+//! id's rules are the model's (`webtune_model::shard`), the wait the engine's.
 
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
-use webtune_model::{parse_duration, RunSpec, Shard};
+use webtune_model::{derived_run_id, parse_duration, parse_run_id, RunResult, RunSpec, Shard};
 
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct ShardArgs {
@@ -18,6 +19,11 @@ pub struct ShardArgs {
     /// from now (+5s); from 1 day ago to 7 days ahead.
     #[arg(long = "start-at", value_name = "TIME")]
     pub start_at: Option<String>,
+    /// The run this shard belongs to, the same for every shard (a job id: slurm-4242);
+    /// `webtune merge` refuses shards of different runs. Default: derived from an absolute
+    /// --start-at and the test's flags; none with a relative one (+5s).
+    #[arg(long = "run-id", value_name = "ID", value_parser = parse_run_id, requires = "shard")]
+    pub run_id: Option<String>,
 }
 
 impl ShardArgs {
@@ -29,6 +35,26 @@ impl ShardArgs {
             None => None,
         };
         Ok(())
+    }
+
+    /// Record the run id in a shard's result: `--run-id`, else derived from an absolute
+    /// `--start-at` (a relative one differs between shards launched a moment apart).
+    pub fn record(&self, result: &mut RunResult) {
+        if result.spec.shard.is_none() {
+            return;
+        }
+        let absolute = self
+            .start_at
+            .as_deref()
+            .is_some_and(|t| !t.trim().starts_with('+'));
+        let id = match &self.run_id {
+            Some(id) => Some(id.clone()),
+            None if absolute => derived_run_id(&result.spec),
+            None => None,
+        };
+        if let Some(record) = result.start.as_mut() {
+            record.run_id = id;
+        }
     }
 }
 

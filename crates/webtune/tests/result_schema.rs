@@ -216,3 +216,49 @@ fn the_json_result_has_exactly_the_documented_fields() {
     assert!(back.schedule.is_some() && back.probe.is_some() && back.repeats.len() == 2);
     assert_eq!(back.server.map(|s| s.deaths.len()), Some(1));
 }
+
+#[test]
+fn a_shards_start_record_and_a_merges_sharding_are_documented() {
+    let srv = EmbeddedServer::start(ServeOptions::default()).unwrap();
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let shards: Vec<(String, RunResult)> = (1..=2)
+        .map(|index| {
+            let spec = RunSpec {
+                url: format!("http://{}/empty.gif", srv.local_addr()),
+                connections: 2,
+                stop: StopCondition::Requests { count: 20 },
+                shard: Some(webtune_model::Shard { index, count: 2 }),
+                start_at_unix_ms: Some(now_ms + 200),
+                ..RunSpec::default()
+            };
+            let mut r =
+                run(&spec, &Workload::request(), &RunControl::new(), &mut |_| {}).expect("runs");
+            // As `bench --shard` records it.
+            r.start.as_mut().unwrap().run_id = webtune_model::derived_run_id(&r.spec);
+            (format!("s{index}.json"), r)
+        })
+        .collect();
+    let shard: Value = serde_json::from_str(&shards[0].1.to_json_pretty()).unwrap();
+    let merged = RunResult::merge_shards(shards).expect("merges");
+    let merged: Value = serde_json::from_str(&merged.to_json_pretty()).unwrap();
+    let names = &documented()["start and sharding"].prose;
+    let start = &shard["start"];
+    let sharding = &merged["sharding"];
+    for (what, v) in [
+        ("start", start),
+        ("start.window", &start["window"]),
+        ("sharding", sharding),
+        ("sharding.shards[]", &sharding["shards"][0]),
+    ] {
+        for k in keys(v) {
+            assert!(names.contains(&k), "{what}.{k} undocumented");
+        }
+    }
+    assert!(start["run_id"]
+        .as_str()
+        .is_some_and(|id| id.starts_with("start-")));
+    assert!(sharding["run_id"].is_string() && sharding["start_skew_limit_ms"].is_number());
+}

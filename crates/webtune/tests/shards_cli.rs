@@ -1,8 +1,9 @@
 //! Shards, merge, thresholds and live metrics as a user runs them: three loopback shards
-//! started the way the Kubernetes Indexed Job starts its pods (deploy/kubernetes's
-//! entrypoint.sh) merge to the totals of one unsharded run and to percentiles equal to a
-//! histogram merge; open-loop shards together make the rate asked for; merge refuses other
-//! tests' results; thresholds exit 99 or 0; the metrics endpoint answers during a run only.
+//! started the way the Kubernetes Indexed Job starts its pods (deploy/entrypoint.sh) merge
+//! to the totals of one unsharded run and to percentiles equal to a histogram merge;
+//! open-loop shards together make the rate asked for; merge refuses other tests' and other
+//! runs' results and shards that did not run together, and prints the skew it measured;
+//! thresholds exit 99 or 0; the metrics endpoint answers during a run only.
 
 mod support;
 
@@ -25,7 +26,7 @@ fn read(path: &Path) -> RunResult {
 }
 
 fn entrypoint() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/kubernetes/entrypoint.sh")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/entrypoint.sh")
 }
 
 /// A common start a little ahead, in Unix ms.
@@ -95,6 +96,17 @@ fn three_shards_started_like_the_job_merge_to_the_unsharded_run() {
         .map(|s| s.start.as_ref().and_then(|st| st.planned_unix_ms))
         .collect();
     assert!(planned[0].is_some() && planned.iter().all(|p| *p == planned[0]));
+    // ...and is of one run, whose id comes from that start (no RUN_ID given).
+    let ids: Vec<Option<&str>> = shards
+        .iter()
+        .map(|s| s.start.as_ref().and_then(|st| st.run_id.as_deref()))
+        .collect();
+    let prefix = format!("start-{}-", planned[0].unwrap());
+    assert!(ids.iter().all(|id| *id == ids[0]), "{ids:?}");
+    assert!(ids[0].is_some_and(|id| id.starts_with(&prefix)), "{ids:?}");
+    assert!(shards
+        .iter()
+        .all(|s| s.start.as_ref().unwrap().window.is_some()));
     // Percentiles of the merge are those of the shards' histograms merged.
     let mut total = LatencyHistogram::new();
     for s in &shards {
@@ -198,25 +210,176 @@ fn merge_refuses_results_of_another_test_with_the_reason() {
     assert!(err.contains("connections is 4 there, 2 in"), "{err}");
 }
 
-/// Three shard files of one small test, each edited by `edit(index, json)`.
+/// Three shard files of one small test, run at the same time, each edited by
+/// `edit(index, json)`.
 fn three_shards(dir: &Path, edit: impl Fn(u32, &mut serde_json::Value)) -> Vec<PathBuf> {
     let (_server, base) = serve();
     let url = format!("{base}empty.gif");
-    let mut files = Vec::new();
-    for i in 1..=3 {
-        let path = dir.join(format!("s{i}.json"));
-        let (code, _, err) = run(webtune()
-            .args(["bench", &url, "-n", "30", "-c", "3", "-t", "1", "-q"])
-            .args(["--shard", &format!("{i}/3"), "--json"])
-            .arg(&path));
+    let files: Vec<PathBuf> = (1..=3).map(|i| dir.join(format!("s{i}.json"))).collect();
+    let children: Vec<Child> = files
+        .iter()
+        .enumerate()
+        .map(|(i, path)| {
+            webtune()
+                .args(["bench", &url, "-n", "30", "-c", "3", "-t", "1", "-q"])
+                .args(["--shard", &format!("{}/3", i + 1), "--json"])
+                .arg(path)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for (i, (child, path)) in children.into_iter().zip(&files).enumerate() {
+        let (code, _, err) = finish(child, Duration::from_secs(60));
         assert_eq!(code, 0, "{err}");
         let mut json: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-        edit(i, &mut json);
-        std::fs::write(&path, serde_json::to_vec(&json).unwrap()).unwrap();
-        files.push(path);
+            serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        edit(i as u32 + 1, &mut json);
+        std::fs::write(path, serde_json::to_vec(&json).unwrap()).unwrap();
     }
     files
+}
+
+#[test]
+fn merge_prints_the_skew_it_measured_to_the_sub_millisecond() {
+    // Issue 37: shards listed 0.1 and 0.36 ms late printed "start skew 0.000 ms". Here all
+    // three started in the same millisecond, as results written before windows were
+    // recorded say it: the merge works the starts out from --start-at and the lateness.
+    let dir = tempfile::tempdir().unwrap();
+    let planned: u64 = 1_796_119_200_000;
+    let files = three_shards(dir.path(), |i, json| {
+        let late_ms = [0.0, 0.1, 0.36][i as usize - 1];
+        json["started_at_unix_ms"] = serde_json::json!(planned);
+        json["spec"]["start_at_unix_ms"] = serde_json::json!(planned);
+        json["start"] = serde_json::json!({
+            "planned_unix_ms": planned,
+            "late_ms": late_ms,
+            "clock": "CLOCK_REALTIME",
+        });
+    });
+    let all = dir.path().join("all.json");
+    let (code, out, err) = run(webtune().arg("merge").args(&files).arg("--json").arg(&all));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("Shards: 3 merged, start skew 0.360 ms (limit 1000 ms)"),
+        "{out}"
+    );
+    assert!(out.contains("  2/3  +0.100 ms  "), "{out}");
+    assert!(out.contains("  3/3  +0.360 ms  "), "{out}");
+    let set = read(&all).sharding.unwrap();
+    assert!(
+        (set.start_skew_ms - 0.36).abs() < 1e-3,
+        "{}",
+        set.start_skew_ms
+    );
+}
+
+/// Shard `i` of 3 of a 1 s test in run `run_id`, started at `start_at`; spawned.
+fn shard_of_run(url: &str, i: u32, run_id: &str, start_at: &str, path: &Path) -> Child {
+    webtune()
+        .args(["bench", url, "-d", "1s", "-c", "3", "-t", "1", "-q"])
+        .args(["--shard", &format!("{i}/3"), "--run-id", run_id])
+        .args(["--start-at", start_at, "--json"])
+        .arg(path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn merge_refuses_shards_that_did_not_run_together_unless_allowed() {
+    // Issue 37: shards 2.7 s and 5.8 s late once merged with exit 0 and nothing said.
+    // Here shard 3 is told to start 3 s after the others.
+    let (_server, base) = serve();
+    let url = format!("{base}empty.gif");
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<PathBuf> = (1..=3)
+        .map(|i| dir.path().join(format!("s{i}.json")))
+        .collect();
+    let children: Vec<Child> = (1..=3)
+        .map(|i| {
+            let at = if i == 3 { "+4s" } else { "+1s" };
+            shard_of_run(&url, i, "late-test", at, &files[i as usize - 1])
+        })
+        .collect();
+    for child in children {
+        let (code, _, err) = finish(child, Duration::from_secs(60));
+        assert_eq!(code, 0, "{err}");
+    }
+    assert_eq!(
+        read(&files[0]).start.unwrap().run_id.as_deref(),
+        Some("late-test")
+    );
+    let (code, out, err) = run(webtune().arg("merge").args(&files));
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(out.is_empty(), "{out}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("the shards did not run together: "), "{err}");
+    assert!(err.contains("s3.json (shard 3/3) started "), "{err}");
+    assert!(err.contains(" ms late; start skew "), "{err}");
+    assert!(
+        !err.contains("s1.json (") && !err.contains("s2.json ("),
+        "{err}"
+    );
+
+    // --allow-skew merges them, marked invalid with the reason.
+    let all = dir.path().join("all.json");
+    let (code, out, err) = run(webtune()
+        .arg("merge")
+        .args(&files)
+        .arg("--allow-skew")
+        .arg("--json")
+        .arg(&all));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("WARNING: "), "{out}");
+    assert!(
+        out.contains("the shards did not run together (start skew"),
+        "{out}"
+    );
+    let merged = read(&all);
+    assert!(merged.validity.client_limited);
+    let set = merged.sharding.unwrap();
+    assert!(set.start_skew_ms > 1000.0, "{}", set.start_skew_ms);
+    assert_eq!(set.run_id.as_deref(), Some("late-test"));
+}
+
+#[test]
+fn merge_refuses_shards_of_another_run_and_bad_run_ids() {
+    let (_server, base) = serve();
+    let url = format!("{base}empty.gif");
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<PathBuf> = (1..=3)
+        .map(|i| dir.path().join(format!("s{i}.json")))
+        .collect();
+    let children: Vec<Child> = (1..=3)
+        .map(|i| {
+            let id = if i == 2 { "run-b" } else { "run-a" };
+            shard_of_run(&url, i, id, "+1s", &files[i as usize - 1])
+        })
+        .collect();
+    for child in children {
+        let (code, _, err) = finish(child, Duration::from_secs(60));
+        assert_eq!(code, 0, "{err}");
+    }
+    let (code, _, err) = run(webtune().arg("merge").args(&files));
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("s2.json is of another run than "), "{err}");
+    assert!(err.contains("run id run-b there, run-a in "), "{err}");
+
+    // A run id needs --shard, and is a word of letters, digits and ._-:@+.
+    for (args, words) in [
+        (vec!["--run-id", "x"], "--shard"),
+        (vec!["--shard", "1/2", "--run-id", "a b"], "is not a run id"),
+    ] {
+        let (code, _, err) = run(webtune()
+            .args(["bench", &url, "-n", "1", "-c", "2"])
+            .args(args));
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains(words), "{words:?} not in {err}");
+    }
 }
 
 #[test]

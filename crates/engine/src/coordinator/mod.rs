@@ -99,7 +99,8 @@ pub fn run(
     let intervals = gather(&rx, start, &open_gauge, on_progress);
     let joined = join(workers, probe, &probe_done)?;
     let elapsed = start.elapsed();
-    Ok(assemble::assemble(assemble::Finished {
+    let window_start_ms = started_ms + prepared.window.0 * 1000.0;
+    let mut result = assemble::assemble(assemble::Finished {
         spec,
         workload,
         control,
@@ -111,7 +112,16 @@ pub fn run(
         joined,
         elapsed,
         peak_rss_kib: usage::process_usage().max_rss_kib,
-    }))
+    });
+    // The measured stretch on the wall clock, to the clock's sub-millisecond part: what
+    // `webtune merge` lines shards up by.
+    if let Some(record) = result.start.as_mut() {
+        record.window = Some(webtune_model::Window {
+            start_unix_ms: window_start_ms,
+            end_unix_ms: window_start_ms + result.duration_s * 1000.0,
+        });
+    }
+    Ok(result)
 }
 
 /// This generator's part of the test, planned, and what its workers share.
