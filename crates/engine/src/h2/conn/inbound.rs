@@ -107,7 +107,10 @@ impl Connection {
                 if h.stream == 0 {
                     return Err(ConnError::Protocol("RST_STREAM on stream 0"));
                 }
-                if let Some(tag) = tag {
+                // After a complete response a reset only asks the client to stop sending
+                // (RFC 9113 §8.1: nginx sends NO_ERROR when it answered before reading the
+                // body): the stream succeeded, and its release stops the body.
+                if let Some(tag) = tag.filter(|&t| !self.streams[t].done) {
                     events.push(Event::Reset { tag, code });
                 }
                 Ok(())
@@ -191,6 +194,7 @@ impl Connection {
             s.recv_used = 0;
         }
         if end {
+            s.done = true;
             events.push(Event::Done(t));
         }
         Ok(())
@@ -248,6 +252,7 @@ impl Connection {
                     "a stream ended with only 1xx responses",
                 ));
             }
+            s.done = true;
             events.push(Event::Done(t));
         }
         Ok(())

@@ -5,7 +5,7 @@
 //! takes which stream is the worker's pacing (`h2::worker`).
 
 use super::{Phase, Slot, Worker};
-use crate::h2::conn::{Connection, Event};
+use crate::h2::conn::Event;
 use crate::h2::frame::NO_ERROR;
 use crate::pacing;
 use crate::recorder::Completion;
@@ -22,7 +22,8 @@ impl Worker {
             return false;
         };
         c.stream = Some(stream);
-        c.proto = Connection::new();
+        let old = std::mem::take(&mut c.proto);
+        self.summary.flow_control_waits += old.flow_waits;
         c.refused = false;
         c.written = 0;
         c.phase = Phase::Connecting;
@@ -318,6 +319,7 @@ impl Worker {
         let c = &mut self.conns[i];
         self.base.close_socket(&mut c.stream);
         c.phase = Phase::Closed;
+        self.summary.flow_control_waits += std::mem::take(&mut c.proto.flow_waits);
     }
 
     /// Fail what is past its deadline: a connect or handshake, or a stream's answer.
