@@ -596,7 +596,12 @@ mod tests {
         // Kept alive, it is complete at its head (bytes after it belong to no response).
         let mut p = head_answer();
         let kept = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n";
-        assert_eq!(p.feed(kept), Ok(Progress::Complete { consumed: kept.len() }));
+        assert_eq!(
+            p.feed(kept),
+            Ok(Progress::Complete {
+                consumed: kept.len()
+            })
+        );
     }
 
     #[test]

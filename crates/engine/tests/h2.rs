@@ -228,3 +228,36 @@ fn every_h2_field_is_filled_by_a_run_that_causes_it() {
         );
     }
 }
+
+/// Issue 33 item 16: nginx without `http2` on its listen refuses an ALPN offer of only h2
+/// with a fatal `no_application_protocol` alert. That is a server that does not offer h2:
+/// `h2_not_negotiated`, as docs/result-schema.md promises (it was `tls_alert`).
+#[test]
+fn nginx_without_http2_is_h2_not_negotiated() {
+    let dir = tempfile::tempdir().unwrap();
+    make_cert(dir.path(), "");
+    let port = free_port();
+    let http = format!(
+        "server {{ listen 127.0.0.1:{port} ssl; root {{d}}/www;\n\
+           ssl_certificate {{d}}/cert.pem; ssl_certificate_key {{d}}/key.pem; }}"
+    );
+    let server = start_nginx(dir, port, &[("empty.gif", &[0u8; 43])], &http);
+    let tls = TlsOptions {
+        cacert: Some(server.cert()),
+        ..TlsOptions::default()
+    };
+    let url = format!("https://localhost:{port}/empty.gif");
+    let r = bench(&spec(url, 10, 2, 4, tls));
+    assert_eq!(r.responses, 0);
+    assert!(
+        r.errors.get(ErrorKind::H2NotNegotiated) > 0,
+        "{:?}",
+        r.errors
+    );
+    assert_eq!(
+        r.errors.total(),
+        r.errors.get(ErrorKind::H2NotNegotiated),
+        "{:?}",
+        r.errors
+    );
+}

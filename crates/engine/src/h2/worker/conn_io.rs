@@ -9,6 +9,7 @@ use crate::h2::conn::Event;
 use crate::h2::frame::NO_ERROR;
 use crate::pacing;
 use crate::recorder::Completion;
+use crate::tls;
 use crate::worker::base::{check_failed, expected, failure_kind, micros, write_out};
 use std::io;
 use std::time::Instant;
@@ -98,6 +99,10 @@ impl Worker {
                     self.read_some(i, now);
                 }
             }
+            // nginx (1.21.4 on) refuses an ALPN offer of only h2 with a fatal
+            // no_application_protocol alert: the server does not offer h2, as when it
+            // picks http/1.1 above; `tls_alert` would hide that.
+            Err(e) if tls::alpn_refused(&e) => self.conn_failed(i, ErrorKind::H2NotNegotiated, now),
             Err(e) => self.conn_failed(i, failure_kind(&e), now),
         }
     }
