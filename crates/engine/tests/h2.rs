@@ -261,3 +261,24 @@ fn nginx_without_http2_is_h2_not_negotiated() {
         r.errors
     );
 }
+
+/// Issue 39 item 10: h2c with prior knowledge against nginx's plain HTTP/1 listen. nginx
+/// answers the preface with `HTTP/1.1 400`: the server does not speak h2c, which is
+/// `h2_not_negotiated` (it was reported only as "malformed response").
+#[test]
+fn h2c_to_an_http1_only_server_is_h2_not_negotiated() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let http = format!("server {{ listen 127.0.0.1:{port}; root {{d}}/www; }}");
+    let _server = start_nginx(dir, port, &[("empty.gif", &[0u8; 43])], &http);
+    let url = format!("http://127.0.0.1:{port}/empty.gif");
+    let r = bench(&spec(url, 10, 2, 4, TlsOptions::default()));
+    assert_eq!(r.responses, 0);
+    let kind = ErrorKind::H2NotNegotiated;
+    assert!(r.errors.get(kind) > 0, "{:?}", r.errors);
+    assert_eq!(r.errors.total(), r.errors.get(kind), "{:?}", r.errors);
+    assert!(kind
+        .hint()
+        .unwrap()
+        .contains("the server answered HTTP/1.1: it does not speak h2c"));
+}

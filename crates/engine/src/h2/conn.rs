@@ -25,7 +25,10 @@
 //! with the streams in use, never to `--streams` up front.
 //!
 //! Every input is classified: a frame that breaks the protocol ends the connection with a
-//! `ConnError` (never a panic); a GOAWAY or RST_STREAM from the server is an event.
+//! `ConnError` (never a panic); a GOAWAY or RST_STREAM from the server is an event. An
+//! answer to the preface that starts "HTTP/" is a server that does not speak HTTP/2 there
+//! (h2c to an HTTP/1-only server answers `HTTP/1.1 400`): `h2_not_negotiated`, like a
+//! server that refuses h2 by ALPN, not `malformed`.
 
 use super::frame;
 use super::hpack;
@@ -69,6 +72,10 @@ pub enum ConnError {
     Compression,
     #[error("a response header block over the limit")]
     HeaderTooLarge,
+    /// The answer to the preface is HTTP/1.x: an h2c request to a server that speaks only
+    /// HTTP/1 (over TLS, ALPN would have said so first).
+    #[error("the server answered HTTP/1.1: it does not speak h2c")]
+    Http1Answer,
 }
 
 impl ConnError {
@@ -76,6 +83,7 @@ impl ConnError {
     pub fn kind(&self) -> ErrorKind {
         match self {
             ConnError::HeaderTooLarge => ErrorKind::HeaderTooLarge,
+            ConnError::Http1Answer => ErrorKind::H2NotNegotiated,
             _ => ErrorKind::Malformed,
         }
     }

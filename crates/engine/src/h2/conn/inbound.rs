@@ -13,6 +13,11 @@ impl Connection {
         buf: &[u8],
         events: &mut Vec<Event>,
     ) -> Result<usize, ConnError> {
+        // Every frame the server may send first (SETTINGS) starts with a length byte of 0;
+        // "HTTP/" is an HTTP/1 server's answer to the preface.
+        if !self.settled && buf.starts_with(b"HTTP/") {
+            return Err(ConnError::Http1Answer);
+        }
         let mut at = 0;
         while let Some(h) = FrameHeader::parse(&buf[at..]) {
             if h.len > frame::DEFAULT_MAX_FRAME {

@@ -136,6 +136,26 @@ fn a_reset_after_a_complete_response_is_no_failure() {
     assert_eq!(events, vec![Event::FirstByte(0), Event::Done(0)]);
 }
 
+/// Issue 39 item 10: h2c to an HTTP/1-only server: its answer to the preface names the
+/// cause (`h2_not_negotiated`, "it does not speak h2c"), not a malformed frame, however the
+/// answer is split.
+#[test]
+fn an_http1_answer_to_the_preface_is_not_h2() {
+    let answer = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n";
+    for split in [answer.len(), 3, 5, 9] {
+        let mut c = Connection::new();
+        let mut events = Vec::new();
+        let first = c.feed(&answer[..split], &mut events);
+        let e = match first {
+            Err(e) => e,
+            Ok(()) => c.feed(&answer[split..], &mut events).unwrap_err(),
+        };
+        assert_eq!(e, ConnError::Http1Answer, "split at {split}");
+        assert_eq!(e.kind(), ErrorKind::H2NotNegotiated);
+        assert!(e.to_string().contains("does not speak h2c"), "{e}");
+    }
+}
+
 #[test]
 fn a_body_waits_for_the_servers_window() {
     let mut c = settled();
