@@ -124,17 +124,19 @@ impl SmtpConn {
         self.expect.push_back(Expect::Banner);
     }
 
-    /// `written` bytes of `out` went out: the commands they complete are with the server.
-    /// `out` itself is cleared once all of it went.
-    pub fn wrote(&mut self) {
+    /// `written` bytes of `out` went out (the rest waits for the socket): the commands they
+    /// complete are with the server.
+    pub fn wrote_part(&mut self) {
         while self.unsent.front().is_some_and(|&end| end <= self.written) {
             self.unsent.pop_front();
         }
-        if self.written >= self.out.len() {
-            self.out.clear();
-            self.written = 0;
-            self.unsent.clear();
-        }
+    }
+
+    /// All of `out` went out (and TLS flushed it): every command is with the server.
+    pub fn wrote_all(&mut self) {
+        self.out.clear();
+        self.written = 0;
+        self.unsent.clear();
     }
 
     /// How many of the replies waited for answer commands the server has been sent: the
@@ -143,9 +145,11 @@ impl SmtpConn {
         self.expect.len() - self.unsent.len()
     }
 
-    /// Is there output not yet written?
+    /// Is there output not yet written (or, under TLS, not yet flushed)?
     pub fn has_output(&self) -> bool {
-        self.written < self.out.len()
+        // Not `written < out.len()`: with TLS, all of `out` can be written into the session
+        // while its records still wait for the socket; `out` is cleared only once they went.
+        !self.out.is_empty()
     }
 
     /// A reply that ended a `expect` command: is its code one RFC 5321 (§4.2, §4.3.2)
@@ -187,10 +191,13 @@ mod tests {
         assert_eq!(s.answerable(), 0);
         // MAIL went out whole, RCPT in part.
         s.written = 20;
-        s.wrote();
+        s.wrote_part();
         assert_eq!(s.answerable(), 1);
+        // All written, TLS still to flush: the bytes stay until it has.
         s.written = s.out.len();
-        s.wrote();
+        s.wrote_part();
+        assert_eq!((s.answerable(), s.has_output()), (2, true));
+        s.wrote_all();
         assert_eq!((s.answerable(), s.out.len(), s.written), (2, 0, 0));
     }
 

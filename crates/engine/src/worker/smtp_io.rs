@@ -103,10 +103,10 @@ impl Worker {
             return;
         }
         match write_out(stream, &s.out, &mut s.written) {
-            None => s.wrote(),
+            None => s.wrote_part(),
             Some(Ok(())) => {
                 self.base.rec.bytes_sent += s.out.len() as u64;
-                s.wrote();
+                s.wrote_all();
             }
             Some(Err(e)) => self.io_failure(i, &e),
         }
