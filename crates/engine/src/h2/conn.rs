@@ -155,6 +155,10 @@ pub struct Connection {
     /// Tags whose bodies are not all sent, in the order their streams were opened: the
     /// order in which they are given window.
     waiting: VecDeque<usize>,
+    /// A WINDOW_UPDATE or SETTINGS came in the bytes being fed: the waiting bodies are
+    /// given window once all of them are read (a connection's update and an older
+    /// stream's, arriving together, then both count before the window is shared).
+    window_opened: bool,
     recv_used: i64,
     block: Vec<u8>,
     continuing: Option<Block>,
@@ -191,6 +195,7 @@ impl Connection {
             peer_max_frame: frame::DEFAULT_MAX_FRAME,
             send_window: frame::DEFAULT_WINDOW,
             waiting: VecDeque::new(),
+            window_opened: false,
             recv_used: 0,
             block: Vec::new(),
             continuing: None,
@@ -426,6 +431,8 @@ impl Connection {
         if let Err(e) = &result {
             // The last stream id names the server's streams this client processed: none.
             frame::goaway(&mut self.out, 0, e.code());
+        } else if std::mem::take(&mut self.window_opened) {
+            self.resume_bodies();
         }
         result
     }

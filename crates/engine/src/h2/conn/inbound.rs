@@ -155,7 +155,7 @@ impl Connection {
                     let s = &mut self.streams[t];
                     s.send_window = (s.send_window + inc).min(frame::MAX_WINDOW);
                 }
-                self.resume_bodies();
+                self.window_opened = true;
                 Ok(())
             }
             frame::PUSH_PROMISE => Err(ConnError::Protocol("PUSH_PROMISE with push disabled")),
@@ -318,7 +318,7 @@ impl Connection {
         if !self.settled {
             self.settle(events);
         }
-        self.resume_bodies();
+        self.window_opened = true;
         Ok(())
     }
 }

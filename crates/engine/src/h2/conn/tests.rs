@@ -256,6 +256,40 @@ fn bodies_share_the_connection_window_oldest_first() {
     );
 }
 
+/// Window updates that arrive together count together: the connection's and the older
+/// stream's, in one read, give the window to the older stream (taken one frame at a time,
+/// the connection's went to the newer stream while the older one's own window was still 0).
+#[test]
+fn window_updates_read_together_go_to_the_oldest_body() {
+    let mut c = settled();
+    let h1 = [
+        b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 100000\r\n\r\n".to_vec(),
+        vec![b'x'; 100_000],
+    ]
+    .concat();
+    let req = from_http1(&h1, false).unwrap();
+    c.start(0, &req, false, false); // stream 1: 65,535 sent, both windows spent
+    c.start(1, &req, false, false); // stream 3: waits for the connection's window
+    c.out.clear();
+    let mut input = frame_bytes(frame::WINDOW_UPDATE, 0, 0, &30_000u32.to_be_bytes());
+    input.extend(frame_bytes(
+        frame::WINDOW_UPDATE,
+        0,
+        1,
+        &30_000u32.to_be_bytes(),
+    ));
+    c.feed(&input, &mut Vec::new()).unwrap();
+    let data: Vec<u32> = frames_in(&c.out)
+        .iter()
+        .filter(|h| h.kind == frame::DATA)
+        .map(|h| h.stream)
+        .collect();
+    assert!(
+        !data.is_empty() && data.iter().all(|&id| id == 1),
+        "{data:?}"
+    );
+}
+
 #[test]
 fn protocol_errors_end_the_connection_with_goaway() {
     let mut c = settled();
