@@ -294,6 +294,40 @@ fn an_extra_reply_is_malformed_and_accepted_matches_the_server() {
         assert_eq!(r.errors.total(), malformed, "{case}: {:?}", r.errors);
         assert_eq!(sum.accepted + malformed, 60, "{case}");
     }
+    // Open loop: a connection may go idle after the dot, with the extra reply in hand and
+    // no message in flight; its session is closed and the next message takes a new one.
+    // Whatever is failed, what is accepted is what the server received.
+    let (server, log) = smtp_server(Script {
+        extra_every: 2,
+        extra_after: ".",
+        ..Script::default()
+    });
+    let smtp = SmtpSpec {
+        per_connection: 4,
+        ..SmtpSpec::default()
+    };
+    let mut s = spec(&server, smtp);
+    s.stop = StopCondition::Duration { seconds: 1.0 };
+    s.load = LoadMode::Open {
+        rate: 50.0,
+        arrival: Arrival::Uniform,
+    };
+    let r = run_it(&s);
+    let sum = r.smtp.as_ref().expect("smtp summary");
+    assert!(sum.accepted > 0, "{sum:?}");
+    assert_eq!(sum.accepted as usize, count(&log, "."), "open loop");
+    assert_eq!(
+        r.errors.total(),
+        r.errors.get(ErrorKind::Malformed),
+        "{:?}",
+        r.errors
+    );
+    // Each extra reply ended its session: about one new session per two messages.
+    assert!(
+        r.connections_opened * 3 >= sum.accepted,
+        "{}",
+        r.connections_opened
+    );
 }
 
 #[test]

@@ -11,7 +11,8 @@
 //! accepted only by a 2xx to its final dot, after a 354 to DATA. A reply that is no SMTP
 //! reply, one out of step with its command (a 2xx to DATA, a 3xx to anything else) or one
 //! that arrives while no command sent waits for it (an extra reply) is `malformed`, and the
-//! session is closed; silence past `--timeout` after a command is a
+//! session is closed (one that comes after a message's last reply while the connection goes
+//! idle closes the session with no message to fail); silence past `--timeout` after a command is a
 //! `request_timeout`; a close before the message's end is `closed_early` (or, before any
 //! byte of a message on a reused connection, a stale connection, sent again on a new one).
 
@@ -156,6 +157,14 @@ impl Worker {
                             Next::StartTls => return self.smtp_starttls(i, now),
                         }
                         if !matches!(self.conns[i].phase, Phase::Sending | Phase::Receiving) {
+                            let c = &self.conns[i];
+                            if at < n && c.phase == Phase::Idle && c.stream.is_some() {
+                                // More after the message's last reply, and no message in
+                                // flight to fail (open loop, nothing due): a reply nothing
+                                // asked for. The session is out of step; the next message
+                                // takes a new one.
+                                self.close(i);
+                            }
                             return;
                         }
                     }
