@@ -1,6 +1,15 @@
 //! The HTTP/1.x response parser: incremental and in place. Headers are parsed with `httparse`
 //! straight from the read buffer (copied aside only when a head spans reads); bodies are
 //! counted, never kept — by Content-Length, chunked framing, or until the server closes.
+//!
+//! The answer to a HEAD request has no body (RFC 9110 §9.3.2), whatever its Content-Length.
+//! Bytes after it are malformed, however the TCP segments fall: when the server closes the
+//! connection after it (`Connection: close`, HTTP/1.0), the response ends at the close, and
+//! a byte before the close is malformed — so a server that sends a body after HEAD and then
+//! closes (Debian's gunicorn 20.1) is always `malformed`, never `ok` when the body happened
+//! to come in a later segment than the head. (RFC 9112 §6.3 lets a client discard what
+//! follows instead; we count it, because a body after HEAD breaks every cache and proxy in
+//! front of that server, and "bytes after the body are malformed" stays one rule.)
 
 use webtune_model::errors::{MAX_RESPONSE_HEADERS, MAX_RESPONSE_HEAD_BYTES};
 use webtune_model::ErrorKind;
@@ -57,6 +66,9 @@ enum Body {
     Length(u64),
     Chunked(Chunk),
     UntilClose,
+    /// The answer to a HEAD on a connection the server closes: nothing may come before the
+    /// close.
+    NoneUntilClose,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -183,9 +195,12 @@ impl ResponseParser {
         self.body_bytes
     }
 
-    /// True when the body runs until the server closes (not reusable afterwards).
+    /// True when the response runs until the server closes (not reusable afterwards).
     pub fn until_close(&self) -> bool {
-        matches!(self.state, State::Body(Body::UntilClose))
+        matches!(
+            self.state,
+            State::Body(Body::UntilClose | Body::NoneUntilClose)
+        )
     }
 
     /// Feed the next bytes read from the connection.
@@ -220,7 +235,7 @@ impl ResponseParser {
     /// The server closed the connection: is the response complete?
     pub fn finish_at_eof(&mut self) -> bool {
         match self.state {
-            State::Body(Body::UntilClose) => {
+            State::Body(Body::UntilClose | Body::NoneUntilClose) => {
                 self.state = State::Done;
                 true
             }
@@ -315,7 +330,9 @@ impl ResponseParser {
             keep_alive: !close,
         });
         let bodiless = self.no_body || code == 204 || code == 304;
-        self.state = if bodiless {
+        self.state = if self.no_body && close {
+            State::Body(Body::NoneUntilClose)
+        } else if bodiless {
             State::Done
         } else if chunked {
             State::Body(Body::Chunked(Chunk::Size(0, 0)))
@@ -350,6 +367,8 @@ impl ResponseParser {
                 self.keep(data);
                 Ok((data.len(), State::Body(Body::UntilClose)))
             }
+            Body::NoneUntilClose if data.is_empty() => Ok((0, State::Body(body))),
+            Body::NoneUntilClose => Err(Malformed("bytes after the answer to a HEAD request")),
             Body::Chunked(mut chunk) => {
                 let mut i = 0;
                 while i < data.len() {
@@ -549,6 +568,40 @@ mod tests {
         assert_eq!(p.body_bytes(), 3);
         let (_, mut p) = parse_all(&[b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc"]);
         assert!(!p.finish_at_eof());
+    }
+
+    /// Issue 33 item 15: a body after the answer to a HEAD is malformed whether it comes in
+    /// the head's read or a later one, when the server then closes.
+    #[test]
+    fn a_body_after_a_head_answer_is_malformed_however_it_is_split() {
+        let head = &b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 5\r\n\r\n"[..];
+        let head_answer = || {
+            let mut p = ResponseParser::new();
+            p.reset(true);
+            p
+        };
+        let mut p = head_answer();
+        let together = [head, b"hello"].concat();
+        assert!(matches!(p.feed(&together), Err(ParseError::Malformed(_))));
+        let mut p = head_answer();
+        assert_eq!(p.feed(head), Ok(Progress::NeedMore));
+        assert!(p.until_close());
+        assert!(matches!(p.feed(b"hello"), Err(ParseError::Malformed(_))));
+        // No body, then the close: a good answer.
+        let mut p = head_answer();
+        assert_eq!(p.feed(head), Ok(Progress::NeedMore));
+        assert!(p.finish_at_eof());
+        assert_eq!(p.head().unwrap().status, 200);
+        assert_eq!(p.body_bytes(), 0);
+        // Kept alive, it is complete at its head (bytes after it belong to no response).
+        let mut p = head_answer();
+        let kept = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n";
+        assert_eq!(
+            p.feed(kept),
+            Ok(Progress::Complete {
+                consumed: kept.len()
+            })
+        );
     }
 
     #[test]

@@ -285,6 +285,9 @@ impl ServerCertVerifier for AcceptAnyCertificate {
 pub struct TlsFailure {
     pub kind: ErrorKind,
     pub detail: String,
+    /// The server refused every protocol offered by ALPN (a `no_application_protocol`
+    /// alert, RFC 7301 §3.2): with `--http2`, it does not offer h2.
+    pub alpn_refused: bool,
 }
 
 impl fmt::Display for TlsFailure {
@@ -306,19 +309,39 @@ pub fn io_error(e: &rustls::Error, handshaking: bool) -> io::Error {
         _ if handshaking => ErrorKind::TlsHandshake,
         _ => ErrorKind::Malformed,
     };
-    failure(kind, e.to_string())
+    let alpn_refused = matches!(
+        e,
+        rustls::Error::AlertReceived(rustls::AlertDescription::NoApplicationProtocol)
+    );
+    io::Error::other(TlsFailure {
+        kind,
+        detail: e.to_string(),
+        alpn_refused,
+    })
 }
 
 /// An `io::Error` that counts as `kind`.
 pub fn failure(kind: ErrorKind, detail: String) -> io::Error {
-    io::Error::other(TlsFailure { kind, detail })
+    io::Error::other(TlsFailure {
+        kind,
+        detail,
+        alpn_refused: false,
+    })
 }
 
 /// The error kind a TLS failure counts as; None for plain I/O errors.
 pub fn failure_kind(e: &io::Error) -> Option<ErrorKind> {
+    tls_failure(e).map(|f| f.kind)
+}
+
+/// Did the server refuse every protocol offered by ALPN (`TlsFailure::alpn_refused`)?
+pub fn alpn_refused(e: &io::Error) -> bool {
+    tls_failure(e).is_some_and(|f| f.alpn_refused)
+}
+
+fn tls_failure(e: &io::Error) -> Option<&TlsFailure> {
     e.get_ref()
         .and_then(|inner| inner.downcast_ref::<TlsFailure>())
-        .map(|f| f.kind)
 }
 
 #[cfg(test)]
@@ -337,6 +360,13 @@ mod tests {
             true,
         );
         assert_eq!(failure_kind(&e), Some(ErrorKind::TlsAlert));
+        assert!(!alpn_refused(&e));
+        let e = io_error(
+            &rustls::Error::AlertReceived(rustls::AlertDescription::NoApplicationProtocol),
+            true,
+        );
+        assert_eq!(failure_kind(&e), Some(ErrorKind::TlsAlert));
+        assert!(alpn_refused(&e));
         let e = io_error(&rustls::Error::DecryptError, true);
         assert_eq!(failure_kind(&e), Some(ErrorKind::TlsHandshake));
         let e = io_error(&rustls::Error::DecryptError, false);

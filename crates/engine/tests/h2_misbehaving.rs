@@ -1,123 +1,24 @@
 //! The HTTP/2 worker against scripted h2c servers that misbehave or hold back: every run
 //! ends within its timeout, each failure is counted as its kind, and the server's stream
 //! limit is kept. The servers are plain std listeners on loopback that speak just enough
-//! HTTP/2 (frames by hand, `:status 200` as one HPACK byte) to break it in one way.
+//! HTTP/2 (frames by hand, `:status 200` as one HPACK byte: `support::h2`) to break it in
+//! one way.
 
 mod support;
 
-use std::io::{ErrorKind as IoKind, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
+use support::h2::{
+    h2_server, H2Conn, ENABLE_PUSH, END_HEADERS, END_STREAM, HEADERS, MAX_CONCURRENT_STREAMS,
+    PROTOCOL_ERROR, STATUS_200,
+};
 use support::run;
-use support::{serve_connections, TestServer};
+use support::TestServer;
 use webtune_engine::{RunControl, Workload};
 use webtune_model::{Arrival, ErrorKind, LoadMode, RunResult, RunSpec, StopCondition};
-
-const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-const HEADERS: u8 = 0x1;
-const SETTINGS: u8 = 0x4;
-const GOAWAY: u8 = 0x7;
-const END_STREAM: u8 = 0x1;
-const END_HEADERS: u8 = 0x4;
-const ENABLE_PUSH: u16 = 0x2;
-const MAX_CONCURRENT_STREAMS: u16 = 0x3;
-const PROTOCOL_ERROR: u32 = 0x1;
-/// HPACK: static table entry 8, `:status: 200`.
-const STATUS_200: &[u8] = &[0x88];
-
-struct Frame {
-    kind: u8,
-    stream: u32,
-    payload: Vec<u8>,
-}
-
-/// The server's side of one h2c connection.
-struct H2Conn {
-    s: TcpStream,
-    buf: Vec<u8>,
-}
-
-impl H2Conn {
-    /// Read the client's preface; None if the client went away first.
-    fn accept(mut s: TcpStream) -> Option<H2Conn> {
-        let mut preface = [0u8; 24];
-        s.read_exact(&mut preface).ok()?;
-        (preface == PREFACE).then_some(H2Conn { s, buf: Vec::new() })
-    }
-
-    fn send(&mut self, kind: u8, flags: u8, stream: u32, payload: &[u8]) {
-        let mut f = (payload.len() as u32).to_be_bytes()[1..].to_vec();
-        f.extend([kind, flags]);
-        f.extend(stream.to_be_bytes());
-        f.extend_from_slice(payload);
-        let _ = self.s.write_all(&f);
-    }
-
-    fn settings(&mut self, pairs: &[(u16, u32)]) {
-        let payload: Vec<u8> = pairs
-            .iter()
-            .flat_map(|&(id, v)| id.to_be_bytes().into_iter().chain(v.to_be_bytes()))
-            .collect();
-        self.send(SETTINGS, 0, 0, &payload);
-    }
-
-    fn goaway(&mut self, last: u32, code: u32) {
-        let payload = [last.to_be_bytes(), code.to_be_bytes()].concat();
-        self.send(GOAWAY, 0, 0, &payload);
-    }
-
-    /// The whole frames read by one read (none if a read timeout passed first); None once
-    /// the client closed.
-    fn frames(&mut self) -> Option<Vec<Frame>> {
-        let mut chunk = [0u8; 16384];
-        match self.s.read(&mut chunk) {
-            Ok(0) => return None,
-            Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
-            Err(e) if matches!(e.kind(), IoKind::WouldBlock | IoKind::TimedOut) => {}
-            Err(_) => return None,
-        }
-        let mut out = Vec::new();
-        while self.buf.len() >= 9 {
-            let len = u32::from_be_bytes([0, self.buf[0], self.buf[1], self.buf[2]]) as usize;
-            if self.buf.len() < 9 + len {
-                break;
-            }
-            let stream = u32::from_be_bytes(self.buf[5..9].try_into().unwrap()) & 0x7fff_ffff;
-            out.push(Frame {
-                kind: self.buf[3],
-                stream,
-                payload: self.buf[9..9 + len].to_vec(),
-            });
-            self.buf.drain(..9 + len);
-        }
-        Some(out)
-    }
-
-    /// Read until the client closes, noting the code of each GOAWAY it sends.
-    fn drain(mut self, goaways: &Mutex<Vec<u32>>) {
-        while let Some(frames) = self.frames() {
-            for f in frames
-                .iter()
-                .filter(|f| f.kind == GOAWAY && f.payload.len() >= 8)
-            {
-                let code = u32::from_be_bytes(f.payload[4..8].try_into().unwrap());
-                goaways.lock().unwrap().push(code);
-            }
-        }
-    }
-}
-
-/// A server whose every h2c connection (after the client's preface) is `behave`d.
-fn h2_server(behave: impl Fn(H2Conn) + Send + Sync + 'static) -> TestServer {
-    serve_connections(move |s| {
-        if let Some(conn) = H2Conn::accept(s) {
-            behave(conn);
-        }
-    })
-}
 
 fn spec(addr: SocketAddr, n: u64, connections: u32, streams: u32) -> RunSpec {
     RunSpec {

@@ -1,6 +1,7 @@
 //! The engine against deliberately misbehaving servers: every failure is classified as its
 //! own kind, every run ends within its timeout, nothing panics. The servers are plain std
-//! listeners on loopback, each scripted to break HTTP in one way.
+//! listeners on loopback, each scripted to break HTTP in one way (and one real server that
+//! breaks it: gunicorn 20.1's body after HEAD).
 
 mod support;
 
@@ -312,6 +313,81 @@ fn head_with_content_length_has_no_body() {
     assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
     assert_eq!(r.ok, 3);
     assert_eq!(r.connections_opened, 1);
+}
+
+/// Issue 33 item 15: a server that answers HEAD with a body and then closes (Debian's
+/// gunicorn 20.1) was counted ok or malformed by how the segments fell (8,712 ok and 11,288
+/// malformed of 20,000). Now always malformed: the body in the head's segment, or in a
+/// later one. An answer with no body before the close stays ok.
+#[test]
+fn a_body_after_a_head_answer_is_malformed_however_the_segments_fall() {
+    const HEAD: &[u8] = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 5\r\n\r\n";
+    let together = scripted(|s| {
+        if read_request(s) {
+            let _ = s.write_all(&[HEAD, b"hello"].concat());
+        }
+    });
+    let later = scripted(|s| {
+        let _ = s.set_nodelay(true);
+        if read_request(s) {
+            let _ = s.write_all(HEAD);
+            thread::sleep(Duration::from_millis(30));
+            let _ = s.write_all(b"hello");
+        }
+    });
+    for (server, how) in [(together, "one segment"), (later, "two segments")] {
+        let mut spec = spec_for(server.addr, 5);
+        spec.method = "HEAD".into();
+        let r = bench(&spec);
+        assert_eq!(r.ok, 0, "{how}");
+        only_error(&r, ErrorKind::Malformed, 5);
+    }
+    let honest = scripted(|s| {
+        if read_request(s) {
+            let _ = s.write_all(HEAD);
+        }
+    });
+    let mut spec = spec_for(honest.addr, 5);
+    spec.method = "HEAD".into();
+    let r = bench(&spec);
+    assert_eq!((r.ok, r.errors.total()), (5, 0), "{:?}", r.errors);
+}
+
+/// The real server behind item 15: Debian's gunicorn 20.1 (sync worker) sends the body
+/// after the head in a second write, then closes. Every HEAD is malformed; GET is fine.
+#[test]
+fn gunicorn_20_heads_with_a_body_are_malformed_and_its_gets_ok() {
+    use webtune_testkit::servers::{binary, wait_listening, Server};
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("app.py"),
+        "def app(environ, start_response):\n\
+         \x20   body = b'hello world\\n' * 10\n\
+         \x20   start_response('200 OK', [('Content-Length', str(len(body)))])\n\
+         \x20   return [body]\n",
+    )
+    .unwrap();
+    let port = webtune_testkit::free_port();
+    let child = std::process::Command::new(binary(&["/usr/bin/gunicorn"], "gunicorn"))
+        .arg("--chdir")
+        .arg(dir.path())
+        .args(["-w", "1", "-b", &format!("127.0.0.1:{port}"), "app:app"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("gunicorn starts");
+    let mut server = Server { child, port, dir };
+    wait_listening(&mut server);
+    let mut spec = spec_for(format!("127.0.0.1:{port}").parse().unwrap(), 100);
+    spec.connections = 2;
+    spec.timeout_ms = 5_000;
+    spec.method = "HEAD".into();
+    let r = bench(&spec);
+    only_error(&r, ErrorKind::Malformed, 100);
+    spec.method = "GET".into();
+    let r = bench(&spec);
+    assert_eq!((r.ok, r.errors.total()), (100, 0), "{:?}", r.errors);
+    assert_eq!(r.body_bytes, 100 * 120);
 }
 
 #[test]

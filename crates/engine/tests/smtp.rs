@@ -23,6 +23,29 @@ struct Script {
     no_ehlo: bool,
     /// RCPT's reply for a mailbox.
     rcpt: Option<fn(&str) -> &'static str>,
+    /// Answer DATA with this (no 354: the server reads no message).
+    data_reply: Option<&'static str>,
+    /// Send one reply more than asked for, in the same write as the real one, after every
+    /// `extra_every`-th command `extra_after` names ("MAIL" or "." for the final dot),
+    /// counted over all sessions.
+    extra_every: u64,
+    extra_after: &'static str,
+    seen: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl Script {
+    /// The reply to a command that `extra_after` names, with the extra one when due.
+    fn maybe_twice(&self, what: &str, reply: &str) -> String {
+        if self.extra_every == 0 || what != self.extra_after {
+            return reply.to_string();
+        }
+        let n = self.seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        if n.is_multiple_of(self.extra_every) {
+            format!("{reply}250 2.0.0 one more\r\n")
+        } else {
+            reply.to_string()
+        }
+    }
 }
 
 /// A small SMTP server that logs every command line it reads.
@@ -62,9 +85,11 @@ fn session(s: TcpStream, script: &Script, log: &Mutex<Vec<String>>) {
             reply.to_string() + "\r\n"
         } else if upper.starts_with("MAIL") || upper == "RSET" {
             recipients = 0;
-            "250 ok\r\n".into()
+            script.maybe_twice(&upper[..4], "250 ok\r\n")
         } else if upper == "DATA" && recipients == 0 {
             "554 5.5.1 no valid recipients\r\n".into()
+        } else if let (true, Some(reply)) = (upper == "DATA", script.data_reply) {
+            reply.to_string() + "\r\n"
         } else if upper == "DATA" {
             let _ = w.write_all(b"354 go ahead\r\n");
             let mut data = String::new();
@@ -78,7 +103,7 @@ fn session(s: TcpStream, script: &Script, log: &Mutex<Vec<String>>) {
                 }
             }
             log.lock().unwrap().push(".".into());
-            "250 2.0.0 queued\r\n".into()
+            script.maybe_twice(".", "250 2.0.0 queued\r\n")
         } else if upper == "QUIT" {
             let _ = w.write_all(b"221 bye\r\n");
             return;
@@ -211,6 +236,98 @@ fn refused_recipients_are_counted_as_deferred_or_rejected_and_reset() {
         assert_eq!(count(&log, "RSET") as u64, sum.deferred + sum.rejected);
         assert_eq!(count(&log, ".") as u64, sum.accepted);
     }
+}
+
+/// Issue 33 item 4: a server that answers DATA with 250 (RFC 5321 allows only 354 or a
+/// refusal) received no message, so none is accepted: each is `malformed`, its session
+/// closed. The old client took the 250 for a refusal, sent RSET and counted the RSET's 250
+/// as the message's: 20 accepted, none received.
+#[test]
+fn a_2xx_to_data_is_malformed_and_accepts_nothing() {
+    for pipelining in [true, false] {
+        let (server, log) = smtp_server(Script {
+            pipelining,
+            data_reply: Some("250 2.0.0 ok"),
+            ..Script::default()
+        });
+        let r = run_it(&spec(&server, SmtpSpec::default()));
+        let sum = r.smtp.as_ref().expect("smtp summary");
+        assert_eq!(count(&log, "."), 0, "the server read no message");
+        assert_eq!((sum.accepted, r.ok), (0, 0), "pipelining {pipelining}");
+        assert!(r.errors.get(ErrorKind::Malformed) > 0, "{:?}", r.errors);
+        assert_eq!(r.errors.total(), r.errors.get(ErrorKind::Malformed));
+        // Each session ended at DATA's reply, no RSET after it.
+        assert_eq!(count(&log, "RSET"), 0);
+        let sessions = server.accepted.load(std::sync::atomic::Ordering::SeqCst) as u64;
+        assert_eq!(count(&log, "DATA") as u64, sessions);
+    }
+}
+
+/// Issue 33 item 4: one reply more than asked for (after some MAILs, or after some final
+/// dots) would have every later reply taken for the next command's. A reply that comes
+/// while no command sent waits for it, or out of step with its command, is `malformed`
+/// and ends the session, so what is counted accepted is exactly what the server received:
+/// the old client counted 14 accepted against the server's 8.
+#[test]
+fn an_extra_reply_is_malformed_and_accepted_matches_the_server() {
+    for (after, pipelining) in [("MAIL", false), ("MAIL", true), (".", false), (".", true)] {
+        let (server, log) = smtp_server(Script {
+            pipelining,
+            extra_every: 3,
+            extra_after: after,
+            ..Script::default()
+        });
+        let smtp = SmtpSpec {
+            per_connection: 4,
+            ..SmtpSpec::default()
+        };
+        let mut s = spec(&server, smtp);
+        s.stop = StopCondition::Requests { count: 60 };
+        let r = run_it(&s);
+        let sum = r.smtp.as_ref().expect("smtp summary");
+        let case = format!("extra after {after}, pipelining {pipelining}");
+        assert_eq!(sum.accepted as usize, count(&log, "."), "{case}");
+        assert_eq!(r.ok, sum.accepted, "{case}");
+        assert!(sum.accepted > 0, "{case}: {sum:?}");
+        let malformed = r.errors.get(ErrorKind::Malformed);
+        assert!(malformed > 0, "{case}: {:?}", r.errors);
+        assert_eq!(r.errors.total(), malformed, "{case}: {:?}", r.errors);
+        assert_eq!(sum.accepted + malformed, 60, "{case}");
+    }
+    // Open loop: a connection may go idle after the dot, with the extra reply in hand and
+    // no message in flight; its session is closed and the next message takes a new one.
+    // Whatever is failed, what is accepted is what the server received.
+    let (server, log) = smtp_server(Script {
+        extra_every: 2,
+        extra_after: ".",
+        ..Script::default()
+    });
+    let smtp = SmtpSpec {
+        per_connection: 4,
+        ..SmtpSpec::default()
+    };
+    let mut s = spec(&server, smtp);
+    s.stop = StopCondition::Duration { seconds: 1.0 };
+    s.load = LoadMode::Open {
+        rate: 50.0,
+        arrival: Arrival::Uniform,
+    };
+    let r = run_it(&s);
+    let sum = r.smtp.as_ref().expect("smtp summary");
+    assert!(sum.accepted > 0, "{sum:?}");
+    assert_eq!(sum.accepted as usize, count(&log, "."), "open loop");
+    assert_eq!(
+        r.errors.total(),
+        r.errors.get(ErrorKind::Malformed),
+        "{:?}",
+        r.errors
+    );
+    // Each extra reply ended its session: about one new session per two messages.
+    assert!(
+        r.connections_opened * 3 >= sum.accepted,
+        "{}",
+        r.connections_opened
+    );
 }
 
 #[test]

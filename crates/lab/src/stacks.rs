@@ -260,15 +260,31 @@ impl TlsStack {
         }
     }
 
+    /// One line for `lab stacks`. HTTP/2 is off by default, as Debian ships both servers, so
+    /// the line says how to turn it on (it used to say "(+http2)", and `-- --http2` then
+    /// failed every request); a test holds the line to the parameter's default.
     pub fn summary(self) -> &'static str {
         match self {
-            TlsStack::Nginx => "nginx with ssl (+http2) serving static files; self-signed cert",
+            TlsStack::Nginx => {
+                "nginx with ssl serving static files (HTTP/2: --set http2=on); self-signed cert"
+            }
             TlsStack::ApacheEvent => {
-                "Apache event with mod_ssl (+mod_http2), /cpu/US via php-fpm; self-signed cert"
+                "Apache event with mod_ssl, /cpu/US via php-fpm (HTTP/2: --set Protocols_h2=on); \
+                 self-signed cert"
             }
             TlsStack::NginxApacheEvent => {
-                "nginx terminating TLS, proxying to Apache event + php-fpm; frontend.*, backend.*"
+                "nginx terminating TLS (HTTP/2: --set frontend.http2=on), proxying to Apache \
+                 event + php-fpm; frontend.*, backend.*"
             }
+        }
+    }
+
+    /// The switch that offers HTTP/2 by ALPN at the front server (full name).
+    pub fn http2_parameter(self) -> &'static str {
+        match self {
+            TlsStack::Nginx => "http2",
+            TlsStack::ApacheEvent => "Protocols_h2",
+            TlsStack::NginxApacheEvent => "frontend.http2",
         }
     }
 }
@@ -312,6 +328,29 @@ mod tests {
             }
         }
         assert!(StackKind::from_name("lighttpd").is_err());
+    }
+
+    /// Issue 33 item 16: `lab stacks` said "(+http2)" while HTTP/2 was off by default. The
+    /// listing now follows the switch's default: off (Debian's), and the line says which
+    /// `--set` turns it on.
+    #[test]
+    fn tls_listings_and_http2_defaults_agree() {
+        for t in TlsStack::ALL {
+            let name = t.http2_parameter();
+            let params = StackKind::Tls(t).parameters();
+            let spec = params
+                .iter()
+                .find(|p| p.name == name)
+                .unwrap_or_else(|| panic!("{} has no {name}", t.name()));
+            let summary = StackKind::Tls(t).summary();
+            let hint = format!("--set {name}=on");
+            match spec.default.to_string().as_str() {
+                "off" => assert!(summary.contains(&hint), "{}: {summary}", t.name()),
+                "on" => assert!(!summary.contains(&hint), "{}: {summary}", t.name()),
+                other => panic!("{name} is not a switch: {other}"),
+            }
+            assert!(!summary.contains("(+"), "{}: {summary}", t.name());
+        }
     }
 
     #[test]

@@ -44,7 +44,9 @@ pub enum ErrorKind {
     /// HTTP/2: the server sent GOAWAY with an error code while the stream was open, or
     /// one that left the stream unprocessed.
     H2Goaway,
-    /// HTTP/2 over TLS: the server did not agree to `h2` by ALPN.
+    /// HTTP/2: the server does not speak it there. Over TLS it did not agree to `h2` by
+    /// ALPN (picked `http/1.1` or nothing, or refused the offer with an alert); over h2c
+    /// (`http://`) it answered the connection preface in HTTP/1.1.
     H2NotNegotiated,
 }
 
@@ -111,7 +113,9 @@ impl ErrorKind {
             ErrorKind::TlsAlert => "TLS alert from the server",
             ErrorKind::H2StreamReset => "HTTP/2 stream reset by the server",
             ErrorKind::H2Goaway => "HTTP/2 GOAWAY from the server",
-            ErrorKind::H2NotNegotiated => "server did not agree to HTTP/2 (ALPN)",
+            ErrorKind::H2NotNegotiated => {
+                "server did not agree to HTTP/2 (ALPN, or an HTTP/1.1 answer to h2c)"
+            }
         }
     }
 
@@ -122,6 +126,12 @@ impl ErrorKind {
             ErrorKind::TlsCertificate => Some(
                 "trust the server's certificate or its CA with --cacert FILE (PEM), \
                  or skip the check with --insecure",
+            ),
+            ErrorKind::H2NotNegotiated => Some(
+                "https://: the server did not choose h2 by ALPN: turn HTTP/2 on in it (nginx \
+                 `listen … ssl http2`, Apache `Protocols h2 http/1.1`); http:// (h2c): the \
+                 server answered HTTP/1.1: it does not speak h2c (use https://, or a port \
+                 that speaks h2c)",
             ),
             _ => None,
         }

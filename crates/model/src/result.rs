@@ -102,7 +102,8 @@ pub struct H2Summary {
     /// Requests that waited on the client for a free stream (every stream of every
     /// connection was busy, or a server's stream limit held them back).
     pub queued_for_stream: u64,
-    /// Times a request body waited for the server's flow-control window.
+    /// Request bodies that waited for the server's flow-control window (each once, however
+    /// often it stopped).
     pub flow_control_waits: u64,
 }
 

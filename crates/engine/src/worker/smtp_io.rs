@@ -7,8 +7,12 @@
 //! message (its code is the message's status); a refusal on the way ends it with the
 //! refusal's code after RSET. After `per_connection` messages, or a 421, QUIT and close.
 //!
-//! Each reply's latency is recorded in its phase's histogram (`SmtpSummary`). A reply that
-//! is no SMTP reply is `malformed`; silence past `--timeout` after a command is a
+//! Each reply's latency is recorded in its phase's histogram (`SmtpSummary`). A message is
+//! accepted only by a 2xx to its final dot, after a 354 to DATA. A reply that is no SMTP
+//! reply, one out of step with its command (a 2xx to DATA, a 3xx to anything else) or one
+//! that arrives while no command sent waits for it (an extra reply) is `malformed`, and the
+//! session is closed (one that comes after a message's last reply while the connection goes
+//! idle closes the session with no message to fail); silence past `--timeout` after a command is a
 //! `request_timeout`; a close before the message's end is `closed_early` (or, before any
 //! byte of a message on a reused connection, a stale connection, sent again on a new one).
 
@@ -59,8 +63,7 @@ impl Worker {
             s.send(&setup.ehlo, Expect::Ehlo);
         } else {
             s.reply.reset();
-            s.expect.clear();
-            s.expect.push_back(Expect::Banner);
+            s.await_banner();
             s.since = now;
             // The greeting may have come with the connect's own readiness event, whose
             // edge is spent: read now rather than wait for one that will not come.
@@ -101,11 +104,10 @@ impl Worker {
             return;
         }
         match write_out(stream, &s.out, &mut s.written) {
-            None => {}
+            None => s.wrote_part(),
             Some(Ok(())) => {
                 self.base.rec.bytes_sent += s.out.len() as u64;
-                s.out.clear();
-                s.written = 0;
+                s.wrote_all();
             }
             Some(Err(e)) => self.io_failure(i, &e),
         }
@@ -129,6 +131,11 @@ impl Worker {
                 c.first_byte = Some(now);
             }
             c.received += n as u64;
+            // These bytes were with us before anything written from here on: they can
+            // answer only the commands already sent. A reply beyond those is one nothing
+            // asked for (a server out of step, whose later replies would each be taken for
+            // the next command's).
+            let mut answerable = c.smtp.as_deref().map_or(0, SmtpConn::answerable);
             let mut at = 0;
             while at < n {
                 let c = &mut self.conns[i];
@@ -138,6 +145,10 @@ impl Worker {
                 match s.reply.feed(&buf[at..n]) {
                     Ok(Some((code, used))) => {
                         at += used;
+                        if answerable == 0 {
+                            return self.fail(i, ErrorKind::Malformed);
+                        }
+                        answerable -= 1;
                         c.deadline = now + self.base.cfg.timeout;
                         match self.smtp_reply(i, code, now) {
                             Next::Go => {}
@@ -146,6 +157,14 @@ impl Worker {
                             Next::StartTls => return self.smtp_starttls(i, now),
                         }
                         if !matches!(self.conns[i].phase, Phase::Sending | Phase::Receiving) {
+                            let c = &self.conns[i];
+                            if at < n && c.phase == Phase::Idle && c.stream.is_some() {
+                                // More after the message's last reply, and no message in
+                                // flight to fail (open loop, nothing due): a reply nothing
+                                // asked for. The session is out of step; the next message
+                                // takes a new one.
+                                self.close(i);
+                            }
                             return;
                         }
                     }
@@ -184,6 +203,10 @@ impl Worker {
         };
         if in_window {
             *sum.replies.entry(code).or_insert(0) += 1;
+        }
+        if !SmtpConn::in_step(expect, code) {
+            // e.g. 250 to DATA: no 354, so no message went, whatever the code says.
+            return Next::Fail(ErrorKind::Malformed);
         }
         let latency = micros(s.since, now);
         let record = |h: &mut webtune_model::smtp::PhaseLatency| {
@@ -308,7 +331,7 @@ impl Worker {
                             b.seqs[0],
                             b.cfg.seed,
                         );
-                        s.expect.push_back(Expect::Dot);
+                        s.queued(Expect::Dot);
                         if in_window {
                             sum.message_bytes += len as u64;
                         }

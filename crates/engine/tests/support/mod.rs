@@ -5,6 +5,8 @@
 
 #![allow(dead_code)] // each test file uses part of this
 
+pub mod h2;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};

@@ -13,6 +13,11 @@ impl Connection {
         buf: &[u8],
         events: &mut Vec<Event>,
     ) -> Result<usize, ConnError> {
+        // Every frame the server may send first (SETTINGS) starts with a length byte of 0;
+        // "HTTP/" is an HTTP/1 server's answer to the preface.
+        if !self.settled && buf.starts_with(b"HTTP/") {
+            return Err(ConnError::Http1Answer);
+        }
         let mut at = 0;
         while let Some(h) = FrameHeader::parse(&buf[at..]) {
             if h.len > frame::DEFAULT_MAX_FRAME {
@@ -107,7 +112,10 @@ impl Connection {
                 if h.stream == 0 {
                     return Err(ConnError::Protocol("RST_STREAM on stream 0"));
                 }
-                if let Some(tag) = tag {
+                // After a complete response a reset only asks the client to stop sending
+                // (RFC 9113 §8.1: nginx sends NO_ERROR when it answered before reading the
+                // body): the stream succeeded, and its release stops the body.
+                if let Some(tag) = tag.filter(|&t| !self.streams[t].done) {
                     events.push(Event::Reset { tag, code });
                 }
                 Ok(())
@@ -147,7 +155,7 @@ impl Connection {
                     let s = &mut self.streams[t];
                     s.send_window = (s.send_window + inc).min(frame::MAX_WINDOW);
                 }
-                self.resume_bodies();
+                self.window_opened = true;
                 Ok(())
             }
             frame::PUSH_PROMISE => Err(ConnError::Protocol("PUSH_PROMISE with push disabled")),
@@ -191,6 +199,7 @@ impl Connection {
             s.recv_used = 0;
         }
         if end {
+            s.done = true;
             events.push(Event::Done(t));
         }
         Ok(())
@@ -248,6 +257,7 @@ impl Connection {
                     "a stream ended with only 1xx responses",
                 ));
             }
+            s.done = true;
             events.push(Event::Done(t));
         }
         Ok(())
@@ -308,7 +318,7 @@ impl Connection {
         if !self.settled {
             self.settle(events);
         }
-        self.resume_bodies();
+        self.window_opened = true;
         Ok(())
     }
 }

@@ -122,6 +122,40 @@ fn rst_stream_and_goaway_are_events() {
     assert!(!c.can_open());
 }
 
+/// nginx answers a POST it does not read, then resets the stream with NO_ERROR so the
+/// client stops sending (RFC 9113 §8.1): the stream succeeded, not reset, even when both
+/// frames come in one read.
+#[test]
+fn a_reset_after_a_complete_response_is_no_failure() {
+    let mut c = settled();
+    c.start(0, &request(), false, false);
+    let mut input = response(1, b"ok");
+    input.extend(frame_bytes(frame::RST_STREAM, 0, 1, &0u32.to_be_bytes()));
+    let mut events = Vec::new();
+    c.feed(&input, &mut events).unwrap();
+    assert_eq!(events, vec![Event::FirstByte(0), Event::Done(0)]);
+}
+
+/// Issue 39 item 10: h2c to an HTTP/1-only server: its answer to the preface names the
+/// cause (`h2_not_negotiated`, "it does not speak h2c"), not a malformed frame, however the
+/// answer is split.
+#[test]
+fn an_http1_answer_to_the_preface_is_not_h2() {
+    let answer = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n";
+    for split in [answer.len(), 3, 5, 9] {
+        let mut c = Connection::new();
+        let mut events = Vec::new();
+        let first = c.feed(&answer[..split], &mut events);
+        let e = match first {
+            Err(e) => e,
+            Ok(()) => c.feed(&answer[split..], &mut events).unwrap_err(),
+        };
+        assert_eq!(e, ConnError::Http1Answer, "split at {split}");
+        assert_eq!(e.kind(), ErrorKind::H2NotNegotiated);
+        assert!(e.to_string().contains("does not speak h2c"), "{e}");
+    }
+}
+
 #[test]
 fn a_body_waits_for_the_servers_window() {
     let mut c = settled();
@@ -144,6 +178,116 @@ fn a_body_waits_for_the_servers_window() {
     c.feed(&update, &mut events).unwrap();
     let data_sent = c.out.len() - sent_before;
     assert_eq!(data_sent, 70_000 - 65_535 + 9);
+}
+
+/// Issue 33 item 13: bodies larger than the connection window share it oldest first. The
+/// server keeps stream windows wide and opens the connection's 30,000 bytes at a time; a
+/// stream that completes frees its slot for a new one. No DATA frame may go for a stream
+/// while a stream opened before it still has body to send (under the old lowest-slot-first
+/// rule the new stream in a reused low slot took the window and older ones starved), and
+/// every body gets through.
+#[test]
+fn bodies_share_the_connection_window_oldest_first() {
+    let mut c = Connection::new();
+    let mut events = Vec::new();
+    // SETTINGS_INITIAL_WINDOW_SIZE 2^24: only the connection's window holds bodies back.
+    let wide = [0u8, 4, 1, 0, 0, 0];
+    c.feed(&frame_bytes(frame::SETTINGS, 0, 0, &wide), &mut events)
+        .unwrap();
+    let h1 = [
+        b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 100000\r\n\r\n".to_vec(),
+        vec![b'x'; 100_000],
+    ]
+    .concat();
+    let req = from_http1(&h1, false).unwrap();
+    for tag in 0..5 {
+        c.start(tag, &req, false, false);
+    }
+    // Streams whose HEADERS went and whose body has not ended, and those whose body has.
+    let mut sending = std::collections::BTreeSet::new();
+    let mut sent = Vec::new();
+    let mut bodies_done = 0;
+    for _ in 0..200 {
+        let out = std::mem::take(&mut c.out);
+        for h in frames_in(&out) {
+            match h.kind {
+                frame::HEADERS => {
+                    sending.insert(h.stream);
+                }
+                frame::DATA => {
+                    let older = sending.range(..h.stream).next();
+                    assert_eq!(older, None, "DATA for stream {} first", h.stream);
+                    if h.flags & frame::FLAG_END_STREAM != 0 {
+                        sending.remove(&h.stream);
+                        sent.push(h.stream);
+                        bodies_done += 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+        // The server answers each whole body; its slot takes a new stream at once.
+        let mut input = Vec::new();
+        for id in sent.drain(..) {
+            input.extend(response(id, b"ok"));
+        }
+        input.extend(frame_bytes(
+            frame::WINDOW_UPDATE,
+            0,
+            0,
+            &30_000u32.to_be_bytes(),
+        ));
+        events.clear();
+        c.feed(&input, &mut events).unwrap();
+        for e in events.clone() {
+            if let Event::Done(tag) = e {
+                c.release(tag);
+                c.start(tag, &req, false, false);
+            }
+        }
+    }
+    // 200 updates of 30,000 bytes after the first 65,535: ~60 bodies of 100,000.
+    assert!(bodies_done >= 55, "{bodies_done} bodies");
+    // Each body that waited counts once, however often it stopped: all but the first.
+    assert!(
+        c.flow_waits >= bodies_done - 1 && c.flow_waits <= bodies_done + 5,
+        "{} waits, {bodies_done} bodies",
+        c.flow_waits
+    );
+}
+
+/// Window updates that arrive together count together: the connection's and the older
+/// stream's, in one read, give the window to the older stream (taken one frame at a time,
+/// the connection's went to the newer stream while the older one's own window was still 0).
+#[test]
+fn window_updates_read_together_go_to_the_oldest_body() {
+    let mut c = settled();
+    let h1 = [
+        b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 100000\r\n\r\n".to_vec(),
+        vec![b'x'; 100_000],
+    ]
+    .concat();
+    let req = from_http1(&h1, false).unwrap();
+    c.start(0, &req, false, false); // stream 1: 65,535 sent, both windows spent
+    c.start(1, &req, false, false); // stream 3: waits for the connection's window
+    c.out.clear();
+    let mut input = frame_bytes(frame::WINDOW_UPDATE, 0, 0, &30_000u32.to_be_bytes());
+    input.extend(frame_bytes(
+        frame::WINDOW_UPDATE,
+        0,
+        1,
+        &30_000u32.to_be_bytes(),
+    ));
+    c.feed(&input, &mut Vec::new()).unwrap();
+    let data: Vec<u32> = frames_in(&c.out)
+        .iter()
+        .filter(|h| h.kind == frame::DATA)
+        .map(|h| h.stream)
+        .collect();
+    assert!(
+        !data.is_empty() && data.iter().all(|&id| id == 1),
+        "{data:?}"
+    );
 }
 
 #[test]

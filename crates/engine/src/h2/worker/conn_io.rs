@@ -5,10 +5,11 @@
 //! takes which stream is the worker's pacing (`h2::worker`).
 
 use super::{Phase, Slot, Worker};
-use crate::h2::conn::{Connection, Event};
+use crate::h2::conn::Event;
 use crate::h2::frame::NO_ERROR;
 use crate::pacing;
 use crate::recorder::Completion;
+use crate::tls;
 use crate::worker::base::{check_failed, expected, failure_kind, micros, write_out};
 use std::io;
 use std::time::Instant;
@@ -22,7 +23,8 @@ impl Worker {
             return false;
         };
         c.stream = Some(stream);
-        c.proto = Connection::new();
+        let old = std::mem::take(&mut c.proto);
+        self.summary.flow_control_waits += old.flow_waits;
         c.refused = false;
         c.written = 0;
         c.phase = Phase::Connecting;
@@ -97,6 +99,10 @@ impl Worker {
                     self.read_some(i, now);
                 }
             }
+            // nginx (1.21.4 on) refuses an ALPN offer of only h2 with a fatal
+            // no_application_protocol alert: the server does not offer h2, as when it
+            // picks http/1.1 above; `tls_alert` would hide that.
+            Err(e) if tls::alpn_refused(&e) => self.conn_failed(i, ErrorKind::H2NotNegotiated, now),
             Err(e) => self.conn_failed(i, failure_kind(&e), now),
         }
     }
@@ -318,6 +324,7 @@ impl Worker {
         let c = &mut self.conns[i];
         self.base.close_socket(&mut c.stream);
         c.phase = Phase::Closed;
+        self.summary.flow_control_waits += std::mem::take(&mut c.proto.flow_waits);
     }
 
     /// Fail what is past its deadline: a connect or handshake, or a stream's answer.

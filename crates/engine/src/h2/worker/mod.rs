@@ -227,6 +227,10 @@ pub fn run(mut cfg: WorkerConfig) -> io::Result<Recorder> {
         thinking: BinaryHeap::new(),
     };
     run_loop(&mut w)?;
+    // Connections still open at the end (`close` takes the count of those closed before).
+    for c in &mut w.conns {
+        w.summary.flow_control_waits += std::mem::take(&mut c.proto.flow_waits);
+    }
     w.base.rec.h2 = Some(w.summary.clone());
     Ok(w.base.rec)
 }
