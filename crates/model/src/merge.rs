@@ -506,11 +506,18 @@ fn merge_schedule(
 }
 
 /// The merged run was client-limited when any of its runs was; every distinct reason is
-/// kept, and the CPU figure is the busiest run's.
+/// kept, and the CPU figures are the busiest run's.
 fn merge_validity(mine: &mut Validity, theirs: &Validity) {
     mine.client_limited |= theirs.client_limited;
     union_into(&mut mine.reasons, &theirs.reasons);
     mine.cpu_busy = mine.cpu_busy.max(theirs.cpu_busy);
+    mine.cpu_wait = match (mine.cpu_wait, theirs.cpu_wait) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    };
+    if mine.limited_by.is_none() {
+        mine.limited_by = theirs.limited_by;
+    }
 }
 
 /// Samples follow one another; a process that died is listed once; log messages of the
