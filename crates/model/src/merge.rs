@@ -14,6 +14,7 @@
 use crate::result::{IntervalSample, NamedResult, RepeatSummary, RunResult, Schedule, Validity};
 use crate::server::{LogMessage, ServerSamples};
 use crate::shard::{Shard, ShardSet, ShardSummary};
+use crate::window::Window;
 use crate::{ErrorKind, RunSpec};
 use std::collections::BTreeMap;
 
@@ -520,8 +521,8 @@ fn merge_validity(mine: &mut Validity, theirs: &Validity) {
     }
 }
 
-/// Samples follow one another; a process that died is listed once; log messages of the
-/// same server, level and text add up.
+/// Samples (and their measured windows) follow one another; a process that died is listed
+/// once; log messages of the same server, level and text add up.
 fn merge_server(mine: &mut ServerSamples, theirs: &ServerSamples) {
     let offset = mine.samples.last().map_or(0.0, |s| s.t_s);
     mine.samples
@@ -529,6 +530,8 @@ fn merge_server(mine: &mut ServerSamples, theirs: &ServerSamples) {
             sample.t_s += offset;
             sample
         }));
+    mine.measured
+        .extend(theirs.measured.iter().map(|w| Window::new(w.from_s + offset, w.to_s + offset)));
     mine.sampler_cpu_s += theirs.sampler_cpu_s;
     for death in &theirs.deaths {
         if !mine.deaths.iter().any(|d| d.pid == death.pid) {
