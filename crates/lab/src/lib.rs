@@ -4,7 +4,8 @@
 //! parameters, program, config, readiness, tuning space and logs), the one supervision of
 //! every server process (`process`: start, readiness, stop that leaves nothing behind;
 //! `supervisor`: a whole stack; `registry`: reaping what a killed webtune left), and the
-//! /proc sampler whose series go into `RunResult.server` (/proc and users' config trees are
+//! /proc sampler whose series go into `RunResult.server` (`external` finds an external
+//! server's processes for it; /proc and users' config trees are
 //! read with `webtune-conf`, the crate below this one). TLS variants of the stacks are
 //! `TlsStack` (in `stacks`; their certificate per lab directory is made in `tls`), the forum and
 //! its MariaDB in `forum`; private file systems for the fs workload (tmpfs, ext4, xfs on a
@@ -30,6 +31,7 @@ pub mod tuning;
 
 mod dirs;
 mod error;
+mod external;
 mod leaders;
 mod logs;
 mod netns;

@@ -31,8 +31,12 @@ pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(250);
 pub enum ProcessSelector {
     /// Every process in these sessions (a lab stack: one session per server).
     Sessions(Vec<i32>),
-    /// Every process whose command name (comm) is one of these (an external server).
+    /// Every process whose command name (comm) is one of these.
     Names(Vec<String>),
+    /// These processes and every descendant of theirs, children started later included (an
+    /// external server: its master, found by the port it listens on or given as `--pid`,
+    /// `external::selector`); `how` says how they were found.
+    Tree { roots: Vec<i32>, how: String },
     /// None: host-wide figures only.
     Nothing,
 }
@@ -45,17 +49,48 @@ impl ProcessSelector {
                 format!("sessions {}", ids.join(","))
             }
             ProcessSelector::Names(n) => format!("names {}", n.join(",")),
+            ProcessSelector::Tree { roots, how } => {
+                let ids: Vec<String> = roots.iter().map(|i| i.to_string()).collect();
+                format!("pid {} and its children ({how})", ids.join(","))
+            }
             ProcessSelector::Nothing => "none".to_string(),
         }
     }
 
-    fn matches(&self, stat: &ProcStat) -> bool {
+    /// The server's processes among `stats` (every live process but the sampler's own).
+    fn select(&self, stats: Vec<ProcStat>) -> Vec<ProcStat> {
         match self {
-            ProcessSelector::Sessions(s) => s.contains(&stat.session),
-            ProcessSelector::Names(n) => n.contains(&stat.comm),
-            ProcessSelector::Nothing => false,
+            ProcessSelector::Sessions(s) => stats
+                .into_iter()
+                .filter(|p| s.contains(&p.session))
+                .collect(),
+            ProcessSelector::Names(n) => stats.into_iter().filter(|p| n.contains(&p.comm)).collect(),
+            ProcessSelector::Tree { roots, .. } => {
+                let parent: HashMap<i32, i32> = stats.iter().map(|p| (p.pid, p.ppid)).collect();
+                stats
+                    .into_iter()
+                    .filter(|p| descends_from(p.pid, roots, &parent))
+                    .collect()
+            }
+            ProcessSelector::Nothing => Vec::new(),
         }
     }
+}
+
+/// Is `pid` one of `roots` or below one of them (following `parent`)?
+pub(crate) fn descends_from(pid: i32, roots: &[i32], parent: &HashMap<i32, i32>) -> bool {
+    let mut at = pid;
+    // Bounded: a pid table read while processes come and go could hold a cycle.
+    for _ in 0..256 {
+        if roots.contains(&at) {
+            return true;
+        }
+        match parent.get(&at) {
+            Some(&up) if up > 0 && up != at => at = up,
+            _ => return false,
+        }
+    }
+    false
 }
 
 /// A running sampler; `finish` stops it and returns what it saw.
@@ -453,12 +488,13 @@ impl State {
         let refresh_pss = self.since_pss == 0;
         self.since_pss = (self.since_pss + 1) % self.pss_every;
         let me = std::process::id() as i32;
-        for stat in procfs::all_pids()
+        let live: Vec<ProcStat> = procfs::all_pids()
             .into_iter()
             .filter(|p| *p != me)
             .filter_map(procfs::read_stat)
-            .filter(|s| s.state != 'Z' && self.selector.matches(s))
-        {
+            .filter(|s| s.state != 'Z')
+            .collect();
+        for stat in self.selector.select(live) {
             totals.processes += 1;
             totals.threads += stat.num_threads as u32;
             totals.rss_kib += stat.rss_pages * self.page_kib;

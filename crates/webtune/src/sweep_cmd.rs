@@ -157,6 +157,7 @@ pub fn run(args: SweepArgs) -> anyhow::Result<i32> {
         Target::External {
             base_url: args.url.clone(),
             processes: Vec::new(),
+            pids: Vec::new(),
         },
         RunSpec {
             url: String::new(),

@@ -297,7 +297,7 @@ fn load_levels(
     next_level: &mut dyn FnMut(&[LevelResult]) -> Option<Level>,
 ) -> Result<Levels, LabError> {
     let (spec, workload) = absolute_spec(trial, started, base)?;
-    let selector = started.selector(&trial.target);
+    let selector = started.selector(&trial.target)?;
     let mut logged_before: Vec<LogMessage> = Vec::new();
     let mut levels = Vec::new();
     let count = trial.levels.len();
@@ -487,6 +487,7 @@ mod tests {
             Target::External {
                 base_url: "http://127.0.0.1:1".into(),
                 processes: Vec::new(),
+                pids: Vec::new(),
             },
             RunSpec::default(),
         );
