@@ -249,10 +249,7 @@ mod tests {
             (vec![ip("127.0.0.1")], 8080)
         );
         assert_eq!(endpoint("https://127.0.0.2").unwrap().1, 443);
-        assert_eq!(
-            endpoint("http://[::1]:81/").unwrap(),
-            (vec![ip("::1")], 81)
-        );
+        assert_eq!(endpoint("http://[::1]:81/").unwrap(), (vec![ip("::1")], 81));
         assert!(endpoint("http://localhost:8080")
             .unwrap()
             .0

@@ -64,7 +64,9 @@ impl ProcessSelector {
                 .into_iter()
                 .filter(|p| s.contains(&p.session))
                 .collect(),
-            ProcessSelector::Names(n) => stats.into_iter().filter(|p| n.contains(&p.comm)).collect(),
+            ProcessSelector::Names(n) => {
+                stats.into_iter().filter(|p| n.contains(&p.comm)).collect()
+            }
             ProcessSelector::Tree { roots, .. } => {
                 let parent: HashMap<i32, i32> = stats.iter().map(|p| (p.pid, p.ppid)).collect();
                 stats

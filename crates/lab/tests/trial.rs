@@ -150,9 +150,15 @@ fn per_response_server_figures_cover_the_measured_window_only() {
     assert_eq!(server.measured.len(), 2, "{:?}", server.measured);
     let sampled: f64 = server.samples.iter().map(|s| s.length_s).sum();
     for (w, run) in server.measured.iter().zip(&r.repeats) {
-        assert!((w.length_s() - run.duration_s).abs() < 1e-6, "{w:?} {run:?}");
+        assert!(
+            (w.length_s() - run.duration_s).abs() < 1e-6,
+            "{w:?} {run:?}"
+        );
         // (The run's start is on the wall clock to the millisecond.)
-        assert!(w.from_s >= 1.99 && w.to_s <= sampled + 0.2, "{w:?} of {sampled} s");
+        assert!(
+            w.from_s >= 1.99 && w.to_s <= sampled + 0.2,
+            "{w:?} of {sampled} s"
+        );
     }
     let first_end = server.measured[0].to_s;
     assert!(

@@ -530,8 +530,12 @@ fn merge_server(mine: &mut ServerSamples, theirs: &ServerSamples) {
             sample.t_s += offset;
             sample
         }));
-    mine.measured
-        .extend(theirs.measured.iter().map(|w| Window::new(w.from_s + offset, w.to_s + offset)));
+    mine.measured.extend(
+        theirs
+            .measured
+            .iter()
+            .map(|w| Window::new(w.from_s + offset, w.to_s + offset)),
+    );
     mine.sampler_cpu_s += theirs.sampler_cpu_s;
     for death in &theirs.deaths {
         if !mine.deaths.iter().any(|d| d.pid == death.pid) {

@@ -277,8 +277,10 @@ mod tests {
         let v = judge(&figures(0.003, Some(0.74)), Some(&s), &latency(1_600_000));
         assert!(v.client_limited, "{v:?}");
         assert!(
-            v.reasons[0].contains("and was starved of CPU: its threads were on a CPU 0% and \
-                 waiting for one 74% of the run"),
+            v.reasons[0].contains(
+                "and was starved of CPU: its threads were on a CPU 0% and \
+                 waiting for one 74% of the run"
+            ),
             "{v:?}"
         );
         // Waiting a little on a loaded machine while a stalled server held the rate back.

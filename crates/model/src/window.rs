@@ -138,13 +138,19 @@ mod tests {
             Window::new(2.0, 9.0)
         );
         // No cool-down: open through the drain.
-        assert_eq!(timed(10.0, 2.0, 0.0).measurement_window().to_s, f64::INFINITY);
+        assert_eq!(
+            timed(10.0, 2.0, 0.0).measurement_window().to_s,
+            f64::INFINITY
+        );
         let counted = RunSpec {
             stop: StopCondition::Requests { count: 10 },
             ..RunSpec::default()
         };
         assert_eq!(counted.run_length_s(), None);
-        assert_eq!(counted.measurement_window(), Window::new(0.0, f64::INFINITY));
+        assert_eq!(
+            counted.measurement_window(),
+            Window::new(0.0, f64::INFINITY)
+        );
     }
 
     #[test]

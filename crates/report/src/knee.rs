@@ -326,7 +326,10 @@ pub(crate) mod tests {
     fn the_no_knee_sentence_states_the_rule_and_the_levels_left_out() {
         let growing = [row(1.0, 100.0, 10), row(2.0, 200.0, 11)];
         let text = no_knee_sentence(&growing);
-        assert!(text.starts_with(&format!("No knee: {RULE}; over the 2 levels")), "{text}");
+        assert!(
+            text.starts_with(&format!("No knee: {RULE}; over the 2 levels")),
+            "{text}"
+        );
         let mut one = growing;
         one[0].stall_s = 0.4;
         let text = no_knee_sentence(&one);

@@ -409,7 +409,10 @@ mod tests {
         // Without a window (an older result) every sample counts: 150 µs, 0.3 per response.
         let all = summarise(&samples, 1000);
         assert!(all.contains("= 150 µs per response"), "{all}");
-        assert!(all.contains("= 0.3 per response (0.03 involuntary)"), "{all}");
+        assert!(
+            all.contains("= 0.3 per response (0.03 involuntary)"),
+            "{all}"
+        );
         samples.measured = vec![webtune_model::window::Window::new(2.0, 3.0)];
         let text = summarise(&samples, 1000);
         assert!(

@@ -193,14 +193,11 @@ pub fn render_sweep_csv(sweep: &SweepResult) -> String {
 
 /// The knee's marker, and one per level left out of it (class `flawed`).
 fn knee_marker(rows: &[LevelRow]) -> Vec<Marker> {
-    let flawed = rows
-        .iter()
-        .filter(|r| r.left_out())
-        .map(|r| Marker {
-            x: r.level,
-            class: "flawed".into(),
-            label: r.flaw(),
-        });
+    let flawed = rows.iter().filter(|r| r.left_out()).map(|r| Marker {
+        x: r.level,
+        class: "flawed".into(),
+        label: r.flaw(),
+    });
     let short = rows.iter().filter(|r| r.counts_as_short()).map(|r| Marker {
         x: r.level,
         class: "flawed".into(),

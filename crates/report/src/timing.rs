@@ -281,7 +281,8 @@ mod tests {
         let mut verdict = String::new();
         write_validity(&mut verdict, &r);
         assert!(
-            verdict.contains("kept up") && verdict.contains("generator lag p50 0.030 ms, p99 0.030 ms"),
+            verdict.contains("kept up")
+                && verdict.contains("generator lag p50 0.030 ms, p99 0.030 ms"),
             "{verdict}"
         );
     }

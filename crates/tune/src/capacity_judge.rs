@@ -89,7 +89,10 @@ pub fn generator_cause(result: &RunResult) -> GeneratorCause {
     let v = &result.validity;
     if !v.client_limited {
         GeneratorCause::ConnectionCap
-    } else if v.cpu_wait.map_or(v.cpu_busy < STARVED_BELOW, |wait| wait > v.cpu_busy) {
+    } else if v
+        .cpu_wait
+        .map_or(v.cpu_busy < STARVED_BELOW, |wait| wait > v.cpu_busy)
+    {
         GeneratorCause::Starved
     } else {
         GeneratorCause::Busy
@@ -419,7 +422,10 @@ mod tests {
         let mut waited = late(0.3);
         waited.validity.cpu_wait = Some(0.65);
         let j = judge_step(&waited, &slos());
-        assert!(!j.reasons.iter().any(|r| r.contains("kept waiting")), "{j:?}");
+        assert!(
+            !j.reasons.iter().any(|r| r.contains("kept waiting")),
+            "{j:?}"
+        );
         assert_eq!(generator_cause(&waited), GeneratorCause::Starved);
         waited.validity.cpu_wait = Some(0.05);
         assert_eq!(generator_cause(&waited), GeneratorCause::Busy);

@@ -399,7 +399,9 @@ fn site_target(
         );
     }
     if !args.processes.is_empty() || !args.pids.is_empty() {
-        bail!("--process and --pid are for the external stack; lab stacks sample their own processes");
+        bail!(
+            "--process and --pid are for the external stack; lab stacks sample their own processes"
+        );
     }
     let path = load_path(
         bench.url.as_deref(),

@@ -165,7 +165,16 @@ fn a_generator_starved_of_cpu_is_the_limit_and_says_by_which_figure() {
     // generator pinned there gets about 1% of it.
     let neighbour = Killed(
         Command::new("nice")
-            .args(["-n", "-20", "taskset", "-c", "0", "sh", "-c", "while :; do :; done"])
+            .args([
+                "-n",
+                "-20",
+                "taskset",
+                "-c",
+                "0",
+                "sh",
+                "-c",
+                "while :; do :; done",
+            ])
             .spawn()
             .expect("nice and taskset run"),
     );
@@ -190,7 +199,9 @@ fn a_generator_starved_of_cpu_is_the_limit_and_says_by_which_figure() {
     assert_eq!(validity["limited_by"], "rate_short", "{validity}");
     let (busy, wait) = (
         validity["cpu_busy"].as_f64().unwrap(),
-        validity["cpu_wait"].as_f64().expect("the kernel's run-queue wait"),
+        validity["cpu_wait"]
+            .as_f64()
+            .expect("the kernel's run-queue wait"),
     );
     assert!(wait > busy, "{validity}");
     let reason = validity["reasons"][0].as_str().unwrap_or_default();
@@ -202,5 +213,8 @@ fn a_generator_starved_of_cpu_is_the_limit_and_says_by_which_figure() {
         reason.contains(&format!("waiting for one {:.0}% of the run", wait * 100.0)),
         "{reason}"
     );
-    assert!(text.contains("WARNING: the generator was the limit"), "{text}");
+    assert!(
+        text.contains("WARNING: the generator was the limit"),
+        "{text}"
+    );
 }

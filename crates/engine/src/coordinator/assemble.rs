@@ -152,11 +152,7 @@ pub(super) fn assemble(finished: Finished) -> RunResult {
         io_backend: Some(io),
     };
     result.finish_summaries();
-    result.validity = validity::judge(
-        &figures,
-        result.schedule.as_ref(),
-        &result.latency.total,
-    );
+    result.validity = validity::judge(&figures, result.schedule.as_ref(), &result.latency.total);
     result
 }
 
