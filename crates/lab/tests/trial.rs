@@ -167,13 +167,19 @@ fn per_response_server_figures_cover_the_measured_window_only() {
         server.measured
     );
     // The warm-ups' CPU (4 of the 6 loaded seconds) is left out of the per-response figure.
+    // (Its share of the whole is about a third; 0.7 leaves room for a busy machine.)
     let all: f64 = server
         .samples
         .iter()
         .map(|s| s.cpu_user_s + s.cpu_system_s)
         .sum();
     let measured = server.measured();
-    assert!((measured.seconds - 2.0).abs() < 0.05, "{measured:?}");
+    // The runs' measured seconds (each about 1 s, more when its drain lasted) are sampled.
+    assert!(
+        (measured.seconds - r.duration_s).abs() < 0.05,
+        "{measured:?} of {} s measured",
+        r.duration_s
+    );
     assert!(
         measured.cpu_s() > 0.0 && measured.cpu_s() < all * 0.7,
         "measured {:.3} s of {all:.3} s",
