@@ -17,10 +17,12 @@ pub fn summarise(samples: &ServerSamples, responses: u64) -> String {
     let list = &samples.samples;
     let seconds: f64 = list.iter().map(|s| s.length_s).sum();
     let measured = samples.measured();
-    let window = if samples.measured.is_empty() {
-        String::new()
-    } else {
+    // A window that covers (nearly) every sample changes nothing: the figures say it once.
+    let windowed = !samples.measured.is_empty() && measured.seconds < seconds * 0.99;
+    let window = if windowed {
         format!(", {:.1} s of them in the measured window", measured.seconds)
+    } else {
+        String::new()
     };
     let _ = writeln!(
         out,
@@ -113,10 +115,10 @@ pub fn summarise(samples: &ServerSamples, responses: u64) -> String {
         "  processes  peak {peak_procs} processes, {peak_threads} threads; CPU {cpu_user:.2} s user + {cpu_sys:.2} s system"
     );
     let in_window = |out: &mut String, what: String| {
-        if samples.measured.is_empty() {
-            let _ = write!(out, " = {what}");
-        } else {
+        if windowed {
             let _ = write!(out, "; in the measured window {what}");
+        } else {
+            let _ = write!(out, " = {what}");
         }
     };
     if responses > 0 {
@@ -124,7 +126,7 @@ pub fn summarise(samples: &ServerSamples, responses: u64) -> String {
             "{:.0} µs per response",
             measured.cpu_s() * 1e6 / responses as f64
         );
-        let what = if samples.measured.is_empty() {
+        let what = if !windowed {
             per
         } else {
             format!(
@@ -413,6 +415,9 @@ mod tests {
             all.contains("= 0.3 per response (0.03 involuntary)"),
             "{all}"
         );
+        // A window over every sample (no warm-up, no cool-down) is not repeated.
+        samples.measured = vec![webtune_model::window::Window::new(0.0, 3.0)];
+        assert_eq!(summarise(&samples, 1000), all);
         samples.measured = vec![webtune_model::window::Window::new(2.0, 3.0)];
         let text = summarise(&samples, 1000);
         assert!(
