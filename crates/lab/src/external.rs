@@ -6,7 +6,7 @@
 //! error that asks for `--pid`; a name that nothing on the URL's port answers to is taken
 //! only when one process tree of it runs.
 
-use crate::server_sampler::descends_from;
+use crate::selector::descends_from;
 use crate::{LabError, ProcessSelector};
 use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, ToSocketAddrs};

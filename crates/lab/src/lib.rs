@@ -38,6 +38,7 @@ mod netns;
 mod params;
 mod process;
 mod render;
+mod selector;
 mod server_sampler;
 mod stacks;
 mod supervisor;
@@ -52,7 +53,8 @@ pub use error::LabError;
 pub use netns::namespace_of;
 pub use params::{parse_assignment, InertRule, ParamKind, ParamSpec, Settings, Value};
 pub use render::{reaches_php, render, Layout, Rendered, PAGE_BYTES};
-pub use server_sampler::{ProcessSelector, Sampler, DEFAULT_INTERVAL};
+pub use selector::ProcessSelector;
+pub use server_sampler::{Sampler, DEFAULT_INTERVAL};
 pub use stacks::{StackKind, TlsStack};
 pub use supervisor::{http_get, RunningStack, StartOptions};
 
