@@ -1,6 +1,7 @@
 //! Measured evidence from a saved run (`--result FILE`): what the load was, and what the
 //! lab's sampler saw on the server side (log messages, listen overflows, context switches,
-//! processes and PSS).
+//! processes and PSS). Figures weighed against the responses (switches, CPU) cover the
+//! measured window only, as the responses do (`ServerSamples::measured`).
 
 use crate::error::AdviseError;
 use serde::Serialize;
@@ -21,11 +22,13 @@ pub struct Evidence {
     /// What the sampler sampled ("nginx-apache-prefork", "external"), empty without one.
     pub target: String,
     pub listen_overflows: u64,
+    /// The server's context switches over the run's measured window(s), the time its
+    /// `responses` were counted in (warm-up and cool-down left out).
     pub context_switches: u64,
     /// Of those, the involuntary ones (preempted: more runnable tasks than CPUs).
     pub involuntary_switches: u64,
     /// CPU seconds the server's processes used, and all CPUs of the host were busy
-    /// (user, system, irq, softirq, steal), over the samples.
+    /// (user, system, irq, softirq, steal), over the same measured window(s).
     pub server_cpu_s: f64,
     pub host_busy_cpu_s: f64,
     pub peak_processes: u32,
@@ -58,29 +61,13 @@ impl Evidence {
         if let Some(s) = &r.server {
             e.target = s.target.clone();
             e.listen_overflows = s.samples.iter().map(|x| x.listen_overflows).sum();
-            e.context_switches = s
-                .samples
-                .iter()
-                .map(|x| x.voluntary_ctxt_switches + x.involuntary_ctxt_switches)
-                .sum();
-            e.involuntary_switches = s.samples.iter().map(|x| x.involuntary_ctxt_switches).sum();
-            e.server_cpu_s = s
-                .samples
-                .iter()
-                .map(|x| x.cpu_user_s + x.cpu_system_s)
-                .sum();
-            e.host_busy_cpu_s = s
-                .samples
-                .iter()
-                .map(|x| {
-                    let busy: f64 = x
-                        .cpus
-                        .iter()
-                        .map(|c| c.user + c.system + c.irq + c.softirq + c.steal)
-                        .sum();
-                    busy / 100.0 * x.length_s
-                })
-                .sum();
+            // Weighed against the responses, so over the same measured window(s) as they
+            // (warm-up and cool-down left out).
+            let m = s.measured();
+            e.context_switches = m.switches().round() as u64;
+            e.involuntary_switches = m.involuntary_ctxt_switches.round() as u64;
+            e.server_cpu_s = m.cpu_s();
+            e.host_busy_cpu_s = m.host_busy_cpu_s;
             e.peak_processes = s.samples.iter().map(|x| x.processes).max().unwrap_or(0);
             e.peak_pss_kib = s.samples.iter().map(|x| x.pss_kib).max().unwrap_or(0);
             e.log_messages = s.log_messages.clone();

@@ -13,7 +13,8 @@
 //! - What a file is (`kind`: a wrong one refused) and what it is written for (Apache
 //!   2.2/2.4 in `apache`, MariaDB/MySQL 5.7/8 with their defaults and size syntax in
 //!   `mycnf`).
-//! - Linux's /proc (`procfs`): process status, sessions, command lines, system counters.
+//! - Linux's /proc (`procfs`): process status, sessions, command lines, system counters;
+//!   and its listening TCP sockets and who holds them (`sockets`).
 //!
 //! Readers still to come belong here too: a filesystem's mount options (/proc/mounts,
 //! fstab) and Postfix's main.cf/master.cf, each as one module producing `Directive`s.
@@ -32,5 +33,6 @@ pub mod limits;
 pub mod mycnf;
 pub mod nginx;
 pub mod procfs;
+pub mod sockets;
 
 pub use error::ReadError;

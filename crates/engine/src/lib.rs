@@ -36,7 +36,7 @@ pub mod usage;
 mod worker;
 mod workload;
 
-pub use coordinator::{run, Progress, RunControl, MAX_VALID_CPU_BUSY, MAX_VALID_LAG_US};
+pub use coordinator::{run, Progress, RunControl};
 pub use error::EngineError;
 /// `--io`: the backend a choice runs on, and why `auto` passed io_uring over (`poller`).
 pub use worker::poller::resolve as resolve_io;

@@ -4,7 +4,8 @@
 //! parameters, program, config, readiness, tuning space and logs), the one supervision of
 //! every server process (`process`: start, readiness, stop that leaves nothing behind;
 //! `supervisor`: a whole stack; `registry`: reaping what a killed webtune left), and the
-//! /proc sampler whose series go into `RunResult.server` (/proc and users' config trees are
+//! /proc sampler whose series go into `RunResult.server` (`external` finds an external
+//! server's processes for it; /proc and users' config trees are
 //! read with `webtune-conf`, the crate below this one). TLS variants of the stacks are
 //! `TlsStack` (in `stacks`; their certificate per lab directory is made in `tls`), the forum and
 //! its MariaDB in `forum`; private file systems for the fs workload (tmpfs, ext4, xfs on a
@@ -31,6 +32,7 @@ pub mod tuning;
 
 mod dirs;
 mod error;
+mod external;
 mod host_sysctl;
 mod leaders;
 mod logs;
@@ -38,6 +40,7 @@ mod netns;
 mod params;
 mod process;
 mod render;
+mod selector;
 mod server_sampler;
 mod stacks;
 mod supervisor;
@@ -52,7 +55,8 @@ pub use error::LabError;
 pub use netns::namespace_of;
 pub use params::{parse_assignment, InertRule, ParamKind, ParamSpec, Settings, Value};
 pub use render::{reaches_php, render, Layout, Rendered, PAGE_BYTES};
-pub use server_sampler::{ProcessSelector, Sampler, DEFAULT_INTERVAL};
+pub use selector::ProcessSelector;
+pub use server_sampler::{Sampler, DEFAULT_INTERVAL};
 pub use stacks::{StackKind, TlsStack};
 pub use supervisor::{http_get, RunningStack, StartOptions};
 

@@ -5,60 +5,36 @@
 //! own when the lab made one: start it from a thread inside) — and hands back
 //! `ServerSamples`.
 //! It also watches each server's main process (`leaders`) and records which died and when
-//! (`ServerSamples::deaths`).
+//! (`ServerSamples::deaths`). A sampler watches a whole level, warm-up and cool-down
+//! included; `window_of` places a run's measured window on its clock, for the level's
+//! `ServerSamples::measured`.
 
 use crate::leaders::Leader;
+// Re-exported for the modules that start a sampler (`fsys`); the public path is the root's.
+pub(crate) use crate::selector::ProcessSelector;
 use std::collections::HashMap;
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use webtune_conf::procfs::{self, ProcStat};
 use webtune_model::server::{BlockSample, CpuShare, ServerSample};
+use webtune_model::window::Window;
+use webtune_model::{RunResult, ServerSamples};
 
 /// Read at every sample (and once at the start, for a baseline) beside the host's figures:
 /// a lab file system's device and page cache (`fsys`).
 pub type BlockProbe = Box<dyn FnMut() -> BlockSample + Send>;
-use webtune_model::ServerSamples;
 
 /// Default sampling period.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(250);
-
-/// Which processes are the server's.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ProcessSelector {
-    /// Every process in these sessions (a lab stack: one session per server).
-    Sessions(Vec<i32>),
-    /// Every process whose command name (comm) is one of these (an external server).
-    Names(Vec<String>),
-    /// None: host-wide figures only.
-    Nothing,
-}
-
-impl ProcessSelector {
-    fn describe(&self) -> String {
-        match self {
-            ProcessSelector::Sessions(s) => {
-                let ids: Vec<String> = s.iter().map(|i| i.to_string()).collect();
-                format!("sessions {}", ids.join(","))
-            }
-            ProcessSelector::Names(n) => format!("names {}", n.join(",")),
-            ProcessSelector::Nothing => "none".to_string(),
-        }
-    }
-
-    fn matches(&self, stat: &ProcStat) -> bool {
-        match self {
-            ProcessSelector::Sessions(s) => s.contains(&stat.session),
-            ProcessSelector::Names(n) => n.contains(&stat.comm),
-            ProcessSelector::Nothing => false,
-        }
-    }
-}
 
 /// A running sampler; `finish` stops it and returns what it saw.
 pub struct Sampler {
     stop: Sender<()>,
     thread: Option<JoinHandle<ServerSamples>>,
+    /// When sampling began, on the wall clock (ms since the Unix epoch, with its fraction):
+    /// the origin of every sample's `t_s`, to place a run's window on the samples' clock.
+    started_unix_ms: f64,
 }
 
 impl Sampler {
@@ -77,10 +53,13 @@ impl Sampler {
         let (stop, stopped) = mpsc::channel::<()>();
         let interval = interval.max(Duration::from_millis(10));
         let target = target.to_string();
+        // One origin for both clocks: the samples' `t_s` counts from `started`.
+        let started = Instant::now();
+        let started_unix_ms = unix_ms_now();
         let thread = std::thread::Builder::new()
             .name("webtune-sampler".into())
             .spawn(move || {
-                let mut state = State::new(target, selector, interval);
+                let mut state = State::new(target, selector, interval, started);
                 state.probe = probe;
                 if let Some(p) = state.probe.as_mut() {
                     p();
@@ -110,7 +89,20 @@ impl Sampler {
                 state.finish()
             })
             .ok();
-        Sampler { stop, thread }
+        Sampler {
+            stop,
+            thread,
+            started_unix_ms,
+        }
+    }
+
+    /// The measured window of `run` (a run loaded while this sampler watched) on the
+    /// samples' clock: from the end of its warm-up for its measured `duration_s`, placed by
+    /// its wall-clock start (`started_at_unix_ms`, to the millisecond).
+    pub fn window_of(&self, run: &RunResult) -> Window {
+        let start_s = (run.started_at_unix_ms as f64 - self.started_unix_ms) / 1000.0;
+        let from_s = start_s + run.spec.warmup_s.max(0.0);
+        Window::new(from_s, from_s + run.duration_s.max(0.0))
     }
 
     /// Stop and return the samples.
@@ -314,8 +306,20 @@ struct State {
     probe: Option<BlockProbe>,
 }
 
+/// Now on the wall clock, ms since the Unix epoch (0 if the clock is before it).
+fn unix_ms_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+}
+
 impl State {
-    fn new(target: String, selector: ProcessSelector, interval: Duration) -> State {
+    fn new(
+        target: String,
+        selector: ProcessSelector,
+        interval: Duration,
+        started: Instant,
+    ) -> State {
         let host = parse_proc_stat(&std::fs::read_to_string("/proc/stat").unwrap_or_default());
         let mut state = State {
             out: ServerSamples {
@@ -328,8 +332,8 @@ impl State {
             },
             leaders: Vec::new(),
             selector,
-            started: Instant::now(),
-            last_at: Instant::now(),
+            started,
+            last_at: started,
             last_host: host,
             last_net: read_net_counters(),
             last_cpu: HashMap::new(),
@@ -419,12 +423,13 @@ impl State {
         let refresh_pss = self.since_pss == 0;
         self.since_pss = (self.since_pss + 1) % self.pss_every;
         let me = std::process::id() as i32;
-        for stat in procfs::all_pids()
+        let live: Vec<ProcStat> = procfs::all_pids()
             .into_iter()
             .filter(|p| *p != me)
             .filter_map(procfs::read_stat)
-            .filter(|s| s.state != 'Z' && self.selector.matches(s))
-        {
+            .filter(|s| s.state != 'Z')
+            .collect();
+        for stat in self.selector.select(live) {
             totals.processes += 1;
             totals.threads += stat.num_threads as u32;
             totals.rss_kib += stat.rss_pages * self.page_kib;

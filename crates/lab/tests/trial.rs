@@ -126,3 +126,69 @@ fn a_stop_during_the_load_keeps_the_level_measured() {
     assert!(outcome.levels[0].result.interrupted);
     assert!(outcome.levels[0].result.responses > 0);
 }
+
+#[test]
+fn per_response_server_figures_cover_the_measured_window_only() {
+    // Issue 33 item 5: `lab run nginx -- --warmup 2s` printed 112 µs of server CPU per
+    // response against 37 µs without the warm-up: the samples' counters covered the warm-up,
+    // the responses did not. Two runs of 3 s with 2 s of warm-up each: each run's measured
+    // second is recorded on the samples' clock, and per-response figures count only it.
+    let kind = StackKind::from_name("nginx").unwrap();
+    let settings = settings_for(kind, &[]).unwrap();
+    let mut load = short_load("/empty.gif");
+    load.connections = 4;
+    load.stop = StopCondition::Duration { seconds: 3.0 };
+    load.warmup_s = 2.0;
+    let mut trial = Trial::new(Target::Stack { kind, settings }, load);
+    trial.repeat = 2;
+    trial.sample_interval = Duration::from_millis(100);
+    let outcome = trial::run(&trial, &StopToken::new(), &mut trial::Silent).expect("it runs");
+    let r = &outcome.levels[0].result;
+    let server = r.server.as_ref().expect("sampled");
+    // One window per run, each as long as that run's measurement, after its warm-up.
+    assert_eq!(server.measured.len(), 2, "{:?}", server.measured);
+    let sampled: f64 = server.samples.iter().map(|s| s.length_s).sum();
+    for (w, run) in server.measured.iter().zip(&r.repeats) {
+        assert!(
+            (w.length_s() - run.duration_s).abs() < 1e-6,
+            "{w:?} {run:?}"
+        );
+        // (The run's start is on the wall clock to the millisecond.)
+        assert!(
+            w.from_s >= 1.99 && w.to_s <= sampled + 0.2,
+            "{w:?} of {sampled} s"
+        );
+    }
+    let first_end = server.measured[0].to_s;
+    assert!(
+        server.measured[1].from_s >= first_end + 2.0 - 0.01,
+        "the second run's warm-up comes between: {:?}",
+        server.measured
+    );
+    // The warm-ups' CPU (4 of the 6 loaded seconds) is left out of the per-response figure.
+    // (Its share of the whole is about a third; 0.7 leaves room for a busy machine.)
+    let all: f64 = server
+        .samples
+        .iter()
+        .map(|s| s.cpu_user_s + s.cpu_system_s)
+        .sum();
+    let measured = server.measured();
+    // The runs' measured seconds (each about 1 s, more when its drain lasted) are sampled.
+    assert!(
+        (measured.seconds - r.duration_s).abs() < 0.05,
+        "{measured:?} of {} s measured",
+        r.duration_s
+    );
+    assert!(
+        measured.cpu_s() > 0.0 && measured.cpu_s() < all * 0.7,
+        "measured {:.3} s of {all:.3} s",
+        measured.cpu_s()
+    );
+    let text = webtune_report::server_summary::summarise(server, r.responses);
+    let per = format!(
+        "= {:.0} µs per response",
+        measured.cpu_s() * 1e6 / r.responses as f64
+    );
+    assert!(text.contains("in the measured window"), "{text}");
+    assert!(text.contains(&per), "{per}\n{text}");
+}

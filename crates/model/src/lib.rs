@@ -22,6 +22,8 @@ pub mod sweep;
 pub mod threshold;
 mod totals;
 pub mod units;
+pub mod validity;
+pub mod window;
 
 pub use errors::{ErrorCounts, ErrorKind};
 pub use histogram::{LatencyHistogram, Percentiles};

@@ -14,6 +14,7 @@
 
 use crate::result::{NamedResult, RepeatSummary, RunResult, Schedule, Validity};
 use crate::server::{LogMessage, ServerSamples};
+use crate::window::Window;
 use std::collections::BTreeMap;
 
 impl RunResult {
@@ -205,15 +206,22 @@ fn merge_schedule(
 }
 
 /// The merged run was client-limited when any of its runs was; every distinct reason is
-/// kept, and the CPU figure is the busiest run's.
+/// kept, and the CPU figures are the busiest run's.
 pub(crate) fn merge_validity(mine: &mut Validity, theirs: &Validity) {
     mine.client_limited |= theirs.client_limited;
     union_into(&mut mine.reasons, &theirs.reasons);
     mine.cpu_busy = mine.cpu_busy.max(theirs.cpu_busy);
+    mine.cpu_wait = match (mine.cpu_wait, theirs.cpu_wait) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    };
+    if mine.limited_by.is_none() {
+        mine.limited_by = theirs.limited_by;
+    }
 }
 
-/// Samples follow one another; a process that died is listed once; log messages of the
-/// same server, level and text add up.
+/// Samples (and their measured windows) follow one another; a process that died is listed
+/// once; log messages of the same server, level and text add up.
 fn merge_server(mine: &mut ServerSamples, theirs: &ServerSamples) {
     let offset = mine.samples.last().map_or(0.0, |s| s.t_s);
     mine.samples
@@ -221,6 +229,12 @@ fn merge_server(mine: &mut ServerSamples, theirs: &ServerSamples) {
             sample.t_s += offset;
             sample
         }));
+    mine.measured.extend(
+        theirs
+            .measured
+            .iter()
+            .map(|w| Window::new(w.from_s + offset, w.to_s + offset)),
+    );
     mine.sampler_cpu_s += theirs.sampler_cpu_s;
     for death in &theirs.deaths {
         if !mine.deaths.iter().any(|d| d.pid == death.pid) {

@@ -142,7 +142,7 @@ pub struct Schedule {
     #[serde(default)]
     pub connection_wait_histogram: LatencyHistogram,
     /// The rest: a connection was free but the generator sent late (its timer or CPU). Only
-    /// this part counts against the generator in the validity verdict.
+    /// this part can count against the generator in the validity verdict (`validity`).
     #[serde(default)]
     pub generator_lag: Percentiles,
     #[serde(default)]
@@ -151,16 +151,24 @@ pub struct Schedule {
     pub not_sent: u64,
 }
 
-/// Did the generator, not the server, limit this run?
+/// Did the generator, not the server, limit this run? Decided by `validity::judge`, the one
+/// rule.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Validity {
     /// True when the numbers describe the client rather than the server.
     pub client_limited: bool,
-    /// Why (empty when valid).
+    /// Why, with the figure that decided it (empty when valid).
     pub reasons: Vec<String>,
     /// Generator CPU time / (wall time × worker threads): 1.0 means every worker thread was
     /// busy all the time.
     pub cpu_busy: f64,
+    /// Time the generator's threads were ready to run but waited for a core (the kernel's
+    /// run-queue delay) / (wall time × worker threads); None where the kernel does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_wait: Option<f64>,
+    /// What decided a client-limited verdict; None when the generator was not the limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limited_by: Option<crate::validity::LimitedBy>,
 }
 
 /// A stretch with requests outstanding and none finished (100 ms granularity).

@@ -1,7 +1,11 @@
 //! Server-side samples taken while a run loads a lab stack (filled by the lab's /proc
 //! sampler, documented in `docs/result-schema.md`, section `server`). Counters are deltas
-//! over each sample's interval; gauges are the value at the sample's end.
+//! over each sample's interval; gauges are the value at the sample's end. The sampler
+//! watches a whole level (warm-up, cool-down and repeats included); `measured` says which
+//! stretches the responses were counted over, and `ServerSamples::measured` sums the
+//! counters over those only, for every per-response figure.
 
+use crate::window::{overlap_with, Window};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -43,6 +47,37 @@ pub struct ServerSamples {
     /// A mail stack's acceptance, delivery and queues (lab `postfix`); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mail: Option<MailSection>,
+    /// The measured window of each run (warm-up and cool-down left out) on the samples'
+    /// clock (seconds since sampling began, as `t_s`): per-response figures count only the
+    /// samples' share inside them (`measured`). Empty in results from before they were
+    /// recorded, where every sample counts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub measured: Vec<Window>,
+}
+
+/// The server's counters over the measured window(s): each sample weighed by the share of
+/// its interval inside them (all of it when no window was recorded).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct MeasuredTotals {
+    /// Seconds of sampling inside the windows.
+    pub seconds: f64,
+    pub cpu_user_s: f64,
+    pub cpu_system_s: f64,
+    pub voluntary_ctxt_switches: f64,
+    pub involuntary_ctxt_switches: f64,
+    /// CPU-seconds the host's CPUs were busy (every process: server, generator, others).
+    pub host_busy_cpu_s: f64,
+    pub listen_overflows: f64,
+}
+
+impl MeasuredTotals {
+    pub fn cpu_s(&self) -> f64 {
+        self.cpu_user_s + self.cpu_system_s
+    }
+
+    pub fn switches(&self) -> f64 {
+        self.voluntary_ctxt_switches + self.involuntary_ctxt_switches
+    }
 }
 
 /// What a mail server did with the messages it accepted during one level: acceptance (the
@@ -139,6 +174,44 @@ impl ServerSamples {
     /// Did a main process of the stack die during the run?
     pub fn server_died(&self) -> bool {
         !self.deaths.is_empty()
+    }
+
+    /// The share (0..=1) of `sample`'s interval inside the measured windows: 1 when none
+    /// was recorded.
+    pub fn measured_share(&self, sample: &ServerSample) -> f64 {
+        if self.measured.is_empty() {
+            return 1.0;
+        }
+        if sample.length_s <= 0.0 {
+            // A zero-length sample counts where its moment falls.
+            let inside = self
+                .measured
+                .iter()
+                .any(|w| sample.t_s >= w.from_s && sample.t_s <= w.to_s);
+            return if inside { 1.0 } else { 0.0 };
+        }
+        let from = sample.t_s - sample.length_s;
+        (overlap_with(&self.measured, from, sample.t_s) / sample.length_s).clamp(0.0, 1.0)
+    }
+
+    /// The server's counters over the measured window(s): what per-response figures divide
+    /// by the run's responses, which were counted over the same window. A sample that
+    /// straddles a window's edge counts in proportion (the sampler's interval, 250 ms by
+    /// default, is the error at each edge).
+    pub fn measured(&self) -> MeasuredTotals {
+        let mut t = MeasuredTotals::default();
+        for s in &self.samples {
+            let w = self.measured_share(s);
+            t.seconds += s.length_s * w;
+            t.cpu_user_s += s.cpu_user_s * w;
+            t.cpu_system_s += s.cpu_system_s * w;
+            t.voluntary_ctxt_switches += s.voluntary_ctxt_switches as f64 * w;
+            t.involuntary_ctxt_switches += s.involuntary_ctxt_switches as f64 * w;
+            t.host_busy_cpu_s +=
+                s.cpus.iter().map(|c| c.busy() / 100.0).sum::<f64>() * s.length_s * w;
+            t.listen_overflows += s.listen_overflows as f64 * w;
+        }
+        t
     }
 }
 
@@ -257,5 +330,54 @@ impl CpuShare {
     /// Percent of the interval the CPU was not idle (iowait counts as idle).
     pub fn busy(&self) -> f64 {
         (100.0 - self.idle - self.iowait).max(0.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(t_s: f64, cpu_s: f64, switches: u64) -> ServerSample {
+        ServerSample {
+            t_s,
+            length_s: 0.5,
+            cpu_user_s: cpu_s,
+            voluntary_ctxt_switches: switches,
+            cpus: vec![CpuShare {
+                user: 50.0,
+                idle: 50.0,
+                ..CpuShare::default()
+            }],
+            ..ServerSample::default()
+        }
+    }
+
+    #[test]
+    fn per_response_counters_cover_the_measured_window_only() {
+        // A 2 s warm-up that cost three times the measured second, then 1 s measured, then
+        // a cool-down: 0.5 s samples.
+        let mut s = ServerSamples {
+            samples: vec![
+                sample(0.5, 0.3, 300),
+                sample(1.0, 0.3, 300),
+                sample(1.5, 0.3, 300),
+                sample(2.0, 0.3, 300),
+                sample(2.5, 0.1, 100),
+                sample(3.0, 0.1, 100),
+                sample(3.5, 0.2, 200),
+            ],
+            ..ServerSamples::default()
+        };
+        let all = s.measured();
+        assert!((all.cpu_s() - 1.6).abs() < 1e-9, "{all:?}");
+        s.measured = vec![Window::new(2.0, 3.0)];
+        let m = s.measured();
+        assert!((m.seconds - 1.0).abs() < 1e-9, "{m:?}");
+        assert!((m.cpu_s() - 0.2).abs() < 1e-9, "{m:?}");
+        assert!((m.switches() - 200.0).abs() < 1e-9, "{m:?}");
+        assert!((m.host_busy_cpu_s - 0.5).abs() < 1e-9, "{m:?}");
+        // A sample across the window's edge counts in proportion.
+        s.measured = vec![Window::new(2.25, 3.0)];
+        assert!((s.measured().cpu_s() - 0.15).abs() < 1e-9);
     }
 }

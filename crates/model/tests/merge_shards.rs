@@ -104,6 +104,7 @@ fn three_shards_merge_to_exact_totals_and_histograms() {
         client_limited: true,
         reasons: vec!["the generator's CPU was 95% busy".into()],
         cpu_busy: 0.95,
+        ..Validity::default()
     };
     let c = shard(3, 1_000_002, &[50_000, 60, 70, 80, 90, 110]);
     let mut expected = LatencyHistogram::new();

@@ -1,5 +1,6 @@
 //! A capacity search (`webtune.capacity/1`) for people: the table of every step (rate,
-//! achieved rate, latency, errors, the generator's validity verdict, the SLO verdict) with
+//! achieved rate, latency, errors, the generator's validity verdict — the run's own, as its
+//! section of the page prints it — and the SLO verdict) with
 //! the capacity marked on one row, a step that found the target gone, any drift of the
 //! server during the search, the conclusion, and the HTML page whose plot puts each latency SLO's
 //! figure against the rate with the SLO line and the capacity (the knee) marked.
@@ -34,9 +35,24 @@ fn verdict(s: &CapacityStep) -> String {
     match s.outcome {
         StepOutcome::Held => "held".into(),
         StepOutcome::Broke => format!("BROKE {}", s.broken.join(", ")),
-        StepOutcome::ClientLimited => "not counted: the generator was the limit".into(),
+        StepOutcome::ClientLimited if s.result.validity.client_limited => {
+            "not counted: the generator was the limit".into()
+        }
+        StepOutcome::ClientLimited => "not counted: every -c connection was busy".into(),
         StepOutcome::Interrupted => "not counted: interrupted".into(),
         StepOutcome::TargetDown => "TARGET DOWN: the search stopped here".into(),
+    }
+}
+
+/// The step's "generator" cell: the engine's own verdict on the run (the same one its
+/// section of the page prints), or the `-c` cap that kept the step from counting.
+fn generator_cell(s: &CapacityStep) -> &'static str {
+    if s.result.validity.client_limited {
+        "LIMITED"
+    } else if s.outcome == StepOutcome::ClientLimited {
+        "-c cap"
+    } else {
+        "ok"
     }
 }
 
@@ -128,11 +144,7 @@ fn step_rows(r: &CapacityResult) -> Vec<Vec<String>> {
             ms(res.latency.total.p50_us),
             ms(res.latency.total.p99_us),
             format!("{:.2}", res.error_ratio() * 100.0),
-            if s.outcome == StepOutcome::ClientLimited {
-                "LIMITED".into()
-            } else {
-                "ok".into()
-            },
+            generator_cell(s).into(),
             v,
         ]);
     }
@@ -336,7 +348,14 @@ mod tests {
             } else {
                 vec![]
             },
-            result: synthetic_result(100, &[1000, 2000, 3000]),
+            result: {
+                let mut r = synthetic_result(100, &[1000, 2000, 3000]);
+                if outcome == StepOutcome::ClientLimited {
+                    r.validity.client_limited = true;
+                    r.validity.reasons = vec!["the generator's CPU was 97% busy".into()];
+                }
+                r
+            },
         }
     }
 
@@ -416,5 +435,38 @@ mod tests {
         let points = slo_points(&search(), "p99<=100ms");
         assert!(points.iter().all(|p| p.0 != 400.0));
         assert_eq!(points.first().unwrap().0, 100.0);
+    }
+
+    #[test]
+    fn the_table_and_each_steps_section_give_one_verdict_on_the_generator() {
+        let mut r = search();
+        // A step the -c cap kept from counting: the generator itself kept up.
+        let mut capped = step(300.0, StepOutcome::ClientLimited, 400_000.0);
+        capped.result.validity = webtune_model::Validity::default();
+        capped.reasons = vec!["all 10 connections (-c) were busy".into()];
+        r.steps.push(capped);
+        let html = render_capacity_html(&r);
+        let rows: Vec<&str> = html
+            .split("<tr")
+            .filter(|row| row.contains("<td>"))
+            .collect();
+        for (i, step) in r.steps.iter().enumerate() {
+            let section = html
+                .split(&format!("<section id=\"step-{i}\">"))
+                .nth(1)
+                .and_then(|rest| rest.split("</section>").next())
+                .unwrap_or_else(|| panic!("no section for step {i}"));
+            let warned = section.contains("the generator was the limit");
+            let limited = rows[i].contains("<td>LIMITED</td>");
+            assert_eq!(warned, limited, "step {i}: {}\n{section}", rows[i]);
+            assert_eq!(warned, step.result.validity.client_limited, "step {i}");
+            // "ok" in the table only where the section has no warning either.
+            if rows[i].contains("<td>ok</td>") {
+                assert!(!warned, "step {i}");
+            }
+        }
+        let last = rows.last().unwrap();
+        assert!(last.contains("<td>-c cap</td>"), "{last}");
+        assert!(last.contains("every -c connection was busy"), "{last}");
     }
 }

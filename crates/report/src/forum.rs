@@ -1,8 +1,9 @@
 //! Seed 003's table for `lab sweep --app forum` (and any lab sweep): per level the
 //! requests served, mean response time and error % as the seed reported them, with
-//! throughput, p50 and p99 beside them and the knee marked.
+//! throughput, p50 and p99 beside them, the knee marked and each level left out of it
+//! marked with the reason (`knee`, as in every sweep table).
 
-use crate::sweep::{find_knee, level_rows};
+use crate::knee::{find_knee, level_rows, no_knee_sentence, note};
 use webtune_model::sweep::SweepResult;
 
 /// Seed 003's table: per level the requests served, mean response time and error %, with
@@ -30,11 +31,7 @@ pub fn seed_003_table(sweep: &SweepResult) -> String {
             format!("{:.1}", r.latency.total.p50_us as f64 / 1000.0),
             format!("{:.1}", r.latency.total.p99_us as f64 / 1000.0),
             format!("{:.2}", r.error_ratio() * 100.0),
-            match (Some(i) == knee, r.ok == 0) {
-                (_, true) => "no successful response".into(),
-                (true, false) => "<- knee".into(),
-                (false, false) => String::new(),
-            },
+            note(&rows[i], Some(i) == knee),
         ]);
     }
     let mut widths = [0usize; 8];
@@ -60,12 +57,22 @@ pub fn seed_003_table(sweep: &SweepResult) -> String {
         out.push_str(line.trim_end());
         out.push('\n');
     }
+    if rows.iter().any(|r| r.left_out()) {
+        out.push_str(
+            "Levels marked \"not in the knee\" are left out of it: stalled in the measured \
+             window (a stall in the warm-up or cool-down does not count), cut short, or measured \
+             while the generator was the limit.\n",
+        );
+    }
     match knee {
         Some(i) => out.push_str(&format!(
             "Knee: {} connections — beyond it throughput grows by less than 5% while p99 keeps growing.\n",
             rows[i].level
         )),
-        None => out.push_str("No knee: throughput grew by 5% or more at every step (or p99 did not grow).\n"),
+        None => {
+            out.push_str(&no_knee_sentence(&rows));
+            out.push('\n');
+        }
     }
     out
 }
@@ -105,5 +112,54 @@ mod tests {
         );
         assert!(text.lines().nth(2).unwrap().ends_with("<- knee"), "{text}");
         assert!(text.contains("Knee: 32 connections"), "{text}");
+    }
+
+    /// The issue's sweep: `lab sweep apache-prefork --app forum -c 8,32` with a 0.1 s stall
+    /// inside level 8's warm-up (left out of its figures): 608 → 263 req/s, p99 58 → 3,273 ms.
+    fn forum_sweep(stall_at_s: f64) -> SweepResult {
+        let mut sweep = SweepResult::new("webtune 0.1.0", SweepVariable::Connections);
+        for (level, n, lat) in [(8.0, 6080, 58_000), (32.0, 2630, 3_273_000)] {
+            let mut result = synthetic_result_without_stall(n, &[lat]);
+            result.spec.warmup_s = 2.0;
+            result.spec.cooldown_s = 1.0;
+            result.spec.stop = webtune_model::StopCondition::Duration { seconds: 13.0 };
+            sweep.levels.push(SweepLevel { level, result });
+        }
+        sweep.levels[0].result.stalls = vec![webtune_model::Stall {
+            start_s: stall_at_s,
+            length_s: 0.1,
+        }];
+        sweep
+    }
+
+    #[test]
+    fn a_stall_in_the_warm_up_does_not_hide_the_knee() {
+        let text = seed_003_table(&forum_sweep(0.6));
+        assert!(text.lines().nth(1).unwrap().ends_with("<- knee"), "{text}");
+        assert!(text.contains("Knee: 8 connections"), "{text}");
+        assert!(!text.contains("No knee"), "{text}");
+        assert!(!text.contains("stalled"), "{text}");
+    }
+
+    #[test]
+    fn a_level_left_out_of_the_knee_is_marked_with_the_reason_and_the_rule_stated() {
+        // The same stall inside the measured window (2 s to 12 s): level 8 is left out.
+        let text = seed_003_table(&forum_sweep(5.0));
+        assert!(
+            text.lines()
+                .nth(1)
+                .unwrap()
+                .ends_with("stalled 0.1 s (not in the knee)"),
+            "{text}"
+        );
+        assert!(text.contains("Levels marked \"not in the knee\""), "{text}");
+        assert!(
+            text.contains(&format!("No knee: {}", crate::knee::RULE)),
+            "{text}"
+        );
+        assert!(
+            !text.contains("throughput grew by 5% or more at every step"),
+            "one level counted: no claim about steps: {text}"
+        );
     }
 }

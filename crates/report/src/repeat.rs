@@ -74,6 +74,7 @@ mod tests {
                 Vec::new()
             },
             cpu_busy: if client_limited { 0.95 } else { 0.2 },
+            ..Default::default()
         };
         run.finish_summaries();
         run

@@ -2,20 +2,31 @@
 //! and idlest CPU (seed 003's scheduler piled Apache onto one CPU), context switches per
 //! request (seed 000's scheduling overhead), listen-queue overflows (seed 004's
 //! somaxconn), peak processes and memory; first of all, a server's main process that died.
+//! Totals and peaks cover everything sampled; per-response figures the measured window only.
 //! The lab samples; this renders what it sampled (`lab run`, `lab sweep`, the lab's tests).
 
 use std::fmt::Write;
 use webtune_model::ServerSamples;
 
 /// A few lines that say what the server side did during the run. `responses` is the
-/// run's count of complete responses (for per-request figures).
+/// run's count of complete responses (for per-request figures), counted over its measured
+/// window: per-response figures divide only the samples' share inside that window
+/// (`ServerSamples::measured`), never the warm-up's or the cool-down's CPU and switches.
 pub fn summarise(samples: &ServerSamples, responses: u64) -> String {
     let mut out = String::new();
     let list = &samples.samples;
     let seconds: f64 = list.iter().map(|s| s.length_s).sum();
+    let measured = samples.measured();
+    // A window that covers (nearly) every sample changes nothing: the figures say it once.
+    let windowed = !samples.measured.is_empty() && measured.seconds < seconds * 0.99;
+    let window = if windowed {
+        format!(", {:.1} s of them in the measured window", measured.seconds)
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "Server side ({}, sampled every {} ms: {} samples over {:.1} s; {})",
+        "Server side ({}, sampled every {} ms: {} samples over {:.1} s{window}; {})",
         samples.target,
         samples.interval_ms,
         list.len(),
@@ -103,12 +114,27 @@ pub fn summarise(samples: &ServerSamples, responses: u64) -> String {
         out,
         "  processes  peak {peak_procs} processes, {peak_threads} threads; CPU {cpu_user:.2} s user + {cpu_sys:.2} s system"
     );
+    let in_window = |out: &mut String, what: String| {
+        if windowed {
+            let _ = write!(out, "; in the measured window {what}");
+        } else {
+            let _ = write!(out, " = {what}");
+        }
+    };
     if responses > 0 {
-        let _ = write!(
-            out,
-            " = {:.0} µs per response",
-            (cpu_user + cpu_sys) * 1e6 / responses as f64
+        let per = format!(
+            "{:.0} µs per response",
+            measured.cpu_s() * 1e6 / responses as f64
         );
+        let what = if !windowed {
+            per
+        } else {
+            format!(
+                "{:.2} s user + {:.2} s system = {per}",
+                measured.cpu_user_s, measured.cpu_system_s
+            )
+        };
+        in_window(&mut out, what);
     }
     out.push('\n');
     let peak_rss = list.iter().map(|s| s.rss_kib).max().unwrap_or(0);
@@ -140,12 +166,12 @@ pub fn summarise(samples: &ServerSamples, responses: u64) -> String {
         "  switches   {vol} voluntary + {invol} involuntary context switches"
     );
     if responses > 0 {
-        let _ = write!(
-            out,
-            " = {:.1} per response ({:.2} involuntary)",
-            (vol + invol) as f64 / responses as f64,
-            invol as f64 / responses as f64
+        let what = format!(
+            "{:.1} per response ({:.2} involuntary)",
+            measured.switches() / responses as f64,
+            measured.involuntary_ctxt_switches / responses as f64
         );
+        in_window(&mut out, what);
     }
     out.push('\n');
     let peak_fds = list.iter().map(|s| s.open_fds).max().unwrap_or(0);
@@ -335,6 +361,7 @@ mod tests {
             sampler_cpu_s: 0.01,
             host: None,
             mail: None,
+            measured: Vec::new(),
         };
         let text = summarise(&samples, 110);
         assert!(text.contains("busiest cpu0 95% busy"), "{text}");
@@ -357,6 +384,56 @@ mod tests {
             text.lines().nth(1).is_some_and(|l| l
                 .contains("DIED       nginx main process (pid 4123) killed by SIGKILL, by 1.25 s into the run")),
             "the death comes right after the heading: {text}"
+        );
+    }
+
+    #[test]
+    fn per_response_figures_leave_out_the_warm_up() {
+        // `lab run nginx -- --warmup 2s -d 3s`: 2 s of warm-up sampled beside the measured
+        // second, each second 0.05 s of server CPU and 100 switches; 1000 responses counted
+        // in the measured second only.
+        let second = |t_s: f64| ServerSample {
+            t_s,
+            length_s: 1.0,
+            cpu_user_s: 0.04,
+            cpu_system_s: 0.01,
+            voluntary_ctxt_switches: 90,
+            involuntary_ctxt_switches: 10,
+            ..ServerSample::default()
+        };
+        let mut samples = ServerSamples {
+            interval_ms: 1000,
+            target: "nginx".into(),
+            selector: "sessions 1".into(),
+            samples: vec![second(1.0), second(2.0), second(3.0)],
+            ..ServerSamples::default()
+        };
+        // Without a window (an older result) every sample counts: 150 µs, 0.3 per response.
+        let all = summarise(&samples, 1000);
+        assert!(all.contains("= 150 µs per response"), "{all}");
+        assert!(
+            all.contains("= 0.3 per response (0.03 involuntary)"),
+            "{all}"
+        );
+        // A window over every sample (no warm-up, no cool-down) is not repeated.
+        samples.measured = vec![webtune_model::window::Window::new(0.0, 3.0)];
+        assert_eq!(summarise(&samples, 1000), all);
+        samples.measured = vec![webtune_model::window::Window::new(2.0, 3.0)];
+        let text = summarise(&samples, 1000);
+        assert!(
+            text.contains("3 samples over 3.0 s, 1.0 s of them in the measured window"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "CPU 0.12 s user + 0.03 s system; in the measured window 0.04 s user + 0.01 s \
+                 system = 50 µs per response"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("in the measured window 0.1 per response (0.01 involuntary)"),
+            "{text}"
         );
     }
 

@@ -1,133 +1,13 @@
-//! Sweep reports: one row per load level (throughput, p50, p99, error %), the knee, and the
-//! HTML page with the same figures plotted against the level.
-//!
-//! The knee is the level after which throughput grows by less than 5% while p99 keeps
-//! growing: past it, more load only buys latency (seed 000: ~4.5 req/s at every
-//! concurrency once the backend was saturated). A level that stalled (requests outstanding
-//! and none finished) or was cut short (interrupted) is marked and left out of the knee:
-//! its figures do not describe the load level.
-//!
-//! In a sweep over open-loop rates throughput follows the rate while the server keeps up, so
-//! the flattening above never shows until it has stopped keeping up. A rate level whose
-//! throughput fell below 95% of its rate is marked (`reached 987 of 1600/s`), and the knee is
-//! the last level that reached its rate before the first one that did not.
+//! Sweep reports: one row per load level (throughput, p50, p99, error %), the knee and every
+//! level left out of it marked (the rule and the marks are `knee`'s), the CSV, and the HTML
+//! page with the same figures plotted against the level.
 
-use crate::html::{figure, level_scale, page, percentile_chart, run_section, stalls};
+use crate::html::{figure, level_scale, page, percentile_chart, run_section};
+use crate::knee::{find_knee, level_label, level_rows, no_knee_sentence, note, LevelRow};
 use crate::svg::{escape, Chart, Marker, Series};
 use crate::units::ms;
 use std::fmt::Write as _;
 use webtune_model::sweep::{SweepResult, SweepVariable};
-
-/// Throughput growth below which a step counts as flat.
-pub const KNEE_GROWTH: f64 = 0.05;
-
-/// Share of its requested rate a rate level's throughput must reach to count as kept.
-pub const RATE_REACHED: f64 = 0.95;
-
-/// The figures of one level.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LevelRow {
-    pub level: f64,
-    pub requests_per_s: f64,
-    pub p50_us: u64,
-    pub p99_us: u64,
-    /// Failed requests, percent of attempted.
-    pub error_pct: f64,
-    pub responses: u64,
-    /// Seconds the level spent stalled (requests outstanding, none finished).
-    pub stall_s: f64,
-    /// The level's run was interrupted before its end.
-    pub cut_short: bool,
-    /// The open-loop rate the level asked for, requests/s (None in a sweep over connections).
-    pub requested_rps: Option<f64>,
-    /// Responses with an expected status: none means the level measured only errors.
-    pub ok: u64,
-    /// Length of the level's measurement, seconds.
-    pub measured_s: f64,
-}
-
-impl LevelRow {
-    /// Whether the level's figures can feed the knee: no stall and not cut short.
-    pub fn trusted(&self) -> bool {
-        !self.cut_short && self.stall_s <= 0.0
-    }
-
-    /// Why the level is left out of the knee ("stalled 1.7 s", "cut short"); empty when
-    /// it is not.
-    pub fn flaw(&self) -> String {
-        let mut notes = Vec::new();
-        if self.stall_s > 0.0 {
-            notes.push(format!("stalled {:.1} s", self.stall_s));
-        }
-        if self.cut_short {
-            notes.push("cut short".to_string());
-        }
-        notes.join(", ")
-    }
-
-    /// A rate level whose throughput fell below `RATE_REACHED` of the rate it asked for.
-    pub fn short_of_rate(&self) -> bool {
-        self.requested_rps
-            .is_some_and(|rate| self.requests_per_s < rate * RATE_REACHED)
-    }
-
-    /// A rate level that fell short of its rate by more than its stalls explain: even with
-    /// the stalled seconds taken out of its measurement its throughput stays below
-    /// `RATE_REACHED` of the rate (400/s asked, 89/s answered, 0.1 s of 1 s stalled). Such a
-    /// level feeds the knee although it stalled: the server did not keep up whatever the
-    /// stall was. A cut-short level never does.
-    pub fn short_beyond_its_stalls(&self) -> bool {
-        let Some(rate) = self.requested_rps else {
-            return false;
-        };
-        if self.cut_short || !self.short_of_rate() {
-            return false;
-        }
-        if self.stall_s <= 0.0 {
-            return true;
-        }
-        let unstalled = self.measured_s - self.stall_s;
-        unstalled > 0.0 && self.requests_per_s * self.measured_s / unstalled < rate * RATE_REACHED
-    }
-
-    /// Whether the level is the knee's evidence that the server no longer kept up.
-    fn counts_as_short(&self) -> bool {
-        (self.trusted() && self.short_of_rate()) || self.short_beyond_its_stalls()
-    }
-
-    /// "reached 987 of 1600/s" for a level short of its rate; empty otherwise.
-    pub fn shortfall(&self) -> String {
-        match self.requested_rps {
-            Some(rate) if self.short_of_rate() => format!(
-                "reached {} of {}/s",
-                level_label(self.requests_per_s.round()),
-                level_label(rate)
-            ),
-            _ => String::new(),
-        }
-    }
-}
-
-/// One row per level, in the order run.
-pub fn level_rows(sweep: &SweepResult) -> Vec<LevelRow> {
-    sweep
-        .levels
-        .iter()
-        .map(|l| LevelRow {
-            level: l.level,
-            requests_per_s: l.result.requests_per_s,
-            p50_us: l.result.latency.total.p50_us,
-            p99_us: l.result.latency.total.p99_us,
-            error_pct: l.result.error_ratio() * 100.0,
-            responses: l.result.responses,
-            stall_s: stalls(&l.result).iter().fold(0.0, |t, s| t + s.length_s),
-            cut_short: l.result.interrupted,
-            requested_rps: (sweep.variable == SweepVariable::Rate).then_some(l.level),
-            ok: l.result.ok,
-            measured_s: l.result.duration_s,
-        })
-        .collect()
-}
 
 /// One line per level that got no successful response (every request failed, or every
 /// response had an unexpected status), saying what it got instead; interrupted levels aside.
@@ -162,61 +42,6 @@ pub fn unanswered(sweep: &SweepResult) -> Vec<String> {
             )
         })
         .collect()
-}
-
-/// Index (into `rows`) of the knee: the first level after which throughput grows by less
-/// than 5% — no later level beats it by 5% or more, so a noisy dip does not count — while p99
-/// keeps growing (the next level's p99 is higher). Stalled and cut-short levels are skipped
-/// as if they had not run. None when throughput keeps growing or p99 does not.
-///
-/// A rate sweep whose levels fell short of their rate: the last level that reached its rate
-/// before the first that did not (None when the first level already fell short). A stalled
-/// level that fell short by more than its stall explains counts as short
-/// (`short_beyond_its_stalls`).
-pub fn find_knee(rows: &[LevelRow]) -> Option<usize> {
-    if let Some(first_short) = rows.iter().position(|r| r.counts_as_short()) {
-        return rows[..first_short].iter().rposition(|r| r.trusted());
-    }
-    let trusted: Vec<&LevelRow> = rows.iter().filter(|r| r.trusted()).collect();
-    let k = (0..trusted.len().saturating_sub(1)).find(|&i| {
-        let here = trusted[i];
-        let best_later = trusted[i + 1..]
-            .iter()
-            .map(|r| r.requests_per_s)
-            .fold(f64::NEG_INFINITY, f64::max);
-        here.requests_per_s > 0.0
-            && best_later < here.requests_per_s * (1.0 + KNEE_GROWTH)
-            && trusted[i + 1].p99_us > here.p99_us
-    })?;
-    rows.iter().position(|r| std::ptr::eq(r, trusted[k]))
-}
-
-/// The last column of a level's row: why it is left out of the knee, or that it is the knee.
-fn note(row: &LevelRow, is_knee: bool) -> String {
-    let mut notes = Vec::new();
-    if is_knee {
-        notes.push("<- knee".to_string());
-    }
-    if row.ok == 0 {
-        notes.push("no successful response".into());
-    }
-    if row.short_beyond_its_stalls() && !row.trusted() {
-        notes.push(row.flaw());
-        notes.push(row.shortfall());
-    } else if !row.trusted() {
-        notes.push(format!("{} (not in the knee)", row.flaw()));
-    } else if row.short_of_rate() {
-        notes.push(row.shortfall());
-    }
-    notes.join("; ")
-}
-
-fn level_label(v: f64) -> String {
-    if v.fract() == 0.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v}")
-    }
 }
 
 /// The sweep as a text table with the knee marked.
@@ -283,14 +108,13 @@ pub fn render_sweep_text(sweep: &SweepResult) -> String {
         let _ = writeln!(out, "{}", line.trim_end());
     }
     out.push('\n');
-    if rows
-        .iter()
-        .any(|r| !r.trusted() && !r.short_beyond_its_stalls())
-    {
+    if rows.iter().any(LevelRow::left_out) {
         let _ = writeln!(
             out,
-            "Levels marked stalled (requests outstanding and none finished) or cut short \
-             (interrupted) are left out of the knee."
+            "Levels marked \"not in the knee\" are left out of it: stalled (requests \
+             outstanding and none finished, in the measured window: a stall in the warm-up or \
+             cool-down does not count), cut short (interrupted), or measured while the generator \
+             was the limit."
         );
     }
     let first_short = rows.iter().find(|r| r.counts_as_short());
@@ -299,7 +123,7 @@ pub fn render_sweep_text(sweep: &SweepResult) -> String {
             out,
             "Levels marked \"reached N of R/s\" did not get their rate (below {:.0}% of it): the \
              server no longer kept up.",
-            RATE_REACHED * 100.0
+            crate::knee::RATE_REACHED * 100.0
         );
     }
     match (knee, first_short) {
@@ -334,10 +158,7 @@ pub fn render_sweep_text(sweep: &SweepResult) -> String {
             );
         }
         (None, None) => {
-            let _ = writeln!(
-                out,
-                "No knee: throughput grew by 5% or more at every step (or p99 did not grow)."
-            );
+            let _ = writeln!(out, "{}", no_knee_sentence(&rows));
         }
     }
     out
@@ -372,14 +193,11 @@ pub fn render_sweep_csv(sweep: &SweepResult) -> String {
 
 /// The knee's marker, and one per level left out of it (class `flawed`).
 fn knee_marker(rows: &[LevelRow]) -> Vec<Marker> {
-    let flawed = rows
-        .iter()
-        .filter(|r| !r.trusted() && !r.short_beyond_its_stalls())
-        .map(|r| Marker {
-            x: r.level,
-            class: "flawed".into(),
-            label: r.flaw(),
-        });
+    let flawed = rows.iter().filter(|r| r.left_out()).map(|r| Marker {
+        x: r.level,
+        class: "flawed".into(),
+        label: r.flaw(),
+    });
     let short = rows.iter().filter(|r| r.counts_as_short()).map(|r| Marker {
         x: r.level,
         class: "flawed".into(),
@@ -478,59 +296,7 @@ mod tests {
     use webtune_testkit::results::{synthetic_result, synthetic_result_without_stall};
 
     fn row(level: f64, rps: f64, p99_ms: u64) -> LevelRow {
-        LevelRow {
-            level,
-            requests_per_s: rps,
-            p50_us: p99_ms * 500,
-            p99_us: p99_ms * 1000,
-            error_pct: 0.0,
-            responses: 0,
-            stall_s: 0.0,
-            cut_short: false,
-            requested_rps: None,
-            ok: 1,
-            measured_s: 1.0,
-        }
-    }
-
-    #[test]
-    fn knee_is_where_throughput_flattens_and_p99_grows() {
-        // seed 003's levels; saturation at 128
-        let rows = [
-            row(8.0, 100.0, 10),
-            row(32.0, 380.0, 11),
-            row(128.0, 900.0, 15),
-            row(256.0, 930.0, 40),
-            row(512.0, 935.0, 90),
-            row(1024.0, 920.0, 200),
-        ];
-        assert_eq!(find_knee(&rows), Some(2));
-    }
-
-    #[test]
-    fn a_noisy_dip_is_not_the_knee() {
-        // measured on a shared 2-vCPU machine: level 4 dipped, level 8 was the real top
-        let rows = [
-            row(1.0, 1621.0, 7),
-            row(2.0, 2374.0, 9),
-            row(4.0, 1478.0, 15),
-            row(8.0, 3443.0, 6),
-            row(16.0, 3091.0, 26),
-        ];
-        assert_eq!(find_knee(&rows), Some(3));
-    }
-
-    #[test]
-    fn no_knee_while_throughput_keeps_growing_or_p99_stays() {
-        let growing = [
-            row(1.0, 100.0, 10),
-            row(2.0, 200.0, 11),
-            row(4.0, 390.0, 12),
-        ];
-        assert_eq!(find_knee(&growing), None);
-        let flat_but_p99_steady = [row(1.0, 100.0, 10), row(2.0, 101.0, 10)];
-        assert_eq!(find_knee(&flat_but_p99_steady), None);
-        assert_eq!(find_knee(&[]), None);
+        crate::knee::tests::row(level, rps, p99_ms)
     }
 
     #[test]
@@ -616,7 +382,7 @@ mod tests {
             line("128").ends_with("cut short (not in the knee)"),
             "{text}"
         );
-        assert!(text.contains("left out of the knee"), "{text}");
+        assert!(text.contains("are left out of it"), "{text}");
         let csv = render_sweep_csv(&sweep);
         assert!(csv.starts_with("level,stall_s,note,"));
         assert!(

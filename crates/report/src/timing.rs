@@ -7,7 +7,8 @@ use crate::units::ms;
 use std::fmt::Write as _;
 use webtune_model::{NamedResult, RunResult};
 
-/// The verdict on the generator, first thing a reader should see when it failed.
+/// The verdict on the generator (`validity`, decided by `webtune_model::validity::judge`),
+/// first thing a reader should see when it failed; the figures behind it when it did not.
 pub fn write_validity(out: &mut String, r: &RunResult) {
     let v = &r.validity;
     if v.client_limited {
@@ -21,12 +22,17 @@ pub fn write_validity(out: &mut String, r: &RunResult) {
     } else {
         let _ = writeln!(
             out,
-            "Generator       kept up (CPU {:.0}% of its {} thread(s){})",
+            "Generator       kept up (CPU {:.0}% of its {} thread(s){}{})",
             v.cpu_busy * 100.0,
             r.generator.threads,
+            match v.cpu_wait {
+                Some(wait) => format!(", waiting for a core {:.0}%", wait * 100.0),
+                None => String::new(),
+            },
             match &r.schedule {
                 Some(s) => format!(
-                    ", generator lag p99 {} ms, max {} ms",
+                    ", generator lag p50 {} ms, p99 {} ms, max {} ms",
+                    ms(s.generator_lag.p50_us),
                     ms(s.generator_lag.p99_us),
                     ms(s.generator_lag.max_us)
                 ),
@@ -275,7 +281,8 @@ mod tests {
         let mut verdict = String::new();
         write_validity(&mut verdict, &r);
         assert!(
-            verdict.contains("kept up") && verdict.contains("generator lag p99 0.030 ms"),
+            verdict.contains("kept up")
+                && verdict.contains("generator lag p50 0.030 ms, p99 0.030 ms"),
             "{verdict}"
         );
     }

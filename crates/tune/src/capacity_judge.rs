@@ -1,6 +1,7 @@
-//! How one capacity step is judged: its SLO verdicts, whether the generator (its CPU, its
-//! timer, a CPU it was starved of, or the `-c` connection cap) rather than the server was
-//! the limit, and whether the target was gone (a lab server's main process died, or every
+//! How one capacity step is judged: its SLO verdicts, whether the generator rather than the
+//! server was the limit (the engine's validity verdict read as it stands, never judged a
+//! second time here, or the `-c` connection cap), what that limit's cause was (busy,
+//! starved of CPU, the cap), and whether the target was gone (a lab server's main process died, or every
 //! connect was refused). Also here: the drift check across steps, which says when the same
 //! rate measured again later tells another story (the server changed during the search).
 //! The search that uses these verdicts is `capacity`; running it is `capacity_run`.
@@ -65,41 +66,6 @@ fn connection_capped(result: &RunResult, slos: &[Threshold]) -> bool {
     waited && at_cap && !result.histograms.service.is_empty() && holds_on_service
 }
 
-/// The generator CPU share above which the engine calls a run client-limited: a starved
-/// generator measures itself, whatever the SLOs say.
-const CPU_LIMITED: f64 = webtune_engine::MAX_VALID_CPU_BUSY;
-
-/// A step held although the generator sent late still counts when the server got the rate
-/// asked for: latency is measured from the intended start, so the lateness only made the
-/// figures worse.
-const RATE_DELIVERED: f64 = 0.95;
-
-/// Is the engine's "client-limited" verdict decisive for this step? Always when the
-/// generator's CPU was the limit. When only its send lateness was: a step that held counts
-/// if the server got (nearly) the whole rate; a step that broke is the generator's fault only
-/// when its lateness could explain every broken latency SLO (observed − the generator's
-/// worst lateness within the limit) and no other SLO broke.
-fn generator_to_blame(result: &RunResult, verdicts: &[Verdict]) -> bool {
-    let v = &result.validity;
-    if !v.client_limited {
-        return false;
-    }
-    if v.cpu_busy > CPU_LIMITED {
-        return true;
-    }
-    let Some(schedule) = &result.schedule else {
-        return true;
-    };
-    let broken: Vec<&Verdict> = verdicts.iter().filter(|v| !v.passed).collect();
-    if broken.is_empty() {
-        return schedule.achieved_rate < schedule.requested_rate * RATE_DELIVERED;
-    }
-    let lag_us = schedule.generator_lag.max_us as f64;
-    broken
-        .iter()
-        .all(|v| v.unit == "us" && v.observed - lag_us <= v.limit)
-}
-
 /// Below this generator CPU share, a generator that sent late was not short of CPU time:
 /// its threads were ready but waited for a core that something else (a server on the same
 /// cores) held.
@@ -116,14 +82,20 @@ pub enum GeneratorCause {
     ConnectionCap,
 }
 
-/// The cause behind a client-limited step (`verdicts`: the step's SLO verdicts).
-pub fn generator_cause(result: &RunResult, verdicts: &[Verdict]) -> GeneratorCause {
-    if !generator_to_blame(result, verdicts) {
+/// The cause behind a client-limited step: the engine's verdict (`validity`, the one rule)
+/// when it blamed the generator, with the kernel's run-queue wait when known (waiting for a
+/// core longer than running: starved), else its CPU share; otherwise the connection cap.
+pub fn generator_cause(result: &RunResult) -> GeneratorCause {
+    let v = &result.validity;
+    if !v.client_limited {
         GeneratorCause::ConnectionCap
-    } else if result.validity.cpu_busy >= STARVED_BELOW {
-        GeneratorCause::Busy
-    } else {
+    } else if v
+        .cpu_wait
+        .map_or(v.cpu_busy < STARVED_BELOW, |wait| wait > v.cpu_busy)
+    {
         GeneratorCause::Starved
+    } else {
+        GeneratorCause::Busy
     }
 }
 
@@ -169,7 +141,8 @@ pub fn judged_step(rate: f64, result: RunResult, slos: &[Threshold]) -> Capacity
 }
 
 /// Judge one step: whether the target was still there, its SLO verdicts, and whether the
-/// generator was the limit (the engine's validity verdict, or the connection cap).
+/// generator was the limit: the engine's validity verdict as it stands (one rule for bench,
+/// sweep and capacity, `webtune_model::validity`), or the connection cap.
 pub fn judge_step(result: &RunResult, slos: &[Threshold]) -> Judged {
     let verdicts: Vec<Verdict> = slos
         .iter()
@@ -191,10 +164,10 @@ pub fn judge_step(result: &RunResult, slos: &[Threshold]) -> Judged {
         }
     }
     let mut reasons = Vec::new();
-    if generator_to_blame(result, &verdicts) {
+    if result.validity.client_limited {
         reasons = result.validity.reasons.clone();
         let busy = result.validity.cpu_busy;
-        if busy < STARVED_BELOW && !reasons.is_empty() {
+        if busy < STARVED_BELOW && result.validity.cpu_wait.is_none() && !reasons.is_empty() {
             reasons.push(format!(
                 "the generator's threads were only {:.0}% busy: they were kept waiting for a \
                  core, not short of CPU time",
@@ -439,15 +412,41 @@ mod tests {
                 .any(|r| r.contains("only 2% busy: they were kept waiting for a core")),
             "{j:?}"
         );
-        assert_eq!(
-            generator_cause(&starved, &j.verdicts),
-            GeneratorCause::Starved
-        );
+        assert_eq!(generator_cause(&starved), GeneratorCause::Starved);
         let busy = late(0.95);
         let j = judge_step(&busy, &slos());
         assert_eq!(j.outcome, StepOutcome::ClientLimited);
         assert!(!j.reasons.iter().any(|r| r.contains("kept waiting")));
-        assert_eq!(generator_cause(&busy, &j.verdicts), GeneratorCause::Busy);
+        assert_eq!(generator_cause(&busy), GeneratorCause::Busy);
+        // The kernel's run-queue wait, when known, decides: waiting longer than running.
+        let mut waited = late(0.3);
+        waited.validity.cpu_wait = Some(0.65);
+        let j = judge_step(&waited, &slos());
+        assert!(
+            !j.reasons.iter().any(|r| r.contains("kept waiting")),
+            "{j:?}"
+        );
+        assert_eq!(generator_cause(&waited), GeneratorCause::Starved);
+        waited.validity.cpu_wait = Some(0.05);
+        assert_eq!(generator_cause(&waited), GeneratorCause::Busy);
+    }
+
+    #[test]
+    fn the_step_follows_the_engines_verdict_and_never_judges_the_generator_again() {
+        // The engine said the generator kept up (a late tail at the full rate): the step
+        // counts, whatever its lag figures.
+        let mut kept = late(0.1);
+        kept.validity = webtune_model::Validity::default();
+        assert_eq!(judge_step(&kept, &slos()).outcome, StepOutcome::Held);
+        // It said the generator was the limit: the step does not count, even when it held
+        // and the rate was delivered in full.
+        let mut limited = late(0.97);
+        if let Some(s) = limited.schedule.as_mut() {
+            s.achieved_rate = s.requested_rate;
+        }
+        let j = judge_step(&limited, &slos());
+        assert_eq!(j.outcome, StepOutcome::ClientLimited);
+        assert_eq!(j.reasons, limited.validity.reasons);
     }
 
     fn step(rate: f64, p99_us: u64) -> CapacityStep {

@@ -228,7 +228,7 @@ fn placement(r: &CapacityResult, step: &CapacityStep) -> Placement {
 
 /// What to do about a client-limited step, by its cause and where the server ran.
 fn generator_advice(r: &CapacityResult, step: &CapacityStep) -> String {
-    match capacity_judge::generator_cause(&step.result, &step.verdicts) {
+    match capacity_judge::generator_cause(&step.result) {
         GeneratorCause::ConnectionCap => "raise -c (connections)".into(),
         GeneratorCause::Busy => {
             "raise -t (threads) where cores are free, or load from another machine".into()

@@ -676,13 +676,15 @@ fn analyze_proof(job: &Job, study: &Study, runs: &[(Arm, Outcome)]) -> ProofRepo
 }
 
 /// What the servers showed differently under the default (A) and the winner (B): their log
-/// messages, listen-queue overflows, context switches per response and memory.
+/// messages, listen-queue overflows, context switches per response (over the measured
+/// windows, as the responses: `ServerSamples::measured`) and memory.
 fn server_evidence(runs: &[(Arm, (Outcome, Vec<RunResult>))]) -> Vec<String> {
     #[derive(Default)]
     struct Side {
         logs: BTreeMap<String, u64>,
         overflows: u64,
-        switches: u64,
+        /// Over the measured windows only, as the responses are counted.
+        switches: f64,
         responses: u64,
         pss_kib: u64,
         runs: usize,
@@ -700,9 +702,9 @@ fn server_evidence(runs: &[(Arm, (Outcome, Vec<RunResult>))]) -> Vec<String> {
                     .entry(format!("{} {}: {}", m.server, m.level, m.message))
                     .or_insert(0) += m.count;
             }
+            side.switches += server.measured().switches();
             for s in &server.samples {
                 side.overflows += s.listen_overflows;
-                side.switches += s.voluntary_ctxt_switches + s.involuntary_ctxt_switches;
                 side.pss_kib = side.pss_kib.max(s.pss_kib);
             }
         }
@@ -728,8 +730,8 @@ fn server_evidence(runs: &[(Arm, (Outcome, Vec<RunResult>))]) -> Vec<String> {
             a.overflows, b.overflows
         ));
     }
-    let per = |s: &Side| s.switches as f64 / s.responses.max(1) as f64;
-    if a.switches + b.switches > 0 {
+    let per = |s: &Side| s.switches / s.responses.max(1) as f64;
+    if a.switches + b.switches > 0.0 {
         out.push(format!(
             "context switches per response: default {:.2}, winner {:.2}",
             per(&a),

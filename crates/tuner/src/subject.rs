@@ -237,6 +237,8 @@ impl Subject {
             } => Ok(Target::External {
                 base_url: base_url.clone(),
                 processes: processes.clone(),
+                // Found again at every trial: --apply may restart the server.
+                pids: Vec::new(),
             }),
             Subject::Fs { .. } => Err("a file system is no trial target".into()),
         }

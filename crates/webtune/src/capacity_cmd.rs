@@ -132,6 +132,7 @@ pub fn run(args: CapacityArgs) -> anyhow::Result<i32> {
         Target::External {
             base_url: args.url.clone(),
             processes: Vec::new(),
+            pids: Vec::new(),
         },
         load,
     );

@@ -115,9 +115,16 @@ struct RunArgs {
     /// Set a parameter (repeatable), e.g. --set MaxRequestWorkers=4.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     set: Vec<String>,
-    /// For `external`: sample the processes with this command name (repeatable).
+    /// For `external`: the server's command name (repeatable, e.g. nginx, or nginx and
+    /// php-fpm8.2). The process with that name that listens on the URL's port is sampled with
+    /// all its children; another server of the same name (another user's nginx) is not.
+    /// Several candidates are named in an error asking for --pid.
     #[arg(long = "process", value_name = "NAME")]
     processes: Vec<String>,
+    /// For `external`: sample this process and all its children (repeatable), e.g. the
+    /// master of the nginx you mean when several run.
+    #[arg(long = "pid", value_name = "PID")]
+    pids: Vec<i32>,
     /// Server-side sampling period.
     #[arg(long = "sample-interval", default_value = "250ms", value_parser = parse_duration,
           value_name = "DURATION")]
@@ -308,8 +315,8 @@ fn stack_trial(args: &RunArgs) -> anyhow::Result<(Trial, BenchArgs)> {
     let workload = bench.request.workload()?;
     let (target, path) = match args.app {
         forum::App::Forum => {
-            if args.url.is_some() || !args.processes.is_empty() {
-                bail!("--app forum starts its own stack: no URL and no --process");
+            if args.url.is_some() || !args.processes.is_empty() || !args.pids.is_empty() {
+                bail!("--app forum starts its own stack: no URL, no --process and no --pid");
             }
             if args.nginx_config.is_some()
                 || args.apache_config.is_some()
@@ -381,6 +388,7 @@ fn site_target(
         let target = Target::External {
             base_url: base,
             processes: args.processes.clone(),
+            pids: args.pids.clone(),
         };
         return Ok((target, path));
     }
@@ -390,8 +398,10 @@ fn site_target(
             stack.name()
         );
     }
-    if !args.processes.is_empty() {
-        bail!("--process is for the external stack; lab stacks sample their own processes");
+    if !args.processes.is_empty() || !args.pids.is_empty() {
+        bail!(
+            "--process and --pid are for the external stack; lab stacks sample their own processes"
+        );
     }
     let path = load_path(
         bench.url.as_deref(),

@@ -271,6 +271,7 @@ fn sweep(args: &SmtpArgs, spec: RunSpec, workload: Workload) -> anyhow::Result<i
         Target::External {
             base_url: spec.url.clone(),
             processes: Vec::new(),
+            pids: Vec::new(),
         },
         RunSpec {
             url: String::new(),

@@ -12,9 +12,8 @@ use std::time::Duration;
 use webtune_lab::trial::{self, Level, Target, Trial, TrialOutcome};
 use webtune_model::sweep::{SweepLevel, SweepResult, SweepVariable};
 use webtune_model::{parse_duration, LoadMode, RunSpec};
-use webtune_report::sweep::{
-    find_knee, level_rows, render_sweep_csv, render_sweep_html, render_sweep_text, unanswered,
-};
+use webtune_report::knee::knee_level;
+use webtune_report::sweep::{render_sweep_csv, render_sweep_html, render_sweep_text, unanswered};
 
 /// One `webtune: WHO: …` line on stderr per level without a successful response; true when
 /// there was one.
@@ -32,6 +31,8 @@ pub fn warn_unanswered(sweep: &SweepResult, who: &str) -> bool {
     webtune sweep http://127.0.0.1:8080/ -c 1,2,4,8 -n 10000 --html sweep.html\n  \
     webtune sweep http://127.0.0.1:8080/ --rates 1000,2000,4000,8000 -d 10s --warmup 2s\n\
     The knee is the level after which throughput grows by less than 5% while p99 keeps growing.\n\
+    A level that stalled in its measured window (not its warm-up), was cut short, or where the\n\
+    generator was the limit is left out of it, and marked so in the table.\n\
     Load flags and defaults are bench's (no warm-up, no cool-down, no pause): this sweeps a\n\
     server you run, already warm. `webtune lab sweep` starts cold servers and so defaults to\n\
     --warmup 2s --cooldown 1s --pause 1s (seed 003's protocol).")]
@@ -156,6 +157,7 @@ pub fn run(args: SweepArgs) -> anyhow::Result<i32> {
         Target::External {
             base_url: args.url.clone(),
             processes: Vec::new(),
+            pids: Vec::new(),
         },
         RunSpec {
             url: String::new(),
@@ -204,8 +206,9 @@ pub fn run(args: SweepArgs) -> anyhow::Result<i32> {
     }))
 }
 
-/// A sweep's result from the trial that ran its levels, the knee found (a stalled or
-/// cut-short level is left out of it); `who` names the command in the interrupted line.
+/// A sweep's result from the trial that ran its levels, with its knee (the rule, and which
+/// levels it leaves out, are `webtune_report::knee`'s); `who` names the command in the
+/// interrupted line.
 pub fn sweep_of(outcome: TrialOutcome, variable: SweepVariable, who: &str) -> SweepResult {
     let mut sweep = SweepResult::new(&format!("webtune {}", env!("CARGO_PKG_VERSION")), variable);
     sweep.interrupted = outcome.interrupted;
@@ -223,7 +226,6 @@ pub fn sweep_of(outcome: TrialOutcome, variable: SweepVariable, who: &str) -> Sw
             sweep.levels.len()
         );
     }
-    let rows = level_rows(&sweep);
-    sweep.knee = find_knee(&rows).map(|i| rows[i].level);
+    sweep.knee = knee_level(&sweep);
     sweep
 }

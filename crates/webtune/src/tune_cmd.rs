@@ -133,7 +133,9 @@ pub struct TuneArgs {
     /// proof's default).
     #[arg(long = "baseline", value_name = "NAME=VALUE,…")]
     pub baseline: Option<String>,
-    /// external: sample the processes with this command name (repeatable).
+    /// external: the server's command name (repeatable): the process with that name that
+    /// listens on the URL's port is sampled with all its children, found again at every
+    /// trial (--apply may restart it); several candidates are an error, never merged.
     #[arg(long = "process", value_name = "NAME")]
     pub processes: Vec<String>,
     /// Seed of the search (the same seed asks for the same configurations).

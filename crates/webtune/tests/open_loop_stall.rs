@@ -77,22 +77,11 @@ fn a_stalled_server_is_not_blamed_on_the_generator() {
         "generator lag p99 {} µs\n{text}",
         us("generator_lag", "p99_us")
     );
-    // So the verdict does not blame the generator for the stall. It may still blame it for
-    // its own lateness when this shared machine leaves it no CPU for a millisecond (an
-    // unloaded debug build keeps p99 well under that): then that is the only reason given.
-    let reasons = v["validity"]["reasons"].as_array().unwrap();
-    if us("generator_lag", "p99_us") <= 1_000 && v["validity"]["cpu_busy"].as_f64() < Some(0.9) {
-        assert_eq!(v["validity"]["client_limited"], false, "{text}");
-        assert!(!text.contains("the generator was the limit"), "{text}");
-        assert!(text.contains("Generator       kept up"), "{text}");
-    } else {
-        eprintln!("note: the generator was late on its own on this machine:\n{text}");
-        assert!(
-            reasons.iter().all(|r| {
-                let r = r.as_str().unwrap_or_default();
-                r.contains("generator lag") || r.contains("CPU")
-            }),
-            "{reasons:?}"
-        );
-    }
+    // So the verdict does not blame the generator for the stall, nor for its own late tail
+    // on this shared machine (a p99 lag over 1 ms used to be enough): it was idle while the
+    // server stalled (`webtune_model::validity`).
+    assert_eq!(v["validity"]["client_limited"], false, "{text}");
+    assert!(v["validity"]["reasons"].as_array().unwrap().is_empty());
+    assert!(!text.contains("the generator was the limit"), "{text}");
+    assert!(text.contains("Generator       kept up"), "{text}");
 }

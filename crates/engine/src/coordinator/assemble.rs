@@ -1,14 +1,16 @@
 //! Assembling a finished run's `RunResult`: the merged recorder's figures, the time series
 //! and stalls, the open-loop schedule, per-name results, the summaries, and the verdict on
-//! the generator (was it the limit, and why).
+//! the generator (was it the limit, and why), asked of the one rule
+//! (`webtune_model::validity::judge`) with the figures the generator's threads measured.
 
-use super::{IntervalTotals, Joined, Prepared, RunControl, MAX_VALID_CPU_BUSY, MAX_VALID_LAG_US};
+use super::{IntervalTotals, Joined, Prepared, RunControl};
 use crate::recorder::{stalled_stretches, FirstLength, OpenGauge, Recorder, SLOT_MS};
 use crate::schedule::Ramp;
 use crate::Workload;
 use std::collections::BTreeMap;
 use std::time::Duration;
 use webtune_model::result::{GeneratorUsage, Histograms};
+use webtune_model::validity::{self, GeneratorFigures};
 use webtune_model::{
     IntervalSample, LoadMode, RunResult, RunSpec, Schedule, Stall, Validity, SCHEMA,
 };
@@ -62,7 +64,12 @@ pub(super) fn assemble(finished: Finished) -> RunResult {
     let timeline = timeline(intervals, interval.as_secs_f64(), elapsed_s);
     let stalls = stalls(&total);
     let measured_s = (elapsed_s.min(window.1) - window.0).max(1e-9);
-    let cpu_s = used.cpu_s();
+    let figures = GeneratorFigures {
+        threads: plan.threads as u32,
+        elapsed_s,
+        cpu_s: used.cpu_s(),
+        cpu_wait_s: used.run_delay.map(|d| d.as_secs_f64()),
+    };
     let schedule = schedule(spec, &total, measured_s);
     let by_name = if plan.named {
         plan.requests
@@ -145,7 +152,7 @@ pub(super) fn assemble(finished: Finished) -> RunResult {
         io_backend: Some(io),
     };
     result.finish_summaries();
-    result.validity = judge(&result, cpu_s, elapsed_s);
+    result.validity = validity::judge(&figures, result.schedule.as_ref(), &result.latency.total);
     result
 }
 
@@ -221,45 +228,4 @@ fn protocol_name(spec: &RunSpec, tls: bool) -> &'static str {
         (false, _, true) => "http/1.0",
         (false, _, false) => "http/1.1",
     }
-}
-
-/// Was the generator the limit? Says why, in words a report can print.
-fn judge(result: &RunResult, cpu_s: f64, elapsed_s: f64) -> Validity {
-    let threads = result.generator.threads.max(1) as f64;
-    let cpu_busy = if elapsed_s > 0.0 {
-        cpu_s / (elapsed_s * threads)
-    } else {
-        0.0
-    };
-    let mut reasons = Vec::new();
-    if cpu_busy > MAX_VALID_CPU_BUSY {
-        reasons.push(format!(
-            "the generator's CPU was {:.0}% busy across its {} thread(s)",
-            cpu_busy * 100.0,
-            threads
-        ));
-    }
-    if let Some(s) = &result.schedule {
-        reasons.extend(schedule_reasons(s));
-    }
-    Validity {
-        client_limited: !reasons.is_empty(),
-        reasons,
-        cpu_busy,
-    }
-}
-
-/// What the open-loop schedule says against the generator. Only its own lateness counts:
-/// time a due request waited because every connection was busy (a slow or stalled server,
-/// the -c cap), and requests still waiting at the end (`not_sent`), are the server's latency,
-/// shown in the schedule report.
-pub(super) fn schedule_reasons(s: &Schedule) -> Option<String> {
-    (s.generator_lag.p99_us > MAX_VALID_LAG_US).then(|| {
-        format!(
-            "requests were sent late with a connection free: generator lag p99 {:.2} ms \
-             (max {:.2} ms)",
-            s.generator_lag.p99_us as f64 / 1000.0,
-            s.generator_lag.max_us as f64 / 1000.0
-        )
-    })
 }

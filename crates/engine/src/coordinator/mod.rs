@@ -3,7 +3,8 @@
 //! worker with its share of connections, `-n` and pacing, `spawn_probe` the `--probe`
 //! beside them, `gather` folds their interval reports into progress and the time series
 //! until they hang up, `join` merges their recorders, and `assemble` builds the
-//! `RunResult` with the verdict on the generator (`assemble::judge`).
+//! `RunResult` with the verdict on the generator (`webtune_model::validity::judge`, the
+//! one rule, asked with the figures measured here).
 
 mod assemble;
 
@@ -21,13 +22,6 @@ use std::time::{Duration, Instant};
 use webtune_model::{
     ErrorCounts, IoBackend, LatencyHistogram, LoadMode, RunResult, RunSpec, Shard, StopCondition,
 };
-
-/// The generator's own schedule lag (a connection was free, the request went late) above
-/// this at p99 means the generator, not the server, set the pace. Lag spent waiting for a
-/// connection while every one was busy is the server's and does not count.
-pub const MAX_VALID_LAG_US: u64 = 1_000;
-/// Generator CPU busier than this (share of its threads' time) means it was saturated.
-pub const MAX_VALID_CPU_BUSY: f64 = 0.9;
 
 /// A handle to stop a running test from another thread: the one stop token the binary's
 /// signal handlers set, shared with the lab (see `webtune_model::StopToken`). Stopping
@@ -154,8 +148,9 @@ impl Prepared {
         spec.validate()?;
         let part = shard_part(spec);
         let plan = plan::build(&part, workload)?;
-        let end_s = run_length(spec);
-        let window = measurement_window(spec, end_s);
+        let end_s = spec.run_length_s();
+        let measured = spec.measurement_window();
+        let window = (measured.from_s, measured.to_s);
         let requests = Arc::new(plan.requests.clone());
         let picker = plan.picker.clone().map(Arc::new);
         let h2_setup = spec
@@ -442,31 +437,6 @@ fn attempted(responses: u64, errors: &ErrorCounts) -> u64 {
     responses + errors.total() - with_response
 }
 
-/// How long the run sends, in seconds (None: until `-n` is done). The spec is validated
-/// (`RunSpec::validate`) before this is asked.
-fn run_length(spec: &RunSpec) -> Option<f64> {
-    if !spec.stages.is_empty() {
-        return Some(spec.stages_seconds());
-    }
-    match spec.stop {
-        StopCondition::Duration { seconds } => Some(seconds),
-        StopCondition::Requests { .. } => None,
-    }
-}
-
-/// The stretch of the run (seconds) whose finished requests make the summary.
-/// `RunSpec::validate` has made sure it is not empty.
-fn measurement_window(spec: &RunSpec, end_s: Option<f64>) -> (f64, f64) {
-    let warm = spec.warmup_s.max(0.0);
-    let cool = spec.cooldown_s.max(0.0);
-    let end = match end_s {
-        // Without a cool-down the window stays open through the drain of in-flight requests.
-        Some(e) if cool > 0.0 => e - cool,
-        _ => f64::INFINITY,
-    };
-    (warm, end)
-}
-
 /// What this generator runs: the whole spec, or with `--shard i/n` shard i's share of the
 /// connections (and of a closed-loop ramp of them) and of `-n`, as a spec of its own (no
 /// shard). The open-loop rate is shared by interleaving arrivals instead (`stream_of`).
@@ -537,35 +507,7 @@ fn pacing_for(
 
 #[cfg(test)]
 mod tests {
-    use super::assemble::schedule_reasons;
     use super::split;
-    use webtune_model::Schedule;
-
-    fn schedule(wait_us: u64, own_us: u64) -> Schedule {
-        let mut s = Schedule::default();
-        for _ in 0..100 {
-            s.lag_histogram.record(wait_us + own_us);
-            s.connection_wait_histogram.record(wait_us);
-            s.generator_lag_histogram.record(own_us);
-        }
-        s.lag = s.lag_histogram.percentiles();
-        s.connection_wait = s.connection_wait_histogram.percentiles();
-        s.generator_lag = s.generator_lag_histogram.percentiles();
-        s
-    }
-
-    #[test]
-    fn waiting_for_a_busy_connection_is_not_the_generators_fault() {
-        // 1.5 s late, all of it with every connection busy (a stalled server), and requests
-        // still queued at the end: the server's latency, no verdict against the client.
-        let mut s = schedule(1_500_000, 50);
-        s.not_sent = 300;
-        assert_eq!(schedule_reasons(&s), None);
-        // 5 ms late with a connection free: the generator's own lag.
-        let s = schedule(0, 5_000);
-        let reason = schedule_reasons(&s).expect("generator lag is flagged");
-        assert!(reason.contains("generator lag p99 5.00 ms"), "{reason}");
-    }
 
     #[test]
     fn a_shard_runs_its_share_of_connections_requests_and_a_closed_ramp() {

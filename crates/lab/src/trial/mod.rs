@@ -2,8 +2,9 @@
 //! lab stack with typed settings, the forum on a PHP stack with its database, or a server
 //! the user runs), a load (a `RunSpec` whose URL is a path on the target), and the levels
 //! to load it at. Running it starts the target, loads it level after level while the /proc
-//! sampler watches the server, records the configuration and what the servers logged in
-//! each level's `server` section, and stops the target leaving nothing behind — also when
+//! sampler watches the server, records the configuration, what the servers logged and each
+//! run's measured window (for per-response server figures) in each level's `server`
+//! section, and stops the target leaving nothing behind — also when
 //! the stop token is set or a step fails. `lab run`, `lab sweep`, `sweep` and the tuner are
 //! callers of `run`; none of them goes through command-line words.
 
@@ -21,6 +22,7 @@ use std::time::Duration;
 use target::{start, Started};
 use webtune_engine::{Progress, Workload};
 use webtune_model::server::LogMessage;
+use webtune_model::window::Window;
 use webtune_model::{LoadMode, RunResult, RunSpec, StopToken};
 
 /// One load level of a trial.
@@ -295,7 +297,7 @@ fn load_levels(
     next_level: &mut dyn FnMut(&[LevelResult]) -> Option<Level>,
 ) -> Result<Levels, LabError> {
     let (spec, workload) = absolute_spec(trial, started, base)?;
-    let selector = started.selector(&trial.target);
+    let selector = started.selector(&trial.target)?;
     let mut logged_before: Vec<LogMessage> = Vec::new();
     let mut levels = Vec::new();
     let count = trial.levels.len();
@@ -354,6 +356,12 @@ fn load_levels(
                 .sum();
             watch.finish(accepted, drain)
         });
+        // Each run's measured window on the samples' clock: per-response server figures
+        // count only the samples' share inside them, as the responses do.
+        let windows: Vec<Window> = sampler
+            .as_ref()
+            .map(|s| runs.iter().map(|r| s.window_of(r)).collect())
+            .unwrap_or_default();
         let samples = sampler.map(Sampler::finish);
         drop(side);
         if let Some(e) = run_error {
@@ -363,6 +371,7 @@ fn load_levels(
             return Ok((levels, true));
         };
         if let Some(mut samples) = samples {
+            samples.measured = windows;
             samples.parameters = trial.target.parameters().into_iter().collect();
             samples.parameters_set = trial.target.parameters_set();
             samples.host = started.stack().and_then(RunningStack::host_section);
@@ -478,6 +487,7 @@ mod tests {
             Target::External {
                 base_url: "http://127.0.0.1:1".into(),
                 processes: Vec::new(),
+                pids: Vec::new(),
             },
             RunSpec::default(),
         );

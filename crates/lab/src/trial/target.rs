@@ -27,11 +27,13 @@ pub enum Target {
     /// The user's own nginx, Apache or php-fpm config, run on a private copy (`import`);
     /// `--set` overrides are in the import.
     Imported { import: Box<crate::import::Import> },
-    /// A server the user runs, at `base_url`; `processes` names what the sampler watches
-    /// (none: no server-side sampling).
+    /// A server the user runs, at `base_url`. The sampler watches the process tree that
+    /// listens on its port among those named `processes`, or the trees of `pids`
+    /// (`external::selector`); neither given: no server-side sampling.
     External {
         base_url: String,
         processes: Vec<String>,
+        pids: Vec<i32>,
     },
 }
 
@@ -101,15 +103,22 @@ pub(super) enum Started {
 }
 
 impl Started {
-    pub(super) fn selector(&self, target: &Target) -> ProcessSelector {
-        match (self, target) {
+    /// The processes the sampler watches: a started stack's sessions, or an external
+    /// server's process tree (an error when its candidates are several, or none).
+    pub(super) fn selector(&self, target: &Target) -> Result<ProcessSelector, LabError> {
+        Ok(match (self, target) {
             (Started::Stack(s), _) => ProcessSelector::Sessions(s.sessions()),
             (Started::Forum(f), _) => ProcessSelector::Sessions(f.sessions()),
-            (Started::External, Target::External { processes, .. }) if !processes.is_empty() => {
-                ProcessSelector::Names(processes.clone())
-            }
+            (
+                Started::External,
+                Target::External {
+                    base_url,
+                    processes,
+                    pids,
+                },
+            ) => crate::external::selector(base_url, processes, pids)?,
             (Started::External, _) => ProcessSelector::Nothing,
-        }
+        })
     }
 
     pub(super) fn log_messages(&self) -> Vec<LogMessage> {

@@ -36,8 +36,8 @@ pub(super) fn target(
     if let Some(stack) = &args.stack {
         bail!("give a stack ({stack}) or {flag}, not both");
     }
-    if args.url.is_some() || !args.processes.is_empty() {
-        bail!("{flag} runs a private copy the lab starts: no URL and no --process");
+    if args.url.is_some() || !args.processes.is_empty() || !args.pids.is_empty() {
+        bail!("{flag} runs a private copy the lab starts: no URL, no --process and no --pid");
     }
     if args.addresses > 1 {
         bail!("--addresses does not apply to {flag}: the private copy listens on 127.0.0.1 only");

@@ -71,8 +71,8 @@ pub(crate) fn tune_load(words: &[String]) -> anyhow::Result<webtune_model::RunSp
 
 /// `lab run postfix`: the trial and the report.
 pub(super) fn run(args: &RunArgs) -> anyhow::Result<i32> {
-    if args.url.is_some() || !args.processes.is_empty() {
-        bail!("the postfix stack is the lab's own: no URL and no --process");
+    if args.url.is_some() || !args.processes.is_empty() || !args.pids.is_empty() {
+        bail!("the postfix stack is the lab's own: no URL, no --process and no --pid");
     }
     if args.nginx_config.is_some() || args.apache_config.is_some() || args.php_fpm_config.is_some()
     {
