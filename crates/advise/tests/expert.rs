@@ -369,3 +369,62 @@ fn swap_in_use_is_said() {
     );
     assert!(get(&f, "memory.swap").is_none());
 }
+
+#[test]
+fn nginx_facing_its_clients() {
+    let nginx =
+        |body: &str| format!("events {{}}\nhttp {{\n{body}\n server {{ listen 80; }}\n}}\n");
+    let f = findings(Run {
+        nginx: Some(&nginx("keepalive_timeout 0;")),
+        ..Run::default()
+    });
+    let off = get(&f, "nginx.keepalive_off").unwrap();
+    assert_eq!(off.severity, Severity::Info);
+    assert!(off.why.contains("new TCP connection"), "{}", off.why);
+    assert!(get(&f, "nginx.keepalive_timeout").is_none());
+    let f = findings(Run {
+        nginx: Some(&nginx(
+            "keepalive_timeout 300s;\nclient_body_timeout 5m;\nsend_timeout 30s;",
+        )),
+        ..Run::default()
+    });
+    assert!(get(&f, "nginx.keepalive_off").is_none());
+    let long = get(&f, "nginx.keepalive_timeout").unwrap();
+    assert!(long.current.contains("300s"), "{}", long.current);
+    let slow = get(&f, "nginx.client_timeouts").unwrap();
+    assert!(
+        slow.current.contains("client_body_timeout 300s"),
+        "{}",
+        slow.current
+    );
+    assert!(!slow.current.contains("send_timeout"), "{}", slow.current);
+    // nginx's defaults and an upstream's keep-alive (the backend side) say nothing here.
+    let f = findings(Run {
+        nginx: Some(&nginx(
+            "keepalive_timeout 65;\nupstream app { server 127.0.0.1:8080; keepalive 8; keepalive_timeout 120s; }",
+        )),
+        ..Run::default()
+    });
+    for id in [
+        "nginx.keepalive_off",
+        "nginx.keepalive_timeout",
+        "nginx.client_timeouts",
+        "nginx.request_buffering",
+    ] {
+        assert!(get(&f, id).is_none(), "{id}");
+    }
+    // Unbuffered uploads reach Apache's workers; without a backend behind it, nothing.
+    let proxied = "events {}\nhttp { server { listen 80; location / { proxy_pass http://127.0.0.1:8080; proxy_request_buffering off; } } }\n";
+    let f = findings(Run {
+        apache: Some(&format!("{EVENT}Listen 8080\n")),
+        nginx: Some(proxied),
+        ..Run::default()
+    });
+    let b = get(&f, "nginx.request_buffering").unwrap();
+    assert!(b.why.contains("Apache"), "{}", b.why);
+    let f = findings(Run {
+        nginx: Some(proxied),
+        ..Run::default()
+    });
+    assert!(get(&f, "nginx.request_buffering").is_none());
+}

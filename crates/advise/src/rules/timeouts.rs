@@ -4,7 +4,9 @@
 //! Apache's `KeepAliveTimeout`, 5 s), Apache's `Timeout` behind nginx's
 //! `proxy_read_timeout` (nginx gives up and answers 504 while the worker goes on), and an
 //! Apache facing clients without mod_reqtimeout (a slow client holds a worker for the
-//! whole `Timeout` per read).
+//! whole `Timeout` per read); and nginx's own client side (`nginx_client`): keep-alive off or
+//! held long, client timeouts above nginx's defaults, and request buffering turned off in
+//! front of a backend whose workers a slow upload would then hold.
 
 use super::{at, Layers};
 use crate::finding::{Change, Finding, Severity};
@@ -40,7 +42,7 @@ fn apache_secs(d: &Directive) -> Option<i64> {
 }
 
 pub(super) fn rules(l: &Layers) -> Vec<Finding> {
-    let mut out = Vec::new();
+    let mut out = nginx_client(l);
     let Some(a) = l.apache else { return out };
     let topology = l.topology();
     let Some((pass, listen, block)) = topology.nginx_apache else {
@@ -185,4 +187,110 @@ fn reqtimeout(l: &Layers) -> Vec<Finding> {
         .evidence(format!("{} LoadModule lines read, none reqtimeout_module", a.modules.len()))
         .evidence(at(timeout, "Timeout", 60))
         .source("Apache manual, mod_reqtimeout; Debian's apache2 (enabled by default)")]
+}
+
+/// nginx's defaults on the client side (nginx manual, ngx_http_core_module): keepalive_timeout
+/// 75s; client_header_timeout, client_body_timeout and send_timeout 60s.
+const NGINX_CLIENT_KEEPALIVE_S: i64 = 75;
+const NGINX_CLIENT_TIMEOUT_S: i64 = 60;
+
+/// The client timeouts nginx applies per read or write (not to the whole request).
+const NGINX_CLIENT_TIMEOUTS: [&str; 3] = [
+    "client_header_timeout",
+    "client_body_timeout",
+    "send_timeout",
+];
+
+/// nginx facing its clients. An idle keep-alive connection costs nginx a connection slot
+/// (`worker_connections`) and a little memory, never a worker, so nothing here is more than
+/// Info, and each finding says what it trades: keep-alive off makes every request pay a new
+/// connection (and TLS handshake); a long keep-alive or a long client timeout holds slots
+/// for idle or slow clients. Request buffering off is the cross-layer case: nginx then
+/// streams a slow upload to the backend, whose worker (an Apache process, a php-fpm child)
+/// waits on the client for `client_body_timeout` per read.
+fn nginx_client(l: &Layers) -> Vec<Finding> {
+    let Some(n) = l.nginx else { return Vec::new() };
+    let facing_clients = |d: &&Directive| {
+        !d.context.iter().any(|c| c.starts_with("upstream")) && !d.context.is_empty()
+    };
+    let mut out = Vec::new();
+    let keepalive: Vec<(&Directive, i64)> = n
+        .parsed
+        .all("keepalive_timeout")
+        .filter(facing_clients)
+        .filter_map(|d| Some((d, nginx_secs(d.value())?)))
+        .collect();
+    if let Some(&(off, _)) = keepalive.iter().find(|(_, v)| *v == 0) {
+        out.push(
+            Finding::new("nginx.keepalive_off", Severity::Info, "nginx")
+                .directives(&["keepalive_timeout"])
+                .values(format!("keepalive_timeout 0 (client keep-alive off): {}", off.at()), "keepalive_timeout 15s (any short value keeps the reuse)")
+                .why("With keep-alive off every request from a client opens a new TCP connection (and a full or resumed TLS handshake), which costs the client a round trip and nginx a connect and an accept per request; a page of 30–50 requests (seed 001) pays it each time. An idle kept-alive connection costs nginx only a slot of worker_connections and a few hundred bytes, never a worker. The trade: every idle client holds a slot for the timeout.".to_string())
+                .evidence(format!("keepalive_timeout {}: {}", off.joined(), off.at()))
+                .source("seed 001 (KeepAlive On, a short timeout); nginx manual, keepalive_timeout"),
+        );
+    }
+    if let Some(&(long, v)) = keepalive
+        .iter()
+        .filter(|(_, v)| *v > NGINX_CLIENT_KEEPALIVE_S)
+        .max_by_key(|(_, v)| *v)
+    {
+        out.push(
+            Finding::new("nginx.keepalive_timeout", Severity::Info, "nginx")
+                .directives(&["keepalive_timeout", "worker_connections"])
+                .values(format!("keepalive_timeout {v}s (nginx's default {NGINX_CLIENT_KEEPALIVE_S}s)"), format!("{NGINX_CLIENT_KEEPALIVE_S}s or less, unless the reuse is wanted (TLS)"))
+                .why(format!("An idle client keeps its connection open for {v} s: at R new clients a second about R × {v} connections sit idle, each holding one of worker_connections' slots (nginx refuses new connections once they are all taken). The trade: a long timeout saves returning clients a new connection and TLS handshake (why some TLS configs keep 300 s); a short one frees the slots sooner."))
+                .evidence(format!("keepalive_timeout {}: {}", long.joined(), long.at()))
+                .evidence(at(n.parsed.last("worker_connections"), "worker_connections", 512))
+                .source("nginx manual, keepalive_timeout and worker_connections"),
+        );
+    }
+    let slow: Vec<(&Directive, i64)> = NGINX_CLIENT_TIMEOUTS
+        .iter()
+        .flat_map(|name| n.parsed.all(name))
+        .filter(facing_clients)
+        .filter_map(|d| Some((d, nginx_secs(d.value())?)))
+        .filter(|(_, v)| *v > NGINX_CLIENT_TIMEOUT_S)
+        .collect();
+    if !slow.is_empty() {
+        let mut f = Finding::new("nginx.client_timeouts", Severity::Info, "nginx")
+            .directives(&NGINX_CLIENT_TIMEOUTS)
+            .values(
+                slow.iter().map(|(d, v)| format!("{} {v}s", d.name)).collect::<Vec<_>>().join(", "),
+                format!("{NGINX_CLIENT_TIMEOUT_S}s each (nginx's defaults) unless slow links need more"),
+            )
+            .why("These timeouts apply between two reads or writes, not to the whole request: a client that sends or reads a byte just inside each timeout holds its connection as long as it likes, and a longer timeout lets fewer such clients take every slot of worker_connections (a slow-client attack on nginx costs slots, not workers). The trade: clients on very slow links (large uploads over mobile networks) are cut sooner with the defaults.".to_string())
+            .source("nginx manual, client_header_timeout, client_body_timeout, send_timeout");
+        for (d, _) in &slow {
+            f = f.evidence(format!("{} {}: {}", d.name, d.joined(), d.at()));
+        }
+        out.push(f);
+    }
+    // Request buffering off in front of a backend: the upload reaches the backend as it
+    // arrives, so a slow client holds a backend worker, not only an nginx slot.
+    let unbuffered = ["proxy_request_buffering", "fastcgi_request_buffering"]
+        .iter()
+        .flat_map(|name| n.parsed.all(name))
+        .find(|d| d.value().eq_ignore_ascii_case("off"));
+    if let Some(d) = unbuffered {
+        let topology = l.topology();
+        let backend = if d.name.starts_with("proxy") {
+            topology.nginx_apache.map(|_| "Apache")
+        } else {
+            l.php_fpm.map(|_| "php-fpm")
+        };
+        if let Some(backend) = backend {
+            let body = n.parsed.last("client_body_timeout");
+            out.push(
+                Finding::new("nginx.request_buffering", Severity::Info, "nginx")
+                    .directives(&[d.name.as_str(), "client_body_timeout"])
+                    .values(format!("{} off", d.name), format!("{} on (nginx's default)", d.name))
+                    .why(format!("With request buffering off nginx passes a request body to {backend} as it arrives, so a client uploading slowly holds one of {backend}'s workers (a process or child, the scarce resource behind nginx) for up to client_body_timeout per read. With buffering on (the default) nginx reads the whole body first and the backend sees it at once. The trade: buffering writes large bodies to nginx's temp files and delays the first byte reaching the backend (why streaming uploads turn it off)."))
+                    .evidence(format!("{} {}: {}", d.name, d.joined(), d.at()))
+                    .evidence(at(body, "client_body_timeout", "60s"))
+                    .source("nginx manual, proxy_request_buffering and fastcgi_request_buffering"),
+            );
+        }
+    }
+    out
 }
