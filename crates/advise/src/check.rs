@@ -10,7 +10,7 @@
 //! server is not installed, or the unpatched copy already fails here) is not written
 //! either, and says so.
 
-use crate::finding::Change;
+use crate::change::Change;
 use crate::output::{changes_per_file, patch_text, PatchOptions};
 use crate::Advice;
 use serde::Serialize;

@@ -164,7 +164,7 @@ pub fn innodb_data(m: &Parsed, live: Option<&Live>, facts: &Facts) -> Option<Kno
                     .into(),
         });
     }
-    let written = webtune_conf::ini::mysqld_value(m, "datadir")
+    let written = webtune_conf::mycnf::mysqld_value(m, "datadir")
         .map(|d| d.value().to_string())
         .unwrap_or_else(|| "/var/lib/mysql".into());
     let dir = facts.rooted(Path::new(&written));

@@ -2,9 +2,8 @@
 //! on (`file:line`, host facts, measured figures), the source of the rule, and the
 //! directive lines it would change.
 
-use crate::plan::Constraint;
+use crate::change::{Change, Constraint};
 use serde::Serialize;
-use std::path::PathBuf;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -22,19 +21,6 @@ impl Severity {
             Severity::Info => "info",
         }
     }
-}
-
-/// A suggested line for a config file: it replaces `line` when the directive is there,
-/// or is added to the file (inside `section`, when the file has sections) when not.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Change {
-    pub file: PathBuf,
-    pub line: Option<usize>,
-    /// The block or section it belongs in when added (e.g. `mysqld`, `events`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub section: Option<String>,
-    /// The directive as it should read, in the file's own syntax.
-    pub text: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

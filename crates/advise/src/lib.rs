@@ -7,6 +7,7 @@
 //! The configs are read with the readers of crates/conf (`webtune_conf`), which the lab
 //! shares; this crate holds the rules and their explanations.
 
+pub mod change;
 pub mod check;
 mod error;
 pub mod evidence;
@@ -18,10 +19,11 @@ pub mod output;
 pub mod plan;
 pub mod rules;
 
+pub use change::Change;
 pub use error::AdviseError;
 pub use evidence::Evidence;
 pub use facts::Facts;
-pub use finding::{Change, Finding, Severity};
+pub use finding::{Finding, Severity};
 pub use host_facts::HostFacts;
 pub use plan::Plan;
 pub use rules::Layers;

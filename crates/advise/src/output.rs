@@ -3,8 +3,9 @@
 //! finding would change, the changed lines marked with a comment. The originals are
 //! never touched.
 
+use crate::change::Change;
 use crate::error::AdviseError;
-use crate::finding::{Change, Severity};
+use crate::finding::Severity;
 use crate::Advice;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

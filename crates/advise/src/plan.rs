@@ -5,145 +5,8 @@
 //! plan's values are what the patch writes and what the rules that depend on another
 //! knob (ServerLimit on MaxRequestWorkers, max_connections on pm.max_children) read.
 
-use crate::finding::Change;
+use crate::change::{key_name, Bound, Change, Constraint};
 use serde::Serialize;
-use std::path::Path;
-use webtune_conf::config::Directive;
-
-/// One bound on a directive's value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Bound {
-    AtLeast(i64),
-    AtMost(i64),
-    Exactly(i64),
-    MultipleOf(i64),
-    /// The value the rule would choose: a soft target, kept within the hard bounds.
-    Prefer(i64),
-}
-
-impl Bound {
-    pub fn describe(self) -> String {
-        match self {
-            Bound::AtLeast(v) => format!("≥ {v}"),
-            Bound::AtMost(v) => format!("≤ {v}"),
-            Bound::Exactly(v) => format!("= {v}"),
-            Bound::MultipleOf(v) => format!("a multiple of {v}"),
-            Bound::Prefer(v) => format!("preferably {v}"),
-        }
-    }
-}
-
-/// A constraint a finding states on one directive.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Constraint {
-    /// "apache2", "nginx", "php-fpm", "mariadb".
-    pub server: String,
-    /// The directive as it is written in this config (MaxClients where the tree says so).
-    pub directive: String,
-    pub bound: Bound,
-    /// One line: what the bound comes from, with its figures.
-    pub reason: String,
-    pub source: String,
-    /// The finding that states it (filled in when the plan is made).
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub finding: String,
-    /// The unit values are counted in, written after the value ("M": MiB in my.cnf).
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub unit: String,
-    /// A bound of the server itself (MaxRequestWorkers ≥ ThreadsPerChild, ≤ fs.nr_open):
-    /// it joins a directive's plan only when a finding plans that directive.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub structural: bool,
-    /// The value in effect now (the default when not set).
-    #[serde(skip)]
-    pub current: i64,
-    /// Where a new value is written: the directive's line, else the main file (+ section).
-    #[serde(skip)]
-    pub place: Change,
-}
-
-impl Constraint {
-    /// A constraint on `directive` (at `d`, else added to `main` in `section`).
-    pub(crate) fn on(
-        server: &str,
-        directive: &str,
-        current: i64,
-        d: Option<&Directive>,
-        main: &Path,
-        section: Option<&str>,
-    ) -> ConstraintBuilder {
-        ConstraintBuilder {
-            server: server.into(),
-            directive: directive.into(),
-            current,
-            place: crate::rules::set(d, main, section, String::new()),
-            unit: String::new(),
-        }
-    }
-
-    /// One knob: a directive of a server at one place (two pools' pm.max_children are two).
-    fn key(&self) -> (String, String, std::path::PathBuf, Option<usize>) {
-        (
-            self.server.clone(),
-            key_name(&self.directive),
-            self.place.file.clone(),
-            self.place.line,
-        )
-    }
-}
-
-/// `Constraint::on(…).bound(Bound::AtMost(8), "why", "source")`.
-#[derive(Debug, Clone)]
-pub(crate) struct ConstraintBuilder {
-    server: String,
-    directive: String,
-    current: i64,
-    place: Change,
-    unit: String,
-}
-
-impl ConstraintBuilder {
-    /// Values counted in `unit` ("M").
-    pub fn unit(mut self, unit: &str) -> ConstraintBuilder {
-        self.unit = unit.into();
-        self
-    }
-
-    /// A bound the server itself imposes (see `Constraint::structural`).
-    pub fn structural(&self, bound: Bound, reason: impl Into<String>, source: &str) -> Constraint {
-        Constraint {
-            structural: true,
-            ..self.bound(bound, reason, source)
-        }
-    }
-
-    pub fn bound(&self, bound: Bound, reason: impl Into<String>, source: &str) -> Constraint {
-        Constraint {
-            server: self.server.clone(),
-            directive: self.directive.clone(),
-            bound,
-            reason: reason.into(),
-            source: source.into(),
-            finding: String::new(),
-            unit: self.unit.clone(),
-            structural: false,
-            current: self.current,
-            place: self.place.clone(),
-        }
-    }
-}
-
-/// my.cnf writes `-` for `_`; Apache's names are case-insensitive, and 2.2's MaxClients is
-/// 2.4's MaxRequestWorkers.
-fn key_name(name: &str) -> String {
-    let lower = name.to_ascii_lowercase().replace('-', "_");
-    match lower.as_str() {
-        "maxclients" => "maxrequestworkers".into(),
-        "maxrequestsperchild" => "maxconnectionsperchild".into(),
-        _ => lower,
-    }
-}
 
 /// One directive's plan: the value chosen and every bound on it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -362,6 +225,7 @@ fn lcm(a: i64, b: i64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     fn c(bound: Bound, finding: &str) -> Constraint {
         let mut c = Constraint::on(

@@ -351,35 +351,6 @@ pub fn pools(parsed: &Parsed) -> Vec<Pool> {
         .collect()
 }
 
-/// Is this a section some mysqld reads (`[server]`, `[mysqld]`, `[mariadb]`,
-/// `[mariadbd]`, `[client-server]`, `[galera]`, `[mariadb-X.Y]`, `[mariadbd-X.Y]`,
-/// `[mysqld-X.Y]`)? Which of them one server reads is its release's
-/// (`mycnf::Release::reads`).
-pub fn is_server_section(section: Option<&String>) -> bool {
-    section.is_some_and(|s| {
-        matches!(
-            s.as_str(),
-            "server" | "mysqld" | "mariadb" | "mariadbd" | "client-server" | "galera"
-        ) || s.starts_with("mariadb-")
-            || s.starts_with("mariadbd-")
-            || s.starts_with("mysqld-")
-    })
-}
-
-/// The directives of the sections mysqld reads, in file order.
-pub fn server_directives(parsed: &Parsed) -> impl Iterator<Item = &Directive> + '_ {
-    parsed
-        .directives
-        .iter()
-        .filter(|d| is_server_section(d.context.first()))
-}
-
-/// The effective value of a my.cnf key for the server: the last one in a section mysqld
-/// reads.
-pub fn mysqld_value<'a>(parsed: &'a Parsed, key: &str) -> Option<&'a Directive> {
-    server_directives(parsed).filter(|d| d.name == key).last()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -408,13 +379,13 @@ mod tests {
         )
         .unwrap();
         let p = read(&main, Dialect::MyCnf).unwrap();
-        let mc = mysqld_value(&p, "max_connections").unwrap();
+        let mc = crate::mycnf::mysqld_value(&p, "max_connections").unwrap();
         assert_eq!(mc.int(), Some(300));
         assert!(mc.at().ends_with("conf.d/a.cnf:3"));
-        let bare = mysqld_value(&p, "skip_name_resolve").unwrap();
+        let bare = crate::mycnf::mysqld_value(&p, "skip_name_resolve").unwrap();
         assert!(bare.args.is_empty());
         assert!(
-            mysqld_value(&p, "port").is_none(),
+            crate::mycnf::mysqld_value(&p, "port").is_none(),
             "[client] is not the server's"
         );
         assert_eq!(parse_size("128M"), Some(128 << 20));

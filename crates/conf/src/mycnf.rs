@@ -172,9 +172,8 @@ impl Server {
 /// A server section that only one release reads (`[mariadb-10.0]`, `[mysqld-8.0]`).
 pub fn versioned_section(section: &str) -> Option<&str> {
     let (_, v) = section.rsplit_once('-')?;
-    (v.starts_with(|c: char| c.is_ascii_digit())
-        && crate::ini::is_server_section(Some(&section.to_string())))
-    .then_some(v)
+    (v.starts_with(|c: char| c.is_ascii_digit()) && is_server_section(Some(&section.to_string())))
+        .then_some(v)
 }
 
 /// Keep only the option groups the server reads: with its release known, the sections of
@@ -186,7 +185,7 @@ pub fn settle_release(p: &mut Parsed, release: Option<&Release>, unknown: &str) 
     let mut kept = Vec::with_capacity(p.directives.len());
     for d in std::mem::take(&mut p.directives) {
         let section = d.context.first().cloned().unwrap_or_default();
-        let server = crate::ini::is_server_section(Some(&section));
+        let server = is_server_section(Some(&section));
         let read = match release {
             _ if !server => true,
             Some(r) => r.reads(&section),
@@ -530,7 +529,7 @@ pub fn innodb_disabled(p: &Parsed) -> Option<&Directive> {
         ),
         _ => false,
     };
-    crate::ini::server_directives(p).filter(off).last()
+    server_directives(p).filter(off).last()
 }
 
 /// After a tree is read: prefixes resolved (noted) where the server resolves them, and
@@ -542,7 +541,7 @@ pub(crate) fn settle(p: &mut Parsed) -> Result<(), ReadError> {
         let Some(full) = full_name(&d.name) else {
             continue;
         };
-        if !crate::ini::is_server_section(d.context.first()) {
+        if !is_server_section(d.context.first()) {
             continue;
         }
         if f.server != Server::MariaDb {
@@ -572,7 +571,7 @@ pub(crate) fn settle(p: &mut Parsed) -> Result<(), ReadError> {
         d.name = full.to_string();
     }
     p.notes.extend(notes);
-    for d in crate::ini::server_directives(p) {
+    for d in server_directives(p) {
         if !SIZES.contains(&d.name.as_str()) || d.args.is_empty() {
             continue;
         }
@@ -590,4 +589,33 @@ pub(crate) fn settle(p: &mut Parsed) -> Result<(), ReadError> {
         }
     }
     Ok(())
+}
+
+/// Is this a section some mysqld reads (`[server]`, `[mysqld]`, `[mariadb]`,
+/// `[mariadbd]`, `[client-server]`, `[galera]`, `[mariadb-X.Y]`, `[mariadbd-X.Y]`,
+/// `[mysqld-X.Y]`)? Which of them one server reads is its release's
+/// (`mycnf::Release::reads`).
+pub fn is_server_section(section: Option<&String>) -> bool {
+    section.is_some_and(|s| {
+        matches!(
+            s.as_str(),
+            "server" | "mysqld" | "mariadb" | "mariadbd" | "client-server" | "galera"
+        ) || s.starts_with("mariadb-")
+            || s.starts_with("mariadbd-")
+            || s.starts_with("mysqld-")
+    })
+}
+
+/// The directives of the sections mysqld reads, in file order.
+pub fn server_directives(parsed: &Parsed) -> impl Iterator<Item = &Directive> + '_ {
+    parsed
+        .directives
+        .iter()
+        .filter(|d| is_server_section(d.context.first()))
+}
+
+/// The effective value of a my.cnf key for the server: the last one in a section mysqld
+/// reads.
+pub fn mysqld_value<'a>(parsed: &'a Parsed, key: &str) -> Option<&'a Directive> {
+    server_directives(parsed).filter(|d| d.name == key).last()
 }

@@ -218,7 +218,7 @@ fn sizes_are_read_as_mysqld_reads_them_or_refused_at_file_and_line() {
         "[mysqld]\nkey_buffer = 8M\nskip-innodb\ninnodb_buffer_pool_size = 2P\n",
     );
     let p = ini::read(&m, ini::Dialect::MyCnf).unwrap();
-    let kb = ini::mysqld_value(&p, "key_buffer_size").expect("key_buffer is key_buffer_size");
+    let kb = mycnf::mysqld_value(&p, "key_buffer_size").expect("key_buffer is key_buffer_size");
     assert_eq!((kb.value(), kb.line), ("8M", 2));
     assert!(p
         .notes
@@ -239,7 +239,7 @@ fn mysql_takes_no_option_prefixes() {
         "[mysqld]\ninnodb_dedicated_server = ON\nkey_buffer = 8M\n",
     );
     let p = ini::read(&m, ini::Dialect::MyCnf).unwrap();
-    assert!(ini::mysqld_value(&p, "key_buffer_size").is_none());
+    assert!(mycnf::mysqld_value(&p, "key_buffer_size").is_none());
     let w = p.notes.iter().find(|n| n.at.ends_with(":3")).unwrap();
     assert!(
         w.message.contains("MySQL 8 takes no option prefixes"),

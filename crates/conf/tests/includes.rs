@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use webtune_conf::config::{NoteLevel, Options, ReadNote};
-use webtune_conf::{apache, ini, nginx};
+use webtune_conf::{apache, ini, mycnf, nginx};
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
@@ -166,7 +166,7 @@ fn a_root_reads_a_copied_trees_absolute_paths_under_it() {
     let m = write(root, "etc/mysql/my.cnf", "!includedir /etc/mysql/conf.d/\n");
     let p = ini::read_with(&m, ini::Dialect::MyCnf, &opts).unwrap();
     assert_eq!(
-        ini::mysqld_value(&p, "max_connections").unwrap().value(),
+        mycnf::mysqld_value(&p, "max_connections").unwrap().value(),
         "77"
     );
     let elsewhere = tempfile::tempdir().unwrap();

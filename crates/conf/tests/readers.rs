@@ -5,7 +5,7 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use webtune_conf::{apache, ini, nginx};
+use webtune_conf::{apache, ini, mycnf, nginx};
 
 /// The stock file at `path`; None when it is missing and the run opts out of `name`.
 fn stock(path: &str, name: &str) -> Option<PathBuf> {
@@ -103,7 +103,7 @@ fn debian_mysql_tree() {
     };
     let p = ini::read(&main, ini::Dialect::MyCnf).unwrap();
     assert!(p.files.len() > 1, "!includedir followed: {:?}", p.files);
-    if let Some(b) = ini::mysqld_value(&p, "bind_address") {
+    if let Some(b) = mycnf::mysqld_value(&p, "bind_address") {
         assert!(
             b.file.to_string_lossy().contains("mariadb.conf.d")
                 || b.file.to_string_lossy().contains("mysql")

@@ -7,6 +7,7 @@
 //! nginx, `openssl s_server`, self-signed certificates), and the processes whose command
 //! line names a path (`procs`), to check that nothing of a run is left.
 
+pub mod module_graph;
 pub mod opt_out;
 pub mod procs;
 pub mod results;

@@ -5,9 +5,11 @@
 //! that follow it (ServerLimit, StartServers, the spare workers: httpd's AH00318 and its
 //! silent caps). With the MPM unknown nothing MPM-specific is sized.
 
-use super::{at, set, ApacheMpm, Layers};
+use super::{at, ApacheMpm, Layers};
+use crate::change::set;
+use crate::change::{Bound, Constraint};
 use crate::finding::{Finding, Severity};
-use crate::plan::{Bound, Constraint, Plan};
+use crate::plan::Plan;
 use webtune_conf::apache::ApacheVersion;
 
 const MANUAL: &str = "Apache 2.4 manual, mpm_common and the MPM pages";

@@ -3,9 +3,11 @@
 //! as planned) against MariaDB's max_connections and back_log, Apache's workers against
 //! php-fpm's children; and the settings along it: pm.max_requests, thread_cache_size.
 
-use super::{at, fpm_children, set, ApacheMpm, Layers};
+use super::{at, fpm_children, ApacheMpm, Layers};
+use crate::change::set;
+use crate::change::{Bound, Constraint};
 use crate::finding::{Finding, Severity};
-use crate::plan::{Bound, Constraint, Plan};
+use crate::plan::Plan;
 use webtune_conf::config::Directive;
 use webtune_conf::ini;
 
@@ -62,7 +64,7 @@ pub(super) fn rules(l: &Layers, plan: &Plan) -> Vec<Finding> {
             }
             out.push(f);
         }
-        if let Some(bl) = ini::mysqld_value(m, "back_log") {
+        if let Some(bl) = webtune_conf::mycnf::mysqld_value(m, "back_log") {
             let v = bl.int().unwrap_or(0);
             if v < *sum {
                 out.push(
@@ -162,7 +164,7 @@ pub(super) fn own_rules(l: &Layers) -> Vec<Finding> {
                         .source("php-fpm manual (pm.max_requests: \"useful to work around memory leaks\"); seed 001's MaxRequestsPerChild")
                         .change(Some(match &pool.max_requests {
                             Some((_, d)) => set(Some(d), &mc.file, None, "pm.max_requests = 500".into()),
-                            None => crate::finding::Change { file: mc.file.clone(), line: None, section: Some(pool.name.clone()), text: "pm.max_requests = 500".into() },
+                            None => crate::change::Change { file: mc.file.clone(), line: None, section: Some(pool.name.clone()), text: "pm.max_requests = 500".into() },
                         })),
                 );
             }

@@ -6,9 +6,9 @@
 //! reached against RAM.
 
 use super::{at, Layers};
+use crate::change::{Bound, Constraint};
 use crate::finding::{Finding, Severity};
 use crate::live::Live;
-use crate::plan::{Bound, Constraint};
 
 fn fig(live: &Live, source: &str, key: &str) -> Option<f64> {
     live.figures.get(source)?.get(key)?.parse().ok()

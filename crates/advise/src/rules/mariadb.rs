@@ -7,9 +7,11 @@
 //! `innodb_log_file_size` × `innodb_log_files_in_group`; 8.0.30+:
 //! `innodb_redo_log_capacity`). Rules about InnoDB stay silent when InnoDB is off.
 
-use super::{at, mib, set, Db, Layers};
+use super::{at, mib, Db, Layers};
+use crate::change::set;
+use crate::change::{Bound, Constraint};
 use crate::finding::{Finding, Severity};
-use crate::plan::{Bound, Constraint, Plan};
+use crate::plan::Plan;
 use webtune_conf::mycnf::Server;
 
 /// What a removed option does in each server: the release that removed it and whether

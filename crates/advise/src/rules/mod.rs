@@ -17,11 +17,12 @@ mod timeouts;
 mod topology;
 mod tree;
 
+use crate::change::Constraint;
 use crate::evidence::Evidence;
 use crate::facts::Facts;
-use crate::finding::{Change, Finding};
+use crate::finding::Finding;
 use crate::host_facts::HostFacts;
-use crate::plan::{Constraint, Plan};
+use crate::plan::Plan;
 use std::path::Path;
 use webtune_conf::apache::ApacheConfig;
 use webtune_conf::config::{Directive, Parsed};
@@ -81,7 +82,7 @@ impl<'a> Db<'a> {
             return (0, None);
         }
         let default = webtune_conf::mycnf::default_of(self.server, key).unwrap_or(default);
-        match ini::mysqld_value(self.m, key) {
+        match webtune_conf::mycnf::mysqld_value(self.m, key) {
             Some(d) => (ini::parse_size(d.value()).unwrap_or(default), Some(d)),
             None => (default, None),
         }
@@ -89,7 +90,7 @@ impl<'a> Db<'a> {
 
     /// The directive in effect for `key`, if set.
     pub fn get(&self, key: &str) -> Option<&'a Directive> {
-        ini::mysqld_value(self.m, key)
+        webtune_conf::mycnf::mysqld_value(self.m, key)
     }
 
     /// `skip-innodb` (or `innodb = OFF`): InnoDB is not loaded.
@@ -324,29 +325,6 @@ pub(crate) fn fpm_children(fpm: &Parsed) -> Option<(i64, Vec<&Directive>)> {
         }
     }
     (!at.is_empty()).then_some((sum, at))
-}
-
-/// Replace `d` when it is there, else add `text` to `main` (inside `section`).
-pub(crate) fn set(
-    d: Option<&Directive>,
-    main: &std::path::Path,
-    section: Option<&str>,
-    text: String,
-) -> Change {
-    match d {
-        Some(d) => Change {
-            file: d.file.clone(),
-            line: Some(d.line),
-            section: None,
-            text,
-        },
-        None => Change {
-            file: main.to_path_buf(),
-            line: None,
-            section: section.map(str::to_string),
-            text,
-        },
-    }
 }
 
 /// `file:line` of a directive, or "(default)".

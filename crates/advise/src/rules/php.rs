@@ -7,8 +7,8 @@
 //! `php_value`, then the php.ini and `conf.d/*.ini` beside the fpm directory.
 
 use super::{at, Layers};
+use crate::change::{Bound, Constraint};
 use crate::finding::{Finding, Severity};
-use crate::plan::{Bound, Constraint};
 use std::path::PathBuf;
 use webtune_conf::config::Parsed;
 use webtune_conf::ini;
@@ -176,8 +176,8 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
             if rtt_v == 0 || rtt_v > *front_s {
                 let want = *front_s;
                 let place = match rtt {
-                    Some(x) => super::set(Some(x), &x.file, None, String::new()),
-                    None => crate::finding::Change {
+                    Some(x) => crate::change::set(Some(x), &x.file, None, String::new()),
+                    None => crate::change::Change {
                         file: d.file.clone(),
                         line: None,
                         section: Some(pool.name.clone()),

@@ -4,8 +4,8 @@
 //! ephemeral ports that new upstream connections use up.
 
 use super::{at, ApacheMpm, Layers};
+use crate::change::{Bound, Constraint};
 use crate::finding::{Finding, Severity};
-use crate::plan::{Bound, Constraint};
 use webtune_conf::config::Directive;
 use webtune_conf::nginx::NginxConfig;
 
@@ -158,8 +158,8 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
                             .evidence(format!("keepalive {}: {}", k.value(), k.at()))
                             .evidence(format!("proxy_pass {}: {}", p.joined(), p.at()))
                             .source("nginx manual, ngx_http_upstream_module keepalive")
-                            .change(Some(crate::finding::Change { file: p.file.clone(), line: None, section: Some(p.context.join(" > ")), text: "proxy_http_version 1.1;".into() }))
-                            .change(Some(crate::finding::Change { file: p.file.clone(), line: None, section: Some(p.context.join(" > ")), text: "proxy_set_header Connection \"\";".into() })),
+                            .change(Some(crate::change::Change { file: p.file.clone(), line: None, section: Some(p.context.join(" > ")), text: "proxy_http_version 1.1;".into() }))
+                            .change(Some(crate::change::Change { file: p.file.clone(), line: None, section: Some(p.context.join(" > ")), text: "proxy_set_header Connection \"\";".into() })),
                     );
                 }
             }

@@ -3,8 +3,8 @@
 //! worker_connections against the open files a worker may have.
 
 use super::{at, Layers};
+use crate::change::{Bound, Constraint};
 use crate::finding::{Finding, Severity};
-use crate::plan::{Bound, Constraint};
 
 const SOMAXCONN: &str = "net.core.somaxconn";
 

@@ -4,7 +4,7 @@
 //! ranges MariaDB accepts).
 
 use super::{ApacheMpm, Layers};
-use crate::plan::{Bound, Constraint};
+use crate::change::{Bound, Constraint};
 use webtune_conf::ini;
 
 /// The kernel's default `fs.nr_open` (1 << 20), used when the host's is not known.

@@ -9,8 +9,9 @@
 //! front of a backend whose workers a slow upload would then hold.
 
 use super::{at, Layers};
-use crate::finding::{Change, Finding, Severity};
-use crate::plan::{Bound, Constraint};
+use crate::change::Change;
+use crate::change::{Bound, Constraint};
+use crate::finding::{Finding, Severity};
 use webtune_conf::apache::ApacheVersion;
 use webtune_conf::config::Directive;
 
@@ -85,7 +86,7 @@ pub(super) fn rules(l: &Layers) -> Vec<Finding> {
             } else if kat_v <= kt_v {
                 let want = (kat_v - 1).max(1);
                 let place = match kt {
-                    Some(d) => super::set(Some(d), &d.file, None, String::new()),
+                    Some(d) => crate::change::set(Some(d), &d.file, None, String::new()),
                     None => Change {
                         file: k.file.clone(),
                         line: None,

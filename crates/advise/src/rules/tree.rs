@@ -5,7 +5,8 @@
 //! module by the MPM is not tuning), and nginx with one worker process on a multi-core
 //! host.
 
-use super::{at, set, Layers};
+use super::{at, Layers};
+use crate::change::set;
 use crate::finding::{Finding, Severity};
 use webtune_conf::apache::ApacheConfig;
 use webtune_conf::apache::ApacheVersion::V24;

@@ -15,7 +15,8 @@
 //! below a floor to make the sum come out, and never silently to one or two children.
 
 use super::{mib, Counts, PerProcess};
-use crate::plan::{Bound, Constraint, Plan};
+use crate::change::{Bound, Constraint};
+use crate::plan::Plan;
 use crate::rules::{fpm_children, ApacheMpm, Layers};
 
 /// The cuts planned and what is left over.

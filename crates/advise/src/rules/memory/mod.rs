@@ -11,8 +11,9 @@ mod cuts;
 mod sources;
 
 use super::{fpm_children, mib, ApacheMpm, Layers};
+use crate::change::{Bound, Constraint};
 use crate::finding::{Finding, Severity};
-use crate::plan::{Bound, Constraint, Plan};
+use crate::plan::Plan;
 use sources::{php_memory_limit, tmpfs_layers};
 
 /// Per-process figures used when nothing was measured (stated as assumptions).

@@ -45,7 +45,7 @@ pub(super) fn tmpfs_layers(l: &Layers) -> Vec<Layer> {
         }
     }
     if let Some(m) = l.mysql {
-        if let Some(d) = webtune_conf::ini::mysqld_value(m, "tmpdir") {
+        if let Some(d) = webtune_conf::mycnf::mysqld_value(m, "tmpdir") {
             paths.push((
                 d.value().to_string(),
                 format!("tmpdir = {}: {}", d.value(), d.at()),
