@@ -5,7 +5,8 @@
 //! condition (a port, a file) instead of sleeping (`wait_until`, `wait_for_port`, with
 //! `free_port`), and real servers for the HTTPS tests of more than one crate (`servers`:
 //! nginx, `openssl s_server`, self-signed certificates), and the processes whose command
-//! line names a path (`procs`), to check that nothing of a run is left.
+//! line names a path (`procs`), to check that nothing of a run is left; and a crate's module
+//! graph read from its sources (`module_graph`), for the tests that keep the layering.
 
 pub mod module_graph;
 pub mod opt_out;
