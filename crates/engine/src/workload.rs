@@ -58,6 +58,26 @@ impl Workload {
         })
     }
 
+    /// Equal-weight GETs of literal paths on one server (`scenario::url_mix`), built as a
+    /// value; `name` in messages and results, hashed over the base URL and the paths.
+    pub fn url_mix(
+        base_url: &str,
+        paths: &[(String, String)],
+        name: &str,
+    ) -> Result<Workload, ScenarioError> {
+        let parsed = scenario::url_mix(base_url, paths, name)?;
+        let listed: String = std::iter::once(base_url)
+            .chain(paths.iter().map(|(_, path)| path.as_str()))
+            .map(|line| format!("{line}\n"))
+            .collect();
+        Ok(Workload {
+            scenario: Some(Arc::new(parsed)),
+            name: Some(name.to_string()),
+            sha256: Some(sha256_hex(&listed)),
+            mailboxes: None,
+        })
+    }
+
     /// SMTP: send to these mailboxes; `name` (the user list's path, or a description) and
     /// the hash of the list are recorded like a scenario's.
     pub fn mailboxes(list: crate::smtp::Mailboxes, name: &str) -> Workload {

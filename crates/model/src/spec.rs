@@ -37,6 +37,12 @@ pub enum LoadMode {
 /// anything starts.
 pub const MAX_RATE_PER_S: f64 = 1e9;
 
+/// The most connections an open-loop run opens to keep its schedule when the user names
+/// none (bench `--rate`, sweep `--rates`, capacity, a tune's capacity trials, http_load
+/// `-rate`): enough for a high rate on slow responses, few enough for one generator's file
+/// descriptors. A request due while all are busy waits, and the wait counts.
+pub const OPEN_LOOP_CONNECTIONS: u32 = 1000;
+
 /// How intended start times are spaced in open loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

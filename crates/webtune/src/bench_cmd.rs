@@ -336,7 +336,7 @@ impl BenchArgs {
                 .max()
                 .unwrap_or(1)
                 .max(1),
-            (None, _, Some(_)) => 1000,
+            (None, _, Some(_)) => webtune_model::spec::OPEN_LOOP_CONNECTIONS,
             (None, _, None) => 10,
         };
         let mut spec = RunSpec {

@@ -103,7 +103,7 @@ pub struct CapacityArgs {
     pub url: String,
     /// The most connections opened to keep each step's schedule (a request due while all are
     /// busy waits, and the wait counts).
-    #[arg(short = 'c', long = "connections", default_value_t = 1000)]
+    #[arg(short = 'c', long = "connections", default_value_t = webtune_model::spec::OPEN_LOOP_CONNECTIONS)]
     pub connections: u32,
     /// How intended start times are spaced: uniform or poisson.
     #[arg(long = "arrival", default_value = "uniform", value_parser = ["uniform", "poisson"])]
@@ -166,7 +166,9 @@ pub fn run_lab(
     }
     search(
         trial,
-        bench.connections.unwrap_or(1000),
+        bench
+            .connections
+            .unwrap_or(webtune_model::spec::OPEN_LOOP_CONNECTIONS),
         &bench.arrival,
         &search_args,
     )

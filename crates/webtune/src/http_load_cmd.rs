@@ -7,7 +7,6 @@ use crate::bench_cmd::{available_cores, run_spec_quiet};
 use crate::exit;
 use crate::output::{self, Outputs};
 use anyhow::{bail, Context};
-use std::path::Path;
 use webtune_engine::Workload;
 use webtune_model::{Arrival, LoadMode, RunSpec, StopCondition, TlsOptions};
 
@@ -207,26 +206,12 @@ fn request_name(i: usize, path: &str) -> String {
     name
 }
 
-/// A TOML basic string.
-fn toml_string(text: &str) -> String {
-    let mut out = String::from("\"");
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-/// A scenario (docs/scenarios.md) that picks one of the URLs at random, each equally often,
-/// as http_load does. Every URL must be on the same server (one host and port).
-pub fn url_mix_scenario(urls: &[String]) -> anyhow::Result<(String, String)> {
+/// The URL file as one server's origin and its requests, each `(name, path)`: the
+/// workload picks one at random, each equally often, as http_load does
+/// (`Workload::url_mix`). Every URL must be on the same server (one host and port).
+pub fn url_mix(urls: &[String]) -> anyhow::Result<(String, Vec<(String, String)>)> {
     let mut origin = None;
-    let mut text = String::new();
+    let mut requests = Vec::with_capacity(urls.len());
     for (i, url) in urls.iter().enumerate() {
         let (o, path) = split_origin(url)?;
         match &origin {
@@ -237,17 +222,10 @@ pub fn url_mix_scenario(urls: &[String]) -> anyhow::Result<(String, String)> {
             ),
             Some(_) => {}
         }
-        // Braces are placeholders in scenario paths; double them to keep them literal.
-        let literal = path.replace('{', "{{").replace('}', "}}");
-        text.push_str(&format!(
-            "[[request]]\nname = {}\npath = {}\n\n",
-            toml_string(&request_name(i, &path)),
-            toml_string(&literal)
-        ));
+        requests.push((request_name(i, &path), path));
     }
     let origin = origin.context("the URL file holds no URL")?;
-    let head = format!("base_url = {}\n\n", toml_string(&origin));
-    Ok((origin, head + &text))
+    Ok((origin, requests))
 }
 
 /// The run http_load would make. With several URLs, the workload is a URL-mix scenario
@@ -263,7 +241,7 @@ pub fn to_spec(o: &HttpLoadOptions, urls: &[String]) -> anyhow::Result<RunSpec> 
         (Some(p), _) => (p, LoadMode::Closed),
         (None, Some(rate)) if rate.is_finite() && rate > 0.0 => (
             // http_load -rate opens connections as fetches fall due; cap them as bench does.
-            OPEN_LOOP_CONNECTIONS,
+            webtune_model::spec::OPEN_LOOP_CONNECTIONS,
             LoadMode::Open {
                 rate,
                 // http_load's -jitter varies each interval by about ±10%; webtune's nearest
@@ -306,9 +284,6 @@ pub fn to_spec(o: &HttpLoadOptions, urls: &[String]) -> anyhow::Result<RunSpec> 
     })
 }
 
-/// Most connections open at once under -rate (bench's open-loop default).
-const OPEN_LOOP_CONNECTIONS: u32 = 1000;
-
 pub fn run(args: HttpLoadArgs) -> anyhow::Result<i32> {
     let options = parse_options(&args.raw)?;
     output::check_all([
@@ -318,10 +293,10 @@ pub fn run(args: HttpLoadArgs) -> anyhow::Result<i32> {
     // Nothing is measured yet: a signal while the inputs are read (a FIFO) exits at once.
     let at_once = crate::signals::exit_at_once();
     let urls = read_url_file(&options.url_file)?;
-    // Several URLs: a scenario that picks among them at random (a value: no file).
+    // Several URLs: a scenario that picks among them at random, built as a value.
     let workload = if urls.len() > 1 {
-        let (_, text) = url_mix_scenario(&urls)?;
-        Workload::from_scenario_text(&text, Path::new("."), "http_load URL mix")
+        let (origin, requests) = url_mix(&urls)?;
+        Workload::url_mix(&origin, &requests, "http_load URL mix")
             .map_err(|e| anyhow::anyhow!("{e}"))?
     } else {
         Workload::request()
@@ -379,7 +354,7 @@ mod tests {
         let o = parse_options(&args("-rate 0 -fetches 5 u")).unwrap();
         let err = to_spec(&o, &["http://h/".into()]).unwrap_err().to_string();
         assert!(err.contains("-rate needs a positive"), "{err}");
-        let mixed = url_mix_scenario(&["http://a/x".into(), "http://b/y".into()]);
+        let mixed = url_mix(&["http://a/x".into(), "http://b/y".into()]);
         assert!(mixed.unwrap_err().to_string().contains("mixes servers"));
     }
 
@@ -403,14 +378,26 @@ mod tests {
             "http://127.0.0.1:8080/{b}".to_string(),
             "http://127.0.0.1:8080".to_string(),
         ];
-        let (origin, text) = url_mix_scenario(&urls).unwrap();
+        let (origin, requests) = url_mix(&urls).unwrap();
         assert_eq!(origin, "http://127.0.0.1:8080");
-        assert!(text.starts_with("base_url = \"http://127.0.0.1:8080\"\n"));
-        assert!(text.contains("path = \"/a?x=\\\"1\\\"\"\n"), "{text}");
-        assert!(text.contains("path = \"/{{b}}\"\n"), "{text}");
-        assert!(text.contains("name = \"url3\"\npath = \"/\""), "{text}");
-        assert!(text.contains("name = \"url1_a_x__1\"\n"), "{text}");
+        let names: Vec<&str> = requests.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["url1_a_x__1", "url2_b", "url3"]);
         assert_eq!(request_name(0, &"/x".repeat(100)).len(), 63);
-        assert_eq!(text.matches("[[request]]").count(), 3);
+        // Taken literally: the braces are the path's, the quotes too.
+        let w = Workload::url_mix(&origin, &requests, "mix").unwrap();
+        let s = w.scenario().unwrap();
+        let paths: Vec<&str> = s.requests.iter().map(|r| r.path.source()).collect();
+        assert_eq!(paths, ["/a?x=\"1\"", "/{{b}}", "/"]);
+        assert_eq!(s.requests[1].path.literal_len(), "/{b}".len());
+        assert!(s.requests.iter().all(|r| r.weight == 1 && r.is_static()));
+        assert_eq!(s.base_url.as_deref(), Some("http://127.0.0.1:8080"));
+        // A path a request line cannot carry is refused, naming the URL's request.
+        let bad = vec![
+            "http://127.0.0.1:8080/a b".to_string(),
+            "http://127.0.0.1:8080/c".to_string(),
+        ];
+        let (origin, requests) = url_mix(&bad).unwrap();
+        let e = Workload::url_mix(&origin, &requests, "urls.txt").unwrap_err();
+        assert!(e.to_string().contains("url1_a_b"), "{e}");
     }
 }

@@ -53,7 +53,7 @@ pub struct SweepArgs {
     pub rates: Vec<f64>,
     /// Open loop: the most connections opened at each rate level (a request due while all
     /// are busy waits, and the wait counts).
-    #[arg(long = "rate-connections", default_value_t = 1000)]
+    #[arg(long = "rate-connections", default_value_t = webtune_model::spec::OPEN_LOOP_CONNECTIONS)]
     pub rate_connections: u32,
     /// Open loop: how intended start times are spaced.
     #[arg(long = "arrival", default_value = "uniform", value_parser = ["uniform", "poisson"])]

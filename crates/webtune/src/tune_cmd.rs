@@ -371,7 +371,9 @@ pub(crate) fn prepare(args: &TuneArgs) -> anyhow::Result<Prepared> {
     };
     if let Some(c) = &capacity {
         // Every step of every trial: open loop at the search's rate, -c as the cap.
-        load.connections = bench.connections.unwrap_or(1000);
+        load.connections = bench
+            .connections
+            .unwrap_or(webtune_model::spec::OPEN_LOOP_CONNECTIONS);
         load.load = webtune_model::LoadMode::Open {
             rate: c.search.start_rps,
             arrival: webtune_model::Arrival::Uniform,

@@ -27,7 +27,7 @@ mod think;
 
 pub use encode::encode_into;
 pub use error::ScenarioError;
-pub use parse::{load, parse_status_ranges, parse_str};
+pub use parse::{load, parse_status_ranges, parse_str, url_mix};
 pub use picker::WeightedPicker;
 pub use template::Template;
 pub use think::Think;

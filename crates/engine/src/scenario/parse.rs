@@ -219,6 +219,61 @@ pub fn parse_str(text: &str, base_dir: &Path, origin: &str) -> Result<Scenario, 
     })
 }
 
+/// A scenario built from values, not text: a GET of each `(name, path)` on `base_url`, all
+/// equally weighted (http_load's URL file). Paths are taken literally (braces are not
+/// placeholders); every request is checked by the rules a file's requests meet, and an
+/// error names `origin`.
+pub fn url_mix(
+    base_url: &str,
+    paths: &[(String, String)],
+    origin: &str,
+) -> Result<Scenario, ScenarioError> {
+    let file_error = |problem: String, fix: String| ScenarioError::Invalid {
+        file: origin.to_string(),
+        request: None,
+        problem,
+        fix,
+    };
+    check_base_url(base_url).map_err(|(p, f)| file_error(p, f))?;
+    if paths.is_empty() {
+        return Err(file_error("no URLs".into(), "list at least one URL".into()));
+    }
+    let mut cache = CsvCache::default();
+    let mut requests: Vec<RequestDef> = Vec::with_capacity(paths.len());
+    for (name, path) in paths {
+        let raw = RawRequest {
+            name: name.clone(),
+            weight: 1,
+            method: None,
+            path: path.replace('{', "{{").replace('}', "}}"),
+            headers: BTreeMap::new(),
+            body: None,
+            body_file: None,
+            expect_status: None,
+            body_contains: None,
+        };
+        let def =
+            check_request(raw, Path::new("."), &mut cache).map_err(|p| ScenarioError::Invalid {
+                file: origin.to_string(),
+                request: Some(name.clone()),
+                problem: p.problem,
+                fix: p.fix,
+            })?;
+        if requests.iter().any(|r| r.name == def.name) {
+            return Err(file_error(
+                format!("the name {:?} is used twice", def.name),
+                "give every URL its own name".into(),
+            ));
+        }
+        requests.push(def);
+    }
+    Ok(Scenario {
+        base_url: Some(base_url.to_string()),
+        think: Think::None,
+        requests,
+    })
+}
+
 /// `base_url` must be an http:// URL with no path beyond "/" (request paths are absolute).
 fn check_base_url(text: &str) -> Result<(), (String, String)> {
     let url = url::Url::parse(text).map_err(|e| {
