@@ -7,6 +7,7 @@ mod support;
 
 use support::run;
 use webtune_engine::{RunControl, Workload};
+use webtune_model::validity::LimitedBy;
 use webtune_model::{RunSpec, StopCondition};
 use webtune_serve::{EmbeddedServer, ServeOptions};
 
@@ -44,5 +45,11 @@ fn an_in_process_target_is_not_charged_to_the_generator() {
         "generator {generator:.3} s of the process's {process:.3} s: the target was charged"
     );
     assert!(r.validity.cpu_busy < 0.5, "{:?}", r.validity);
-    assert!(!r.validity.client_limited, "{:?}", r.validity);
+    // Not blamed for the target's work; starved of a core by a busy machine is the
+    // machine's doing, said as such.
+    assert!(
+        !r.validity.client_limited || r.validity.limited_by == Some(LimitedBy::Starved),
+        "{:?}",
+        r.validity
+    );
 }

@@ -372,7 +372,17 @@ fn a_schedule_the_connections_cannot_keep_is_the_servers_latency() {
         "total p99 {}",
         ms(r.latency.total.p99_us)
     );
-    assert!(!r.validity.client_limited, "{:?}", r.validity.reasons);
+    // The queue at the -c cap is not the generator's limit; only a busy machine starving
+    // its thread of a core may make it one.
+    let starved = r
+        .validity
+        .cpu_wait
+        .is_some_and(|w| w > webtune_model::validity::STARVED_WAIT);
+    assert!(
+        !r.validity.client_limited || starved,
+        "{:?}",
+        r.validity.reasons
+    );
 }
 
 #[test]
