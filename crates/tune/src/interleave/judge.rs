@@ -97,6 +97,10 @@ pub fn log_ratios(blocks: &[Block], metric: Metric) -> Vec<(usize, f64)> {
         .values()
         .filter_map(|(a, b)| {
             let (a, b) = ((*a)?, (*b)?);
+            if metric == Metric::Errors && a.errors == 0 && b.errors == 0 {
+                // No error on either side: equal, whatever the responses' counts.
+                return Some((a.start, 0.0));
+            }
             Some((a.start, (metric.of(b)? / metric.of(a)?).ln()))
         })
         .collect()
