@@ -6,7 +6,8 @@
 //! meanwhile. Interference per block: the share of time a task waited for a CPU
 //! (/proc/pressure/cpu, "some"), the stolen share of CPU time (/proc/stat), and the CPU used
 //! by processes other than this one and the arms' servers (host busy time less ours and
-//! theirs, from /proc/stat and /proc/PID/stat).
+//! theirs, from /proc/stat and /proc/PID/stat). Each start begins with one uncounted block
+//! to each arm. Also the memory check of two stacks at once (`fits_twice`).
 
 use std::time::Instant;
 use webtune_engine::{RunControl, Workload};
@@ -17,6 +18,12 @@ use webtune_tune::interleave::{Block, Interference, Protocol, Settings, Side, St
 pub struct ArmLoad {
     pub spec: RunSpec,
     pub workload: Workload,
+    pub server_pids: Vec<i32>,
+}
+
+/// An arm after a restart: where it answers now and the processes that serve it.
+pub struct Restarted {
+    pub url: String,
     pub server_pids: Vec<i32>,
 }
 
@@ -44,14 +51,37 @@ pub fn block_spec(arm: &RunSpec, settings: &Settings) -> RunSpec {
     spec
 }
 
+/// One uncounted block to each arm (A, then B), so both are warm before the first counted
+/// block; a server that answers nothing is an error here, before any block counts. False
+/// when a stop came.
+fn warm(arms: &[ArmLoad; 2], settings: &Settings, control: &RunControl) -> Result<bool, String> {
+    for arm in arms {
+        let spec = block_spec(&arm.spec, settings);
+        let result = webtune_engine::run(&spec, &arm.workload, control, &mut |_| {})
+            .map_err(|e| format!("{}: {e}", spec.url))?;
+        if result.interrupted {
+            return Ok(false);
+        }
+        if result.responses == 0 {
+            return Err(format!(
+                "{}: no response while warming up ({} errors): is the server up?",
+                spec.url,
+                result.errors.total()
+            ));
+        }
+    }
+    Ok(true)
+}
+
 /// Run the comparison of `a` and `b` to its end (decided, budget spent, or stopped by
-/// `control`). `restart(start)` restarts both arms between starts and returns their new
-/// server pids; `progress` gets a line every few pairs.
+/// `control`): both arms warmed by one uncounted block each, then the protocol's blocks.
+/// `restart(start)` restarts both arms between starts (they are warmed again); `progress`
+/// gets a line every few pairs.
 pub fn run(
     mut arms: [ArmLoad; 2],
     settings: Settings,
     control: &RunControl,
-    restart: &mut dyn FnMut(usize) -> Result<[Vec<i32>; 2], String>,
+    restart: &mut dyn FnMut(usize) -> Result<[Restarted; 2], String>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Outcome, String> {
     settings.validate()?;
@@ -59,9 +89,13 @@ pub fn run(
     let mut protocol = Protocol::new(settings.clone());
     let mut interrupted = false;
     let mut pairs_shown = 0;
+    if !warm(&arms, &settings, control)? {
+        protocol.stop();
+        interrupted = true;
+    }
     loop {
         let now = began.elapsed().as_secs_f64();
-        if control.stop_requested() {
+        if interrupted || control.stop_requested() {
             interrupted = true;
             protocol.stop();
             break;
@@ -70,9 +104,16 @@ pub fn run(
             Step::Done => break,
             Step::Restart { start } => {
                 progress(&format!("restarting both arms (start {})", start + 1));
-                let [pa, pb] = restart(start)?;
-                arms[0].server_pids = pa;
-                arms[1].server_pids = pb;
+                let restarted = restart(start)?;
+                for (arm, r) in arms.iter_mut().zip(restarted) {
+                    arm.spec.url = r.url;
+                    arm.server_pids = r.server_pids;
+                }
+                if !warm(&arms, &settings, control)? {
+                    interrupted = true;
+                    protocol.stop();
+                    break;
+                }
             }
             Step::Measure { side, pair, .. } => {
                 let arm = &arms[match side {
@@ -92,14 +133,6 @@ pub fn run(
                     interrupted = true;
                     protocol.stop();
                     break;
-                }
-                let first_of_arm = !protocol.blocks().iter().any(|b| b.arm == side);
-                if first_of_arm && result.responses == 0 {
-                    return Err(format!(
-                        "{}: no response in the first block ({} errors): is the server up?",
-                        spec.url,
-                        result.errors.total()
-                    ));
                 }
                 let mut block = Block::measured(
                     side,
@@ -239,6 +272,51 @@ pub fn process_ticks(text: &str) -> Option<u64> {
     Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
 }
 
+/// Resident memory of these processes, KiB (/proc/PID/status VmRSS; gone ones count 0).
+pub fn rss_kib(pids: &[i32]) -> u64 {
+    pids.iter()
+        .filter_map(|p| std::fs::read_to_string(format!("/proc/{p}/status")).ok())
+        .filter_map(|s| kib_field(&s, "VmRSS:"))
+        .sum()
+}
+
+/// "Name:   1234 kB" → 1234.
+fn kib_field(text: &str, name: &str) -> Option<u64> {
+    text.lines()
+        .find(|l| l.starts_with(name))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// Whether a second stack like the first (`first_kib` resident) fits in the memory available
+/// now (/proc/meminfo MemAvailable), with a quarter to spare: Ok(a sentence saying so), or
+/// Err(the sentence why not). Ok with "unknown" where the host does not say.
+pub fn fits_twice(first_kib: u64) -> Result<String, String> {
+    let Some(avail) = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| kib_field(&s, "MemAvailable:"))
+    else {
+        return Ok("memory available unknown: two stacks assumed to fit".into());
+    };
+    let need = first_kib + first_kib / 4;
+    let mib = |k: u64| k / 1024;
+    if need > avail {
+        Err(format!(
+            "two stacks do not fit: the first uses {} MiB and only {} MiB are available",
+            mib(first_kib),
+            mib(avail)
+        ))
+    } else {
+        Ok(format!(
+            "memory: the first stack uses {} MiB; two fit ({} MiB available)",
+            mib(first_kib),
+            mib(avail)
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -254,6 +332,13 @@ mod tests {
         assert_eq!(stat_cpu("cpu 1 2"), None);
         let pid = "1234 (a (b) c) S 1 2 3 4 5 6 7 8 9 10 111 222 0 0 20 0 1 0";
         assert_eq!(process_ticks(pid), Some(333));
+        assert_eq!(
+            kib_field("Name: x\nVmRSS:\t  2048 kB\n", "VmRSS:"),
+            Some(2048)
+        );
+        assert!(rss_kib(&[std::process::id() as i32]) > 0);
+        assert!(fits_twice(1024).is_ok());
+        assert!(fits_twice(u64::MAX / 2).unwrap_err().contains("do not fit"));
         // This host's own counters read, where Linux has them.
         let s = Snapshot::take(&[]);
         std::thread::sleep(std::time::Duration::from_millis(50));

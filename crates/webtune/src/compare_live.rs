@@ -88,6 +88,15 @@ struct BenchFlags {
 
 /// The bench flags after `--`, checked: nothing that sets a length, a URL or an output.
 pub fn bench_args(flags: &[String]) -> anyhow::Result<BenchArgs> {
+    let b = bench_args_with_path(flags)?;
+    if b.url.is_some() {
+        bail!("bench flags after --: no URL there (the arms are given before --)");
+    }
+    Ok(b)
+}
+
+/// As `bench_args`, a path to load allowed (`lab compare`: `-- -c 20 /cpu/2000`).
+pub fn bench_args_with_path(flags: &[String]) -> anyhow::Result<BenchArgs> {
     let parsed = BenchFlags::try_parse_from(flags).map_err(|e| {
         let text = e.to_string();
         let first = text
@@ -98,9 +107,6 @@ pub fn bench_args(flags: &[String]) -> anyhow::Result<BenchArgs> {
         anyhow!("bench flags after --: {first}")
     })?;
     let b = parsed.bench;
-    if b.url.is_some() {
-        bail!("bench flags after --: no URL there (the arms are given before --)");
-    }
     if b.duration.is_some() || b.requests.is_some() || b.stages.is_some() {
         bail!("bench flags after --: -d, -n and --stages have no place (--block and --budget set the length)");
     }
@@ -197,7 +203,7 @@ pub fn run_urls(urls: &[PathBuf], args: &LiveArgs) -> anyhow::Result<i32> {
         arms,
         settings,
         args.protocol.json.as_deref(),
-        &mut |_| Err("compare --live cannot restart the servers".into()),
+        &mut |_| Err("compare --live cannot restart the servers".to_string()),
         notes,
     )
 }
@@ -209,7 +215,7 @@ pub fn measure_and_report(
     arms: [ArmLoad; 2],
     settings: Settings,
     json: Option<&str>,
-    restart: &mut dyn FnMut(usize) -> Result<[Vec<i32>; 2], String>,
+    restart: &mut dyn FnMut(usize) -> Result<[interleaved::Restarted; 2], String>,
     notes: Vec<String>,
 ) -> anyhow::Result<i32> {
     output::check_all([("--json", json)])?;
