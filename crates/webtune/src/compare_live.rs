@@ -193,7 +193,7 @@ pub fn run_urls(urls: &[PathBuf], args: &LiveArgs) -> anyhow::Result<i32> {
     ];
     let notes = vec![
         "each block is a short run of its own: connections to the arm open in its discarded \
-         first part, and the idle arm holds none"
+         first part, and the idle arm holds none; one uncounted block to each arm first"
             .to_string(),
         "other CPU includes both servers' (compare --live does not know their processes)"
             .to_string(),
