@@ -224,6 +224,17 @@ pub fn measure_and_report(
         eprintln!("webtune: {line}")
     })
     .map_err(|e| anyhow!(e))?;
+    report(names, &outcome, json, notes)
+}
+
+/// Print the comparison's report and write `--json`; the exit status: 0 decided, 1
+/// undecided, 130 interrupted.
+pub fn report(
+    names: (&str, &str),
+    outcome: &interleaved::Outcome,
+    json: Option<&str>,
+    notes: Vec<String>,
+) -> anyhow::Result<i32> {
     let mut report = Report::new(
         names,
         &outcome.protocol,
