@@ -46,6 +46,9 @@ pub struct Job {
     pub settings: StudySettings,
     /// Proof pairs after the search (0: no proof).
     pub confirm: usize,
+    /// How the proof measures: sequential pairs, or both stacks interleaved
+    /// (`interleaved_proof`; where it cannot run, the sequential pairs are used, said so).
+    pub protocol: crate::interleaved_proof::ProofProtocol,
     /// `--maximize capacity`: every trial is a capacity search (open loop, grow then
     /// bisect) under these SLOs, and its figure is the capacity found (req/s); a trial that
     /// finds none is a failed trial. The objective is then `Objective::MaximizeCapacity`.
@@ -459,7 +462,35 @@ pub fn run(
     let winner = study.best().map(|b| b.config).filter(|c| *c != default);
     let mut proof_report = None;
     let mut evidence = Vec::new();
-    if let (Some(winner), false, true) = (winner.clone(), interrupted, job.confirm > 0) {
+    let mut sequential = true;
+    if let (Some(winner), false, true, crate::interleaved_proof::ProofProtocol::Interleaved(p)) =
+        (winner.clone(), interrupted, job.confirm > 0, &job.protocol)
+    {
+        match crate::interleaved_proof::unavailable(job) {
+            None => {
+                sequential = false;
+                let gain = TuneReport::from_study(&study, Vec::new(), None)
+                    .best
+                    .and_then(|b| b.search_gain);
+                let (report, cut) = crate::interleaved_proof::run(
+                    job,
+                    (&default, &winner),
+                    p.clone(),
+                    gain,
+                    stop,
+                    listener,
+                )?;
+                interrupted |= cut;
+                proof_report = (!cut).then_some(report);
+            }
+            Some(why) => {
+                listener.trial_done(&format!("proof: sequential pairs, not interleaved: {why}"))
+            }
+        }
+    }
+    if let (Some(winner), false, true, true) =
+        (winner.clone(), interrupted, job.confirm > 0, sequential)
+    {
         let done = proof_done
             .into_iter()
             .map(|(a, o)| (a, (o, Vec::new())))

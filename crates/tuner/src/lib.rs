@@ -14,6 +14,7 @@ pub mod advice;
 pub mod capacity_run;
 pub mod driver;
 pub mod interleaved;
+pub mod interleaved_proof;
 pub mod lab_pair;
 pub mod rules;
 pub mod slo_verdict;

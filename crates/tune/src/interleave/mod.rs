@@ -4,10 +4,12 @@
 //! sequence, so the comparison may be looked at after every pair and stop as soon as the
 //! answer is known. This module owns the protocol and its statistics only: `schedule` (the
 //! block order and the budget, starts included), `sequence` (the confidence sequence),
-//! `judge` (per-metric intervals, the stopping rule, the verdict) and `render` (its words).
+//! `judge` (per-metric intervals, the stopping rule, the verdict), `render` (its words) and
+//! `as_proof` (the comparison as the tuner's proof).
 //! It sends no load and reads no clock: the caller measures each block (webtune-tuner's
 //! `interleaved` does it with the engine) and hands it back as a `Block`.
 
+pub mod as_proof;
 pub mod judge;
 pub mod render;
 pub mod schedule;
