@@ -49,11 +49,31 @@ pub fn compare(
     control: &RunControl,
     say: &mut dyn FnMut(&str),
 ) -> Result<PairOutcome, String> {
-    let a = start(kind, &sets[0], control)?;
+    compare_with(
+        &mut |arm| start(kind, &sets[arm], control),
+        template,
+        workload,
+        settings,
+        control,
+        say,
+    )
+}
+
+/// As `compare`, each arm started by `start(arm)` (0 is A, 1 is B): a lab stack, or a
+/// user's own config on a private copy (`advise --verify`).
+pub fn compare_with(
+    start: &mut dyn FnMut(usize) -> Result<RunningStack, String>,
+    template: &RunSpec,
+    workload: &Workload,
+    settings: Settings,
+    control: &RunControl,
+    say: &mut dyn FnMut(&str),
+) -> Result<PairOutcome, String> {
+    let a = start(0)?;
     say(&format!("A ready at {}", a.base_url()));
     let memory = interleaved::fits_twice(interleaved::rss_kib(&a.processes()))?;
     say(&memory);
-    let b = start(kind, &sets[1], control)?;
+    let b = start(1)?;
     say(&format!("B ready at {}", b.base_url()));
     let mut running = [Some(a), Some(b)];
     let arms = [0, 1].map(|i| {
@@ -71,7 +91,7 @@ pub fn compare(
                 if let Some(old) = slot.take() {
                     old.stop().map_err(|e| e.to_string())?;
                 }
-                let fresh = start(kind, &sets[i], control)?;
+                let fresh = start(i)?;
                 out.push(Restarted {
                     url: arm_spec(template, &fresh).url,
                     server_pids: fresh.processes(),

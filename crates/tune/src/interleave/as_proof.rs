@@ -109,6 +109,34 @@ pub fn to_proof(report: &Report, baseline: &str) -> Proof {
     }
 }
 
+/// The proof `metric` alone gives (not the deciding one: `advise --verify` shows throughput
+/// and p99 both): better or worse where its always-valid interval excludes 1, else no
+/// significant difference.
+pub fn to_proof_of(report: &Report, metric: Metric, baseline: &str) -> Proof {
+    let mut r = report.clone();
+    r.settings.decide_on = metric;
+    let mi = r.metrics[metric.name()];
+    r.verdict = match (mi.ci_low, mi.ci_high) {
+        (Some(lo), _) if lo > 1.0 => {
+            if metric.higher_is_better() {
+                Verdict::BBetter
+            } else {
+                Verdict::ABetter
+            }
+        }
+        (_, Some(hi)) if hi < 1.0 => {
+            if metric.higher_is_better() {
+                Verdict::ABetter
+            } else {
+                Verdict::BBetter
+            }
+        }
+        _ => Verdict::Undecided,
+    };
+    r.mde = mi.log_interval().map(|_| mi.log_half_width.exp() - 1.0);
+    to_proof(&r, baseline)
+}
+
 /// The metric an objective is decided on by the interleaved protocol, if it has one (the
 /// mean, p99.9, capacity and deliveries have none: their proof stays sequential).
 pub fn metric_of(objective: &crate::Objective) -> Option<Metric> {
@@ -167,5 +195,10 @@ mod tests {
             Some(Metric::Throughput)
         );
         assert_eq!(metric_of(&crate::Objective::MaximizeCapacity), None);
+        // Any metric alone: B's latency (1 ms, as A's) is no different.
+        let p = to_proof_of(&report(1.12), Metric::P99, "the current config");
+        assert_eq!(p.outcome, "no difference");
+        let p = to_proof_of(&report(1.12), Metric::Throughput, "the current config");
+        assert_eq!(p.outcome, "better");
     }
 }
