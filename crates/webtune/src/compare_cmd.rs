@@ -29,7 +29,8 @@ pub struct CompareArgs {
     pub files: Vec<PathBuf>,
     #[command(flatten)]
     pub live: crate::compare_live::LiveArgs,
-    /// Also write the comparison as a self-contained HTML page.
+    /// Also write the comparison as a self-contained HTML page (with --live: each block's
+    /// figure of both arms over time, and the interval narrowing pair by pair).
     #[arg(long = "html", value_name = "FILE")]
     pub html: Option<String>,
     /// A regression gate, repeatable: every result after the first is checked, a relative
@@ -61,10 +62,10 @@ fn labels(files: &[PathBuf]) -> Vec<String> {
 
 pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
     if args.live.live {
-        if !args.threshold.is_empty() || args.html.is_some() {
-            bail!("--threshold and --html go with saved results, not with --live");
+        if !args.threshold.is_empty() {
+            bail!("--threshold goes with saved results, not with --live");
         }
-        return crate::compare_live::run_urls(&args.files, &args.live);
+        return crate::compare_live::run_urls(&args.files, &args.live, args.html.as_deref());
     }
     args.live.refuse_without_live()?;
     if args.files.len() < 2 {

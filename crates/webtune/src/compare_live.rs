@@ -166,7 +166,7 @@ impl ProtocolArgs {
 }
 
 /// `compare --live URL_A URL_B`.
-pub fn run_urls(urls: &[PathBuf], args: &LiveArgs) -> anyhow::Result<i32> {
+pub fn run_urls(urls: &[PathBuf], args: &LiveArgs, html: Option<&str>) -> anyhow::Result<i32> {
     let [a, b] = urls else {
         bail!(
             "compare --live takes two URLs, A then B (got {})",
@@ -202,7 +202,7 @@ pub fn run_urls(urls: &[PathBuf], args: &LiveArgs) -> anyhow::Result<i32> {
         (&a, &b),
         arms,
         settings,
-        args.protocol.json.as_deref(),
+        (args.protocol.json.as_deref(), html),
         &mut |_| Err("compare --live cannot restart the servers".to_string()),
         notes,
     )
@@ -214,17 +214,17 @@ pub fn measure_and_report(
     names: (&str, &str),
     arms: [ArmLoad; 2],
     settings: Settings,
-    json: Option<&str>,
+    (json, html): (Option<&str>, Option<&str>),
     restart: &mut dyn FnMut(usize) -> Result<[interleaved::Restarted; 2], String>,
     notes: Vec<String>,
 ) -> anyhow::Result<i32> {
-    output::check_all([("--json", json)])?;
+    output::check_all([("--json", json), ("--html", html)])?;
     let control = crate::signals::stop_token();
     let outcome = interleaved::run(arms, settings, &control, restart, &mut |line| {
         eprintln!("webtune: {line}")
     })
     .map_err(|e| anyhow!(e))?;
-    report(names, &outcome, json, notes)
+    report(names, &outcome, (json, html), notes)
 }
 
 /// Print the comparison's report and write `--json`; the exit status: 0 decided, 1
@@ -232,7 +232,7 @@ pub fn measure_and_report(
 pub fn report(
     names: (&str, &str),
     outcome: &interleaved::Outcome,
-    json: Option<&str>,
+    (json, html): (Option<&str>, Option<&str>),
     notes: Vec<String>,
 ) -> anyhow::Result<i32> {
     let mut report = Report::new(
@@ -246,6 +246,13 @@ pub fn report(
     if let Some(dest) = json {
         let text = serde_json::to_string_pretty(&report)? + "\n";
         outputs.file("--json", dest, &text);
+    }
+    if let Some(dest) = html {
+        outputs.file(
+            "--html",
+            dest,
+            &webtune_tune::interleave::html::render(&report),
+        );
     }
     outputs.stdout(&report.text());
     let own = if outcome.interrupted || crate::signals::stop_requested() {

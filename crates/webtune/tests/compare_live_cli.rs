@@ -27,6 +27,8 @@ fn a_cheaper_b_is_found_better_and_the_json_keeps_every_block() {
             .arg(format!("{url_b}cpu/200"))
             .args(["--budget", "40s", "--seed", "3", "--json"])
             .arg(&json)
+            .arg("--html")
+            .arg(dir.path().join("live.html"))
             .args(["--", "-c", "2", "-t", "1"]),
         Duration::from_secs(90),
     );
@@ -64,6 +66,8 @@ fn a_cheaper_b_is_found_better_and_the_json_keeps_every_block() {
             assert!(i.get(f).is_some(), "interference.{arm}.{f}");
         }
     }
+    let page = std::fs::read_to_string(dir.path().join("live.html")).unwrap();
+    assert!(page.contains("<svg") && page.contains("always-valid interval"));
     // Every block is kept, each pair one A and one B.
     let blocks = j["blocks"].as_array().unwrap();
     assert!(

@@ -5,11 +5,12 @@
 //! answer is known. This module owns the protocol and its statistics only: `schedule` (the
 //! block order and the budget, starts included), `sequence` (the confidence sequence),
 //! `judge` (per-metric intervals, the stopping rule, the verdict), `render` (its words) and
-//! `as_proof` (the comparison as the tuner's proof).
+//! `as_proof` (the comparison as the tuner's proof), `html` (its page).
 //! It sends no load and reads no clock: the caller measures each block (webtune-tuner's
 //! `interleaved` does it with the engine) and hands it back as a `Block`.
 
 pub mod as_proof;
+pub mod html;
 pub mod judge;
 pub mod render;
 pub mod schedule;

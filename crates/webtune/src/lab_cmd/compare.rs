@@ -23,6 +23,10 @@ pub struct CompareArgs {
     /// them, and the spread between starts goes into the interval.
     #[arg(long = "starts", default_value_t = 2, value_name = "N")]
     pub starts: usize,
+    /// Also write the comparison as a self-contained HTML page: each block's figure of both
+    /// arms over time, and the interval narrowing pair by pair.
+    #[arg(long = "html", value_name = "FILE")]
+    pub html: Option<String>,
     #[command(flatten)]
     pub protocol: ProtocolArgs,
 }
@@ -60,7 +64,10 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<i32> {
     for s in &sets {
         webtune_lab::host::check_privilege(s)?;
     }
-    crate::output::check_all([("--json", args.protocol.json.as_deref())])?;
+    crate::output::check_all([
+        ("--json", args.protocol.json.as_deref()),
+        ("--html", args.html.as_deref()),
+    ])?;
     let names = [name(&args.stack, &args.a), name(&args.stack, &args.b)];
     let control = crate::signals::stop_token();
     let pair = webtune_tuner::lab_pair::compare(
@@ -83,7 +90,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<i32> {
     report(
         (&names[0], &names[1]),
         &pair.outcome,
-        args.protocol.json.as_deref(),
+        (args.protocol.json.as_deref(), args.html.as_deref()),
         notes,
     )
 }
