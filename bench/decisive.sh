@@ -27,6 +27,7 @@ source "$(dirname "$0")/lib.sh"
 ensure_webtune
 command -v python3 >/dev/null || { echo "needs python3"; exit 1; }
 work=$(mktemp -d /tmp/webtune-decisive.XXXXXX)
+chmod 755 "$work"   # the lab root inside it: Apache (www-data) must traverse it
 export WEBTUNE_LAB_DIR="$work/lab"
 neighbour_pid=
 cleanup() {
@@ -62,9 +63,12 @@ echo "A/A: $AA_RUNS interleaved runs of lab compare nginx, budget $BUDGET, neigh
 for i in $(seq "$AA_RUNS"); do
   # shellcheck disable=SC2086
   "$WEBTUNE" lab compare nginx --a worker_processes=1 --b worker_processes=1 --seed "$i" \
-    --budget "$BUDGET" --json "$work/aa$i.json" -- $LOAD >/dev/null 2>&1 || true
+    --budget "$BUDGET" --json "$work/aa$i.json" -- $LOAD >/dev/null 2>"$work/aa$i.err" || true
   python3 - "$work/aa$i.json" <<'PY'
-import json,sys
+import json,os,sys
+if not os.path.exists(sys.argv[1]):
+    err=open(sys.argv[1][:-5]+".err").read().strip().splitlines()
+    print("  aa failed:", err[-1] if err else "?"); sys.exit(0)
 j=json.load(open(sys.argv[1])); t=j["metrics"]["throughput"]
 print(f"  aa {j['verdict']:<10} ratio x{t['ratio']:.3f} CI x{t['ci_low'] or 0:.3f}-x{t['ci_high'] or 0:.3f} "
       f"mde ±{100*(j['mde'] or 0):.1f}% after {j['decided_after_s'] or j['elapsed_s']:.0f} s")
@@ -82,7 +86,10 @@ for i in $(seq "$AA_RUNS"); do
   python3 - "$work" "$i" <<'PY'
 import json,math,sys
 w,i=sys.argv[1],sys.argv[2]
-rps=[json.load(open(f"{w}/seq{i}-{k}.json"))["requests_per_s"] for k in range(1,7)]
+try:
+    rps=[json.load(open(f"{w}/seq{i}-{k}.json"))["requests_per_s"] for k in range(1,7)]
+except OSError as e:
+    print("  seq failed:", e); sys.exit(0)
 # A B B A A B: pairs (run1,run2), (run4,run3), (run5,run6)
 pairs=[(rps[0],rps[1]),(rps[3],rps[2]),(rps[4],rps[5])]
 d=[math.log(b/a) for a,b in pairs]; n=len(d); m=sum(d)/n
@@ -94,15 +101,20 @@ PY
 done
 
 if [ "$POWER_RUNS" -gt 0 ]; then
+  # Closed loop decides on throughput; the p99 interval is shown beside it.
   echo "power: $POWER_RUNS runs, nginx-apache MaxRequestWorkers 12 (A) vs 4 (B), -c 20 /cpu/20000"
   for i in $(seq "$POWER_RUNS"); do
     "$WEBTUNE" lab compare nginx-apache --a backend.MaxRequestWorkers=12 \
       --b backend.MaxRequestWorkers=4 --seed "$i" --budget "$BUDGET" --json "$work/pw$i.json" \
-      -- -c 20 /cpu/20000 >/dev/null 2>&1 || true
+      -- -c 20 /cpu/20000 >/dev/null 2>"$work/pw$i.err" || true
     python3 - "$work/pw$i.json" <<'PY'
-import json,sys
+import json,os,sys
+if not os.path.exists(sys.argv[1]):
+    err=open(sys.argv[1][:-5]+".err").read().strip().splitlines()
+    print("  power failed:", err[-1] if err else "?"); sys.exit(0)
 j=json.load(open(sys.argv[1])); p=j["metrics"]["p99"]; t=j["metrics"]["throughput"]
 print(f"  power {j['verdict']:<10} throughput x{t['ratio']:.3f} p99 x{p['ratio']:.3f} "
+      f"(CI x{p['ci_low'] or 0:.3f}-x{p['ci_high'] or 0:.3f}) "
       f"after {j['decided_after_s'] or j['elapsed_s']:.0f} s")
 PY
   done
@@ -112,13 +124,16 @@ python3 - "$work" "$AA_RUNS" "$POWER_RUNS" "$seconds" <<'PY'
 import glob,json,math,statistics as st,sys
 w,n,pn,budget=sys.argv[1],int(sys.argv[2]),int(sys.argv[3]),float(sys.argv[4])
 aa=[json.load(open(f)) for f in sorted(glob.glob(f"{w}/aa*.json"))]
+if not aa:
+    aa=[]
 fp=sum(j["verdict"] in ("a_better","b_better") for j in aa)
 same=sum(j["verdict"]=="same" for j in aa)
 def half(t): return (t["ci_high"]/t["ci_low"])**0.5-1 if t["ci_low"] else float("nan")
 hw=[half(j["metrics"]["throughput"]) for j in aa]
-print(f"A/A interleaved: {fp} of {len(aa)} claimed a difference, {same} said same; "
-      f"interval half-width median ±{100*st.median(hw):.1f}% after median "
-      f"{st.median([j['elapsed_s'] for j in aa]):.0f} s")
+if aa:
+    print(f"A/A interleaved: {fp} of {len(aa)} claimed a difference, {same} said same; "
+          f"interval half-width median ±{100*st.median(hw):.1f}% after median "
+          f"{st.median([j['elapsed_s'] for j in aa]):.0f} s")
 seq=[]
 for i in range(1,n+1):
     try:
