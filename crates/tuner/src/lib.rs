@@ -8,7 +8,8 @@
 //! anything runs; `slo_verdict` is the proof's verdict where the SLOs speak; `advice` turns `webtune advise`'s findings on the stack's rendered config
 //! into a seed (`tune --from-advice`); `interleaved` runs a decisive comparison
 //! (`compare --live`, `lab compare`) block by block with the engine, `lab_pair` on two lab
-//! stacks at once.
+//! stacks at once, `interleaved_proof` as tune's proof; `sequential_proof` judges the
+//! sequential pairs.
 
 pub mod advice;
 pub mod capacity_run;
@@ -17,5 +18,6 @@ pub mod interleaved;
 pub mod interleaved_proof;
 pub mod lab_pair;
 pub mod rules;
+mod sequential_proof;
 pub mod slo_verdict;
 pub mod subject;
