@@ -43,7 +43,7 @@ pub struct ProtocolArgs {
     #[arg(long = "json", value_name = "FILE")]
     pub json: Option<String>,
     /// Bench flags for both arms' load, after `--`: -c, --rate, -H, --http2, … (not -d or -n:
-    /// the blocks set the length).
+    /// the blocks set the length); `lab compare`: and the path to load, e.g. /cpu/2000.
     #[arg(last = true, value_name = "BENCH FLAGS")]
     pub bench: Vec<String>,
 }
@@ -254,7 +254,10 @@ pub fn report(
             &webtune_tune::interleave::html::render(&report),
         );
     }
-    outputs.stdout(&report.text());
+    if json != Some("-") {
+        // `--json -` is the whole of stdout: the text would break it.
+        outputs.stdout(&report.text());
+    }
     let own = if outcome.interrupted || crate::signals::stop_requested() {
         crate::exit::INTERRUPTED
     } else if report.decided() {
