@@ -90,3 +90,43 @@ fn bad_input_is_refused_before_any_stack_starts() {
     }
     assert!(lab.registry().is_empty());
 }
+
+#[test]
+fn two_private_copies_of_the_users_own_nginx_config() {
+    let conf = std::path::Path::new("/etc/nginx/nginx.conf");
+    if !conf.exists() {
+        return support::opt_out::opt_out(
+            "nginx",
+            "Debian's /etc/nginx/nginx.conf is not installed",
+        );
+    }
+    let lab = LabDir::new("compare-own");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("own.json");
+    let (code, stdout, stderr) = run_bounded(
+        lab.command()
+            .args(["lab", "compare", "--nginx-config"])
+            .arg(conf)
+            .args(["--b", "worker_processes=1", "--starts", "1"])
+            .args(["--block", "500ms", "--budget", "6s", "--json"])
+            .arg(&json)
+            .args(["--", "-c", "2", "-t", "1"]),
+        Duration::from_secs(90),
+    );
+    assert!(
+        code == 0 || code == 1,
+        "exit {code}\nstdout: {stdout}\nstderr: {stderr}"
+    );
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(
+        j["arms"]["a"]["name"],
+        "--nginx-config /etc/nginx/nginx.conf (as it is)"
+    );
+    assert_eq!(
+        j["arms"]["b"]["name"],
+        "--nginx-config /etc/nginx/nginx.conf worker_processes=1"
+    );
+    assert!(j["blocks"].as_array().unwrap().len() >= 2);
+    assert!(leftovers(&lab.0).is_empty(), "{:?}", leftovers(&lab.0));
+}
