@@ -20,6 +20,7 @@ pub mod effects;
 pub mod gp;
 pub mod halving;
 pub mod html;
+pub mod interleave;
 pub mod journal;
 pub mod lock;
 pub mod objective;

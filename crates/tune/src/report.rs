@@ -148,6 +148,9 @@ pub struct ProofReport {
     pub levels: Vec<LevelProof>,
     /// Set when the proof disagrees with the search.
     pub disagreement: Option<String>,
+    /// `--protocol interleaved`: the whole comparison (`webtune.compare-live/1`, every block).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interleaved: Option<Box<crate::interleave::render::Report>>,
 }
 
 impl ProofReport {
@@ -162,6 +165,7 @@ impl ProofReport {
             overall,
             levels,
             disagreement,
+            interleaved: None,
         }
     }
 

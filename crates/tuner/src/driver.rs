@@ -1,14 +1,14 @@
 //! The tuning loop: ask the study for a configuration, journal it, run it as a lab trial
 //! (`webtune_lab::trial`: the stack started with it, loaded at every level, sampled,
 //! stopped — or the user's `--apply` command for a server webtune does not start), journal
-//! what it measured, tell the study; then the proof (default and winner interleaved
-//! A B B A …) and the server-side evidence that changed between them. It is the one place
+//! what it measured, tell the study; then the proof — both stacks at once in alternating
+//! blocks (`interleaved_proof`), or sequential pairs A B B A … judged by `sequential_proof`
+//! with the server-side evidence that changed between them. It is the one place
 //! where the study meets the lab; it starts nothing itself and reads no command-line words.
 
-use crate::slo_verdict::slo_verdict;
+use crate::sequential_proof::{analyze_proof, proof_runs, server_evidence};
 use crate::subject::snippet;
 pub use crate::subject::{external_catalogue, Subject};
-use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 use webtune_engine::Workload;
 use webtune_lab::trial::{self, Level, Trial, TrialEvents};
@@ -17,10 +17,8 @@ use webtune_model::{RunResult, RunSpec, StopToken};
 use webtune_tune::journal::{Journal, JournalError, Phase, Resumed};
 use webtune_tune::objective::{LevelSummary, Objective, Slo};
 use webtune_tune::paired::{self, Ran};
-use webtune_tune::proof::{self, Arm};
-use webtune_tune::report::{
-    minutes, HalvingReport, LevelProof, ProofReport, TimeReport, TuneReport,
-};
+use webtune_tune::proof::Arm;
+use webtune_tune::report::{minutes, HalvingReport, ProofReport, TimeReport, TuneReport};
 use webtune_tune::space::{Config, Space};
 use webtune_tune::study::{Next, Outcome, Study, StudySettings};
 use webtune_tune::GpSampler;
@@ -46,6 +44,9 @@ pub struct Job {
     pub settings: StudySettings,
     /// Proof pairs after the search (0: no proof).
     pub confirm: usize,
+    /// How the proof measures: sequential pairs, or both stacks interleaved
+    /// (`interleaved_proof`; where it cannot run, the sequential pairs are used, said so).
+    pub protocol: crate::interleaved_proof::ProofProtocol,
     /// `--maximize capacity`: every trial is a capacity search (open loop, grow then
     /// bisect) under these SLOs, and its figure is the capacity found (req/s); a trial that
     /// finds none is a failed trial. The objective is then `Objective::MaximizeCapacity`.
@@ -459,7 +460,35 @@ pub fn run(
     let winner = study.best().map(|b| b.config).filter(|c| *c != default);
     let mut proof_report = None;
     let mut evidence = Vec::new();
-    if let (Some(winner), false, true) = (winner.clone(), interrupted, job.confirm > 0) {
+    let mut sequential = true;
+    if let (Some(winner), false, true, crate::interleaved_proof::ProofProtocol::Interleaved(p)) =
+        (winner.clone(), interrupted, job.confirm > 0, &job.protocol)
+    {
+        match crate::interleaved_proof::unavailable(job) {
+            None => {
+                sequential = false;
+                let gain = TuneReport::from_study(&study, Vec::new(), None)
+                    .best
+                    .and_then(|b| b.search_gain);
+                let (report, cut) = crate::interleaved_proof::run(
+                    job,
+                    (&default, &winner),
+                    p.clone(),
+                    gain,
+                    stop,
+                    listener,
+                )?;
+                interrupted |= cut;
+                proof_report = (!cut).then_some(report);
+            }
+            Some(why) => {
+                listener.trial_done(&format!("proof: sequential pairs, not interleaved: {why}"))
+            }
+        }
+    }
+    if let (Some(winner), false, true, true) =
+        (winner.clone(), interrupted, job.confirm > 0, sequential)
+    {
         let done = proof_done
             .into_iter()
             .map(|(a, o)| (a, (o, Vec::new())))
@@ -600,150 +629,4 @@ fn halving_report(job: &Job, study: &Study) -> Option<HalvingReport> {
             .filter(|t| t.why == webtune_tune::Why::Promote)
             .count(),
     })
-}
-
-/// The proof's runs in a journal, in order.
-fn proof_runs(resumed: &Resumed) -> Vec<(Arm, Outcome)> {
-    resumed
-        .trials
-        .iter()
-        .filter(|t| t.phase == Phase::Proof)
-        .map(|t| {
-            let arm = if t.why == "B" {
-                Arm::Winner
-            } else {
-                Arm::Default
-            };
-            (arm, t.outcome.clone())
-        })
-        .collect()
-}
-
-/// Pair the proof's runs (the i-th measured A with the i-th measured B), judge the
-/// objective overall and at each level.
-fn analyze_proof(job: &Job, study: &Study, runs: &[(Arm, Outcome)]) -> ProofReport {
-    let higher = job.objective.higher_is_better();
-    let complete = |o: &Outcome| -> Option<Vec<LevelSummary>> {
-        match o {
-            Outcome::Measured(l) if l.len() == job.levels.len() => Some(l.clone()),
-            _ => None,
-        }
-    };
-    let pairs = |f: &dyn Fn(&Vec<LevelSummary>) -> f64| -> Vec<(f64, f64)> {
-        paired::pairs(runs, |o| complete(o).map(|l| f(&l)))
-    };
-    let mut overall = proof::analyze(
-        &pairs(&|l| job.objective.worst(l).unwrap_or(f64::NAN)),
-        higher,
-    );
-    // The SLOs come first: a default that breaks them loses to a winner that meets them,
-    // whatever the objective says (an error that answers fast is not throughput).
-    let arm = |which: Arm| -> Vec<Vec<LevelSummary>> {
-        runs.iter()
-            .filter(|(a, _)| *a == which)
-            .filter_map(|(_, o)| complete(o))
-            .collect()
-    };
-    let (a, b) = (arm(Arm::Default), arm(Arm::Winner));
-    let feasible = |l: &&Vec<LevelSummary>| {
-        job.slos
-            .iter()
-            .all(|s| l.iter().all(|level| s.margin(level) <= 0.0))
-    };
-    let (fa, fb) = (
-        a.iter().filter(feasible).count(),
-        b.iter().filter(feasible).count(),
-    );
-    if let Some((outcome, verdict)) = slo_verdict(
-        !job.slos.is_empty(),
-        (fa, a.len()),
-        (fb, b.len()),
-        (&overall.outcome, &overall.verdict),
-    ) {
-        overall.outcome = outcome;
-        overall.verdict = verdict;
-    }
-    let levels = (0..job.levels.len())
-        .map(|i| LevelProof {
-            level: level_label(job.levels[i]),
-            proof: proof::analyze(&pairs(&|l| job.objective.value(&l[i])), higher),
-        })
-        .collect();
-    let search_gain = TuneReport::from_study(study, Vec::new(), None)
-        .best
-        .and_then(|b| b.search_gain);
-    ProofReport::new(overall, levels, search_gain, higher)
-}
-
-/// What the servers showed differently under the default (A) and the winner (B): their log
-/// messages, listen-queue overflows, context switches per response (over the measured
-/// windows, as the responses: `ServerSamples::measured`) and memory.
-fn server_evidence(runs: &[(Arm, (Outcome, Vec<RunResult>))]) -> Vec<String> {
-    #[derive(Default)]
-    struct Side {
-        logs: BTreeMap<String, u64>,
-        overflows: u64,
-        /// Over the measured windows only, as the responses are counted.
-        switches: f64,
-        responses: u64,
-        pss_kib: u64,
-        runs: usize,
-    }
-    let mut sides = [Side::default(), Side::default()];
-    for (arm, (_, results)) in runs {
-        let side = &mut sides[usize::from(*arm == Arm::Winner)];
-        side.runs += 1;
-        for r in results {
-            side.responses += r.responses;
-            let Some(server) = &r.server else { continue };
-            for m in &server.log_messages {
-                *side
-                    .logs
-                    .entry(format!("{} {}: {}", m.server, m.level, m.message))
-                    .or_insert(0) += m.count;
-            }
-            side.switches += server.measured().switches();
-            for s in &server.samples {
-                side.overflows += s.listen_overflows;
-                side.pss_kib = side.pss_kib.max(s.pss_kib);
-            }
-        }
-    }
-    let [a, b] = sides;
-    if a.runs == 0 || b.runs == 0 {
-        return Vec::new();
-    }
-    let mut out = Vec::new();
-    let keys: std::collections::BTreeSet<&String> = a.logs.keys().chain(b.logs.keys()).collect();
-    for key in keys {
-        let (na, nb) = (
-            a.logs.get(key).copied().unwrap_or(0),
-            b.logs.get(key).copied().unwrap_or(0),
-        );
-        if na != nb {
-            out.push(format!("logged {key}: default {na}×, winner {nb}×"));
-        }
-    }
-    if a.overflows != b.overflows {
-        out.push(format!(
-            "listen-queue overflows: default {}, winner {}",
-            a.overflows, b.overflows
-        ));
-    }
-    let per = |s: &Side| s.switches / s.responses.max(1) as f64;
-    if a.switches + b.switches > 0.0 {
-        out.push(format!(
-            "context switches per response: default {:.2}, winner {:.2}",
-            per(&a),
-            per(&b)
-        ));
-    }
-    if a.pss_kib + b.pss_kib > 0 {
-        out.push(format!(
-            "peak server PSS: default {:.1} MiB, winner {:.1} MiB",
-            a.pss_kib as f64 / 1024.0,
-            b.pss_kib as f64 / 1024.0
-        ));
-    }
-    out
 }

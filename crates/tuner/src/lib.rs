@@ -6,11 +6,18 @@
 //! is tuned (a lab stack, the forum on one, a server behind `--apply`) and turns a
 //! configuration into a trial target; `rules` are what a tune request must follow before
 //! anything runs; `slo_verdict` is the proof's verdict where the SLOs speak; `advice` turns `webtune advise`'s findings on the stack's rendered config
-//! into a seed (`tune --from-advice`).
+//! into a seed (`tune --from-advice`); `interleaved` runs a decisive comparison
+//! (`compare --live`, `lab compare`) block by block with the engine, `lab_pair` on two lab
+//! stacks at once, `interleaved_proof` as tune's proof; `sequential_proof` judges the
+//! sequential pairs.
 
 pub mod advice;
 pub mod capacity_run;
 pub mod driver;
+pub mod interleaved;
+pub mod interleaved_proof;
+pub mod lab_pair;
 pub mod rules;
+mod sequential_proof;
 pub mod slo_verdict;
 pub mod subject;

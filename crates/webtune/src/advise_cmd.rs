@@ -116,10 +116,21 @@ pub struct AdviseArgs {
     /// Bench flags after --.
     #[arg(long = "verify")]
     pub verify: bool,
-    /// Pairs of runs (A B) for --verify.
-    #[arg(long = "pairs", default_value_t = 3, requires = "verify",
+    /// --verify --protocol sequential: pairs of whole runs (A B); giving --pairs without
+    /// --protocol asks for the sequential protocol [default: 3].
+    #[arg(long = "pairs", requires = "verify",
           value_parser = clap::value_parser!(u32).range(1..=50))]
-    pub pairs: u32,
+    pub pairs: Option<u32>,
+    /// How --verify measures: interleaved (both copies at once, the load alternating in 1 s
+    /// blocks until an always-valid interval decides or --verify-budget ends; the default)
+    /// or sequential (--pairs pairs of whole runs, A B B A …).
+    #[arg(long = "protocol", requires = "verify", value_name = "PROTOCOL",
+          value_parser = ["interleaved", "sequential"])]
+    pub protocol: Option<String>,
+    /// --verify --protocol interleaved: its time budget.
+    #[arg(long = "verify-budget", default_value = "3m", value_parser = webtune_model::parse_duration,
+          value_name = "DURATION")]
+    pub verify_budget: std::time::Duration,
     /// With --verify and a my.cnf: the forum the database copies are measured under.
     #[command(flatten)]
     pub data: crate::lab_cmd::forum::DataChoice,
@@ -158,6 +169,22 @@ pub fn run(args: AdviseArgs) -> anyhow::Result<i32> {
     if !args.bench.is_empty() && !args.verify {
         anyhow::bail!("bench flags after -- go with --verify");
     }
+    // `--pairs N` is the sequential protocol's own flag: asking for N pairs asks for it.
+    let interleave = match args.protocol.as_deref() {
+        Some("sequential") => None,
+        Some(_) => Some(()),
+        None => args.pairs.is_none().then_some(()),
+    }
+    .map(|()| {
+        let mut s = webtune_tune::interleave::Settings::new(
+            webtune_tune::interleave::schedule::Metric::Throughput,
+        );
+        s.budget_s = args.verify_budget.as_secs_f64();
+        s.validate()
+            .map(|()| s)
+            .map_err(|e| anyhow::anyhow!("--verify-budget: {e}"))
+    })
+    .transpose()?;
     // Bench flags are checked before anything is read or run.
     let bench = args
         .verify
@@ -206,8 +233,9 @@ pub fn run(args: AdviseArgs) -> anyhow::Result<i32> {
         Some(bench) => Some(verify::run(
             &advice,
             bench,
-            args.pairs as usize,
+            args.pairs.unwrap_or(3) as usize,
             &args.data,
+            interleave,
         )?),
         None => None,
     };

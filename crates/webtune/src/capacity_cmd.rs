@@ -65,7 +65,7 @@ impl OutputHelp for CapacityOutput {
         "No progress line, no step lines and no table (files are still written)";
 }
 
-fn parse_percent(text: &str) -> Result<f64, String> {
+pub(crate) fn parse_percent(text: &str) -> Result<f64, String> {
     text.trim()
         .trim_end_matches('%')
         .trim()

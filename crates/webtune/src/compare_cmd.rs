@@ -1,6 +1,7 @@
 //! `webtune compare`: saved results side by side, in the order given, the first being the
 //! baseline; each figure with its change in percent, and with `bench --repeat N` results a
-//! 95% confidence interval per difference (see `webtune_report::compare`).
+//! 95% confidence interval per difference (see `webtune_report::compare`). With `--live`,
+//! two running servers compared side by side in alternating blocks (`compare_live`).
 
 use crate::output::{self, Outputs};
 use crate::report_cmd::read_run;
@@ -11,14 +12,25 @@ use std::path::PathBuf;
 #[command(after_help = "Examples:\n  \
     webtune compare before.json after.json\n  \
     webtune compare default.json tuned.json tuned2.json --html compare.html\n  \
-    webtune compare main.json pr.json --threshold 'p99 <= +10%' --threshold 'rps >= -5%'\n\
+    webtune compare main.json pr.json --threshold 'p99 <= +10%' --threshold 'rps >= -5%'\n  \
+    webtune compare --live http://127.0.0.1:8080/ http://127.0.0.1:8081/ -- -c 20\n  \
+    webtune compare --live URL_A URL_B --budget 1m --json ab.json -- --rate 2000 -c 50\n\
     Results saved by `webtune bench --repeat N --json FILE` carry N repeats: compare then gives a\n\
-    95% confidence interval (Welch's t) for each difference, or says there is no significant one.")]
+    95% confidence interval (Welch's t) for each difference, or says there is no significant one.\n\
+    --live loads two running servers in alternating blocks (each pair's order drawn at random),\n\
+    the bench flags after -- applied to both, until an always-valid 95% interval of B/A decides\n\
+    (throughput in closed loop, p99 with --rate) or the budget ends. Exit 0 decided, 1\n\
+    undecided, 2 bad input, 130 interrupted (what was measured is still written). See\n\
+    docs/tuning.md.")]
 pub struct CompareArgs {
     /// Results saved with --json; the first is the baseline, the order is the column order.
-    #[arg(required = true, num_args = 2.., value_name = "RESULT.json")]
+    /// With --live: the two URLs, A then B.
+    #[arg(required = true, num_args = 1.., value_name = "RESULT.json")]
     pub files: Vec<PathBuf>,
-    /// Also write the comparison as a self-contained HTML page.
+    #[command(flatten)]
+    pub live: crate::compare_live::LiveArgs,
+    /// Also write the comparison as a self-contained HTML page (with --live: each block's
+    /// figure of both arms over time, and the interval narrowing pair by pair).
     #[arg(long = "html", value_name = "FILE")]
     pub html: Option<String>,
     /// A regression gate, repeatable: every result after the first is checked, a relative
@@ -49,6 +61,13 @@ fn labels(files: &[PathBuf]) -> Vec<String> {
 }
 
 pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
+    if args.live.live {
+        if !args.threshold.is_empty() {
+            bail!("--threshold goes with saved results, not with --live");
+        }
+        return crate::compare_live::run_urls(&args.files, &args.live, args.html.as_deref());
+    }
+    args.live.refuse_without_live()?;
     if args.files.len() < 2 {
         bail!("give at least two results to compare");
     }

@@ -21,6 +21,11 @@ pub const NO_SUCCESS: i32 = 1;
 /// are still written.
 pub const NOTHING_FEASIBLE: i32 = 1;
 
+/// 1 (`compare --live`, `lab compare`): undecided — the budget ended before the interval
+/// decided; the report (with the smallest difference the budget could detect) is still
+/// printed and written.
+pub const UNDECIDED: i32 = 1;
+
 /// 2: bad input or an error before or during the work: a one-line `webtune: …` message on
 /// stderr. Includes flag errors (clap's usage message), an unreadable input file, a target
 /// that cannot be resolved, and an output path that cannot be written (checked before any
@@ -76,6 +81,7 @@ mod tests {
             ("0", SUCCESS),
             ("1", NO_SUCCESS),
             ("1 (tune)", NOTHING_FEASIBLE),
+            ("1 (compare --live, lab compare)", UNDECIDED),
             ("2", ERROR),
             ("3", TARGET_DOWN),
             ("4", OUTPUT_FAILED),

@@ -1,7 +1,9 @@
 //! `webtune lab`: list the stacks and their parameters, print rendered configs, start a
 //! real stack, load it with the engine while the /proc sampler watches the server, stop it
-//! leaving no process behind, and reap what a killed run left (`lab clean`).
+//! leaving no process behind, and reap what a killed run left (`lab clean`); compare two
+//! configurations of one stack side by side (`lab compare`).
 
+mod compare;
 pub mod forum;
 pub(crate) mod fs;
 pub(crate) mod import;
@@ -30,6 +32,7 @@ use webtune_report::server_summary::summarise;
     webtune lab params apache-prefork\n  \
     webtune lab run apache-prefork --set MaxRequestWorkers=4 --set KeepAlive=off -- -c 20 -d 10s /cpu/2000\n  \
     webtune lab config nginx-apache --set backend.MaxRequestWorkers=4\n  \
+    webtune lab compare nginx-apache --a backend.MaxRequestWorkers=12 --b backend.MaxRequestWorkers=4 -- -c 20 /cpu/20000\n  \
     webtune lab run external http://127.0.0.1:8080 --process nginx -- -c 50 -d 10s /\n  \
     webtune lab run --nginx-config /etc/nginx/nginx.conf --set worker_connections=2048 -- -c 50 -d 10s /\n  \
     webtune lab data --posts 150000 --seed 3\n  \
@@ -72,6 +75,9 @@ enum LabCommand {
     /// Find a stack's capacity: the highest rate at which every --slo holds (an open-loop
     /// search; bench flags and the path after --, e.g. -- /cpu/20000).
     Capacity(CapacityArgs),
+    /// Two stacks from one template, both running, compared in alternating blocks until the
+    /// answer is known (`--a NAME=VALUE… --b NAME=VALUE…`; bench flags and path after --).
+    Compare(compare::CompareArgs),
     /// Stop anything a killed webtune run left behind (and remove its files).
     Clean,
     /// One shard of a `lab run` whose generator runs as several processes (internal).
@@ -238,6 +244,7 @@ pub fn run(args: LabArgs) -> anyhow::Result<i32> {
             &s.fs_flags,
         ),
         LabCommand::Sweep(sweep) => forum::run_sweep(sweep),
+        LabCommand::Compare(c) => compare::run(&c),
         LabCommand::Clean => clean(),
         LabCommand::ShardWorker { spec, out } => shards::worker(&spec, &out),
     }

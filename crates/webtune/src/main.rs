@@ -6,6 +6,7 @@ mod advise_cmd;
 mod bench_cmd;
 mod capacity_cmd;
 mod compare_cmd;
+mod compare_live;
 mod exit;
 mod fs_cmd;
 mod gate;

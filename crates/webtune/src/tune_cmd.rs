@@ -21,6 +21,7 @@ use webtune_tune::journal::Journal;
 use webtune_tune::space::{Config, Space};
 use webtune_tune::study::StudySettings;
 use webtune_tuner::driver::{self, Job, Listener, Subject};
+use webtune_tuner::interleaved_proof::ProofProtocol;
 use webtune_tuner::rules;
 
 mod fs;
@@ -49,9 +50,11 @@ impl OutputHelp for TuneOutput {
     webtune tune --show --journal seed000.db\n\
 Without --param a lab stack's default space is searched (`webtune lab params STACK` marks it).\n\
 The default is measured twice first (the noise floor), then rules of thumb, a space-filling\n\
-start and a Gaussian-process search; after it the default and the winner run interleaved\n\
-(A B B A …) --confirm times each, and the verdict says whether the gain is real. See\n\
-docs/tuning.md.")]
+start and a Gaussian-process search; after it the proof: on a lab stack the default and the\n\
+winner run at once as two stacks, the load alternating between them in 1 s blocks until an\n\
+always-valid interval decides or --proof-budget ends (--protocol interleaved); with\n\
+--protocol sequential (and for external) they run in turn, A B B A …, --confirm times each.\n\
+The verdict says whether the gain is real. See docs/tuning.md.")]
 pub struct TuneArgs {
     /// A lab stack (`webtune lab stacks`), or `external` for a server you run (then
     /// --apply and the URL after --).
@@ -105,8 +108,20 @@ pub struct TuneArgs {
     #[arg(long = "no-from-advice", overrides_with = "from_advice")]
     pub no_from_advice: bool,
     /// Proof pairs (default and winner interleaved) after the search; 0 skips the proof.
-    #[arg(long = "confirm", default_value_t = 5)]
-    pub confirm: usize,
+    /// With --protocol sequential; giving --confirm without --protocol asks for the sequential
+    /// proof [default: 5].
+    #[arg(long = "confirm", value_name = "K")]
+    pub confirm: Option<usize>,
+    /// How the proof measures: interleaved (both stacks at once, alternating blocks until
+    /// decided; the default for lab stacks) or sequential (--confirm pairs of whole runs;
+    /// the default, and the only way, for external).
+    #[arg(long = "protocol", value_name = "PROTOCOL",
+          value_parser = ["interleaved", "sequential"])]
+    pub protocol: Option<String>,
+    /// The interleaved proof's time budget: it ends undecided when this runs out.
+    #[arg(long = "proof-budget", default_value = "3m", value_parser = parse_duration,
+          value_name = "DURATION")]
+    pub proof_budget: Duration,
     /// SQLite journal of every trial (the tune resumes from it with --resume).
     #[arg(long = "journal", value_name = "FILE")]
     pub journal: Option<PathBuf>,
@@ -165,6 +180,11 @@ pub fn default_trials(budget: bool) -> usize {
 }
 
 impl TuneArgs {
+    /// `--confirm`: the sequential proof's pairs (5 unless given; 0 skips any proof).
+    pub fn confirm(&self) -> usize {
+        self.confirm.unwrap_or(5)
+    }
+
     /// --trials, or its default.
     pub fn trials(&self) -> usize {
         self.trials
@@ -178,7 +198,7 @@ pub fn run(args: TuneArgs) -> anyhow::Result<i32> {
     }
     let argv: Vec<String> = std::env::args().skip(2).collect();
     let prepared = prepare(&args)?;
-    if let Some(little) = rules::proof_power(args.confirm) {
+    if let Some(little) = rules::proof_power(args.confirm()) {
         // Before anything runs: a proof this small cannot show what it is run for.
         output::warn(&format!("warning: {little}"));
     }
@@ -400,11 +420,36 @@ pub(crate) fn prepare(args: &TuneArgs) -> anyhow::Result<Prepared> {
             seeds,
             advice,
             settings,
-            confirm: args.confirm,
+            confirm: args.confirm(),
+            protocol: proof_protocol(args, stack == StackKind::External)?,
             capacity,
             time_budget: args.budget,
         },
     })
+}
+
+/// `--protocol` (interleaved by default for a lab stack, sequential otherwise) with the
+/// interleaved proof's settings.
+fn proof_protocol(args: &TuneArgs, external: bool) -> anyhow::Result<ProofProtocol> {
+    let interleaved = match args.protocol.as_deref() {
+        Some("interleaved") if external => {
+            bail!("--protocol interleaved needs two servers at once; tune external has one (use sequential)")
+        }
+        Some(p) => p == "interleaved",
+        // `--confirm K` is the sequential proof's own flag: asking for K pairs asks for it.
+        None => !external && args.confirm.is_none(),
+    };
+    if !interleaved {
+        return Ok(ProofProtocol::Sequential);
+    }
+    let mut s = webtune_tune::interleave::Settings::new(
+        webtune_tune::interleave::schedule::Metric::Throughput,
+    );
+    s.budget_s = args.proof_budget.as_secs_f64();
+    s.starts = 1;
+    s.validate()
+        .map_err(|e| anyhow::anyhow!("--proof-budget: {e}"))?;
+    Ok(ProofProtocol::Interleaved(s))
 }
 
 fn levels_of(levels: &[f64], open_loop: bool) -> anyhow::Result<Vec<Level>> {

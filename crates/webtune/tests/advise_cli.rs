@@ -701,3 +701,45 @@ fn a_copied_tree_is_read_for_its_release_and_patched_at_its_own_paths() {
         "is not a release",
     );
 }
+
+#[test]
+fn verify_interleaves_both_copies_by_default() {
+    if !Path::new("/etc/apache2/mods-enabled/mpm_prefork.conf").exists() {
+        support::opt_out::opt_out("apache2", "Debian's Apache with prefork is not installed");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let lab = d.path().join("lab");
+    let out_json = d.path().join("advice.json");
+    let out = webtune_in(
+        &lab,
+        &[
+            "advise",
+            "--apache-config",
+            "/etc/apache2/apache2.conf",
+            "--no-discover",
+            "--json",
+            out_json.to_str().unwrap(),
+            "--verify",
+            "--verify-budget",
+            "8s",
+            "--",
+            "-c",
+            "2",
+            "/",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stderr.contains("advise --verify: memory: "), "{stderr}");
+    let v = json(&out_json);
+    let server = &v["verify"]["servers"][0];
+    assert_eq!(server["verified"], true, "{v}");
+    assert_eq!(server["protocol"], "interleaved");
+    assert_eq!(server["interleaved"]["schema"], "webtune.compare-live/1");
+    assert!(server["throughput"]["verdict"].is_string());
+    assert!(server["runs"]["advised"][0]["requests_per_s"].as_f64() > Some(0.0));
+    assert!(stdout.contains("interleaved"), "{stdout}");
+    assert_eq!(lab_leftovers(&lab), Vec::<String>::new());
+}

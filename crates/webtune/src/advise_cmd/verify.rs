@@ -47,11 +47,16 @@ pub(super) fn check(words: &[String]) -> anyhow::Result<BenchArgs> {
 /// starts fastest.
 const FORUM_STACK: StackKind = StackKind::NginxPhpFpm;
 
+/// How --verify measures: `Some(settings)` interleaved (both copies at once, alternating
+/// blocks, `webtune_tuner::lab_pair`), None sequential (`pairs` pairs of whole runs).
+pub(super) type Interleave = Option<webtune_tune::interleave::Settings>;
+
 pub(super) fn run(
     advice: &Advice,
     bench: &BenchArgs,
     pairs: usize,
     data: &DataChoice,
+    interleave: Interleave,
 ) -> anyhow::Result<Verified> {
     let stop = crate::signals::stop_token();
     let mut text =
@@ -67,7 +72,14 @@ pub(super) fn run(
         let Some(read) = advice.configs.iter().find(|c| c.server == name) else {
             continue;
         };
-        let outcome = verify_one(advice, read, server, bench, (pairs, data), &stop)?;
+        let outcome = verify_one(
+            advice,
+            read,
+            server,
+            bench,
+            (pairs, data, interleave.clone()),
+            &stop,
+        )?;
         text.push_str(&outcome.text);
         interrupted |= outcome.interrupted;
         servers.push(outcome.json);
@@ -156,7 +168,7 @@ fn verify_one(
     read: &ConfigRead,
     server: Server,
     bench: &BenchArgs,
-    (pairs, data): (usize, &DataChoice),
+    (pairs, data, interleave): (usize, &DataChoice, Interleave),
     stop: &StopToken,
 ) -> anyhow::Result<One> {
     let label = read.server.as_str();
@@ -236,59 +248,45 @@ fn verify_one(
     };
     let load = bench.to_spec(&path)?;
     let quiet = bench.output.quiet;
-    let proof = paired::run(pairs, Vec::new(), stop, |arm, number, of| {
-        let import = match arm {
-            Arm::Default => current.clone(),
-            Arm::Winner => advised.clone(),
-        };
-        if !quiet {
-            eprintln!(
-                "advise --verify: {label} run {number}/{of} ({} {})",
-                arm.letter(),
-                ARMS[usize::from(arm == Arm::Winner)]
-            );
+    let measured = match (interleave, &forum) {
+        (Some(settings), None) => {
+            interleaved(&current, &advised, &load, &workload, settings, stop, quiet)?
         }
-        let target = match &forum {
-            Some((web, dataset)) => Target::Forum {
-                kind: FORUM_STACK,
-                web: web.clone(),
-                db: DbConfig::Imported(Box::new(import)),
-                dataset: dataset.clone(),
-            },
-            None => Target::Imported {
-                import: Box::new(import),
-            },
-        };
-        let mut t = Trial::new(target, load.clone());
-        t.workload = workload.clone();
-        let outcome = trial::run(&t, stop, &mut Silent)?;
-        let Some(level) = outcome.levels.into_iter().next() else {
-            return Ok::<_, anyhow::Error>(Ran::Interrupted);
-        };
-        let r = &level.result;
-        let figure = (r.requests_per_s, r.latency.total.p99_us);
-        Ok(if outcome.interrupted || r.interrupted {
-            Ran::Last(figure)
-        } else {
-            Ran::Measured(figure)
-        })
-    })?;
-    let interrupted = proof.interrupted;
-    let arm = |which: Arm| -> Vec<(f64, u64)> {
-        proof
-            .runs
-            .iter()
-            .filter(|(a, _)| *a == which)
-            .map(|(_, f)| *f)
-            .collect()
+        (interleave, _) => {
+            if interleave.is_some() && !quiet {
+                eprintln!(
+                    "advise --verify: {label}: sequential pairs (the database copies run under the forum, one at a time)"
+                );
+            }
+            let target_of = |import: Import| match &forum {
+                Some((web, dataset)) => Target::Forum {
+                    kind: FORUM_STACK,
+                    web: web.clone(),
+                    db: DbConfig::Imported(Box::new(import)),
+                    dataset: dataset.clone(),
+                },
+                None => Target::Imported {
+                    import: Box::new(import),
+                },
+            };
+            sequential(
+                (&current, &advised),
+                &target_of,
+                &load,
+                &workload,
+                (pairs, label, quiet),
+                stop,
+            )?
+        }
     };
-    let (a, b) = (arm(Arm::Default), arm(Arm::Winner));
-    let rps = proof::analyze_against(&paired::pairs(&proof.runs, |x| Some(x.0)), true, BASELINE);
-    let p99 = proof::analyze_against(
-        &paired::pairs(&proof.runs, |x| Some(x.1 as f64 / 1000.0)),
-        false,
-        BASELINE,
-    );
+    let Measured {
+        a,
+        b,
+        rps,
+        p99,
+        interrupted,
+        comparison,
+    } = measured;
     let overrides: Vec<String> = set.iter().map(|(n, v)| format!("{n}={v}")).collect();
     let under = match &forum {
         Some((_, dataset)) => format!(
@@ -339,6 +337,8 @@ fn verify_one(
         },
         "throughput": rps,
         "p99": p99,
+        "protocol": if comparison.is_some() { "interleaved" } else { "sequential" },
+        "interleaved": comparison,
         "not_verified": notes,
         "interrupted": interrupted,
     });
@@ -346,6 +346,142 @@ fn verify_one(
         text,
         json,
         interrupted,
+    })
+}
+
+/// What either protocol measured: each arm's (req/s, p99 µs) per run or block, the two
+/// proofs, and the interleaved comparison itself.
+struct Measured {
+    a: Vec<(f64, u64)>,
+    b: Vec<(f64, u64)>,
+    rps: Proof,
+    p99: Proof,
+    interrupted: bool,
+    comparison: Option<Box<webtune_tune::interleave::render::Report>>,
+}
+
+/// `--protocol sequential`: `pairs` pairs of whole runs, A B B A …
+fn sequential(
+    (current, advised): (&Import, &Import),
+    target_of: &dyn Fn(Import) -> Target,
+    load: &webtune_model::RunSpec,
+    workload: &webtune_engine::Workload,
+    (pairs, label, quiet): (usize, &str, bool),
+    stop: &StopToken,
+) -> anyhow::Result<Measured> {
+    let proof = paired::run(pairs, Vec::new(), stop, |arm, number, of| {
+        let import = match arm {
+            Arm::Default => current.clone(),
+            Arm::Winner => advised.clone(),
+        };
+        if !quiet {
+            eprintln!(
+                "advise --verify: {label} run {number}/{of} ({} {})",
+                arm.letter(),
+                ARMS[usize::from(arm == Arm::Winner)]
+            );
+        }
+        let mut t = Trial::new(target_of(import), load.clone());
+        t.workload = workload.clone();
+        let outcome = trial::run(&t, stop, &mut Silent)?;
+        let Some(level) = outcome.levels.into_iter().next() else {
+            return Ok::<_, anyhow::Error>(Ran::Interrupted);
+        };
+        let r = &level.result;
+        let figure = (r.requests_per_s, r.latency.total.p99_us);
+        Ok(if outcome.interrupted || r.interrupted {
+            Ran::Last(figure)
+        } else {
+            Ran::Measured(figure)
+        })
+    })?;
+    let interrupted = proof.interrupted;
+    let arm = |which: Arm| -> Vec<(f64, u64)> {
+        proof
+            .runs
+            .iter()
+            .filter(|(a, _)| *a == which)
+            .map(|(_, f)| *f)
+            .collect()
+    };
+    let (a, b) = (arm(Arm::Default), arm(Arm::Winner));
+    let rps = proof::analyze_against(&paired::pairs(&proof.runs, |x| Some(x.0)), true, BASELINE);
+    let p99 = proof::analyze_against(
+        &paired::pairs(&proof.runs, |x| Some(x.1 as f64 / 1000.0)),
+        false,
+        BASELINE,
+    );
+    Ok(Measured {
+        a,
+        b,
+        rps,
+        p99,
+        interrupted,
+        comparison: None,
+    })
+}
+
+/// `--protocol interleaved`: both copies running at once, the load alternating between them
+/// in blocks until the always-valid interval decides (throughput in closed loop, p99 in open
+/// loop) or the budget ends.
+fn interleaved(
+    current: &Import,
+    advised: &Import,
+    load: &webtune_model::RunSpec,
+    workload: &webtune_engine::Workload,
+    mut settings: webtune_tune::interleave::Settings,
+    stop: &StopToken,
+    quiet: bool,
+) -> anyhow::Result<Measured> {
+    use webtune_tune::interleave::as_proof::to_proof_of;
+    use webtune_tune::interleave::schedule::Metric;
+    if load.is_open_loop() {
+        settings.decide_on = Metric::P99;
+    }
+    let imports = [current, advised];
+    let mut start = |arm: usize| {
+        let options = webtune_lab::StartOptions {
+            interrupt: Some(stop.clone()),
+            ..webtune_lab::StartOptions::default()
+        };
+        webtune_lab::RunningStack::start_imported(imports[arm], options).map_err(|e| e.to_string())
+    };
+    let pair = webtune_tuner::lab_pair::compare_with(
+        &mut start,
+        load,
+        workload,
+        settings,
+        stop,
+        &mut |line| {
+            if !quiet {
+                eprintln!("advise --verify: {line}");
+            }
+        },
+    )
+    .map_err(|e| anyhow::anyhow!("advise --verify: {e}"))?;
+    let mut report = webtune_tune::interleave::render::Report::new(
+        (ARMS[0], ARMS[1]),
+        &pair.outcome.protocol,
+        pair.outcome.elapsed_s,
+        pair.outcome.interrupted,
+    );
+    report.notes.push(pair.memory);
+    let of = |side| -> Vec<(f64, u64)> {
+        report
+            .blocks
+            .iter()
+            .filter(|b| b.arm == side)
+            .map(|b| (b.throughput, (b.p99_ms * 1000.0) as u64))
+            .collect()
+    };
+    use webtune_tune::interleave::Side;
+    Ok(Measured {
+        a: of(Side::A),
+        b: of(Side::B),
+        rps: to_proof_of(&report, Metric::Throughput, BASELINE),
+        p99: to_proof_of(&report, Metric::P99, BASELINE),
+        interrupted: pair.outcome.interrupted,
+        comparison: Some(Box::new(report)),
     })
 }
 

@@ -73,7 +73,8 @@ pub(super) fn prepare(
                 seed: args.search_seed,
                 ..StudySettings::default()
             },
-            confirm: args.confirm,
+            confirm: args.confirm(),
+            protocol: webtune_tuner::interleaved_proof::ProofProtocol::Sequential,
             capacity: None,
             time_budget: args.budget,
             advice: None,

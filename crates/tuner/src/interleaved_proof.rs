@@ -1,0 +1,101 @@
+//! `tune --protocol interleaved`: the proof after the search as a decisive comparison — the
+//! default (A) and the winner (B) as two lab stacks running at once, the load alternating
+//! between them in blocks until the always-valid interval decides or the proof's budget
+//! ends (`lab_pair`, `webtune_tune::interleave`). It needs a lab stack (not the forum, a
+//! file system or an external server), one load level, and an objective the protocol
+//! decides on (throughput, p50, p90, p99); otherwise the proof stays sequential.
+
+use crate::driver::{level_label, Job, Listener};
+use crate::subject::Subject;
+use webtune_lab::trial::Target;
+use webtune_lab::LabError;
+use webtune_model::StopToken;
+use webtune_tune::interleave::as_proof::{metric_of, to_proof};
+use webtune_tune::interleave::render::Report;
+use webtune_tune::interleave::Settings;
+use webtune_tune::report::{LevelProof, ProofReport};
+use webtune_tune::space::Config;
+
+/// How the proof measures the default against the winner.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProofProtocol {
+    /// `--confirm` pairs of whole runs, A B B A … (`paired`).
+    Sequential,
+    /// Both stacks at once, in alternating blocks, with these settings (`decide_on` is set
+    /// from the objective).
+    Interleaved(Settings),
+}
+
+/// Why the interleaved proof cannot run for `job`; None when it can.
+pub fn unavailable(job: &Job) -> Option<String> {
+    if !matches!(job.subject, Subject::Stack { .. }) {
+        return Some(
+            "it needs a lab stack; the forum, fs and external are proved in sequence".into(),
+        );
+    }
+    if job.levels.len() != 1 {
+        return Some("it proves one load level; give one".into());
+    }
+    if job.capacity.is_some() || metric_of(&job.objective).is_none() {
+        return Some(
+            "it decides on throughput, p50, p90 or p99; this objective is proved in sequence"
+                .into(),
+        );
+    }
+    None
+}
+
+/// Run the interleaved proof of `winner` against `default`. The report and whether a stop
+/// cut it short.
+pub fn run(
+    job: &Job,
+    (default, winner): (&Config, &Config),
+    mut settings: Settings,
+    search_gain: Option<f64>,
+    stop: &StopToken,
+    listener: &mut dyn Listener,
+) -> Result<(ProofReport, bool), LabError> {
+    let metric = metric_of(&job.objective).expect("checked by `unavailable`");
+    settings.decide_on = metric;
+    let stack = |config: &Config| match job.subject.target(config) {
+        Ok(Target::Stack { kind, settings }) => Ok((kind, settings)),
+        Ok(_) => Err(LabError::Inconsistent(
+            "the interleaved proof needs a lab stack".into(),
+        )),
+        Err(why) => Err(LabError::Inconsistent(why)),
+    };
+    let (kind, a) = stack(default)?;
+    let (_, b) = stack(winner)?;
+    let level = job.levels[0];
+    let template = level.apply(&job.load);
+    let pair = crate::lab_pair::compare(
+        kind,
+        &[a, b],
+        &template,
+        &job.workload,
+        settings,
+        stop,
+        &mut |line| listener.trial_done(&format!("proof: {line}")),
+    )
+    .map_err(|e| LabError::Inconsistent(format!("the interleaved proof: {e}")))?;
+    let mut report = Report::new(
+        ("default", "winner"),
+        &pair.outcome.protocol,
+        pair.outcome.elapsed_s,
+        pair.outcome.interrupted,
+    );
+    report.notes.push(pair.memory);
+    let proof = to_proof(&report, "the default");
+    listener.trial_done(&format!("proof: {}", report.headline()));
+    let mut out = ProofReport::new(
+        proof.clone(),
+        vec![LevelProof {
+            level: level_label(level),
+            proof,
+        }],
+        search_gain,
+        metric.higher_is_better(),
+    );
+    out.interleaved = Some(Box::new(report));
+    Ok((out, pair.outcome.interrupted))
+}
