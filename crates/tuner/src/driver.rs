@@ -6,71 +6,22 @@
 //! with the server-side evidence that changed between them. It is the one place
 //! where the study meets the lab; it starts nothing itself and reads no command-line words.
 
+use crate::job::{level_label, CapacityObjective, Job, Listener, ProofProtocol};
 use crate::sequential_proof::{analyze_proof, proof_runs, server_evidence};
 use crate::subject::snippet;
 pub use crate::subject::{external_catalogue, Subject};
-use std::time::{Duration, Instant};
-use webtune_engine::Workload;
-use webtune_lab::trial::{self, Level, Trial, TrialEvents};
+use std::time::Instant;
+use webtune_lab::trial::{self, Level, Trial};
 use webtune_lab::LabError;
 use webtune_model::{RunResult, RunSpec, StopToken};
 use webtune_tune::journal::{Journal, JournalError, Phase, Resumed};
-use webtune_tune::objective::{LevelSummary, Objective, Slo};
+use webtune_tune::objective::LevelSummary;
 use webtune_tune::paired::{self, Ran};
 use webtune_tune::proof::Arm;
 use webtune_tune::report::{minutes, HalvingReport, ProofReport, TimeReport, TuneReport};
-use webtune_tune::space::{Config, Space};
-use webtune_tune::study::{Next, Outcome, Study, StudySettings};
+use webtune_tune::space::Config;
+use webtune_tune::study::{Next, Outcome, Study};
 use webtune_tune::GpSampler;
-
-/// Everything a tune needs: what, the load, the search and the proof.
-pub struct Job {
-    pub subject: Subject,
-    /// The load of every level (its URL a path on the target).
-    pub load: RunSpec,
-    pub workload: Workload,
-    /// Load levels; the worst level's figure counts.
-    pub levels: Vec<Level>,
-    pub sample_interval: Duration,
-    pub space: Space,
-    pub objective: Objective,
-    pub slos: Vec<Slo>,
-    /// Rule-of-thumb configurations measured right after the default (the advised one,
-    /// when there is one, among them: see `advice`).
-    pub seeds: Vec<Config>,
-    /// `--from-advice`: the advisor's configuration for the stack (a seed) with the rules
-    /// behind it, journaled with its trials and judged in the report.
-    pub advice: Option<webtune_tune::advised::Advice>,
-    pub settings: StudySettings,
-    /// Proof pairs after the search (0: no proof).
-    pub confirm: usize,
-    /// How the proof measures: sequential pairs, or both stacks interleaved
-    /// (`interleaved_proof`; where it cannot run, the sequential pairs are used, said so).
-    pub protocol: crate::interleaved_proof::ProofProtocol,
-    /// `--maximize capacity`: every trial is a capacity search (open loop, grow then
-    /// bisect) under these SLOs, and its figure is the capacity found (req/s); a trial that
-    /// finds none is a failed trial. The objective is then `Objective::MaximizeCapacity`.
-    pub capacity: Option<CapacityObjective>,
-    /// `--budget`: the search starts no trial once its trials (over every run of the tune,
-    /// from the journal) have taken this long; `settings.budget` still caps the count.
-    pub time_budget: Option<Duration>,
-}
-
-/// The SLOs and search settings of `--maximize capacity`.
-#[derive(Debug, Clone)]
-pub struct CapacityObjective {
-    pub slos: Vec<webtune_model::Threshold>,
-    pub search: webtune_model::capacity::SearchSettings,
-}
-
-/// What the loop tells its caller (progress lines); the trial's own events come through
-/// the `TrialEvents` half.
-pub trait Listener: TrialEvents {
-    /// Measured run `number` (of `budget` in the search, or of the proof's runs) begins.
-    fn trial_starting(&mut self, _phase: &str, _number: usize, _of: usize, _config: &Config) {}
-    /// It ended: one line of what it measured (or why it failed) and the best so far.
-    fn trial_done(&mut self, _line: &str) {}
-}
 
 /// Why a tune stopped short of a report.
 #[derive(Debug, thiserror::Error)]
@@ -92,14 +43,6 @@ struct Measured {
     outcome: Outcome,
     runs: Vec<RunResult>,
     interrupted: bool,
-}
-
-/// How reports name a level: `c=256`, `rate=1000/s`, or `as given`.
-pub fn level_label(level: Level) -> String {
-    match level {
-        Level::AsSpecified => "as given".into(),
-        other => other.label(),
-    }
 }
 
 /// The share of the full duration successive halving screens new candidates with: under a
@@ -461,7 +404,7 @@ pub fn run(
     let mut proof_report = None;
     let mut evidence = Vec::new();
     let mut sequential = true;
-    if let (Some(winner), false, true, crate::interleaved_proof::ProofProtocol::Interleaved(p)) =
+    if let (Some(winner), false, true, ProofProtocol::Interleaved(p)) =
         (winner.clone(), interrupted, job.confirm > 0, &job.protocol)
     {
         match crate::interleaved_proof::unavailable(job) {

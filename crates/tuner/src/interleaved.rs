@@ -356,7 +356,7 @@ mod tests {
             cooldown_s: 2.0,
             ..RunSpec::default()
         };
-        let s = Settings::new(webtune_tune::interleave::schedule::Metric::Throughput);
+        let s = Settings::new(webtune_tune::interleave::block::Metric::Throughput);
         let b = block_spec(&arm, &s);
         assert_eq!(b.stop, StopCondition::Duration { seconds: 1.0 });
         assert_eq!((b.warmup_s, b.cooldown_s), (0.1, 0.0));

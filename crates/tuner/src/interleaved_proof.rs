@@ -5,7 +5,7 @@
 //! file system or an external server), one load level, and an objective the protocol
 //! decides on (throughput, p50, p90, p99); otherwise the proof stays sequential.
 
-use crate::driver::{level_label, Job, Listener};
+use crate::job::{level_label, Job, Listener};
 use crate::subject::Subject;
 use webtune_lab::trial::Target;
 use webtune_lab::LabError;
@@ -15,16 +15,6 @@ use webtune_tune::interleave::render::Report;
 use webtune_tune::interleave::Settings;
 use webtune_tune::report::{LevelProof, ProofReport};
 use webtune_tune::space::Config;
-
-/// How the proof measures the default against the winner.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ProofProtocol {
-    /// `--confirm` pairs of whole runs, A B B A … (`paired`).
-    Sequential,
-    /// Both stacks at once, in alternating blocks, with these settings (`decide_on` is set
-    /// from the objective).
-    Interleaved(Settings),
-}
 
 /// Why the interleaved proof cannot run for `job`; None when it can.
 pub fn unavailable(job: &Job) -> Option<String> {

@@ -16,6 +16,7 @@ pub mod capacity_run;
 pub mod driver;
 pub mod interleaved;
 pub mod interleaved_proof;
+pub mod job;
 pub mod lab_pair;
 pub mod rules;
 mod sequential_proof;

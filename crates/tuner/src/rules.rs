@@ -4,7 +4,7 @@
 //! `external` needs and refuses, the forum's PHP, a parameter fixed and searched at once,
 //! and what the proof's pair count can show. Each refusal is one line naming the flag.
 
-use crate::driver::CapacityObjective;
+use crate::job::CapacityObjective;
 use webtune_lab::StackKind;
 use webtune_tune::objective::{Objective, Slo};
 use webtune_tune::space::Space;

@@ -3,7 +3,7 @@
 //! what the servers showed differently under the default and the winner. Split out of
 //! `driver`, which runs the pairs.
 
-use crate::driver::{level_label, Job};
+use crate::job::{level_label, Job};
 use crate::slo_verdict::slo_verdict;
 use std::collections::BTreeMap;
 use webtune_model::RunResult;

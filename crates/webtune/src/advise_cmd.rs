@@ -177,7 +177,7 @@ pub fn run(args: AdviseArgs) -> anyhow::Result<i32> {
     }
     .map(|()| {
         let mut s = webtune_tune::interleave::Settings::new(
-            webtune_tune::interleave::schedule::Metric::Throughput,
+            webtune_tune::interleave::block::Metric::Throughput,
         );
         s.budget_s = args.verify_budget.as_secs_f64();
         s.validate()

@@ -11,8 +11,8 @@ use clap::Parser;
 use std::path::PathBuf;
 use std::time::Duration;
 use webtune_model::{parse_duration, LoadMode, RunSpec};
+use webtune_tune::interleave::block::Metric;
 use webtune_tune::interleave::render::Report;
-use webtune_tune::interleave::schedule::Metric;
 use webtune_tune::interleave::Settings;
 use webtune_tuner::interleaved::{self, ArmLoad};
 

@@ -1,4 +1,4 @@
-//! `webtune tune`: flags mapped onto a `webtune_tuner::driver::Job`, the journal opened or
+//! `webtune tune`: flags mapped onto a `webtune_tuner::job::Job`, the journal opened or
 //! resumed, progress narrated, the report printed and written. The loop, the search, the
 //! proof and the journal are the tune crate's; the trials are the lab's. A resume runs the
 //! stored command as it was (`resume`: in its directory, refusing flags that would change
@@ -20,8 +20,8 @@ use webtune_model::parse_duration;
 use webtune_tune::journal::Journal;
 use webtune_tune::space::{Config, Space};
 use webtune_tune::study::StudySettings;
-use webtune_tuner::driver::{self, Job, Listener, Subject};
-use webtune_tuner::interleaved_proof::ProofProtocol;
+use webtune_tuner::driver::{self, Subject};
+use webtune_tuner::job::{Job, Listener, ProofProtocol};
 use webtune_tuner::rules;
 
 mod fs;
@@ -443,7 +443,7 @@ fn proof_protocol(args: &TuneArgs, external: bool) -> anyhow::Result<ProofProtoc
         return Ok(ProofProtocol::Sequential);
     }
     let mut s = webtune_tune::interleave::Settings::new(
-        webtune_tune::interleave::schedule::Metric::Throughput,
+        webtune_tune::interleave::block::Metric::Throughput,
     );
     s.budget_s = args.proof_budget.as_secs_f64();
     s.starts = 1;

@@ -3,9 +3,9 @@
 //! …)", "… : keep the default"), the interval the always-valid one, the pairs the deciding
 //! metric's adjacent blocks.
 
+use super::block::{Metric, Side};
 use super::judge::Verdict;
 use super::render::Report;
-use super::schedule::{Metric, Side};
 use crate::proof::{sign_test, Proof};
 
 fn pct(x: f64) -> String {
@@ -152,7 +152,8 @@ pub fn metric_of(objective: &crate::Objective) -> Option<Metric> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::schedule::{Block, Protocol, Settings, Step};
+    use super::super::block::{Block, Settings};
+    use super::super::schedule::{Protocol, Step};
     use super::*;
 
     fn report(effect: f64) -> Report {

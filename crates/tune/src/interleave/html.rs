@@ -3,10 +3,10 @@
 //! came in (recomputed after each pair, as the stopping rule saw it). Self-contained: SVG
 //! drawn by `webtune_report::svg`, no scripts.
 
+use super::block::Side;
 use super::judge::interval;
 use super::judge::log_ratios;
 use super::render::Report;
-use super::schedule::Side;
 use webtune_report::html::page;
 use webtune_report::svg::{escape, render_chart, Chart, Series};
 
@@ -16,7 +16,7 @@ pub fn render(report: &Report) -> String {
     let mut blocks = Chart::new(
         &format!("{} per block", m.name()),
         "seconds",
-        if m == super::schedule::Metric::Throughput {
+        if m == super::block::Metric::Throughput {
             "responses/s"
         } else {
             "ms"
@@ -82,7 +82,8 @@ pub fn render(report: &Report) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::schedule::{Block, Metric, Protocol, Settings, Step};
+    use super::super::block::{Block, Metric, Settings};
+    use super::super::schedule::{Protocol, Step};
     use super::*;
 
     #[test]

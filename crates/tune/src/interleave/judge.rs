@@ -11,7 +11,7 @@
 //! `same` once it lies within ±`same_within`; otherwise go on. At the budget's end the
 //! verdict is `undecided` and the MDE is the interval's half-width (±X%).
 
-use super::schedule::{Block, Metric, Settings, Side};
+use super::block::{Block, Metric, Settings, Side};
 use super::sequence;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -3,8 +3,9 @@
 //! then per metric each arm's figure and the ratio with its interval, then the interference
 //! the arms met. Every block is kept in the report.
 
+use super::block::{Block, Interference, Metric, Settings, Side};
 use super::judge::{MetricInterval, Verdict};
-use super::schedule::{Block, Interference, Metric, Protocol, Settings, Side};
+use super::schedule::Protocol;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use webtune_model::LatencyHistogram;

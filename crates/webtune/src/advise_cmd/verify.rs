@@ -434,7 +434,7 @@ fn interleaved(
     quiet: bool,
 ) -> anyhow::Result<Measured> {
     use webtune_tune::interleave::as_proof::to_proof_of;
-    use webtune_tune::interleave::schedule::Metric;
+    use webtune_tune::interleave::block::Metric;
     if load.is_open_loop() {
         settings.decide_on = Metric::P99;
     }

@@ -11,7 +11,8 @@ use webtune_lab::trial::Level;
 use webtune_tune::objective::{Objective, Slo};
 use webtune_tune::space::Space;
 use webtune_tune::study::StudySettings;
-use webtune_tuner::driver::{Job, Subject};
+use webtune_tuner::driver::Subject;
+use webtune_tuner::job::Job;
 use webtune_tuner::rules;
 
 pub(super) fn prepare(
@@ -74,7 +75,7 @@ pub(super) fn prepare(
                 ..StudySettings::default()
             },
             confirm: args.confirm(),
-            protocol: webtune_tuner::interleaved_proof::ProofProtocol::Sequential,
+            protocol: webtune_tuner::job::ProofProtocol::Sequential,
             capacity: None,
             time_budget: args.budget,
             advice: None,
