@@ -13,6 +13,7 @@ use crate::bench_cmd::{self, BenchArgs};
 use crate::exit;
 use crate::narrate::Narrator;
 use crate::output::{self, Outputs};
+use crate::output_flags::{OutputFlags, OutputHelp};
 use anyhow::{bail, Context};
 use clap::Parser;
 use std::path::PathBuf;
@@ -62,7 +63,7 @@ enum LabCommand {
     },
     /// Start a stack, load it (bench flags after --, paths relative to the stack), sample
     /// the server, stop it.
-    Run(RunArgs),
+    Run(RunCmd),
     /// Generate seed 003's forum data (deterministic for a seed) and cache it loaded into
     /// a MariaDB data directory, so lab runs with --app forum start at once.
     Data(forum::DataArgs),
@@ -160,6 +161,43 @@ struct RunArgs {
     bench: Vec<String>,
 }
 
+/// `lab run`: the stack and its load, and the output flags, which may come before `--` as
+/// well as after it.
+#[derive(clap::Args)]
+struct RunCmd {
+    #[command(flatten)]
+    run: RunArgs,
+    #[command(flatten)]
+    output: OutputFlags<LabRunOutput>,
+}
+
+/// The help of `lab run`'s output flags before `--` (they mean what bench's mean after it).
+#[derive(Debug, Clone)]
+struct LabRunOutput;
+
+impl OutputHelp for LabRunOutput {
+    const JSON: &'static str =
+        "Write the result as JSON to FILE (\"-\": stdout), as bench's --json; before or after --";
+    const HTML: &'static str = "Write the HTML report to FILE; before or after --";
+    const CSV: Option<&'static str> = Some("Write the summary as CSV to FILE; before or after --");
+    const REPEAT: Option<&'static str> =
+        Some("Run the load N times (as bench's --repeat); before or after --");
+    const QUIET: &'static str =
+        "No progress line and no text summary (files are still written); before or after --";
+}
+
+impl RunCmd {
+    /// The run with the output flags given before `--` joined to the words after it, where
+    /// bench's (fs's, smtp's) parser reads them: one place for them whichever side they
+    /// were given (issue 39).
+    fn into_run(self) -> anyhow::Result<RunArgs> {
+        let mut run = self.run;
+        run.bench = crate::output_flags::join_words(self.output.to_words(), &run.bench)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        Ok(run)
+    }
+}
+
 #[derive(clap::Args)]
 struct CapacityArgs {
     #[command(flatten)]
@@ -196,51 +234,60 @@ pub fn run(args: LabArgs) -> anyhow::Result<i32> {
             StackKind::from_name(&stack)?,
             &set,
         )?)),
-        // The mail stack takes `webtune smtp`'s flags after --.
-        LabCommand::Run(run) if mail::is_mail(run.stack.as_deref()) => mail::run(&run),
+        LabCommand::Run(cmd) => run_stack(cmd.into_run()?),
         LabCommand::Sweep(sweep) if mail::is_mail(Some(&sweep.stack)) => mail::sweep(&sweep),
         LabCommand::Capacity(c) if mail::is_mail(c.run.stack.as_deref()) => {
             bail!("lab capacity searches HTTP rates; for postfix use lab sweep postfix -c A,B,… or tune postfix")
-        }
-        LabCommand::Run(run) if run.stack.as_deref() == Some(webtune_lab::fsys::NAME) => fs::run(
-            &run.set,
-            run.host_sysctl,
-            run.keep,
-            run.sample_interval,
-            &run.bench,
-        ),
-        LabCommand::Run(run) => {
-            let (mut trial, bench) = stack_trial(&run)?;
-            let processes = shards::processes_needed(&trial.load);
-            if processes > 1 {
-                if trial.workload.scenario().is_some() || !trial.load.body.is_empty() {
-                    bail!(
-                        "-c {} needs {processes} generator processes, which take no scenario or request body; use fewer connections or webtune bench --shard",
-                        trial.load.connections
-                    );
-                }
-                eprintln!("{}", shards::notice(&trial.load, processes));
-                trial.run_load = Some(shards::run_load);
-            }
-            run_one(&trial, &bench)
         }
         LabCommand::Capacity(c) => {
             let (trial, bench) = stack_trial(&c.run)?;
             crate::capacity_cmd::run_lab(trial, &bench, &c.search)
         }
         LabCommand::Data(data) => forum::run_data(data),
+        // fs's output flags may come before -- too (the sweep's own are fs's there).
         LabCommand::Sweep(s) if s.stack == webtune_lab::fsys::NAME => fs::sweep(
             &s.set,
             s.host_sysctl,
             s.keep,
             &s.connections,
             s.sample_interval,
-            &s.fs_flags,
+            &crate::output_flags::join_words(s.output.to_words(), &s.fs_flags)
+                .map_err(|e| anyhow::anyhow!("{e}"))?,
         ),
         LabCommand::Sweep(sweep) => forum::run_sweep(sweep),
         LabCommand::Clean => clean(),
         LabCommand::ShardWorker { spec, out } => shards::worker(&spec, &out),
     }
+}
+
+/// `lab run`: the mail stack, the fs stack, or an HTTP stack loaded by bench's engine.
+fn run_stack(run: RunArgs) -> anyhow::Result<i32> {
+    // The mail stack takes `webtune smtp`'s flags after --.
+    if mail::is_mail(run.stack.as_deref()) {
+        return mail::run(&run);
+    }
+    if run.stack.as_deref() == Some(webtune_lab::fsys::NAME) {
+        return fs::run(
+            &run.set,
+            run.host_sysctl,
+            run.keep,
+            run.sample_interval,
+            &run.bench,
+        );
+    }
+    let (mut trial, bench) = stack_trial(&run)?;
+    let processes = shards::processes_needed(&trial.load);
+    if processes > 1 {
+        if trial.workload.scenario().is_some() || !trial.load.body.is_empty() {
+            bail!(
+                "-c {} needs {processes} generator processes, which take no scenario or request body; use fewer connections or webtune bench --shard",
+                trial.load.connections
+            );
+        }
+        eprintln!("{}", shards::notice(&trial.load, processes));
+        trial.run_load = Some(shards::run_load);
+    }
+    run_one(&trial, &bench)
 }
 
 pub fn parse_bench(words: &[String]) -> anyhow::Result<BenchArgs> {

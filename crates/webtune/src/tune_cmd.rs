@@ -172,10 +172,11 @@ impl TuneArgs {
     }
 }
 
-pub fn run(args: TuneArgs) -> anyhow::Result<i32> {
+pub fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
     if args.resume || args.show {
         return resume::resume_or_show(&args);
     }
+    fold_bench_outputs(&mut args)?;
     let argv: Vec<String> = std::env::args().skip(2).collect();
     let prepared = prepare(&args)?;
     if let Some(little) = rules::proof_power(args.confirm) {
@@ -208,6 +209,20 @@ pub fn run(args: TuneArgs) -> anyhow::Result<i32> {
         }
     }
     outcome
+}
+
+/// The output flags given after `--` among the bench flags (`--json`, `--html`, `-q`) are
+/// the tune's, as before it (issue 39: they were parsed there and silently dropped). The
+/// fs and mail stacks read other tools' flags there, left as they are.
+pub(crate) fn fold_bench_outputs(args: &mut TuneArgs) -> anyhow::Result<()> {
+    let stack = args.stack.as_deref().unwrap_or_default();
+    if stack == webtune_lab::fsys::NAME || stack == StackKind::Postfix.name() {
+        return Ok(());
+    }
+    let bench = parse_bench(&args.bench)?;
+    args.output
+        .fold_in(&bench.output, "tune")
+        .map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 /// Everything checked and built before anything starts.

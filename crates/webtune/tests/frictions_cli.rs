@@ -1,5 +1,7 @@
 //! The frictions a new user hit (issue 39), end to end through the built binary: `lab sweep`
-//! of a stack without PHP sweeps its own site, and `--app forum` there names `--app site`.
+//! of a stack without PHP sweeps its own site, and `--app forum` there names `--app site`;
+//! `lab run` takes its output flags before `--` as well as after, `tune` after as well as
+//! before, and one given on both sides is refused in one line.
 
 mod support;
 
@@ -58,5 +60,102 @@ fn the_forum_on_a_stack_without_php_names_app_site() {
         assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
         assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
         assert!(stderr.contains("--app site"), "{stderr}");
+    }
+}
+
+/// `lab run nginx --json F -- …` writes F (the flag was refused before `--`).
+#[test]
+fn lab_run_takes_output_flags_before_the_separator() {
+    let lab = LabDir::new("frictions-run-json");
+    let json = temp_file("run.json");
+    let output = lab
+        .command()
+        .args(["lab", "run", "nginx", "--json"])
+        .arg(&json)
+        .args(["-q", "--", "-c", "1", "-n", "5"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run webtune");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(output.stdout.is_empty(), "-q before -- is bench's -q");
+    let value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("json written")).unwrap();
+    let _ = std::fs::remove_file(&json);
+    assert_eq!(value["ok"].as_u64(), Some(5), "{value}");
+}
+
+/// `tune nginx … -- -c 2 -d 1s --json F` writes the tune's report to F (it was parsed among
+/// the bench flags and dropped).
+#[test]
+fn tune_takes_output_flags_after_the_separator() {
+    let lab = LabDir::new("frictions-tune-json");
+    let json = temp_file("tune.json");
+    let journal = temp_file("tune.db");
+    let output = lab
+        .command()
+        .args(["tune", "nginx", "--param", "worker_processes=1..2"])
+        .args(["--trials", "3", "--confirm", "0", "--journal"])
+        .arg(&journal)
+        .args(["--", "-c", "2", "-d", "1s", "-q", "--json"])
+        .arg(&json)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run webtune");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let _ = std::fs::remove_file(&journal);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let text = std::fs::read_to_string(&json).expect("the tune wrote --json");
+    let _ = std::fs::remove_file(&json);
+    assert!(text.contains("webtune.tune/1"), "{text}");
+}
+
+/// An output flag on both sides of `--`, or one the command has not: one line, exit 2,
+/// nothing started.
+#[test]
+fn an_output_flag_on_both_sides_is_refused_in_one_line() {
+    for (args, expect) in [
+        (
+            vec![
+                "lab", "run", "nginx", "--json", "a.json", "--", "--json", "b.json", "-n", "5",
+            ],
+            "--json is given both before and after --",
+        ),
+        (
+            vec![
+                "tune",
+                "nginx",
+                "--param",
+                "worker_processes=1..2",
+                "--html",
+                "a.html",
+                "--",
+                "-n",
+                "5",
+                "--html",
+                "b.html",
+            ],
+            "--html is given both before and after --",
+        ),
+        (
+            vec![
+                "tune",
+                "nginx",
+                "--param",
+                "worker_processes=1..2",
+                "--",
+                "-n",
+                "5",
+                "--csv",
+                "b.csv",
+            ],
+            "tune has no --csv",
+        ),
+    ] {
+        let output = webtune(&args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(expect), "{args:?}: {stderr}");
     }
 }
