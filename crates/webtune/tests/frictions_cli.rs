@@ -1,7 +1,9 @@
 //! The frictions a new user hit (issue 39), end to end through the built binary: `lab sweep`
 //! of a stack without PHP sweeps its own site, and `--app forum` there names `--app site`;
 //! `lab run` takes its output flags before `--` as well as after, `tune` after as well as
-//! before, and one given on both sides is refused in one line.
+//! before, and one given on both sides is refused in one line; a `-n` run (smtp, bench)
+//! whose every connect is refused ends after `--timeout`, saying so, instead of retrying
+//! until its whole count has failed.
 
 mod support;
 
@@ -157,5 +159,70 @@ fn an_output_flag_on_both_sides_is_refused_in_one_line() {
         assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
         assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
         assert!(stderr.contains(expect), "{args:?}: {stderr}");
+    }
+}
+
+/// A port with nothing listening (bound, then closed).
+fn closed_port() -> u16 {
+    webtune_testkit::free_port()
+}
+
+/// `smtp -n` and `bench -n` against a refused port: the run ends once every connect of its
+/// first --timeout was refused (`target_down`), long before its count of failures.
+#[test]
+fn a_count_run_against_a_refused_port_ends_after_its_timeout() {
+    let port = closed_port();
+    let smtp_target = format!("127.0.0.1:{port}");
+    let http_target = format!("http://127.0.0.1:{port}/");
+    for (args, what) in [
+        (
+            vec![
+                "smtp",
+                "-n",
+                "3000",
+                "-c",
+                "4",
+                "--timeout",
+                "1s",
+                "--json",
+                "-",
+            ],
+            "webtune: smtp: no message got a reply (",
+        ),
+        (
+            vec![
+                "bench",
+                "-n",
+                "3000",
+                "-c",
+                "4",
+                "--timeout",
+                "1s",
+                "--json",
+                "-",
+            ],
+            "webtune: bench: no request got a response (",
+        ),
+    ] {
+        let mut args = args;
+        args.push(if args[0] == "smtp" {
+            &smtp_target
+        } else {
+            &http_target
+        });
+        let output = webtune(&args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(what)
+                && stderr
+                    .contains("every connect was refused for 1s (--timeout), so the run ended"),
+            "{stderr}"
+        );
+        let value: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(value["target_down"], true, "{value}");
+        assert_eq!(value["responses"], 0);
+        let refused = value["errors"]["connect_refused"].as_u64().unwrap();
+        assert!(refused > 0 && refused < 3000, "{refused}");
     }
 }
