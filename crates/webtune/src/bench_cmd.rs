@@ -423,7 +423,7 @@ pub fn run_spec_quiet(
 }
 
 /// `run_spec_quiet`, with `watch` shown every progress report too (live thresholds, metrics).
-fn run_spec_watched(
+pub(crate) fn run_spec_watched(
     spec: &RunSpec,
     workload: &Workload,
     label: &str,

@@ -3,7 +3,8 @@
 //! `lab run` takes its output flags before `--` as well as after, `tune` after as well as
 //! before, and one given on both sides is refused in one line; a `-n` run (smtp, bench)
 //! whose every connect is refused ends after `--timeout`, saying so, instead of retrying
-//! until its whole count has failed.
+//! until its whole count has failed; `webtune ab` prints ab's "Completed N requests" lines
+//! as the installed ab does, and sends what ab sends for `-p` (no `Connection: close`).
 
 mod support;
 
@@ -224,5 +225,132 @@ fn a_count_run_against_a_refused_port_ends_after_its_timeout() {
         assert_eq!(value["responses"], 0);
         let refused = value["errors"]["connect_refused"].as_u64().unwrap();
         assert!(refused > 0 && refused < 3000, "{refused}");
+    }
+}
+
+/// The installed ApacheBench, or None after the opt-out (a missing ab fails the test).
+fn real_ab() -> Option<&'static str> {
+    let found = Command::new("ab")
+        .arg("-V")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if found {
+        Some("ab")
+    } else {
+        support::opt_out::opt_out("apache2", "ab (apache2-utils) is not installed");
+        None
+    }
+}
+
+fn ab_output(program: &str, args: &[&str]) -> Output {
+    let mut command = if program == "ab" {
+        Command::new("ab")
+    } else {
+        let mut c = Command::new(WEBTUNE);
+        c.arg("ab");
+        c
+    };
+    command
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("ab runs")
+}
+
+/// ab's progress on stderr, line for line as the installed ab prints it: none up to 150
+/// requests or with -q, else "Completed N requests" at each tenth (at least each 100).
+#[test]
+fn ab_progress_lines_are_abs() {
+    let Some(ab) = real_ab() else { return };
+    let (_server, url) = support::embedded::serve();
+    let url = format!("{url}empty.gif");
+    for args in [
+        vec!["-n", "300", "-c", "2"],
+        vec!["-n", "2500", "-c", "4"],
+        vec!["-n", "100", "-c", "2"],
+        vec!["-q", "-n", "300", "-c", "2"],
+    ] {
+        let mut args = args;
+        args.push(&url);
+        let theirs = ab_output(ab, &args);
+        let ours = ab_output(WEBTUNE, &args);
+        assert_eq!(ours.status.code(), Some(0), "{args:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&ours.stderr),
+            String::from_utf8_lossy(&theirs.stderr),
+            "{args:?}"
+        );
+        // The "Benchmarking" line: with the dots and "done" exactly when ab prints them.
+        let line = |o: &Output| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .find(|l| l.starts_with("Benchmarking"))
+                .map(str::to_string)
+        };
+        assert_eq!(line(&ours), line(&theirs), "{args:?}");
+    }
+}
+
+/// `ab -p`: the same request bytes as the installed ab but for the User-Agent's name (no
+/// `Connection: close`, which HTTP/1.0 means without it).
+#[test]
+fn ab_post_sends_what_ab_sends() {
+    let Some(ab) = real_ab() else { return };
+    let (_server, url) = support::embedded::serve();
+    let url = format!("{url}empty.gif");
+    let body = temp_file("post.txt");
+    std::fs::write(&body, "a=1&b=2").unwrap();
+    let json = temp_file("post.json");
+    let body_arg = body.to_str().unwrap();
+    let json_arg = json.to_str().unwrap();
+    let theirs = ab_output(ab, &["-n", "200", "-c", "4", "-p", body_arg, &url]);
+    let sent = String::from_utf8_lossy(&theirs.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("Total body sent:"))
+        .map(|v| v.trim().parse::<u64>().unwrap())
+        .expect("ab prints Total body sent");
+    let ours = ab_output(
+        WEBTUNE,
+        &[
+            "-n", "200", "-c", "4", "-p", body_arg, "--json", json_arg, &url,
+        ],
+    );
+    assert_eq!(ours.status.code(), Some(0));
+    let value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&json);
+    let _ = std::fs::remove_file(&body);
+    let agent_difference = "ApacheBench/2.3".len() as i64
+        - format!("webtune/{}", env!("CARGO_PKG_VERSION")).len() as i64;
+    assert_eq!(
+        value["bytes_sent"].as_i64().unwrap(),
+        sent as i64 - 200 * agent_difference,
+        "ab sent {sent}"
+    );
+}
+
+/// ab's options webtune does not have: one line naming the option, exit 2.
+#[test]
+fn ab_proxy_and_html_tables_are_refused_in_one_line() {
+    for (flag, expect) in [
+        (
+            vec!["-X", "127.0.0.1:3128"],
+            "ab option -X (proxy server) is not supported",
+        ),
+        (
+            vec!["-w"],
+            "ab option -w (results in HTML tables) is not supported",
+        ),
+    ] {
+        let mut args = vec!["ab"];
+        args.extend(flag);
+        args.extend(["-n", "1", "http://127.0.0.1:9/"]);
+        let output = webtune(&args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(expect), "{stderr}");
     }
 }
