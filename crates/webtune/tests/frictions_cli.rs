@@ -4,13 +4,16 @@
 //! before, and one given on both sides is refused in one line; a `-n` run (smtp, bench)
 //! whose every connect is refused ends after `--timeout`, saying so, instead of retrying
 //! until its whole count has failed; `webtune ab` prints ab's "Completed N requests" lines
-//! as the installed ab does, and sends what ab sends for `-p` (no `Connection: close`).
+//! as the installed ab does, and sends what ab sends for `-p` (no `Connection: close`);
+//! `webtune postal` refuses `-p` in one line, says in `--help` how its pace differs from
+//! postal's, and labels its last, partial minute.
 
 mod support;
 
 use std::process::{Command, Output, Stdio};
 
 use support::lab::{LabDir, WEBTUNE};
+use support::smtp_sink::Sink;
 
 fn webtune(args: &[&str]) -> Output {
     Command::new(WEBTUNE)
@@ -353,4 +356,53 @@ fn ab_proxy_and_html_tables_are_refused_in_one_line() {
         assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
         assert!(stderr.contains(expect), "{stderr}");
     }
+}
+
+/// postal's `-p`: one line naming it, exit 2; `--help` says what the flags mean for the
+/// rate and how to get postal's pace.
+#[test]
+fn postal_port_flag_is_refused_and_help_names_the_pace() {
+    let users = temp_file("postal-users.txt");
+    std::fs::write(&users, "a@example.com\n").unwrap();
+    let output = webtune(&["postal", "-p", "2525", "127.0.0.1", users.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&users);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("-p (the port) is not supported"),
+        "{stderr}"
+    );
+    let help = String::from_utf8_lossy(&webtune(&["postal", "--help"]).stdout).into_owned();
+    assert!(help.contains("To load at postal's pace"), "{help}");
+    assert!(help.contains("-r MSG/MIN"), "{help}");
+}
+
+/// The line printed at the stop covers part of a minute: its time says so.
+#[test]
+fn postal_labels_its_last_partial_minute() {
+    let Some(sink) = Sink::start() else { return };
+    let users = temp_file("postal-users2.txt");
+    std::fs::write(&users, "a@example.com\nb@example.com\n").unwrap();
+    let server = format!("[127.0.0.1]{}", sink.addr.rsplit(':').next().unwrap());
+    let output = webtune(&[
+        "postal",
+        "-t",
+        "1",
+        "-m",
+        "1",
+        "--duration",
+        "1s",
+        &server,
+        users.to_str().unwrap(),
+    ]);
+    let _ = std::fs::remove_file(&users);
+    assert_eq!(output.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    let last = text.lines().last().unwrap();
+    let time = last.split(',').next().unwrap();
+    assert!(
+        time.len() > 5 && time[5..].starts_with(" (partial ") && time.ends_with("s)"),
+        "{text}"
+    );
 }
