@@ -19,6 +19,9 @@ figure{margin:1em 0}figcaption{font-size:.85em;color:#555}\
 svg{max-width:100%;height:auto}.small-multiples{display:flex;flex-wrap:wrap;gap:0 1em}\
 .small-multiples figure{flex:1 1 360px;max-width:100%}\
 .bad{color:#b00020;font-weight:bold}.note{color:#555;font-size:.9em}\
+.verdict{border:2px solid #888;border-radius:4px;padding:.3em 1em;margin:1em 0}\
+.verdict.v-good{border-color:#2e7d32}.verdict.v-bad{border-color:#b00020}\
+.verdict p{margin:.4em 0}.verdict .answer{font-size:1.1em}td.prose{min-width:14em;text-align:left}\
 @media (max-width:640px){td,th{padding:.2em .3em;overflow-wrap:anywhere}\
 table{font-size:.85em}}";
 

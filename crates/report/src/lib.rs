@@ -32,6 +32,7 @@ pub mod sweep;
 pub mod text;
 pub mod timing;
 pub mod units;
+pub mod verdict_box;
 pub mod verdicts;
 
 pub use format::{render, Format};

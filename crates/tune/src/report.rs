@@ -9,6 +9,7 @@ use crate::space::{render, Config};
 use crate::study::{Outcome, Study};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
+use webtune_report::verdict_box::{Tone, VerdictBox};
 
 pub const SCHEMA: &str = "webtune.tune/1";
 
@@ -271,6 +272,109 @@ impl TuneReport {
         }
     }
 
+    /// The verdict the report opens with (`webtune_report::verdict_box`): the proof's
+    /// answer with its interval, or — without a proof — what the search found and why it is
+    /// no recommendation yet; and what to do.
+    pub fn verdict(&self) -> VerdictBox {
+        let noise = format!(
+            "run-to-run noise ±{:.1}% (A/A difference {})",
+            100.0 * self.noise.relative_sd,
+            self.noise
+                .aa_difference
+                .map_or("not measured".to_string(), |d| format!("{:.1}%", 100.0 * d))
+        );
+        if let Some(p) = &self.proof {
+            let better = p.overall.outcome == "better";
+            return VerdictBox {
+                answer: if better {
+                    format!("The winner is {}", p.verdict())
+                } else {
+                    format!("Keep the default: the winner is {}", p.verdict())
+                },
+                interval: Some(format!(
+                    "winner against default: {} over {} pairs",
+                    p.overall.headline(),
+                    p.overall.pairs
+                )),
+                action: if better {
+                    "apply the winner's directives (listed under Best)".to_string()
+                } else {
+                    "keep the default configuration; the search's best is not a \
+                     recommendation"
+                        .to_string()
+                },
+                tone: if better { Tone::Good } else { Tone::Neutral },
+            };
+        }
+        let failed = self.trials.iter().filter(|t| t.objective.is_none()).count();
+        match &self.best {
+            None if failed > 0 && failed == self.trials.len() => VerdictBox {
+                answer: format!("No trial succeeded ({failed} of {failed} failed)"),
+                interval: None,
+                action: "fix what made them fail (the reasons are listed below), then tune \
+                         again"
+                    .to_string(),
+                tone: Tone::Bad,
+            },
+            None => VerdictBox {
+                answer: "No configuration met every SLO".to_string(),
+                interval: Some(noise),
+                action: "relax the SLOs, widen the --param ranges, or load less".to_string(),
+                tone: Tone::Bad,
+            },
+            Some(_) if self.best_is_default() => VerdictBox {
+                answer: "The default was best in the search".to_string(),
+                interval: Some(noise),
+                action: "keep the default configuration".to_string(),
+                tone: Tone::Neutral,
+            },
+            Some(b) => {
+                let gain = b.search_gain.map_or(String::new(), |g| {
+                    let within = if g.abs() <= self.noise.relative_sd {
+                        ", within the noise"
+                    } else {
+                        ""
+                    };
+                    format!(" ({:+.1}% against the default{within})", 100.0 * g)
+                });
+                VerdictBox {
+                    answer: format!("Unproven: no proof ran; the search's best{gain}"),
+                    interval: Some(noise),
+                    action: "run the tune with --confirm N (paired runs of default and \
+                             winner) before applying it"
+                        .to_string(),
+                    tone: Tone::Neutral,
+                }
+            }
+        }
+    }
+
+    /// Is the search's best the default configuration (the baseline trial's)?
+    pub fn best_is_default(&self) -> bool {
+        let Some(best) = &self.best else {
+            return false;
+        };
+        self.trials
+            .iter()
+            .any(|t| t.why == "baseline" && t.params == best.params)
+    }
+
+    /// How the search was bounded: `--budget` (time) when given, else the trial cap.
+    pub fn budget_words(&self) -> String {
+        match self
+            .time
+            .as_ref()
+            .and_then(|t| t.budget_s.map(|b| (b, t.search_s)))
+        {
+            Some((budget, search)) => format!(
+                "a --budget of {} (the search took {})",
+                minutes(budget),
+                minutes(search)
+            ),
+            None => format!("at most {} (--trials)", self.budget),
+        }
+    }
+
     pub fn to_json_pretty(&self) -> String {
         serde_json::to_string_pretty(self).unwrap_or_else(|_| "{}".to_string())
     }
@@ -283,15 +387,20 @@ impl TuneReport {
         } else {
             self.slos.join(", ")
         };
+        // Under --budget the trial cap is no budget: say the time (issue 39: "30 of 200").
+        let runs = match self.time.as_ref().and_then(|t| t.budget_s) {
+            Some(b) => format!("{} runs within --budget {}", self.trials.len(), minutes(b)),
+            None => format!("{} of {} runs", self.trials.len(), self.budget),
+        };
         let _ = writeln!(
             o,
-            "tune: {} {}; SLOs: {slos}; sampler {}; {} of {} runs",
+            "tune: {} {}; SLOs: {slos}; sampler {}; {runs}",
             self.objective,
             self.load_words(),
             self.sampler,
-            self.trials.len(),
-            self.budget
         );
+        // The answer right after the heading, before the figures behind it.
+        o.push_str(&self.verdict().text());
         let aa = self
             .noise
             .aa_difference
@@ -377,22 +486,39 @@ impl TuneReport {
                     .iter()
                     .filter(|t| t.why == "baseline")
                     .any(|t| !t.feasible);
+                // A gain is read against the noise it may be (issue 39: "+7.3% vs the
+                // default" said nothing of a ±9.7% noise).
+                let noise = self.noise.relative_sd;
                 let gain = b.search_gain.map_or(String::new(), |g| {
                     let slos = if default_breaks_slos {
                         " (the default breaks an SLO)"
                     } else {
                         ""
                     };
-                    format!("; {:+.1}% vs the default in the search{slos}", 100.0 * g)
+                    let within = if g.abs() <= noise { ": within it" } else { "" };
+                    format!(
+                        "; {:+.1}% vs the default in the search{slos} (run-to-run noise \
+                         ±{:.1}%{within})",
+                        100.0 * g,
+                        100.0 * noise
+                    )
                 });
-                let _ = writeln!(
-                    o,
-                    "best: {} — {:.1} {} over {} run(s){gain}",
-                    render(&b.params),
-                    b.objective,
-                    self.unit,
-                    b.measurements
-                );
+                if self.best_is_default() {
+                    let _ = writeln!(
+                        o,
+                        "best: the default was best — {:.1} {} over {} run(s)",
+                        b.objective, self.unit, b.measurements
+                    );
+                } else {
+                    let _ = writeln!(
+                        o,
+                        "best: {} — {:.1} {} over {} run(s){gain}",
+                        render(&b.params),
+                        b.objective,
+                        self.unit,
+                        b.measurements
+                    );
+                }
             }
             None => {
                 let _ = writeln!(o, "best: no configuration met every SLO");
@@ -551,6 +677,27 @@ mod tests {
         );
         assert!(text.contains("noise floor: A/A differed by"), "{text}");
         assert!(text.contains("proof: no significant difference: keep the default"));
+        // The verdict right after the heading, before the trials (issue 39).
+        let verdict = text
+            .find("Verdict: Keep the default: the winner is no significant")
+            .unwrap();
+        assert!(verdict < text.find("noise floor").unwrap(), "{text}");
+        assert!(
+            text.contains("  What to do: keep the default configuration"),
+            "{text}"
+        );
+        let html = crate::html::render_html(&report);
+        let boxed = html
+            .find("<div id=\"verdict\"")
+            .expect("the HTML opens with the verdict");
+        assert!(boxed < html.find("The objective of every trial").unwrap());
+        assert!(
+            html.contains(" measured runs within at most 8 (--trials)"),
+            "{html}"
+        );
+        assert!(html.contains("Run-to-run noise ±"), "{html}");
+        assert!(html.contains("A/A difference "), "{html}");
+        assert!(!html.contains("Run-to-run noise (A/A)"), "{html}");
         assert!(
             text.contains("note: the proof disagrees with the search"),
             "{text}"
@@ -599,5 +746,64 @@ mod tests {
         );
         assert!(!text.contains("effects:"), "{text}");
         assert!(!text.contains("met every SLO"), "{text}");
+    }
+
+    /// The default as the search's best reads "the default was best", a gain says the noise
+    /// it is read against, and a --budget tune names its time, not the trial cap.
+    #[test]
+    fn the_text_names_the_default_the_noise_and_the_budget() {
+        let sp = synthetic::space();
+        let mut s = Study::new(
+            sp,
+            Objective::MaximizeThroughput,
+            vec![],
+            vec![],
+            StudySettings {
+                budget: 4,
+                seed: 3,
+                ..StudySettings::default()
+            },
+            Box::new(GpSampler::default()),
+        );
+        let mut rng = webtune_engine::rng::Rng::seeded(3);
+        while let Next::Measure(c, why) = s.next() {
+            let o = synthetic::measure(&c, &mut rng);
+            s.record(c, why, o);
+        }
+        let mut report = TuneReport::from_study(&s, vec!["as given".into()], None);
+        let default = report.trials[0].params.clone();
+        let best = report.best.as_mut().unwrap();
+        best.params = default;
+        assert!(report.best_is_default());
+        let text = report.render_text();
+        assert!(text.contains("best: the default was best — "), "{text}");
+        assert!(
+            text.contains("Verdict: The default was best in the search"),
+            "{text}"
+        );
+        let best = report.best.as_mut().unwrap();
+        best.params = report.trials.last().unwrap().params.clone();
+        best.search_gain = Some(0.073);
+        report.noise.relative_sd = 0.097;
+        let text = report.render_text();
+        assert!(
+            text.contains("+7.3% vs the default in the search (run-to-run noise ±9.7%: within it)"),
+            "{text}"
+        );
+        report.time = Some(TimeReport {
+            wall_s: 130.0,
+            search_s: 118.0,
+            budget_s: Some(120.0),
+            budget_spent: true,
+            halving: None,
+        });
+        let text = report.render_text();
+        assert!(text.contains("; 4 runs within --budget 2m"), "{text}");
+        let html = crate::html::render_html(&report);
+        assert!(
+            html.contains("within a --budget of 2m00s (the search took 1m58s)"),
+            "{html}"
+        );
+        assert!(!html.contains("Proof at as given"), "{html}");
     }
 }

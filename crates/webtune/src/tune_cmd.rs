@@ -468,10 +468,13 @@ impl TrialEvents for TuneNarrator {
 impl Listener for TuneNarrator {
     fn trial_starting(&mut self, phase: &str, number: usize, of: usize, config: &Config) {
         if !self.quiet {
-            eprintln!(
-                "{phase} {number}/{of}: {}",
-                webtune_tune::space::render(config)
-            );
+            // `of` 0: an open-ended search under --budget (no "trial 1/200").
+            let count = if of == 0 {
+                format!("{number}")
+            } else {
+                format!("{number}/{of}")
+            };
+            eprintln!("{phase} {count}: {}", webtune_tune::space::render(config));
         }
     }
     fn trial_done(&mut self, line: &str) {
