@@ -201,7 +201,9 @@ pub struct RequestArgs {
     pub streams: u32,
     /// How the workers wait for their sockets: epoll, uring (io_uring; an error where the
     /// kernel forbids it) or auto (io_uring where it works, else epoll, saying why).
-    #[arg(long = "io", default_value = "epoll", value_name = "BACKEND", value_parser = parse_io)]
+    #[arg(long = "io", default_value = "epoll", value_name = "BACKEND",
+          value_parser = crate::candidates::Candidates::new(
+              ["epoll", "uring", "auto"].map(String::from).to_vec(), parse_io))]
     pub io: IoChoice,
 }
 

@@ -50,15 +50,17 @@ enum LabCommand {
     /// Every tunable parameter of a stack: name, type, range, default, directive, meaning.
     Params {
         /// A stack from `webtune lab stacks`, or `mariadb` for the forum's database (db.*).
+        #[arg(value_parser = crate::candidates::stacks(), hide_possible_values = true)]
         stack: String,
     },
     /// Print the rendered configs of a stack (paths and ports are examples: each start
     /// picks its own directory and free ports).
     Config {
         /// A stack from `webtune lab stacks`.
+        #[arg(value_parser = crate::candidates::stacks(), hide_possible_values = true)]
         stack: String,
         /// Set a parameter (repeatable), e.g. --set MaxRequestWorkers=4.
-        #[arg(long = "set", value_name = "NAME=VALUE")]
+        #[arg(long = "set", value_name = "NAME=VALUE", value_parser = crate::candidates::parameters(), hide_possible_values = true)]
         set: Vec<String>,
     },
     /// Start a stack, load it (bench flags after --, paths relative to the stack), sample
@@ -84,7 +86,10 @@ enum LabCommand {
 struct RunArgs {
     /// A stack from `webtune lab stacks` (none with --nginx-config / --apache-config /
     /// --php-fpm-config).
-    #[arg(required_unless_present_any = ["nginx_config", "apache_config", "php_fpm_config"])]
+    #[arg(
+        required_unless_present_any = ["nginx_config", "apache_config", "php_fpm_config"],
+        value_parser = crate::candidates::stacks(), hide_possible_values = true
+    )]
     stack: Option<String>,
     /// Run YOUR nginx config on a private copy: listen, pid, logs and temp paths are
     /// rewritten to private ones, the rest is kept; --set NAME=VALUE changes a directive.
@@ -114,7 +119,7 @@ struct RunArgs {
     /// For the `external` stack only: its base URL, e.g. http://127.0.0.1:8080.
     url: Option<String>,
     /// Set a parameter (repeatable), e.g. --set MaxRequestWorkers=4.
-    #[arg(long = "set", value_name = "NAME=VALUE")]
+    #[arg(long = "set", value_name = "NAME=VALUE", value_parser = crate::candidates::parameters(), hide_possible_values = true)]
     set: Vec<String>,
     /// For `external`: the server's command name (repeatable, e.g. nginx, or nginx and
     /// php-fpm8.2). The process with that name that listens on the URL's port is sampled with

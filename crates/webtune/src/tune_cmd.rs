@@ -55,12 +55,13 @@ docs/tuning.md.")]
 pub struct TuneArgs {
     /// A lab stack (`webtune lab stacks`), or `external` for a server you run (then
     /// --apply and the URL after --).
+    #[arg(value_parser = crate::candidates::stacks(), hide_possible_values = true)]
     pub stack: Option<String>,
     /// A parameter to search (repeatable): NAME=LO..HI, NAME=LO..HI:log or NAME=a,b,c.
     #[arg(long = "param", value_name = "SPEC")]
     pub params: Vec<String>,
     /// A parameter every trial keeps (repeatable), e.g. --set KeepAlive=off.
-    #[arg(long = "set", value_name = "NAME=VALUE")]
+    #[arg(long = "set", value_name = "NAME=VALUE", value_parser = crate::candidates::parameters(), hide_possible_values = true)]
     pub set: Vec<String>,
     /// What the stack serves: the built-in site or seed 003's forum on a private MariaDB.
     #[arg(long = "app", value_enum, default_value = "site")]

@@ -6,7 +6,9 @@
 //! until its whole count has failed; `webtune ab` prints ab's "Completed N requests" lines
 //! as the installed ab does, and sends what ab sends for `-p` (no `Connection: close`);
 //! `webtune postal` refuses `-p` in one line, says in `--help` how its pace differs from
-//! postal's, and labels its last, partial minute.
+//! postal's, and labels its last, partial minute; the completion scripts offer the stacks,
+//! the parameters and `--io`'s backends, and a mistyped stack or parameter gets "did you
+//! mean …".
 
 mod support;
 
@@ -405,4 +407,58 @@ fn postal_labels_its_last_partial_minute() {
         time.len() > 5 && time[5..].starts_with(" (partial ") && time.ends_with("s)"),
         "{text}"
     );
+}
+
+/// `webtune completions bash` offers the stacks after `lab run`, `NAME=` after `--set` and
+/// `--io`'s backends (not file names).
+#[test]
+fn completions_offer_stacks_parameters_and_io_backends() {
+    let output = webtune(&["completions", "bash"]);
+    assert_eq!(output.status.code(), Some(0));
+    let script = String::from_utf8_lossy(&output.stdout);
+    assert!(script.contains("apache-prefork"), "stack names");
+    assert!(script.contains("nginx-php-fpm"), "stack names");
+    assert!(script.contains("worker_processes="), "parameters");
+    assert!(
+        script.contains("db.max_connections="),
+        "the database's parameters"
+    );
+    assert!(script.contains("epoll uring auto"), "--io's backends");
+}
+
+/// A mistyped stack or parameter: one line with the closest name.
+#[test]
+fn a_mistyped_stack_or_parameter_gets_did_you_mean() {
+    for (args, expect) in [
+        (
+            vec!["lab", "run", "ngnix", "--", "-n", "1"],
+            "(did you mean nginx?)",
+        ),
+        (
+            vec!["lab", "config", "nginx", "--set", "worker_proceses=2"],
+            "(did you mean worker_processes?)",
+        ),
+        (
+            vec![
+                "lab",
+                "sweep",
+                "nginx-php-fpm",
+                "--set",
+                "db.max_conections=5",
+                "-c",
+                "1",
+            ],
+            "(did you mean db.max_connections?)",
+        ),
+        (
+            vec!["lab", "params", "apache-prefrok"],
+            "(did you mean apache-prefork?)",
+        ),
+    ] {
+        let output = webtune(&args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(expect), "{args:?}: {stderr}");
+    }
 }

@@ -65,7 +65,9 @@ pub struct DataArgs {
     built-in site. `webtune sweep URL` and `lab run` default to no warm-up and the built-in\n\
     site, as bench does. Give --app site to sweep a PHP stack's built-in site.")]
 pub struct SweepArgs {
-    /// A PHP-capable stack: apache-prefork, apache-worker, apache-event, nginx-apache, nginx-php-fpm, …
+    /// A stack; with --app forum (the default on a stack with PHP) a PHP-capable one:
+    /// apache-prefork, apache-worker, apache-event, nginx-apache, nginx-php-fpm, …
+    #[arg(value_parser = crate::candidates::stacks(), hide_possible_values = true)]
     pub stack: String,
     /// What the stack serves: seed 003's forum (the default on a stack with PHP: this
     /// command exists for its sweep) or the built-in site (the default on a stack without
@@ -99,7 +101,7 @@ pub struct SweepArgs {
     pub pause: Duration,
     /// Set a parameter (repeatable): the stack's (`lab params STACK`) or the database's
     /// (`db.*`, `lab params mariadb`).
-    #[arg(long = "set", value_name = "NAME=VALUE")]
+    #[arg(long = "set", value_name = "NAME=VALUE", value_parser = crate::candidates::parameters(), hide_possible_values = true)]
     pub set: Vec<String>,
     #[command(flatten)]
     pub data: DataChoice,
