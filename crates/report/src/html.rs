@@ -4,7 +4,7 @@
 //! and the server samples when the result has them. Sweeps and comparisons reuse the shell
 //! and the plots (see `sweep` and `compare`).
 
-use crate::svg::{escape, render_chart, Band, Chart, Scale, Series};
+use crate::svg::{escape, render_chart, Band, Chart, Marker, Scale, Series};
 use crate::units::{bytes, ctime_utc, ms, ms_f, percent};
 use std::fmt::Write as _;
 use webtune_model::{IntervalSample, LatencyHistogram, RunResult, Stall};
@@ -138,6 +138,30 @@ fn stall_bands(result: &RunResult) -> Vec<Band> {
         .collect()
 }
 
+/// Where the measured window begins and ends on the over-time charts: the warm-up (and
+/// cool-down) are in the time series but out of the summary, so the charts say where
+/// (issue 39).
+fn window_markers(result: &RunResult) -> Vec<Marker> {
+    let spec = &result.spec;
+    let window = spec.measurement_window();
+    let mut markers = Vec::new();
+    if spec.warmup_s > 0.0 {
+        markers.push(Marker {
+            x: window.from_s,
+            class: "warmup".into(),
+            label: "warm-up ends".into(),
+        });
+    }
+    if spec.cooldown_s > 0.0 && window.to_s.is_finite() {
+        markers.push(Marker {
+            x: window.to_s,
+            class: "cooldown".into(),
+            label: "cool-down starts".into(),
+        });
+    }
+    markers
+}
+
 /// The timeline as plotted. A run's last interval is often a few milliseconds long: the
 /// responses still in flight at the deadline. Its handful of responses over so short a time
 /// is no throughput to speak of, and plotted on its own it shows a collapse at the end of
@@ -149,8 +173,15 @@ pub fn plotted_intervals(timeline: &[IntervalSample]) -> Vec<IntervalSample> {
     let mut out: Vec<IntervalSample> = Vec::with_capacity(timeline.len());
     for s in timeline {
         let short = s.length_s < nominal / 2.0;
+        // Folded when it follows the previous interval within half an interval (issue 39: a
+        // last interval a hair off its predecessor's end was plotted as 270/s from one
+        // response).
         match out.last_mut() {
-            Some(prev) if short && (prev.start_s + prev.length_s - s.start_s).abs() < 1e-3 => {
+            Some(prev)
+                if short
+                    && s.start_s >= prev.start_s
+                    && (prev.start_s + prev.length_s - s.start_s).abs() < nominal / 2.0 =>
+            {
                 if s.responses > prev.responses {
                     (prev.p50_us, prev.p90_us, prev.p99_us) = (s.p50_us, s.p90_us, s.p99_us);
                 }
@@ -191,6 +222,7 @@ pub fn throughput_chart(result: &RunResult) -> Chart {
         0,
     ));
     chart.bands = stall_bands(result);
+    chart.markers = window_markers(result);
     chart
 }
 
@@ -215,6 +247,7 @@ pub fn latency_over_time_chart(result: &RunResult) -> Chart {
         .series
         .push(Series::new("p99", points(|s| s.p99_us), 2));
     chart.bands = stall_bands(result);
+    chart.markers = window_markers(result);
     chart
 }
 
@@ -227,6 +260,7 @@ pub fn errors_over_time_chart(result: &RunResult) -> Chart {
         1,
     ));
     chart.bands = stall_bands(result);
+    chart.markers = window_markers(result);
     chart
 }
 
@@ -279,6 +313,53 @@ fn summary_table(r: &RunResult) -> String {
     s
 }
 
+/// A lab run's page says what it is about (issue 39): the stack, its settings that differ
+/// from the defaults (those set with `--set`, as the server got them), and the load. None
+/// for a run without a lab stack.
+pub fn stack_line(result: &RunResult) -> Option<String> {
+    let server = result.server.as_ref()?;
+    if server.target.is_empty() || server.target == "external" {
+        return None;
+    }
+    let settings = if server.parameters_set.is_empty() {
+        "its defaults".to_string()
+    } else {
+        let set: Vec<String> = server
+            .parameters_set
+            .iter()
+            .map(|name| match server.parameters.get(name) {
+                Some(value) => format!("{name}={value}"),
+                None => name.clone(),
+            })
+            .collect();
+        format!("the defaults but {}", set.join(", "))
+    };
+    let spec = &result.spec;
+    let length = match spec.run_length_s() {
+        Some(s) => format!("for {s} s"),
+        None => match spec.stop {
+            webtune_model::StopCondition::Requests { count } => format!("{count} requests"),
+            _ => String::new(),
+        },
+    };
+    let mut window = Vec::new();
+    if spec.warmup_s > 0.0 {
+        window.push(format!("the first {} s", spec.warmup_s));
+    }
+    if spec.cooldown_s > 0.0 {
+        window.push(format!("the last {} s", spec.cooldown_s));
+    }
+    let left_out = if window.is_empty() {
+        String::new()
+    } else {
+        format!(" ({} left out of the figures)", window.join(" and "))
+    };
+    Some(format!(
+        "Stack: {} with {settings}. Load: {} connections, {length}{left_out}.",
+        server.target, spec.connections
+    ))
+}
+
 /// The body (no page shell) of one run's report; `prefix` keeps ids unique when several
 /// runs share a page.
 pub fn run_section(result: &RunResult, prefix: &str) -> String {
@@ -300,6 +381,9 @@ pub fn run_section(result: &RunResult, prefix: &str) -> String {
         escape(&ctime_utc(result.started_at_unix_ms)),
         escape(&result.tool)
     );
+    if let Some(stack) = stack_line(result) {
+        let _ = writeln!(body, "<p id=\"{prefix}load\">{}</p>", escape(&stack));
+    }
     if result.interrupted {
         body.push_str("<p class=\"bad\" id=\"interrupted\">INTERRUPTED — partial result</p>\n");
     }
