@@ -404,6 +404,9 @@ fn report_sweep(
             args.duration,
             left_out(args.warmup, args.cooldown)
         );
+        // The answer first, then the table behind it (issue 39).
+        text.push_str(&webtune_report::sweep::sweep_verdict(sweep).text());
+        text.push('\n');
         text.push_str(&seed_003_table(sweep));
         for level in &sweep.levels {
             if let Some(server) = &level.result.server {
