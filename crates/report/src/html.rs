@@ -4,6 +4,7 @@
 //! and the server samples when the result has them. Sweeps and comparisons reuse the shell
 //! and the plots (see `sweep` and `compare`).
 
+pub use crate::about::{stack_line, stack_settings, sweep_stack_line};
 use crate::svg::{escape, render_chart, Band, Chart, Marker, Scale, Series};
 use crate::units::{bytes, ctime_utc, ms, ms_f, percent};
 use std::fmt::Write as _;
@@ -311,53 +312,6 @@ fn summary_table(r: &RunResult) -> String {
     }
     s.push_str("</table>\n");
     s
-}
-
-/// A lab run's page says what it is about (issue 39): the stack, its settings that differ
-/// from the defaults (those set with `--set`, as the server got them), and the load. None
-/// for a run without a lab stack.
-pub fn stack_line(result: &RunResult) -> Option<String> {
-    let server = result.server.as_ref()?;
-    if server.target.is_empty() || server.target == "external" {
-        return None;
-    }
-    let settings = if server.parameters_set.is_empty() {
-        "its defaults".to_string()
-    } else {
-        let set: Vec<String> = server
-            .parameters_set
-            .iter()
-            .map(|name| match server.parameters.get(name) {
-                Some(value) => format!("{name}={value}"),
-                None => name.clone(),
-            })
-            .collect();
-        format!("the defaults but {}", set.join(", "))
-    };
-    let spec = &result.spec;
-    let length = match spec.run_length_s() {
-        Some(s) => format!("for {s} s"),
-        None => match spec.stop {
-            webtune_model::StopCondition::Requests { count } => format!("{count} requests"),
-            _ => String::new(),
-        },
-    };
-    let mut window = Vec::new();
-    if spec.warmup_s > 0.0 {
-        window.push(format!("the first {} s", spec.warmup_s));
-    }
-    if spec.cooldown_s > 0.0 {
-        window.push(format!("the last {} s", spec.cooldown_s));
-    }
-    let left_out = if window.is_empty() {
-        String::new()
-    } else {
-        format!(" ({} left out of the figures)", window.join(" and "))
-    };
-    Some(format!(
-        "Stack: {} with {settings}. Load: {} connections, {length}{left_out}.",
-        server.target, spec.connections
-    ))
 }
 
 /// The body (no page shell) of one run's report; `prefix` keeps ids unique when several

@@ -209,6 +209,10 @@ fn a_lab_page_says_stack_settings_load_and_marks_the_warm_up() {
         html.contains("Stack: nginx with the defaults but use=poll. Load: 20 connections, for 10 s (the first 2 s left out of the figures)."),
         "{html}"
     );
+    assert_eq!(
+        sweep_stack_line(&r, "1, 4 connections").unwrap(),
+        "Stack: nginx with the defaults but use=poll. Load: each level (1, 4 connections) for 10 s (the first 2 s left out of the figures)."
+    );
     let chart = throughput_chart(&r);
     assert_eq!(chart.markers.len(), 1);
     assert_eq!(chart.markers[0].x, 2.0);

@@ -7,6 +7,7 @@
 //! strings it returns wherever they like.
 
 pub mod ab;
+pub mod about;
 pub mod capacity;
 pub mod compare;
 pub mod compare_html;
@@ -30,6 +31,7 @@ pub mod smtp;
 pub mod stats;
 pub mod svg;
 pub mod sweep;
+pub mod sweep_verdict;
 pub mod text;
 pub mod timing;
 pub mod units;

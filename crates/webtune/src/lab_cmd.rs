@@ -7,13 +7,13 @@ pub(crate) mod fs;
 pub(crate) mod import;
 mod listing;
 pub(crate) mod mail;
+mod run_cmd;
 mod shards;
 
 use crate::bench_cmd::{self, BenchArgs};
 use crate::exit;
 use crate::narrate::Narrator;
 use crate::output::{self, Outputs};
-use crate::output_flags::{OutputFlags, OutputHelp};
 use anyhow::{bail, Context};
 use clap::Parser;
 use std::path::PathBuf;
@@ -65,7 +65,7 @@ enum LabCommand {
     },
     /// Start a stack, load it (bench flags after --, paths relative to the stack), sample
     /// the server, stop it.
-    Run(RunCmd),
+    Run(run_cmd::RunCmd),
     /// Generate seed 003's forum data (deterministic for a seed) and cache it loaded into
     /// a MariaDB data directory, so lab runs with --app forum start at once.
     Data(forum::DataArgs),
@@ -164,43 +164,6 @@ struct RunArgs {
     /// fs`'s flags, e.g. -- --files 1000 --transactions 50000 --fsync transaction).
     #[arg(last = true, value_name = "BENCH FLAGS")]
     bench: Vec<String>,
-}
-
-/// `lab run`: the stack and its load, and the output flags, which may come before `--` as
-/// well as after it.
-#[derive(clap::Args)]
-struct RunCmd {
-    #[command(flatten)]
-    run: RunArgs,
-    #[command(flatten)]
-    output: OutputFlags<LabRunOutput>,
-}
-
-/// The help of `lab run`'s output flags before `--` (they mean what bench's mean after it).
-#[derive(Debug, Clone)]
-struct LabRunOutput;
-
-impl OutputHelp for LabRunOutput {
-    const JSON: &'static str =
-        "Write the result as JSON to FILE (\"-\": stdout), as bench's --json; before or after --";
-    const HTML: &'static str = "Write the HTML report to FILE; before or after --";
-    const CSV: Option<&'static str> = Some("Write the summary as CSV to FILE; before or after --");
-    const REPEAT: Option<&'static str> =
-        Some("Run the load N times (as bench's --repeat); before or after --");
-    const QUIET: &'static str =
-        "No progress line and no text summary (files are still written); before or after --";
-}
-
-impl RunCmd {
-    /// The run with the output flags given before `--` joined to the words after it, where
-    /// bench's (fs's, smtp's) parser reads them: one place for them whichever side they
-    /// were given (issue 39).
-    fn into_run(self) -> anyhow::Result<RunArgs> {
-        let mut run = self.run;
-        run.bench = crate::output_flags::join_words(self.output.to_words(), &run.bench)
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-        Ok(run)
-    }
 }
 
 #[derive(clap::Args)]
