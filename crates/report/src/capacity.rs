@@ -61,11 +61,11 @@ fn generator_cell(s: &CapacityStep) -> &'static str {
 /// any client-limited step.
 /// The search's verdict (`verdict_box`): the capacity, the bracket it lies in, what to do.
 pub fn capacity_verdict(r: &CapacityResult) -> VerdictBox {
-    let rate = |v: Option<f64>| v.map_or("—".to_string(), |v| format!("{v:.0} req/s"));
+    let rate = |v: Option<f64>| v.map_or("—".to_string(), |v| format!("{v:.1} req/s"));
     let cap = rate(r.capacity_rps);
     let broke = match (r.broke_at_rps, r.broke_first.is_empty()) {
-        (Some(b), false) => format!("{} broke at {b:.0} req/s", r.broke_first.join(", ")),
-        (Some(b), true) => format!("an SLO broke at {b:.0} req/s"),
+        (Some(b), false) => format!("{} broke at {b:.1} req/s", r.broke_first.join(", ")),
+        (Some(b), true) => format!("an SLO broke at {b:.1} req/s"),
         (None, _) => "no SLO broke at any rate tried".to_string(),
     };
     let bracket = Some(format!(
@@ -475,7 +475,7 @@ mod tests {
         // The verdict before the steps (issue 39).
         let verdict = text
             .find(
-                "Verdict: Capacity: 200 req/s with every SLO held\n  p99<=100ms broke at 210 req/s",
+                "Verdict: Capacity: 200.0 req/s with every SLO held\n  p99<=100ms broke at 210.0 req/s",
             )
             .unwrap_or_else(|| panic!("{text}"));
         assert!(verdict < text.find("achieved/s").unwrap(), "{text}");
