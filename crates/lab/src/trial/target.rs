@@ -197,7 +197,7 @@ pub(super) fn start(
             // The socket is what `webtune advise --live --mysql-socket` needs while it runs.
             let socket = forum
                 .database()
-                .map(|d| format!(", database socket {}", d.database().socket().display()))
+                .map(|d| format!("; database socket {}", d.database().socket().display()))
                 .unwrap_or_default();
             events.ready(&base, &format!("sessions {:?}{socket}", forum.sessions()));
             Ok((base, Started::Forum(Box::new(forum))))
