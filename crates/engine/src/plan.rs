@@ -225,8 +225,12 @@ pub fn encode_request(spec: &RunSpec, target: &Target) -> Result<Vec<u8>, Engine
         head.push_str("Accept: */*\r\n");
     }
     if !has("connection") {
+        // HTTP/1.0 closes after the response unless asked not to (RFC 1945): ab and
+        // http_load send no Connection header there, and neither does webtune (issue 39:
+        // 17 bytes a request more than ab under `webtune ab -p`).
         match (spec.keepalive, spec.http10) {
-            (false, _) => head.push_str("Connection: close\r\n"),
+            (false, true) => {}
+            (false, false) => head.push_str("Connection: close\r\n"),
             (true, true) => head.push_str("Connection: keep-alive\r\n"),
             (true, false) => {}
         }
@@ -493,6 +497,25 @@ mod tests {
         assert!(text.contains("Connection: close\r\n"));
         assert!(text.contains("Content-Length: 5\r\n"));
         assert!(text.ends_with("X-A: 1\r\n\r\nhello"));
+    }
+
+    #[test]
+    fn http10_without_keepalive_sends_no_connection_header_as_ab() {
+        let spec = RunSpec {
+            url: "http://h/p".into(),
+            http10: true,
+            keepalive: false,
+            ..RunSpec::default()
+        };
+        let t = parse_url(&spec.url).unwrap();
+        let text = String::from_utf8(encode_request(&spec, &t).unwrap()).unwrap();
+        assert!(!text.contains("Connection:"), "{text}");
+        let keep = RunSpec {
+            keepalive: true,
+            ..spec
+        };
+        let text = String::from_utf8(encode_request(&keep, &t).unwrap()).unwrap();
+        assert!(text.contains("Connection: keep-alive\r\n"), "{text}");
     }
 
     #[test]

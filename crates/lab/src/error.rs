@@ -5,12 +5,17 @@ use std::path::PathBuf;
 /// Everything that can go wrong in the lab.
 #[derive(Debug, thiserror::Error)]
 pub enum LabError {
-    #[error("unknown stack {0:?}; `webtune lab stacks` lists them")]
-    UnknownStack(String),
+    /// `suggestion`: " (did you mean nginx?)" when a stack's name is close, else empty.
+    #[error("unknown stack {name:?}{suggestion}; `webtune lab stacks` lists them")]
+    UnknownStack { name: String, suggestion: String },
     #[error(
-        "unknown parameter {name:?} for stack {stack}; `webtune lab params {stack}` lists them"
+        "unknown parameter {name:?} for stack {stack}{suggestion}; `webtune lab params {stack}` lists them"
     )]
-    UnknownParameter { stack: String, name: String },
+    UnknownParameter {
+        stack: String,
+        name: String,
+        suggestion: String,
+    },
     #[error("parameter {name}: {value:?} is out of range; allowed: {allowed}")]
     OutOfRange {
         name: String,
@@ -77,5 +82,34 @@ impl LabError {
             context: context.into(),
             source,
         }
+    }
+}
+
+/// " (did you mean X?)" for the candidate closest to a mistyped `name` (case ignored), when
+/// one is close enough to be the one meant: a Jaro–Winkler similarity of 0.8 or more (the
+/// threshold clap uses for its own "a similar argument exists"), else "".
+pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    let typed = name.to_ascii_lowercase();
+    candidates
+        .into_iter()
+        .map(|c| (strsim::jaro_winkler(&typed, &c.to_ascii_lowercase()), c))
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map_or(String::new(), |(_, c)| format!(" (did you mean {c}?)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_close_name_is_suggested_and_a_far_one_is_not() {
+        let stacks = ["nginx", "apache-prefork", "nginx-php-fpm"];
+        assert_eq!(did_you_mean("ngnix", stacks), " (did you mean nginx?)");
+        assert_eq!(
+            did_you_mean("apache-prefrok", stacks),
+            " (did you mean apache-prefork?)"
+        );
+        assert_eq!(did_you_mean("postgres", stacks), "");
     }
 }

@@ -312,6 +312,10 @@ impl Settings {
                 .ok_or_else(|| LabError::UnknownParameter {
                     stack: stack.to_string(),
                     name: name.clone(),
+                    suggestion: crate::error::did_you_mean(
+                        name,
+                        specs.iter().map(|s| s.name.as_str()),
+                    ),
                 })?;
             if explicitly_set.contains(&spec.name) {
                 return Err(LabError::DuplicateParameter(spec.name.clone()));

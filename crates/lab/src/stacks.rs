@@ -74,7 +74,10 @@ impl StackKind {
             .iter()
             .copied()
             .find(|s| s.name().eq_ignore_ascii_case(name))
-            .ok_or_else(|| LabError::UnknownStack(name.to_string()))
+            .ok_or_else(|| LabError::UnknownStack {
+                name: name.to_string(),
+                suggestion: crate::error::did_you_mean(name, Self::all().iter().map(|s| s.name())),
+            })
     }
 
     /// One line: what runs.

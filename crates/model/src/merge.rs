@@ -61,6 +61,7 @@ impl RunResult {
     /// `shard_merge`.
     pub(crate) fn fold_counts(&mut self, other: &RunResult) {
         self.interrupted |= other.interrupted;
+        self.target_down |= other.target_down;
         self.started_at_unix_ms = self.started_at_unix_ms.min(other.started_at_unix_ms);
         union_into(&mut self.addresses, &other.addresses);
         union_into(&mut self.skipped_addresses, &other.skipped_addresses);

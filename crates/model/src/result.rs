@@ -250,6 +250,11 @@ pub struct RunResult {
     pub duration_s: f64,
     /// True when the run was stopped early (Ctrl-C / SIGTERM).
     pub interrupted: bool,
+    /// True when a run that stops at a count (`-n`) was ended because its target was down:
+    /// every connect of its first `--timeout` was refused and none succeeded (a timed run
+    /// ends at its duration anyway). Absent when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub target_down: bool,
     /// Complete responses, whatever their status.
     pub responses: u64,
     /// Complete responses with an expected status.

@@ -29,6 +29,7 @@ fn shard(index: u32, started_at_unix_ms: u64, latencies: &[u64]) -> RunResult {
         skipped_addresses: Vec::new(),
         duration_s: 2.0,
         interrupted: false,
+        target_down: false,
         responses: n,
         ok: n,
         errors: Default::default(),

@@ -13,6 +13,37 @@ use crate::units::{ctime_utc, round_ms};
 use std::fmt::Write as _;
 use webtune_model::{ErrorKind, LatencyHistogram, RunResult};
 
+/// ab's progress on stderr: "Completed N requests" each time `every` more requests are
+/// done, then "Finished N requests". ab's rule (ab.c, ApacheBench 2.3, checked against the
+/// installed ab): none at all with -q or for 150 requests or fewer (the dots and "done"
+/// follow "Benchmarking" on stdout instead), else every tenth of the requests, at least
+/// every 100; -t counts as its 50,000 requests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AbHeartbeat {
+    every: u64,
+    shown: u64,
+}
+
+impl AbHeartbeat {
+    /// The heartbeat of a run of `requests` (None: ab shows the dots instead).
+    pub fn new(requests: u64, quiet: bool) -> Option<AbHeartbeat> {
+        (!quiet && requests > 150).then(|| AbHeartbeat {
+            every: (requests / 10).max(100),
+            shown: 0,
+        })
+    }
+
+    /// The "Completed N requests" lines due now that `done` requests are done (each once).
+    pub fn lines_up_to(&mut self, done: u64) -> String {
+        let mut out = String::new();
+        while self.shown + self.every <= done {
+            self.shown += self.every;
+            let _ = writeln!(out, "Completed {} requests", self.shown);
+        }
+        out
+    }
+}
+
 /// The ab options that change what its report shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AbLayout {
@@ -439,6 +470,21 @@ pub fn ab_gnuplot(result: &RunResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_heartbeat_is_abs_every_tenth_at_least_every_hundred() {
+        assert_eq!(AbHeartbeat::new(150, false), None);
+        assert_eq!(AbHeartbeat::new(1000, true), None);
+        let mut beat = AbHeartbeat::new(151, false).unwrap();
+        assert_eq!(beat.lines_up_to(151), "Completed 100 requests\n");
+        let mut beat = AbHeartbeat::new(2500, false).unwrap();
+        assert_eq!(beat.lines_up_to(249), "");
+        assert_eq!(
+            beat.lines_up_to(600),
+            "Completed 250 requests\nCompleted 500 requests\n"
+        );
+        assert_eq!(beat.lines_up_to(600), "");
+    }
     use webtune_testkit::results::synthetic_result;
 
     #[test]

@@ -7,8 +7,9 @@
 
 use crate::html::{figure, page, run_section};
 use crate::svg::{escape, Chart, Marker, Series};
+use crate::verdict_box::{Tone, VerdictBox};
 use std::fmt::Write as _;
-use webtune_model::capacity::{CapacityResult, CapacityStep, StepOutcome};
+use webtune_model::capacity::{CapacityLimit, CapacityResult, CapacityStep, StepOutcome};
 
 fn rate(r: f64) -> String {
     if r >= 100.0 || r.fract() == 0.0 {
@@ -58,6 +59,77 @@ fn generator_cell(s: &CapacityStep) -> &'static str {
 
 /// The search as a text table, the capacity marked, then the conclusion and the reasons of
 /// any client-limited step.
+/// The search's verdict (`verdict_box`): the capacity, the bracket it lies in, what to do.
+pub fn capacity_verdict(r: &CapacityResult) -> VerdictBox {
+    let rate = |v: Option<f64>| v.map_or("—".to_string(), |v| format!("{v:.1} req/s"));
+    let cap = rate(r.capacity_rps);
+    let broke = match (r.broke_at_rps, r.broke_first.is_empty()) {
+        (Some(b), false) => format!("{} broke at {b:.1} req/s", r.broke_first.join(", ")),
+        (Some(b), true) => format!("an SLO broke at {b:.1} req/s"),
+        (None, _) => "no SLO broke at any rate tried".to_string(),
+    };
+    let bracket = Some(format!(
+        "{broke}; the search stops within {:.0}%",
+        100.0 * r.search.precision
+    ));
+    let (answer, interval, action, tone) = match r.limit {
+        CapacityLimit::Slo => (
+            format!("Capacity: {cap} with every SLO held"),
+            bracket,
+            format!("plan for at most {cap} (with headroom); tune the stack to raise it"),
+            Tone::Good,
+        ),
+        CapacityLimit::Generator => (
+            format!("At least {cap}: the generator, not the server, was the limit above it"),
+            bracket,
+            "give the generator more CPU (--client-cpus) or shard it (bench --shard) to find \
+             the server's limit"
+                .to_string(),
+            Tone::Neutral,
+        ),
+        CapacityLimit::MaxRate => (
+            format!("At least {cap}: every SLO held up to --max-rate"),
+            bracket,
+            "raise --max-rate to find the limit".to_string(),
+            Tone::Neutral,
+        ),
+        CapacityLimit::Unmeetable => (
+            "No capacity: an SLO broke even at the lowest rate tried".to_string(),
+            bracket,
+            "relax the SLOs, or find what makes the server miss them at a low rate".to_string(),
+            Tone::Bad,
+        ),
+        CapacityLimit::StepBudget => (
+            format!("Capacity between {cap} and {}", rate(r.broke_at_rps)),
+            bracket,
+            "give more --max-steps (or a coarser --precision) to narrow it".to_string(),
+            Tone::Neutral,
+        ),
+        CapacityLimit::Interrupted => (
+            format!("Interrupted: at least {cap} held"),
+            bracket,
+            "run the search again to its end".to_string(),
+            Tone::Neutral,
+        ),
+        CapacityLimit::TargetDown => (
+            format!(
+                "The target went down: {}",
+                r.target_down.as_deref().unwrap_or("the search stopped")
+            ),
+            None,
+            "find out why the server died (its log, `lab run --keep`) before measuring again"
+                .to_string(),
+            Tone::Bad,
+        ),
+    };
+    VerdictBox {
+        answer,
+        interval,
+        action,
+        tone,
+    }
+}
+
 pub fn render_capacity_text(r: &CapacityResult) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "Capacity search: {}", r.target);
@@ -73,6 +145,8 @@ pub fn render_capacity_text(r: &CapacityResult) -> String {
     if r.interrupted {
         let _ = writeln!(out, "INTERRUPTED — partial search");
     }
+    // The answer before the steps behind it (issue 39).
+    out.push_str(&capacity_verdict(r).text());
     out.push('\n');
     let table = step_rows(r);
     let header_len = table[0].len();
@@ -241,7 +315,7 @@ fn slo_points(r: &CapacityResult, slo: &str) -> Vec<(f64, f64)> {
 /// The capacity search's HTML page: the table, latency against rate with each latency SLO's
 /// line and the capacity marked, then every step's own report.
 pub fn render_capacity_html(r: &CapacityResult) -> String {
-    let mut body = String::from("<h1>webtune capacity</h1>\n");
+    let mut body = format!("<h1>webtune capacity</h1>\n{}", capacity_verdict(r).html());
     let _ = writeln!(
         body,
         "<p id=\"capacity-summary\"><strong>{}</strong></p>",
@@ -398,6 +472,15 @@ mod tests {
         assert!(text.contains("BROKE p99<=100ms"), "{text}");
         assert!(text.contains("step 3: the generator's CPU"), "{text}");
         assert!(text.contains("Result: capacity 200 req/s"), "{text}");
+        // The verdict before the steps (issue 39).
+        let verdict = text
+            .find(
+                "Verdict: Capacity: 200.0 req/s with every SLO held\n  p99<=100ms broke at 210.0 req/s",
+            )
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(verdict < text.find("achieved/s").unwrap(), "{text}");
+        let html = render_capacity_html(&search());
+        assert!(html.find("<div id=\"verdict\"").unwrap() < html.find("capacity-summary").unwrap());
     }
 
     #[test]

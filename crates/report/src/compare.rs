@@ -220,6 +220,10 @@ pub fn render_compare_text(inputs: &[(String, &RunResult)]) -> String {
         return "nothing to compare\n".into();
     };
     let _ = writeln!(out, "Compared to {base_name} (first column)");
+    // The answer first (issue 39).
+    if let Some(v) = crate::compare_verdict::compare_verdict(inputs) {
+        out.push_str(&v.text());
+    }
     for (name, r) in inputs {
         let repeats = if r.repeats.is_empty() {
             "1 run".to_string()

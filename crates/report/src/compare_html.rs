@@ -196,6 +196,10 @@ fn interval_table(i: usize, base: &RunResult, r: &RunResult) -> String {
 /// The comparison as an HTML page.
 pub fn render_compare_html(inputs: &[(String, &RunResult)]) -> String {
     let mut body = String::from("<h1>webtune compare</h1>\n");
+    // The answer first (issue 39).
+    if let Some(v) = crate::compare_verdict::compare_verdict(inputs) {
+        body.push_str(&v.html());
+    }
     let Some((base_name, base)) = inputs.first() else {
         body.push_str("<p>Nothing to compare.</p>\n");
         return page("webtune compare", &body);

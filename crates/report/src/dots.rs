@@ -96,6 +96,19 @@ pub fn shorten(text: &str, max_chars: usize) -> String {
     out
 }
 
+/// `text` cut to at most `max_chars` characters from its start, "…" marking the cut: the
+/// end of a parameter's name is what tells it from its siblings (`…KeepAliveTimeout`).
+pub fn shorten_keeping_end(text: &str, max_chars: usize) -> String {
+    let count = text.chars().count();
+    if count <= max_chars {
+        return text.to_string();
+    }
+    let keep = max_chars.saturating_sub(1);
+    let mut out = String::from("…");
+    out.extend(text.chars().skip(count - keep));
+    out
+}
+
 /// Ticks covering [lo, hi] (widened to whole steps) and the widened range.
 fn axis(lo: f64, hi: f64, wanted: usize) -> (f64, f64, Vec<f64>) {
     let (lo, hi) = if !(lo.is_finite() && hi.is_finite()) {
@@ -394,6 +407,9 @@ pub struct Forest {
 
 const FOREST_W: f64 = 760.0;
 const FOREST_LEFT: f64 = 110.0;
+/// The widest the label column grows to fit its longest label (issue 39: a fixed 110 px
+/// cut `backend.KeepAlive` and `backend.KeepAliveTimeout` both to `backend.Keep…`).
+const FOREST_LEFT_MAX: f64 = 280.0;
 /// The notes' column.
 const FOREST_NOTE: f64 = 250.0;
 const FOREST_ROW: f64 = 22.0;
@@ -403,7 +419,14 @@ pub fn render_forest(id: &str, forest: &Forest) -> String {
     let top = 34.0;
     let bottom = 40.0;
     let height = top + FOREST_ROW * forest.rows.len().max(1) as f64 + bottom;
-    let plot_l = FOREST_LEFT;
+    let longest = forest
+        .rows
+        .iter()
+        .map(|r| r.label.chars().count())
+        .max()
+        .unwrap_or(0);
+    let left = (16.0 + CHAR_W * longest as f64).clamp(FOREST_LEFT, FOREST_LEFT_MAX);
+    let plot_l = left;
     let plot_r = FOREST_W - FOREST_NOTE - 10.0;
     let values = forest
         .rows
@@ -467,7 +490,7 @@ pub fn render_forest(id: &str, forest: &Forest) -> String {
         height - 8.0,
         escape(&forest.x_label)
     );
-    let label_chars = ((FOREST_LEFT - 16.0) / CHAR_W) as usize;
+    let label_chars = ((left - 16.0) / CHAR_W) as usize;
     let note_chars = ((FOREST_NOTE - 8.0) / CHAR_W) as usize;
     for (i, row) in forest.rows.iter().enumerate() {
         let y = top + FOREST_ROW * (i as f64 + 0.5);
@@ -477,9 +500,9 @@ pub fn render_forest(id: &str, forest: &Forest) -> String {
             r##"<g class="row {}" data-row="{}"><text x="{:.1}" y="{:.1}" font-size="11" text-anchor="end" fill="#222">{}</text>"##,
             row.verdict.class(),
             escape(&row.label),
-            FOREST_LEFT - 10.0,
+            left - 10.0,
             y + 4.0,
-            escape(&shorten(&row.label, label_chars))
+            escape(&shorten_keeping_end(&row.label, label_chars))
         );
         if let Some((a, b)) = row.interval.filter(|(a, b)| a.is_finite() && b.is_finite()) {
             let _ = write!(

@@ -95,3 +95,28 @@ fn forest_rows_show_intervals_and_a_zero_line() {
     assert!(svg.contains("data-row=\"p99 (ms)\""));
     assert!(!svg.contains("NaN"));
 }
+
+/// Sibling parameters keep the names that tell them apart: the label column grows to fit
+/// them, and a name too long even then keeps its end.
+#[test]
+fn forest_labels_are_not_cut_into_ambiguity() {
+    let row = |label: &str| ForestRow {
+        label: label.into(),
+        estimate: 5.0,
+        interval: Some((1.0, 9.0)),
+        verdict: RowVerdict::Better,
+        note: "5%".into(),
+    };
+    let forest = Forest {
+        title: "effects".into(),
+        x_label: "spread (%)".into(),
+        rows: vec![row("backend.KeepAlive"), row("backend.KeepAliveTimeout")],
+    };
+    let svg = render_forest("f", &forest);
+    assert!(svg.contains(">backend.KeepAlive</text>"), "{svg}");
+    assert!(svg.contains(">backend.KeepAliveTimeout</text>"), "{svg}");
+    assert_eq!(
+        shorten_keeping_end("frontend.open_file_cache_min_uses_and_more", 20),
+        "…e_min_uses_and_more"
+    );
+}

@@ -4,7 +4,8 @@
 //! and the server samples when the result has them. Sweeps and comparisons reuse the shell
 //! and the plots (see `sweep` and `compare`).
 
-use crate::svg::{escape, render_chart, Band, Chart, Scale, Series};
+pub use crate::about::{stack_line, stack_settings, sweep_stack_line};
+use crate::svg::{escape, render_chart, Band, Chart, Marker, Scale, Series};
 use crate::units::{bytes, ctime_utc, ms, ms_f, percent};
 use std::fmt::Write as _;
 use webtune_model::{IntervalSample, LatencyHistogram, RunResult, Stall};
@@ -19,6 +20,9 @@ figure{margin:1em 0}figcaption{font-size:.85em;color:#555}\
 svg{max-width:100%;height:auto}.small-multiples{display:flex;flex-wrap:wrap;gap:0 1em}\
 .small-multiples figure{flex:1 1 360px;max-width:100%}\
 .bad{color:#b00020;font-weight:bold}.note{color:#555;font-size:.9em}\
+.verdict{border:2px solid #888;border-radius:4px;padding:.3em 1em;margin:1em 0}\
+.verdict.v-good{border-color:#2e7d32}.verdict.v-bad{border-color:#b00020}\
+.verdict p{margin:.4em 0}.verdict .answer{font-size:1.1em}td.prose{min-width:14em;text-align:left}\
 @media (max-width:640px){td,th{padding:.2em .3em;overflow-wrap:anywhere}\
 table{font-size:.85em}}";
 
@@ -135,6 +139,30 @@ fn stall_bands(result: &RunResult) -> Vec<Band> {
         .collect()
 }
 
+/// Where the measured window begins and ends on the over-time charts: the warm-up (and
+/// cool-down) are in the time series but out of the summary, so the charts say where
+/// (issue 39).
+fn window_markers(result: &RunResult) -> Vec<Marker> {
+    let spec = &result.spec;
+    let window = spec.measurement_window();
+    let mut markers = Vec::new();
+    if spec.warmup_s > 0.0 {
+        markers.push(Marker {
+            x: window.from_s,
+            class: "warmup".into(),
+            label: "warm-up ends".into(),
+        });
+    }
+    if spec.cooldown_s > 0.0 && window.to_s.is_finite() {
+        markers.push(Marker {
+            x: window.to_s,
+            class: "cooldown".into(),
+            label: "cool-down starts".into(),
+        });
+    }
+    markers
+}
+
 /// The timeline as plotted. A run's last interval is often a few milliseconds long: the
 /// responses still in flight at the deadline. Its handful of responses over so short a time
 /// is no throughput to speak of, and plotted on its own it shows a collapse at the end of
@@ -146,8 +174,15 @@ pub fn plotted_intervals(timeline: &[IntervalSample]) -> Vec<IntervalSample> {
     let mut out: Vec<IntervalSample> = Vec::with_capacity(timeline.len());
     for s in timeline {
         let short = s.length_s < nominal / 2.0;
+        // Folded when it follows the previous interval within half an interval (issue 39: a
+        // last interval a hair off its predecessor's end was plotted as 270/s from one
+        // response).
         match out.last_mut() {
-            Some(prev) if short && (prev.start_s + prev.length_s - s.start_s).abs() < 1e-3 => {
+            Some(prev)
+                if short
+                    && s.start_s >= prev.start_s
+                    && (prev.start_s + prev.length_s - s.start_s).abs() < nominal / 2.0 =>
+            {
                 if s.responses > prev.responses {
                     (prev.p50_us, prev.p90_us, prev.p99_us) = (s.p50_us, s.p90_us, s.p99_us);
                 }
@@ -188,6 +223,7 @@ pub fn throughput_chart(result: &RunResult) -> Chart {
         0,
     ));
     chart.bands = stall_bands(result);
+    chart.markers = window_markers(result);
     chart
 }
 
@@ -212,6 +248,7 @@ pub fn latency_over_time_chart(result: &RunResult) -> Chart {
         .series
         .push(Series::new("p99", points(|s| s.p99_us), 2));
     chart.bands = stall_bands(result);
+    chart.markers = window_markers(result);
     chart
 }
 
@@ -224,6 +261,7 @@ pub fn errors_over_time_chart(result: &RunResult) -> Chart {
         1,
     ));
     chart.bands = stall_bands(result);
+    chart.markers = window_markers(result);
     chart
 }
 
@@ -297,6 +335,9 @@ pub fn run_section(result: &RunResult, prefix: &str) -> String {
         escape(&ctime_utc(result.started_at_unix_ms)),
         escape(&result.tool)
     );
+    if let Some(stack) = stack_line(result) {
+        let _ = writeln!(body, "<p id=\"{prefix}load\">{}</p>", escape(&stack));
+    }
     if result.interrupted {
         body.push_str("<p class=\"bad\" id=\"interrupted\">INTERRUPTED — partial result</p>\n");
     }

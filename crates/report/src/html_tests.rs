@@ -190,3 +190,40 @@ fn open_loop_service_probe_names_and_validity_are_shown() {
     assert!(html.contains("id=\"validity\""));
     assert!(html.contains("generator CPU 98% busy"));
 }
+
+/// A lab page says its stack, what differs from the defaults and the load; the over-time
+/// charts mark where the warm-up ends; a last sliver a hair off its predecessor's end is
+/// folded into it, not plotted as a rate of its own (issue 39).
+#[test]
+fn a_lab_page_says_stack_settings_load_and_marks_the_warm_up() {
+    let mut r = synthetic_result(100, &[1_000]);
+    r.spec.connections = 20;
+    r.spec.stop = webtune_model::StopCondition::Duration { seconds: 10.0 };
+    r.spec.warmup_s = 2.0;
+    let mut server = webtune_testkit::results::synthetic_server_samples(2);
+    server.parameters.insert("use".into(), "poll".into());
+    server.parameters_set = vec!["use".into()];
+    r.server = Some(server);
+    let html = render_html(&r);
+    assert!(
+        html.contains("Stack: nginx with the defaults but use=poll. Load: 20 connections, for 10 s (the first 2 s left out of the figures)."),
+        "{html}"
+    );
+    assert_eq!(
+        sweep_stack_line(&r, "1, 4 connections").unwrap(),
+        "Stack: nginx with the defaults but use=poll. Load: each level (1, 4 connections) for 10 s (the first 2 s left out of the figures)."
+    );
+    let chart = throughput_chart(&r);
+    assert_eq!(chart.markers.len(), 1);
+    assert_eq!(chart.markers[0].x, 2.0);
+    assert_eq!(chart.markers[0].label, "warm-up ends");
+    assert_eq!(latency_over_time_chart(&r).markers.len(), 1);
+    r.timeline = vec![
+        interval(0.0, 1.0, 1_000),
+        interval(1.0, 1.0, 1_000),
+        interval(2.0012, 0.0037, 1),
+    ];
+    let points = &throughput_chart(&r).series[0].points;
+    assert_eq!(points.len(), 2, "{points:?}");
+    assert!(points.iter().all(|&(_, rate)| rate < 1_010.0), "{points:?}");
+}

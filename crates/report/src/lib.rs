@@ -7,9 +7,11 @@
 //! strings it returns wherever they like.
 
 pub mod ab;
+pub mod about;
 pub mod capacity;
 pub mod compare;
 pub mod compare_html;
+pub mod compare_verdict;
 pub mod csv;
 pub mod dots;
 pub mod format;
@@ -29,9 +31,11 @@ pub mod smtp;
 pub mod stats;
 pub mod svg;
 pub mod sweep;
+pub mod sweep_verdict;
 pub mod text;
 pub mod timing;
 pub mod units;
+pub mod verdict_box;
 pub mod verdicts;
 
 pub use format::{render, Format};

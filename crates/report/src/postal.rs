@@ -2,7 +2,8 @@
 //! wall clock, "HH:MM,messages,data(K),errors,connections,SSL connections", each the
 //! counts of the minute that ended then (the first one from the start, the last one up to the
 //! stop). Counts come in as running totals; `MinuteLines` turns them into each line's
-//! differences.
+//! differences. The last line, of the minute cut short by the stop (postal prints none),
+//! says so in its time field: "19:44 (partial 23s)", so it is not read as a minute's rate.
 
 /// postal's header line.
 pub const HEADER: &str = "time,messages,data(K),errors,connections,SSL connections";
@@ -43,6 +44,13 @@ impl MinuteLines {
     }
 }
 
+impl MinuteLines {
+    /// The line of the part of a minute that ran `seconds` before the stop at `hhmm`.
+    pub fn partial_line(&mut self, hhmm: &str, seconds: f64, now: Totals) -> String {
+        self.line(&format!("{hhmm} (partial {:.0}s)", seconds.max(0.0)), now)
+    }
+}
+
 /// "HH:MM" of a Unix time `unix_s` at a UTC offset of `offset_s` seconds (local time).
 pub fn hhmm(unix_s: i64, offset_s: i64) -> String {
     let minutes = (unix_s + offset_s).div_euclid(60).rem_euclid(24 * 60);
@@ -70,6 +78,10 @@ mod tests {
         assert_eq!(
             lines.line("19:43", t(3167, 9145 * 1024 + 10, 1558)),
             "19:43,1884,5487,0,919,0"
+        );
+        assert_eq!(
+            lines.partial_line("19:44", 23.4, t(3200, 9145 * 1024 + 10, 1570)),
+            "19:44 (partial 23s),33,0,0,12,0"
         );
         assert_eq!(hhmm(0, 0), "00:00");
         assert_eq!(hhmm(19 * 3600 + 42 * 60 + 59, 3600), "20:42");

@@ -24,6 +24,17 @@ fn per_second(count: f64, s: &ServerSample) -> f64 {
     }
 }
 
+/// The samples a per-second rate is drawn from: all but a last one shorter than half the
+/// sampling period (the stop cut it short).
+fn rate_samples(samples: &[ServerSample], interval_ms: u64) -> Vec<ServerSample> {
+    let nominal = interval_ms as f64 / 1000.0;
+    let mut out = samples.to_vec();
+    if out.len() > 1 && out.last().is_some_and(|s| s.length_s < nominal / 2.0) {
+        out.pop();
+    }
+    out
+}
+
 fn line(
     samples: &[ServerSample],
     name: &str,
@@ -62,6 +73,10 @@ pub fn server_plots(server: &ServerSamples) -> Vec<ServerPlot> {
         }));
     }
     let mib = |kib: u64| kib as f64 / 1024.0;
+    // Rates leave out a last sample cut short by the stop: a few milliseconds make one event
+    // a rate of hundreds a second (issue 39).
+    let rated = rate_samples(samples, server.interval_ms);
+    let samples_for_rates = rated.as_slice();
     vec![
         ServerPlot {
             id: "cpu",
@@ -77,8 +92,12 @@ pub fn server_plots(server: &ServerSamples) -> Vec<ServerPlot> {
             title: "Server processes: CPU used",
             y_label: "cores",
             series: vec![
-                line(samples, "user", 0, |s| per_second(s.cpu_user_s, s)),
-                line(samples, "system", 1, |s| per_second(s.cpu_system_s, s)),
+                line(samples_for_rates, "user", 0, |s| {
+                    per_second(s.cpu_user_s, s)
+                }),
+                line(samples_for_rates, "system", 1, |s| {
+                    per_second(s.cpu_system_s, s)
+                }),
             ],
             caption: "CPU seconds per second used by the server's processes (1 = one core).",
         },
@@ -118,10 +137,10 @@ pub fn server_plots(server: &ServerSamples) -> Vec<ServerPlot> {
             title: "Server context switches",
             y_label: "per second",
             series: vec![
-                line(samples, "voluntary", 0, |s| {
+                line(samples_for_rates, "voluntary", 0, |s| {
                     per_second(s.voluntary_ctxt_switches as f64, s)
                 }),
-                line(samples, "involuntary", 1, |s| {
+                line(samples_for_rates, "involuntary", 1, |s| {
                     per_second(s.involuntary_ctxt_switches as f64, s)
                 }),
             ],
@@ -144,13 +163,13 @@ pub fn server_plots(server: &ServerSamples) -> Vec<ServerPlot> {
             title: "Host TCP trouble",
             y_label: "per second",
             series: vec![
-                line(samples, "listen overflows", 0, |s| {
+                line(samples_for_rates, "listen overflows", 0, |s| {
                     per_second(s.listen_overflows as f64, s)
                 }),
-                line(samples, "listen drops", 1, |s| {
+                line(samples_for_rates, "listen drops", 1, |s| {
                     per_second(s.listen_drops as f64, s)
                 }),
-                line(samples, "retransmits", 2, |s| {
+                line(samples_for_rates, "retransmits", 2, |s| {
                     per_second(s.tcp_retrans_segs as f64, s)
                 }),
             ],
@@ -205,6 +224,26 @@ mod tests {
         let tcp = plots.iter().find(|p| p.id == "tcp").unwrap();
         assert_eq!(tcp.series[0].points[1], (1.0, 10.0));
         assert!(server_plots(&ServerSamples::default()).is_empty());
+    }
+
+    /// A last sample the stop cut to a few milliseconds is no rate (one event in 4 ms read
+    /// 250/s, issue 39); gauges keep it.
+    #[test]
+    fn a_last_sliver_of_a_sample_is_left_out_of_the_rates() {
+        let mut sliver = sample(1.004, [80.0, 0.0]);
+        sliver.length_s = 0.004;
+        sliver.listen_overflows = 1;
+        let server = ServerSamples {
+            interval_ms: 500,
+            cpu_count: 2,
+            samples: vec![sample(0.5, [90.0, 10.0]), sample(1.0, [80.0, 0.0]), sliver],
+            ..ServerSamples::default()
+        };
+        let plots = server_plots(&server);
+        let tcp = plots.iter().find(|p| p.id == "tcp").unwrap();
+        assert_eq!(tcp.series[0].points.len(), 2, "{:?}", tcp.series[0].points);
+        let memory = plots.iter().find(|p| p.id == "memory").unwrap();
+        assert_eq!(memory.series[0].points.len(), 3);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 use crate::html::{figure, level_scale, page, percentile_chart, run_section};
 use crate::knee::{find_knee, level_label, level_rows, no_knee_sentence, note, LevelRow};
 use crate::svg::{escape, Chart, Marker, Series};
+pub use crate::sweep_verdict::sweep_verdict;
 use crate::units::ms;
 use std::fmt::Write as _;
 use webtune_model::sweep::{SweepResult, SweepVariable};
@@ -228,7 +229,25 @@ fn level_chart(sweep: &SweepResult, rows: &[LevelRow], title: &str, y: &str) -> 
 /// knee marked, every level's percentile curve, then each level's own report.
 pub fn render_sweep_html(sweep: &SweepResult) -> String {
     let rows = level_rows(sweep);
-    let mut body = String::from("<h1>webtune sweep</h1>\n");
+    // The answer first (issue 39), then the table and the plots behind it.
+    let mut body = format!("<h1>webtune sweep</h1>\n{}", sweep_verdict(sweep).html());
+    // A lab sweep's page says its stack, settings and load (issue 39).
+    if let Some(first) = sweep.levels.first() {
+        let levels = rows
+            .iter()
+            .map(|r| level_label(r.level))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let unit = match sweep.variable {
+            SweepVariable::Connections => "connections",
+            SweepVariable::Rate => "req/s",
+        };
+        if let Some(line) =
+            crate::html::sweep_stack_line(&first.result, &format!("{levels} {unit}"))
+        {
+            let _ = writeln!(body, "<p id=\"sweep-stack\">{}</p>", escape(&line));
+        }
+    }
     let _ = writeln!(
         body,
         "<pre id=\"sweep-table\">{}</pre>",
@@ -323,6 +342,19 @@ mod tests {
             assert!(html.contains(&format!("id=\"{id}\"")), "missing {id}");
         }
         assert!(html.contains("class=\"knee\""));
+        // The verdict opens the page (issue 39).
+        let verdict = html.find("<div id=\"verdict\"").expect("a verdict box");
+        assert!(verdict < html.find("id=\"sweep-table\"").unwrap());
+        let v = sweep_verdict(&sweep);
+        assert!(
+            v.answer.starts_with("The knee is at 32 connections: "),
+            "{v:?}"
+        );
+        assert!(
+            v.action
+                .starts_with("keep the load at or under 32 connections"),
+            "{v:?}"
+        );
         let csv = render_sweep_csv(&sweep);
         assert_eq!(csv.lines().count(), 4);
         assert!(csv.lines().nth(3).unwrap().starts_with("128,"));

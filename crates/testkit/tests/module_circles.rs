@@ -28,7 +28,7 @@ const KNOWN: &[(&str, &[&str])] = &[
     ),
     ("model", &["shard", "spec"]),
     // Layouts that share helpers through each other instead of through a leaf.
-    ("report", &["compare", "compare_html"]),
+    ("report", &["compare", "compare_html", "compare_verdict"]),
     ("report", &["smtp", "text", "timing"]),
     // Successive halving and the study that runs it.
     ("tune", &["halving", "study"]),

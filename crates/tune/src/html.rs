@@ -124,7 +124,7 @@ fn effects_forest(report: &TuneReport) -> Forest {
 /// The proof's pairs at one level: A (the default) and B (the winner) of each pair, joined.
 fn pairs_plot(level: &str, proof: &Proof, unit: &str) -> DotChart {
     let mut chart = DotChart::new(
-        &format!("Proof at {level}: {} pairs", proof.runs.len()),
+        &format!("Proof {}: {} pairs", at_level(level), proof.runs.len()),
         "arm",
         unit,
     );
@@ -154,7 +154,23 @@ fn pairs_plot(level: &str, proof: &Proof, unit: &str) -> DotChart {
     chart
 }
 
+/// "at 64 connections", or for the load as the bench flags gave it (no `--levels`) "at the
+/// load as given" (issue 39: the page read "Proof at as given").
+fn at_level(level: &str) -> String {
+    match level {
+        "as given" => "at the load as given".to_string(),
+        "the objective" => "on the objective".to_string(),
+        level => format!("at {level}"),
+    }
+}
+
 fn table(head: &[&str], rows: &[Vec<String>]) -> String {
+    table_with_prose(head, rows, &[])
+}
+
+/// A table whose columns `prose` hold sentences: they keep a readable width instead of
+/// wrapping one word a line beside a wide column (issue 39: the advice's verdicts).
+fn table_with_prose(head: &[&str], rows: &[Vec<String>], prose: &[usize]) -> String {
     let mut out = String::from("<table><thead><tr>");
     for h in head {
         out.push_str(&format!("<th>{}</th>", escape(h)));
@@ -162,8 +178,13 @@ fn table(head: &[&str], rows: &[Vec<String>]) -> String {
     out.push_str("</tr></thead><tbody>");
     for row in rows {
         out.push_str("<tr>");
-        for cell in row {
-            out.push_str(&format!("<td>{}</td>", escape(cell)));
+        for (i, cell) in row.iter().enumerate() {
+            let class = if prose.contains(&i) {
+                " class=\"prose\""
+            } else {
+                ""
+            };
+            out.push_str(&format!("<td{class}>{}</td>", escape(cell)));
         }
         out.push_str("</tr>");
     }
@@ -174,12 +195,15 @@ fn table(head: &[&str], rows: &[Vec<String>]) -> String {
 /// The whole page.
 pub fn render_html(report: &TuneReport) -> String {
     let higher = report.objective.starts_with("maximize");
+    // The answer first (issue 39: "keep the default" came after the curve and the table).
     let mut body = format!(
-        "<h1>webtune tune: {}</h1>\n<p>{} measured runs of a budget of {}, sampler {}, levels {}; SLOs: {}. \
-         Run-to-run noise (A/A): {}.</p>\n",
+        "<h1>webtune tune: {}</h1>\n{}<p>{} measured runs within {}, sampler {}, levels {}; \
+         SLOs: {}. Run-to-run noise ±{:.1}% (the spread the racing allowed for); A/A \
+         difference {} (the default measured twice).</p>\n",
         escape(&report.objective),
+        report.verdict().html(),
         report.trials.len(),
-        report.budget,
+        escape(&report.budget_words()),
         escape(&report.sampler),
         escape(&report.levels.join(", ")),
         escape(&if report.slos.is_empty() {
@@ -187,6 +211,7 @@ pub fn render_html(report: &TuneReport) -> String {
         } else {
             report.slos.join(", ")
         }),
+        100.0 * report.noise.relative_sd,
         report
             .noise
             .aa_difference
@@ -314,13 +339,14 @@ pub fn render_html(report: &TuneReport) -> String {
                     &pairs_plot(level, p, &format!("objective ({})", report.unit)),
                 ),
                 &format!(
-                    "Each pair's default (A) and winner (B) at {level}, joined: {}.",
+                    "Each pair's default (A) and winner (B) {}, joined: {}.",
+                    at_level(level),
                     p.verdict
                 ),
             ));
         }
         body.push_str("</div>\n");
-        body.push_str(&table(
+        body.push_str(&table_with_prose(
             &[
                 "level",
                 "winner / default",
@@ -329,6 +355,7 @@ pub fn render_html(report: &TuneReport) -> String {
                 "verdict",
             ],
             &rows,
+            &[4],
         ));
     }
     if let Some(advice) = &report.advice {
@@ -357,7 +384,7 @@ pub fn render_html(report: &TuneReport) -> String {
                 ]
             })
             .collect();
-        body.push_str(&table(
+        body.push_str(&table_with_prose(
             &[
                 "trials",
                 "rules",
@@ -367,6 +394,7 @@ pub fn render_html(report: &TuneReport) -> String {
                 "verdict",
             ],
             &rows,
+            &[5],
         ));
         if !advice.notes.is_empty() {
             body.push_str("<ul>");

@@ -27,6 +27,7 @@ pub mod objective;
 pub mod paired;
 pub mod proof;
 pub mod report;
+pub mod report_verdict;
 pub mod sampler;
 pub mod space;
 pub mod study;

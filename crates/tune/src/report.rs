@@ -287,15 +287,20 @@ impl TuneReport {
         } else {
             self.slos.join(", ")
         };
+        // Under --budget the trial cap is no budget: say the time (issue 39: "30 of 200").
+        let runs = match self.time.as_ref().and_then(|t| t.budget_s) {
+            Some(b) => format!("{} runs within --budget {}", self.trials.len(), minutes(b)),
+            None => format!("{} of {} runs", self.trials.len(), self.budget),
+        };
         let _ = writeln!(
             o,
-            "tune: {} {}; SLOs: {slos}; sampler {}; {} of {} runs",
+            "tune: {} {}; SLOs: {slos}; sampler {}; {runs}",
             self.objective,
             self.load_words(),
             self.sampler,
-            self.trials.len(),
-            self.budget
         );
+        // The answer right after the heading, before the figures behind it.
+        o.push_str(&self.verdict().text());
         let aa = self
             .noise
             .aa_difference
@@ -381,22 +386,39 @@ impl TuneReport {
                     .iter()
                     .filter(|t| t.why == "baseline")
                     .any(|t| !t.feasible);
+                // A gain is read against the noise it may be (issue 39: "+7.3% vs the
+                // default" said nothing of a ±9.7% noise).
+                let noise = self.noise.relative_sd;
                 let gain = b.search_gain.map_or(String::new(), |g| {
                     let slos = if default_breaks_slos {
                         " (the default breaks an SLO)"
                     } else {
                         ""
                     };
-                    format!("; {:+.1}% vs the default in the search{slos}", 100.0 * g)
+                    let within = if g.abs() <= noise { ": within it" } else { "" };
+                    format!(
+                        "; {:+.1}% vs the default in the search{slos} (run-to-run noise \
+                         ±{:.1}%{within})",
+                        100.0 * g,
+                        100.0 * noise
+                    )
                 });
-                let _ = writeln!(
-                    o,
-                    "best: {} — {:.1} {} over {} run(s){gain}",
-                    render(&b.params),
-                    b.objective,
-                    self.unit,
-                    b.measurements
-                );
+                if self.best_is_default() {
+                    let _ = writeln!(
+                        o,
+                        "best: the default was best — {:.1} {} over {} run(s)",
+                        b.objective, self.unit, b.measurements
+                    );
+                } else {
+                    let _ = writeln!(
+                        o,
+                        "best: {} — {:.1} {} over {} run(s){gain}",
+                        render(&b.params),
+                        b.objective,
+                        self.unit,
+                        b.measurements
+                    );
+                }
             }
             None => {
                 let _ = writeln!(o, "best: no configuration met every SLO");
@@ -489,119 +511,5 @@ fn interval(e: &Effect) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::proof::analyze;
-    use crate::study::{Next, StudySettings};
-    use crate::{synthetic, GpSampler, Objective, Slo};
-
-    #[test]
-    fn json_has_the_documented_shape_and_text_reads() {
-        let sp = synthetic::space();
-        let seeds = synthetic::seeds(&sp);
-        let mut s = Study::new(
-            sp,
-            Objective::MaximizeThroughput,
-            vec![Slo::parse(synthetic::SLO).unwrap()],
-            seeds,
-            StudySettings {
-                budget: 8,
-                seed: 2,
-                ..StudySettings::default()
-            },
-            Box::new(GpSampler::default()),
-        );
-        let mut rng = webtune_engine::rng::Rng::seeded(2);
-        while let Next::Measure(c, why) = s.next() {
-            let o = synthetic::measure(&c, &mut rng);
-            s.record(c, why, o);
-        }
-        let p = analyze(&[(100.0, 100.5), (100.0, 99.0), (100.0, 101.0)], true);
-        let report = TuneReport::from_study(
-            &s,
-            vec!["c=256".into()],
-            Some(ProofReport::new(p.clone(), vec![], Some(0.4), true)),
-        );
-        let v: serde_json::Value = serde_json::from_str(&report.to_json_pretty()).unwrap();
-        assert_eq!(v["schema"], "webtune.tune/1");
-        let t = &v["trials"][0];
-        for key in ["params", "feasible", "objective", "summary"] {
-            assert!(!t[key].is_null(), "trials[0].{key}");
-        }
-        assert!(v["trials"][0]["params"]["workers"].is_i64());
-        assert!(v["best"]["params"].is_object());
-        assert_eq!(v["proof"]["verdict"], p.verdict);
-        assert!(v["effects"].is_array());
-        let back: TuneReport = serde_json::from_value(v).unwrap();
-        assert_eq!(back, report);
-        let mut report = report;
-        report.evidence = vec!["listen-queue overflows: default 12, winner 0".into()];
-        report.snippet = vec!["backend: MaxRequestWorkers 4".into()];
-        let text = report.render_text();
-        assert!(
-            text.contains("  listen-queue overflows: default 12, winner 0"),
-            "{text}"
-        );
-        // The proof says keep the default: the directives are no recommendation.
-        assert!(
-            text.contains("(not a recommendation: the proof says keep the default):\n  backend: MaxRequestWorkers 4"),
-            "{text}"
-        );
-        assert!(!text.contains("the winner's directives"), "{text}");
-        assert!(text.contains("proof: no significant difference: keep the default\n  pairs, default → winner (ok/s): 100 → "), "{text}");
-        assert!(
-            text.starts_with("tune: maximize throughput at c=256; "),
-            "{text}"
-        );
-        assert!(text.contains("noise floor: A/A differed by"), "{text}");
-        assert!(text.contains("proof: no significant difference: keep the default"));
-        assert!(
-            text.contains("note: the proof disagrees with the search"),
-            "{text}"
-        );
-        // Without a proof, the best is unproven.
-        report.proof = None;
-        let text = report.render_text();
-        assert!(text.contains("(unproven: no proof ran; "), "{text}");
-        report.levels = vec!["as given".into()];
-        assert!(report
-            .render_text()
-            .starts_with("tune: maximize throughput at the load of the bench flags; "));
-    }
-
-    #[test]
-    fn a_tune_where_every_trial_failed_says_so_and_why() {
-        let sp = synthetic::space();
-        let mut s = Study::new(
-            sp,
-            Objective::MaximizeThroughput,
-            vec![],
-            vec![],
-            StudySettings {
-                budget: 3,
-                seed: 1,
-                ..StudySettings::default()
-            },
-            Box::new(GpSampler::default()),
-        );
-        let mut n = 0;
-        while let Next::Measure(c, why) = s.next() {
-            n += 1;
-            let reason = if n == 3 {
-                "--apply `x` did not finish within 2s"
-            } else {
-                "--apply `x` exited with status 3: cannot reach the pool"
-            };
-            s.record(c, why, Outcome::Failed(reason.into()));
-        }
-        let report = TuneReport::from_study(&s, vec!["as given".into()], None);
-        assert!(report.effects.is_empty(), "{:?}", report.effects);
-        let text = report.render_text();
-        assert!(
-            text.contains("best: none — no trial succeeded (3 of 3 failed); why:\n  2× --apply `x` exited with status 3: cannot reach the pool\n  1× --apply `x` did not finish within 2s\n"),
-            "{text}"
-        );
-        assert!(!text.contains("effects:"), "{text}");
-        assert!(!text.contains("met every SLO"), "{text}");
-    }
-}
+#[path = "report_tests.rs"]
+mod tests;

@@ -328,7 +328,12 @@ pub fn run(
     let before = |phase| resumed.map_or(0.0, |r| r.seconds(phase));
     let mut search_s = before(Some(Phase::Search));
 
-    // The search.
+    // The search. Each configuration's trial number, for "best so far (trial N)".
+    let mut numbers: Vec<(Config, usize)> = study
+        .trials()
+        .iter()
+        .map(|t| (t.config.clone(), t.number))
+        .collect();
     let mut interrupted = false;
     let mut budget_spent = false;
     while !stop.stop_requested() {
@@ -344,7 +349,14 @@ pub fn run(
         let fidelity = webtune_tune::halving::fidelity_for(study.settings.screen, why);
         let short = !webtune_tune::halving::is_full(fidelity);
         let phase = if short { "screen" } else { "trial" };
-        listener.trial_starting(phase, number, job.settings.budget, &config);
+        // Under --budget the trial cap is no horizon ("trial 1/200"): 0 says "open-ended",
+        // and each finished trial says the time spent of the budget.
+        let of = if job.time_budget.is_some() {
+            0
+        } else {
+            job.settings.budget
+        };
+        listener.trial_starting(phase, number, of, &config);
         let rules = job
             .advice
             .as_ref()
@@ -375,15 +387,26 @@ pub fn run(
                 full_seconds(job) * fidelity
             );
         }
-        study.record_at(config, why, m.outcome, fidelity);
+        numbers.push((config.clone(), number));
+        study.record_at(config.clone(), why, m.outcome, fidelity);
+        // The configuration was printed when the trial started: name the best by its trial
+        // (issue 39: each line printed the whole configuration twice).
         let best = study
             .best()
             .map(|b| {
+                // The best is a configuration (its measurements' mean), maybe measured again.
+                let which = if b.config == config {
+                    "this configuration".to_string()
+                } else {
+                    numbers.iter().find(|(c, _)| *c == b.config).map_or_else(
+                        || webtune_tune::space::render(&b.config),
+                        |(_, n)| format!("trial {n}'s configuration"),
+                    )
+                };
                 format!(
-                    "; best so far {:.1} {} ({})",
+                    "; best so far {:.1} {} ({which})",
                     b.objective,
-                    job.objective.unit(),
-                    webtune_tune::space::render(&b.config)
+                    job.objective.unit()
                 )
             })
             .unwrap_or_default();

@@ -65,7 +65,8 @@ pub struct CapacityObjective {
 /// What the loop tells its caller (progress lines); the trial's own events come through
 /// the `TrialEvents` half.
 pub trait Listener: TrialEvents {
-    /// Measured run `number` (of `budget` in the search, or of the proof's runs) begins.
+    /// Measured run `number` (of `of` in the search, or of the proof's runs; `of` 0 under
+    /// `--budget`, where the trial cap is no horizon) begins.
     fn trial_starting(&mut self, _phase: &str, _number: usize, _of: usize, _config: &Config) {}
     /// It ended: one line of what it measured (or why it failed) and the best so far.
     fn trial_done(&mut self, _line: &str) {}

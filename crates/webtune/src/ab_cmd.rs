@@ -2,14 +2,16 @@
 //! layout (see `webtune_report::ab`), `-e` and `-g` files as ab writes them. ab options that
 //! webtune does not support are refused with a one-line error naming them.
 
-use crate::bench_cmd::{available_cores, run_spec_quiet};
+use crate::bench_cmd::{available_cores, run_spec_watched};
 use crate::exit;
 use crate::output::{self, Outputs};
 use anyhow::{bail, Context};
 use base64::Engine as _;
 use std::path::PathBuf;
 use webtune_model::{RunSpec, StopCondition, TlsOptions};
-use webtune_report::ab::{ab_gnuplot, ab_percentile_csv, render_ab, split_url, AbLayout};
+use webtune_report::ab::{
+    ab_gnuplot, ab_percentile_csv, render_ab, split_url, AbHeartbeat, AbLayout,
+};
 
 /// ab's default for -t without -n (its man page: "-t ... implies -n 50000").
 const AB_TIMELIMIT_REQUESTS: u64 = 50_000;
@@ -347,9 +349,15 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
     outputs.stdout(&format!(
         "This is webtune {version}, ab-compatible front end (ApacheBench 2.3 layout)\n\n"
     ));
-    // As ab: up to 150 requests the dots and "done" follow on the same stdout line; above,
-    // progress and "Finished N requests" go to stderr.
-    let small = matches!(spec.stop, StopCondition::Requests { count } if count <= 150);
+    // As ab: up to 150 requests (or with -q) the dots and "done" follow on the same stdout
+    // line; above, "Completed N requests" at each tenth and "Finished N requests" go to
+    // stderr (-t counts as ab's 50,000 requests).
+    let requests = match spec.stop {
+        StopCondition::Requests { count } => count,
+        _ => AB_TIMELIMIT_REQUESTS,
+    };
+    let mut heartbeat = AbHeartbeat::new(requests, args.quiet);
+    let small = heartbeat.is_none();
     if small {
         outputs.stdout(&format!("Benchmarking {host} (be patient)"));
     } else {
@@ -360,8 +368,20 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
         let dots = if small { "..." } else { "" };
         outputs.stdout(&format!("{dots}{}", show_exchange(&spec)?));
     }
-    let (result, interrupted) =
-        run_spec_quiet(&spec, &webtune_engine::Workload::request(), "", args.quiet)?;
+    let mut beat = |done: u64| {
+        if let Some(h) = heartbeat.as_mut() {
+            eprint!("{}", h.lines_up_to(done));
+        }
+    };
+    // ab's own progress only: no webtune progress line redrawn among its lines.
+    let (result, interrupted) = run_spec_watched(
+        &spec,
+        &webtune_engine::Workload::request(),
+        "",
+        true,
+        &mut |p| beat(p.attempted),
+    )?;
+    beat(result.attempted());
     if small {
         outputs.stdout(".....done\n");
     } else {

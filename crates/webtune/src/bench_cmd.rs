@@ -91,6 +91,24 @@ impl OutputHelp for BenchOutput {
         than text is still printed, and files are still written. Errors still go to stderr";
 }
 
+/// Why a run got no response (`what`: "no request got a response"): its errors, and when
+/// every connect was refused for --timeout, that the run was ended for it.
+pub(crate) fn no_response_line(result: &RunResult, what: &str) -> String {
+    let errors = match result.errors.summary() {
+        s if s.is_empty() => "none was sent".to_string(),
+        s => s,
+    };
+    if result.target_down {
+        format!(
+            "{what} ({errors}); every connect was refused for {:?} (--timeout), so the run \
+             ended: is the server listening there? Exit status 1",
+            Duration::from_millis(result.spec.timeout_ms)
+        )
+    } else {
+        format!("{what} ({errors}); exit status 1")
+    }
+}
+
 /// What every command that sends load shares (bench, sweep, lab run): how requests look,
 /// how connections behave, timeouts, checks, the window and the probe.
 #[derive(clap::Args, Debug, Clone)]
@@ -183,7 +201,9 @@ pub struct RequestArgs {
     pub streams: u32,
     /// How the workers wait for their sockets: epoll, uring (io_uring; an error where the
     /// kernel forbids it) or auto (io_uring where it works, else epoll, saying why).
-    #[arg(long = "io", default_value = "epoll", value_name = "BACKEND", value_parser = parse_io)]
+    #[arg(long = "io", default_value = "epoll", value_name = "BACKEND",
+          value_parser = crate::candidates::Candidates::new(
+              ["epoll", "uring", "auto"].map(String::from).to_vec(), parse_io))]
     pub io: IoChoice,
 }
 
@@ -405,7 +425,7 @@ pub fn run_spec_quiet(
 }
 
 /// `run_spec_quiet`, with `watch` shown every progress report too (live thresholds, metrics).
-fn run_spec_watched(
+pub(crate) fn run_spec_watched(
     spec: &RunSpec,
     workload: &Workload,
     label: &str,
@@ -520,11 +540,8 @@ pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
     } else if result.responses == 0 {
         // Even under -q: a failed run must not end in silence (the status alone says little).
         eprintln!(
-            "webtune: bench: no request got a response ({}); exit status 1",
-            match result.errors.summary() {
-                s if s.is_empty() => "none was sent".to_string(),
-                s => s,
-            }
+            "webtune: bench: {}",
+            no_response_line(&result, "no request got a response")
         );
         exit::NO_SUCCESS
     } else {

@@ -9,6 +9,7 @@ pub(crate) mod fs;
 pub(crate) mod import;
 mod listing;
 pub(crate) mod mail;
+mod run_cmd;
 mod shards;
 
 use crate::bench_cmd::{self, BenchArgs};
@@ -52,20 +53,22 @@ enum LabCommand {
     /// Every tunable parameter of a stack: name, type, range, default, directive, meaning.
     Params {
         /// A stack from `webtune lab stacks`, or `mariadb` for the forum's database (db.*).
+        #[arg(value_parser = crate::candidates::stacks(), hide_possible_values = true)]
         stack: String,
     },
     /// Print the rendered configs of a stack (paths and ports are examples: each start
     /// picks its own directory and free ports).
     Config {
         /// A stack from `webtune lab stacks`.
+        #[arg(value_parser = crate::candidates::stacks(), hide_possible_values = true)]
         stack: String,
         /// Set a parameter (repeatable), e.g. --set MaxRequestWorkers=4.
-        #[arg(long = "set", value_name = "NAME=VALUE")]
+        #[arg(long = "set", value_name = "NAME=VALUE", value_parser = crate::candidates::parameters(), hide_possible_values = true)]
         set: Vec<String>,
     },
     /// Start a stack, load it (bench flags after --, paths relative to the stack), sample
     /// the server, stop it.
-    Run(RunArgs),
+    Run(run_cmd::RunCmd),
     /// Generate seed 003's forum data (deterministic for a seed) and cache it loaded into
     /// a MariaDB data directory, so lab runs with --app forum start at once.
     Data(forum::DataArgs),
@@ -89,7 +92,10 @@ enum LabCommand {
 struct RunArgs {
     /// A stack from `webtune lab stacks` (none with --nginx-config / --apache-config /
     /// --php-fpm-config).
-    #[arg(required_unless_present_any = ["nginx_config", "apache_config", "php_fpm_config"])]
+    #[arg(
+        required_unless_present_any = ["nginx_config", "apache_config", "php_fpm_config"],
+        value_parser = crate::candidates::stacks(), hide_possible_values = true
+    )]
     stack: Option<String>,
     /// Run YOUR nginx config on a private copy: listen, pid, logs and temp paths are
     /// rewritten to private ones, the rest is kept; --set NAME=VALUE changes a directive.
@@ -119,7 +125,7 @@ struct RunArgs {
     /// For the `external` stack only: its base URL, e.g. http://127.0.0.1:8080.
     url: Option<String>,
     /// Set a parameter (repeatable), e.g. --set MaxRequestWorkers=4.
-    #[arg(long = "set", value_name = "NAME=VALUE")]
+    #[arg(long = "set", value_name = "NAME=VALUE", value_parser = crate::candidates::parameters(), hide_possible_values = true)]
     set: Vec<String>,
     /// For `external`: the server's command name (repeatable, e.g. nginx, or nginx and
     /// php-fpm8.2). The process with that name that listens on the URL's port is sampled with
@@ -202,52 +208,61 @@ pub fn run(args: LabArgs) -> anyhow::Result<i32> {
             StackKind::from_name(&stack)?,
             &set,
         )?)),
-        // The mail stack takes `webtune smtp`'s flags after --.
-        LabCommand::Run(run) if mail::is_mail(run.stack.as_deref()) => mail::run(&run),
+        LabCommand::Run(cmd) => run_stack(cmd.into_run()?),
         LabCommand::Sweep(sweep) if mail::is_mail(Some(&sweep.stack)) => mail::sweep(&sweep),
         LabCommand::Capacity(c) if mail::is_mail(c.run.stack.as_deref()) => {
             bail!("lab capacity searches HTTP rates; for postfix use lab sweep postfix -c A,B,… or tune postfix")
-        }
-        LabCommand::Run(run) if run.stack.as_deref() == Some(webtune_lab::fsys::NAME) => fs::run(
-            &run.set,
-            run.host_sysctl,
-            run.keep,
-            run.sample_interval,
-            &run.bench,
-        ),
-        LabCommand::Run(run) => {
-            let (mut trial, bench) = stack_trial(&run)?;
-            let processes = shards::processes_needed(&trial.load);
-            if processes > 1 {
-                if trial.workload.scenario().is_some() || !trial.load.body.is_empty() {
-                    bail!(
-                        "-c {} needs {processes} generator processes, which take no scenario or request body; use fewer connections or webtune bench --shard",
-                        trial.load.connections
-                    );
-                }
-                eprintln!("{}", shards::notice(&trial.load, processes));
-                trial.run_load = Some(shards::run_load);
-            }
-            run_one(&trial, &bench)
         }
         LabCommand::Capacity(c) => {
             let (trial, bench) = stack_trial(&c.run)?;
             crate::capacity_cmd::run_lab(trial, &bench, &c.search)
         }
         LabCommand::Data(data) => forum::run_data(data),
+        // fs's output flags may come before -- too (the sweep's own are fs's there).
         LabCommand::Sweep(s) if s.stack == webtune_lab::fsys::NAME => fs::sweep(
             &s.set,
             s.host_sysctl,
             s.keep,
             &s.connections,
             s.sample_interval,
-            &s.fs_flags,
+            &crate::output_flags::join_words(s.output.to_words(), &s.fs_flags)
+                .map_err(|e| anyhow::anyhow!("{e}"))?,
         ),
         LabCommand::Sweep(sweep) => forum::run_sweep(sweep),
         LabCommand::Compare(c) => compare::run(&c),
         LabCommand::Clean => clean(),
         LabCommand::ShardWorker { spec, out } => shards::worker(&spec, &out),
     }
+}
+
+/// `lab run`: the mail stack, the fs stack, or an HTTP stack loaded by bench's engine.
+fn run_stack(run: RunArgs) -> anyhow::Result<i32> {
+    // The mail stack takes `webtune smtp`'s flags after --.
+    if mail::is_mail(run.stack.as_deref()) {
+        return mail::run(&run);
+    }
+    if run.stack.as_deref() == Some(webtune_lab::fsys::NAME) {
+        return fs::run(
+            &run.set,
+            run.host_sysctl,
+            run.keep,
+            run.sample_interval,
+            &run.bench,
+        );
+    }
+    let (mut trial, bench) = stack_trial(&run)?;
+    let processes = shards::processes_needed(&trial.load);
+    if processes > 1 {
+        if trial.workload.scenario().is_some() || !trial.load.body.is_empty() {
+            bail!(
+                "-c {} needs {processes} generator processes, which take no scenario or request body; use fewer connections or webtune bench --shard",
+                trial.load.connections
+            );
+        }
+        eprintln!("{}", shards::notice(&trial.load, processes));
+        trial.run_load = Some(shards::run_load);
+    }
+    run_one(&trial, &bench)
 }
 
 pub fn parse_bench(words: &[String]) -> anyhow::Result<BenchArgs> {

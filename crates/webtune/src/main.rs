@@ -4,6 +4,7 @@
 mod ab_cmd;
 mod advise_cmd;
 mod bench_cmd;
+mod candidates;
 mod capacity_cmd;
 mod compare_cmd;
 mod compare_live;

@@ -38,6 +38,96 @@ pub struct OutputFlags<H> {
     help: PhantomData<H>,
 }
 
+impl<H: OutputHelp> OutputFlags<H> {
+    /// Take the output flags given on the other side of `--` (issue 39: `lab run` took
+    /// `--json` only after it, `tune` only before): a flag given on both sides, or one this
+    /// command does not have, is refused in one line.
+    pub fn fold_in<B>(&mut self, other: &OutputFlags<B>, command: &str) -> Result<(), String> {
+        fn one(
+            mine: &mut Option<String>,
+            theirs: &Option<String>,
+            flag: &str,
+            has: bool,
+            command: &str,
+        ) -> Result<(), String> {
+            match (mine.as_ref(), theirs) {
+                (_, None) => Ok(()),
+                (_, Some(_)) if !has => Err(format!("{command} has no {flag}")),
+                (Some(_), Some(_)) => Err(format!(
+                    "{flag} is given both before and after --: give it once"
+                )),
+                (None, Some(value)) => {
+                    *mine = Some(value.clone());
+                    Ok(())
+                }
+            }
+        }
+        one(&mut self.json, &other.json, "--json", true, command)?;
+        one(&mut self.html, &other.html, "--html", true, command)?;
+        one(
+            &mut self.csv,
+            &other.csv,
+            "--csv",
+            H::CSV.is_some(),
+            command,
+        )?;
+        if other.repeat != 1 {
+            if H::REPEAT.is_none() {
+                return Err(format!("{command} has no --repeat"));
+            }
+            if self.repeat != 1 {
+                return Err("--repeat is given both before and after --: give it once".into());
+            }
+            self.repeat = other.repeat;
+        }
+        self.quiet |= other.quiet;
+        Ok(())
+    }
+
+    /// The flags as words (for a command whose flags after `--` are parsed from words).
+    pub fn to_words(&self) -> Vec<String> {
+        let mut words = Vec::new();
+        for (flag, value) in [
+            ("--json", &self.json),
+            ("--html", &self.html),
+            ("--csv", &self.csv),
+        ] {
+            if let Some(value) = value {
+                words.push(flag.to_string());
+                words.push(value.clone());
+            }
+        }
+        if self.repeat != 1 {
+            words.push("--repeat".to_string());
+            words.push(self.repeat.to_string());
+        }
+        if self.quiet {
+            words.push("--quiet".to_string());
+        }
+        words
+    }
+}
+
+/// The output flags given before `--` (as `to_words`) put ahead of the words after it, for a
+/// parser that reads both from those words: a file flag given on both sides is refused (two
+/// answers to one question); `-q` on both sides is harmless.
+pub fn join_words(before: Vec<String>, after: &[String]) -> Result<Vec<String>, String> {
+    let flags = before
+        .iter()
+        .filter(|w| w.starts_with("--") && *w != "--quiet");
+    for flag in flags {
+        let prefix = format!("{flag}=");
+        if after.iter().any(|w| w == flag || w.starts_with(&prefix)) {
+            return Err(format!(
+                "{flag} is given both before and after --: give it once"
+            ));
+        }
+    }
+    let mut words = before;
+    words.extend(after.iter().cloned());
+    Ok(words)
+}
+
 /// A flag taking a file name (the id is the long flag, as a derived field's would be).
 fn file_flag(id: &'static str, help: &'static str) -> Arg {
     Arg::new(id)
@@ -175,6 +265,39 @@ mod tests {
         assert_eq!(o.csv.as_deref(), Some("r.csv"));
         assert_eq!((o.repeat, o.quiet), (3, true));
         assert!(WithEvery::try_parse_from(["x", "--repeat", "0"]).is_err());
+    }
+
+    #[test]
+    fn flags_from_the_other_side_of_the_separator_fold_in_once() {
+        let mut tune = WithFewer::try_parse_from(["x", "--html", "t.html"])
+            .unwrap()
+            .output;
+        let bench = WithEvery::try_parse_from(["x", "--json", "b.json", "-q"])
+            .unwrap()
+            .output;
+        tune.fold_in(&bench, "tune").unwrap();
+        assert_eq!(tune.json.as_deref(), Some("b.json"));
+        assert_eq!(tune.html.as_deref(), Some("t.html"));
+        assert!(tune.quiet);
+        let twice = WithEvery::try_parse_from(["x", "--html", "b.html"])
+            .unwrap()
+            .output;
+        let err = tune.fold_in(&twice, "tune").unwrap_err();
+        assert!(err.contains("--html is given both"), "{err}");
+        let csv = WithEvery::try_parse_from(["x", "--csv", "b.csv"])
+            .unwrap()
+            .output;
+        assert_eq!(tune.fold_in(&csv, "tune").unwrap_err(), "tune has no --csv");
+        let words = WithEvery::try_parse_from(["x", "--json", "-", "--repeat", "2", "-q"])
+            .unwrap()
+            .output
+            .to_words();
+        assert_eq!(words, ["--json", "-", "--repeat", "2", "--quiet"]);
+        let after = ["-c".to_string(), "2".to_string(), "/".to_string()];
+        let joined = join_words(vec!["--json".into(), "a.json".into()], &after).unwrap();
+        assert_eq!(joined, ["--json", "a.json", "-c", "2", "/"]);
+        let after = ["--json=b.json".to_string()];
+        assert!(join_words(vec!["--json".into(), "a.json".into()], &after).is_err());
     }
 
     #[test]

@@ -248,6 +248,11 @@ pub fn run(args: SmtpArgs) -> anyhow::Result<i32> {
     let own = if interrupted {
         exit::INTERRUPTED
     } else if result.responses == 0 {
+        // Even under -q: a failed run must not end in silence (as bench's).
+        eprintln!(
+            "webtune: smtp: {}",
+            crate::bench_cmd::no_response_line(&result, "no message got a reply")
+        );
         exit::NO_SUCCESS
     } else {
         exit::SUCCESS

@@ -58,12 +58,13 @@ The verdict says whether the gain is real. See docs/tuning.md.")]
 pub struct TuneArgs {
     /// A lab stack (`webtune lab stacks`), or `external` for a server you run (then
     /// --apply and the URL after --).
+    #[arg(value_parser = crate::candidates::stacks(), hide_possible_values = true)]
     pub stack: Option<String>,
     /// A parameter to search (repeatable): NAME=LO..HI, NAME=LO..HI:log or NAME=a,b,c.
     #[arg(long = "param", value_name = "SPEC")]
     pub params: Vec<String>,
     /// A parameter every trial keeps (repeatable), e.g. --set KeepAlive=off.
-    #[arg(long = "set", value_name = "NAME=VALUE")]
+    #[arg(long = "set", value_name = "NAME=VALUE", value_parser = crate::candidates::parameters(), hide_possible_values = true)]
     pub set: Vec<String>,
     /// What the stack serves: the built-in site or seed 003's forum on a private MariaDB.
     #[arg(long = "app", value_enum, default_value = "site")]
@@ -192,10 +193,11 @@ impl TuneArgs {
     }
 }
 
-pub fn run(args: TuneArgs) -> anyhow::Result<i32> {
+pub fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
     if args.resume || args.show {
         return resume::resume_or_show(&args);
     }
+    fold_bench_outputs(&mut args)?;
     let argv: Vec<String> = std::env::args().skip(2).collect();
     let prepared = prepare(&args)?;
     if let Some(little) = rules::proof_power(args.confirm()) {
@@ -228,6 +230,20 @@ pub fn run(args: TuneArgs) -> anyhow::Result<i32> {
         }
     }
     outcome
+}
+
+/// The output flags given after `--` among the bench flags (`--json`, `--html`, `-q`) are
+/// the tune's, as before it (issue 39: they were parsed there and silently dropped). The
+/// fs and mail stacks read other tools' flags there, left as they are.
+pub(crate) fn fold_bench_outputs(args: &mut TuneArgs) -> anyhow::Result<()> {
+    let stack = args.stack.as_deref().unwrap_or_default();
+    if stack == webtune_lab::fsys::NAME || stack == StackKind::Postfix.name() {
+        return Ok(());
+    }
+    let bench = parse_bench(&args.bench)?;
+    args.output
+        .fold_in(&bench.output, "tune")
+        .map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 /// Everything checked and built before anything starts.
@@ -500,10 +516,13 @@ impl TrialEvents for TuneNarrator {
 impl Listener for TuneNarrator {
     fn trial_starting(&mut self, phase: &str, number: usize, of: usize, config: &Config) {
         if !self.quiet {
-            eprintln!(
-                "{phase} {number}/{of}: {}",
-                webtune_tune::space::render(config)
-            );
+            // `of` 0: an open-ended search under --budget (no "trial 1/200").
+            let count = if of == 0 {
+                format!("{number}")
+            } else {
+                format!("{number}/{of}")
+            };
+            eprintln!("{phase} {count}: {}", webtune_tune::space::render(config));
         }
     }
     fn trial_done(&mut self, line: &str) {

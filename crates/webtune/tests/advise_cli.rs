@@ -390,6 +390,12 @@ fn verify_one_pair(
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
     assert!(stdout.contains("Measured (advise --verify"), "{stdout}");
+    // The verdict opens the measured part, before the pairs behind it (issue 39).
+    let verdict = stdout
+        .find("copies)\nVerdict: ")
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(verdict < stdout.find("pair(s)").unwrap(), "{stdout}");
+    assert!(stdout.contains("  What to do: "), "{stdout}");
     let v = json(&out_json);
     let server = v["verify"]["servers"][0].clone();
     assert_eq!(server["verified"], true, "{v}");

@@ -2,7 +2,9 @@
 //! under Apache prefork + mod_php and under nginx + php-fpm completes with every body check
 //! passing and all three pages loaded, the database and the stack are stopped, and no
 //! process or directory of the run is left; bad input fails with one line before anything
-//! starts; mariadbd killed during a sweep is reported and the sweep exits 3.
+//! starts; mariadbd killed during a sweep is reported and the sweep exits 3; a forum run
+//! names the database's socket, and webtune's own readiness probe leaves no "Aborted
+//! connection" warning in MariaDB's log.
 
 mod support;
 
@@ -457,4 +459,59 @@ fn the_forum_runs_on_a_private_copy_of_your_my_cnf() {
         .expect("run webtune");
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("goes with --app forum"));
+}
+
+/// The forum's run says where the database's socket is (what `advise --live --mysql-socket`
+/// needs), and MariaDB logged no aborted connection: the readiness probe logs in and quits.
+#[test]
+fn a_forum_run_names_the_database_socket_and_the_probe_leaves_no_warning() {
+    if let Some(name) = missing() {
+        support::opt_out::opt_out(name, MISSING);
+        return;
+    }
+    let lab = support::lab::LabDir::new("forum-socket");
+    std::fs::create_dir_all(&lab.0).unwrap();
+    let json = lab.0.with_extension("json");
+    let output = lab
+        .command()
+        .args(["lab", "run", "nginx-php-fpm", "--app", "forum"])
+        .args([
+            "--posts", "2000", "--seed", "11", "--", "-c", "2", "-n", "20",
+        ])
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .expect("run webtune");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let ready = stderr
+        .lines()
+        .find(|l| l.contains(" ready at "))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    let socket = ready
+        .split_once("database socket ")
+        .map(|(_, rest)| rest.trim_end_matches(')'))
+        .unwrap_or_else(|| panic!("no database socket in {ready}"));
+    assert!(
+        socket.starts_with('/') && socket.ends_with(".sock"),
+        "{ready}"
+    );
+    let text = std::fs::read_to_string(&json).expect("json written");
+    let _ = std::fs::remove_file(&json);
+    let value: serde_json::Value = serde_json::from_str(&text).expect("valid json");
+    assert_eq!(value["ok"].as_u64(), Some(20), "{text}");
+    let logged = value["server"]["log_messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let aborted: Vec<_> = logged
+        .iter()
+        .filter(|m| {
+            m["message"]
+                .as_str()
+                .is_some_and(|t| t.contains("Aborted connection"))
+        })
+        .collect();
+    assert!(aborted.is_empty(), "{aborted:?}");
+    assert!(processes_naming(&lab.0).is_empty());
 }

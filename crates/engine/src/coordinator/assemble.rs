@@ -102,6 +102,7 @@ pub(super) fn assemble(finished: Finished) -> RunResult {
         skipped_addresses: plan.skipped.iter().map(|a| a.to_string()).collect(),
         duration_s: measured_s,
         interrupted: control.stop_requested(),
+        target_down: false,
         responses: total.responses,
         ok: total.ok,
         errors: total.errors,

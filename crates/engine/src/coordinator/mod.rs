@@ -20,7 +20,8 @@ use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use webtune_model::{
-    ErrorCounts, IoBackend, LatencyHistogram, LoadMode, RunResult, RunSpec, Shard, StopCondition,
+    ErrorCounts, ErrorKind, IoBackend, LatencyHistogram, LoadMode, RunResult, RunSpec, Shard,
+    StopCondition,
 };
 
 /// A handle to stop a running test from another thread: the one stop token the binary's
@@ -87,10 +88,22 @@ pub fn run(
     let start = Instant::now();
     let (tx, rx) = mpsc::channel::<IntervalReport>();
     let open_gauge = Arc::new(OpenGauge::default());
-    let workers = spawn_workers(spec, &prepared, control, start, &open_gauge, tx)?;
+    // The workers' own stop flag: set when the caller's token is (Ctrl-C), or when the
+    // target is down (`Watch`).
+    let workers_stop = Arc::new(AtomicBool::new(control.stop_requested()));
+    let workers = spawn_workers(spec, &prepared, &workers_stop, start, &open_gauge, tx)?;
     let probe_done = Arc::new(AtomicBool::new(false));
     let probe = spawn_probe(spec, &prepared.plan, start, &probe_done)?;
-    let intervals = gather(&rx, start, &open_gauge, on_progress);
+    let watch = Watch {
+        control,
+        workers_stop: &workers_stop,
+        down_after: prepared
+            .end_s
+            .is_none()
+            .then(|| Duration::from_millis(spec.timeout_ms.max(1))),
+        target_down: false,
+    };
+    let (intervals, target_down) = gather(&rx, start, &open_gauge, watch, on_progress);
     let joined = join(workers, probe, &probe_done)?;
     let elapsed = start.elapsed();
     let window_start_ms = started_ms + prepared.window.0 * 1000.0;
@@ -107,6 +120,7 @@ pub fn run(
         elapsed,
         peak_rss_kib: usage::process_usage().max_rss_kib,
     });
+    result.target_down = target_down;
     // The measured stretch on the wall clock, to the clock's sub-millisecond part: what
     // `webtune merge` lines shards up by.
     if let Some(record) = result.start.as_mut() {
@@ -192,7 +206,7 @@ type ProbeHandle = JoinHandle<(webtune_model::NamedResult, usage::Usage)>;
 fn spawn_workers(
     spec: &RunSpec,
     prepared: &Prepared,
-    control: &RunControl,
+    stop: &Arc<AtomicBool>,
     start: Instant,
     open_gauge: &Arc<OpenGauge>,
     reports: mpsc::Sender<IntervalReport>,
@@ -240,7 +254,7 @@ fn spawn_workers(
             timeout: Duration::from_millis(spec.timeout_ms.max(1)),
             start,
             interval: prepared.interval,
-            stop: control.flag(),
+            stop: Arc::clone(stop),
             first_lengths: Arc::clone(&prepared.first_lengths),
             open_gauge: Arc::clone(open_gauge),
             reports: reports.clone(),
@@ -305,14 +319,53 @@ fn spawn_probe(
     })
 }
 
+/// What the gathering thread watches to stop the workers: the caller's token, and (for a
+/// run that stops at a count, `-n`) whether the target is down.
+struct Watch<'a> {
+    control: &'a RunControl,
+    workers_stop: &'a AtomicBool,
+    /// `--timeout`, for a run without a duration: a count-stopped run against a port that
+    /// refuses every connect would otherwise retry until its whole count has failed
+    /// (issue 39: `webtune smtp -n` ran 37 s against a closed port). A timed run ends at
+    /// its duration anyway, as bench's does.
+    down_after: Option<Duration>,
+    target_down: bool,
+}
+
+impl Watch<'_> {
+    /// Stop the workers when the caller asked, or when every connect of the first
+    /// `down_after` was refused and none succeeded: nothing listens there.
+    fn check(&mut self, elapsed: Duration, so_far: &Progress) {
+        if self.control.stop_requested() {
+            self.workers_stop.store(true, Ordering::SeqCst);
+        }
+        let Some(after) = self.down_after else {
+            return;
+        };
+        let refused = so_far.error_counts.get(ErrorKind::ConnectRefused);
+        if elapsed >= after
+            && refused > 0
+            && refused == so_far.error_counts.total()
+            && so_far.responses == 0
+            && so_far.connections_opened == 0
+        {
+            self.target_down = true;
+            self.down_after = None;
+            self.workers_stop.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
 /// Gather interval reports until every worker has hung up: each interval's totals (the
-/// time series), and the run so far handed to `on_progress` at every report.
+/// time series), and the run so far handed to `on_progress` at every report; whether the
+/// run was ended because its target was down.
 fn gather(
     rx: &mpsc::Receiver<IntervalReport>,
     start: Instant,
     open_gauge: &OpenGauge,
+    mut watch: Watch,
     on_progress: &mut dyn FnMut(&Progress),
-) -> BTreeMap<u64, IntervalTotals> {
+) -> (BTreeMap<u64, IntervalTotals>, bool) {
     let mut intervals: BTreeMap<u64, IntervalTotals> = BTreeMap::new();
     let mut responses = 0u64;
     let mut errors = 0u64;
@@ -358,8 +411,9 @@ fn gather(
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
+        watch.check(start.elapsed(), &so_far);
     }
-    intervals
+    (intervals, watch.target_down)
 }
 
 /// What the threads left: every worker's recorder merged, the generator's CPU, the probe's

@@ -17,7 +17,6 @@ use std::time::Duration;
 
 pub(crate) use crate::servers::mariadb::{check_plain, db_failed};
 pub use crate::servers::mariadb::{render_config, DbPrograms, InstanceFiles, Purpose};
-use crate::servers::privileged;
 
 /// The database the forum lives in, and the read-only account its pages use.
 pub const DATABASE: &str = "forum";
@@ -170,34 +169,13 @@ impl Drop for RunningDatabase {
     }
 }
 
-/// The account the lab administers its instances with: the OS user (MariaDB's
-/// unix_socket authentication, set up by `mariadb-install-db`).
+/// The account the lab administers its instances with (`servers::mariadb::admin_user`).
 pub(crate) fn admin_user() -> Result<String, LabError> {
-    if privileged() {
-        return Ok("root".into());
-    }
-    // SAFETY: getpwuid_r writes into the buffers we pass and nothing else.
-    unsafe {
-        let mut pwd: libc::passwd = std::mem::zeroed();
-        let mut buf = vec![0 as libc::c_char; 4096];
-        let mut result: *mut libc::passwd = std::ptr::null_mut();
-        let rc = libc::getpwuid_r(
-            libc::geteuid(),
-            &mut pwd,
-            buf.as_mut_ptr(),
-            buf.len(),
-            &mut result,
-        );
-        if rc != 0 || result.is_null() || pwd.pw_name.is_null() {
-            return Err(db_failed(
-                "cannot find the name of the current user (getpwuid); MariaDB's socket authentication needs it",
-            ));
-        }
-        let name = std::ffi::CStr::from_ptr(pwd.pw_name)
-            .to_string_lossy()
-            .into_owned();
-        Ok(name)
-    }
+    crate::servers::mariadb::admin_user().ok_or_else(|| {
+        db_failed(
+            "cannot find the name of the current user (getpwuid); MariaDB's socket authentication needs it",
+        )
+    })
 }
 
 fn run_client(

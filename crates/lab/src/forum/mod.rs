@@ -16,7 +16,7 @@ pub mod app;
 pub mod data;
 pub mod dataset;
 pub mod dbparams;
-mod mariadb;
+pub(crate) mod mariadb;
 mod rng;
 
 pub use mariadb::{DbOptions, DbPrograms, RunningDatabase};

@@ -194,7 +194,12 @@ pub(super) fn start(
             };
             let forum = ForumStack::start(*kind, web, db, dataset, options, db_options)?;
             let base = forum.base_url();
-            events.ready(&base, &format!("sessions {:?}", forum.sessions()));
+            // The socket is what `webtune advise --live --mysql-socket` needs while it runs.
+            let socket = forum
+                .database()
+                .map(|d| format!("; database socket {}", d.database().socket().display()))
+                .unwrap_or_default();
+            events.ready(&base, &format!("sessions {:?}{socket}", forum.sessions()));
             Ok((base, Started::Forum(Box::new(forum))))
         }
         Target::Imported { import } => {

@@ -62,6 +62,7 @@ pub(super) fn run(
     let mut text =
         String::from("\nMeasured (advise --verify: current A vs advised B on private copies)\n");
     let mut servers = Vec::new();
+    let mut proofs = Vec::new();
     let mut interrupted = false;
     for (name, server) in [
         ("nginx", Server::Nginx),
@@ -81,6 +82,7 @@ pub(super) fn run(
             &stop,
         )?;
         text.push_str(&outcome.text);
+        proofs.extend(outcome.proof);
         interrupted |= outcome.interrupted;
         servers.push(outcome.json);
         if interrupted {
@@ -91,6 +93,11 @@ pub(super) fn run(
         text.push_str(
             "  nothing to verify: no nginx, Apache, php-fpm or MariaDB config was read\n",
         );
+    }
+    // The answer before the pairs behind it (issue 39).
+    if let Some(verdict) = verdict(&proofs) {
+        let header_end = text.find(")\n").map_or(0, |i| i + 2);
+        text.insert_str(header_end, &verdict.text());
     }
     Ok(Verified {
         text,
@@ -161,6 +168,8 @@ struct One {
     text: String,
     json: serde_json::Value,
     interrupted: bool,
+    /// A verified server's name and its throughput proof (None: not verified).
+    proof: Option<(String, Proof)>,
 }
 
 fn verify_one(
@@ -176,6 +185,7 @@ fn verify_one(
         text: format!("  {label} ({}): not verified: {why}\n", read.main.display()),
         json: json!({ "server": label, "config": read.main, "verified": false, "why": why }),
         interrupted: false,
+        proof: None,
     };
     let tree = import::read_tree(server, &read.main)?;
     if let Some(at) = passes_on(&tree) {
@@ -346,6 +356,64 @@ fn verify_one(
         text,
         json,
         interrupted,
+        proof: Some((label.to_string(), rps)),
+    })
+}
+
+/// The verification's verdict: per verified server, whether the advised copy served more,
+/// with its interval, and what to do with each.
+fn verdict(proofs: &[(String, Proof)]) -> Option<webtune_report::verdict_box::VerdictBox> {
+    use webtune_report::verdict_box::{Tone, VerdictBox};
+    if proofs.is_empty() {
+        return None;
+    }
+    let better = |p: &Proof| p.outcome == "better";
+    let answer = proofs
+        .iter()
+        .map(|(server, p)| {
+            if better(p) {
+                format!("{server}: the advice helped")
+            } else if p.outcome == "worse" {
+                format!("{server}: the advice made it worse")
+            } else {
+                format!("{server}: no measured difference")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    let interval = proofs
+        .iter()
+        .map(|(server, p)| {
+            format!(
+                "{server} throughput, advised against current: {}",
+                p.headline()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    let action = proofs
+        .iter()
+        .map(|(server, p)| {
+            if better(p) {
+                format!("apply the advised changes to {server}")
+            } else {
+                format!("keep {server}'s current config")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    let tone = if proofs.iter().all(|(_, p)| better(p)) {
+        Tone::Good
+    } else if proofs.iter().any(|(_, p)| p.outcome == "worse") {
+        Tone::Bad
+    } else {
+        Tone::Neutral
+    };
+    Some(VerdictBox {
+        answer,
+        interval: Some(interval),
+        action,
+        tone,
     })
 }
 

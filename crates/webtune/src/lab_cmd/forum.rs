@@ -60,16 +60,20 @@ pub struct DataArgs {
     webtune lab sweep nginx-php-fpm --set pm=static --set pm.max_children=8 --set db.thread_cache_size=64 -c 8,32,128\n\
     Each level runs the 20/20/60 scenario (forum list, topic list page, thread) for -d, of\n\
     which --warmup and --cooldown are left out of the figures.\n\
-    The defaults (--app forum, --warmup 2s, --cooldown 1s, --pause 1s) are seed 003's sweep of\n\
-    freshly started servers; `webtune sweep URL` and `lab run` default to no warm-up and the\n\
-    built-in site, as bench does. Give --app site to sweep the built-in site here.")]
+    The defaults (--app forum on a stack with PHP, --warmup 2s, --cooldown 1s, --pause 1s) are\n\
+    seed 003's sweep of freshly started servers; a stack without PHP (nginx) sweeps its\n\
+    built-in site. `webtune sweep URL` and `lab run` default to no warm-up and the built-in\n\
+    site, as bench does. Give --app site to sweep a PHP stack's built-in site.")]
 pub struct SweepArgs {
-    /// A PHP-capable stack: apache-prefork, apache-worker, apache-event, nginx-apache, nginx-php-fpm, …
+    /// A stack; with --app forum (the default on a stack with PHP) a PHP-capable one:
+    /// apache-prefork, apache-worker, apache-event, nginx-apache, nginx-php-fpm, …
+    #[arg(value_parser = crate::candidates::stacks(), hide_possible_values = true)]
     pub stack: String,
-    /// What the stack serves: seed 003's forum (the default here: this command exists for
-    /// its sweep) or the built-in site (`lab run`'s default) at --path.
-    #[arg(long = "app", value_enum, default_value = "forum")]
-    pub app: App,
+    /// What the stack serves: seed 003's forum (the default on a stack with PHP: this
+    /// command exists for its sweep) or the built-in site (the default on a stack without
+    /// PHP, and `lab run`'s) at --path.
+    #[arg(long = "app", value_enum)]
+    pub app: Option<App>,
     /// Connection levels, comma-separated (seed 003: 8,32,128,256,512,1024).
     #[arg(
         short = 'c',
@@ -97,7 +101,7 @@ pub struct SweepArgs {
     pub pause: Duration,
     /// Set a parameter (repeatable): the stack's (`lab params STACK`) or the database's
     /// (`db.*`, `lab params mariadb`).
-    #[arg(long = "set", value_name = "NAME=VALUE")]
+    #[arg(long = "set", value_name = "NAME=VALUE", value_parser = crate::candidates::parameters(), hide_possible_values = true)]
     pub set: Vec<String>,
     #[command(flatten)]
     pub data: DataChoice,
@@ -226,7 +230,7 @@ fn plan(stack: &str, set: &[String], mysql_config: Option<&Path>) -> anyhow::Res
     let stack = StackKind::from_name(stack)?;
     if !stack.has_php() {
         bail!(
-            "--app forum needs a stack with PHP; {} has none (use apache-prefork, apache-worker, apache-event, nginx-apache or nginx-php-fpm)",
+            "--app forum needs a stack with PHP; {} has none: give --app site to load its built-in site, or a PHP stack (apache-prefork, apache-worker, apache-event, nginx-apache or nginx-php-fpm)",
             stack.name()
         );
     }
@@ -291,14 +295,15 @@ pub fn run_sweep(args: SweepArgs) -> anyhow::Result<i32> {
         ("--html", args.output.html.as_deref()),
         ("--csv", args.output.csv.as_deref()),
     ])?;
-    if args.app == App::Forum && args.path.is_some() {
+    let app = sweep_app(&args)?;
+    if app == App::Forum && args.path.is_some() {
         bail!("--path is for --app site; the forum loads its own page mix (or --scenario)");
     }
     let workload = match &args.scenario {
         Some(path) => Workload::from_scenario_file(path).map_err(|e| anyhow::anyhow!("{e}"))?,
         None => Workload::request(),
     };
-    let (target, path) = match args.app {
+    let (target, path) = match app {
         // Without --scenario the forum's own page mix (the trial's default for the forum).
         App::Forum => (
             target(&args.stack, &args.set, &args.data, None)?,
@@ -343,11 +348,30 @@ pub fn run_sweep(args: SweepArgs) -> anyhow::Result<i32> {
     let stop = crate::signals::stop_token();
     let outcome = trial::run(&trial, &stop, &mut Narrator::new(args.output.quiet, true))?;
     let sweep = crate::sweep_cmd::sweep_of(outcome, SweepVariable::Connections, "lab sweep");
-    report_sweep(&args, &trial.target, &path, &sweep)
+    report_sweep(&args, app, &trial.target, &path, &sweep)
+}
+
+/// The app a sweep loads: the one given, else the stack's own: seed 003's forum on a stack
+/// with PHP, the built-in site on one without (issue 39: `lab sweep nginx -c …` just works).
+fn sweep_app(args: &SweepArgs) -> anyhow::Result<App> {
+    if let Some(app) = args.app {
+        return Ok(app);
+    }
+    Ok(default_app(StackKind::from_name(&args.stack)?))
+}
+
+/// The app a stack serves when none is named: the forum where PHP can run it.
+pub fn default_app(stack: StackKind) -> App {
+    if stack.has_php() {
+        App::Forum
+    } else {
+        App::Site
+    }
 }
 
 fn report_sweep(
     args: &SweepArgs,
+    app: App,
     target: &Target,
     path: &str,
     sweep: &SweepResult,
@@ -365,7 +389,7 @@ fn report_sweep(
     }
     let json_to_stdout = args.output.json.as_deref() == Some("-");
     if !json_to_stdout && !args.output.quiet {
-        let what = match args.app {
+        let what = match app {
             App::Forum => format!(
                 "the forum ({} posts, seed {})",
                 args.data.posts, args.data.seed
@@ -380,6 +404,9 @@ fn report_sweep(
             args.duration,
             left_out(args.warmup, args.cooldown)
         );
+        // The answer first, then the table behind it (issue 39).
+        text.push_str(&webtune_report::sweep::sweep_verdict(sweep).text());
+        text.push('\n');
         text.push_str(&seed_003_table(sweep));
         for level in &sweep.levels {
             if let Some(server) = &level.result.server {

@@ -187,6 +187,7 @@ pub(super) fn resume_or_show(args: &TuneArgs) -> anyhow::Result<i32> {
     )
     .map_err(|e| anyhow::anyhow!("journal {}: its command: {e}", path.display()))?
     .args;
+    super::fold_bench_outputs(&mut stored)?;
     // Outputs and quiet come from this invocation when given (its paths are relative to
     // where it runs).
     stored.output.json = args.output.json.as_deref().map(here).or(stored.output.json);

@@ -16,7 +16,7 @@ use super::{
 use crate::params::{ParamSpec, Settings, Value};
 use crate::vocab::Tunable;
 use crate::LabError;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -349,14 +349,112 @@ pub fn render_settings(settings: &Settings, prefix: &str) -> String {
 
 /// Does the socket answer with MariaDB's greeting (protocol version 10)? A server still
 /// starting does not listen; one that refuses (too many connections) sends an error
-/// packet (0xff) instead.
+/// packet (0xff) instead. A probe that then just hung up would be logged by the server as
+/// "Aborted connection … (This connection closed normally without authentication)" (issue
+/// 39), read as a client gone wrong; so it logs in as the administrator (unix_socket
+/// authentication, as `admin_sql`) and sends COM_QUIT, as a client that is done.
 pub fn greets(socket: &Path) -> bool {
     let Ok(mut stream) = UnixStream::connect(socket) else {
         return false;
     };
     let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
-    let mut head = [0u8; 5];
-    stream.read_exact(&mut head).is_ok() && head[4] == 10
+    let _ = stream.set_write_timeout(Some(Duration::from_secs(2)));
+    let Some((seq, greeting)) = read_packet(&mut stream) else {
+        return false;
+    };
+    if greeting.first() != Some(&10) {
+        return false;
+    }
+    if let Some(user) = admin_user() {
+        let _ = log_in_and_quit(&mut stream, seq, &user);
+    }
+    true
+}
+
+/// The account the lab administers its MariaDB instances with: root when privileged, else
+/// the OS user (MariaDB's unix_socket authentication, set up by `mariadb-install-db`); None
+/// when the user's name cannot be found.
+pub(crate) fn admin_user() -> Option<String> {
+    if privileged() {
+        return Some("root".into());
+    }
+    // SAFETY: getpwuid_r writes into the buffers we pass and nothing else.
+    unsafe {
+        let mut pwd: libc::passwd = std::mem::zeroed();
+        let mut buf = vec![0 as libc::c_char; 4096];
+        let mut result: *mut libc::passwd = std::ptr::null_mut();
+        let rc = libc::getpwuid_r(
+            libc::geteuid(),
+            &mut pwd,
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut result,
+        );
+        if rc != 0 || result.is_null() || pwd.pw_name.is_null() {
+            return None;
+        }
+        let name = std::ffi::CStr::from_ptr(pwd.pw_name)
+            .to_string_lossy()
+            .into_owned();
+        Some(name)
+    }
+}
+
+/// One protocol packet: its sequence number and payload (MariaDB's client/server protocol:
+/// a 3-byte little-endian length and a sequence byte before each payload).
+fn read_packet(stream: &mut UnixStream) -> Option<(u8, Vec<u8>)> {
+    let mut head = [0u8; 4];
+    stream.read_exact(&mut head).ok()?;
+    let len = u32::from_le_bytes([head[0], head[1], head[2], 0]) as usize;
+    let mut payload = vec![0u8; len];
+    stream.read_exact(&mut payload).ok()?;
+    Some((head[3], payload))
+}
+
+fn write_packet(stream: &mut UnixStream, seq: u8, payload: &[u8]) -> std::io::Result<()> {
+    let len = (payload.len() as u32).to_le_bytes();
+    let mut packet = vec![len[0], len[1], len[2], seq];
+    packet.extend_from_slice(payload);
+    stream.write_all(&packet)
+}
+
+/// Answer the greeting with a HandshakeResponse41 for `user` with unix_socket
+/// authentication (no password: the server checks the peer's OS user), follow any auth
+/// switch with an empty answer (unix_socket needs none), and on OK send COM_QUIT: the
+/// server then closes the connection without a warning. Layouts from MariaDB's "Connection"
+/// and "COM_QUIT" protocol pages (mariadb.com/kb/en/connection/).
+fn log_in_and_quit(stream: &mut UnixStream, greeting_seq: u8, user: &str) -> Option<()> {
+    // CLIENT_PROTOCOL_41 | CLIENT_SECURE_CONNECTION | CLIENT_PLUGIN_AUTH.
+    const CAPABILITIES: u32 = 0x0200 | 0x8000 | 0x0008_0000;
+    let mut response = Vec::with_capacity(64 + user.len());
+    response.extend_from_slice(&CAPABILITIES.to_le_bytes());
+    response.extend_from_slice(&(1u32 << 24).to_le_bytes()); // max packet size
+    response.push(33); // utf8_general_ci
+    response.extend_from_slice(&[0u8; 23]);
+    response.extend_from_slice(user.as_bytes());
+    response.push(0);
+    response.push(0); // no auth data
+    response.extend_from_slice(b"unix_socket\0");
+    let mut seq = greeting_seq.wrapping_add(1);
+    write_packet(stream, seq, &response).ok()?;
+    // An auth switch (0xfe) may come more than once (a user with several methods).
+    for _ in 0..4 {
+        let (reply_seq, reply) = read_packet(stream)?;
+        match reply.first()? {
+            0x00 => {
+                write_packet(stream, 0, &[0x01]).ok()?; // COM_QUIT
+                let mut rest = [0u8; 16];
+                let _ = stream.read(&mut rest); // the server's close
+                return Some(());
+            }
+            0xfe => {
+                seq = reply_seq.wrapping_add(1);
+                write_packet(stream, seq, &[]).ok()?;
+            }
+            _ => return None,
+        }
+    }
+    None
 }
 
 /// mariadbd's log lines (`2026-11-22 18:50:35 5479 [Warning] Aborted connection 5479 to
