@@ -1,0 +1,96 @@
+//! The caddy stack for real: Debian's caddy 2.6 with the lab's self-signed certificate,
+//! its JSON config checked by `caddy validate`, loaded over HTTPS (HTTP/1.1 and HTTP/2)
+//! by the engine with `--cacert`; its access log counts what the load counted, its UDP
+//! port is open for HTTP/3, and stopping it leaves nothing behind.
+
+use std::time::Duration;
+use webtune_engine::{run, RunControl, Workload};
+use webtune_lab::{settings_for, RunningStack, StackKind, StartOptions};
+use webtune_model::{RunResult, RunSpec, StopCondition, TlsOptions};
+
+fn start(sets: &[&str]) -> RunningStack {
+    let kind = StackKind::from_name("caddy").expect("known stack");
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let settings = settings_for(kind, &sets).expect("valid settings");
+    let options = StartOptions {
+        stop_grace: Duration::from_secs(3),
+        ..StartOptions::default()
+    };
+    RunningStack::start(kind, &settings, options)
+        .unwrap_or_else(|e| panic!("caddy did not start (apt-get install caddy): {e}"))
+}
+
+fn load(stack: &RunningStack, n: u64, http2: bool) -> RunResult {
+    let spec = RunSpec {
+        url: format!("{}/empty.gif", stack.base_url()),
+        connections: 2,
+        threads: 1,
+        stop: StopCondition::Requests { count: n },
+        http2,
+        tls: TlsOptions {
+            cacert: stack.certificate().map(|p| p.display().to_string()),
+            ..TlsOptions::default()
+        },
+        ..RunSpec::default()
+    };
+    run(&spec, &Workload::request(), &RunControl::new(), &mut |_| {}).expect("run starts")
+}
+
+/// UDP sockets bound to `port` on loopback, from /proc/net/udp.
+fn udp_bound(port: u16) -> bool {
+    let table = std::fs::read_to_string("/proc/net/udp").unwrap_or_default();
+    let needle = format!("0100007F:{port:04X}");
+    table
+        .lines()
+        .any(|l| l.split_whitespace().nth(1) == Some(&needle))
+}
+
+#[test]
+fn caddy_serves_https_counts_in_its_access_log_and_leaves_nothing() {
+    let stack = start(&["access_log=on", "idle_timeout=30"]);
+    let url = stack.base_url();
+    assert!(url.starts_with("https://127.0.0.1:"), "{url}");
+    let port = stack.front_address().port();
+    assert!(udp_bound(port), "no UDP socket on {port} for HTTP/3");
+    let config = std::fs::read_to_string(stack.private_dir().join("caddy.json")).unwrap();
+    assert!(config.contains("\"h3\""), "{config}");
+    assert!(config.contains("\"idle_timeout\": \"30s\""), "{config}");
+
+    let h1 = load(&stack, 40, false);
+    assert_eq!(h1.ok, 40, "{:?}", h1.errors);
+    let tls = h1.tls.clone().unwrap();
+    assert_eq!(tls.version.as_deref(), Some("TLSv1.3"));
+    let h2 = load(&stack, 30, true);
+    assert_eq!(h2.ok, 30, "{:?}", h2.errors);
+
+    let dir = stack.private_dir().to_path_buf();
+    let log = std::fs::read_to_string(dir.join("caddy-access.log")).unwrap();
+    let lines: Vec<&str> = log.lines().filter(|l| l.contains("/empty.gif")).collect();
+    // The readiness check's GET is logged too.
+    let served = lines.len() as u64;
+    assert!(
+        (70..=71).contains(&served),
+        "{served} lines in the access log"
+    );
+    assert_eq!(
+        lines.iter().filter(|l| l.contains("\"HTTP/2.0\"")).count(),
+        30
+    );
+    // Caddy's HOME, data and config directories are the private directory's.
+    assert!(dir.join("caddy-home").exists() || dir.join("caddy-data").exists());
+    let messages = stack.log_messages();
+    assert!(messages.is_empty(), "{messages:?}");
+    stack.stop().unwrap();
+    assert!(!dir.exists(), "{} left behind", dir.display());
+    assert!(!udp_bound(port), "UDP {port} still bound after stop");
+}
+
+#[test]
+fn caddy_protocols_without_h3_close_the_udp_port() {
+    let stack = start(&["protocols=h1+h2"]);
+    let port = stack.front_address().port();
+    assert!(!udp_bound(port), "UDP {port} bound without h3");
+    let r = load(&stack, 10, false);
+    assert_eq!(r.ok, 10, "{:?}", r.errors);
+    stack.stop().unwrap();
+}
