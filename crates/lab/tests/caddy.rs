@@ -6,7 +6,7 @@
 use std::time::Duration;
 use webtune_engine::{run, RunControl, Workload};
 use webtune_lab::{settings_for, RunningStack, StackKind, StartOptions};
-use webtune_model::{RunResult, RunSpec, StopCondition, TlsOptions};
+use webtune_model::{ErrorKind, RunResult, RunSpec, StopCondition, TlsOptions};
 
 fn start(sets: &[&str]) -> RunningStack {
     let kind = StackKind::from_name("caddy").expect("known stack");
@@ -22,18 +22,39 @@ fn start(sets: &[&str]) -> RunningStack {
 
 fn load(stack: &RunningStack, n: u64, http2: bool) -> RunResult {
     let spec = RunSpec {
+        http2,
+        ..h3_spec(stack, n)
+    };
+    run(&spec, &Workload::request(), &RunControl::new(), &mut |_| {}).expect("run starts")
+}
+
+/// `n` requests over HTTP/3 (`-c 2 --streams 3`), trusting the lab's certificate.
+fn h3_spec(stack: &RunningStack, n: u64) -> RunSpec {
+    RunSpec {
         url: format!("{}/empty.gif", stack.base_url()),
         connections: 2,
         threads: 1,
         stop: StopCondition::Requests { count: n },
-        http2,
         tls: TlsOptions {
             cacert: stack.certificate().map(|p| p.display().to_string()),
             ..TlsOptions::default()
         },
         ..RunSpec::default()
+    }
+}
+
+fn load_h3(spec: RunSpec) -> RunResult {
+    let spec = RunSpec {
+        http3: true,
+        streams: 3,
+        ..spec
     };
     run(&spec, &Workload::request(), &RunControl::new(), &mut |_| {}).expect("run starts")
+}
+
+fn access_lines(stack: &RunningStack) -> Vec<String> {
+    let log = std::fs::read_to_string(stack.private_dir().join("caddy-access.log")).unwrap();
+    log.lines().map(str::to_string).collect()
 }
 
 /// UDP sockets bound to `port` on loopback, from /proc/net/udp.
@@ -92,5 +113,76 @@ fn caddy_protocols_without_h3_close_the_udp_port() {
     assert!(!udp_bound(port), "UDP {port} bound without h3");
     let r = load(&stack, 10, false);
     assert_eq!(r.ok, 10, "{:?}", r.errors);
+    stack.stop().unwrap();
+}
+
+/// Issue 40: `--http3` against Caddy's HTTP/3. Every response the load counts is one line
+/// of Caddy's access log with protocol HTTP/3.0; the handshakes are the connections; the
+/// result has the UDP socket and QUIC's counts.
+#[test]
+fn http3_counts_agree_with_caddys_access_log() {
+    let stack = start(&["access_log=on"]);
+    let before = access_lines(&stack).len();
+    let r = load_h3(h3_spec(&stack, 150));
+    assert_eq!(r.ok, 150, "{:?}", r.errors);
+    assert_eq!(r.errors.total(), 0);
+    assert_eq!(r.protocol.as_deref(), Some("h3"));
+    assert_eq!(r.connections_opened, 2);
+    assert_eq!(
+        r.latency.connect.count, 2,
+        "one QUIC handshake per connection"
+    );
+    let h3 = r.http3.clone().expect("an http3 section");
+    assert_eq!(h3.streams_per_connection, 3);
+    assert!(
+        h3.udp_recv_buffer_bytes > 0 && h3.udp_send_buffer_bytes > 0,
+        "{h3:?}"
+    );
+    assert!(h3.packets_sent >= 150, "{h3:?}");
+    assert!(h3.datagrams_received > 0, "{h3:?}");
+    let lines = access_lines(&stack);
+    let served: Vec<&String> = lines[before..]
+        .iter()
+        .filter(|l| l.contains("\"proto\":\"HTTP/3.0\""))
+        .collect();
+    assert_eq!(served.len(), 150, "{} HTTP/3 lines", served.len());
+    assert_eq!(lines.len() - before, 150, "only HTTP/3 requests were made");
+    stack.stop().unwrap();
+}
+
+/// Without `--cacert` or `--insecure` the lab's self-signed certificate is refused: every
+/// request is a `tls_certificate` failure of the QUIC handshake, none reaches Caddy, and
+/// nothing falls back to TCP.
+#[test]
+fn http3_refuses_an_untrusted_certificate_in_the_handshake() {
+    let stack = start(&["access_log=on"]);
+    let before = access_lines(&stack).len();
+    let mut spec = h3_spec(&stack, 4);
+    spec.tls.cacert = None;
+    let r = load_h3(spec);
+    assert_eq!(r.ok, 0);
+    assert_eq!(r.errors.get(ErrorKind::TlsCertificate), 4, "{:?}", r.errors);
+    assert_eq!(
+        access_lines(&stack).len(),
+        before,
+        "a request reached the server"
+    );
+    stack.stop().unwrap();
+}
+
+/// Caddy without h3 has no UDP listener: the handshake fails (`quic_handshake`) within the
+/// connect timeout, and there is no silent fallback to TCP.
+#[test]
+fn http3_to_a_server_without_it_is_a_handshake_failure() {
+    let stack = start(&["protocols=h1+h2", "access_log=on"]);
+    let before = access_lines(&stack).len();
+    let spec = RunSpec {
+        connect_timeout_ms: 300,
+        ..h3_spec(&stack, 2)
+    };
+    let r = load_h3(spec);
+    assert_eq!(r.ok, 0);
+    assert_eq!(r.errors.get(ErrorKind::QuicHandshake), 2, "{:?}", r.errors);
+    assert_eq!(access_lines(&stack).len(), before);
     stack.stop().unwrap();
 }

@@ -1,0 +1,615 @@
+//! One HTTP/3 worker thread: a single-threaded tokio runtime (quinn's), one UDP socket
+//! (a quinn endpoint) shared by this worker's connections, and per connection `--streams`
+//! request loops. Closed loop: each stream sends its next request when its answer ends;
+//! the request that opens a connection counts the QUIC handshake in its latency (and in
+//! `connect`), as a TCP connect and TLS handshake count for HTTP/1.1.
+//!
+//! The worker keeps the same recorder, window, budget and end as the other workers
+//! (`worker::base` rules, written again here for tasks instead of an event loop): the
+//! summary counts what finishes inside the window, `-n` is a budget taken one request at a
+//! time, the end (or Ctrl-C) stops sending and gives what is in flight `DRAIN_GRACE`.
+//!
+//! Failures are classified from quinn's and h3's errors (`classify`): the handshake
+//! (certificate refused, version negotiation, anything else), a stream reset with its
+//! code, CONNECTION_CLOSE with its code, the idle timeout. A GOAWAY ends the connection's
+//! streams without an error: the requests it left unsent go again on a new connection.
+
+use super::{H3Request, H3Setup, IDLE_TIMEOUT, UDP_BUFFER_BYTES};
+use crate::recorder::{Completion, Recorder};
+use crate::rng::Rng;
+use crate::worker::base::{check_failed, expected, micros};
+use crate::worker::event_loop::DRAIN_GRACE;
+use crate::worker::WorkerConfig;
+use bytes::{Buf, Bytes};
+use quinn::crypto::rustls::QuicClientConfig;
+use std::cell::RefCell;
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+use std::rc::Rc;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use webtune_model::{ErrorKind, H3Summary};
+
+/// How often the worker looks at the clock for its intervals, the end and a stop.
+const TICK: Duration = Duration::from_millis(10);
+
+type SendRequest = h3::client::SendRequest<h3_quinn::OpenStreams, Bytes>;
+
+/// What the worker's tasks share (one thread: no lock, no atomic).
+struct Shared {
+    cfg: WorkerConfig,
+    rec: Recorder,
+    summary: H3Summary,
+    rng: Rng,
+    remaining: Option<u64>,
+    sending: bool,
+    /// Requests in flight.
+    active: usize,
+    /// Connections open now.
+    open: u64,
+    /// Each connection's QUIC connection while it is up (its stats are read at its end).
+    live: Vec<Option<quinn::Connection>>,
+}
+
+/// A request taken from the budget: which one, and when it began.
+#[derive(Clone, Copy)]
+struct Taken {
+    request: usize,
+    started: Instant,
+}
+
+impl Shared {
+    fn in_window(&self, at: Instant) -> bool {
+        let t = at.saturating_duration_since(self.cfg.start).as_secs_f64();
+        t >= self.cfg.window.0 && t < self.cfg.window.1
+    }
+
+    fn slot_of(&self, at: Instant) -> usize {
+        (at.saturating_duration_since(self.cfg.start).as_millis() as u64 / crate::recorder::SLOT_MS)
+            as usize
+    }
+
+    /// One request from the budget, if sending and any is left; counted in flight.
+    fn take(&mut self) -> Option<Taken> {
+        if !self.sending {
+            return None;
+        }
+        match &mut self.remaining {
+            Some(0) => return None,
+            Some(n) => *n -= 1,
+            None => {}
+        }
+        let request = match &self.cfg.picker {
+            Some(p) => p.pick(&mut self.rng),
+            None => 0,
+        };
+        self.active += 1;
+        Some(Taken {
+            request,
+            started: Instant::now(),
+        })
+    }
+
+    /// A taken request was never sent (a GOAWAY came first): back into the budget.
+    fn give_back(&mut self) {
+        self.active -= 1;
+        if let Some(n) = &mut self.remaining {
+            *n += 1;
+        }
+    }
+
+    fn fail(&mut self, kind: ErrorKind, request: usize) {
+        self.active -= 1;
+        let now = Instant::now();
+        let (slot, in_window) = (self.slot_of(now), self.in_window(now));
+        self.rec.error(kind, request, 0, slot, in_window);
+    }
+
+    fn opened(&mut self, index: usize, conn: &quinn::Connection) {
+        self.open += 1;
+        self.cfg.open_gauge.opened();
+        self.rec.connection_opened();
+        self.live[index] = Some(conn.clone());
+    }
+
+    /// Connection `index` is over: its QUIC stats join the worker's.
+    fn closed(&mut self, index: usize) {
+        if let Some(conn) = self.live[index].take() {
+            self.open -= 1;
+            self.cfg.open_gauge.closed();
+            add_stats(&mut self.summary, &conn.stats());
+        }
+    }
+}
+
+/// A connection's QUIC and UDP counts, added to the summary.
+fn add_stats(s: &mut H3Summary, stats: &quinn::ConnectionStats) {
+    s.datagrams_sent += stats.udp_tx.datagrams;
+    s.datagrams_received += stats.udp_rx.datagrams;
+    s.udp_bytes_sent += stats.udp_tx.bytes;
+    s.udp_bytes_received += stats.udp_rx.bytes;
+    s.packets_sent += stats.path.sent_packets;
+    s.packets_lost += stats.path.lost_packets;
+    s.bytes_lost += stats.path.lost_bytes;
+    s.congestion_events += stats.path.congestion_events;
+}
+
+/// Run one HTTP/3 worker to the end; returns what it measured.
+pub(crate) fn run(cfg: WorkerConfig) -> io::Result<Recorder> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&runtime, drive(cfg))
+}
+
+/// The worker's UDP socket: bound to any port of the first address's family, its buffers
+/// sized (`UDP_BUFFER_BYTES`), what the kernel granted and its offloads recorded.
+fn udp_socket(family: SocketAddr, summary: &mut H3Summary) -> io::Result<UdpSocket> {
+    let domain = socket2::Domain::for_address(family);
+    let socket = socket2::Socket::new(domain, socket2::Type::DGRAM, Some(socket2::Protocol::UDP))?;
+    // Refused sizes are not fatal: the kernel keeps its own and the result says which.
+    let _ = socket.set_recv_buffer_size(UDP_BUFFER_BYTES);
+    let _ = socket.set_send_buffer_size(UDP_BUFFER_BYTES);
+    let any: SocketAddr = match family {
+        SocketAddr::V4(_) => (std::net::Ipv4Addr::UNSPECIFIED, 0).into(),
+        SocketAddr::V6(_) => (std::net::Ipv6Addr::UNSPECIFIED, 0).into(),
+    };
+    socket.bind(&any.into())?;
+    summary.udp_recv_buffer_bytes = socket.recv_buffer_size()? as u64;
+    summary.udp_send_buffer_bytes = socket.send_buffer_size()? as u64;
+    let socket: UdpSocket = socket.into();
+    let state = quinn::udp::UdpSocketState::new((&socket).into())?;
+    summary.gso_segments = state.max_gso_segments() as u64;
+    summary.gro_segments = state.gro_segments() as u64;
+    Ok(socket)
+}
+
+/// This worker's quinn client config: its own rustls config (own session cache), ALPN h3.
+fn client_config(setup: &H3Setup) -> io::Result<quinn::ClientConfig> {
+    let tls = setup
+        .tls
+        .quic_config(setup.zero_rtt)
+        .map_err(|e| io::Error::other(e.to_string()))?;
+    let quic = QuicClientConfig::try_from(Arc::new(tls)).map_err(io::Error::other)?;
+    let mut config = quinn::ClientConfig::new(Arc::new(quic));
+    let mut transport = quinn::TransportConfig::default();
+    transport.max_idle_timeout(Some(
+        quinn::IdleTimeout::try_from(IDLE_TIMEOUT).map_err(io::Error::other)?,
+    ));
+    config.transport_config(Arc::new(transport));
+    Ok(config)
+}
+
+async fn drive(cfg: WorkerConfig) -> io::Result<Recorder> {
+    let setup = cfg
+        .h3
+        .clone()
+        .ok_or_else(|| io::Error::other("not an HTTP/3 worker"))?;
+    let mut summary = H3Summary {
+        streams_per_connection: setup.streams,
+        ..H3Summary::default()
+    };
+    let Some(&first) = cfg.conn_addrs.first() else {
+        return Ok(Recorder::default());
+    };
+    let socket = udp_socket(first, &mut summary)?;
+    let endpoint = quinn::Endpoint::new(
+        quinn::EndpointConfig::default(),
+        None,
+        socket,
+        Arc::new(quinn::TokioRuntime),
+    )?;
+    let client = client_config(&setup)?;
+    let names = if cfg.named { cfg.requests.len() } else { 0 };
+    let shared = Rc::new(RefCell::new(Shared {
+        rec: Recorder::with_names(names),
+        summary,
+        rng: Rng::seeded(cfg.seed),
+        remaining: cfg.budget,
+        sending: true,
+        active: 0,
+        open: 0,
+        live: vec![None; cfg.conn_addrs.len()],
+        cfg,
+    }));
+    let (start, interval, end_at, addrs) = {
+        let s = shared.borrow();
+        (
+            s.cfg.start,
+            s.cfg.interval,
+            s.cfg
+                .end_s
+                .map(|e| s.cfg.start + Duration::from_secs_f64(e)),
+            s.cfg.conn_addrs.clone(),
+        )
+    };
+    let tasks: Vec<_> = addrs
+        .into_iter()
+        .enumerate()
+        .map(|(i, addr)| {
+            tokio::task::spawn_local(connection_loop(
+                Rc::clone(&shared),
+                endpoint.clone(),
+                client.clone(),
+                Arc::clone(&setup.requests),
+                setup.clone(),
+                i,
+                addr,
+            ))
+        })
+        .collect();
+    let mut interval_index = 0u64;
+    let mut next_interval = start + interval;
+    let mut drain_until: Option<Instant> = None;
+    let mut busy_from: Option<usize> = None;
+    loop {
+        tokio::time::sleep(TICK).await;
+        let now = Instant::now();
+        let mut s = shared.borrow_mut();
+        if drain_until.is_none()
+            && (end_at.is_some_and(|t| now >= t) || s.cfg.stop.load(Ordering::Relaxed))
+        {
+            s.sending = false;
+            drain_until = Some(now + DRAIN_GRACE);
+        }
+        let slot = s.slot_of(now);
+        if s.active > 0 {
+            let from = busy_from.unwrap_or(slot);
+            s.rec.mark_busy(from, slot);
+            busy_from = Some(slot);
+        } else {
+            busy_from = None;
+        }
+        if now >= next_interval {
+            let open = s.open;
+            let report = s.rec.take_interval(interval_index, open);
+            let _ = s.cfg.reports.send(report);
+            interval_index += 1;
+            next_interval += interval;
+        }
+        let finished = tasks.iter().all(|t| t.is_finished());
+        let ends_later = drain_until.is_none() && end_at.is_some_and(|t| now < t);
+        if finished && !ends_later {
+            break;
+        }
+        if drain_until.is_some_and(|t| now >= t) {
+            // What is still in flight is abandoned, not failed.
+            s.rec.abandoned += s.active as u64;
+            s.active = 0;
+            break;
+        }
+    }
+    for t in &tasks {
+        t.abort();
+    }
+    let mut s = shared.borrow_mut();
+    for i in 0..s.live.len() {
+        if let Some(conn) = &s.live[i] {
+            conn.close(0u32.into(), b"done");
+        }
+        s.closed(i);
+    }
+    let open = s.open;
+    let report = s.rec.take_interval(interval_index, open);
+    let _ = s.cfg.reports.send(report);
+    let summary = std::mem::take(&mut s.summary);
+    let mut rec = std::mem::take(&mut s.rec);
+    rec.h3 = Some(summary);
+    drop(s);
+    endpoint.close(0u32.into(), b"done");
+    Ok(rec)
+}
+
+/// Connection `index`: connect (the request that opens it waits for the handshake), run
+/// its streams until sending stops or the connection breaks, then connect again.
+async fn connection_loop(
+    shared: Rc<RefCell<Shared>>,
+    endpoint: quinn::Endpoint,
+    client: quinn::ClientConfig,
+    requests: Arc<Vec<H3Request>>,
+    setup: H3Setup,
+    index: usize,
+    addr: SocketAddr,
+) {
+    let (connect_timeout, timeout) = {
+        let s = shared.borrow();
+        (s.cfg.connect_timeout, s.cfg.timeout)
+    };
+    let mut failures = 0u32;
+    loop {
+        let Some(first) = shared.borrow_mut().take() else {
+            return;
+        };
+        shared.borrow_mut().rec.connect_attempts += 1;
+        let connected = connect(&endpoint, &client, &setup, addr, connect_timeout).await;
+        let conn = match connected {
+            Ok(conn) => conn,
+            Err(kind) => {
+                shared.borrow_mut().fail(kind, first.request);
+                // A pause that grows with failures in a row (at most 1 s), so a server
+                // that is down is not hammered with handshakes.
+                failures += 1;
+                let pause = Duration::from_millis(10u64 << failures.min(7));
+                tokio::time::sleep(pause.min(Duration::from_secs(1))).await;
+                continue;
+            }
+        };
+        failures = 0;
+        let handshake_us = micros(first.started, Instant::now());
+        shared.borrow_mut().opened(index, &conn);
+        let built = h3::client::builder()
+            .send_grease(false)
+            .build::<_, _, Bytes>(h3_quinn::Connection::new(conn.clone()))
+            .await;
+        let (mut driver, send) = match built {
+            Ok(pair) => pair,
+            Err(_) => {
+                let kind = connection_kind(&conn).unwrap_or(ErrorKind::QuicHandshake);
+                let mut s = shared.borrow_mut();
+                s.fail(kind, first.request);
+                s.closed(index);
+                continue;
+            }
+        };
+        // The connection's driver: it reads the control stream (SETTINGS, GOAWAY).
+        let driver_shared = Rc::clone(&shared);
+        let driver_task = tokio::task::spawn_local(async move {
+            let _ = std::future::poll_fn(|cx| driver.poll_close(cx)).await;
+            let _ = driver_shared;
+        });
+        let mut streams = Vec::with_capacity(setup.streams as usize);
+        for stream in 0..setup.streams {
+            let opening = (stream == 0).then_some((first, handshake_us));
+            streams.push(tokio::task::spawn_local(stream_loop(
+                Rc::clone(&shared),
+                send.clone(),
+                conn.clone(),
+                Arc::clone(&requests),
+                opening,
+                timeout,
+            )));
+        }
+        drop(send);
+        for s in streams {
+            let _ = s.await;
+        }
+        driver_task.abort();
+        let sending = {
+            let mut s = shared.borrow_mut();
+            if let Some(reason) = conn.close_reason() {
+                note_close(&mut s.summary, &reason);
+            }
+            s.closed(index);
+            s.sending
+        };
+        conn.close(0u32.into(), b"done");
+        if !sending {
+            return;
+        }
+    }
+}
+
+/// A QUIC connection to `addr`, or the kind of its failure.
+async fn connect(
+    endpoint: &quinn::Endpoint,
+    client: &quinn::ClientConfig,
+    setup: &H3Setup,
+    addr: SocketAddr,
+    connect_timeout: Duration,
+) -> Result<quinn::Connection, ErrorKind> {
+    let connecting = endpoint
+        .connect_with(client.clone(), addr, &setup.server_name)
+        .map_err(|e| match e {
+            quinn::ConnectError::InvalidRemoteAddress(_) => ErrorKind::ConnectOther,
+            _ => ErrorKind::QuicHandshake,
+        })?;
+    match tokio::time::timeout(connect_timeout, connecting).await {
+        Err(_) => Err(ErrorKind::QuicHandshake),
+        Ok(Err(e)) => Err(handshake_kind(&e)),
+        Ok(Ok(conn)) => Ok(conn),
+    }
+}
+
+/// Why a handshake failed: our own certificate check (as over TCP), no common version,
+/// or any other reason.
+fn handshake_kind(e: &quinn::ConnectionError) -> ErrorKind {
+    match e {
+        quinn::ConnectionError::VersionMismatch => ErrorKind::QuicVersionNegotiation,
+        quinn::ConnectionError::TransportError(t) if t.reason.contains("certificate") => {
+            ErrorKind::TlsCertificate
+        }
+        _ => ErrorKind::QuicHandshake,
+    }
+}
+
+/// The kind a connection's end gives the requests it leaves open, if it has ended.
+fn connection_kind(conn: &quinn::Connection) -> Option<ErrorKind> {
+    Some(match conn.close_reason()? {
+        quinn::ConnectionError::TimedOut => ErrorKind::QuicIdleTimeout,
+        quinn::ConnectionError::VersionMismatch => ErrorKind::QuicVersionNegotiation,
+        quinn::ConnectionError::Reset => ErrorKind::Reset,
+        quinn::ConnectionError::LocallyClosed => ErrorKind::ClosedEarly,
+        _ => ErrorKind::QuicConnectionClose,
+    })
+}
+
+/// A CONNECTION_CLOSE from the server, counted by its code.
+fn note_close(s: &mut H3Summary, reason: &quinn::ConnectionError) {
+    let code = match reason {
+        quinn::ConnectionError::ConnectionClosed(c) => {
+            format!("transport:{}", u64::from(c.error_code))
+        }
+        quinn::ConnectionError::ApplicationClosed(c) => {
+            format!("application:{}", c.error_code.into_inner())
+        }
+        quinn::ConnectionError::TransportError(t) => format!("transport:{}", u64::from(t.code)),
+        _ => return,
+    };
+    *s.connection_closes.entry(code).or_insert(0) += 1;
+}
+
+/// What one exchange ended with.
+struct Answer {
+    status: u16,
+    first_byte: Instant,
+    head_bytes: u64,
+    body_bytes: u64,
+    body: Option<Vec<u8>>,
+    server: Option<String>,
+}
+
+/// One stream's requests, one after another, until sending stops or the connection
+/// breaks. `opening`: the request that opened the connection, with its handshake time.
+async fn stream_loop(
+    shared: Rc<RefCell<Shared>>,
+    mut send: SendRequest,
+    conn: quinn::Connection,
+    requests: Arc<Vec<H3Request>>,
+    mut opening: Option<(Taken, u64)>,
+    timeout: Duration,
+) {
+    loop {
+        let (taken, handshake_us) = match opening.take() {
+            Some((taken, us)) => (taken, Some(us)),
+            None => match shared.borrow_mut().take() {
+                Some(taken) => (taken, None),
+                None => return,
+            },
+        };
+        let keep_body = shared.borrow().cfg.requests[taken.request]
+            .body_contains
+            .is_some();
+        let request = &requests[taken.request];
+        let outcome = tokio::time::timeout(timeout, exchange(&mut send, request, keep_body)).await;
+        let mut s = shared.borrow_mut();
+        match outcome {
+            Err(_) => s.fail(ErrorKind::RequestTimeout, taken.request),
+            Ok(Ok(answer)) => complete(&mut s, taken, handshake_us, answer),
+            Ok(Err(Failure::Goaway)) => {
+                s.summary.goaways += 1;
+                s.give_back();
+                return;
+            }
+            Ok(Err(Failure::Stream(e))) => {
+                let (kind, fatal) = stream_kind(&e, &conn, &mut s.summary);
+                s.fail(kind, taken.request);
+                if fatal {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+fn complete(s: &mut Shared, taken: Taken, handshake_us: Option<u64>, a: Answer) {
+    let now = Instant::now();
+    s.active -= 1;
+    let planned = &s.cfg.requests[taken.request];
+    let c = Completion {
+        request: taken.request,
+        status: a.status,
+        expected: expected(planned, a.status),
+        check_failed: a.body.as_deref().is_some_and(|b| check_failed(planned, b)),
+        connect_us: handshake_us,
+        tls_handshake_us: None,
+        first_byte_us: micros(taken.started, a.first_byte),
+        total_us: micros(taken.started, now),
+        service_us: None,
+        bytes: a.head_bytes + a.body_bytes,
+        body_bytes: a.body_bytes,
+        length_varies: s.cfg.first_lengths[taken.request].varies(a.body_bytes),
+        kept_alive: true,
+    };
+    if s.rec.server_software.is_none() {
+        s.rec.server_software = a.server;
+    }
+    let (slot, in_window) = (s.slot_of(now), s.in_window(now));
+    s.rec.complete(&c, slot, in_window);
+}
+
+enum Failure {
+    /// The server sent GOAWAY before this request's stream opened: it was never sent.
+    Goaway,
+    Stream(h3::error::StreamError),
+}
+
+async fn exchange(
+    send: &mut SendRequest,
+    request: &H3Request,
+    keep_body: bool,
+) -> Result<Answer, Failure> {
+    let mut stream = match send.send_request(request.head()).await {
+        Ok(stream) => stream,
+        Err(h3::error::StreamError::RemoteClosing { .. }) => return Err(Failure::Goaway),
+        Err(e) => return Err(Failure::Stream(e)),
+    };
+    if !request.body.is_empty() {
+        stream
+            .send_data(request.body.clone())
+            .await
+            .map_err(Failure::Stream)?;
+    }
+    stream.finish().await.map_err(Failure::Stream)?;
+    let response = stream.recv_response().await.map_err(Failure::Stream)?;
+    let first_byte = Instant::now();
+    let head_bytes = response
+        .headers()
+        .iter()
+        .map(|(n, v)| (n.as_str().len() + v.len() + 4) as u64)
+        .sum::<u64>()
+        + 12;
+    let server = response
+        .headers()
+        .get(http::header::SERVER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let mut body_bytes = 0u64;
+    let mut body = keep_body.then(Vec::new);
+    while let Some(mut chunk) = stream.recv_data().await.map_err(Failure::Stream)? {
+        let n = chunk.remaining();
+        body_bytes += n as u64;
+        match body.as_mut() {
+            Some(b) => {
+                while chunk.has_remaining() {
+                    let part = chunk.chunk();
+                    b.extend_from_slice(part);
+                    let len = part.len();
+                    chunk.advance(len);
+                }
+            }
+            None => chunk.advance(n),
+        }
+    }
+    Ok(Answer {
+        status: response.status().as_u16(),
+        first_byte,
+        head_bytes,
+        body_bytes,
+        body,
+        server,
+    })
+}
+
+/// A failed stream's kind, and whether its connection is gone (the stream loop then ends).
+fn stream_kind(
+    e: &h3::error::StreamError,
+    conn: &quinn::Connection,
+    summary: &mut H3Summary,
+) -> (ErrorKind, bool) {
+    use h3::error::StreamError as E;
+    match e {
+        E::RemoteTerminate { code, .. } => {
+            *summary.stream_resets.entry(code.value()).or_insert(0) += 1;
+            (ErrorKind::H3StreamReset, false)
+        }
+        E::HeaderTooBig { .. } => (ErrorKind::HeaderTooLarge, false),
+        E::StreamError { .. } => (ErrorKind::Malformed, false),
+        E::RemoteClosing { .. } => (ErrorKind::QuicConnectionClose, true),
+        _ => match connection_kind(conn) {
+            Some(kind) => (kind, true),
+            None => (ErrorKind::Reset, false),
+        },
+    }
+}
