@@ -186,3 +186,29 @@ fn http3_to_a_server_without_it_is_a_handshake_failure() {
     assert_eq!(access_lines(&stack).len(), before);
     stack.stop().unwrap();
 }
+
+/// `--0rtt`: with a new connection every 2 requests, every connection after the first
+/// resumes and sends its first request in 0-RTT; each is counted accepted or refused (a
+/// refused one is sent again in 1-RTT), and every request is served once.
+#[test]
+fn http3_zero_rtt_is_counted_apart_and_every_request_is_served_once() {
+    let stack = start(&["access_log=on"]);
+    let before = access_lines(&stack).len();
+    let spec = RunSpec {
+        connections: 1,
+        http3: true,
+        zero_rtt: true,
+        max_requests_per_conn: Some(2),
+        ..h3_spec(&stack, 10)
+    };
+    let r = run(&spec, &Workload::request(), &RunControl::new(), &mut |_| {}).unwrap();
+    assert_eq!(r.ok, 10, "{:?}", r.errors);
+    let h3 = r.http3.clone().unwrap();
+    assert_eq!(h3.zero_rtt_accepted + h3.zero_rtt_refused, 4, "{h3:?}");
+    // Caddy 2.6 (quic-go) accepts 0-RTT on a resumed session.
+    assert_eq!(h3.zero_rtt_accepted, 4, "{h3:?}");
+    assert_eq!(h3.resumed_handshakes, 4, "{h3:?}");
+    assert_eq!(r.connections_opened, 5);
+    assert_eq!(access_lines(&stack).len() - before, 10);
+    stack.stop().unwrap();
+}

@@ -455,9 +455,6 @@ impl RunSpec {
                 "--http3 with --no-keepalive is not supported: h3 streams share a connection",
             );
         }
-        if self.max_requests_per_conn.is_some() {
-            return refuse("--http3 with --max-requests-per-conn is not supported");
-        }
         if !self.stages.is_empty() {
             return refuse("--http3 with --stages is not supported yet");
         }
@@ -573,6 +570,50 @@ mod tests {
     #[test]
     fn the_default_spec_is_valid() {
         assert_eq!(RunSpec::default().validate(), Ok(()));
+    }
+
+    /// Issue 40: what `--http3` does not combine with, each refused in one line.
+    #[test]
+    fn http3_refuses_what_it_does_not_support_yet() {
+        let h3 = RunSpec {
+            http3: true,
+            streams: 4,
+            ..RunSpec::default()
+        };
+        assert_eq!(h3.validate(), Ok(()));
+        let refused = |spec: RunSpec| spec.validate().unwrap_err().to_string();
+        let both = refused(RunSpec {
+            http2: true,
+            ..h3.clone()
+        });
+        assert!(both.contains("two protocols"), "{both}");
+        let rate = refused(RunSpec {
+            load: LoadMode::Open {
+                rate: 100.0,
+                arrival: Arrival::Uniform,
+            },
+            ..h3.clone()
+        });
+        assert!(rate.contains("--rate"), "{rate}");
+        let early = refused(RunSpec {
+            zero_rtt: true,
+            tls: TlsOptions {
+                no_resume: true,
+                ..TlsOptions::default()
+            },
+            ..h3.clone()
+        });
+        assert!(early.contains("--no-tls-resume"), "{early}");
+        let alone = refused(RunSpec {
+            zero_rtt: true,
+            ..RunSpec::default()
+        });
+        assert_eq!(alone, "--0rtt needs --http3");
+        let streams = refused(RunSpec {
+            streams: 2,
+            ..RunSpec::default()
+        });
+        assert!(streams.contains("--http2 or --http3"), "{streams}");
     }
 
     #[test]

@@ -36,6 +36,43 @@ const TICK: Duration = Duration::from_millis(10);
 
 type SendRequest = h3::client::SendRequest<h3_quinn::OpenStreams, Bytes>;
 
+/// One QUIC connection as its streams see it.
+struct ConnCtx {
+    conn: quinn::Connection,
+    /// `--0rtt`: whether the server accepted this connection's 0-RTT (None until the
+    /// handshake says; no receiver when the connection did not try 0-RTT).
+    early: Option<tokio::sync::watch::Receiver<Option<bool>>>,
+    /// Requests taken on it so far, and `--max-requests-per-conn`.
+    taken: std::cell::Cell<u64>,
+    max: Option<u64>,
+}
+
+impl ConnCtx {
+    /// May one more request go on this connection?
+    fn may_take(&self) -> bool {
+        let n = self.taken.get();
+        if self.max.is_some_and(|max| n >= max) {
+            return false;
+        }
+        self.taken.set(n + 1);
+        true
+    }
+
+    /// Did the server refuse this connection's 0-RTT? Waits for the handshake's word (at
+    /// most a second): a stream that failed on a 0-RTT connection may have failed for it.
+    async fn refused_0rtt(&self) -> bool {
+        let Some(rx) = &self.early else {
+            return false;
+        };
+        let mut rx = rx.clone();
+        let said = tokio::time::timeout(Duration::from_secs(1), rx.wait_for(|v| v.is_some()))
+            .await
+            .ok()
+            .and_then(|r| r.ok().map(|v| *v));
+        said == Some(Some(false))
+    }
+}
+
 /// What the worker's tasks share (one thread: no lock, no atomic).
 struct Shared {
     cfg: WorkerConfig,
@@ -317,15 +354,20 @@ async fn connection_loop(
         let s = shared.borrow();
         (s.cfg.connect_timeout, s.cfg.timeout)
     };
+    let max = shared.borrow().cfg.max_requests_per_conn;
     let mut failures = 0u32;
+    // After a refused 0-RTT the next connection goes in 1-RTT, so a server that refuses
+    // every time still gets its requests.
+    let mut try_0rtt = setup.zero_rtt;
     loop {
         let Some(first) = shared.borrow_mut().take() else {
             return;
         };
         shared.borrow_mut().rec.connect_attempts += 1;
-        let connected = connect(&endpoint, &client, &setup, addr, connect_timeout).await;
-        let conn = match connected {
-            Ok(conn) => conn,
+        let connected = connect(&endpoint, &client, &setup, addr, connect_timeout, try_0rtt).await;
+        try_0rtt = setup.zero_rtt;
+        let (conn, accepted) = match connected {
+            Ok(pair) => pair,
             Err(kind) => {
                 shared.borrow_mut().fail(kind, first.request);
                 // A pause that grows with failures in a row (at most 1 s), so a server
@@ -354,10 +396,31 @@ async fn connection_loop(
             }
         };
         // The connection's driver: it reads the control stream (SETTINGS, GOAWAY).
-        let driver_shared = Rc::clone(&shared);
         let driver_task = tokio::task::spawn_local(async move {
             let _ = std::future::poll_fn(|cx| driver.poll_close(cx)).await;
-            let _ = driver_shared;
+        });
+        // `--0rtt`: the handshake's verdict on the early data, counted when it comes.
+        let early = accepted.map(|accepted| {
+            let (tx, rx) = tokio::sync::watch::channel(None);
+            let verdict_shared = Rc::clone(&shared);
+            tokio::task::spawn_local(async move {
+                let ok = accepted.await;
+                let mut s = verdict_shared.borrow_mut();
+                if ok {
+                    s.summary.zero_rtt_accepted += 1;
+                    s.summary.resumed_handshakes += 1;
+                } else {
+                    s.summary.zero_rtt_refused += 1;
+                }
+                let _ = tx.send(Some(ok));
+            });
+            rx
+        });
+        let ctx = Rc::new(ConnCtx {
+            conn: conn.clone(),
+            early,
+            taken: std::cell::Cell::new(1),
+            max,
         });
         let mut streams = Vec::with_capacity(setup.streams as usize);
         for stream in 0..setup.streams {
@@ -365,7 +428,7 @@ async fn connection_loop(
             streams.push(tokio::task::spawn_local(stream_loop(
                 Rc::clone(&shared),
                 send.clone(),
-                conn.clone(),
+                Rc::clone(&ctx),
                 Arc::clone(&requests),
                 opening,
                 timeout,
@@ -373,7 +436,9 @@ async fn connection_loop(
         }
         drop(send);
         for s in streams {
-            let _ = s.await;
+            if let Ok(StreamEnd::Refused0Rtt) = s.await {
+                try_0rtt = false;
+            }
         }
         driver_task.abort();
         let sending = {
@@ -398,17 +463,27 @@ async fn connect(
     setup: &H3Setup,
     addr: SocketAddr,
     connect_timeout: Duration,
-) -> Result<quinn::Connection, ErrorKind> {
+    try_0rtt: bool,
+) -> Result<(quinn::Connection, Option<quinn::ZeroRttAccepted>), ErrorKind> {
     let connecting = endpoint
         .connect_with(client.clone(), addr, &setup.server_name)
         .map_err(|e| match e {
             quinn::ConnectError::InvalidRemoteAddress(_) => ErrorKind::ConnectOther,
             _ => ErrorKind::QuicHandshake,
         })?;
+    // `--0rtt` with a session ticket from an earlier connection: usable at once, the
+    // first request goes with the ClientHello.
+    let connecting = match try_0rtt {
+        true => match connecting.into_0rtt() {
+            Ok((conn, accepted)) => return Ok((conn, Some(accepted))),
+            Err(connecting) => connecting,
+        },
+        false => connecting,
+    };
     match tokio::time::timeout(connect_timeout, connecting).await {
         Err(_) => Err(ErrorKind::QuicHandshake),
         Ok(Err(e)) => Err(handshake_kind(&e)),
-        Ok(Ok(conn)) => Ok(conn),
+        Ok(Ok(conn)) => Ok((conn, None)),
     }
 }
 
@@ -460,22 +535,31 @@ struct Answer {
     server: Option<String>,
 }
 
+/// Why a stream loop ended.
+enum StreamEnd {
+    /// Sending stopped, the connection's request limit was reached, or it broke.
+    Done,
+    /// The server refused the connection's 0-RTT: its requests were given back.
+    Refused0Rtt,
+}
+
 /// One stream's requests, one after another, until sending stops or the connection
 /// breaks. `opening`: the request that opened the connection, with its handshake time.
 async fn stream_loop(
     shared: Rc<RefCell<Shared>>,
     mut send: SendRequest,
-    conn: quinn::Connection,
+    ctx: Rc<ConnCtx>,
     requests: Arc<Vec<H3Request>>,
     mut opening: Option<(Taken, u64)>,
     timeout: Duration,
-) {
+) -> StreamEnd {
     loop {
         let (taken, handshake_us) = match opening.take() {
             Some((taken, us)) => (taken, Some(us)),
+            None if !ctx.may_take() => return StreamEnd::Done,
             None => match shared.borrow_mut().take() {
                 Some(taken) => (taken, None),
-                None => return,
+                None => return StreamEnd::Done,
             },
         };
         let keep_body = shared.borrow().cfg.requests[taken.request]
@@ -483,6 +567,12 @@ async fn stream_loop(
             .is_some();
         let request = &requests[taken.request];
         let outcome = tokio::time::timeout(timeout, exchange(&mut send, request, keep_body)).await;
+        if matches!(outcome, Ok(Err(Failure::Stream(_)))) && ctx.refused_0rtt().await {
+            // Sent in 0-RTT and refused: never processed; it goes again in 1-RTT.
+            shared.borrow_mut().give_back();
+            ctx.conn.close(0u32.into(), b"0-RTT refused");
+            return StreamEnd::Refused0Rtt;
+        }
         let mut s = shared.borrow_mut();
         match outcome {
             Err(_) => s.fail(ErrorKind::RequestTimeout, taken.request),
@@ -490,13 +580,13 @@ async fn stream_loop(
             Ok(Err(Failure::Goaway)) => {
                 s.summary.goaways += 1;
                 s.give_back();
-                return;
+                return StreamEnd::Done;
             }
             Ok(Err(Failure::Stream(e))) => {
-                let (kind, fatal) = stream_kind(&e, &conn, &mut s.summary);
+                let (kind, fatal) = stream_kind(&e, &ctx.conn, &mut s.summary);
                 s.fail(kind, taken.request);
                 if fatal {
-                    return;
+                    return StreamEnd::Done;
                 }
             }
         }
