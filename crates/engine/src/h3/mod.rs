@@ -6,6 +6,7 @@
 //! crates). The HTTP/1.1 and HTTP/2 workers are untouched: a worker is started as an
 //! HTTP/3 one or not at all.
 
+mod exchange;
 pub(crate) mod worker;
 
 use crate::plan::PlannedRequest;

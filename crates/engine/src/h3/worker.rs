@@ -14,13 +14,16 @@
 //! code, CONNECTION_CLOSE with its code, the idle timeout. A GOAWAY ends the connection's
 //! streams without an error: the requests it left unsent go again on a new connection.
 
+use super::exchange::{
+    connect, connection_kind, exchange, note_close, stream_kind, Answer, Failure, SendRequest,
+};
 use super::{H3Request, H3Setup, IDLE_TIMEOUT, UDP_BUFFER_BYTES};
 use crate::recorder::{Completion, Recorder};
 use crate::rng::Rng;
 use crate::worker::base::{check_failed, expected, micros};
 use crate::worker::event_loop::DRAIN_GRACE;
 use crate::worker::WorkerConfig;
-use bytes::{Buf, Bytes};
+use bytes::Bytes;
 use quinn::crypto::rustls::QuicClientConfig;
 use std::cell::RefCell;
 use std::io;
@@ -33,8 +36,6 @@ use webtune_model::{ErrorKind, H3Summary};
 
 /// How often the worker looks at the clock for its intervals, the end and a stop.
 const TICK: Duration = Duration::from_millis(10);
-
-type SendRequest = h3::client::SendRequest<h3_quinn::OpenStreams, Bytes>;
 
 /// One QUIC connection as its streams see it.
 struct ConnCtx {
@@ -456,85 +457,6 @@ async fn connection_loop(
     }
 }
 
-/// A QUIC connection to `addr`, or the kind of its failure.
-async fn connect(
-    endpoint: &quinn::Endpoint,
-    client: &quinn::ClientConfig,
-    setup: &H3Setup,
-    addr: SocketAddr,
-    connect_timeout: Duration,
-    try_0rtt: bool,
-) -> Result<(quinn::Connection, Option<quinn::ZeroRttAccepted>), ErrorKind> {
-    let connecting = endpoint
-        .connect_with(client.clone(), addr, &setup.server_name)
-        .map_err(|e| match e {
-            quinn::ConnectError::InvalidRemoteAddress(_) => ErrorKind::ConnectOther,
-            _ => ErrorKind::QuicHandshake,
-        })?;
-    // `--0rtt` with a session ticket from an earlier connection: usable at once, the
-    // first request goes with the ClientHello.
-    let connecting = match try_0rtt {
-        true => match connecting.into_0rtt() {
-            Ok((conn, accepted)) => return Ok((conn, Some(accepted))),
-            Err(connecting) => connecting,
-        },
-        false => connecting,
-    };
-    match tokio::time::timeout(connect_timeout, connecting).await {
-        Err(_) => Err(ErrorKind::QuicHandshake),
-        Ok(Err(e)) => Err(handshake_kind(&e)),
-        Ok(Ok(conn)) => Ok((conn, None)),
-    }
-}
-
-/// Why a handshake failed: our own certificate check (as over TCP), no common version,
-/// or any other reason.
-fn handshake_kind(e: &quinn::ConnectionError) -> ErrorKind {
-    match e {
-        quinn::ConnectionError::VersionMismatch => ErrorKind::QuicVersionNegotiation,
-        quinn::ConnectionError::TransportError(t) if t.reason.contains("certificate") => {
-            ErrorKind::TlsCertificate
-        }
-        _ => ErrorKind::QuicHandshake,
-    }
-}
-
-/// The kind a connection's end gives the requests it leaves open, if it has ended.
-fn connection_kind(conn: &quinn::Connection) -> Option<ErrorKind> {
-    Some(match conn.close_reason()? {
-        quinn::ConnectionError::TimedOut => ErrorKind::QuicIdleTimeout,
-        quinn::ConnectionError::VersionMismatch => ErrorKind::QuicVersionNegotiation,
-        quinn::ConnectionError::Reset => ErrorKind::Reset,
-        quinn::ConnectionError::LocallyClosed => ErrorKind::ClosedEarly,
-        _ => ErrorKind::QuicConnectionClose,
-    })
-}
-
-/// A CONNECTION_CLOSE from the server, counted by its code.
-fn note_close(s: &mut H3Summary, reason: &quinn::ConnectionError) {
-    let code = match reason {
-        quinn::ConnectionError::ConnectionClosed(c) => {
-            format!("transport:{}", u64::from(c.error_code))
-        }
-        quinn::ConnectionError::ApplicationClosed(c) => {
-            format!("application:{}", c.error_code.into_inner())
-        }
-        quinn::ConnectionError::TransportError(t) => format!("transport:{}", u64::from(t.code)),
-        _ => return,
-    };
-    *s.connection_closes.entry(code).or_insert(0) += 1;
-}
-
-/// What one exchange ended with.
-struct Answer {
-    status: u16,
-    first_byte: Instant,
-    head_bytes: u64,
-    body_bytes: u64,
-    body: Option<Vec<u8>>,
-    server: Option<String>,
-}
-
 /// Why a stream loop ended.
 enum StreamEnd {
     /// Sending stopped, the connection's request limit was reached, or it broke.
@@ -617,89 +539,4 @@ fn complete(s: &mut Shared, taken: Taken, handshake_us: Option<u64>, a: Answer) 
     }
     let (slot, in_window) = (s.slot_of(now), s.in_window(now));
     s.rec.complete(&c, slot, in_window);
-}
-
-enum Failure {
-    /// The server sent GOAWAY before this request's stream opened: it was never sent.
-    Goaway,
-    Stream(h3::error::StreamError),
-}
-
-async fn exchange(
-    send: &mut SendRequest,
-    request: &H3Request,
-    keep_body: bool,
-) -> Result<Answer, Failure> {
-    let mut stream = match send.send_request(request.head()).await {
-        Ok(stream) => stream,
-        Err(h3::error::StreamError::RemoteClosing { .. }) => return Err(Failure::Goaway),
-        Err(e) => return Err(Failure::Stream(e)),
-    };
-    if !request.body.is_empty() {
-        stream
-            .send_data(request.body.clone())
-            .await
-            .map_err(Failure::Stream)?;
-    }
-    stream.finish().await.map_err(Failure::Stream)?;
-    let response = stream.recv_response().await.map_err(Failure::Stream)?;
-    let first_byte = Instant::now();
-    let head_bytes = response
-        .headers()
-        .iter()
-        .map(|(n, v)| (n.as_str().len() + v.len() + 4) as u64)
-        .sum::<u64>()
-        + 12;
-    let server = response
-        .headers()
-        .get(http::header::SERVER)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
-    let mut body_bytes = 0u64;
-    let mut body = keep_body.then(Vec::new);
-    while let Some(mut chunk) = stream.recv_data().await.map_err(Failure::Stream)? {
-        let n = chunk.remaining();
-        body_bytes += n as u64;
-        match body.as_mut() {
-            Some(b) => {
-                while chunk.has_remaining() {
-                    let part = chunk.chunk();
-                    b.extend_from_slice(part);
-                    let len = part.len();
-                    chunk.advance(len);
-                }
-            }
-            None => chunk.advance(n),
-        }
-    }
-    Ok(Answer {
-        status: response.status().as_u16(),
-        first_byte,
-        head_bytes,
-        body_bytes,
-        body,
-        server,
-    })
-}
-
-/// A failed stream's kind, and whether its connection is gone (the stream loop then ends).
-fn stream_kind(
-    e: &h3::error::StreamError,
-    conn: &quinn::Connection,
-    summary: &mut H3Summary,
-) -> (ErrorKind, bool) {
-    use h3::error::StreamError as E;
-    match e {
-        E::RemoteTerminate { code, .. } => {
-            *summary.stream_resets.entry(code.value()).or_insert(0) += 1;
-            (ErrorKind::H3StreamReset, false)
-        }
-        E::HeaderTooBig { .. } => (ErrorKind::HeaderTooLarge, false),
-        E::StreamError { .. } => (ErrorKind::Malformed, false),
-        E::RemoteClosing { .. } => (ErrorKind::QuicConnectionClose, true),
-        _ => match connection_kind(conn) {
-            Some(kind) => (kind, true),
-            None => (ErrorKind::Reset, false),
-        },
-    }
 }
