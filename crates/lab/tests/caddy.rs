@@ -213,3 +213,26 @@ fn http3_zero_rtt_is_counted_apart_and_every_request_is_served_once() {
     assert_eq!(access_lines(&stack).len() - before, 10);
     stack.stop().unwrap();
 }
+
+/// Open loop over HTTP/3 (`--rate`): every request of `-n` is sent on the schedule and
+/// served once, with the schedule's report (lateness, service time from the send).
+#[test]
+fn http3_open_loop_sends_the_schedule_and_reports_it() {
+    let stack = start(&["access_log=on"]);
+    let before = access_lines(&stack).len();
+    let spec = RunSpec {
+        load: webtune_model::LoadMode::Open {
+            rate: 200.0,
+            arrival: webtune_model::Arrival::Uniform,
+        },
+        ..h3_spec(&stack, 100)
+    };
+    let r = load_h3(spec);
+    assert_eq!(r.ok, 100, "{:?}", r.errors);
+    assert_eq!(r.protocol.as_deref(), Some("h3"));
+    let schedule = r.schedule.clone().expect("an open-loop schedule report");
+    assert_eq!(schedule.not_sent, 0, "{schedule:?}");
+    assert_eq!(r.latency.service.count, 100);
+    assert_eq!(access_lines(&stack).len() - before, 100);
+    stack.stop().unwrap();
+}

@@ -458,9 +458,6 @@ impl RunSpec {
         if !self.stages.is_empty() {
             return refuse("--http3 with --stages is not supported yet");
         }
-        if self.load != LoadMode::Closed {
-            return refuse("--http3 with --rate is not supported yet (closed loop only)");
-        }
         if self.smtp.is_some() || self.probe.is_some() {
             return refuse("--http3 loads HTTP only, without --probe");
         }
@@ -587,14 +584,22 @@ mod tests {
             ..h3.clone()
         });
         assert!(both.contains("two protocols"), "{both}");
-        let rate = refused(RunSpec {
+        let open = RunSpec {
             load: LoadMode::Open {
                 rate: 100.0,
                 arrival: Arrival::Uniform,
             },
             ..h3.clone()
+        };
+        assert_eq!(open.validate(), Ok(()));
+        let stages = refused(RunSpec {
+            stages: vec![Stage {
+                seconds: 1.0,
+                target: 10.0,
+            }],
+            ..open
         });
-        assert!(rate.contains("--rate"), "{rate}");
+        assert!(stages.contains("--stages"), "{stages}");
         let early = refused(RunSpec {
             zero_rtt: true,
             tls: TlsOptions {

@@ -19,7 +19,7 @@ use super::exchange::{
 };
 use super::{H3Request, H3Setup, IDLE_TIMEOUT, UDP_BUFFER_BYTES};
 use crate::recorder::{Completion, Recorder};
-use crate::rng::Rng;
+use crate::worker::base::Base;
 use crate::worker::base::{check_failed, expected, micros};
 use crate::worker::event_loop::DRAIN_GRACE;
 use crate::worker::WorkerConfig;
@@ -76,89 +76,144 @@ impl ConnCtx {
 
 /// What the worker's tasks share (one thread: no lock, no atomic).
 struct Shared {
-    cfg: WorkerConfig,
-    rec: Recorder,
+    /// The rules every worker follows (`worker::base`): window, budget, the open loop's
+    /// schedule and lateness, the recorder. Its poller is never waited on here.
+    base: Base,
     summary: H3Summary,
-    rng: Rng,
-    remaining: Option<u64>,
-    sending: bool,
-    /// Requests in flight.
-    active: usize,
-    /// Connections open now.
-    open: u64,
     /// Each connection's QUIC connection while it is up (its stats are read at its end).
     live: Vec<Option<quinn::Connection>>,
+    /// Open loop: streams waiting for a due request, and whether one of them holds the
+    /// timer (sleeps until the next due time; the others wait to be woken).
+    idle: usize,
+    timer_held: bool,
 }
 
 /// A request taken from the budget: which one, and when it began.
 #[derive(Clone, Copy)]
 struct Taken {
     request: usize,
+    /// Its start: the due time in open loop (latency counts from there).
     started: Instant,
+    /// Open loop: when it was actually sent.
+    sent: Option<Instant>,
 }
 
 impl Shared {
-    fn in_window(&self, at: Instant) -> bool {
-        let t = at.saturating_duration_since(self.cfg.start).as_secs_f64();
-        t >= self.cfg.window.0 && t < self.cfg.window.1
-    }
-
-    fn slot_of(&self, at: Instant) -> usize {
-        (at.saturating_duration_since(self.cfg.start).as_millis() as u64 / crate::recorder::SLOT_MS)
-            as usize
-    }
-
-    /// One request from the budget, if sending and any is left; counted in flight.
+    /// Closed loop: one request from the budget, if sending and any is left; counted in
+    /// flight.
     fn take(&mut self) -> Option<Taken> {
-        if !self.sending {
+        if !self.base.may_start() {
             return None;
         }
-        match &mut self.remaining {
-            Some(0) => return None,
-            Some(n) => *n -= 1,
-            None => {}
-        }
-        let request = match &self.cfg.picker {
-            Some(p) => p.pick(&mut self.rng),
-            None => 0,
-        };
-        self.active += 1;
+        let request = self.base.pick_request();
+        self.base.active += 1;
         Some(Taken {
             request,
             started: Instant::now(),
+            sent: None,
         })
+    }
+
+    /// Open loop: the request due by now, if any, sent now (its lateness recorded).
+    fn take_due(&mut self) -> Option<Taken> {
+        let now = Instant::now();
+        let due = self.base.take_due(now)?;
+        self.base.record_send(due, now);
+        self.base.all_busy.forget_before(due);
+        let request = self.base.pick_request();
+        self.base.active += 1;
+        Some(Taken {
+            request,
+            started: due,
+            sent: Some(now),
+        })
+    }
+
+    /// Open loop: a stream starts or stops waiting; with none waiting, every stream is busy
+    /// (the server's time in a late send, `lateness`).
+    fn set_idle(&mut self, delta: isize) {
+        self.idle = self.idle.saturating_add_signed(delta);
+        self.base.all_busy.set(self.idle == 0, Instant::now());
     }
 
     /// A taken request was never sent (a GOAWAY came first): back into the budget.
     fn give_back(&mut self) {
-        self.active -= 1;
-        if let Some(n) = &mut self.remaining {
+        self.base.active -= 1;
+        if let Some(n) = &mut self.base.remaining {
             *n += 1;
         }
     }
 
     fn fail(&mut self, kind: ErrorKind, request: usize) {
-        self.active -= 1;
-        let now = Instant::now();
-        let (slot, in_window) = (self.slot_of(now), self.in_window(now));
-        self.rec.error(kind, request, 0, slot, in_window);
+        self.base.active -= 1;
+        self.base.record_error(kind, request, 0, Instant::now());
     }
 
     fn opened(&mut self, index: usize, conn: &quinn::Connection) {
-        self.open += 1;
-        self.cfg.open_gauge.opened();
-        self.rec.connection_opened();
+        self.base.open += 1;
+        self.base.cfg.open_gauge.opened();
+        self.base.rec.connection_opened();
         self.live[index] = Some(conn.clone());
     }
 
     /// Connection `index` is over: its QUIC stats join the worker's.
     fn closed(&mut self, index: usize) {
         if let Some(conn) = self.live[index].take() {
-            self.open -= 1;
-            self.cfg.open_gauge.closed();
+            self.base.open -= 1;
+            self.base.cfg.open_gauge.closed();
             add_stats(&mut self.summary, &conn.stats());
         }
     }
+}
+
+/// How requests are paced: closed loop takes the next one from the budget at once; open
+/// loop waits for the schedule.
+#[derive(Clone)]
+struct Pace {
+    open_loop: bool,
+    /// Open loop: wakes waiting streams (the timer holder hands over, the end says stop).
+    notify: Rc<tokio::sync::Notify>,
+}
+
+/// The next request this stream (or connection) sends, or None when sending is over.
+/// Open loop: the one due now; else one waiting stream sleeps until the next due time and
+/// the others wait to be woken, so a due time wakes one task, not every idle stream.
+async fn next_request(shared: &RefCell<Shared>, pace: &Pace) -> Option<Taken> {
+    if !pace.open_loop {
+        return shared.borrow_mut().take();
+    }
+    shared.borrow_mut().set_idle(1);
+    let taken = loop {
+        let wait = {
+            let mut s = shared.borrow_mut();
+            if let Some(taken) = s.take_due() {
+                break Some(taken);
+            }
+            match (s.base.sending, s.base.next_due) {
+                (true, Some((due, _))) if !s.timer_held => {
+                    s.timer_held = true;
+                    Some(due)
+                }
+                (true, Some(_)) => None,
+                _ => break None,
+            }
+        };
+        match wait {
+            Some(due) => {
+                tokio::time::sleep_until(due.into()).await;
+                shared.borrow_mut().timer_held = false;
+                // Hand the timer to another waiting stream, then take what fell due.
+                pace.notify.notify_one();
+            }
+            None => pace.notify.notified().await,
+        }
+    };
+    shared.borrow_mut().set_idle(-1);
+    if taken.is_none() {
+        // The schedule is over (budget spent, the end): every waiting stream hears it.
+        pace.notify.notify_waiters();
+    }
+    taken
 }
 
 /// A connection's QUIC and UDP counts, added to the summary.
@@ -240,27 +295,27 @@ async fn drive(cfg: WorkerConfig) -> io::Result<Recorder> {
         Arc::new(quinn::TokioRuntime),
     )?;
     let client = client_config(&setup)?;
-    let names = if cfg.named { cfg.requests.len() } else { 0 };
+    let live = vec![None; cfg.conn_addrs.len()];
+    let mut base = Base::new(cfg)?;
+    let open_loop = base.start_schedule()?;
     let shared = Rc::new(RefCell::new(Shared {
-        rec: Recorder::with_names(names),
+        base,
         summary,
-        rng: Rng::seeded(cfg.seed),
-        remaining: cfg.budget,
-        sending: true,
-        active: 0,
-        open: 0,
-        live: vec![None; cfg.conn_addrs.len()],
-        cfg,
+        live,
+        idle: 0,
+        timer_held: false,
     }));
+    let notify = Rc::new(tokio::sync::Notify::new());
     let (start, interval, end_at, addrs) = {
         let s = shared.borrow();
         (
-            s.cfg.start,
-            s.cfg.interval,
-            s.cfg
+            s.base.cfg.start,
+            s.base.cfg.interval,
+            s.base
+                .cfg
                 .end_s
-                .map(|e| s.cfg.start + Duration::from_secs_f64(e)),
-            s.cfg.conn_addrs.clone(),
+                .map(|e| s.base.cfg.start + Duration::from_secs_f64(e)),
+            s.base.cfg.conn_addrs.clone(),
         )
     };
     let tasks: Vec<_> = addrs
@@ -269,9 +324,12 @@ async fn drive(cfg: WorkerConfig) -> io::Result<Recorder> {
         .map(|(i, addr)| {
             tokio::task::spawn_local(connection_loop(
                 Rc::clone(&shared),
+                Pace {
+                    open_loop,
+                    notify: Rc::clone(&notify),
+                },
                 endpoint.clone(),
                 client.clone(),
-                Arc::clone(&setup.requests),
                 setup.clone(),
                 i,
                 addr,
@@ -287,23 +345,25 @@ async fn drive(cfg: WorkerConfig) -> io::Result<Recorder> {
         let now = Instant::now();
         let mut s = shared.borrow_mut();
         if drain_until.is_none()
-            && (end_at.is_some_and(|t| now >= t) || s.cfg.stop.load(Ordering::Relaxed))
+            && (end_at.is_some_and(|t| now >= t) || s.base.cfg.stop.load(Ordering::Relaxed))
         {
-            s.sending = false;
+            s.base.stop_sending(now);
             drain_until = Some(now + DRAIN_GRACE);
+            // Streams waiting for a due request hear that none will come.
+            notify.notify_waiters();
         }
-        let slot = s.slot_of(now);
-        if s.active > 0 {
+        let slot = s.base.slot_of(now);
+        if s.base.active > 0 {
             let from = busy_from.unwrap_or(slot);
-            s.rec.mark_busy(from, slot);
+            s.base.rec.mark_busy(from, slot);
             busy_from = Some(slot);
         } else {
             busy_from = None;
         }
         if now >= next_interval {
-            let open = s.open;
-            let report = s.rec.take_interval(interval_index, open);
-            let _ = s.cfg.reports.send(report);
+            let open = s.base.open;
+            let report = s.base.rec.take_interval(interval_index, open);
+            let _ = s.base.cfg.reports.send(report);
             interval_index += 1;
             next_interval += interval;
         }
@@ -314,8 +374,8 @@ async fn drive(cfg: WorkerConfig) -> io::Result<Recorder> {
         }
         if drain_until.is_some_and(|t| now >= t) {
             // What is still in flight is abandoned, not failed.
-            s.rec.abandoned += s.active as u64;
-            s.active = 0;
+            s.base.rec.abandoned += s.base.active as u64;
+            s.base.active = 0;
             break;
         }
     }
@@ -329,11 +389,11 @@ async fn drive(cfg: WorkerConfig) -> io::Result<Recorder> {
         }
         s.closed(i);
     }
-    let open = s.open;
-    let report = s.rec.take_interval(interval_index, open);
-    let _ = s.cfg.reports.send(report);
+    let open = s.base.open;
+    let report = s.base.rec.take_interval(interval_index, open);
+    let _ = s.base.cfg.reports.send(report);
     let summary = std::mem::take(&mut s.summary);
-    let mut rec = std::mem::take(&mut s.rec);
+    let mut rec = std::mem::take(&mut s.base.rec);
     rec.h3 = Some(summary);
     drop(s);
     endpoint.close(0u32.into(), b"done");
@@ -344,27 +404,27 @@ async fn drive(cfg: WorkerConfig) -> io::Result<Recorder> {
 /// its streams until sending stops or the connection breaks, then connect again.
 async fn connection_loop(
     shared: Rc<RefCell<Shared>>,
+    pace: Pace,
     endpoint: quinn::Endpoint,
     client: quinn::ClientConfig,
-    requests: Arc<Vec<H3Request>>,
     setup: H3Setup,
     index: usize,
     addr: SocketAddr,
 ) {
     let (connect_timeout, timeout) = {
         let s = shared.borrow();
-        (s.cfg.connect_timeout, s.cfg.timeout)
+        (s.base.cfg.connect_timeout, s.base.cfg.timeout)
     };
-    let max = shared.borrow().cfg.max_requests_per_conn;
+    let max = shared.borrow().base.cfg.max_requests_per_conn;
     let mut failures = 0u32;
     // After a refused 0-RTT the next connection goes in 1-RTT, so a server that refuses
     // every time still gets its requests.
     let mut try_0rtt = setup.zero_rtt;
     loop {
-        let Some(first) = shared.borrow_mut().take() else {
+        let Some(first) = next_request(&shared, &pace).await else {
             return;
         };
-        shared.borrow_mut().rec.connect_attempts += 1;
+        shared.borrow_mut().base.rec.connect_attempts += 1;
         let connected = connect(&endpoint, &client, &setup, addr, connect_timeout, try_0rtt).await;
         try_0rtt = setup.zero_rtt;
         let (conn, accepted) = match connected {
@@ -428,9 +488,10 @@ async fn connection_loop(
             let opening = (stream == 0).then_some((first, handshake_us));
             streams.push(tokio::task::spawn_local(stream_loop(
                 Rc::clone(&shared),
+                pace.clone(),
                 send.clone(),
                 Rc::clone(&ctx),
-                Arc::clone(&requests),
+                Arc::clone(&setup.requests),
                 opening,
                 timeout,
             )));
@@ -448,7 +509,7 @@ async fn connection_loop(
                 note_close(&mut s.summary, &reason);
             }
             s.closed(index);
-            s.sending
+            s.base.sending
         };
         conn.close(0u32.into(), b"done");
         if !sending {
@@ -469,6 +530,7 @@ enum StreamEnd {
 /// breaks. `opening`: the request that opened the connection, with its handshake time.
 async fn stream_loop(
     shared: Rc<RefCell<Shared>>,
+    pace: Pace,
     mut send: SendRequest,
     ctx: Rc<ConnCtx>,
     requests: Arc<Vec<H3Request>>,
@@ -479,12 +541,12 @@ async fn stream_loop(
         let (taken, handshake_us) = match opening.take() {
             Some((taken, us)) => (taken, Some(us)),
             None if !ctx.may_take() => return StreamEnd::Done,
-            None => match shared.borrow_mut().take() {
+            None => match next_request(&shared, &pace).await {
                 Some(taken) => (taken, None),
                 None => return StreamEnd::Done,
             },
         };
-        let keep_body = shared.borrow().cfg.requests[taken.request]
+        let keep_body = shared.borrow().base.cfg.requests[taken.request]
             .body_contains
             .is_some();
         let request = &requests[taken.request];
@@ -517,8 +579,8 @@ async fn stream_loop(
 
 fn complete(s: &mut Shared, taken: Taken, handshake_us: Option<u64>, a: Answer) {
     let now = Instant::now();
-    s.active -= 1;
-    let planned = &s.cfg.requests[taken.request];
+    s.base.active -= 1;
+    let planned = &s.base.cfg.requests[taken.request];
     let c = Completion {
         request: taken.request,
         status: a.status,
@@ -528,15 +590,15 @@ fn complete(s: &mut Shared, taken: Taken, handshake_us: Option<u64>, a: Answer) 
         tls_handshake_us: None,
         first_byte_us: micros(taken.started, a.first_byte),
         total_us: micros(taken.started, now),
-        service_us: None,
+        service_us: taken.sent.map(|sent| micros(sent, now)),
         bytes: a.head_bytes + a.body_bytes,
         body_bytes: a.body_bytes,
-        length_varies: s.cfg.first_lengths[taken.request].varies(a.body_bytes),
+        length_varies: s.base.cfg.first_lengths[taken.request].varies(a.body_bytes),
         kept_alive: true,
     };
-    if s.rec.server_software.is_none() {
-        s.rec.server_software = a.server;
+    if s.base.rec.server_software.is_none() {
+        s.base.rec.server_software = a.server;
     }
-    let (slot, in_window) = (s.slot_of(now), s.in_window(now));
-    s.rec.complete(&c, slot, in_window);
+    let (slot, in_window) = (s.base.slot_of(now), s.base.in_window(now));
+    s.base.rec.complete(&c, slot, in_window);
 }
