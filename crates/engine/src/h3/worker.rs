@@ -1,18 +1,13 @@
 //! One HTTP/3 worker thread: a single-threaded tokio runtime (quinn's), one UDP socket
 //! (a quinn endpoint) shared by this worker's connections, and per connection `--streams`
 //! request loops. Closed loop: each stream sends its next request when its answer ends;
-//! the request that opens a connection counts the QUIC handshake in its latency (and in
-//! `connect`), as a TCP connect and TLS handshake count for HTTP/1.1.
+//! open loop: a free stream takes the request due (`next_request`). The request that opens
+//! a connection counts the QUIC handshake in its latency and in `connect`.
 //!
-//! The worker keeps the same recorder, window, budget and end as the other workers
-//! (`worker::base` rules, written again here for tasks instead of an event loop): the
-//! summary counts what finishes inside the window, `-n` is a budget taken one request at a
-//! time, the end (or Ctrl-C) stops sending and gives what is in flight `DRAIN_GRACE`.
-//!
-//! Failures are classified from quinn's and h3's errors (`classify`): the handshake
-//! (certificate refused, version negotiation, anything else), a stream reset with its
-//! code, CONNECTION_CLOSE with its code, the idle timeout. A GOAWAY ends the connection's
-//! streams without an error: the requests it left unsent go again on a new connection.
+//! It holds the other workers' `worker::base::Base` (its poller unused): the recorder,
+//! window, `-n` budget, the open loop's schedule and lateness, and the end (or Ctrl-C) with
+//! `DRAIN_GRACE` for what is in flight. Failures are classified in `exchange`; a GOAWAY
+//! ends the connection's streams without an error, its unsent requests go on a new one.
 
 use super::exchange::{
     connect, connection_kind, exchange, note_close, stream_kind, Answer, Failure, SendRequest,
