@@ -73,7 +73,7 @@ measure() {
   echo "$name ${reqs:-0} ${secs:-1} $user $sys $rss" >> "$rows"
 }
 
-echo "caddy $(caddy version | cut -d' ' -f1) on $URL (h1 h2 h3); $ROUNDS rounds x ${SECS}s, ${C} connections x ${S} streams, 1 generator thread; oha: ${OHA:-none}; $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "caddy $(HOME="$work/home" caddy version | cut -d' ' -f1) on $URL (h1 h2 h3); $ROUNDS rounds x ${SECS}s, ${C} connections x ${S} streams, 1 generator thread; oha: ${OHA:-none}; $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq "$ROUNDS"); do
   measure webtune-h3 "$WEBTUNE" bench "$URL" -t 1 -c "$C" --http3 --streams "$S" -d "${SECS}s" --insecure -q --json "$work/w.json"
   [ -n "$OHA" ] && measure oha-h3 "$OHA" --no-tui --output-format json --insecure --http-version 3 -c $((C * S)) -z "${SECS}s" "$URL"
