@@ -19,6 +19,7 @@ pub mod clock;
 mod coordinator;
 mod error;
 mod h2;
+mod h3;
 pub mod http1;
 mod lateness;
 mod pacing;

@@ -56,6 +56,9 @@ const ALPN_HTTP1: &[&[u8]] = &[b"http/1.1"];
 /// ALPN for `--http2` over TLS: h2 only (a server that does not agree fails the handshake's
 /// check, `h2_not_negotiated`, rather than silently measuring HTTP/1.1).
 const ALPN_H2: &[&[u8]] = &[b"h2"];
+/// ALPN for `--http3`: h3 only (QUIC requires ALPN; a server without it refuses the
+/// handshake, `quic_handshake`).
+const ALPN_H3: &[&[u8]] = &[b"h3"];
 
 /// The parts of an http:// URL the engine needs.
 #[derive(Debug, Clone, PartialEq)]
@@ -399,7 +402,11 @@ pub fn build(spec: &RunSpec, workload: &Workload) -> Result<Plan, EngineError> {
         true => Some(TlsTarget::new(
             &spec.tls,
             &target.host,
-            if spec.http2 { ALPN_H2 } else { ALPN_HTTP1 },
+            match (spec.http2, spec.http3) {
+                (_, true) => ALPN_H3,
+                (true, false) => ALPN_H2,
+                (false, false) => ALPN_HTTP1,
+            },
         )?),
         false => None,
     };

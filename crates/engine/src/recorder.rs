@@ -127,6 +127,8 @@ pub struct Recorder {
     pub tls: Option<TlsSummary>,
     /// HTTP/2 runs: GOAWAYs, resets, client-side queueing.
     pub h2: Option<webtune_model::H2Summary>,
+    /// HTTP/3 runs: UDP, QUIC's packets and losses, resets and closes by code.
+    pub h3: Option<webtune_model::H3Summary>,
     /// SMTP runs: per-phase latencies, replies by code, messages accepted and refused.
     pub smtp: Option<webtune_model::SmtpSummary>,
     /// Open loop: how late each request was sent after its intended start.
@@ -328,6 +330,11 @@ impl Recorder {
         self.total.merge(&other.total);
         self.service.merge(&other.service);
         self.tls_handshake.merge(&other.tls_handshake);
+        match (&mut self.h3, &other.h3) {
+            (Some(mine), Some(theirs)) => mine.merge(theirs),
+            (None, Some(theirs)) => self.h3 = Some(theirs.clone()),
+            _ => {}
+        }
         match (&mut self.h2, &other.h2) {
             (Some(mine), Some(theirs)) => mine.merge(theirs),
             (None, Some(theirs)) => self.h2 = Some(theirs.clone()),

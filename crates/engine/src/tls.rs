@@ -130,6 +130,19 @@ impl TlsTarget {
         Ok(config)
     }
 
+    /// `--http3`: the rustls config QUIC runs its TLS 1.3 handshake with (quinn takes the
+    /// config itself); `early_data` lets a resumed session send 0-RTT (`--0rtt`).
+    pub(crate) fn quic_config(&self, early_data: bool) -> Result<ClientConfig, EngineError> {
+        let mut config = self.config()?;
+        config.enable_early_data = early_data;
+        Ok(config)
+    }
+
+    /// The server name the certificate must carry (SNI).
+    pub(crate) fn server_name(&self) -> String {
+        self.server_name.to_str().into_owned()
+    }
+
     /// A connector with its own session cache (one per worker thread).
     pub fn connector(&self) -> Result<Connector, EngineError> {
         Ok(Connector {

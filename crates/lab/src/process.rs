@@ -69,6 +69,7 @@ impl ServerProcess {
             .arg(GATE_SCRIPT)
             .arg(&plan.program)
             .args(&plan.run_args)
+            .envs(plan.component.server().environment(dir))
             .current_dir(dir)
             .stdin(Stdio::null())
             .stdout(Stdio::from(out))
@@ -274,8 +275,10 @@ pub fn check_config(plan: &ServerPlan) -> Result<(), LabError> {
     if plan.check_args.is_empty() {
         return Ok(());
     }
+    let dir = plan.config_file.parent().unwrap_or(Path::new("/"));
     let output = Command::new(&plan.program)
         .args(&plan.check_args)
+        .envs(plan.component.server().environment(dir))
         .stdin(Stdio::null())
         .output()
         .map_err(|e| LabError::io(format!("running {}", plan.program.display()), e))?;

@@ -28,11 +28,13 @@ pub enum StackKind {
     External,
     /// A private Postfix receiving SMTP into generated Maildirs (seed 004's postal).
     Postfix,
+    /// Caddy over TLS with its certificate: HTTP/1.1, HTTP/2 and HTTP/3 (QUIC, UDP).
+    Caddy,
 }
 
 impl StackKind {
     /// Every stack, in the order `lab stacks` lists them.
-    pub const ALL: [StackKind; 13] = [
+    pub const ALL: [StackKind; 14] = [
         StackKind::Nginx,
         StackKind::Apache(Mpm::Prefork),
         StackKind::Apache(Mpm::Worker),
@@ -44,6 +46,7 @@ impl StackKind {
         StackKind::Tls(TlsStack::ALL[0]),
         StackKind::Tls(TlsStack::ALL[1]),
         StackKind::Tls(TlsStack::ALL[2]),
+        StackKind::Caddy,
         StackKind::Postfix,
         StackKind::External,
     ];
@@ -66,6 +69,7 @@ impl StackKind {
             StackKind::Tls(t) => t.name(),
             StackKind::External => "external",
             StackKind::Postfix => "postfix",
+            StackKind::Caddy => "caddy",
         }
     }
 
@@ -107,6 +111,10 @@ impl StackKind {
             StackKind::External => {
                 "a server you run: load only; `--process NAME` samples its processes"
             }
+            StackKind::Caddy => {
+                "Caddy serving static files over TLS: HTTP/1.1, HTTP/2 and HTTP/3 on UDP \
+                 (protocols=h1+h2+h3); self-signed cert"
+            }
             StackKind::Postfix => {
                 "a private Postfix: SMTP on loopback, virtual delivery into generated Maildirs"
             }
@@ -136,6 +144,7 @@ impl StackKind {
             StackKind::Tls(t) => t.plain().components(),
             StackKind::External => Vec::new(),
             StackKind::Postfix => vec![("", Component::Postfix)],
+            StackKind::Caddy => vec![("", Component::Caddy)],
         }
     }
 
@@ -213,7 +222,7 @@ impl StackKind {
 
     /// Does the front server speak TLS (https://)?
     pub fn is_tls(self) -> bool {
-        matches!(self, StackKind::Tls(_))
+        matches!(self, StackKind::Tls(_) | StackKind::Caddy)
     }
 
     /// Does this stack serve the CPU-bound PHP page?
@@ -222,7 +231,7 @@ impl StackKind {
             StackKind::Tls(t) => t.plain().has_php(),
             _ => !matches!(
                 self,
-                StackKind::Nginx | StackKind::External | StackKind::Postfix
+                StackKind::Nginx | StackKind::External | StackKind::Postfix | StackKind::Caddy
             ),
         }
     }

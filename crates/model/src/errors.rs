@@ -48,6 +48,18 @@ pub enum ErrorKind {
     /// ALPN (picked `http/1.1` or nothing, or refused the offer with an alert); over h2c
     /// (`http://`) it answered the connection preface in HTTP/1.1.
     H2NotNegotiated,
+    /// QUIC: the handshake failed or did not finish within `--connect-timeout` (nothing
+    /// answers on the UDP port, the server refused the connection, no common ALPN).
+    QuicHandshake,
+    /// QUIC: the server speaks no QUIC version the client offers.
+    QuicVersionNegotiation,
+    /// HTTP/3: the server reset the request stream (`http3.stream_resets` has the codes).
+    H3StreamReset,
+    /// QUIC: the connection was closed with an error code (CONNECTION_CLOSE, transport or
+    /// application; `http3.connection_closes` has the codes) while the request was open.
+    QuicConnectionClose,
+    /// QUIC: the connection went silent past the idle timeout while the request was open.
+    QuicIdleTimeout,
 }
 
 impl ErrorKind {
@@ -69,6 +81,11 @@ impl ErrorKind {
         ErrorKind::H2StreamReset,
         ErrorKind::H2Goaway,
         ErrorKind::H2NotNegotiated,
+        ErrorKind::QuicHandshake,
+        ErrorKind::QuicVersionNegotiation,
+        ErrorKind::H3StreamReset,
+        ErrorKind::QuicConnectionClose,
+        ErrorKind::QuicIdleTimeout,
     ];
 
     /// Stable snake_case name (the JSON key).
@@ -91,6 +108,11 @@ impl ErrorKind {
             ErrorKind::H2StreamReset => "h2_stream_reset",
             ErrorKind::H2Goaway => "h2_goaway",
             ErrorKind::H2NotNegotiated => "h2_not_negotiated",
+            ErrorKind::QuicHandshake => "quic_handshake",
+            ErrorKind::QuicVersionNegotiation => "quic_version_negotiation",
+            ErrorKind::H3StreamReset => "h3_stream_reset",
+            ErrorKind::QuicConnectionClose => "quic_connection_close",
+            ErrorKind::QuicIdleTimeout => "quic_idle_timeout",
         }
     }
 
@@ -116,6 +138,11 @@ impl ErrorKind {
             ErrorKind::H2NotNegotiated => {
                 "server did not agree to HTTP/2 (ALPN, or an HTTP/1.1 answer to h2c)"
             }
+            ErrorKind::QuicHandshake => "QUIC handshake failed",
+            ErrorKind::QuicVersionNegotiation => "no common QUIC version",
+            ErrorKind::H3StreamReset => "HTTP/3 stream reset by the server",
+            ErrorKind::QuicConnectionClose => "QUIC connection closed with an error",
+            ErrorKind::QuicIdleTimeout => "QUIC connection idle timeout",
         }
     }
 
@@ -132,6 +159,10 @@ impl ErrorKind {
                  `listen … ssl http2`, Apache `Protocols h2 http/1.1`); http:// (h2c): the \
                  server answered HTTP/1.1: it does not speak h2c (use https://, or a port \
                  that speaks h2c)",
+            ),
+            ErrorKind::QuicHandshake => Some(
+                "is the server listening for HTTP/3 on that UDP port (nginx `listen … quic`, \
+                 Caddy `protocols h3`)? a firewall may drop UDP",
             ),
             _ => None,
         }
@@ -153,11 +184,15 @@ impl ErrorKind {
         )
     }
 
-    /// True for TLS failures (certificate, handshake, alert).
+    /// True for TLS failures (certificate, handshake, alert; QUIC's handshake).
     pub fn is_tls(self) -> bool {
         matches!(
             self,
-            ErrorKind::TlsCertificate | ErrorKind::TlsHandshake | ErrorKind::TlsAlert
+            ErrorKind::TlsCertificate
+                | ErrorKind::TlsHandshake
+                | ErrorKind::TlsAlert
+                | ErrorKind::QuicHandshake
+                | ErrorKind::QuicVersionNegotiation
         )
     }
 
@@ -167,7 +202,7 @@ impl ErrorKind {
 }
 
 /// How many error kinds there are.
-pub const KINDS: usize = 17;
+pub const KINDS: usize = 22;
 
 /// Most header fields a response head may have before it counts as `HeaderTooLarge`.
 pub const MAX_RESPONSE_HEADERS: usize = 256;

@@ -28,8 +28,8 @@ pub mod window;
 pub use errors::{ErrorCounts, ErrorKind};
 pub use histogram::{LatencyHistogram, Percentiles};
 pub use result::{
-    H2Summary, IntervalSample, LatencySummary, NamedResult, RepeatSummary, RunResult, Schedule,
-    Stall, TlsSummary, Validity, MAX_SAVED_BYTES, SCHEMA,
+    H2Summary, H3Summary, IntervalSample, LatencySummary, NamedResult, RepeatSummary, RunResult,
+    Schedule, Stall, TlsSummary, Validity, MAX_SAVED_BYTES, SCHEMA,
 };
 pub use server::ServerSamples;
 pub use shard::{

@@ -97,6 +97,11 @@ impl RunResult {
             (None, Some(theirs)) => self.h2 = Some(theirs.clone()),
             _ => {}
         }
+        match (&mut self.http3, &other.http3) {
+            (Some(mine), Some(theirs)) => mine.merge(theirs),
+            (None, Some(theirs)) => self.http3 = Some(theirs.clone()),
+            _ => {}
+        }
         match (&mut self.smtp, &other.smtp) {
             (Some(mine), Some(theirs)) => mine.merge(theirs),
             (None, Some(theirs)) => self.smtp = Some(theirs.clone()),

@@ -125,6 +125,85 @@ impl H2Summary {
     }
 }
 
+/// HTTP/3 (QUIC): what the connections and their UDP sockets did besides answering.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct H3Summary {
+    /// `--streams`: request streams each connection keeps busy at once, as asked.
+    pub streams_per_connection: u32,
+    /// Each worker's UDP socket: receive and send buffer sizes as the kernel granted them
+    /// (Linux reports twice what was asked, its bookkeeping included; the largest worker's).
+    pub udp_recv_buffer_bytes: u64,
+    pub udp_send_buffer_bytes: u64,
+    /// UDP segmentation offload: most datagrams one send may carry (1: no GSO), and most
+    /// one receive may return (1: no GRO), as the kernel offered them.
+    pub gso_segments: u64,
+    pub gro_segments: u64,
+    /// UDP datagrams and bytes sent and received, all connections together.
+    pub datagrams_sent: u64,
+    pub datagrams_received: u64,
+    pub udp_bytes_sent: u64,
+    pub udp_bytes_received: u64,
+    /// QUIC packets sent and declared lost (their frames are sent again in new packets:
+    /// QUIC retransmits data, never packets), and the bytes lost.
+    pub packets_sent: u64,
+    pub packets_lost: u64,
+    pub bytes_lost: u64,
+    /// Congestion events (a loss or ECN mark that cut the window).
+    pub congestion_events: u64,
+    /// Handshakes that resumed a TLS session, and those whose first request went in 0-RTT
+    /// and was accepted (`--0rtt`), or sent in 0-RTT and refused (sent again in 1-RTT).
+    pub resumed_handshakes: u64,
+    pub zero_rtt_accepted: u64,
+    pub zero_rtt_refused: u64,
+    /// RESET_STREAM codes received, with counts (`h3_stream_reset` errors).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub stream_resets: BTreeMap<u64, u64>,
+    /// CONNECTION_CLOSE codes received ("transport:N" or "application:N"), with counts.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub connection_closes: BTreeMap<String, u64>,
+    /// GOAWAY frames received (the connection is then replaced, as for HTTP/2).
+    pub goaways: u64,
+}
+
+impl H3Summary {
+    /// Add another part's counts (runs merged, workers gathered).
+    pub fn merge(&mut self, other: &H3Summary) {
+        self.streams_per_connection = self
+            .streams_per_connection
+            .max(other.streams_per_connection);
+        for (mine, theirs) in [
+            (&mut self.udp_recv_buffer_bytes, other.udp_recv_buffer_bytes),
+            (&mut self.udp_send_buffer_bytes, other.udp_send_buffer_bytes),
+            (&mut self.gso_segments, other.gso_segments),
+            (&mut self.gro_segments, other.gro_segments),
+        ] {
+            *mine = (*mine).max(theirs);
+        }
+        for (mine, theirs) in [
+            (&mut self.datagrams_sent, other.datagrams_sent),
+            (&mut self.datagrams_received, other.datagrams_received),
+            (&mut self.udp_bytes_sent, other.udp_bytes_sent),
+            (&mut self.udp_bytes_received, other.udp_bytes_received),
+            (&mut self.packets_sent, other.packets_sent),
+            (&mut self.packets_lost, other.packets_lost),
+            (&mut self.bytes_lost, other.bytes_lost),
+            (&mut self.congestion_events, other.congestion_events),
+            (&mut self.resumed_handshakes, other.resumed_handshakes),
+            (&mut self.zero_rtt_accepted, other.zero_rtt_accepted),
+            (&mut self.zero_rtt_refused, other.zero_rtt_refused),
+            (&mut self.goaways, other.goaways),
+        ] {
+            *mine += theirs;
+        }
+        for (code, n) in &other.stream_resets {
+            *self.stream_resets.entry(*code).or_insert(0) += n;
+        }
+        for (code, n) in &other.connection_closes {
+            *self.connection_closes.entry(code.clone()).or_insert(0) += n;
+        }
+    }
+}
+
 /// Open loop: how well the generator kept to its schedule.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Schedule {
@@ -328,6 +407,10 @@ pub struct RunResult {
     /// HTTP/2 runs: streams, GOAWAYs, resets and client-side queueing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub h2: Option<H2Summary>,
+    /// HTTP/3 runs: the UDP socket's buffers and offloads, QUIC's packet counts and losses,
+    /// 0-RTT, and the codes of stream resets and connection closes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http3: Option<H3Summary>,
     /// The `Server` header of the first complete response (ab's "Server Software"); None
     /// when the server sent none or the engine did not record it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

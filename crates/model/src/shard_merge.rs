@@ -82,6 +82,7 @@ fn empty_like(r: &RunResult) -> RunResult {
         thresholds: Vec::new(),
         tls: None,
         h2: None,
+        http3: None,
         smtp: None,
         ..r.clone()
     }

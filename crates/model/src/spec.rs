@@ -186,7 +186,14 @@ pub struct RunSpec {
     /// `--http2`: h2 over TLS (ALPN), h2c with prior knowledge for http://.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub http2: bool,
-    /// `--streams N`: HTTP/2 streams kept busy at once per connection (h2load's `-m`).
+    /// `--http3`: HTTP/3 over QUIC (UDP), https:// only (see docs/http3.md).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub http3: bool,
+    /// `--0rtt` (with `--http3`): resumed connections send their first request in 0-RTT.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub zero_rtt: bool,
+    /// `--streams N`: HTTP/2 or HTTP/3 streams kept busy at once per connection (h2load's
+    /// `-m`).
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub streams: u32,
     /// `--shard i/n`: this run is shard i of a test whose `-c`, `--rate`, `-n` and
@@ -232,6 +239,8 @@ impl Default for RunSpec {
             scenario_sha256: None,
             tls: TlsOptions::default(),
             http2: false,
+            http3: false,
+            zero_rtt: false,
             streams: 1,
             shard: None,
             start_at_unix_ms: None,
@@ -406,9 +415,15 @@ impl RunSpec {
     /// `--http2` and `--streams`: what HTTP/2 runs do not combine with (see docs/http2.md).
     fn validate_http2(&self) -> Result<(), SpecError> {
         let refuse = |why| Err(SpecError::Http2(why));
+        if self.http3 {
+            return self.validate_http3();
+        }
+        if self.zero_rtt {
+            return refuse("--0rtt needs --http3");
+        }
         if !self.http2 {
             return if self.streams > 1 {
-                refuse("--streams needs --http2 (HTTP/1.1 sends one request at a time)")
+                refuse("--streams needs --http2 or --http3 (HTTP/1.1 sends one request at a time)")
             } else {
                 Ok(())
             };
@@ -428,6 +443,32 @@ impl RunSpec {
             return refuse(
                 "--http2 with --stages needs --rate (closed-loop ramps are HTTP/1 only)",
             );
+        }
+        Ok(())
+    }
+
+    /// `--http3`: what HTTP/3 runs do not combine with (see docs/http3.md).
+    fn validate_http3(&self) -> Result<(), SpecError> {
+        let refuse = |why| Err(SpecError::Http2(why));
+        if self.http2 {
+            return refuse("--http2 and --http3 ask for two protocols: give one");
+        }
+        if self.http10 {
+            return refuse("--http3 and --http1.0 ask for two protocols: give one");
+        }
+        if !self.keepalive {
+            return refuse(
+                "--http3 with --no-keepalive is not supported: h3 streams share a connection",
+            );
+        }
+        if !self.stages.is_empty() {
+            return refuse("--http3 with --stages is not supported yet");
+        }
+        if self.smtp.is_some() || self.probe.is_some() {
+            return refuse("--http3 loads HTTP only, without --probe");
+        }
+        if self.zero_rtt && self.tls.no_resume {
+            return refuse("--0rtt needs session resumption: drop --no-tls-resume");
         }
         Ok(())
     }
@@ -532,6 +573,58 @@ mod tests {
     #[test]
     fn the_default_spec_is_valid() {
         assert_eq!(RunSpec::default().validate(), Ok(()));
+    }
+
+    /// Issue 40: what `--http3` does not combine with, each refused in one line.
+    #[test]
+    fn http3_refuses_what_it_does_not_support_yet() {
+        let h3 = RunSpec {
+            http3: true,
+            streams: 4,
+            ..RunSpec::default()
+        };
+        assert_eq!(h3.validate(), Ok(()));
+        let refused = |spec: RunSpec| spec.validate().unwrap_err().to_string();
+        let both = refused(RunSpec {
+            http2: true,
+            ..h3.clone()
+        });
+        assert!(both.contains("two protocols"), "{both}");
+        let open = RunSpec {
+            load: LoadMode::Open {
+                rate: 100.0,
+                arrival: Arrival::Uniform,
+            },
+            ..h3.clone()
+        };
+        assert_eq!(open.validate(), Ok(()));
+        let stages = refused(RunSpec {
+            stages: vec![Stage {
+                seconds: 1.0,
+                target: 10.0,
+            }],
+            ..open
+        });
+        assert!(stages.contains("--stages"), "{stages}");
+        let early = refused(RunSpec {
+            zero_rtt: true,
+            tls: TlsOptions {
+                no_resume: true,
+                ..TlsOptions::default()
+            },
+            ..h3.clone()
+        });
+        assert!(early.contains("--no-tls-resume"), "{early}");
+        let alone = refused(RunSpec {
+            zero_rtt: true,
+            ..RunSpec::default()
+        });
+        assert_eq!(alone, "--0rtt needs --http3");
+        let streams = refused(RunSpec {
+            streams: 2,
+            ..RunSpec::default()
+        });
+        assert!(streams.contains("--http2 or --http3"), "{streams}");
     }
 
     #[test]

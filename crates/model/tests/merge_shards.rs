@@ -78,6 +78,7 @@ fn shard(index: u32, started_at_unix_ms: u64, latencies: &[u64]) -> RunResult {
         tls: None,
         protocol: None,
         h2: None,
+        http3: None,
         smtp: None,
         repeats: Vec::new(),
         start: None,

@@ -68,6 +68,11 @@ fn write_header(out: &mut String, r: &RunResult) {
     let http = match (spec.http2, r.protocol.as_deref()) {
         (true, Some("h2c")) => format!("HTTP/2 (h2c), {} streams per connection", spec.streams),
         (true, _) => format!("HTTP/2, {} streams per connection", spec.streams),
+        (false, _) if spec.http3 => format!(
+            "HTTP/3 over QUIC, {} streams per connection{}",
+            spec.streams,
+            if spec.zero_rtt { ", 0-RTT" } else { "" }
+        ),
         (false, _) if spec.http10 => "HTTP/1.0".into(),
         (false, _) => "HTTP/1.1".into(),
     };
@@ -298,6 +303,64 @@ pub(crate) fn write_errors(out: &mut String, r: &RunResult) {
     out.push('\n');
 }
 
+/// `--http3`: the UDP socket, QUIC's packets and losses, 0-RTT, resets and closes.
+fn write_http3(out: &mut String, h3: &webtune_model::H3Summary) {
+    let lost = if h3.packets_sent > 0 {
+        100.0 * h3.packets_lost as f64 / h3.packets_sent as f64
+    } else {
+        0.0
+    };
+    let _ = writeln!(
+        out,
+        "QUIC            {} packets sent, {} lost ({lost:.2}%, their data sent again), {} \
+         congestion events; {} GOAWAY",
+        h3.packets_sent, h3.packets_lost, h3.congestion_events, h3.goaways
+    );
+    let _ = writeln!(
+        out,
+        "UDP             buffers {} KiB receive / {} KiB send (as granted), GSO {} and GRO {} \
+         segments; {} datagrams sent, {} received",
+        h3.udp_recv_buffer_bytes / 1024,
+        h3.udp_send_buffer_bytes / 1024,
+        h3.gso_segments,
+        h3.gro_segments,
+        h3.datagrams_sent,
+        h3.datagrams_received
+    );
+    if h3.resumed_handshakes > 0 || h3.zero_rtt_accepted > 0 || h3.zero_rtt_refused > 0 {
+        let _ = writeln!(
+            out,
+            "0-RTT           {} resumed handshakes: 0-RTT accepted {}, refused {}",
+            h3.resumed_handshakes, h3.zero_rtt_accepted, h3.zero_rtt_refused
+        );
+    }
+    let codes = |m: Vec<String>| m.join(", ");
+    if !h3.stream_resets.is_empty() {
+        let list = h3
+            .stream_resets
+            .iter()
+            .map(|(code, n)| format!("{n}× 0x{code:x}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "                stream resets by code: {}",
+            codes(list)
+        );
+    }
+    if !h3.connection_closes.is_empty() {
+        let list = h3
+            .connection_closes
+            .iter()
+            .map(|(code, n)| format!("{n}× {code}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "                CONNECTION_CLOSE by code: {}",
+            codes(list)
+        );
+    }
+}
+
 fn write_connections_and_cost(out: &mut String, r: &RunResult) {
     let _ = writeln!(
         out,
@@ -322,6 +385,9 @@ fn write_connections_and_cost(out: &mut String, r: &RunResult) {
                 h2.queued_for_stream, h2.flow_control_waits
             );
         }
+    }
+    if let Some(h3) = &r.http3 {
+        write_http3(out, h3);
     }
     if let Some(tls) = &r.tls {
         let agreed: Vec<&str> = [&tls.version, &tls.cipher, &tls.alpn]

@@ -59,6 +59,7 @@ fn server_of(c: Component) -> &'static str {
         Component::PhpFpm => "php-fpm",
         Component::MariaDb => "mariadb",
         Component::Postfix => "postfix",
+        Component::Caddy => "caddy",
     }
 }
 

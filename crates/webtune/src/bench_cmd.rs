@@ -189,15 +189,18 @@ pub struct RequestArgs {
     #[arg(long = "no-tls-resume")]
     pub no_tls_resume: bool,
     /// Speak HTTP/2: h2 by ALPN over https://, h2c with prior knowledge over http://.
-    #[arg(long = "http2")]
+    #[arg(long = "http2", conflicts_with = "http3")]
     pub http2: bool,
-    /// HTTP/2 streams each connection keeps busy at once (h2load's -m).
-    #[arg(
-        long = "streams",
-        default_value_t = 1,
-        value_name = "N",
-        requires = "http2"
-    )]
+    /// Speak HTTP/3 over QUIC (UDP) to an https:// URL, TLS 1.3 with the same --cacert,
+    /// --insecure and --no-tls-resume; never falls back to TCP (docs/http3.md).
+    #[arg(long = "http3")]
+    pub http3: bool,
+    /// With --http3: a connection that resumes a session sends its first request in 0-RTT;
+    /// accepted and refused 0-RTT are counted apart (http3.zero_rtt_*).
+    #[arg(long = "0rtt", requires = "http3")]
+    pub zero_rtt: bool,
+    /// HTTP/2 or HTTP/3 streams each connection keeps busy at once (h2load's -m).
+    #[arg(long = "streams", default_value_t = 1, value_name = "N")]
     pub streams: u32,
     /// How the workers wait for their sockets: epoll, uring (io_uring; an error where the
     /// kernel forbids it) or auto (io_uring where it works, else epoll, saying why).
@@ -296,6 +299,8 @@ impl RequestArgs {
             no_resume: self.no_tls_resume,
         };
         spec.http2 = self.http2;
+        spec.http3 = self.http3;
+        spec.zero_rtt = self.zero_rtt;
         spec.streams = self.streams;
         spec.io = self.io;
         if let Ok((_, Some(why))) = webtune_engine::resolve_io(self.io) {

@@ -146,9 +146,13 @@ pub(super) fn assemble(finished: Finished) -> RunResult {
         stalls,
         by_name,
         probe: probe_result,
-        tls: (plan.tls.is_some() || starttls.is_some()).then(|| total.tls.unwrap_or_default()),
+        // HTTP/3: quinn does not say whether a handshake resumed (docs/http3.md); its
+        // handshakes are in `http3` and `connect` instead of a TLS summary.
+        tls: (!spec.http3 && (plan.tls.is_some() || starttls.is_some()))
+            .then(|| total.tls.unwrap_or_default()),
         protocol: Some(protocol_name(spec, plan.tls.is_some()).into()),
         h2: total.h2.take(),
+        http3: total.h3.take(),
         smtp: total.smtp.take(),
         io_backend: Some(io),
     };
@@ -222,6 +226,9 @@ fn schedule(spec: &RunSpec, total: &Recorder, measured_s: f64) -> Option<Schedul
 fn protocol_name(spec: &RunSpec, tls: bool) -> &'static str {
     if let Some(s) = &spec.smtp {
         return if s.starttls { "smtp+starttls" } else { "smtp" };
+    }
+    if spec.http3 {
+        return "h3";
     }
     match (spec.http2, tls, spec.http10) {
         (true, true, _) => "h2",

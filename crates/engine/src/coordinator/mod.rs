@@ -13,7 +13,7 @@ use crate::recorder::{FirstLength, IntervalReport, OpenGauge, Recorder};
 use crate::scenario::WeightedPicker;
 use crate::schedule::Ramp;
 use crate::worker::{run_worker, Pacing, WorkerConfig};
-use crate::{clock, h2, probe, smtp, tls, usage, EngineError, Workload};
+use crate::{clock, h2, h3, probe, smtp, tls, usage, EngineError, Workload};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
@@ -144,6 +144,8 @@ struct Prepared {
     requests: Arc<Vec<PlannedRequest>>,
     picker: Option<Arc<WeightedPicker>>,
     h2_setup: Option<h2::worker::H2Setup>,
+    /// `--http3`: the requests as HTTP/3 heads and the QUIC client's TLS.
+    h3_setup: Option<h3::H3Setup>,
     /// The first response length of each request, across workers ("length varies").
     first_lengths: Arc<Vec<FirstLength>>,
     host_header: Arc<str>,
@@ -171,6 +173,17 @@ impl Prepared {
             .http2
             .then(|| h2_setup(&plan, spec.streams))
             .transpose()?;
+        let h3_setup = spec
+            .http3
+            .then(|| {
+                h3::setup(
+                    &plan.requests,
+                    plan.tls.as_ref(),
+                    spec.streams,
+                    spec.zero_rtt,
+                )
+            })
+            .transpose()?;
         let first_lengths: Arc<Vec<FirstLength>> = Arc::new(
             (0..plan.requests.len())
                 .map(|_| FirstLength::default())
@@ -188,6 +201,7 @@ impl Prepared {
             requests,
             picker,
             h2_setup,
+            h3_setup,
             first_lengths,
             host_header,
             smtp_setup,
@@ -270,6 +284,7 @@ fn spawn_workers(
                 .map(tls::TlsTarget::connector)
                 .transpose()?,
             h2: prepared.h2_setup.clone(),
+            h3: prepared.h3_setup.clone(),
             smtp: prepared.smtp_setup.clone(),
             starttls: prepared
                 .starttls

@@ -115,6 +115,8 @@ pub struct WorkerConfig {
     pub tls: Option<Connector>,
     /// `--http2`: the run speaks HTTP/2 (`h2::worker` runs it).
     pub h2: Option<crate::h2::worker::H2Setup>,
+    /// `--http3`: the run speaks HTTP/3 over QUIC (`h3::worker` runs it).
+    pub h3: Option<crate::h3::H3Setup>,
     /// `webtune smtp`: the run speaks SMTP (`smtp_io`), its requests are messages.
     pub smtp: Option<Arc<crate::smtp::SmtpSetup>>,
     /// SMTP `--starttls`: the TLS connector the session upgrades with.
@@ -193,6 +195,9 @@ struct Worker {
 pub fn run_worker(cfg: WorkerConfig) -> io::Result<Recorder> {
     if cfg.h2.is_some() {
         return crate::h2::worker::run(cfg);
+    }
+    if cfg.h3.is_some() {
+        return crate::h3::worker::run(cfg);
     }
     let now = Instant::now();
     let conns: Vec<Conn> = cfg

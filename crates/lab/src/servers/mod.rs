@@ -1,4 +1,5 @@
-//! The servers the lab runs, one module each (nginx, Apache httpd, php-fpm, MariaDB),
+//! The servers the lab runs, one module each (nginx, Apache httpd, php-fpm, MariaDB,
+//! Postfix, Caddy),
 //! behind one trait, `ServerType`. Each module owns everything about its server: its
 //! tunable parameters (names, ranges, Debian's defaults), its program on this host, its
 //! config (rendered for a lab stack, or the command line that runs a user's own copied
@@ -11,6 +12,7 @@
 //! supervisor only ask the trait.
 
 pub(crate) mod apache;
+pub mod caddy;
 pub(crate) mod mariadb;
 pub(crate) mod nginx;
 pub mod nginx_events;
@@ -65,6 +67,8 @@ pub enum Component {
     MariaDb,
     /// A private Postfix (the mail stack).
     Postfix,
+    /// Caddy, a TLS front serving HTTP/1.1, HTTP/2 and HTTP/3.
+    Caddy,
 }
 
 impl Component {
@@ -76,6 +80,7 @@ impl Component {
             Component::PhpFpm => Box::new(php_fpm::PhpFpm),
             Component::MariaDb => Box::new(mariadb::MariaDb),
             Component::Postfix => Box::new(postfix::Postfix),
+            Component::Caddy => Box::new(caddy::Caddy),
         }
     }
 
@@ -136,6 +141,12 @@ pub trait ServerType {
     /// A value as its config files spell it.
     fn spell(&self, value: Value) -> String {
         value.to_string()
+    }
+
+    /// Variables set in its environment (and its config check's), its private directory
+    /// being `dir`: where a server insists on writing under HOME (Caddy).
+    fn environment(&self, _dir: &Path) -> Vec<(&'static str, PathBuf)> {
+        Vec::new()
     }
 
     /// Make what it needs on disk besides its configs (written already) before its start:
