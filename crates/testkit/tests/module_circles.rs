@@ -16,7 +16,13 @@ const KNOWN: &[(&str, &[&str])] = &[
     ("engine", &["clock", "coordinator"]),
     (
         "engine",
-        &["h2::worker", "worker", "worker::base", "worker::event_loop"],
+        &[
+            "h2::worker",
+            "h3::worker",
+            "worker",
+            "worker::base",
+            "worker::event_loop",
+        ],
     ),
     ("engine", &["smtp", "workload"]),
     ("engine", &["worker::poller", "worker::uring"]),
