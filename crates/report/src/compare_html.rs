@@ -3,7 +3,7 @@
 //! latency distributions overlaid (a histogram on a log scale and the percentile curves),
 //! throughput over time, and the numbers as HTML tables. The statistics are `compare`'s.
 
-use crate::compare::{change_pct, metrics, verdict, ChangeKind, CONFIDENCE};
+use crate::compare_figures::{change_pct, metrics, verdict, ChangeKind, CONFIDENCE};
 use crate::dots::{render_forest, Forest, ForestRow, RowVerdict};
 use crate::html::{figure, figure_svg, page, percentile_chart, throughput_chart};
 use crate::svg::{escape, tick_label, Chart, Scale, Series};
@@ -280,7 +280,7 @@ pub fn render_compare_html(inputs: &[(String, &RunResult)]) -> String {
             body.push_str(&interval_table(i, base, r));
         }
     }
-    let config = crate::compare::configuration_differences(inputs);
+    let config = crate::compare_figures::configuration_differences(inputs);
     if !config.trim().is_empty() {
         let _ = writeln!(
             body,

@@ -4,7 +4,7 @@
 //! that a single run each cannot say, and what to do. Kept apart from `compare`, whose
 //! tables it reads, so the two change independently.
 
-use crate::compare::{metrics, verdict, Verdict};
+use crate::compare_figures::{metrics, verdict, Verdict};
 use crate::verdict_box::{Tone, VerdictBox};
 use webtune_model::RunResult;
 

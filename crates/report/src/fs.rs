@@ -3,7 +3,7 @@
 //! and latency over time with stalls shaded) and the before → after comparison, reusing the
 //! HTTP reports' alignment, units, charts and change arithmetic.
 
-use crate::compare::change_pct;
+use crate::compare_figures::change_pct;
 use crate::html::{figure, page, percentile_chart, plotted_intervals};
 use crate::svg::{escape, Band, Chart, Series};
 use crate::units::{bytes, ms, ms_f};

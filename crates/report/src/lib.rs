@@ -10,6 +10,7 @@ pub mod ab;
 pub mod about;
 pub mod capacity;
 pub mod compare;
+pub mod compare_figures;
 pub mod compare_html;
 pub mod compare_verdict;
 pub mod csv;

@@ -33,8 +33,7 @@ const KNOWN: &[(&str, &[&str])] = &[
         &["result", "server", "threshold", "validity", "window"],
     ),
     ("model", &["shard", "spec"]),
-    // Layouts that share helpers through each other instead of through a leaf.
-    ("report", &["compare", "compare_html", "compare_verdict"]),
+    // A layout that shares helpers through another instead of through a leaf.
     ("report", &["smtp", "text", "timing"]),
     // Successive halving and the study that runs it.
     ("tune", &["halving", "study"]),

@@ -99,7 +99,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
         .collect();
     let mut outputs = Outputs::new();
     if let Some(dest) = &args.html {
-        let html = webtune_report::compare::render_compare_html(&inputs);
+        let html = webtune_report::compare_html::render_compare_html(&inputs);
         outputs.file("--html", dest, &html);
     }
     outputs.stdout(&webtune_report::compare::render_compare_text(&inputs));
