@@ -181,9 +181,30 @@ fn parse_status_entry(part: &str) -> Result<(u16, u16), StatusError> {
     Ok(range)
 }
 
+/// A share written as a percentage above 0 and below 100 (`5%`, `2.5`), as a fraction:
+/// capacity's `--precision`, compare's `--same-within`.
+pub fn parse_percent(text: &str) -> Result<f64, String> {
+    text.trim()
+        .trim_end_matches('%')
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v > 0.0 && *v < 100.0)
+        .map(|v| v / 100.0)
+        .ok_or_else(|| format!("{text:?} is not a percentage above 0 and below 100, e.g. 5%"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_percentage_reads_as_a_fraction() {
+        assert_eq!(parse_percent("5%"), Ok(0.05));
+        assert_eq!(parse_percent("10"), Ok(0.1));
+        assert!(parse_percent("0%").is_err());
+        assert!(parse_percent("x").is_err());
+    }
 
     fn d(text: &str) -> Duration {
         parse_duration(text).unwrap_or_else(|e| panic!("{text:?}: {e}"))

@@ -34,7 +34,7 @@ pub struct SearchArgs {
     #[arg(long = "max-rate", value_name = "REQ/S")]
     pub max_rate: Option<f64>,
     /// Stop bisecting when the highest held and the lowest broken rate are this close.
-    #[arg(long = "precision", default_value = "5%", value_parser = parse_percent,
+    #[arg(long = "precision", default_value = "5%", value_parser = webtune_model::units::parse_percent,
           value_name = "PCT")]
     pub precision: f64,
     /// Steps at most (the boundary's repeat included).
@@ -63,17 +63,6 @@ impl OutputHelp for CapacityOutput {
         line and the capacity marked, every step) to FILE";
     const QUIET: &'static str =
         "No progress line, no step lines and no table (files are still written)";
-}
-
-pub(crate) fn parse_percent(text: &str) -> Result<f64, String> {
-    text.trim()
-        .trim_end_matches('%')
-        .trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|v| v.is_finite() && *v > 0.0 && *v < 100.0)
-        .map(|v| v / 100.0)
-        .ok_or_else(|| format!("{text:?} is not a percentage above 0 and below 100, e.g. 5%"))
 }
 
 impl SearchArgs {
@@ -271,18 +260,5 @@ fn step_word(s: &CapacityStep) -> String {
         ),
         StepOutcome::Interrupted => "interrupted".into(),
         StepOutcome::TargetDown => format!("TARGET DOWN ({})", s.reasons.join("; ")),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn precision_reads_as_a_percentage() {
-        assert_eq!(parse_percent("5%"), Ok(0.05));
-        assert_eq!(parse_percent("10"), Ok(0.1));
-        assert!(parse_percent("0%").is_err());
-        assert!(parse_percent("x").is_err());
     }
 }

@@ -27,7 +27,7 @@ pub struct ProtocolArgs {
     #[arg(long = "discard", value_parser = parse_duration, value_name = "DURATION")]
     pub discard: Option<Duration>,
     /// Say "same" once the interval of B/A lies within ±this [default: 2%].
-    #[arg(long = "same-within", value_parser = crate::capacity_cmd::parse_percent,
+    #[arg(long = "same-within", value_parser = webtune_model::units::parse_percent,
           value_name = "PERCENT")]
     pub same_within: Option<f64>,
     /// Time budget: stop undecided when it ends [default: 3m].
