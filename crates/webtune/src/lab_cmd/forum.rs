@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use webtune_engine::Workload;
 use webtune_lab::forum::dataset::{self, Dataset};
-use webtune_lab::forum::{self, data, dbparams, DbConfig, DbOptions};
+use webtune_lab::forum::{self, app, data, dbparams, DbConfig, DbOptions};
 use webtune_lab::import::Server;
 use webtune_lab::trial::{self, Level, Target, Trial};
 use webtune_lab::{settings_for, StackKind};
@@ -52,6 +52,14 @@ pub struct DataArgs {
     /// Only print the checksum of the generated data (nothing is written or loaded).
     #[arg(long = "checksum")]
     pub checksum_only: bool,
+    /// Only write the generated users' accounts (name,password; one row per user) to FILE,
+    /// the `users` file of a logged-in scenario (bench/scenarios/forum-users.toml).
+    #[arg(
+        long = "users-csv",
+        value_name = "FILE",
+        conflicts_with = "checksum_only"
+    )]
+    pub users_csv: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -178,6 +186,16 @@ pub fn run_data(args: DataArgs) -> anyhow::Result<i32> {
     if args.checksum_only {
         let sum = data::checksum(posts, seed)?;
         return Ok(output::print_only(&format!("{sum:016x}\n")));
+    }
+    if let Some(path) = &args.users_csv {
+        let shape = data::Shape::for_posts(posts)?;
+        std::fs::write(path, app::users_csv(&shape, seed))
+            .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
+        return Ok(output::print_only(&format!(
+            "wrote {} accounts of the forum ({posts} posts, seed {seed}) to {}\n",
+            shape.users,
+            path.display()
+        )));
     }
     let dataset = ensure_dataset(posts, seed)?;
     Ok(output::print_only(&describe_dataset(&dataset)))
