@@ -252,12 +252,7 @@ fn parse_header(text: &str) -> anyhow::Result<(String, String)> {
     Ok((name.trim().to_string(), value.trim().to_string()))
 }
 
-/// Cores this process may use.
-pub fn available_cores() -> u32 {
-    std::thread::available_parallelism()
-        .map(|n| n.get() as u32)
-        .unwrap_or(1)
-}
+pub use webtune_engine::available_cores;
 
 impl RequestArgs {
     /// Fill in everything these flags decide.

@@ -281,47 +281,11 @@ pub fn parse_bench(words: &[String]) -> anyhow::Result<BenchArgs> {
     }
 }
 
-/// What the lab loads: one of its stacks, or a private copy of a config of the user's.
-#[derive(Clone, Copy)]
-pub enum Served<'a> {
-    Stack(StackKind),
-    Imported(&'a webtune_lab::import::Import),
-}
+pub use webtune_lab::trial::path::{default_path, Served};
 
-/// What the lab loads when no path is given after --: its base with a scenario (the
-/// scenario's requests carry the paths); the lab's CPU-bound PHP page where PHP serves it
-/// (a PHP stack, or an imported php-fpm config behind the lab's nginx); else a lab stack's
-/// empty GIF, or an imported site's root.
-pub fn default_path(served: Served, workload: &Workload) -> &'static str {
-    let php = match served {
-        Served::Stack(stack) => stack.has_php(),
-        Served::Imported(import) => import.serves_php(),
-    };
-    if workload.scenario().is_some() {
-        ""
-    } else if php {
-        "/cpu/2000"
-    } else if let Served::Stack(_) = served {
-        "/empty.gif"
-    } else {
-        "/"
-    }
-}
-
-/// The path to load on a stack, as given after -- (or `default_path`): it must start with
-/// '/' (the lab picks the address, so a full URL is refused).
+/// The path to load on a stack, as given after -- (or `default_path`): the lab's rule.
 pub fn load_path(given: Option<&str>, default_path: &str) -> anyhow::Result<String> {
-    let path = given.unwrap_or(default_path);
-    if path.is_empty() {
-        return Ok(String::new());
-    }
-    if path.contains("://") {
-        bail!("give a path after -- (e.g. /cpu/2000), not a URL: the lab picks the address");
-    }
-    if !path.starts_with('/') {
-        bail!("the path after -- must start with '/', e.g. /empty.gif");
-    }
-    Ok(path.to_string())
+    Ok(webtune_lab::trial::path::load_path(given, default_path)?)
 }
 
 /// The trial `lab run` (and `lab capacity`) loads, and the bench flags given after --.

@@ -6,8 +6,10 @@
 //! run's measured window (for per-response server figures) in each level's `server`
 //! section, and stops the target leaving nothing behind — also when
 //! the stop token is set or a step fails. `lab run`, `lab sweep`, `sweep` and the tuner are
-//! callers of `run`; none of them goes through command-line words.
+//! callers of `run`; none of them goes through command-line words. `path` says what a
+//! trial loads when no path is given.
 
+pub mod path;
 mod target;
 
 pub use target::Target;
