@@ -13,6 +13,7 @@
 //! `Job` it becomes); `resume` continues one from its journal alone.
 
 pub mod advice;
+pub mod advise_verify;
 pub mod capacity_run;
 pub mod driver;
 pub mod interleaved;

@@ -5,7 +5,7 @@
 //! libraries'; `resume` maps `--resume`/`--show` onto `webtune_tuner::resume`.
 
 use crate::exit;
-use crate::lab_cmd::parse_bench;
+use crate::flags::bench::parse_bench;
 use crate::narrate::Narrator;
 use crate::output::{self, Outputs};
 use crate::output_flags::{OutputFlags, OutputHelp};
@@ -66,9 +66,9 @@ pub struct TuneArgs {
     pub set: Vec<String>,
     /// What the stack serves: the built-in site or seed 003's forum on a private MariaDB.
     #[arg(long = "app", value_enum, default_value = "site")]
-    pub app: crate::lab_cmd::forum::App,
+    pub app: crate::flags::forum::App,
     #[command(flatten)]
-    pub data: crate::lab_cmd::forum::DataChoice,
+    pub data: crate::flags::forum::DataChoice,
     /// Maximize successful responses per second (the default objective), or `delivered`:
     /// a mail stack's deliveries into its mailboxes per second (tune postfix).
     #[arg(
@@ -178,8 +178,8 @@ impl TuneArgs {
             params: self.params.clone(),
             set: self.set.clone(),
             app: match self.app {
-                crate::lab_cmd::forum::App::Site => App::Site,
-                crate::lab_cmd::forum::App::Forum => App::Forum,
+                crate::flags::forum::App::Site => App::Site,
+                crate::flags::forum::App::Forum => App::Forum,
             },
             posts: self.data.posts,
             seed: self.data.seed,
@@ -227,14 +227,14 @@ impl TuneArgs {
 fn load_of(args: &TuneArgs) -> anyhow::Result<Load> {
     let stack = args.stack.as_deref().unwrap_or_default();
     if stack == webtune_lab::fsys::NAME {
-        let fs_args = crate::lab_cmd::fs::parse_fs(&args.bench)?;
-        let spec = crate::fs_cmd::spec_of(&fs_args)?;
+        let fs_args = crate::flags::fs::parse_fs(&args.bench)?;
+        let spec = crate::flags::fs::spec_of(&fs_args)?;
         webtune_fs::check::check(&spec).map_err(|e| anyhow::anyhow!("{e}"))?;
         return Ok(Load::Fs { spec });
     }
     if stack == StackKind::Postfix.name() {
         return Ok(Load::Mail {
-            spec: crate::lab_cmd::mail::tune_load(&args.bench)?,
+            spec: crate::flags::smtp::tune_load(&args.bench)?,
         });
     }
     let bench = parse_bench(&args.bench)?;
