@@ -64,7 +64,9 @@ pub fn search(
     if connections == 0 {
         bail!("-c must be at least 1");
     }
-    let step = args.step_duration.unwrap_or(Duration::from_secs(10));
+    let step = args.step_duration.unwrap_or(Duration::from_secs_f64(
+        webtune_model::spec::DEFAULT_DURATION_S,
+    ));
     trial.load.connections = connections;
     trial.load.load = load_mode(Some(settings.start_rps), arrival);
     trial.load.stop = StopCondition::Duration {

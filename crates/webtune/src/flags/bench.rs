@@ -317,7 +317,9 @@ pub fn stop_condition(requests: Option<u64>, duration: Option<Duration>) -> Stop
         (None, Some(d)) => StopCondition::Duration {
             seconds: d.as_secs_f64(),
         },
-        (None, None) => StopCondition::Duration { seconds: 10.0 },
+        (None, None) => StopCondition::Duration {
+            seconds: webtune_model::spec::DEFAULT_DURATION_S,
+        },
     }
 }
 
@@ -339,7 +341,7 @@ impl BenchArgs {
                 .unwrap_or(1)
                 .max(1),
             (None, _, Some(_)) => webtune_model::spec::OPEN_LOOP_CONNECTIONS,
-            (None, _, None) => 10,
+            (None, _, None) => webtune_model::spec::DEFAULT_CONNECTIONS,
         };
         let mut spec = RunSpec {
             url: url.to_string(),

@@ -175,7 +175,11 @@ impl SmtpArgs {
         };
         let spec = RunSpec {
             url: smtp_url(&self.target),
-            connections: self.connections.first().copied().unwrap_or(10),
+            connections: self
+                .connections
+                .first()
+                .copied()
+                .unwrap_or(webtune_model::spec::DEFAULT_CONNECTIONS),
             threads: self.threads.unwrap_or_else(available_cores),
             stop: stop_condition(self.messages, self.duration),
             load: load_mode(self.rate, &self.arrival),
