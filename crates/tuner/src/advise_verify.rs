@@ -98,19 +98,18 @@ pub fn run(
     })
 }
 
-/// The `--set` overrides a finding's changes make in `read`'s tree, or None when a change
-/// lies outside it (php-fpm: outside the pool the load reaches, `front_pool`).
+/// The `--set` overrides a finding's `changes` make in a tree of `files`, or None when a
+/// change lies outside it (php-fpm: outside the pool the load reaches, `front_pool`).
 fn overrides(
-    finding: &webtune_advise::Finding,
-    read: &ConfigRead,
+    changes: &[webtune_advise::Change],
+    files: &[std::path::PathBuf],
     server: Server,
     front_pool: Option<&str>,
 ) -> Option<Vec<(String, String)>> {
-    finding
-        .changes
+    changes
         .iter()
         .map(|c| {
-            if !read.files.contains(&c.file) {
+            if !files.contains(&c.file) {
                 return None;
             }
             let text = c.text.trim().trim_end_matches(';').trim();
@@ -200,7 +199,8 @@ fn verify_one(
         if finding.changes.is_empty() {
             continue;
         }
-        let Some(mine) = overrides(finding, read, server, front_pool.as_deref()) else {
+        let Some(mine) = overrides(&finding.changes, &read.files, server, front_pool.as_deref())
+        else {
             continue;
         };
         let mut trial_set = set.clone();
@@ -536,5 +536,59 @@ pub fn lab_checker(
             Checked::Rejected { command, message }
         }
         Err(check::CopyCheck::NotChecked(why)) => Checked::NotChecked(why),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+    use webtune_advise::Change;
+
+    fn change(file: &str, section: Option<&str>, text: &str) -> Change {
+        Change {
+            file: PathBuf::from(file),
+            line: None,
+            section: section.map(str::to_string),
+            text: text.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_findings_changes_become_the_copys_overrides_only_inside_the_tree_it_loads() {
+        let files = [PathBuf::from("/etc/nginx/nginx.conf")];
+        let nginx = [change("/etc/nginx/nginx.conf", None, "worker_processes 4;")];
+        assert_eq!(
+            overrides(&nginx, &files, Server::Nginx, None),
+            Some(vec![("worker_processes".into(), "4".into())])
+        );
+        // A change in a file the tree does not hold cannot be made in the copy.
+        let outside = [change("/etc/other.conf", None, "worker_processes 4;")];
+        assert_eq!(overrides(&outside, &files, Server::Nginx, None), None);
+        // php-fpm: only the pool the load reaches.
+        let pool = [PathBuf::from("/etc/php/fpm/pool.d/www.conf")];
+        let www = [change(
+            &pool[0].to_string_lossy(),
+            Some("www"),
+            "pm.max_children = 12",
+        )];
+        assert_eq!(
+            overrides(&www, &pool, Server::PhpFpm, Some("www")),
+            Some(vec![("pm.max_children".into(), "12".into())])
+        );
+        assert_eq!(overrides(&www, &pool, Server::PhpFpm, Some("other")), None);
+        // A my.cnf option is the forum's `db.*` parameter.
+        let cnf = [PathBuf::from("/etc/mysql/my.cnf")];
+        let db = [change(
+            "/etc/mysql/my.cnf",
+            Some("mysqld"),
+            "thread_cache_size = 64",
+        )];
+        let set = overrides(&db, &cnf, Server::MariaDb, None).unwrap();
+        assert_eq!(
+            set[0].0,
+            format!("{}thread_cache_size", webtune_lab::forum::dbparams::PREFIX)
+        );
+        assert_eq!(set[0].1, "64");
     }
 }
