@@ -21,6 +21,11 @@ use webtune_model::{RunSpec, StopToken};
 use webtune_tune::paired::{self, Ran};
 use webtune_tune::proof::{self, Arm, Proof};
 
+/// Pairs of whole runs of `--verify --protocol sequential` without `--pairs`.
+pub const DEFAULT_PAIRS: usize = 3;
+/// The interleaved protocol's time budget (`--verify-budget`), as the command line writes it.
+pub const DEFAULT_BUDGET: &str = "3m";
+
 /// What --verify measured: text for stdout, JSON for `--json`, whether a stop cut it, and
 /// each verified server's throughput proof (the caller's verdict reads them).
 pub struct Verified {

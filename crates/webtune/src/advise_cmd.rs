@@ -128,7 +128,7 @@ pub struct AdviseArgs {
           value_parser = ["interleaved", "sequential"])]
     pub protocol: Option<String>,
     /// --verify --protocol interleaved: its time budget.
-    #[arg(long = "verify-budget", default_value = "3m", value_parser = webtune_model::parse_duration,
+    #[arg(long = "verify-budget", default_value = webtune_tuner::advise_verify::DEFAULT_BUDGET, value_parser = webtune_model::parse_duration,
           value_name = "DURATION")]
     pub verify_budget: std::time::Duration,
     /// With --verify and a my.cnf: the forum the database copies are measured under.
@@ -236,7 +236,8 @@ pub fn run(args: AdviseArgs) -> anyhow::Result<i32> {
         Some(bench) => Some(verify::run(
             &advice,
             bench,
-            args.pairs.unwrap_or(3) as usize,
+            args.pairs
+                .map_or(webtune_tuner::advise_verify::DEFAULT_PAIRS, |p| p as usize),
             &args.data,
             interleave,
         )?),
