@@ -1,10 +1,11 @@
 //! What every sweeping command (sweep, smtp -c A,B,…, lab sweep, lab run postfix) makes of
-//! a trial's levels: the sweep with its knee (the rule is `webtune_report::knee`'s), and the
-//! lines that say which levels nothing answered. No command owns it.
+//! a trial's levels: the sweep (`TrialOutcome::into_sweep`, the lab's) with its knee (the
+//! rule is `webtune_report::knee`'s), and the lines that say which levels nothing answered.
+//! No command owns it.
 
 use crate::output;
 use webtune_lab::trial::TrialOutcome;
-use webtune_model::sweep::{SweepLevel, SweepResult, SweepVariable};
+use webtune_model::sweep::{SweepResult, SweepVariable};
 use webtune_report::knee::knee_level;
 use webtune_report::sweep::unanswered;
 
@@ -22,16 +23,7 @@ pub fn warn_unanswered(sweep: &SweepResult, who: &str) -> bool {
 /// levels it leaves out, are `webtune_report::knee`'s); `who` names the command in the
 /// interrupted line.
 pub fn sweep_of(outcome: TrialOutcome, variable: SweepVariable, who: &str) -> SweepResult {
-    let mut sweep = SweepResult::new(&format!("webtune {}", env!("CARGO_PKG_VERSION")), variable);
-    sweep.interrupted = outcome.interrupted;
-    sweep.levels = outcome
-        .levels
-        .into_iter()
-        .map(|l| SweepLevel {
-            level: l.level.value(),
-            result: l.result,
-        })
-        .collect();
+    let mut sweep = outcome.into_sweep(&format!("webtune {}", env!("CARGO_PKG_VERSION")), variable);
     if sweep.interrupted {
         eprintln!(
             "{who}: interrupted: keeping the {} level(s) measured",

@@ -150,6 +150,28 @@ pub struct TrialOutcome {
     pub base_url: String,
 }
 
+impl TrialOutcome {
+    /// The levels as a sweep of `variable` (`generator` names the program that measured
+    /// it); its knee is the caller's to ask `webtune_report::knee` for.
+    pub fn into_sweep(
+        self,
+        generator: &str,
+        variable: webtune_model::sweep::SweepVariable,
+    ) -> webtune_model::sweep::SweepResult {
+        let mut sweep = webtune_model::sweep::SweepResult::new(generator, variable);
+        sweep.interrupted = self.interrupted;
+        sweep.levels = self
+            .levels
+            .into_iter()
+            .map(|l| webtune_model::sweep::SweepLevel {
+                level: l.level.value(),
+                result: l.result,
+            })
+            .collect();
+        sweep
+    }
+}
+
 /// What a caller hears while a trial runs (progress lines, logs). Every method has an
 /// empty default.
 pub trait TrialEvents {
