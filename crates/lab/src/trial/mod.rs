@@ -6,8 +6,10 @@
 //! run's measured window (for per-response server figures) in each level's `server`
 //! section, and stops the target leaving nothing behind — also when
 //! the stop token is set or a step fails. `lab run`, `lab sweep`, `sweep` and the tuner are
-//! callers of `run`; none of them goes through command-line words.
+//! callers of `run`; none of them goes through command-line words. `path` says what a
+//! trial loads when no path is given.
 
+pub mod path;
 mod target;
 
 pub use target::Target;
@@ -146,6 +148,28 @@ pub struct TrialOutcome {
     pub interrupted: bool,
     /// The target's base URL.
     pub base_url: String,
+}
+
+impl TrialOutcome {
+    /// The levels as a sweep of `variable` (`generator` names the program that measured
+    /// it); its knee is the caller's to ask `webtune_report::knee` for.
+    pub fn into_sweep(
+        self,
+        generator: &str,
+        variable: webtune_model::sweep::SweepVariable,
+    ) -> webtune_model::sweep::SweepResult {
+        let mut sweep = webtune_model::sweep::SweepResult::new(generator, variable);
+        sweep.interrupted = self.interrupted;
+        sweep.levels = self
+            .levels
+            .into_iter()
+            .map(|l| webtune_model::sweep::SweepLevel {
+                level: l.level.value(),
+                result: l.result,
+            })
+            .collect();
+        sweep
+    }
 }
 
 /// What a caller hears while a trial runs (progress lines, logs). Every method has an

@@ -6,7 +6,9 @@
 //! of the user's own config, `--a`/`--b` setting directives in each (none: as it is).
 
 use super::{default_path, load_path, Served};
-use crate::compare_live::{bench_args_with_path, report, ProtocolArgs};
+use crate::decisive::report;
+use crate::flags::bench::bench_args_with_path;
+use crate::flags::compare::ProtocolArgs;
 use anyhow::{anyhow, bail};
 use webtune_lab::{settings_for, StackKind};
 

@@ -5,8 +5,8 @@
 //! reports seed 003's figures per level — requests served, mean response time, error % —
 //! with warm-up and cool-down left out, and the sampler's summary.
 
-use crate::bench_cmd;
 use crate::exit;
+use crate::flags::forum::{App, DataChoice};
 use crate::narrate::Narrator;
 use crate::output::{self, Outputs};
 use crate::output_flags::{OutputFlags, OutputHelp};
@@ -24,26 +24,6 @@ use webtune_model::{parse_duration, RunSpec, StopCondition};
 use webtune_report::forum::seed_003_table;
 use webtune_report::server_summary::summarise;
 use webtune_report::sweep::{render_sweep_csv, render_sweep_html};
-
-/// The application a lab stack serves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum App {
-    /// The built-in site: /empty.gif, /index.html, /cpu/N.
-    Site,
-    /// Seed 003's PHP forum on a private MariaDB.
-    Forum,
-}
-
-/// Which forum: its size and seed.
-#[derive(clap::Args, Debug, Clone)]
-pub struct DataChoice {
-    /// Posts in the forum (seed 003: 150,000 posts; 40 forums, 15,000 topics, 5,000 users).
-    #[arg(long = "posts", default_value_t = data::SEED_003_POSTS)]
-    pub posts: u64,
-    /// The generator's seed: the same seed gives the same forum.
-    #[arg(long = "seed", default_value_t = data::DEFAULT_SEED)]
-    pub seed: u64,
-}
 
 #[derive(clap::Args, Debug)]
 pub struct DataArgs {
@@ -289,7 +269,7 @@ fn sweep_load(args: &SweepArgs, path: &str) -> anyhow::Result<RunSpec> {
     let spec = RunSpec {
         url: path.to_string(),
         connections: args.connections.first().copied().unwrap_or(1),
-        threads: args.threads.unwrap_or_else(bench_cmd::available_cores),
+        threads: args.threads.unwrap_or_else(webtune_engine::available_cores),
         stop: StopCondition::Duration {
             seconds: args.duration.as_secs_f64(),
         },
@@ -365,7 +345,7 @@ pub fn run_sweep(args: SweepArgs) -> anyhow::Result<i32> {
     trial.keep_dir = args.keep;
     let stop = crate::signals::stop_token();
     let outcome = trial::run(&trial, &stop, &mut Narrator::new(args.output.quiet, true))?;
-    let sweep = crate::sweep_cmd::sweep_of(outcome, SweepVariable::Connections, "lab sweep");
+    let sweep = crate::sweeps::sweep_of(outcome, SweepVariable::Connections, "lab sweep");
     report_sweep(&args, app, &trial.target, &path, &sweep)
 }
 
@@ -437,7 +417,7 @@ fn report_sweep(
         }
         outputs.stdout(&text);
     }
-    let unanswered = crate::sweep_cmd::warn_unanswered(sweep, "lab sweep");
+    let unanswered = crate::sweeps::warn_unanswered(sweep, "lab sweep");
     let died = sweep
         .levels
         .iter()
