@@ -31,6 +31,11 @@ pub struct ProtocolArgs {
     /// Seed of the blocks' order within each pair [default: 1].
     #[arg(long = "seed", value_name = "N")]
     pub seed: Option<u64>,
+    /// The metric that decides: throughput, p50, p90, p99 or errors [default: throughput in
+    /// closed loop, p99 with --rate]. Chosen before the run, so the false-positive rate
+    /// holds; every metric's interval is reported either way.
+    #[arg(long = "decide-on", value_name = "METRIC")]
+    pub decide_on: Option<String>,
     /// Write the comparison (schema webtune.compare-live/1, every block kept) to FILE or "-".
     #[arg(long = "json", value_name = "FILE")]
     pub json: Option<String>,
@@ -41,12 +46,15 @@ pub struct ProtocolArgs {
 }
 
 impl ProtocolArgs {
-    /// The protocol's settings for load like `spec`'s: decided on throughput in closed loop,
-    /// on p99 in open loop.
+    /// The protocol's settings for load like `spec`'s: decided on `--decide-on`, else on
+    /// throughput in closed loop and on p99 in open loop.
     pub fn settings(&self, spec: &RunSpec, starts: usize) -> anyhow::Result<Settings> {
-        let decide_on = match spec.load {
-            LoadMode::Open { .. } => Metric::P99,
-            LoadMode::Closed => Metric::Throughput,
+        let decide_on = match &self.decide_on {
+            Some(name) => parse_metric(name).map_err(|e| anyhow!("--decide-on: {e}"))?,
+            None => match spec.load {
+                LoadMode::Open { .. } => Metric::P99,
+                LoadMode::Closed => Metric::Throughput,
+            },
         };
         let mut s = Settings::new(decide_on);
         if let Some(b) = self.block {
@@ -84,6 +92,13 @@ impl ProtocolArgs {
         })?;
         Ok(s)
     }
+}
+
+fn parse_metric(text: &str) -> Result<Metric, String> {
+    Metric::from_name(text).ok_or_else(|| {
+        let names: Vec<&str> = Metric::ALL.iter().map(|m| m.name()).collect();
+        format!("{text:?} is not a metric: use one of {}", names.join(", "))
+    })
 }
 
 /// `compare`'s live mode.
