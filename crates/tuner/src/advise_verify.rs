@@ -469,7 +469,9 @@ fn interleaved(
             interrupt: Some(stop.clone()),
             ..webtune_lab::StartOptions::default()
         };
-        webtune_lab::RunningStack::start_imported(imports[arm], options).map_err(|e| e.to_string())
+        webtune_lab::RunningStack::start_imported(imports[arm], options)
+            .map(crate::lab_pair::Arm::from_stack)
+            .map_err(|e| e.to_string())
     };
     let pair =
         crate::lab_pair::compare_with(&mut start, load, workload, settings, stop, &mut |line| {
