@@ -264,9 +264,22 @@ fn verify_one(
         ..request.load.clone()
     };
     let quiet = request.quiet;
-    let measured = match (request.interleave.clone(), &forum) {
-        (Some(settings), None) => interleaved(
-            (&current, &advised),
+    let target_of = |import: Import| match &forum {
+        Some((web, dataset)) => Target::Forum {
+            kind: FORUM_STACK,
+            web: web.clone(),
+            db: DbConfig::Imported(Box::new(import)),
+            dataset: dataset.clone(),
+        },
+        None => Target::Imported {
+            import: Box::new(import),
+        },
+    };
+    let measured = match request.interleave.clone() {
+        // Both copies at once: two private stacks, or for a my.cnf two forums, each on its
+        // own database copy.
+        Some(settings) => interleaved(
+            [target_of(current.clone()), target_of(advised.clone())],
             &load,
             workload,
             settings,
@@ -274,33 +287,15 @@ fn verify_one(
             quiet,
             say,
         )?,
-        (interleave, _) => {
-            if interleave.is_some() && !quiet {
-                say(&format!(
-                    "advise --verify: {label}: sequential pairs (the database copies run under the forum, one at a time)"
-                ));
-            }
-            let target_of = |import: Import| match &forum {
-                Some((web, dataset)) => Target::Forum {
-                    kind: FORUM_STACK,
-                    web: web.clone(),
-                    db: DbConfig::Imported(Box::new(import)),
-                    dataset: dataset.clone(),
-                },
-                None => Target::Imported {
-                    import: Box::new(import),
-                },
-            };
-            sequential(
-                (&current, &advised),
-                &target_of,
-                &load,
-                workload,
-                (pairs, label, quiet),
-                stop,
-                say,
-            )?
-        }
+        None => sequential(
+            (&current, &advised),
+            &target_of,
+            &load,
+            workload,
+            (pairs, label, quiet),
+            stop,
+            say,
+        )?,
     };
     let Measured {
         a,
@@ -450,7 +445,7 @@ fn sequential(
 /// in blocks until the always-valid interval decides (throughput in closed loop, p99 in open
 /// loop) or the budget ends.
 fn interleaved(
-    (current, advised): (&Import, &Import),
+    targets: [Target; 2],
     load: &webtune_model::RunSpec,
     workload: &webtune_engine::Workload,
     mut settings: webtune_tune::interleave::Settings,
@@ -463,18 +458,8 @@ fn interleaved(
     if load.is_open_loop() {
         settings.decide_on = Metric::P99;
     }
-    let imports = [current, advised];
-    let mut start = |arm: usize| {
-        let options = webtune_lab::StartOptions {
-            interrupt: Some(stop.clone()),
-            ..webtune_lab::StartOptions::default()
-        };
-        webtune_lab::RunningStack::start_imported(imports[arm], options)
-            .map(crate::lab_pair::Arm::from_stack)
-            .map_err(|e| e.to_string())
-    };
     let pair =
-        crate::lab_pair::compare_with(&mut start, load, workload, settings, stop, &mut |line| {
+        crate::lab_pair::compare_targets(&targets, load, workload, settings, stop, &mut |line| {
             if !quiet {
                 say(&format!("advise --verify: {line}"));
             }

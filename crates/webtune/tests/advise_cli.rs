@@ -749,3 +749,53 @@ fn verify_interleaves_both_copies_by_default() {
     assert!(stdout.contains("interleaved"), "{stdout}");
     assert_eq!(lab_leftovers(&lab), Vec::<String>::new());
 }
+
+/// A my.cnf's advice is measured interleaved too: two forums at once, each on its own
+/// database copy (the current my.cnf, the advised one).
+#[test]
+fn verify_interleaves_two_forums_for_a_my_cnf() {
+    let mysqli = std::fs::read_dir("/usr/lib/php")
+        .map(|d| d.flatten().any(|e| e.path().join("mysqli.so").is_file()))
+        .unwrap_or(false);
+    if !mysqli || !Path::new("/usr/sbin/mariadbd").exists() {
+        support::opt_out::opt_out("mariadb", "mariadb-server or php-mysql is not installed");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let lab = d.path().join("lab");
+    let out_json = d.path().join("advice.json");
+    let my_cnf = d.path().join("my.cnf");
+    std::fs::write(&my_cnf, "[mysqld]\nthread_cache_size = 2\n").unwrap();
+    let out = webtune_in(
+        &lab,
+        &[
+            "advise",
+            "--mysql-config",
+            my_cnf.to_str().unwrap(),
+            "--no-discover",
+            "--posts",
+            "2000",
+            "--seed",
+            "11",
+            "--json",
+            out_json.to_str().unwrap(),
+            "--verify",
+            "--verify-budget",
+            "8s",
+            "--",
+            "-c",
+            "2",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stderr.contains("advise --verify: memory: "), "{stderr}");
+    let v = json(&out_json);
+    let server = &v["verify"]["servers"][0];
+    assert_eq!(server["verified"], true, "{v}");
+    assert_eq!(server["server"], "mariadb", "{server}");
+    assert_eq!(server["protocol"], "interleaved", "{server}");
+    assert!(stdout.contains("under the forum (2000 posts)"), "{stdout}");
+    assert_eq!(lab_leftovers(&lab), Vec::<String>::new());
+}
