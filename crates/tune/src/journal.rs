@@ -5,7 +5,9 @@
 //! write is durable when the call returns, so a SIGKILL loses at most the trial in flight,
 //! which the next open reports as `lost`. One process at a time writes a journal: `create`
 //! and `open` take its lock (`lock`), so a second tune or `--resume` is refused with the
-//! holder's pid; `peek` reads it without the lock and without writing.
+//! holder's pid; `peek` reads it without the lock and without writing. An interleaved proof
+//! is one comparison, not trials: its whole report (every block) is kept in `proofs`
+//! when it ends (`record_proof`), and a `--resume` of the same default and winner reuses it.
 
 use crate::lock::{JournalLock, LockError};
 use crate::objective::LevelSummary;
@@ -272,7 +274,78 @@ impl Journal {
         self.sql(names.collect::<Result<Vec<_>, _>>())
     }
 
+    /// The tables added after version 1's (an old journal gains them when it is opened for
+    /// writing; a reader finds none in one that lacks them).
+    fn add_tables(&self) -> Result<(), JournalError> {
+        self.sql(self.conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS proofs (
+                 id INTEGER PRIMARY KEY AUTOINCREMENT,
+                 protocol TEXT NOT NULL,
+                 default_config TEXT NOT NULL,
+                 winner_config TEXT NOT NULL,
+                 report TEXT NOT NULL,
+                 ended_ms INTEGER NOT NULL);",
+        ))
+    }
+
+    /// Keep a finished proof of `protocol` ("interleaved") between `default` and `winner`:
+    /// its whole report as JSON (for the interleaved one, `webtune.compare-live/1` with every
+    /// block).
+    pub fn record_proof(
+        &mut self,
+        protocol: &str,
+        (default, winner): (&Config, &Config),
+        report_json: &str,
+    ) -> Result<(), JournalError> {
+        let config = |c: &Config| serde_json::to_string(c).unwrap_or_else(|_| "{}".into());
+        self.sql(self.conn.execute(
+            "INSERT INTO proofs (protocol, default_config, winner_config, report, ended_ms) \
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![
+                protocol,
+                config(default),
+                config(winner),
+                report_json,
+                now_ms()
+            ],
+        ))?;
+        Ok(())
+    }
+
+    /// The last finished proof of `protocol` between exactly `default` and `winner`, as
+    /// `record_proof` kept it; None when there is none (or the journal predates proofs).
+    pub fn recorded_proof(
+        &self,
+        protocol: &str,
+        (default, winner): (&Config, &Config),
+    ) -> Result<Option<String>, JournalError> {
+        let exists: Option<String> = self.sql(
+            self.conn
+                .query_row(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'proofs'",
+                    [],
+                    |r| r.get(0),
+                )
+                .optional(),
+        )?;
+        if exists.is_none() {
+            return Ok(None);
+        }
+        let config = |c: &Config| serde_json::to_string(c).unwrap_or_else(|_| "{}".into());
+        self.sql(
+            self.conn
+                .query_row(
+                    "SELECT report FROM proofs WHERE protocol = ?1 AND default_config = ?2 \
+                     AND winner_config = ?3 ORDER BY id DESC LIMIT 1",
+                    params![protocol, config(default), config(winner)],
+                    |r| r.get(0),
+                )
+                .optional(),
+        )
+    }
+
     fn add_columns(&self) -> Result<(), JournalError> {
+        self.add_tables()?;
         let have = self.columns()?;
         for (name, kind) in Self::ADDED {
             if !have.iter().any(|c| c == name) {
@@ -579,6 +652,41 @@ mod tests {
         drop(j);
         let (_j, again) = Journal::open(&path).unwrap();
         assert!(again.lost.is_empty());
+    }
+
+    #[test]
+    fn a_finished_proof_is_kept_for_its_default_and_winner_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tune.db");
+        let mut j = Journal::create(&path, "{}", 0).unwrap();
+        let default = synthetic::space().default_config();
+        let mut winner = default.clone();
+        winner.insert("workers".into(), crate::space::Value::Int(7));
+        assert_eq!(
+            j.recorded_proof("interleaved", (&default, &winner))
+                .unwrap(),
+            None
+        );
+        j.record_proof("interleaved", (&default, &winner), "{\"blocks\":[1,2]}")
+            .unwrap();
+        drop(j);
+        let (j, _) = Journal::open(&path).unwrap();
+        assert_eq!(
+            j.recorded_proof("interleaved", (&default, &winner))
+                .unwrap()
+                .as_deref(),
+            Some("{\"blocks\":[1,2]}")
+        );
+        // Another winner, or the arms the other way round, is another proof.
+        assert_eq!(
+            j.recorded_proof("interleaved", (&winner, &default))
+                .unwrap(),
+            None
+        );
+        assert_eq!(
+            j.recorded_proof("sequential", (&default, &winner)).unwrap(),
+            None
+        );
     }
 
     #[test]

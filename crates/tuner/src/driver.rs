@@ -23,6 +23,9 @@ use webtune_tune::space::Config;
 use webtune_tune::study::{Next, Outcome, Study};
 use webtune_tune::GpSampler;
 
+/// The journal's name for the interleaved proof (`Journal::record_proof`).
+const INTERLEAVED: &str = "interleaved";
+
 /// Why a tune stopped short of a report.
 #[derive(Debug, thiserror::Error)]
 pub enum TuneError {
@@ -436,16 +439,26 @@ pub fn run(
                 let gain = TuneReport::from_study(&study, Vec::new(), None)
                     .best
                     .and_then(|b| b.search_gain);
-                let (report, cut) = crate::interleaved_proof::run(
-                    job,
-                    (&default, &winner),
-                    p.clone(),
-                    gain,
-                    stop,
-                    listener,
-                )?;
-                interrupted |= cut;
-                proof_report = (!cut).then_some(report);
+                // A resumed tune whose interleaved proof of this default and winner ended
+                // already reuses it (every block is in the journal); else it runs, and its
+                // whole report is kept when it ends.
+                let pair = (&default, &winner);
+                let kept = journal
+                    .recorded_proof(INTERLEAVED, pair)?
+                    .and_then(|json| serde_json::from_str::<ProofReport>(&json).ok());
+                if let Some(report) = kept {
+                    listener.trial_done("proof: the interleaved proof of this winner is in the journal; not run again");
+                    proof_report = Some(report);
+                } else {
+                    let (report, cut) =
+                        crate::interleaved_proof::run(job, pair, p.clone(), gain, stop, listener)?;
+                    interrupted |= cut;
+                    if !cut {
+                        let json = serde_json::to_string(&report).unwrap_or_default();
+                        journal.record_proof(INTERLEAVED, pair, &json)?;
+                    }
+                    proof_report = (!cut).then_some(report);
+                }
             }
             Some(why) => {
                 listener.trial_done(&format!("proof: sequential pairs, not interleaved: {why}"))

@@ -37,11 +37,12 @@ fn a_lab_tune_proves_its_winner_interleaved() {
         let report: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
         if !report["proof"].is_null() {
-            proved = Some((report, stdout, stderr));
+            proved = Some((report, stdout, stderr, journal));
             break;
         }
     }
-    let (report, stdout, stderr) = proved.expect("a winner other than the default in 4 tunes");
+    let (report, stdout, stderr, journal) =
+        proved.expect("a winner other than the default in 4 tunes");
     let proof = &report["proof"];
     assert!(stderr.contains("proof: memory: "), "{stderr}");
     assert!(
@@ -54,6 +55,29 @@ fn a_lab_tune_proves_its_winner_interleaved() {
     assert!(proof["pairs"].as_u64().unwrap() >= 1);
     assert!(stdout.contains("\nproof: "), "{stdout}");
     assert!(leftovers(&lab.0).is_empty(), "{:?}", leftovers(&lab.0));
+
+    // The journal kept the finished proof: a resume reuses it (every block) and starts no
+    // stack for it.
+    let (code, stdout, stderr) = run_bounded(
+        lab.command()
+            .args(["tune", "--resume", "--journal"])
+            .arg(&journal)
+            .arg("--json")
+            .arg(&json),
+        Duration::from_secs(120),
+    );
+    assert_eq!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
+    assert!(
+        stderr.contains("is in the journal; not run again"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("proof: memory: "), "{stderr}");
+    let again: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(
+        again["proof"]["interleaved"]["blocks"],
+        proof["interleaved"]["blocks"]
+    );
 }
 
 #[test]
