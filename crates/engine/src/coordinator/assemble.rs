@@ -80,6 +80,15 @@ pub(super) fn assemble(finished: Finished) -> RunResult {
     } else {
         BTreeMap::new()
     };
+    let by_journey = match plan.journeys.as_deref() {
+        Some(run) => run
+            .journeys
+            .iter()
+            .zip(total.journeys.iter())
+            .map(|(j, r)| (j.name.clone(), r.clone()))
+            .collect(),
+        None => BTreeMap::new(),
+    };
 
     let mut result = RunResult {
         schema: match spec.smtp {
@@ -145,6 +154,7 @@ pub(super) fn assemble(finished: Finished) -> RunResult {
         validity: Validity::default(),
         stalls,
         by_name,
+        by_journey,
         probe: probe_result,
         // HTTP/3: quinn does not say whether a handshake resumed (docs/http3.md); its
         // handshakes are in `http3` and `connect` instead of a TLS summary.

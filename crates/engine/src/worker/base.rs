@@ -55,6 +55,9 @@ impl Base {
     pub fn new(cfg: WorkerConfig) -> io::Result<Base> {
         let names = if cfg.named { cfg.requests.len() } else { 0 };
         let mut rec = Recorder::with_names(names);
+        if let Some(run) = cfg.journeys.as_ref() {
+            rec.journeys = vec![Default::default(); run.journeys.len()];
+        }
         if cfg.smtp.is_some() {
             rec.smtp = Some(Default::default());
         }

@@ -123,6 +123,10 @@ pub struct WorkerConfig {
     pub starttls: Option<Connector>,
     /// How this worker waits for its sockets (`poller`).
     pub io: webtune_model::IoBackend,
+    /// Scenarios with journeys: each connection is a virtual user (`journey`).
+    pub journeys: Option<Arc<crate::journey::JourneyRun>>,
+    /// The run-wide number of this worker's first connection (its first virtual user).
+    pub first_user: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -174,6 +178,8 @@ struct Conn {
     /// then (0: end of file, else -errno); taken by the next request.
     inbox: Vec<u8>,
     peer_end: Option<i32>,
+    /// Journeys: the virtual user this connection carries (None for a mix or a URL).
+    user: Option<Box<crate::journey::VirtualUser>>,
 }
 
 struct Worker {
@@ -203,7 +209,8 @@ pub fn run_worker(cfg: WorkerConfig) -> io::Result<Recorder> {
     let conns: Vec<Conn> = cfg
         .conn_addrs
         .iter()
-        .map(|&addr| Conn {
+        .enumerate()
+        .map(|(k, &addr)| Conn {
             stream: None,
             generation: 0,
             addr,
@@ -227,6 +234,13 @@ pub fn run_worker(cfg: WorkerConfig) -> io::Result<Recorder> {
             ring_recv: false,
             inbox: Vec::new(),
             peer_end: None,
+            user: cfg.journeys.as_ref().map(|run| {
+                Box::new(crate::journey::VirtualUser::new(
+                    run,
+                    cfg.first_user + k,
+                    now,
+                ))
+            }),
         })
         .collect();
     let mut w = Worker {
@@ -393,12 +407,30 @@ impl Worker {
 
     fn start_request(&mut self, i: usize, now: Instant, intended: Option<Instant>) {
         self.base.active += 1;
-        let request = self.base.pick_request();
         let b = &mut self.base;
-        let planned = &b.cfg.requests[request];
         let c = &mut self.conns[i];
+        let request = match (c.user.as_deref_mut(), b.cfg.journeys.as_deref()) {
+            (Some(user), Some(run)) => user.next_request(run, &mut b.rng, now),
+            _ => b.pick_request(),
+        };
+        let planned = &b.cfg.requests[request];
         c.request = request;
-        if let Some(def) = planned.def.as_ref() {
+        let mut capture = planned.body_contains.is_some();
+        if let (Some(user), Some(run)) = (c.user.as_deref_mut(), b.cfg.journeys.as_deref()) {
+            let seq = b.seqs[request];
+            b.seqs[request] += 1;
+            user.encode(
+                run,
+                &b.cfg.host_header,
+                b.cfg.keepalive,
+                b.cfg.http10,
+                &mut b.rng,
+                seq,
+                now,
+                &mut c.rendered,
+            );
+            capture |= user.wants_body(run);
+        } else if let Some(def) = planned.def.as_ref() {
             let seq = b.seqs[request];
             b.seqs[request] += 1;
             scenario::encode_into(
@@ -419,7 +451,8 @@ impl Worker {
         c.started = now;
         c.intended = intended;
         c.parser.reset(planned.is_head);
-        c.parser.capture_body(planned.body_contains.is_some());
+        c.parser.capture_body(capture);
+        c.parser.capture_cookies(c.user.is_some());
         if b.rec.responses == 0 && b.rec.server_software.is_none() {
             c.parser.capture_server();
         }
@@ -454,7 +487,11 @@ impl Worker {
             self.close(i); // ramping down: this connection rests
             return;
         }
-        let pause = self.base.cfg.think.sample(&mut self.base.rng);
+        let think = match self.conns[i].user.as_deref() {
+            Some(user) => user.pause,
+            None => self.base.cfg.think,
+        };
+        let pause = think.sample(&mut self.base.rng);
         if !pause.is_zero() {
             if self.base.sending {
                 self.thinking.push(Reverse((now + pause, i)));
@@ -468,6 +505,7 @@ impl Worker {
         let now = Instant::now();
         let (request, received) = (self.conns[i].request, self.conns[i].received);
         self.base.record_error(kind, request, received, now);
+        self.end_walk(i, kind, now);
         self.base.active -= 1;
         self.close(i);
         self.conns[i].phase = Phase::Idle;
@@ -480,6 +518,19 @@ impl Worker {
             self.thinking.push(Reverse((now + pause, i)));
         } else {
             self.ready.push(i);
+        }
+    }
+
+    /// Journeys: the step in flight on connection `i` failed with `kind`: the user's walk
+    /// ends there, counted under the step and kind.
+    fn end_walk(&mut self, i: usize, kind: ErrorKind, now: Instant) {
+        let b = &mut self.base;
+        if let (Some(user), Some(run)) =
+            (self.conns[i].user.as_deref_mut(), b.cfg.journeys.as_deref())
+        {
+            let in_window = b.in_window(now);
+            let step = user.fail(run);
+            b.rec.journey_failed(user.journey, step, kind, in_window);
         }
     }
 
