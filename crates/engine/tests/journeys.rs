@@ -210,3 +210,20 @@ fn journeys_refuse_an_open_loop() {
     let e = run(&s, &w, &RunControl::new(), &mut |_| {}).unwrap_err();
     assert!(e.to_string().contains("--rate"), "{e}");
 }
+
+#[test]
+fn the_shipped_journey_runs_clean_against_the_embedded_target() {
+    let srv = target();
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../bench/scenarios/embedded-journey.toml"
+    );
+    let w = Workload::from_scenario_file(std::path::Path::new(file)).expect("parses");
+    let r = run(&spec(&srv, 10, 60), &w, &RunControl::new(), &mut |_| {}).expect("runs");
+    assert_eq!(r.responses, 60);
+    assert_eq!(r.errors.total(), 0, "{}", r.errors.summary());
+    // 10 users at 1:9: one poster, nine readers, each logged in once.
+    assert_eq!(r.by_name["login"].responses, 1);
+    assert_eq!(r.by_name["reader_login"].responses, 9);
+    assert_eq!(srv.session_stats().logins.values().sum::<u64>(), 10);
+}

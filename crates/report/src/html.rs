@@ -399,6 +399,7 @@ pub fn run_section(result: &RunResult, prefix: &str) -> String {
             "Total latency of each request name of the scenario.",
         ));
     }
+    body.push_str(&crate::journeys::html_by_journey(result, prefix));
     body.push_str("<h2>Over time</h2>\n");
     if result.timeline.is_empty() {
         body.push_str("<p class=\"note\">This result has no time series.</p>\n");

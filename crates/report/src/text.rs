@@ -24,6 +24,7 @@ pub fn render_text(result: &RunResult) -> String {
     timing::write_schedule(&mut out, result);
     write_latency_table(&mut out, result);
     timing::write_by_name(&mut out, result);
+    crate::journeys::write_by_journey(&mut out, result);
     timing::write_probe(&mut out, result);
     write_status(&mut out, result);
     write_errors(&mut out, result);

@@ -1,0 +1,134 @@
+//! A journey run's walks in the reports: per journey, walks completed and failed, the step
+//! and error kind that ended the failed ones, and the walk-time percentiles — as a text table
+//! under the per-request rows, and as an HTML table with a percentile chart.
+
+use crate::html::{figure, percentile_chart};
+use crate::svg::escape;
+use crate::text::write_aligned;
+use crate::units::ms;
+use std::fmt::Write as _;
+use webtune_model::{JourneyResult, LatencyHistogram, RunResult};
+
+/// Each failed-walk cause as "step: N kind" lines.
+fn causes(j: &JourneyResult) -> Vec<String> {
+    j.failed_by
+        .iter()
+        .flat_map(|(step, kinds)| {
+            kinds
+                .iter()
+                .map(move |(kind, n)| format!("{step}: {n} {}", kind.describe()))
+        })
+        .collect()
+}
+
+/// The text table (nothing for a run without journeys).
+pub fn write_by_journey(out: &mut String, r: &RunResult) {
+    if r.by_journey.is_empty() {
+        return;
+    }
+    let mut rows = vec![[
+        "Per journey",
+        "completed",
+        "failed",
+        "walk p50",
+        "p90",
+        "p99",
+        "max",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect::<Vec<_>>()];
+    for (name, j) in &r.by_journey {
+        rows.push(vec![
+            format!("  {name}"),
+            j.completed.to_string(),
+            j.failed.to_string(),
+            ms(j.latency.p50_us),
+            ms(j.latency.p90_us),
+            ms(j.latency.p99_us),
+            ms(j.latency.max_us),
+        ]);
+    }
+    write_aligned(out, &rows);
+    for (name, j) in &r.by_journey {
+        for cause in causes(j) {
+            let _ = writeln!(out, "  {name} ended at {cause}");
+        }
+    }
+    let _ = writeln!(
+        out,
+        "  (walk time in ms: a completed walk's first step's start to its last answer)"
+    );
+    out.push('\n');
+}
+
+/// The HTML section (empty for a run without journeys); `prefix` keeps ids unique.
+pub fn html_by_journey(r: &RunResult, prefix: &str) -> String {
+    if r.by_journey.is_empty() {
+        return String::new();
+    }
+    let mut s = format!(
+        "<h2>Journeys</h2>\n<table id=\"{prefix}journeys\">\n<tr><th>journey</th><th>completed</th><th>failed</th><th>walk p50 ms</th><th>p90</th><th>p99</th><th>max</th><th>failed at</th></tr>\n"
+    );
+    for (name, j) in &r.by_journey {
+        let _ = writeln!(
+            s,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(name),
+            j.completed,
+            j.failed,
+            ms(j.latency.p50_us),
+            ms(j.latency.p90_us),
+            ms(j.latency.p99_us),
+            ms(j.latency.max_us),
+            escape(&causes(j).join("; "))
+        );
+    }
+    s.push_str("</table>\n");
+    let curves: Vec<(String, &LatencyHistogram)> = r
+        .by_journey
+        .iter()
+        .filter(|(_, j)| j.completed > 0)
+        .map(|(name, j)| (name.clone(), &j.histogram))
+        .collect();
+    if !curves.is_empty() {
+        s.push_str(&figure(
+            &format!("{prefix}plot-by-journey"),
+            &percentile_chart("Walk time by percentile, per journey", &curves),
+            "Time of each completed walk, its first step's start to its last step's answer (think times included).",
+        ));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use webtune_model::ErrorKind;
+
+    #[test]
+    fn journeys_show_completed_failed_and_where() {
+        let mut r = webtune_testkit::results::synthetic_result(10, &[1000]);
+        let mut j = JourneyResult {
+            completed: 7,
+            ..JourneyResult::default()
+        };
+        j.histogram.record(12_000);
+        j.failed_at("login", ErrorKind::Extract);
+        j.finish();
+        r.by_journey.insert("posters".into(), j);
+        let mut text = String::new();
+        write_by_journey(&mut text, &r);
+        assert!(text.contains("Per journey"), "{text}");
+        assert!(text.contains("posters"), "{text}");
+        assert!(
+            text.contains("posters ended at login: 1 journey step extracted nothing"),
+            "{text}"
+        );
+        let html = html_by_journey(&r, "");
+        assert!(html.contains("<table id=\"journeys\">"), "{html}");
+        assert!(html.contains("plot-by-journey"), "{html}");
+        r.by_journey.clear();
+        assert!(html_by_journey(&r, "").is_empty());
+    }
+}
