@@ -339,6 +339,10 @@ pub fn build(spec: &RunSpec, workload: &Workload) -> Result<Plan, EngineError> {
     let journeys_of = workload.scenario().filter(|sc| !sc.journeys.is_empty());
     if journeys_of.is_some() {
         refuse_for_journeys(spec)?;
+    } else if spec.count_journeys {
+        return Err(EngineError::BadLoad(
+            "--count journeys needs a scenario with [[journey]] tables (docs/scenarios.md)".into(),
+        ));
     }
     let (requests, picker, think, named) = match workload.scenario() {
         // Journeys: each step a planned request (named, rendered per request: a step's
@@ -468,9 +472,16 @@ pub fn build(spec: &RunSpec, workload: &Workload) -> Result<Plan, EngineError> {
                 first.push(at);
                 at += j.steps.len();
             }
-            let run =
-                crate::journey::JourneyRun::new(sc, first, connections, &target.host, target.tls)
-                    .map_err(EngineError::BadLoad)?;
+            let run = crate::journey::JourneyRun::new(
+                sc,
+                first,
+                connections,
+                &target.host,
+                target.tls,
+                spec.is_open_loop(),
+                spec.count_journeys,
+            )
+            .map_err(EngineError::BadLoad)?;
             Some(std::sync::Arc::new(run))
         }
     };
@@ -491,11 +502,12 @@ pub fn build(spec: &RunSpec, workload: &Workload) -> Result<Plan, EngineError> {
     })
 }
 
-/// Journeys run on the HTTP/1.x worker, closed loop: each connection a virtual user.
+/// Journeys run on the HTTP/1.x worker: each connection a virtual user (closed loop) or
+/// one arrival's user at a time (open loop). `--count journeys` needs journeys.
 fn refuse_for_journeys(spec: &RunSpec) -> Result<(), EngineError> {
     let refuse = |what: &str| {
         Err(EngineError::BadLoad(format!(
-            "the scenario has journeys, which run closed loop over HTTP/1.x (-c N virtual users); {what} is not supported with journeys (docs/scenarios.md)"
+            "the scenario has journeys, which run over HTTP/1.x; {what} is not supported with journeys (docs/scenarios.md)"
         )))
     };
     if spec.http2 {
@@ -506,9 +518,6 @@ fn refuse_for_journeys(spec: &RunSpec) -> Result<(), EngineError> {
     }
     if spec.smtp.is_some() {
         return refuse("smtp");
-    }
-    if spec.is_open_loop() {
-        return refuse("--rate (open loop)");
     }
     Ok(())
 }

@@ -199,19 +199,6 @@ fn unique_users_need_a_row_per_virtual_user() {
 }
 
 #[test]
-fn journeys_refuse_an_open_loop() {
-    let srv = target();
-    let (_dir, w) = scenario(POSTERS, USERS);
-    let mut s = spec(&srv, 3, 10);
-    s.load = webtune_model::LoadMode::Open {
-        rate: 100.0,
-        arrival: webtune_model::Arrival::Uniform,
-    };
-    let e = run(&s, &w, &RunControl::new(), &mut |_| {}).unwrap_err();
-    assert!(e.to_string().contains("--rate"), "{e}");
-}
-
-#[test]
 fn the_shipped_journey_runs_clean_against_the_embedded_target() {
     let srv = target();
     let file = concat!(
@@ -226,4 +213,79 @@ fn the_shipped_journey_runs_clean_against_the_embedded_target() {
     assert_eq!(r.by_name["login"].responses, 1);
     assert_eq!(r.by_name["reader_login"].responses, 9);
     assert_eq!(srv.session_stats().logins.values().sum::<u64>(), 10);
+}
+
+/// The posters' journey without `unique_users`: rows are shared.
+fn shared_rows() -> String {
+    POSTERS.replace("unique_users = true\n", "")
+}
+
+#[test]
+fn an_open_loop_starts_each_journey_on_a_fresh_user() {
+    let srv = target();
+    let (_dir, w) = scenario(&shared_rows(), USERS);
+    let mut s = spec(&srv, 16, 0);
+    s.stop = StopCondition::Duration { seconds: 1.0 };
+    s.load = webtune_model::LoadMode::Open {
+        rate: 40.0,
+        arrival: webtune_model::Arrival::Uniform,
+    };
+    let r = run(&s, &w, &RunControl::new(), &mut |_| {}).expect("runs");
+    assert_eq!(r.errors.total(), 0, "{}", r.errors.summary());
+    // Every arrival is a new user: it logs in (its once steps), walks once, and leaves.
+    let logins = r.by_name["login"].responses;
+    assert!(
+        (30..=41).contains(&logins),
+        "{logins} logins for 40 arrivals"
+    );
+    assert_eq!(srv.session_stats().logins.values().sum::<u64>(), logins);
+    let j = &r.by_journey["posters"];
+    assert!(j.completed >= 30 && j.completed <= logins, "{j:?}");
+    assert_eq!(r.by_name["me"].responses, j.completed);
+    // The schedule's arrivals are walks: sent counts first steps only.
+    let sched = r.schedule.as_ref().expect("open loop");
+    assert_eq!(sched.not_sent, 0);
+}
+
+#[test]
+fn an_open_loop_with_unique_users_sends_no_arrival_once_the_rows_are_used() {
+    let srv = target();
+    let (_dir, w) = scenario(POSTERS, USERS);
+    let mut s = spec(&srv, 8, 0);
+    s.stop = StopCondition::Duration { seconds: 0.5 };
+    s.load = webtune_model::LoadMode::Open {
+        rate: 40.0,
+        arrival: webtune_model::Arrival::Uniform,
+    };
+    let r = run(&s, &w, &RunControl::new(), &mut |_| {}).expect("runs");
+    assert_eq!(r.by_name["login"].responses, 3, "one walk per row");
+    assert!(r.schedule.as_ref().unwrap().not_sent >= 10);
+    let stats = srv.session_stats();
+    assert!(stats.logins.values().all(|&n| n == 1), "{:?}", stats.logins);
+}
+
+#[test]
+fn count_journeys_makes_n_count_walks_and_lets_the_last_ones_finish() {
+    let srv = target();
+    let (_dir, w) = scenario(POSTERS, USERS);
+    let mut s = spec(&srv, 3, 7);
+    s.count_journeys = true;
+    let r = run(&s, &w, &RunControl::new(), &mut |_| {}).expect("runs");
+    let j = &r.by_journey["posters"];
+    assert_eq!((j.completed, j.failed), (7, 0));
+    assert_eq!(r.by_name["me"].responses, 7);
+    assert_eq!(r.by_name["login"].responses, 3);
+}
+
+#[test]
+fn count_journeys_needs_journeys() {
+    let srv = target();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mix.toml");
+    std::fs::write(&file, "[[request]]\nname = \"a\"\npath = \"/empty.gif\"\n").unwrap();
+    let w = Workload::from_scenario_file(&file).unwrap();
+    let mut s = spec(&srv, 1, 5);
+    s.count_journeys = true;
+    let e = run(&s, &w, &RunControl::new(), &mut |_| {}).unwrap_err();
+    assert!(e.to_string().contains("--count journeys"), "{e}");
 }

@@ -14,7 +14,8 @@ mod jar;
 pub use jar::Jar;
 
 use crate::rng::Rng;
-use crate::scenario::{self, Ctx, Cursor, Journey, Scenario, Step, Think};
+use crate::scenario::{self, Ctx, Cursor, Journey, Scenario, Step, Think, WeightedPicker};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 /// Everything the workers share about a scenario's journeys.
@@ -31,6 +32,15 @@ pub struct JourneyRun {
     pub host: String,
     /// https://: `Secure` cookies are sent.
     pub tls: bool,
+    /// Open loop (`--rate`): each arrival is a walk by a fresh user, who leaves after it.
+    pub open: bool,
+    /// The budget (`-n`) counts walks begun, not requests: `--count journeys`, or an open
+    /// loop (whose arrivals are walks).
+    pub walk_budget: bool,
+    /// Open loop: picks a fresh user's journey by weight.
+    picker: WeightedPicker,
+    /// Open loop: the next row of each journey's users file, all workers together.
+    next_row: Vec<AtomicUsize>,
 }
 
 impl JourneyRun {
@@ -38,13 +48,18 @@ impl JourneyRun {
     /// round-robin, so that the mix holds for any number of users and every run alike) and
     /// give each its row of its journey's users file: rows in turn, none used twice under
     /// `unique_users` (too few rows is an error naming the journey).
+    /// An open loop (`open`) deals no users up front: each arrival gets a fresh one
+    /// (`VirtualUser::arrive`).
     pub fn new(
         scenario: &Scenario,
         first_request: Vec<usize>,
         users: usize,
         host: &str,
         tls: bool,
+        open: bool,
+        count_journeys: bool,
     ) -> Result<JourneyRun, String> {
+        let users = if open { 0 } else { users };
         let journeys = scenario.journeys.clone();
         let total: i64 = journeys.iter().map(|j| i64::from(j.weight)).sum();
         let mut credit = vec![0i64; journeys.len()];
@@ -72,13 +87,18 @@ impl JourneyRun {
                 ));
             }
         }
+        let weights: Vec<u32> = journeys.iter().map(|j| j.weight).collect();
         Ok(JourneyRun {
+            next_row: journeys.iter().map(|_| AtomicUsize::new(0)).collect(),
+            picker: WeightedPicker::new(&weights),
             journeys,
             first_request,
             users: assigned,
             think: scenario.think,
             host: host.to_string(),
             tls,
+            open,
+            walk_budget: open || count_journeys,
         })
     }
 
@@ -136,7 +156,30 @@ impl VirtualUser {
         }
     }
 
-    /// The planned request of its next step (a new walk begins when none is under way).
+    /// Open loop: a fresh user for one arrival — its journey drawn by weight, the next row of
+    /// that journey's users file. None when the journey has `unique_users` and every row
+    /// has been used (the arrival is not sent).
+    pub fn arrive(run: &JourneyRun, rng: &mut Rng, now: Instant) -> Option<VirtualUser> {
+        let journey = run.picker.pick(rng);
+        let j = &run.journeys[journey];
+        let taken = run.next_row[journey].fetch_add(1, Ordering::Relaxed);
+        if j.unique_users && taken >= j.user_rows() {
+            return None;
+        }
+        let mut user = VirtualUser::new(run, usize::MAX, now);
+        user.journey = journey;
+        user.row = taken % j.user_rows().max(1);
+        user.vars = vec![Vec::new(); j.vars.len()];
+        Some(user)
+    }
+
+    /// Is a walk under way (a step in flight, or the user thinking between two)?
+    pub fn in_walk(&self) -> bool {
+        self.cursor.is_some()
+    }
+
+    /// The planned request of its next step (a new walk begins when none is under way,
+    /// timed from `now`).
     pub fn next_request(&mut self, run: &JourneyRun, rng: &mut Rng, now: Instant) -> usize {
         let journey = &run.journeys[self.journey];
         let cursor = match self.cursor {

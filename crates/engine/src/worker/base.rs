@@ -49,6 +49,9 @@ pub(crate) struct Base {
     pub wake_timer: WakeTimer,
     /// Plain-TCP sockets are read through the ring (`ring_receives`).
     ring_reads: bool,
+    /// Journeys whose budget counts walks (`JourneyRun::walk_budget`): walks under way, which
+    /// go on to their end once the budget is spent.
+    pub walking: usize,
 }
 
 impl Base {
@@ -76,6 +79,7 @@ impl Base {
             timer: None,
             wake_timer: WakeTimer::new(pacing::MIN_TIMER_GAP),
             ring_reads: false,
+            walking: 0,
             cfg,
         })
     }
@@ -99,6 +103,11 @@ impl Base {
     pub fn in_window(&self, at: Instant) -> bool {
         let t = self.seconds_since_start(at);
         t >= self.cfg.window.0 && t < self.cfg.window.1
+    }
+
+    /// Does the budget count journeys' walks (not requests)?
+    pub fn walk_budget(&self) -> bool {
+        self.cfg.journeys.as_ref().is_some_and(|r| r.walk_budget)
     }
 
     pub fn is_open_loop(&self) -> bool {

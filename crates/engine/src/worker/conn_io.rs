@@ -425,16 +425,22 @@ impl Worker {
             } else {
                 None
             };
-            match failed {
+            let ended = match failed {
                 Some(kind) => {
                     let step = user.fail(run);
                     b.rec.journey_failed(user.journey, step, kind, in_window);
+                    true
                 }
-                None => {
-                    if let Outcome::Done(us) = user.advance(run, &mut b.rng, now) {
+                None => match user.advance(run, &mut b.rng, now) {
+                    Outcome::Done(us) => {
                         b.rec.journey_done(user.journey, us, in_window);
+                        true
                     }
-                }
+                    Outcome::Going => false,
+                },
+            };
+            if ended && run.walk_budget {
+                b.walking = b.walking.saturating_sub(1);
             }
         }
         if !reusable {

@@ -234,7 +234,8 @@ pub fn run_worker(cfg: WorkerConfig) -> io::Result<Recorder> {
             ring_recv: false,
             inbox: Vec::new(),
             peer_end: None,
-            user: cfg.journeys.as_ref().map(|run| {
+            // Closed loop: the connection's user for the whole run. Open loop: each arrival's.
+            user: cfg.journeys.as_ref().filter(|run| !run.open).map(|run| {
                 Box::new(crate::journey::VirtualUser::new(
                     run,
                     cfg.first_user + k,
@@ -272,6 +273,16 @@ impl Driver for Worker {
 
     fn release(&mut self, now: Instant) {
         if self.base.is_open_loop() {
+            // Journeys: users back from thinking take their walk's next step.
+            while let Some(Reverse((at, i))) = self.thinking.peek().copied() {
+                if at > now {
+                    break;
+                }
+                self.thinking.pop();
+                if self.base.sending && self.conns[i].phase == Phase::Idle {
+                    self.start_request(i, now, None);
+                }
+            }
             return self.release_due(now);
         }
         while let Some(Reverse((at, i))) = self.thinking.peek().copied() {
@@ -282,7 +293,7 @@ impl Driver for Worker {
             self.ready.push(i);
         }
         while let Some(i) = self.ready.pop() {
-            if self.conns[i].phase == Phase::Idle && i < self.allowed && self.base.may_start() {
+            if self.conns[i].phase == Phase::Idle && i < self.allowed && self.may_go(i) {
                 self.start_request(i, now, None);
             }
         }
@@ -380,7 +391,7 @@ impl Worker {
                 break;
             };
             if let Some(i) = self.idle_connected.pop().or_else(|| self.idle_fresh.pop()) {
-                self.start_request(i, now, Some(due));
+                self.start_arrival(i, now, due);
             }
         }
         self.note_idle(now);
@@ -405,12 +416,47 @@ impl Worker {
         self.base.all_busy.set(none_idle, now);
     }
 
+    /// Closed loop: may connection `i` start its next request? A journey's user in the
+    /// middle of a walk may when the budget counts walks (it was taken when the walk began).
+    fn may_go(&mut self, i: usize) -> bool {
+        if self.base.walk_budget() && self.conns[i].user.as_ref().is_some_and(|u| u.in_walk()) {
+            return self.base.sending;
+        }
+        self.base.may_start()
+    }
+
+    /// Open loop: the arrival due at `due` starts on idle connection `i` — for journeys, as
+    /// a fresh user's walk (none left under `unique_users`: the arrival is not sent and the
+    /// connection stays idle).
+    fn start_arrival(&mut self, i: usize, now: Instant, due: Instant) {
+        if let Some(run) = self.base.cfg.journeys.as_deref() {
+            match crate::journey::VirtualUser::arrive(run, &mut self.base.rng, due) {
+                Some(user) => self.conns[i].user = Some(Box::new(user)),
+                None => {
+                    self.base.rec.not_sent += 1;
+                    if self.conns[i].stream.is_some() {
+                        self.idle_connected.push(i);
+                    } else {
+                        self.idle_fresh.push(i);
+                    }
+                    return;
+                }
+            }
+        }
+        self.start_request(i, now, Some(due));
+    }
+
     fn start_request(&mut self, i: usize, now: Instant, intended: Option<Instant>) {
         self.base.active += 1;
         let b = &mut self.base;
         let c = &mut self.conns[i];
         let request = match (c.user.as_deref_mut(), b.cfg.journeys.as_deref()) {
-            (Some(user), Some(run)) => user.next_request(run, &mut b.rng, now),
+            (Some(user), Some(run)) => {
+                if !user.in_walk() && run.walk_budget {
+                    b.walking += 1;
+                }
+                user.next_request(run, &mut b.rng, intended.unwrap_or(now))
+            }
             _ => b.pick_request(),
         };
         let planned = &b.cfg.requests[request];
@@ -470,10 +516,23 @@ impl Worker {
     /// A connection has become free: give it its next request.
     fn next_request(&mut self, i: usize, now: Instant) {
         if self.base.is_open_loop() {
+            // Journeys: a walk under way keeps its connection for its next step.
+            if let Some(user) = self.conns[i].user.as_deref() {
+                if user.in_walk() {
+                    let pause = user.pause.sample(&mut self.base.rng);
+                    if !self.base.sending {
+                    } else if pause.is_zero() {
+                        self.start_request(i, now, None);
+                    } else {
+                        self.thinking.push(Reverse((now + pause, i)));
+                    }
+                    return;
+                }
+            }
             // Requests that fell due while this worker handled events take the freed
             // connection now, not at the next turn of the loop.
             if let Some(due) = self.base.take_due(now) {
-                self.start_request(i, now, Some(due));
+                self.start_arrival(i, now, due);
             } else if self.conns[i].stream.is_some() {
                 self.idle_connected.push(i);
                 self.note_idle(now);
@@ -496,7 +555,7 @@ impl Worker {
             if self.base.sending {
                 self.thinking.push(Reverse((now + pause, i)));
             }
-        } else if self.base.may_start() {
+        } else if self.may_go(i) {
             self.start_request(i, now, None);
         }
     }
@@ -529,6 +588,9 @@ impl Worker {
             (self.conns[i].user.as_deref_mut(), b.cfg.journeys.as_deref())
         {
             let in_window = b.in_window(now);
+            if run.walk_budget && user.in_walk() {
+                b.walking = b.walking.saturating_sub(1);
+            }
             let step = user.fail(run);
             b.rec.journey_failed(user.journey, step, kind, in_window);
         }
