@@ -289,3 +289,37 @@ fn count_journeys_needs_journeys() {
     let e = run(&s, &w, &RunControl::new(), &mut |_| {}).unwrap_err();
     assert!(e.to_string().contains("--count journeys"), "{e}");
 }
+
+#[test]
+fn journeys_may_share_a_step_name_and_its_rows_add_up() {
+    let srv = target();
+    let text = r#"
+[[journey]]
+name = "a"
+[[journey.step]]
+name = "start"
+path = "/empty.gif"
+once = true
+[[journey.step]]
+name = "work_a"
+path = "/bytes/10"
+
+[[journey]]
+name = "b"
+[[journey.step]]
+name = "start"
+path = "/empty.gif"
+once = true
+[[journey.step]]
+name = "work_b"
+path = "/bytes/20"
+"#;
+    let (_dir, w) = scenario(text, "name\nx\n");
+    let r = run(&spec(&srv, 4, 40), &w, &RunControl::new(), &mut |_| {}).expect("runs");
+    assert_eq!(
+        r.by_name["start"].responses, 4,
+        "one start per user, both journeys"
+    );
+    assert_eq!(r.by_name.len(), 3);
+    assert_eq!(r.responses, 40);
+}

@@ -72,11 +72,12 @@ pub(super) fn assemble(finished: Finished) -> RunResult {
     };
     let schedule = schedule(spec, &total, measured_s);
     let by_name = if plan.named {
-        plan.requests
-            .iter()
-            .zip(total.names.iter())
-            .map(|(r, n)| (r.name.clone(), n.clone()))
-            .collect()
+        // Journeys may share a step name: its rows add up.
+        let mut by_name: BTreeMap<String, webtune_model::NamedResult> = BTreeMap::new();
+        for (r, n) in plan.requests.iter().zip(total.names.iter()) {
+            by_name.entry(r.name.clone()).or_default().merge(n);
+        }
+        by_name
     } else {
         BTreeMap::new()
     };

@@ -29,14 +29,14 @@ enum StepKind {
     Group(Vec<RawStep>),
 }
 
-/// Parse every `[[journey]]`; `names` holds the names already used (requests', steps'),
-/// since results are broken down by name.
+/// Parse every `[[journey]]`. Step names are unique within a journey; two journeys may
+/// share one (both log in with a step "login"): their per-name rows add up, as JMeter's
+/// report adds up samplers of one label.
 pub(super) fn parse_journeys(
     items: Vec<toml::Value>,
     base_dir: &Path,
     origin: &str,
     cache: &mut CsvCache,
-    names: &mut Vec<String>,
 ) -> Result<Vec<Journey>, ScenarioError> {
     let mut journeys: Vec<Journey> = Vec::with_capacity(items.len());
     for (index, item) in items.into_iter().enumerate() {
@@ -52,10 +52,11 @@ pub(super) fn parse_journeys(
             .and_then(toml::Value::as_str)
             .map(|n| format!("journey {n:?}"))
             .unwrap_or_else(|| format!("journey #{}", index + 1));
-        let journey = parse_journey(table, base_dir, cache, names).map_err(|(at, p)| {
-            let at = at.map(|s| format!(" step {s:?}")).unwrap_or_default();
-            invalid(origin, format!("{label}{at}: {}", p.problem), &p.fix)
-        })?;
+        let journey =
+            parse_journey(table, base_dir, cache, &mut Vec::new()).map_err(|(at, p)| {
+                let at = at.map(|s| format!(" step {s:?}")).unwrap_or_default();
+                invalid(origin, format!("{label}{at}: {}", p.problem), &p.fix)
+            })?;
         if journeys.iter().any(|j| j.name == journey.name) {
             return Err(invalid(
                 origin,
@@ -315,8 +316,8 @@ fn add_step(
     let request = check_request_in(request, base_dir, cache, Some(&scope)).map_err(&at)?;
     if names.contains(&request.name) {
         return Err(at(problem(
-            "the name is used twice in the file",
-            "give every request and step its own name (results are broken down by name)",
+            "the name is used twice in the journey",
+            "give every step of a journey its own name (results are broken down by name)",
         )));
     }
     names.push(request.name.clone());

@@ -103,8 +103,7 @@ pub fn parse_str(text: &str, base_dir: &Path, origin: &str) -> Result<Scenario, 
     }
     let mut cache = CsvCache::default();
     if !raw_journeys.is_empty() {
-        let mut names = Vec::new();
-        let journeys = parse_journeys(raw_journeys, base_dir, origin, &mut cache, &mut names)?;
+        let journeys = parse_journeys(raw_journeys, base_dir, origin, &mut cache)?;
         return Ok(Scenario {
             base_url,
             think,
