@@ -15,12 +15,15 @@
 #   NEIGHBOUR=0 bench/decisive.sh             no neighbour (a quiet machine, for contrast)
 #   NEIGHBOUR_CORES=1 bench/decisive.sh       busy loops of the neighbour (default: every core)
 #   LOAD="-c 4 -t 1 /empty.gif"               the bench flags of the A/A runs
+#   POWER_DECIDE_ON=p99                       the power runs decide on p99 (the seed's question)
+#                                             instead of closed loop's default, throughput
 #
 # A benchmark, not a test: it asserts nothing; it prints one line per run and the figures.
 set -euo pipefail
 AA_RUNS=${1:-20}
 BUDGET=${2:-3m}
 POWER_RUNS=${POWER_RUNS:-0}
+POWER_DECIDE_ON=${POWER_DECIDE_ON:-}
 NEIGHBOUR=${NEIGHBOUR:-1}
 LOAD=${LOAD:--c 4 -t 1 /empty.gif}
 source "$(dirname "$0")/lib.sh"
@@ -106,6 +109,7 @@ if [ "$POWER_RUNS" -gt 0 ]; then
   for i in $(seq "$POWER_RUNS"); do
     "$WEBTUNE" lab compare nginx-apache --a backend.MaxRequestWorkers=12 \
       --b backend.MaxRequestWorkers=4 --seed "$i" --budget "$BUDGET" --json "$work/pw$i.json" \
+      ${POWER_DECIDE_ON:+--decide-on "$POWER_DECIDE_ON"} \
       -- -c 20 /cpu/20000 >/dev/null 2>"$work/pw$i.err" || true
     python3 - "$work/pw$i.json" <<'PY'
 import json,os,sys
@@ -113,7 +117,7 @@ if not os.path.exists(sys.argv[1]):
     err=open(sys.argv[1][:-5]+".err").read().strip().splitlines()
     print("  power failed:", err[-1] if err else "?"); sys.exit(0)
 j=json.load(open(sys.argv[1])); p=j["metrics"]["p99"]; t=j["metrics"]["throughput"]
-print(f"  power {j['verdict']:<10} throughput x{t['ratio']:.3f} p99 x{p['ratio']:.3f} "
+print(f"  power {j['verdict']:<10} on {j['metric']:<10} throughput x{t['ratio']:.3f} p99 x{p['ratio']:.3f} "
       f"(CI x{p['ci_low'] or 0:.3f}-x{p['ci_high'] or 0:.3f}) "
       f"after {j['decided_after_s'] or j['elapsed_s']:.0f} s")
 PY

@@ -2,8 +2,10 @@
 # webtune --http3 against the HTTP/3 clients that install here, and against our own --http2,
 # on the same Caddy (Debian's caddy 2.6: HTTP/1.1, HTTP/2 and HTTP/3 on one port, 43-byte
 # empty.gif, self-signed P-256, no access log), in the same run, one generator thread:
-#   - HTTP/3, C connections x S streams: webtune --http3, oha --http-version 3 (when OHA or
-#     `oha` in PATH was built with its http3 feature: cargo install oha --locked --features http3)
+#   - HTTP/3, C connections x S streams: webtune --http3, oha --http-version 3 -c C*S (when OHA
+#     or `oha` in PATH was built with its http3 feature: cargo install oha --locked --features
+#     http3; measured with oha 1.16.0, which opens one QUIC connection per -c and has no
+#     streams-per-connection option)
 #   - HTTP/2, the same C x S over TCP+TLS: webtune --http2, h2load -m S
 # curl (Debian's is built without HTTP/3) and h2load (without ngtcp2) cannot speak h3 here.
 # Prints medians of requests/s and generator CPU µs per request (user+sys of the generator
@@ -65,7 +67,9 @@ measure() {
     h2load*) reqs=$(awk '/^requests:/ {print $8}' "$out")
              secs=$(awk '/^finished in/ {gsub(/s,/, "", $3); print $3}' "$out") ;;
     oha*) reqs=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sum(d["statusCodeDistribution"].values()))' "$out" 2>/dev/null || echo 0)
-          secs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"]["total"])' "$out" 2>/dev/null || echo 1) ;;
+          # oha 1.16's HTTP/3 run ends ~30 s after -z (its connections wait out QUIC's idle
+          # timeout), so its summary's total is not the load's duration: the load ran -z.
+          secs=$SECS ;;
     webtune*) reqs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ok"])' "$work/w.json")
               secs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["duration_s"])' "$work/w.json") ;;
   esac

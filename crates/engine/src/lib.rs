@@ -43,3 +43,11 @@ pub use error::EngineError;
 /// `--io`: the backend a choice runs on, and why `auto` passed io_uring over (`poller`).
 pub use worker::poller::resolve as resolve_io;
 pub use workload::Workload;
+
+/// The cores this process may run on: the engine's thread count (`-t`) when none is
+/// given, and what the tuner's rules of thumb size a server by. 1 when it cannot be read.
+pub fn available_cores() -> u32 {
+    std::thread::available_parallelism()
+        .map(|n| n.get() as u32)
+        .unwrap_or(1)
+}

@@ -58,7 +58,7 @@ pub use render::{reaches_php, render, Layout, Rendered, PAGE_BYTES};
 pub use selector::ProcessSelector;
 pub use server_sampler::{Sampler, DEFAULT_INTERVAL};
 pub use stacks::{StackKind, TlsStack};
-pub use supervisor::{http_get, RunningStack, StartOptions};
+pub use supervisor::{http_get, http_request, HttpReply, RunningStack, StartOptions};
 
 /// Validate `NAME=VALUE` assignments for a stack: unknown names and out-of-range values
 /// are refused with the parameter's range, and combinations Apache would silently change

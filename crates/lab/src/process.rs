@@ -369,13 +369,58 @@ pub fn http_get(
     path: &str,
     timeout: Duration,
 ) -> std::io::Result<(u16, Vec<u8>)> {
+    http_request(address, "GET", path, &[], b"", timeout).map(|r| (r.status, r.body))
+}
+
+/// What `http_request` read back.
+#[derive(Debug, Clone)]
+pub struct HttpReply {
+    pub status: u16,
+    /// The header lines after the status line, as (name, value), in order.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl HttpReply {
+    /// Values of the headers named `name` (case-insensitive), in order.
+    pub fn header_values<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.headers
+            .iter()
+            .filter(move |(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// A minimal HTTP/1.0 request over loopback with extra header lines (`Name: value`, no CR
+/// or LF) and a body (`Content-Length` is added when it is not empty): the whole response.
+/// For readiness checks and tests that log in and post (the forum's journeys).
+pub fn http_request(
+    address: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+    timeout: Duration,
+) -> std::io::Result<HttpReply> {
+    let invalid =
+        |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidInput, what.to_string());
+    let mut head =
+        format!("{method} {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nUser-Agent: webtune-lab\r\n");
+    for (name, value) in headers {
+        if format!("{name}{value}").contains(['\r', '\n']) {
+            return Err(invalid("a header with CR or LF"));
+        }
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    if !body.is_empty() {
+        head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    head.push_str("\r\n");
     let mut stream = TcpStream::connect_timeout(&address, timeout)?;
     stream.set_read_timeout(Some(timeout))?;
     stream.set_write_timeout(Some(timeout))?;
-    write!(
-        stream,
-        "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nUser-Agent: webtune-lab\r\n\r\n"
-    )?;
+    stream.write_all(head.as_bytes())?;
+    stream.write_all(body)?;
     let mut raw = Vec::new();
     stream.take(64 * 1024 * 1024).read_to_end(&mut raw)?;
     let bad = || std::io::Error::new(std::io::ErrorKind::InvalidData, "not an HTTP response");
@@ -384,12 +429,21 @@ pub fn http_get(
         .position(|w| w == b"\r\n\r\n")
         .ok_or_else(bad)?;
     let head = String::from_utf8_lossy(&raw[..head_end]);
-    let status: u16 = head
-        .split_whitespace()
-        .nth(1)
+    let mut lines = head.split("\r\n");
+    let status: u16 = lines
+        .next()
+        .and_then(|line| line.split_whitespace().nth(1))
         .and_then(|s| s.parse().ok())
         .ok_or_else(bad)?;
-    Ok((status, raw[head_end + 4..].to_vec()))
+    let headers = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(n, v)| (n.trim().to_string(), v.trim().to_string()))
+        .collect();
+    Ok(HttpReply {
+        status,
+        headers,
+        body: raw[head_end + 4..].to_vec(),
+    })
 }
 
 #[cfg(test)]

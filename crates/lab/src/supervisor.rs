@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use webtune_model::StopToken;
 
-pub use crate::process::http_get;
+pub use crate::process::{http_get, http_request, HttpReply};
 
 /// How a start behaves.
 #[derive(Debug, Clone)]

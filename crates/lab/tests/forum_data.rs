@@ -111,6 +111,34 @@ fn shipped_scenario_matches_seed_003_data() {
     }
 }
 
+/// The logged-in scenario and its accounts file, as shipped, are what the generator renders
+/// for seed 003's forum (150,000 posts, the default seed): regenerate both with
+/// `WEBTUNE_WRITE_SHIPPED=1 cargo test -p webtune-lab --test forum_data shipped_users`.
+#[test]
+fn shipped_users_scenario_and_accounts_match_seed_003_data() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/scenarios");
+    let shape = forum::data::Shape::for_posts(forum::data::SEED_003_POSTS).unwrap();
+    let seed = forum::data::DEFAULT_SEED;
+    let scenario = forum::app::users_scenario(&shape, "http://127.0.0.1:8080", "forum-users.csv");
+    let accounts = forum::app::users_csv(&shape, seed);
+    if std::env::var_os("WEBTUNE_WRITE_SHIPPED").is_some() {
+        std::fs::write(dir.join("forum-users.toml"), &scenario).unwrap();
+        std::fs::write(dir.join("forum-users.csv"), &accounts).unwrap();
+    }
+    let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
+    assert_eq!(
+        read("forum-users.toml"),
+        scenario,
+        "forum-users.toml is stale"
+    );
+    assert_eq!(
+        read("forum-users.csv"),
+        accounts,
+        "forum-users.csv is stale"
+    );
+    assert_eq!(accounts.lines().count() as u64, shape.users + 1);
+}
+
 #[test]
 fn lab_clean_reaps_a_database_whose_owner_is_gone() {
     if !mariadb_installed() {

@@ -43,6 +43,14 @@ pub const MAX_RATE_PER_S: f64 = 1e9;
 /// descriptors. A request due while all are busy waits, and the wait counts.
 pub const OPEN_LOOP_CONNECTIONS: u32 = 1000;
 
+/// Connections of a closed-loop run when `-c` is not given (wrk's default too). The one
+/// home of the number: `RunSpec::default`, bench's and smtp's flags refer to it.
+pub const DEFAULT_CONNECTIONS: u32 = 10;
+
+/// How long a run sends when neither `-n` nor `-d` is given, in seconds (also a capacity
+/// step's length without `--step-duration`).
+pub const DEFAULT_DURATION_S: f64 = 10.0;
+
 /// How intended start times are spaced in open loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -223,9 +231,11 @@ impl Default for RunSpec {
             headers: Vec::new(),
             body: Vec::new(),
             body_bytes: 0,
-            connections: 10,
+            connections: DEFAULT_CONNECTIONS,
             threads: 1,
-            stop: StopCondition::Duration { seconds: 10.0 },
+            stop: StopCondition::Duration {
+                seconds: DEFAULT_DURATION_S,
+            },
             load: LoadMode::Closed,
             keepalive: true,
             http10: false,

@@ -1,9 +1,10 @@
 //! `tune --protocol interleaved`: the proof after the search as a decisive comparison — the
 //! default (A) and the winner (B) as two lab stacks running at once, the load alternating
 //! between them in blocks until the always-valid interval decides or the proof's budget
-//! ends (`lab_pair`, `webtune_tune::interleave`). It needs a lab stack (not the forum, a
-//! file system or an external server), one load level, and an objective the protocol
-//! decides on (throughput, p50, p90, p99); otherwise the proof stays sequential.
+//! ends (`lab_pair`, `webtune_tune::interleave`). It needs a lab stack or the forum (each
+//! arm with its own private database; not a file system or an external server), one load
+//! level, and an objective the protocol decides on (throughput, p50, p90, p99); otherwise
+//! the proof stays sequential.
 
 use crate::job::{level_label, Job, Listener};
 use crate::subject::Subject;
@@ -18,9 +19,9 @@ use webtune_tune::space::Config;
 
 /// Why the interleaved proof cannot run for `job`; None when it can.
 pub fn unavailable(job: &Job) -> Option<String> {
-    if !matches!(job.subject, Subject::Stack { .. }) {
+    if !matches!(job.subject, Subject::Stack { .. } | Subject::Forum { .. }) {
         return Some(
-            "it needs a lab stack; the forum, fs and external are proved in sequence".into(),
+            "it needs a lab stack or the forum; fs and external are proved in sequence".into(),
         );
     }
     if job.levels.len() != 1 {
@@ -47,20 +48,18 @@ pub fn run(
 ) -> Result<(ProofReport, bool), LabError> {
     let metric = metric_of(&job.objective).expect("checked by `unavailable`");
     settings.decide_on = metric;
-    let stack = |config: &Config| match job.subject.target(config) {
-        Ok(Target::Stack { kind, settings }) => Ok((kind, settings)),
-        Ok(_) => Err(LabError::Inconsistent(
-            "the interleaved proof needs a lab stack".into(),
+    let target = |config: &Config| match job.subject.target(config) {
+        Ok(Target::External { .. }) => Err(LabError::Inconsistent(
+            "the interleaved proof needs a lab stack or the forum".into(),
         )),
+        Ok(target) => Ok(target),
         Err(why) => Err(LabError::Inconsistent(why)),
     };
-    let (kind, a) = stack(default)?;
-    let (_, b) = stack(winner)?;
+    let targets = [target(default)?, target(winner)?];
     let level = job.levels[0];
     let template = level.apply(&job.load);
-    let pair = crate::lab_pair::compare(
-        kind,
-        &[a, b],
+    let pair = crate::lab_pair::compare_targets(
+        &targets,
         &template,
         &job.workload,
         settings,

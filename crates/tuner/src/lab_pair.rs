@@ -1,11 +1,15 @@
-//! Two lab stacks of one template, both running, compared by the interleaved protocol
-//! (`interleaved`): `lab compare`'s and `tune --protocol interleaved`'s proof. Starts arm A,
-//! checks from its resident memory that a second stack fits, starts B, runs the protocol
-//! (restarting both between starts), and stops both, whatever happened.
+//! Two lab targets, both running, compared by the interleaved protocol (`interleaved`):
+//! `lab compare`'s and `tune --protocol interleaved`'s proof, and `advise --verify`'s A/B.
+//! An arm is any target the lab starts (`webtune_lab::trial::Target`): a stack, the forum
+//! with its private database, or a private copy of the user's config. Starts arm A, checks
+//! from its resident memory (the forum's database included) that a second one fits, starts
+//! B, runs the protocol (restarting both between starts), and stops both, whatever
+//! happened.
 
 use crate::interleaved::{self, ArmLoad, Outcome, Restarted};
 use webtune_engine::{RunControl, Workload};
-use webtune_lab::{RunningStack, Settings as StackSettings, StackKind, StartOptions};
+use webtune_lab::trial::{self, Started, Target};
+use webtune_lab::{Settings as StackSettings, StackKind};
 use webtune_model::RunSpec;
 use webtune_tune::interleave::Settings;
 
@@ -15,25 +19,43 @@ pub struct PairOutcome {
     pub memory: String,
 }
 
-fn start(
-    kind: StackKind,
-    settings: &StackSettings,
-    control: &RunControl,
-) -> Result<RunningStack, String> {
-    let options = StartOptions {
-        interrupt: Some(control.clone()),
-        ..StartOptions::default()
-    };
-    RunningStack::start(kind, settings, options).map_err(|e| e.to_string())
+/// A started arm: its base URL and its servers.
+pub struct Arm {
+    pub base_url: String,
+    pub started: Started,
 }
 
-/// The load spec on a started stack: `template` (its URL a path) pointed at it, with the
+impl Arm {
+    /// Start `target` as an arm (an external server cannot be one: it is not restarted).
+    pub fn start(target: &Target, control: &RunControl) -> Result<Arm, String> {
+        if matches!(target, Target::External { .. }) {
+            return Err(
+                "a decisive pair starts both arms; an external server is not started".into(),
+            );
+        }
+        let (base_url, started) =
+            trial::start_target(target, control).map_err(|e| e.to_string())?;
+        Ok(Arm { base_url, started })
+    }
+
+    /// A stack already started (a private copy of the user's config).
+    pub fn from_stack(running: webtune_lab::RunningStack) -> Arm {
+        Arm {
+            base_url: running.base_url(),
+            started: Started::Stack(Box::new(running)),
+        }
+    }
+}
+
+/// The load spec on a started arm: `template` (its URL a path) pointed at it, with the
 /// lab's certificate for a TLS stack.
-pub fn arm_spec(template: &RunSpec, running: &RunningStack) -> RunSpec {
+pub fn arm_spec(template: &RunSpec, arm: &Arm) -> RunSpec {
     let mut spec = template.clone();
-    spec.url = format!("{}{}", running.base_url(), template.url);
-    if running.stack().is_tls() && !spec.tls.insecure && spec.tls.cacert.is_none() {
-        spec.tls.cacert = running.certificate().map(|p| p.display().to_string());
+    spec.url = format!("{}{}", arm.base_url, template.url);
+    if let Some(stack) = arm.started.stack() {
+        if stack.stack().is_tls() && !spec.tls.insecure && spec.tls.cacert.is_none() {
+            spec.tls.cacert = stack.certificate().map(|p| p.display().to_string());
+        }
     }
     spec
 }
@@ -49,20 +71,37 @@ pub fn compare(
     control: &RunControl,
     say: &mut dyn FnMut(&str),
 ) -> Result<PairOutcome, String> {
+    let targets = sets
+        .clone()
+        .map(|settings| Target::Stack { kind, settings });
+    compare_targets(&targets, template, workload, settings, control, say)
+}
+
+/// Compare two targets (A, B) under the load `template` (its URL the path to load; none,
+/// and no scenario, gives the forum its page mix).
+pub fn compare_targets(
+    targets: &[Target; 2],
+    template: &RunSpec,
+    workload: &Workload,
+    settings: Settings,
+    control: &RunControl,
+    say: &mut dyn FnMut(&str),
+) -> Result<PairOutcome, String> {
+    let workload =
+        trial::target_workload(&targets[0], &template.url, workload).map_err(|e| e.to_string())?;
     compare_with(
-        &mut |arm| start(kind, &sets[arm], control),
+        &mut |arm| Arm::start(&targets[arm], control),
         template,
-        workload,
+        &workload,
         settings,
         control,
         say,
     )
 }
 
-/// As `compare`, each arm started by `start(arm)` (0 is A, 1 is B): a lab stack, or a
-/// user's own config on a private copy (`advise --verify`).
+/// As `compare_targets`, each arm started by `start(arm)` (0 is A, 1 is B).
 pub fn compare_with(
-    start: &mut dyn FnMut(usize) -> Result<RunningStack, String>,
+    start: &mut dyn FnMut(usize) -> Result<Arm, String>,
     template: &RunSpec,
     workload: &Workload,
     settings: Settings,
@@ -70,18 +109,30 @@ pub fn compare_with(
     say: &mut dyn FnMut(&str),
 ) -> Result<PairOutcome, String> {
     let a = start(0)?;
-    say(&format!("A ready at {}", a.base_url()));
-    let memory = interleaved::fits_twice(interleaved::rss_kib(&a.processes()))?;
+    say(&format!("A ready at {}", a.base_url));
+    let memory = match interleaved::fits_twice(interleaved::rss_kib(&a.started.processes())) {
+        Ok(memory) => memory,
+        Err(e) => {
+            let _ = a.started.stop();
+            return Err(e);
+        }
+    };
     say(&memory);
-    let b = start(1)?;
-    say(&format!("B ready at {}", b.base_url()));
+    let b = match start(1) {
+        Ok(b) => b,
+        Err(e) => {
+            let _ = a.started.stop();
+            return Err(e);
+        }
+    };
+    say(&format!("B ready at {}", b.base_url));
     let mut running = [Some(a), Some(b)];
     let arms = [0, 1].map(|i| {
         let r = running[i].as_ref().expect("started");
         ArmLoad {
             spec: arm_spec(template, r),
             workload: workload.clone(),
-            server_pids: r.processes(),
+            server_pids: r.started.processes(),
         }
     });
     let outcome = {
@@ -89,12 +140,12 @@ pub fn compare_with(
             let mut out = Vec::new();
             for (i, slot) in running.iter_mut().enumerate() {
                 if let Some(old) = slot.take() {
-                    old.stop().map_err(|e| e.to_string())?;
+                    old.started.stop().map_err(|e| e.to_string())?;
                 }
                 let fresh = start(i)?;
                 out.push(Restarted {
                     url: arm_spec(template, &fresh).url,
-                    server_pids: fresh.processes(),
+                    server_pids: fresh.started.processes(),
                 });
                 *slot = Some(fresh);
             }
@@ -105,8 +156,8 @@ pub fn compare_with(
     };
     let mut stopped = Ok(());
     for r in running.into_iter().flatten() {
-        if let Err(e) = r.stop() {
-            stopped = Err(format!("a stack did not stop cleanly: {e}"));
+        if let Err(e) = r.started.stop() {
+            stopped = Err(format!("a target did not stop cleanly: {e}"));
         }
     }
     let outcome = outcome?;

@@ -9,15 +9,19 @@
 //! into a seed (`tune --from-advice`); `interleaved` runs a decisive comparison
 //! (`compare --live`, `lab compare`) block by block with the engine, `lab_pair` on two lab
 //! stacks at once, `interleaved_proof` as tune's proof; `sequential_proof` judges the
-//! sequential pairs.
+//! sequential pairs. `request` is a tune as a value (`TuneRequest`, its defaults, the
+//! `Job` it becomes); `resume` continues one from its journal alone.
 
 pub mod advice;
+pub mod advise_verify;
 pub mod capacity_run;
 pub mod driver;
 pub mod interleaved;
 pub mod interleaved_proof;
 pub mod job;
 pub mod lab_pair;
+pub mod request;
+pub mod resume;
 pub mod rules;
 mod sequential_proof;
 pub mod slo_verdict;

@@ -2,9 +2,10 @@
 //! layout (see `webtune_report::ab`), `-e` and `-g` files as ab writes them. ab options that
 //! webtune does not support are refused with a one-line error naming them.
 
-use crate::bench_cmd::{available_cores, run_spec_watched};
 use crate::exit;
+use crate::flags::bench::available_cores;
 use crate::output::{self, Outputs};
+use crate::running::run_spec_watched;
 use anyhow::{bail, Context};
 use base64::Engine as _;
 use std::path::PathBuf;

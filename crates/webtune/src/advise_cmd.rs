@@ -128,12 +128,12 @@ pub struct AdviseArgs {
           value_parser = ["interleaved", "sequential"])]
     pub protocol: Option<String>,
     /// --verify --protocol interleaved: its time budget.
-    #[arg(long = "verify-budget", default_value = "3m", value_parser = webtune_model::parse_duration,
+    #[arg(long = "verify-budget", default_value = webtune_tuner::advise_verify::DEFAULT_BUDGET, value_parser = webtune_model::parse_duration,
           value_name = "DURATION")]
     pub verify_budget: std::time::Duration,
     /// With --verify and a my.cnf: the forum the database copies are measured under.
     #[command(flatten)]
-    pub data: crate::lab_cmd::forum::DataChoice,
+    pub data: crate::flags::forum::DataChoice,
     /// With --verify: the bench flags and the path to load, e.g. -- -c 50 -d 10s /.
     #[arg(last = true, value_name = "BENCH FLAGS")]
     pub bench: Vec<String>,
@@ -226,14 +226,18 @@ pub fn run(args: AdviseArgs) -> anyhow::Result<i32> {
     let patch_options = webtune_advise::output::PatchOptions::for_advice(&advice);
     if args.write_patch.is_some() {
         // Each server checks its patched private copy; what it refuses is not written.
-        advice.patch_checks =
-            webtune_advise::check::check_patches(&mut advice, patch_options, &lab_checker);
+        advice.patch_checks = webtune_advise::check::check_patches(
+            &mut advice,
+            patch_options,
+            &webtune_tuner::advise_verify::lab_checker,
+        );
     }
     let verified = match &bench {
         Some(bench) => Some(verify::run(
             &advice,
             bench,
-            args.pairs.unwrap_or(3) as usize,
+            args.pairs
+                .map_or(webtune_tuner::advise_verify::DEFAULT_PAIRS, |p| p as usize),
             &args.data,
             interleave,
         )?),
@@ -283,31 +287,4 @@ pub fn run(args: AdviseArgs) -> anyhow::Result<i32> {
     } else {
         crate::exit::SUCCESS
     }))
-}
-
-/// The advisor's patch check, run by the lab on a private copy (`import::check`).
-fn lab_checker(
-    server: &str,
-    main: &std::path::Path,
-    root: Option<&std::path::Path>,
-    patch: &dyn Fn(&std::path::Path, &str) -> String,
-) -> webtune_advise::check::Checked {
-    use webtune_advise::check::Checked;
-    use webtune_lab::import::{check, Server};
-    let server = match server {
-        "nginx" => Server::Nginx,
-        "apache2" => Server::Apache,
-        "php-fpm" => Server::PhpFpm,
-        _ => Server::MariaDb,
-    };
-    match check::check_patched_copy_in(server, main, root, patch) {
-        Ok(p) => Checked::Passed {
-            command: p.command,
-            warnings: p.warnings,
-        },
-        Err(check::CopyCheck::Rejected { command, message }) => {
-            Checked::Rejected { command, message }
-        }
-        Err(check::CopyCheck::NotChecked(why)) => Checked::NotChecked(why),
-    }
 }

@@ -1,12 +1,17 @@
 //! `webtune compare`: saved results side by side, in the order given, the first being the
 //! baseline; each figure with its change in percent, and with `bench --repeat N` results a
 //! 95% confidence interval per difference (see `webtune_report::compare`). With `--live`,
-//! two running servers compared side by side in alternating blocks (`compare_live`).
+//! two running servers compared side by side in alternating blocks (`run_urls`, ending in
+//! the shared `decisive` step).
 
+use crate::decisive::measure_and_report;
+use crate::flags::bench::bench_args;
+use crate::flags::compare::LiveArgs;
+use crate::inputs::read_run;
 use crate::output::{self, Outputs};
-use crate::report_cmd::read_run;
 use anyhow::bail;
 use std::path::PathBuf;
+use webtune_tuner::interleaved::ArmLoad;
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:\n  \
@@ -28,7 +33,7 @@ pub struct CompareArgs {
     #[arg(required = true, num_args = 1.., value_name = "RESULT.json")]
     pub files: Vec<PathBuf>,
     #[command(flatten)]
-    pub live: crate::compare_live::LiveArgs,
+    pub live: crate::flags::compare::LiveArgs,
     /// Also write the comparison as a self-contained HTML page (with --live: each block's
     /// figure of both arms over time, and the interval narrowing pair by pair).
     #[arg(long = "html", value_name = "FILE")]
@@ -65,7 +70,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
         if !args.threshold.is_empty() {
             bail!("--threshold goes with saved results, not with --live");
         }
-        return crate::compare_live::run_urls(&args.files, &args.live, args.html.as_deref());
+        return run_urls(&args.files, &args.live, args.html.as_deref());
     }
     args.live.refuse_without_live()?;
     if args.files.len() < 2 {
@@ -79,7 +84,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
     .parse(true)?;
     // Nothing is measured here: a signal while the results are read exits at once.
     let at_once = crate::signals::exit_at_once();
-    if let Some(code) = crate::fs_cmd::compare(
+    if let Some(code) = crate::fs_runs::compare(
         &args.files,
         labels(&args.files),
         args.html.as_deref(),
@@ -127,6 +132,51 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
     Ok(outputs.exit_code(own))
 }
 
+/// `compare --live URL_A URL_B`: both servers loaded in alternating blocks.
+pub fn run_urls(urls: &[PathBuf], args: &LiveArgs, html: Option<&str>) -> anyhow::Result<i32> {
+    let [a, b] = urls else {
+        bail!(
+            "compare --live takes two URLs, A then B (got {})",
+            urls.len()
+        );
+    };
+    let (a, b) = (a.display().to_string(), b.display().to_string());
+    let bench = bench_args(&args.protocol.bench)?;
+    let spec_a = bench.to_spec(&a)?;
+    let spec_b = bench.to_spec(&b)?;
+    let settings = args.protocol.settings(&spec_a, 1)?;
+    let workload = bench.request.workload()?;
+    let arms = [
+        ArmLoad {
+            spec: spec_a,
+            workload: workload.clone(),
+            server_pids: Vec::new(),
+        },
+        ArmLoad {
+            spec: spec_b,
+            workload,
+            server_pids: Vec::new(),
+        },
+    ];
+    let notes = vec![
+        "each block is a short run of its own: connections to the arm open in its discarded \
+         first part, and the idle arm holds none; one uncounted block to each arm first"
+            .to_string(),
+        "other CPU includes both servers' (compare --live does not know their processes)"
+            .to_string(),
+    ];
+    measure_and_report(
+        (&a, &b),
+        arms,
+        settings,
+        (args.protocol.json.as_deref(), html),
+        &mut |_| Err("compare --live cannot restart the servers".to_string()),
+        notes,
+    )
+}
+
+/// Run the comparison, print the report, write `--json`; the exit status: 0 decided, 1
+/// undecided, 130 interrupted (what was measured still printed and written).
 #[cfg(test)]
 mod tests {
     use super::*;

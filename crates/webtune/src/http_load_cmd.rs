@@ -3,9 +3,10 @@
 //! and its output layout (see `webtune_report::http_load`) with webtune's percentiles
 //! beneath. Like http_load, every fetch opens a new connection.
 
-use crate::bench_cmd::{available_cores, run_spec_quiet};
 use crate::exit;
+use crate::flags::bench::available_cores;
 use crate::output::{self, Outputs};
+use crate::running::run_spec_quiet;
 use anyhow::{bail, Context};
 use webtune_engine::Workload;
 use webtune_model::{Arrival, LoadMode, RunSpec, StopCondition, TlsOptions};

@@ -4,10 +4,13 @@
 //! report, advise) hold `signals::exit_at_once` while they read, so that a read blocked on a
 //! FIFO ends at the first Ctrl-C or SIGTERM.
 
-use anyhow::Context;
+use anyhow::{bail, Context};
 use std::io::Read;
 use std::path::Path;
-use webtune_model::MAX_SAVED_BYTES;
+use webtune_model::capacity::{CapacityResult, CAPACITY_SCHEMA};
+use webtune_model::sweep::{SweepResult, SWEEP_SCHEMA};
+use webtune_model::{RunResult, MAX_SAVED_BYTES};
+use webtune_tune::report::{TuneReport, SCHEMA as TUNE_SCHEMA};
 
 /// A saved result's text, refused in one line when it is over `MAX_SAVED_BYTES`.
 pub fn read_saved_text(path: &Path) -> anyhow::Result<String> {
@@ -74,5 +77,68 @@ mod tests {
             e,
             "cannot read /dev/zero: it is over 1 MiB, the most a saved result may be"
         );
+    }
+}
+
+/// What a saved file holds.
+pub enum Saved {
+    Run(Box<RunResult>),
+    Sweep(Box<SweepResult>),
+    Capacity(Box<CapacityResult>),
+    Tune(Box<TuneReport>),
+}
+
+impl Saved {
+    /// What the file holds and the command that wrote it, for errors.
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Saved::Run(_) => "a run's result",
+            Saved::Sweep(_) => "a sweep (one result per level)",
+            Saved::Capacity(_) => "a capacity search (webtune capacity / lab capacity --json)",
+            Saved::Tune(_) => "a tune report (webtune tune --json)",
+        }
+    }
+}
+
+/// Only the schema tag of a saved file (the rest is skipped, not built).
+#[derive(serde::Deserialize)]
+struct SchemaTag {
+    schema: Option<String>,
+}
+
+/// Read a saved run or sweep (at most `MAX_SAVED_BYTES`), with a one-line error naming the
+/// file.
+pub fn read_saved(path: &std::path::Path) -> anyhow::Result<Saved> {
+    let text = read_saved_text(path)?;
+    let schema = serde_json::from_str::<SchemaTag>(&text)
+        .ok()
+        .and_then(|t| t.schema)
+        .unwrap_or_default();
+    let name = || path.display().to_string();
+    Ok(match schema.as_str() {
+        s if s == SWEEP_SCHEMA => {
+            Saved::Sweep(Box::new(SweepResult::from_json(&text).with_context(name)?))
+        }
+        s if s == CAPACITY_SCHEMA => Saved::Capacity(Box::new(
+            serde_json::from_str(&text)
+                .with_context(|| format!("{}: not a readable {CAPACITY_SCHEMA}", name()))?,
+        )),
+        s if s == TUNE_SCHEMA => Saved::Tune(Box::new(
+            serde_json::from_str(&text)
+                .with_context(|| format!("{}: not a readable {TUNE_SCHEMA}", name()))?,
+        )),
+        _ => Saved::Run(Box::new(RunResult::from_json(&text).with_context(name)?)),
+    })
+}
+
+/// Read a saved single run (not a sweep).
+pub fn read_run(path: &std::path::Path) -> anyhow::Result<RunResult> {
+    match read_saved(path)? {
+        Saved::Run(r) => Ok(*r),
+        other => bail!(
+            "{} is {}; give a single run's result",
+            path.display(),
+            other.describe()
+        ),
     }
 }

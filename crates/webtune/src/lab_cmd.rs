@@ -12,12 +12,12 @@ pub(crate) mod mail;
 mod run_cmd;
 mod shards;
 
-use crate::bench_cmd::{self, BenchArgs};
 use crate::exit;
+use crate::flags::bench::{check_outputs, parse_bench, BenchArgs};
 use crate::narrate::Narrator;
 use crate::output::{self, Outputs};
+use crate::running;
 use anyhow::{bail, Context};
-use clap::Parser;
 use std::path::PathBuf;
 use std::time::Duration;
 use webtune_engine::Workload;
@@ -148,9 +148,9 @@ struct RunArgs {
     /// (then `--set db.NAME=VALUE` tunes the database, and without a path after -- the
     /// forum's 20/20/60 scenario is loaded).
     #[arg(long = "app", value_enum, default_value = "site")]
-    app: forum::App,
+    app: crate::flags::forum::App,
     #[command(flatten)]
-    data: forum::DataChoice,
+    data: crate::flags::forum::DataChoice,
     /// Pin the stack's processes to these CPUs, e.g. 1 or 0-1 (docs/lab.md, "Host knobs").
     #[arg(long = "server-cpus", value_name = "LIST", value_parser = parse_cpus)]
     server_cpus: Option<CpuSet>,
@@ -175,21 +175,13 @@ struct RunArgs {
 #[derive(clap::Args)]
 struct CapacityArgs {
     #[command(flatten)]
-    search: crate::capacity_cmd::SearchArgs,
+    search: crate::flags::capacity::SearchArgs,
     #[command(flatten)]
     run: RunArgs,
 }
 
 fn parse_cpus(text: &str) -> Result<CpuSet, String> {
     CpuSet::parse(text, webtune_lab::host::online_cpus()).map_err(|e| e.to_string())
-}
-
-/// The bench flags given after `--`, parsed by bench's own definition.
-#[derive(Parser)]
-#[command(name = "webtune lab run STACK --", disable_version_flag = true)]
-struct BenchLine {
-    #[command(flatten)]
-    bench: BenchArgs,
 }
 
 pub fn run(args: LabArgs) -> anyhow::Result<i32> {
@@ -215,7 +207,7 @@ pub fn run(args: LabArgs) -> anyhow::Result<i32> {
         }
         LabCommand::Capacity(c) => {
             let (trial, bench) = stack_trial(&c.run)?;
-            crate::capacity_cmd::run_lab(trial, &bench, &c.search)
+            crate::capacity_search::run_lab(trial, &bench, &c.search)
         }
         LabCommand::Data(data) => forum::run_data(data),
         // fs's output flags may come before -- too (the sweep's own are fs's there).
@@ -265,63 +257,11 @@ fn run_stack(run: RunArgs) -> anyhow::Result<i32> {
     run_one(&trial, &bench)
 }
 
-pub fn parse_bench(words: &[String]) -> anyhow::Result<BenchArgs> {
-    let argv = std::iter::once("webtune lab run STACK --".to_string()).chain(words.iter().cloned());
-    match BenchLine::try_parse_from(argv) {
-        Ok(line) => Ok(line.bench),
-        Err(e) if !e.use_stderr() => e.exit(),
-        Err(e) => {
-            let text = e.to_string();
-            let first = text.lines().next().unwrap_or_default();
-            bail!(
-                "bench flags after --: {} (see webtune bench --help)",
-                first.trim_start_matches("error: ")
-            )
-        }
-    }
-}
+pub use webtune_lab::trial::path::{default_path, Served};
 
-/// What the lab loads: one of its stacks, or a private copy of a config of the user's.
-#[derive(Clone, Copy)]
-pub enum Served<'a> {
-    Stack(StackKind),
-    Imported(&'a webtune_lab::import::Import),
-}
-
-/// What the lab loads when no path is given after --: its base with a scenario (the
-/// scenario's requests carry the paths); the lab's CPU-bound PHP page where PHP serves it
-/// (a PHP stack, or an imported php-fpm config behind the lab's nginx); else a lab stack's
-/// empty GIF, or an imported site's root.
-pub fn default_path(served: Served, workload: &Workload) -> &'static str {
-    let php = match served {
-        Served::Stack(stack) => stack.has_php(),
-        Served::Imported(import) => import.serves_php(),
-    };
-    if workload.scenario().is_some() {
-        ""
-    } else if php {
-        "/cpu/2000"
-    } else if let Served::Stack(_) = served {
-        "/empty.gif"
-    } else {
-        "/"
-    }
-}
-
-/// The path to load on a stack, as given after -- (or `default_path`): it must start with
-/// '/' (the lab picks the address, so a full URL is refused).
+/// The path to load on a stack, as given after -- (or `default_path`): the lab's rule.
 pub fn load_path(given: Option<&str>, default_path: &str) -> anyhow::Result<String> {
-    let path = given.unwrap_or(default_path);
-    if path.is_empty() {
-        return Ok(String::new());
-    }
-    if path.contains("://") {
-        bail!("give a path after -- (e.g. /cpu/2000), not a URL: the lab picks the address");
-    }
-    if !path.starts_with('/') {
-        bail!("the path after -- must start with '/', e.g. /empty.gif");
-    }
-    Ok(path.to_string())
+    Ok(webtune_lab::trial::path::load_path(given, default_path)?)
 }
 
 /// The trial `lab run` (and `lab capacity`) loads, and the bench flags given after --.
@@ -333,10 +273,10 @@ fn stack_trial(args: &RunArgs) -> anyhow::Result<(Trial, BenchArgs)> {
     if bench.gate.threshold_abort || bench.metrics_listen.is_some() {
         bail!("--threshold-abort and --metrics-listen are bench's; lab run checks --threshold after the run");
     }
-    bench_cmd::check_outputs(&bench)?;
+    check_outputs(&bench)?;
     let workload = bench.request.workload()?;
     let (target, path) = match args.app {
-        forum::App::Forum => {
+        crate::flags::forum::App::Forum => {
             if args.url.is_some() || !args.processes.is_empty() || !args.pids.is_empty() {
                 bail!("--app forum starts its own stack: no URL, no --process and no --pid");
             }
@@ -357,7 +297,7 @@ fn stack_trial(args: &RunArgs) -> anyhow::Result<(Trial, BenchArgs)> {
                 path,
             )
         }
-        forum::App::Site => site_target(args, &bench, &workload)?,
+        crate::flags::forum::App::Site => site_target(args, &bench, &workload)?,
     };
     let mut load = bench.to_spec(&path)?;
     // A probe path is relative to the stack, like the load's path (the trial joins both).
@@ -462,8 +402,8 @@ fn run_one(trial: &Trial, bench: &BenchArgs) -> anyhow::Result<i32> {
         Some(server) => format!("\n{}", summarise(server, result.responses)),
         None => String::new(),
     };
-    let outputs = bench_cmd::emit(&result, bench, &header, &footer);
-    bench_cmd::verdicts_to_stderr(&result, bench);
+    let outputs = running::emit(&result, bench, &header, &footer);
+    running::verdicts_to_stderr(&result, bench);
     let died = result.server.as_ref().is_some_and(|s| s.server_died());
     Ok(
         outputs.exit_code(if outcome.interrupted || result.interrupted {

@@ -6,10 +6,13 @@ mod advise_cmd;
 mod bench_cmd;
 mod candidates;
 mod capacity_cmd;
+mod capacity_search;
 mod compare_cmd;
-mod compare_live;
+mod decisive;
 mod exit;
+mod flags;
 mod fs_cmd;
+mod fs_runs;
 mod gate;
 mod gen_cmd;
 mod help;
@@ -24,11 +27,13 @@ mod output_flags;
 mod postal_cmd;
 mod postmark_cmd;
 mod report_cmd;
+mod running;
 mod serve_cmd;
 mod sharding;
 mod signals;
 mod smtp_cmd;
 mod sweep_cmd;
+mod sweeps;
 mod tune_cmd;
 mod version;
 
@@ -51,7 +56,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run one load test against a URL (or, with no URL, the embedded target).
-    Bench(bench_cmd::BenchArgs),
+    Bench(flags::bench::BenchArgs),
     /// Run the embedded HTTP target (/empty.gif, /bytes/N, /chunked/N, /cpu/US, /sleep/MS,
     /// /status/CODE).
     Serve(serve_cmd::ServeArgs),
@@ -62,7 +67,7 @@ enum Command {
     HttpLoad(http_load_cmd::HttpLoadArgs),
     /// Small-file benchmark (postmark's workload): create/delete paired with read/append on a
     /// pool of files, every operation's latency, fsync modes, -c workers.
-    Fs(fs_cmd::FsArgs),
+    Fs(flags::fs::FsArgs),
     /// postmark-compatible front end: postmark's command language, its report layout.
     Postmark(postmark_cmd::PostmarkArgs),
     /// Render a saved result (JSON) as text, ab, http_load, json, csv or HTML.
@@ -76,7 +81,7 @@ enum Command {
     /// Merge the shards of one test (bench --shard I/N) into one result, exactly.
     Merge(merge_cmd::MergeArgs),
     /// Load an SMTP server: sessions, messages, per-phase latency (webtune.smtp/1).
-    Smtp(smtp_cmd::SmtpArgs),
+    Smtp(flags::smtp::SmtpArgs),
     /// postal-compatible front end: postal's flags, its per-minute output layout.
     Postal(postal_cmd::PostalArgs),
     /// Start real web stacks (nginx, Apache, PHP) from generated configs and load them.

@@ -5,9 +5,9 @@
 //! together, are refused (the model's `shard_check`); `--allow-skew` lets the last through.
 
 use crate::gate::{self, ThresholdArgs};
+use crate::inputs::read_run;
 use crate::output::{self, Outputs};
 use crate::output_flags::{OutputFlags, OutputHelp};
-use crate::report_cmd::read_run;
 use crate::signals;
 use std::path::PathBuf;
 use webtune_model::{MergeOptions, ShardMerge};

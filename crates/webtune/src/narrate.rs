@@ -3,7 +3,7 @@
 //! finished level of a sweep, and the stop. The trial itself (`webtune_lab::trial`) only
 //! reports events; this is where they become words on stderr.
 
-use crate::bench_cmd::ProgressLine;
+use crate::running::ProgressLine;
 use webtune_engine::Progress;
 use webtune_lab::trial::{Level, LevelResult, Target, TrialEvents};
 use webtune_model::{ErrorKind, RunResult};

@@ -4,8 +4,9 @@
 //! The last, partial minute is printed at the stop (postal prints none). The layout is
 //! `webtune_report::postal`'s; the run is `webtune smtp`'s.
 
-use crate::bench_cmd::{available_cores, ProgressLine};
 use crate::exit;
+use crate::flags::bench::available_cores;
+use crate::running::ProgressLine;
 use anyhow::{bail, Context};
 use std::io::Write;
 use std::path::PathBuf;
@@ -214,13 +215,13 @@ pub fn run(args: PostalArgs) -> anyhow::Result<i32> {
     let at_once = crate::signals::exit_at_once();
     // The flags first: a bad one is reported before any file is read.
     args.to_spec(String::new())?;
-    let workload = crate::smtp_cmd::mailboxes(Some(&args.users), "the user list")?;
+    let workload = crate::flags::smtp::mailboxes(Some(&args.users), "the user list")?;
     let first_user = workload
         .mailbox_list()
         .and_then(|m| m.0.first().cloned())
         .unwrap_or_default();
     let from = match &args.senders {
-        Some(path) => crate::smtp_cmd::mailboxes(Some(path), "the sender list (-f)")?
+        Some(path) => crate::flags::smtp::mailboxes(Some(path), "the sender list (-f)")?
             .mailbox_list()
             .and_then(|m| m.0.first().cloned())
             .unwrap_or(first_user),

@@ -104,7 +104,7 @@ impl Session {
                 return crate::output::warn(&e);
             }
         };
-        let result = match crate::fs_cmd::run_spec(&spec) {
+        let result = match crate::fs_runs::run_spec(&spec) {
             Ok(r) => r,
             Err(e) => {
                 self.failed = true;

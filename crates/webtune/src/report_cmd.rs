@@ -2,14 +2,12 @@
 //! (`webtune.sweep/1`), a capacity search (`webtune.capacity/1`) or a tune report
 //! (`webtune.tune/1`) — in the formats that fit it, and write the HTML report.
 
+use crate::inputs::{read_saved, Saved};
 use crate::output::{self, Outputs};
-use anyhow::{bail, Context};
+use anyhow::bail;
 use std::path::PathBuf;
-use webtune_model::capacity::{CapacityResult, CAPACITY_SCHEMA};
-use webtune_model::sweep::{SweepResult, SWEEP_SCHEMA};
-use webtune_model::RunResult;
+use webtune_model::sweep::SweepResult;
 use webtune_report::{render, Format};
-use webtune_tune::report::{TuneReport, SCHEMA as TUNE_SCHEMA};
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:\n  \
@@ -34,69 +32,6 @@ pub struct ReportArgs {
 /// clap value parser for `--format`.
 pub fn parse_format(text: &str) -> Result<Format, String> {
     text.parse::<Format>().map_err(|e| e.to_string())
-}
-
-/// What a saved file holds.
-pub enum Saved {
-    Run(Box<RunResult>),
-    Sweep(Box<SweepResult>),
-    Capacity(Box<CapacityResult>),
-    Tune(Box<TuneReport>),
-}
-
-impl Saved {
-    /// What the file holds and the command that wrote it, for errors.
-    fn describe(&self) -> &'static str {
-        match self {
-            Saved::Run(_) => "a run's result",
-            Saved::Sweep(_) => "a sweep (one result per level)",
-            Saved::Capacity(_) => "a capacity search (webtune capacity / lab capacity --json)",
-            Saved::Tune(_) => "a tune report (webtune tune --json)",
-        }
-    }
-}
-
-/// Only the schema tag of a saved file (the rest is skipped, not built).
-#[derive(serde::Deserialize)]
-struct SchemaTag {
-    schema: Option<String>,
-}
-
-/// Read a saved run or sweep (at most `MAX_SAVED_BYTES`), with a one-line error naming the
-/// file.
-pub fn read_saved(path: &std::path::Path) -> anyhow::Result<Saved> {
-    let text = crate::inputs::read_saved_text(path)?;
-    let schema = serde_json::from_str::<SchemaTag>(&text)
-        .ok()
-        .and_then(|t| t.schema)
-        .unwrap_or_default();
-    let name = || path.display().to_string();
-    Ok(match schema.as_str() {
-        s if s == SWEEP_SCHEMA => {
-            Saved::Sweep(Box::new(SweepResult::from_json(&text).with_context(name)?))
-        }
-        s if s == CAPACITY_SCHEMA => Saved::Capacity(Box::new(
-            serde_json::from_str(&text)
-                .with_context(|| format!("{}: not a readable {CAPACITY_SCHEMA}", name()))?,
-        )),
-        s if s == TUNE_SCHEMA => Saved::Tune(Box::new(
-            serde_json::from_str(&text)
-                .with_context(|| format!("{}: not a readable {TUNE_SCHEMA}", name()))?,
-        )),
-        _ => Saved::Run(Box::new(RunResult::from_json(&text).with_context(name)?)),
-    })
-}
-
-/// Read a saved single run (not a sweep).
-pub fn read_run(path: &std::path::Path) -> anyhow::Result<RunResult> {
-    match read_saved(path)? {
-        Saved::Run(r) => Ok(*r),
-        other => bail!(
-            "{} is {}; give a single run's result",
-            path.display(),
-            other.describe()
-        ),
-    }
 }
 
 fn render_sweep(sweep: &SweepResult, format: Format) -> anyhow::Result<String> {

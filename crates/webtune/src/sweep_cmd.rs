@@ -2,28 +2,18 @@
 //! open loop), one run per level, then a table and plots of throughput, p50, p99 and error %
 //! against the level, with the knee marked. The JSON (`webtune.sweep/1`) holds every run.
 
-use crate::bench_cmd::{load_mode, stop_condition, RequestArgs};
 use crate::exit;
+use crate::flags::bench::{load_mode, stop_condition, RequestArgs};
 use crate::narrate::Narrator;
 use crate::output::{self, Outputs};
 use crate::output_flags::{OutputFlags, OutputHelp};
+use crate::sweeps::{sweep_of, warn_unanswered};
 use anyhow::bail;
 use std::time::Duration;
-use webtune_lab::trial::{self, Level, Target, Trial, TrialOutcome};
-use webtune_model::sweep::{SweepLevel, SweepResult, SweepVariable};
+use webtune_lab::trial::{self, Level, Target, Trial};
+use webtune_model::sweep::SweepVariable;
 use webtune_model::{parse_duration, LoadMode, RunSpec};
-use webtune_report::knee::knee_level;
-use webtune_report::sweep::{render_sweep_csv, render_sweep_html, render_sweep_text, unanswered};
-
-/// One `webtune: WHO: …` line on stderr per level without a successful response; true when
-/// there was one.
-pub fn warn_unanswered(sweep: &SweepResult, who: &str) -> bool {
-    let lines = unanswered(sweep);
-    for line in &lines {
-        output::warn(&format!("{who}: {line}"));
-    }
-    !lines.is_empty()
-}
+use webtune_report::sweep::{render_sweep_csv, render_sweep_html, render_sweep_text};
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:\n  \
@@ -204,28 +194,4 @@ pub fn run(args: SweepArgs) -> anyhow::Result<i32> {
     } else {
         exit::SUCCESS
     }))
-}
-
-/// A sweep's result from the trial that ran its levels, with its knee (the rule, and which
-/// levels it leaves out, are `webtune_report::knee`'s); `who` names the command in the
-/// interrupted line.
-pub fn sweep_of(outcome: TrialOutcome, variable: SweepVariable, who: &str) -> SweepResult {
-    let mut sweep = SweepResult::new(&format!("webtune {}", env!("CARGO_PKG_VERSION")), variable);
-    sweep.interrupted = outcome.interrupted;
-    sweep.levels = outcome
-        .levels
-        .into_iter()
-        .map(|l| SweepLevel {
-            level: l.level.value(),
-            result: l.result,
-        })
-        .collect();
-    if sweep.interrupted {
-        eprintln!(
-            "{who}: interrupted: keeping the {} level(s) measured",
-            sweep.levels.len()
-        );
-    }
-    sweep.knee = knee_level(&sweep);
-    sweep
 }

@@ -1,16 +1,14 @@
-//! `webtune tune`: flags mapped onto a `webtune_tuner::job::Job`, the journal opened or
-//! resumed, progress narrated, the report printed and written. The loop, the search, the
-//! proof and the journal are the tune crate's; the trials are the lab's. A resume runs the
-//! stored command as it was (`resume`: in its directory, refusing flags that would change
-//! it, recording a larger `--trials`).
+//! `webtune tune`: flags mapped onto a `webtune_tuner::request::TuneRequest` (the load
+//! after `--` resolved here, where its flags are parsed), progress narrated, the report
+//! printed and written. What the request becomes (`TuneRequest::job`), the journal
+//! (`resume::NewJournal`, `resume::open`), the loop, the search and the proof are the
+//! libraries'; `resume` maps `--resume`/`--show` onto `webtune_tuner::resume`.
 
-use crate::bench_cmd::available_cores;
 use crate::exit;
-use crate::lab_cmd::{load_path, parse_bench};
+use crate::flags::bench::parse_bench;
 use crate::narrate::Narrator;
 use crate::output::{self, Outputs};
 use crate::output_flags::{OutputFlags, OutputHelp};
-use anyhow::{bail, Context};
 use std::path::PathBuf;
 use std::time::Duration;
 use webtune_engine::Progress;
@@ -18,13 +16,13 @@ use webtune_lab::trial::{Level, LevelResult, Target, TrialEvents};
 use webtune_lab::StackKind;
 use webtune_model::parse_duration;
 use webtune_tune::journal::Journal;
-use webtune_tune::space::{Config, Space};
-use webtune_tune::study::StudySettings;
-use webtune_tuner::driver::{self, Subject};
-use webtune_tuner::job::{Job, Listener, ProofProtocol};
+use webtune_tune::space::Config;
+use webtune_tuner::driver;
+use webtune_tuner::job::{Job, Listener};
+use webtune_tuner::request::{self, App, Load, ReportTo, TuneRequest};
+use webtune_tuner::resume::NewJournal;
 use webtune_tuner::rules;
 
-mod fs;
 mod resume;
 
 /// The help of tune's output flags.
@@ -68,9 +66,9 @@ pub struct TuneArgs {
     pub set: Vec<String>,
     /// What the stack serves: the built-in site or seed 003's forum on a private MariaDB.
     #[arg(long = "app", value_enum, default_value = "site")]
-    pub app: crate::lab_cmd::forum::App,
+    pub app: crate::flags::forum::App,
     #[command(flatten)]
-    pub data: crate::lab_cmd::forum::DataChoice,
+    pub data: crate::flags::forum::DataChoice,
     /// Maximize successful responses per second (the default objective), or `delivered`:
     /// a mail stack's deliveries into its mailboxes per second (tune postfix).
     #[arg(
@@ -120,7 +118,7 @@ pub struct TuneArgs {
           value_parser = ["interleaved", "sequential"])]
     pub protocol: Option<String>,
     /// The interleaved proof's time budget: it ends undecided when this runs out.
-    #[arg(long = "proof-budget", default_value = "3m", value_parser = parse_duration,
+    #[arg(long = "proof-budget", default_value = request::DEFAULT_PROOF_BUDGET, value_parser = parse_duration,
           value_name = "DURATION")]
     pub proof_budget: Duration,
     /// SQLite journal of every trial (the tune resumes from it with --resume).
@@ -142,7 +140,7 @@ pub struct TuneArgs {
     pub restore: Option<String>,
     /// external: how long --apply (and --restore) may run before it is killed with its
     /// process group (the trial then fails).
-    #[arg(long = "apply-timeout", default_value = "10m", value_parser = parse_duration,
+    #[arg(long = "apply-timeout", default_value = request::DEFAULT_APPLY_TIMEOUT, value_parser = parse_duration,
           value_name = "DURATION")]
     pub apply_timeout: Duration,
     /// external: the server's current configuration, e.g. 'workers=8,keepalive=on' (the
@@ -158,7 +156,7 @@ pub struct TuneArgs {
     #[arg(long = "search-seed", default_value_t = 0)]
     pub search_seed: u64,
     /// Server-side sampling period.
-    #[arg(long = "sample-interval", default_value = "250ms", value_parser = parse_duration,
+    #[arg(long = "sample-interval", default_value = request::DEFAULT_SAMPLE_INTERVAL, value_parser = parse_duration,
           value_name = "DURATION")]
     pub sample_interval: Duration,
     /// `fs` only: trials may change host-wide sysctls (vm.dirty_*), put back after each.
@@ -171,26 +169,84 @@ pub struct TuneArgs {
     pub bench: Vec<String>,
 }
 
-/// The trials a search may run without --trials: 15, or 200 under a --budget of time.
-pub fn default_trials(budget: bool) -> usize {
-    if budget {
-        200
-    } else {
-        15
+impl TuneArgs {
+    /// The request these flags make, with the load left to `load_of` (a resume compares
+    /// the flags given with the journal's request before any load is read).
+    pub(crate) fn request(&self) -> TuneRequest {
+        TuneRequest {
+            stack: self.stack.clone(),
+            params: self.params.clone(),
+            set: self.set.clone(),
+            app: match self.app {
+                crate::flags::forum::App::Site => App::Site,
+                crate::flags::forum::App::Forum => App::Forum,
+            },
+            posts: self.data.posts,
+            seed: self.data.seed,
+            maximize: self.maximize.clone(),
+            minimize: self.minimize.clone(),
+            slos: self.slos.clone(),
+            levels: self.levels.clone(),
+            trials: self.trials,
+            budget: self.budget,
+            from_advice: self.from_advice,
+            no_from_advice: self.no_from_advice,
+            confirm: self.confirm,
+            protocol: self.protocol.clone(),
+            proof_budget: self.proof_budget,
+            apply: self.apply.clone(),
+            restore: self.restore.clone(),
+            apply_timeout: self.apply_timeout,
+            baseline: self.baseline.clone(),
+            processes: self.processes.clone(),
+            search_seed: self.search_seed,
+            sample_interval: self.sample_interval,
+            host_sysctl: self.host_sysctl,
+            bench: self.bench.clone(),
+            load: Load::default(),
+            report: ReportTo {
+                json: self.output.json.clone(),
+                html: self.output.html.clone(),
+                quiet: self.output.quiet,
+            },
+            journal: self.journal.clone(),
+            cwd: std::env::current_dir().ok(),
+        }
+    }
+
+    /// The whole request: the flags with the load after `--` parsed (the fs stack reads
+    /// `webtune fs`'s flags there, postfix `webtune smtp`'s, the others bench's).
+    pub(crate) fn full_request(&self) -> anyhow::Result<TuneRequest> {
+        Ok(TuneRequest {
+            load: load_of(self)?,
+            ..self.request()
+        })
     }
 }
 
-impl TuneArgs {
-    /// `--confirm`: the sequential proof's pairs (5 unless given; 0 skips any proof).
-    pub fn confirm(&self) -> usize {
-        self.confirm.unwrap_or(5)
+fn load_of(args: &TuneArgs) -> anyhow::Result<Load> {
+    let stack = args.stack.as_deref().unwrap_or_default();
+    if stack == webtune_lab::fsys::NAME {
+        let fs_args = crate::flags::fs::parse_fs(&args.bench)?;
+        let spec = crate::flags::fs::spec_of(&fs_args)?;
+        webtune_fs::check::check(&spec).map_err(|e| anyhow::anyhow!("{e}"))?;
+        return Ok(Load::Fs { spec });
     }
-
-    /// --trials, or its default.
-    pub fn trials(&self) -> usize {
-        self.trials
-            .unwrap_or_else(|| default_trials(self.budget.is_some()))
+    if stack == StackKind::Postfix.name() {
+        return Ok(Load::Mail {
+            spec: crate::flags::smtp::tune_load(&args.bench)?,
+        });
     }
+    let bench = parse_bench(&args.bench)?;
+    let spec = bench.to_spec("")?;
+    Ok(Load::Http {
+        spec,
+        url: bench.url.clone(),
+        scenario: bench.request.scenario.clone(),
+        connections: bench.connections,
+        body: bench.request.body.clone(),
+        body_file: bench.request.body_file.clone(),
+    })
 }
 
 pub fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
@@ -198,37 +254,19 @@ pub fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
         return resume::resume_or_show(&args);
     }
     fold_bench_outputs(&mut args)?;
-    let argv: Vec<String> = std::env::args().skip(2).collect();
-    let prepared = prepare(&args)?;
-    if let Some(little) = rules::proof_power(args.confirm()) {
+    output::check_all([
+        ("--json", args.output.json.as_deref()),
+        ("--html", args.output.html.as_deref()),
+    ])?;
+    let request = args.full_request()?;
+    let job = request.job(&mut |step| eprintln!("lab data: {step}"))?;
+    if let Some(little) = rules::proof_power(request.confirm()) {
         // Before anything runs: a proof this small cannot show what it is run for.
         output::warn(&format!("warning: {little}"));
     }
-    let journal_path = args.journal.clone().unwrap_or_else(|| {
-        std::env::temp_dir().join(format!("webtune-tune-{}.db", std::process::id()))
-    });
-    if journal_path.exists() {
-        if let Some(pid) = webtune_tune::lock::JournalLock::holder(&journal_path) {
-            return Err(webtune_tune::JournalError::Locked {
-                path: journal_path.display().to_string(),
-                holder: Some(pid).filter(|p| *p != 0),
-            }
-            .into());
-        }
-        bail!(
-            "journal {} exists: continue it with --resume, or name a new one",
-            journal_path.display()
-        );
-    }
-    let command = resume::command_json(&argv, std::env::current_dir().ok().as_deref());
-    let mut journal = Journal::create(&journal_path, &command, args.search_seed)?;
-    let outcome = execute(&args, prepared, &mut journal, None);
-    if args.journal.is_none() {
-        let _ = std::fs::remove_file(&journal_path);
-        for suffix in ["-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{suffix}", journal_path.display()));
-        }
-    }
+    let mut journal = NewJournal::create(&request)?;
+    let outcome = execute(&request, &job, &mut journal.journal, None);
+    journal.finish();
     outcome
 }
 
@@ -244,250 +282,6 @@ pub(crate) fn fold_bench_outputs(args: &mut TuneArgs) -> anyhow::Result<()> {
     args.output
         .fold_in(&bench.output, "tune")
         .map_err(|e| anyhow::anyhow!("{e}"))
-}
-
-/// Everything checked and built before anything starts.
-pub(crate) struct Prepared {
-    job: Job,
-}
-
-pub(crate) fn prepare(args: &TuneArgs) -> anyhow::Result<Prepared> {
-    let stack_name = args
-        .stack
-        .as_deref()
-        .context("name the stack to tune (webtune lab stacks), or external")?;
-    let rules::Goal {
-        objective,
-        slos,
-        capacity,
-    } = rules::goal(
-        args.maximize.as_deref(),
-        args.minimize.as_deref(),
-        &args.slos,
-        !args.levels.is_empty(),
-    )?;
-    rules::check_trials(args.trials())?;
-    if args.budget.is_some_and(|b| b.is_zero()) {
-        bail!("--budget must be above zero, e.g. --budget 10m");
-    }
-    output::check_all([
-        ("--json", args.output.json.as_deref()),
-        ("--html", args.output.html.as_deref()),
-    ])?;
-    if stack_name == webtune_lab::fsys::NAME {
-        return fs::prepare(args, objective, slos, capacity.is_some());
-    }
-    let stack = StackKind::from_name(stack_name)?;
-    // The mail stack's load is `webtune smtp`'s flags (see lab_cmd::mail).
-    if objective == webtune_tune::objective::Objective::MaximizeDelivered
-        && stack != StackKind::Postfix
-    {
-        bail!("--maximize delivered is a mail stack's figure: tune postfix");
-    }
-    let mail_load = match stack {
-        StackKind::Postfix => Some(crate::lab_cmd::mail::tune_load(&args.bench)?),
-        _ => None,
-    };
-    let bench = parse_bench(if mail_load.is_some() {
-        &[]
-    } else {
-        &args.bench
-    })?;
-    bench.to_spec("")?;
-    let fixed: Vec<(String, String)> = args
-        .set
-        .iter()
-        .map(|a| webtune_lab::parse_assignment(a))
-        .collect::<Result<_, _>>()?;
-    let workload = bench.request.workload()?;
-    let (subject, path) = if stack == StackKind::External {
-        rules::check_external(
-            args.apply.as_deref(),
-            !args.params.is_empty(),
-            args.apply_timeout,
-        )?;
-        let url = bench.url.clone().context(
-            "tune external needs the URL after --, e.g. -- -c 64 -d 5s http://127.0.0.1:8080/",
-        )?;
-        (
-            Subject::External {
-                base_url: url,
-                processes: args.processes.clone(),
-                apply: args.apply.clone().unwrap_or_default(),
-                restore: args.restore.clone(),
-                timeout: args.apply_timeout,
-            },
-            String::new(),
-        )
-    } else {
-        rules::check_lab_stack(
-            args.apply.is_some() || args.restore.is_some() || args.baseline.is_some(),
-        )?;
-        let default_path =
-            crate::lab_cmd::default_path(crate::lab_cmd::Served::Stack(stack), &workload);
-        match args.app {
-            crate::lab_cmd::forum::App::Forum => {
-                rules::check_forum(stack)?;
-                let path = match (&bench.url, workload.scenario()) {
-                    (None, None) => String::new(),
-                    (given, _) => load_path(given.as_deref(), "")?,
-                };
-                let dataset =
-                    crate::lab_cmd::forum::ensure_dataset(args.data.posts, args.data.seed)?;
-                (
-                    Subject::Forum {
-                        kind: stack,
-                        fixed: fixed.clone(),
-                        dataset: Box::new(dataset),
-                    },
-                    path,
-                )
-            }
-            crate::lab_cmd::forum::App::Site => (
-                Subject::Stack {
-                    kind: stack,
-                    fixed: fixed.clone(),
-                },
-                load_path(bench.url.as_deref(), default_path)?,
-            ),
-        }
-    };
-    let baseline: Vec<(String, String)> = match &args.baseline {
-        Some(text) => text
-            .split(',')
-            .filter(|p| !p.trim().is_empty())
-            .map(|p| {
-                webtune_lab::parse_assignment(p.trim())
-                    .map_err(|e| anyhow::anyhow!("--baseline: {e}"))
-            })
-            .collect::<anyhow::Result<_>>()?,
-        None => Vec::new(),
-    };
-    let cores = available_cores();
-    let texts = if args.params.is_empty() {
-        subject.default_params(cores)
-    } else {
-        args.params.clone()
-    };
-    let catalogue = match &subject {
-        Subject::External { .. } => driver::external_catalogue(&texts, &baseline),
-        _ => subject.catalogue(),
-    };
-    let mut space = Space::parse(&texts, &catalogue)?;
-    space.inert = subject.inert_rules(&space);
-    if texts.is_empty() || space.params.is_empty() {
-        bail!("nothing to tune: give --param NAME=LO..HI");
-    }
-    rules::check_fixed(&fixed, &space)?;
-    let mut seeds = subject.rules_of_thumb(&space, cores);
-    let advice = match (&subject, args.no_from_advice || mail_load.is_some()) {
-        (Subject::External { .. }, _) => {
-            if args.from_advice {
-                bail!("--from-advice reads a lab stack's config: tune external has none (drop it)");
-            }
-            None
-        }
-        (_, true) => None,
-        (_, false) => Some(
-            webtune_tuner::advice::advice_seeds(&subject, &space).unwrap_or_else(|why| {
-                webtune_tune::advised::Advice {
-                    seeds: Vec::new(),
-                    notes: vec![format!("the advisor did not run: {why}")],
-                }
-            }),
-        ),
-    };
-    if let Some(a) = &advice {
-        seeds = webtune_tuner::advice::with_advice(a, seeds);
-    }
-    let mut load = match mail_load {
-        Some(spec) if capacity.is_none() => spec,
-        Some(_) => bail!("tune postfix searches --maximize delivered or throughput, not capacity"),
-        None => bench.to_spec(&path)?,
-    };
-    if let Some(c) = &capacity {
-        // Every step of every trial: open loop at the search's rate, -c as the cap.
-        load.connections = bench
-            .connections
-            .unwrap_or(webtune_model::spec::OPEN_LOOP_CONNECTIONS);
-        load.load = webtune_model::LoadMode::Open {
-            rate: c.search.start_rps,
-            arrival: webtune_model::Arrival::Uniform,
-        };
-        load.validate()?;
-    }
-    let levels = levels_of(&args.levels, load.is_open_loop())?;
-    let settings = StudySettings {
-        budget: args.trials(),
-        seed: args.search_seed,
-        screen: driver::screening(&load, args.budget.is_some(), capacity.is_some()),
-        ..StudySettings::default()
-    };
-    Ok(Prepared {
-        job: Job {
-            subject,
-            load,
-            workload,
-            levels,
-            sample_interval: args.sample_interval,
-            space,
-            objective,
-            slos,
-            seeds,
-            advice,
-            settings,
-            confirm: args.confirm(),
-            protocol: proof_protocol(args, stack == StackKind::External)?,
-            capacity,
-            time_budget: args.budget,
-        },
-    })
-}
-
-/// `--protocol` (interleaved by default for a lab stack, sequential otherwise) with the
-/// interleaved proof's settings.
-fn proof_protocol(args: &TuneArgs, external: bool) -> anyhow::Result<ProofProtocol> {
-    let interleaved = match args.protocol.as_deref() {
-        Some("interleaved") if external => {
-            bail!("--protocol interleaved needs two servers at once; tune external has one (use sequential)")
-        }
-        Some(p) => p == "interleaved",
-        // `--confirm K` is the sequential proof's own flag: asking for K pairs asks for it.
-        None => !external && args.confirm.is_none(),
-    };
-    if !interleaved {
-        return Ok(ProofProtocol::Sequential);
-    }
-    let mut s = webtune_tune::interleave::Settings::new(
-        webtune_tune::interleave::block::Metric::Throughput,
-    );
-    s.budget_s = args.proof_budget.as_secs_f64();
-    s.starts = 1;
-    s.validate()
-        .map_err(|e| anyhow::anyhow!("--proof-budget: {e}"))?;
-    Ok(ProofProtocol::Interleaved(s))
-}
-
-fn levels_of(levels: &[f64], open_loop: bool) -> anyhow::Result<Vec<Level>> {
-    if levels.is_empty() {
-        return Ok(vec![Level::AsSpecified]);
-    }
-    levels
-        .iter()
-        .map(|&l| {
-            if !(l.is_finite() && l > 0.0) {
-                bail!("--levels must be positive numbers, e.g. --levels 8,128,1024");
-            }
-            Ok(if open_loop {
-                Level::Rate(l)
-            } else {
-                if l.fract() != 0.0 || l > f64::from(u32::MAX) {
-                    bail!("--levels are connection counts (whole numbers) without --rate");
-                }
-                Level::Connections(l as u32)
-            })
-        })
-        .collect()
 }
 
 /// Narrates a tune: one line per trial; the engine's live line while it runs.
@@ -533,32 +327,33 @@ impl Listener for TuneNarrator {
 }
 
 pub(crate) fn execute(
-    args: &TuneArgs,
-    prepared: Prepared,
+    request: &TuneRequest,
+    job: &Job,
     journal: &mut Journal,
     resumed: Option<&webtune_tune::journal::Resumed>,
 ) -> anyhow::Result<i32> {
     let stop = crate::signals::stop_token();
+    let to = &request.report;
     let mut narrator = TuneNarrator {
-        inner: Narrator::new(args.output.quiet, false),
-        quiet: args.output.quiet,
+        inner: Narrator::new(to.quiet, false),
+        quiet: to.quiet,
     };
-    let finished = driver::run(&prepared.job, journal, resumed, &stop, &mut narrator)?;
+    let finished = driver::run(job, journal, resumed, &stop, &mut narrator)?;
     let mut outputs = Outputs::new();
-    if let Some(dest) = &args.output.html {
+    if let Some(dest) = &to.html {
         outputs.file(
             "--html",
             dest,
             &webtune_tune::html::render_html(&finished.report),
         );
     }
-    if let Some(dest) = &args.output.json {
+    if let Some(dest) = &to.json {
         outputs.file("--json", dest, &(finished.report.to_json_pretty() + "\n"));
     }
-    if args.output.json.as_deref() != Some("-") {
+    if to.json.as_deref() != Some("-") {
         let mut text = finished.report.render_text();
         if finished.interrupted {
-            text.push_str(&match &args.journal {
+            text.push_str(&match &request.journal {
                 Some(path) => format!(
                     "\nInterrupted: continue with `webtune tune --resume --journal {}`\n",
                     path.display()
@@ -578,12 +373,12 @@ pub(crate) fn execute(
 }
 
 pub(crate) fn show(
-    args: &TuneArgs,
-    prepared: Prepared,
+    request: &TuneRequest,
+    job: &Job,
     resumed: &webtune_tune::journal::Resumed,
     holder: Option<u32>,
 ) -> anyhow::Result<i32> {
-    let report = driver::report_so_far(&prepared.job, resumed);
+    let report = driver::report_so_far(job, resumed);
     let mut text = report.render_text();
     match holder {
         Some(pid) => text.push_str(&format!(
@@ -602,10 +397,10 @@ pub(crate) fn show(
         None => {}
     }
     let mut outputs = Outputs::new();
-    if let Some(dest) = &args.output.json {
+    if let Some(dest) = &request.report.json {
         outputs.file("--json", dest, &(report.to_json_pretty() + "\n"));
     }
-    if args.output.json.as_deref() != Some("-") {
+    if request.report.json.as_deref() != Some("-") {
         outputs.stdout(&text);
     }
     Ok(outputs.exit_code(exit::SUCCESS))

@@ -89,10 +89,12 @@ fn identical_arms_never_get_a_direction() {
         webtune()
             .args(["compare", "--live", &url, &url])
             .args(["--block", "500ms", "--budget", "6s", "--json", "-"])
+            .args(["--decide-on", "p99"])
             .args(["--", "-c", "2", "-t", "1"]),
         Duration::from_secs(60),
     );
     let j: serde_json::Value = serde_json::from_str(&stdout).expect("stdout is the JSON");
+    assert_eq!(j["metric"], "p99", "--decide-on picks the deciding metric");
     let verdict = j["verdict"].as_str().unwrap().to_string();
     assert!(
         verdict == "same" || verdict == "undecided",
@@ -134,6 +136,17 @@ fn bad_input_gets_exit_2_and_one_line() {
         (
             vec!["compare", "a.json", "b.json", "--budget", "1m"],
             "--live",
+        ),
+        (
+            vec![
+                "compare",
+                "--live",
+                "http://127.0.0.1:9/",
+                "http://127.0.0.1:9/",
+                "--decide-on",
+                "p42",
+            ],
+            "not a metric",
         ),
     ] {
         let (code, _, stderr) = run_bounded(webtune().args(&args), Duration::from_secs(20));

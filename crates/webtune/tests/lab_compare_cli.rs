@@ -82,6 +82,22 @@ fn bad_input_is_refused_before_any_stack_starts() {
         (vec!["lab", "compare", "nginx", "--starts", "0"], "--starts"),
         (vec!["lab", "compare", "nginx", "--block", "0"], "--block"),
         (vec!["lab", "compare", "nosuchstack"], "nosuchstack"),
+        (
+            vec!["lab", "compare", "nginx", "--app", "forum"],
+            "needs a stack with PHP",
+        ),
+        (
+            vec![
+                "lab",
+                "compare",
+                "nginx-php-fpm",
+                "--app",
+                "forum",
+                "--a",
+                "db.max_connections=5",
+            ],
+            "--a",
+        ),
     ] {
         let (code, _, stderr) = run_bounded(lab.command().args(&args), Duration::from_secs(20));
         assert_eq!(code, 2, "{args:?}: {stderr}");
@@ -128,5 +144,62 @@ fn two_private_copies_of_the_users_own_nginx_config() {
         "--nginx-config /etc/nginx/nginx.conf worker_processes=1"
     );
     assert!(j["blocks"].as_array().unwrap().len() >= 2);
+    assert!(leftovers(&lab.0).is_empty(), "{:?}", leftovers(&lab.0));
+}
+
+/// `--app forum`: two forums at once, each on its own private MariaDB (a `db.*` setting in
+/// one arm goes to that arm's database), loaded with the forum's page mix; nothing is left.
+#[test]
+fn two_forums_each_on_its_own_database() {
+    let php_fpm = std::path::Path::new("/usr/sbin/php-fpm8.2").exists()
+        || std::fs::read_dir("/usr/sbin")
+            .map(|d| {
+                d.flatten()
+                    .any(|e| e.file_name().to_string_lossy().starts_with("php-fpm"))
+            })
+            .unwrap_or(false);
+    let mariadb = std::path::Path::new("/usr/sbin/mariadbd").exists();
+    if nginx_missing() || !php_fpm || !mariadb {
+        return support::opt_out::opt_out(
+            "mariadb",
+            "nginx, php-fpm or mariadb-server is not installed",
+        );
+    }
+    let lab = LabDir::new("compare-forum");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("forum-compare.json");
+    let (code, stdout, stderr) = run_bounded(
+        lab.command()
+            .args(["lab", "compare", "nginx-php-fpm", "--app", "forum"])
+            .args(["--posts", "2000", "--forum-seed", "11", "--starts", "1"])
+            .args([
+                "--a",
+                "db.thread_cache_size=0",
+                "--b",
+                "db.thread_cache_size=64",
+            ])
+            .args(["--block", "500ms", "--budget", "8s", "--json"])
+            .arg(&json)
+            .args(["--", "-c", "4"]),
+        Duration::from_secs(240),
+    );
+    assert!(
+        code == 0 || code == 1,
+        "exit {code}\nstdout: {stdout}\nstderr: {stderr}"
+    );
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(
+        j["arms"]["a"]["name"],
+        "nginx-php-fpm db.thread_cache_size=0"
+    );
+    assert_eq!(
+        j["arms"]["b"]["name"],
+        "nginx-php-fpm db.thread_cache_size=64"
+    );
+    let blocks = j["blocks"].as_array().unwrap();
+    assert!(blocks.len() >= 2, "{blocks:?}");
+    assert!(blocks.iter().all(|b| b["responses"].as_u64().unwrap() > 0));
+    assert!(stdout.contains("own private MariaDB"), "{stdout}");
     assert!(leftovers(&lab.0).is_empty(), "{:?}", leftovers(&lab.0));
 }

@@ -222,6 +222,26 @@ fn data_checksum_is_deterministic_and_params_list_the_database() {
 }
 
 #[test]
+fn data_users_csv_writes_the_accounts_of_the_shipped_scenario() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("users.csv");
+    let output = Command::new(WEBTUNE)
+        .args(["lab", "data", "--users-csv"])
+        .arg(&file)
+        .output()
+        .expect("run webtune");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert!(String::from_utf8_lossy(&output.stdout).contains("wrote 5000 accounts"));
+    let shipped = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../bench/scenarios/forum-users.csv");
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        std::fs::read(shipped).unwrap(),
+        "the defaults (150,000 posts, seed 3) give the shipped accounts"
+    );
+}
+
+#[test]
 fn sighup_during_a_forum_sweep_keeps_what_was_measured_and_leaves_nothing() {
     // SIGHUP (a dropped ssh session) stops like SIGINT and SIGTERM: they share one handler,
     // and lab_cli.rs covers SIGINT and SIGTERM on the web stacks.

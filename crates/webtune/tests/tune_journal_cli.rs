@@ -314,3 +314,83 @@ fn an_apply_that_hangs_fails_its_trial_at_the_timeout_and_is_killed() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("--apply-timeout"), "{stderr}");
 }
+
+#[test]
+fn a_journal_that_holds_the_command_line_words_still_resumes_and_then_holds_the_request() {
+    // Journals written before the request was stored keep `{"argv": […], "cwd": …}`.
+    let (_server, server_url) = serve_with_workers(1);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("apply.sh"), "echo \"$1\" >> applied.log\n").unwrap();
+    let argv = [
+        "external",
+        "--apply",
+        "sh apply.sh {w}",
+        "--param",
+        "w=1..2",
+        "--trials",
+        "2",
+        "--confirm",
+        "0",
+        "--json",
+        "out.json",
+        "--",
+        "-d",
+        "200ms",
+        &server_url,
+    ];
+    let command = serde_json::json!({ "argv": argv, "cwd": d.to_str().unwrap() });
+    let journal =
+        webtune_tune::journal::Journal::create(&d.join("t.db"), &command.to_string(), 0).unwrap();
+    drop(journal);
+    let elsewhere = d.join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    // A flag that changes the tune is refused as with a new journal.
+    let out = run_within(
+        webtune(
+            &elsewhere,
+            &[
+                "tune",
+                "--resume",
+                "--journal",
+                "../t.db",
+                "--param",
+                "w=1..9",
+            ],
+        ),
+        Duration::from_secs(30),
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--param 'w=1..9' differs"), "{stderr}");
+    let out = run_within(
+        webtune(
+            &elsewhere,
+            &["tune", "--resume", "--journal", "../t.db", "--trials", "3"],
+        ),
+        Duration::from_secs(60),
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("3 trials (was 2)"), "{stderr}");
+    // Run where it ran: the relative --apply and --json.
+    let r = report(&d.join("out.json"));
+    assert_eq!(r["trials"].as_array().unwrap().len(), 3, "{r}");
+    let applied = std::fs::read_to_string(d.join("applied.log")).unwrap();
+    assert_eq!(applied.lines().count(), 3, "{applied}");
+    // The change was recorded as a request, which a later resume reads without the words.
+    let (resumed, _) = webtune_tune::journal::Journal::peek(&d.join("t.db")).unwrap();
+    let stored: serde_json::Value = serde_json::from_str(&resumed.command).unwrap();
+    assert_eq!(stored["request"]["trials"], 3, "{stored}");
+    assert!(stored.get("argv").is_none(), "{stored}");
+    let out = run_within(
+        webtune(&elsewhere, &["tune", "--show", "--journal", "../t.db"]),
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("3 of 3 runs"),
+        "{}",
+        text(&out.stdout)
+    );
+}

@@ -108,29 +108,6 @@ pub fn evidence(connections: u32) -> Evidence {
     }
 }
 
-/// The patch check as the binary runs it: the lab's private copy (`import::check`).
-pub fn lab_checker(
-    server: &str,
-    main: &std::path::Path,
-    root: Option<&std::path::Path>,
-    patch: &dyn Fn(&std::path::Path, &str) -> String,
-) -> webtune_advise::check::Checked {
-    use webtune_advise::check::Checked;
-    use webtune_lab::import::{check, Server};
-    let server = match server {
-        "nginx" => Server::Nginx,
-        "apache2" => Server::Apache,
-        "php-fpm" => Server::PhpFpm,
-        _ => Server::MariaDb,
-    };
-    match check::check_patched_copy_in(server, main, root, patch) {
-        Ok(p) => Checked::Passed {
-            command: p.command,
-            warnings: p.warnings,
-        },
-        Err(check::CopyCheck::Rejected { command, message }) => {
-            Checked::Rejected { command, message }
-        }
-        Err(check::CopyCheck::NotChecked(why)) => Checked::NotChecked(why),
-    }
-}
+/// The patch check as the binary runs it: the lab's private copy (one copy, the tuner's).
+#[allow(unused_imports)] // not every test binary checks patches
+pub use webtune_tuner::advise_verify::lab_checker;

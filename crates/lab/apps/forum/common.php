@@ -2,7 +2,8 @@
 // webtune lab forum: the code every page shares — configuration, the database connection,
 // parameter checks, escaping and the page layout. Our own small forum in the shape of
 // phpBB's three busiest pages (seed 003): the board index, a forum's topic list and a
-// thread. Every query is a prepared statement; every value printed goes through h().
+// thread — and, for logged-in users, phpBB's login (ucp.php) and reply (posting.php). Every
+// query is a prepared statement; every value printed goes through h().
 declare(strict_types=1);
 
 mysqli_report(MYSQLI_REPORT_ERROR | MYSQLI_REPORT_STRICT);
@@ -45,9 +46,101 @@ function forum_rows(mysqli $db, string $sql, string $types = '', array $params =
     return $rows;
 }
 
+/** A statement that returns no rows (an INSERT or UPDATE). */
+function forum_exec(mysqli $db, string $sql, string $types, array $params): void
+{
+    $statement = $db->prepare($sql);
+    $statement->bind_param($types, ...$params);
+    $statement->execute();
+    $statement->close();
+}
+
 /** Thrown for an id that names nothing (or is not an id): answered with 404. */
 final class NotFound extends Exception
 {
+}
+
+/** Thrown for a request this user may not make (not logged in, a wrong token): 403. */
+final class Forbidden extends Exception
+{
+}
+
+/** Thrown for a form that cannot be used (an empty message): 400. */
+final class BadRequest extends Exception
+{
+}
+
+/** A POST form field as text; missing or not text: ''. */
+function post_param(string $name): string
+{
+    $value = $_POST[$name] ?? '';
+    return is_string($value) ? $value : '';
+}
+
+/** The session cookie's name (phpBB's is "phpbb3_xxxxx_sid"). */
+const SESSION_COOKIE = 'forum_sid';
+
+/**
+ * The logged-in user of this request, from the session cookie: ['id', 'user_id', 'name',
+ * 'form_token'], or null for a guest (no cookie, or one that names no session). As phpBB,
+ * a session's time is refreshed at most once a minute, so a logged-in page view reads its
+ * session and only sometimes writes it.
+ */
+function forum_session(mysqli $db): ?array
+{
+    $sid = $_COOKIE[SESSION_COOKIE] ?? '';
+    if (!is_string($sid) || preg_match('/^[0-9a-f]{32}$/', $sid) !== 1) {
+        return null;
+    }
+    $rows = forum_rows(
+        $db,
+        'SELECT s.user_id, s.form_token, s.seen, u.name
+           FROM sessions s JOIN users u ON u.id = s.user_id
+          WHERE s.id = ?',
+        's',
+        [$sid]
+    );
+    if (!$rows) {
+        return null;
+    }
+    $now = time();
+    if ((int)$rows[0]['seen'] < $now - 60) {
+        forum_exec($db, 'UPDATE sessions SET seen = ? WHERE id = ?', 'is', [$now, $sid]);
+    }
+    return [
+        'id' => $sid,
+        'user_id' => (int)$rows[0]['user_id'],
+        'name' => $rows[0]['name'],
+        'form_token' => $rows[0]['form_token'],
+    ];
+}
+
+/** A fresh random token of $bytes bytes, as hex. */
+function random_hex(int $bytes): string
+{
+    return bin2hex(random_bytes($bytes));
+}
+
+/**
+ * The login form's token: the time it was made and an HMAC of it under this run's secret,
+ * so a login needs a form fetched within the hour (phpBB's form tokens work alike) and
+ * the token needs no session to be kept in.
+ */
+function login_form_token(): string
+{
+    $time = (string)time();
+    return $time . '.' . hash_hmac('sha256', 'login:' . $time, forum_config()['secret']);
+}
+
+function login_form_token_ok(string $token): bool
+{
+    $parts = explode('.', $token);
+    if (count($parts) !== 2 || preg_match('/^[0-9]{1,12}$/', $parts[0]) !== 1) {
+        return false;
+    }
+    $age = time() - (int)$parts[0];
+    $expected = hash_hmac('sha256', 'login:' . $parts[0], forum_config()['secret']);
+    return $age >= -60 && $age <= 3600 && hash_equals($expected, $parts[1]);
 }
 
 /**
@@ -120,9 +213,15 @@ function pagination(string $base, int $page, int $pages): string
     return $html . '</ul></div>';
 }
 
-/** The page around the content: head, header, navigation, breadcrumbs, footer. */
-function layout(string $title, array $crumbs, string $content): string
+/**
+ * The page around the content: head, header, navigation (the login link, or the logged-in
+ * user's name), breadcrumbs, footer.
+ */
+function layout(string $title, array $crumbs, string $content, ?array $session = null): string
 {
+    $account = $session === null
+        ? '<li><a href="/ucp.php?mode=login">Login</a></li>'
+        : '<li class="username">Logged in as <strong>' . h($session['name']) . '</strong></li>';
     $nav = '<a href="/index.php">Board index</a>';
     foreach ($crumbs as [$label, $href]) {
         $nav .= ' <span class="crumb">&#8250;</span> <a href="' . h($href) . '">' . h($label) . '</a>';
@@ -165,7 +264,7 @@ blockquote { background: #ebeadd; border: 1px solid #dbdbce; margin: 10px 1px 10
 <p>A board of generated posts, in the shape of seed 003&#39;s phpBB forum.</p>
 </div>
 <div class="navbar" role="navigation">
-<ul class="linklist"><li><a href="/faq.php">FAQ</a></li><li><a href="/search.php">Search</a></li><li><a href="/memberlist.php">Members</a></li><li><a href="/ucp.php?mode=login">Login</a></li></ul>
+<ul class="linklist"><li><a href="/faq.php">FAQ</a></li><li><a href="/search.php">Search</a></li><li><a href="/memberlist.php">Members</a></li>' . $account . '</ul>
 <p class="breadcrumbs">' . $nav . '</p>
 </div>
 <main id="page-body" role="main">
@@ -189,6 +288,10 @@ function forum_run(callable $page): void
         echo $html;
     } catch (NotFound $e) {
         error_page(404, 'Not Found', 'The requested forum, topic or page does not exist.');
+    } catch (Forbidden $e) {
+        error_page(403, 'Forbidden', $e->getMessage());
+    } catch (BadRequest $e) {
+        error_page(400, 'Bad Request', $e->getMessage());
     } catch (mysqli_sql_exception $e) {
         // "WARNING:" marks the line as a warning for the lab's log reader: mod_php writes
         // error_log() lines at notice level, which it would skip.

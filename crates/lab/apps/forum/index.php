@@ -18,6 +18,7 @@ forum_run(function (): string {
     );
     $members = forum_rows($db, 'SELECT COUNT(*) AS users FROM users')[0];
     $newest = forum_rows($db, 'SELECT id, name FROM users ORDER BY id DESC LIMIT ?', 'i', [1])[0];
+    $session = forum_session($db);
     $db->close();
 
     $by_category = [];
@@ -51,5 +52,5 @@ forum_run(function (): string {
         . '</strong> &bull; Total members <strong>' . number_format((int)$members['users'])
         . '</strong> &bull; Our newest member ' . user_link((int)$newest['id'], $newest['name'])
         . '</p></div>';
-    return layout('Board index', [], $html);
+    return layout('Board index', [], $html, $session);
 });

@@ -37,6 +37,7 @@ forum_run(function (): string {
         'iii',
         [$forum_id, $per_page, ($page - 1) * $per_page]
     );
+    $session = forum_session($db);
     $db->close();
 
     $posts_per_page = (int)forum_config()['posts_per_page'];
@@ -72,5 +73,5 @@ forum_run(function (): string {
             . '" title="Go to last post">&rarr;</a><br>' . format_time((int)$t['last_post_time']) . '</td></tr>';
     }
     $html .= '</tbody></table></div>' . pagination($base, $page, $pages);
-    return layout($forum['name'], [[$forum['category'], '/index.php'], [$forum['name'], $base]], $html);
+    return layout($forum['name'], [[$forum['category'], '/index.php'], [$forum['name'], $base]], $html, $session);
 });

@@ -1,7 +1,7 @@
 <?php
 // webtune lab forum: one thread, its posts oldest first with each author's profile,
-// paginated. A page past the end shows the last page; an unknown or malformed topic id is
-// a 404.
+// paginated, and for a logged-in user phpBB's quick-reply form. A page past the end shows
+// the last page; an unknown or malformed topic id is a 404.
 declare(strict_types=1);
 require __DIR__ . '/common.php';
 
@@ -17,6 +17,16 @@ function post_html(string $body): string
         }
     }
     return $html;
+}
+
+/** phpBB's quick-reply form at the foot of a thread (logged-in users only). */
+function quick_reply(int $topic_id, string $form_token): string
+{
+    return '<form method="post" action="/posting.php?mode=reply&amp;t=' . $topic_id . '" id="qr_postform">'
+        . '<h3>Quick Reply</h3><input type="hidden" name="t" value="' . $topic_id . '">'
+        . '<input type="hidden" name="form_token" value="' . h($form_token) . '">'
+        . '<textarea name="message" rows="7" cols="76"></textarea>'
+        . '<input type="submit" name="post" value="Submit" class="button1"></form>';
 }
 
 forum_run(function (): string {
@@ -52,6 +62,7 @@ forum_run(function (): string {
         'iii',
         [$topic_id, $per_page, ($page - 1) * $per_page]
     );
+    $session = forum_session($db);
     $db->close();
 
     $base = '/viewtopic.php?t=' . $topic_id;
@@ -77,9 +88,13 @@ forum_run(function (): string {
     $html .= pagination($base, $page, $pages)
         . '<p class="jumpbox-return"><a href="' . h($forum_url) . '">Return to &ldquo;' . h($topic['forum'])
         . '&rdquo;</a></p>';
+    if ($session !== null) {
+        $html .= quick_reply($topic_id, $session['form_token']);
+    }
     return layout(
         $topic['title'],
         [[$topic['category'], '/index.php'], [$topic['forum'], $forum_url], [$topic['title'], $base]],
-        $html
+        $html,
+        $session
     );
 });

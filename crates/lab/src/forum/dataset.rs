@@ -275,7 +275,7 @@ fn install_db(programs: &DbPrograms, config: &Path, dir: &Path) -> Result<(), La
     )))
 }
 
-/// The schema, the bulk load and the pages' read-only account.
+/// The schema, the bulk load, the accounts' credentials and the pages' database account.
 fn load_sql(tsv_dir: &Path) -> Result<String, LabError> {
     let mut sql = format!(
         "CREATE DATABASE {DATABASE} CHARACTER SET utf8mb4;\nUSE {DATABASE};\n{}\n\
@@ -288,10 +288,19 @@ fn load_sql(tsv_dir: &Path) -> Result<String, LabError> {
             "LOAD DATA LOCAL INFILE '{file}' INTO TABLE {table} CHARACTER SET utf8mb4;\n"
         ));
     }
+    sql.push_str(&data::credentials_sql());
+    // The pages read everything; logged-in users write: a reply inserts a post and bumps
+    // its topic's, forum's and author's counters; a login inserts a session, a page view
+    // refreshes it.
     sql.push_str(&format!(
-        "ANALYZE TABLE {};\n\
+        "ANALYZE TABLE {}, credentials;\n\
          CREATE USER '{APP_USER}'@'localhost' IDENTIFIED BY '{}';\n\
-         GRANT SELECT ON {DATABASE}.* TO '{APP_USER}'@'localhost';\n",
+         GRANT SELECT ON {DATABASE}.* TO '{APP_USER}'@'localhost';\n\
+         GRANT INSERT ON {DATABASE}.posts TO '{APP_USER}'@'localhost';\n\
+         GRANT UPDATE ON {DATABASE}.topics TO '{APP_USER}'@'localhost';\n\
+         GRANT UPDATE ON {DATABASE}.forums TO '{APP_USER}'@'localhost';\n\
+         GRANT UPDATE ON {DATABASE}.users TO '{APP_USER}'@'localhost';\n\
+         GRANT INSERT, UPDATE ON {DATABASE}.sessions TO '{APP_USER}'@'localhost';\n",
         TABLES.join(", "),
         mariadb::random_password()?
     ));

@@ -18,7 +18,8 @@ use std::time::Duration;
 pub(crate) use crate::servers::mariadb::{check_plain, db_failed};
 pub use crate::servers::mariadb::{render_config, DbPrograms, InstanceFiles, Purpose};
 
-/// The database the forum lives in, and the read-only account its pages use.
+/// The database the forum lives in, and the account its pages use (reads; a reply's and a
+/// session's writes).
 pub const DATABASE: &str = "forum";
 pub const APP_USER: &str = "forum";
 

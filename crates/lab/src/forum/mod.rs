@@ -70,10 +70,12 @@ pub fn php_mysqli() -> Option<std::path::PathBuf> {
 }
 
 /// The private database of one run, with the forum loaded and a fresh password for the
-/// pages' read-only account.
+/// pages' account.
 pub struct ForumDatabase {
     db: RunningDatabase,
     password: String,
+    /// Signs the login form's token (`app::render_config`); fresh for every run.
+    secret: String,
     summary: DataSummary,
 }
 
@@ -204,13 +206,14 @@ impl ForumDatabase {
         Ok(ForumDatabase {
             db,
             password,
+            secret: mariadb::random_password()?,
             summary: dataset.summary.clone(),
         })
     }
 
     /// The PHP configuration the pages read.
     pub fn app_config(&self) -> Result<String, LabError> {
-        app::render_config(self.db.socket(), &self.password)
+        app::render_config(self.db.socket(), &self.password, &self.secret)
     }
 
     pub fn database(&self) -> &RunningDatabase {

@@ -6,11 +6,13 @@
 //! run's measured window (for per-response server figures) in each level's `server`
 //! section, and stops the target leaving nothing behind — also when
 //! the stop token is set or a step fails. `lab run`, `lab sweep`, `sweep` and the tuner are
-//! callers of `run`; none of them goes through command-line words.
+//! callers of `run`; none of them goes through command-line words. `path` says what a
+//! trial loads when no path is given.
 
+pub mod path;
 mod target;
 
-pub use target::Target;
+pub use target::{start_target, Started, Target};
 
 use crate::forum;
 use crate::host::HostSettings;
@@ -19,7 +21,7 @@ use crate::servers::postfix::watch::MailWatch;
 use crate::{LabError, ProcessSelector, RunningStack, Sampler};
 use std::path::Path;
 use std::time::Duration;
-use target::{start, Started};
+use target::start;
 use webtune_engine::{Progress, Workload};
 use webtune_model::server::LogMessage;
 use webtune_model::window::Window;
@@ -148,6 +150,28 @@ pub struct TrialOutcome {
     pub base_url: String,
 }
 
+impl TrialOutcome {
+    /// The levels as a sweep of `variable` (`generator` names the program that measured
+    /// it); its knee is the caller's to ask `webtune_report::knee` for.
+    pub fn into_sweep(
+        self,
+        generator: &str,
+        variable: webtune_model::sweep::SweepVariable,
+    ) -> webtune_model::sweep::SweepResult {
+        let mut sweep = webtune_model::sweep::SweepResult::new(generator, variable);
+        sweep.interrupted = self.interrupted;
+        sweep.levels = self
+            .levels
+            .into_iter()
+            .map(|l| webtune_model::sweep::SweepLevel {
+                level: l.level.value(),
+                result: l.result,
+            })
+            .collect();
+        sweep
+    }
+}
+
 /// What a caller hears while a trial runs (progress lines, logs). Every method has an
 /// empty default.
 pub trait TrialEvents {
@@ -236,6 +260,25 @@ fn full_url(base: &str, path: &str) -> String {
     }
 }
 
+/// What a load of `workload` at `path` sends to `target`: the forum's page mix when the
+/// forum was given no other workload (no scenario, no path), else `workload` itself.
+pub fn target_workload(
+    target: &Target,
+    path: &str,
+    workload: &Workload,
+) -> Result<Workload, LabError> {
+    if let Target::Forum { dataset, .. } = target {
+        if workload.scenario().is_none() && path.is_empty() {
+            // The scenario's own base URL is never used (the spec's URL is), so a fixed one
+            // keeps the text, and its hash in every result, the same from run to run.
+            let text = forum::app::scenario(&dataset.summary.shape, "http://127.0.0.1");
+            return Workload::from_scenario_text(&text, Path::new("."), FORUM_SCENARIO)
+                .map_err(|e| LabError::Inconsistent(format!("the forum's scenario: {e}")));
+        }
+    }
+    Ok(workload.clone())
+}
+
 /// The spec of the whole trial on the started target (URLs made absolute) and what it
 /// sends (the forum's page mix when the forum was given no other workload).
 fn absolute_spec(
@@ -244,16 +287,7 @@ fn absolute_spec(
     base: &str,
 ) -> Result<(RunSpec, Workload), LabError> {
     let mut spec = trial.load.clone();
-    let mut workload = trial.workload.clone();
-    if let Target::Forum { dataset, .. } = &trial.target {
-        if workload.scenario().is_none() && spec.url.is_empty() {
-            // The scenario's own base URL is never used (the spec's URL is), so a fixed one
-            // keeps the text, and its hash in every result, the same from run to run.
-            let text = forum::app::scenario(&dataset.summary.shape, "http://127.0.0.1");
-            workload = Workload::from_scenario_text(&text, Path::new("."), FORUM_SCENARIO)
-                .map_err(|e| LabError::Inconsistent(format!("the forum's scenario: {e}")))?;
-        }
-    }
+    let mut workload = target_workload(&trial.target, &spec.url, &trial.workload)?;
     spec.url = full_url(base, &spec.url);
     if let Some(stack) = started.stack() {
         // `--addresses N`: the generator spreads its connections over every address.

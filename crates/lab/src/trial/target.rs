@@ -1,6 +1,7 @@
 //! What a trial runs against: its `Target` (a lab stack, the forum with its database, a
 //! user's imported config, or an external server), what results record of it, and how it
-//! is started and stopped (`Started`).
+//! is started and stopped (`Started`; `start_target` outside a trial, for the arms of a
+//! decisive pair that run at once).
 
 use super::Trial;
 use super::TrialEvents;
@@ -96,7 +97,7 @@ impl Target {
 
 /// What a running target offers the loop: its base URL, the processes to sample and the
 /// servers' logs.
-pub(super) enum Started {
+pub enum Started {
     Stack(Box<RunningStack>),
     Forum(Box<ForumStack>),
     External,
@@ -129,7 +130,18 @@ impl Started {
         }
     }
 
-    pub(super) fn stack(&self) -> Option<&RunningStack> {
+    /// Every live process of the target's servers now (the forum's database included);
+    /// none for an external server.
+    pub fn processes(&self) -> Vec<i32> {
+        match self {
+            Started::Stack(s) => s.processes(),
+            Started::Forum(f) => f.processes(),
+            Started::External => Vec::new(),
+        }
+    }
+
+    /// The web stack (the forum's too); none for an external server.
+    pub fn stack(&self) -> Option<&RunningStack> {
         match self {
             Started::Stack(s) => Some(s),
             Started::Forum(f) => f.stack(),
@@ -145,7 +157,8 @@ impl Started {
         }
     }
 
-    pub(super) fn stop(self) -> Result<(), LabError> {
+    /// Stop every server of the target (an external one is left alone).
+    pub fn stop(self) -> Result<(), LabError> {
         match self {
             Started::Stack(s) => (*s).stop(),
             Started::Forum(f) => (*f).stop(),
@@ -166,7 +179,38 @@ pub(super) fn start(
         host: trial.host.clone(),
         ..StartOptions::default()
     };
-    match &trial.target {
+    let db_options = DbOptions {
+        keep_dir: trial.keep_dir,
+        interrupt: Some(stop.clone()),
+        ..DbOptions::database()
+    };
+    start_with(&trial.target, options, db_options, events)
+}
+
+/// Start `target` outside a trial, with the lab's default options (an arm of a decisive
+/// pair, which runs beside another): its base URL and the running servers. An external
+/// server is not started; its URL is given back.
+pub fn start_target(target: &Target, stop: &StopToken) -> Result<(String, Started), LabError> {
+    struct Quiet;
+    impl TrialEvents for Quiet {}
+    let options = StartOptions {
+        interrupt: Some(stop.clone()),
+        ..StartOptions::default()
+    };
+    let db_options = DbOptions {
+        interrupt: Some(stop.clone()),
+        ..DbOptions::database()
+    };
+    start_with(target, options, db_options, &mut Quiet)
+}
+
+fn start_with(
+    target: &Target,
+    options: StartOptions,
+    db_options: DbOptions,
+    events: &mut dyn TrialEvents,
+) -> Result<(String, Started), LabError> {
+    match target {
         Target::Stack { kind, settings } => {
             let running = RunningStack::start(*kind, settings, options)?;
             events.reaped(&running.reaped().reaped);
@@ -187,11 +231,6 @@ pub(super) fn start(
             db,
             dataset,
         } => {
-            let db_options = DbOptions {
-                keep_dir: trial.keep_dir,
-                interrupt: Some(stop.clone()),
-                ..DbOptions::database()
-            };
             let forum = ForumStack::start(*kind, web, db, dataset, options, db_options)?;
             let base = forum.base_url();
             // The socket is what `webtune advise --live --mysql-socket` needs while it runs.

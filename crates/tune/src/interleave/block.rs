@@ -152,6 +152,11 @@ impl Metric {
         }
     }
 
+    /// The metric named `name` (as `name()` spells it).
+    pub fn from_name(name: &str) -> Option<Metric> {
+        Metric::ALL.into_iter().find(|m| m.name() == name)
+    }
+
     pub fn higher_is_better(self) -> bool {
         self == Metric::Throughput
     }

@@ -3,11 +3,18 @@
 //! (`webtune_tuner::lab_pair`), restarted between `--starts`, the memory of two stacks
 //! checked from the first one's before the second starts; reported as `compare --live`.
 //! With `--nginx-config FILE` (or Apache's, php-fpm's) instead of a stack: two private copies
-//! of the user's own config, `--a`/`--b` setting directives in each (none: as it is).
+//! of the user's own config, `--a`/`--b` setting directives in each (none: as it is). With
+//! `--app forum`: two forums (each a PHP stack with its own private database, `db.*`
+//! settings going to the database), loaded with the forum's page mix or a `--scenario`.
 
 use super::{default_path, load_path, Served};
-use crate::compare_live::{bench_args_with_path, report, ProtocolArgs};
+use crate::decisive::report;
+use crate::flags::bench::bench_args_with_path;
+use crate::flags::compare::ProtocolArgs;
+use crate::flags::forum::App;
 use anyhow::{anyhow, bail};
+use webtune_lab::forum::dbparams;
+use webtune_lab::trial::Target;
 use webtune_lab::{settings_for, StackKind};
 
 #[derive(clap::Args)]
@@ -34,6 +41,17 @@ pub struct CompareArgs {
     /// Arm B's settings, NAME=VALUE.
     #[arg(long = "b", num_args = 0.., value_name = "NAME=VALUE")]
     pub b: Vec<String>,
+    /// What both stacks serve: their built-in site, or seed 003's forum, each arm on its own
+    /// private database (`db.NAME=VALUE` in --a/--b sets the database's parameters).
+    #[arg(long = "app", value_enum, default_value_t = App::Site,
+          conflicts_with_all = ["nginx_config", "apache_config", "php_fpm_config"])]
+    pub app: App,
+    /// The forum's posts (--app forum; seed 003: 150,000).
+    #[arg(long = "posts", default_value_t = webtune_lab::forum::data::SEED_003_POSTS, value_name = "N")]
+    pub posts: u64,
+    /// The forum generator's seed (--app forum; `--seed` is the blocks' order's).
+    #[arg(long = "forum-seed", default_value_t = webtune_lab::forum::data::DEFAULT_SEED, value_name = "N")]
+    pub forum_seed: u64,
     /// Starts of both stacks: the budget is split over them, both are restarted between
     /// them, and the spread between starts goes into the interval.
     #[arg(long = "starts", default_value_t = 2, value_name = "N")]
@@ -66,6 +84,9 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<i32> {
             "lab compare starts two stacks of the lab's web templates; {} is not one",
             kind.name()
         );
+    }
+    if args.app == App::Forum {
+        return run_forum(args, kind);
     }
     let bench = bench_args_with_path(&args.protocol.bench)?;
     let workload = bench.request.workload()?;
@@ -105,6 +126,67 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<i32> {
          first part, and the idle arm holds none; each start begins with one uncounted block \
          to each arm"
             .to_string(),
+    ];
+    report(
+        (&names[0], &names[1]),
+        &pair.outcome,
+        (args.protocol.json.as_deref(), args.html.as_deref()),
+        notes,
+    )
+}
+
+/// `lab compare STACK --app forum --a … --b …`: two forums, each on its own database.
+fn run_forum(args: &CompareArgs, kind: StackKind) -> anyhow::Result<i32> {
+    let stack = kind.name();
+    if !kind.has_php() {
+        bail!("--app forum needs a stack with PHP; {stack} serves its own site (use --app site, or apache-prefork, nginx-php-fpm …)");
+    }
+    let bench = bench_args_with_path(&args.protocol.bench)?;
+    let workload = bench.request.workload()?;
+    // No path and no scenario: the forum's own page mix (seed 003's).
+    let path = load_path(bench.url.as_deref(), "")?;
+    let mut template = bench.to_spec(&format!("http://127.0.0.1:1{path}"))?;
+    template.url = path;
+    let settings = args.protocol.settings(&template, args.starts)?;
+    let arm = |flag: &str,
+               set: &[String]|
+     -> anyhow::Result<(webtune_lab::Settings, webtune_lab::forum::DbConfig)> {
+        let (web, db) = dbparams::split_assignments(set);
+        let web = settings_for(kind, &web).map_err(|e| anyhow!("{flag}: {e}"))?;
+        let db = dbparams::settings_for(&db).map_err(|e| anyhow!("{flag}: {e}"))?;
+        webtune_lab::host::check_privilege(&web)?;
+        Ok((web, db.into()))
+    };
+    let sets = [arm("--a", &args.a)?, arm("--b", &args.b)?];
+    crate::output::check_all([
+        ("--json", args.protocol.json.as_deref()),
+        ("--html", args.html.as_deref()),
+    ])?;
+    let dataset = super::forum::ensure_dataset(args.posts, args.forum_seed)?;
+    let names = [name(stack, &args.a), name(stack, &args.b)];
+    let targets = sets.map(|(web, db)| Target::Forum {
+        kind,
+        web,
+        db,
+        dataset: Box::new(dataset.clone()),
+    });
+    let control = crate::signals::stop_token();
+    let pair = webtune_tuner::lab_pair::compare_targets(
+        &targets,
+        &template,
+        &workload,
+        settings,
+        &control,
+        &mut |line| eprintln!("webtune: lab compare: {line}"),
+    )
+    .map_err(|e| anyhow!("lab compare: {e}"))?;
+    let notes = vec![
+        pair.memory.clone(),
+        format!(
+            "each arm is the forum ({} posts, seed {}) on its own private MariaDB, copied from \
+             the cached data at every start",
+            args.posts, args.forum_seed
+        ),
     ];
     report(
         (&names[0], &names[1]),
@@ -174,7 +256,9 @@ fn run_own(
             interrupt: Some(control.clone()),
             ..webtune_lab::StartOptions::default()
         };
-        webtune_lab::RunningStack::start_imported(&imports[arm], options).map_err(|e| e.to_string())
+        webtune_lab::RunningStack::start_imported(&imports[arm], options)
+            .map(webtune_tuner::lab_pair::Arm::from_stack)
+            .map_err(|e| e.to_string())
     };
     let pair = webtune_tuner::lab_pair::compare_with(
         &mut start,

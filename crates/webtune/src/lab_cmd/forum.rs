@@ -5,8 +5,8 @@
 //! reports seed 003's figures per level — requests served, mean response time, error % —
 //! with warm-up and cool-down left out, and the sampler's summary.
 
-use crate::bench_cmd;
 use crate::exit;
+use crate::flags::forum::{App, DataChoice};
 use crate::narrate::Narrator;
 use crate::output::{self, Outputs};
 use crate::output_flags::{OutputFlags, OutputHelp};
@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use webtune_engine::Workload;
 use webtune_lab::forum::dataset::{self, Dataset};
-use webtune_lab::forum::{self, data, dbparams, DbConfig, DbOptions};
+use webtune_lab::forum::{self, app, data, dbparams, DbConfig, DbOptions};
 use webtune_lab::import::Server;
 use webtune_lab::trial::{self, Level, Target, Trial};
 use webtune_lab::{settings_for, StackKind};
@@ -25,26 +25,6 @@ use webtune_report::forum::seed_003_table;
 use webtune_report::server_summary::summarise;
 use webtune_report::sweep::{render_sweep_csv, render_sweep_html};
 
-/// The application a lab stack serves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum App {
-    /// The built-in site: /empty.gif, /index.html, /cpu/N.
-    Site,
-    /// Seed 003's PHP forum on a private MariaDB.
-    Forum,
-}
-
-/// Which forum: its size and seed.
-#[derive(clap::Args, Debug, Clone)]
-pub struct DataChoice {
-    /// Posts in the forum (seed 003: 150,000 posts; 40 forums, 15,000 topics, 5,000 users).
-    #[arg(long = "posts", default_value_t = data::SEED_003_POSTS)]
-    pub posts: u64,
-    /// The generator's seed: the same seed gives the same forum.
-    #[arg(long = "seed", default_value_t = data::DEFAULT_SEED)]
-    pub seed: u64,
-}
-
 #[derive(clap::Args, Debug)]
 pub struct DataArgs {
     #[command(flatten)]
@@ -52,6 +32,14 @@ pub struct DataArgs {
     /// Only print the checksum of the generated data (nothing is written or loaded).
     #[arg(long = "checksum")]
     pub checksum_only: bool,
+    /// Only write the generated users' accounts (name,password; one row per user) to FILE,
+    /// the `users` file of a logged-in scenario (bench/scenarios/forum-users.toml).
+    #[arg(
+        long = "users-csv",
+        value_name = "FILE",
+        conflicts_with = "checksum_only"
+    )]
+    pub users_csv: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -179,6 +167,16 @@ pub fn run_data(args: DataArgs) -> anyhow::Result<i32> {
         let sum = data::checksum(posts, seed)?;
         return Ok(output::print_only(&format!("{sum:016x}\n")));
     }
+    if let Some(path) = &args.users_csv {
+        let shape = data::Shape::for_posts(posts)?;
+        std::fs::write(path, app::users_csv(&shape, seed))
+            .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))?;
+        return Ok(output::print_only(&format!(
+            "wrote {} accounts of the forum ({posts} posts, seed {seed}) to {}\n",
+            shape.users,
+            path.display()
+        )));
+    }
     let dataset = ensure_dataset(posts, seed)?;
     Ok(output::print_only(&describe_dataset(&dataset)))
 }
@@ -271,7 +269,7 @@ fn sweep_load(args: &SweepArgs, path: &str) -> anyhow::Result<RunSpec> {
     let spec = RunSpec {
         url: path.to_string(),
         connections: args.connections.first().copied().unwrap_or(1),
-        threads: args.threads.unwrap_or_else(bench_cmd::available_cores),
+        threads: args.threads.unwrap_or_else(webtune_engine::available_cores),
         stop: StopCondition::Duration {
             seconds: args.duration.as_secs_f64(),
         },
@@ -347,7 +345,7 @@ pub fn run_sweep(args: SweepArgs) -> anyhow::Result<i32> {
     trial.keep_dir = args.keep;
     let stop = crate::signals::stop_token();
     let outcome = trial::run(&trial, &stop, &mut Narrator::new(args.output.quiet, true))?;
-    let sweep = crate::sweep_cmd::sweep_of(outcome, SweepVariable::Connections, "lab sweep");
+    let sweep = crate::sweeps::sweep_of(outcome, SweepVariable::Connections, "lab sweep");
     report_sweep(&args, app, &trial.target, &path, &sweep)
 }
 
@@ -419,7 +417,7 @@ fn report_sweep(
         }
         outputs.stdout(&text);
     }
-    let unanswered = crate::sweep_cmd::warn_unanswered(sweep, "lab sweep");
+    let unanswered = crate::sweeps::warn_unanswered(sweep, "lab sweep");
     let died = sweep
         .levels
         .iter()

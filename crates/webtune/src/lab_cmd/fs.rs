@@ -3,36 +3,13 @@
 //! workload on it (its flags after `--`), print the fs report and the device's summary,
 //! and leave nothing behind.
 
-use crate::fs_cmd::{own_status, spec_of, FsArgs};
+use crate::flags::fs::{parse_fs, spec_of};
+use crate::fs_runs::own_status;
 use crate::output::{self, Outputs};
 use anyhow::bail;
-use clap::Parser;
 use std::time::Duration;
 use webtune_lab::fsys::{self, RunningFs};
 use webtune_model::fs::{FsResult, FsSpec};
-
-/// The fs workload's flags after `--`, parsed by `webtune fs`'s own definition.
-#[derive(Parser)]
-#[command(name = "webtune lab run fs --", disable_version_flag = true)]
-struct FsLine {
-    #[command(flatten)]
-    fs: FsArgs,
-}
-
-pub(crate) fn parse_fs(words: &[String]) -> anyhow::Result<FsArgs> {
-    if words
-        .iter()
-        .any(|w| w == "--dir" || w.starts_with("--dir="))
-    {
-        bail!("--dir is the lab's to choose: the workload runs on the run's own file system");
-    }
-    let argv = std::iter::once("webtune lab run fs --".to_string()).chain(words.iter().cloned());
-    match FsLine::try_parse_from(argv) {
-        Ok(line) => Ok(line.fs),
-        Err(e) if !e.use_stderr() => e.exit(),
-        Err(e) => bail!("{}", e.kind()),
-    }
-}
 
 fn render(result: &FsResult) -> String {
     let mut text = webtune_report::fs::render_fs_text(result);
@@ -164,6 +141,6 @@ pub fn sweep(
         }
         outputs.stdout(&text);
     }
-    crate::fs_cmd::sweep_files(&mut outputs, o, &levels)?;
+    crate::fs_runs::sweep_files(&mut outputs, o, &levels)?;
     Ok(outputs.exit_code(own_status(&levels)))
 }

@@ -4,7 +4,7 @@
 //! (crates/lab/src/import), which runs it on a private copy like any lab stack.
 
 use super::RunArgs;
-use crate::bench_cmd::BenchArgs;
+use crate::flags::bench::BenchArgs;
 use anyhow::bail;
 use std::path::Path;
 use webtune_engine::Workload;

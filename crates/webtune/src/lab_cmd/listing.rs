@@ -3,7 +3,6 @@
 //! rendered configs and command lines, with example paths and ports).
 
 use super::forum;
-use crate::bench_cmd;
 use anyhow::bail;
 use std::path::PathBuf;
 use webtune_lab::servers::Programs;
@@ -81,7 +80,7 @@ pub(super) fn fs_params_text() -> String {
 /// range searched and why it is there.
 fn tuning_space_text(stack: StackKind) -> String {
     use webtune_lab::tuning::{default_space, TuneRange};
-    let space = default_space(stack, false, bench_cmd::available_cores());
+    let space = default_space(stack, false, webtune_engine::available_cores());
     if space.is_empty() {
         return String::new();
     }

@@ -6,67 +6,23 @@
 
 use super::{forum::SweepArgs, RunArgs};
 use crate::exit;
+use crate::flags::smtp::{parse_line, SmtpArgs};
 use crate::narrate::Narrator;
 use crate::output::Outputs;
-use crate::smtp_cmd::SmtpArgs;
 use anyhow::bail;
-use clap::Parser;
 use std::time::Duration;
 use webtune_lab::host::HostSettings;
 use webtune_lab::trial::{self, Level, Target, Trial};
 use webtune_lab::{settings_for, StackKind};
-use webtune_model::parse_duration;
 use webtune_model::sweep::SweepVariable;
 use webtune_report::mail::mail_text;
 use webtune_report::server_summary::summarise;
 
-type Flags = crate::output_flags::OutputFlags<crate::smtp_cmd::SmtpOutput>;
-
-/// `webtune smtp`'s flags after `--`, with the lab's own.
-#[derive(Parser)]
-#[command(name = "webtune lab run postfix --", disable_version_flag = true)]
-struct SmtpLine {
-    #[command(flatten)]
-    smtp: SmtpArgs,
-    /// After each level's load, wait at most this long for the queue to drain before the
-    /// deliveries are counted (0: count at once and keep the queue for the next level).
-    #[arg(long = "drain", value_parser = parse_duration, value_name = "DURATION")]
-    drain: Option<Duration>,
-}
+type Flags = crate::output_flags::OutputFlags<crate::flags::smtp::SmtpOutput>;
 
 /// Is this the mail stack?
 pub fn is_mail(stack: Option<&str>) -> bool {
     stack.is_some_and(|s| s.eq_ignore_ascii_case(StackKind::Postfix.name()))
-}
-
-fn parse_line(words: &[String]) -> anyhow::Result<SmtpLine> {
-    // The target is the stack's: a placeholder fills smtp's HOST:PORT.
-    let argv = ["webtune lab run postfix --".to_string(), "lab".to_string()]
-        .into_iter()
-        .chain(words.iter().cloned());
-    match SmtpLine::try_parse_from(argv) {
-        Ok(line) => Ok(line),
-        Err(e) if !e.use_stderr() => e.exit(),
-        Err(e) => {
-            let text = e.to_string();
-            let first = text.lines().next().unwrap_or_default();
-            bail!(
-                "smtp flags after --: {} (see webtune smtp --help)",
-                first.trim_start_matches("error: ")
-            )
-        }
-    }
-}
-
-/// `tune postfix -- SMTP FLAGS`: the load of every trial (the stack's own mailboxes).
-pub(crate) fn tune_load(words: &[String]) -> anyhow::Result<webtune_model::RunSpec> {
-    let line = parse_line(words)?;
-    if line.smtp.users.is_some() || line.smtp.connections.len() > 1 {
-        bail!("tune postfix: give one -c (levels go in --levels) and no --users");
-    }
-    let mut spec = line.smtp.to_spec()?;
-    spec.url = String::new();
-    Ok(spec)
 }
 
 /// `lab run postfix`: the trial and the report.
@@ -166,7 +122,7 @@ fn trial_for(smtp: &SmtpArgs, set: &[String], drain: Duration) -> anyhow::Result
     );
     // --users: those mailboxes; none: the stack's own (the trial reads its users.txt).
     if let Some(users) = &smtp.users {
-        trial.workload = crate::smtp_cmd::mailboxes(Some(users), "--users")?;
+        trial.workload = crate::flags::smtp::mailboxes(Some(users), "--users")?;
     }
     trial.levels = smtp
         .connections
@@ -229,8 +185,7 @@ fn report(trial: &Trial, flags: &Flags) -> anyhow::Result<i32> {
                 )
             })
             .collect();
-        let sweep =
-            crate::sweep_cmd::sweep_of(outcome, SweepVariable::Connections, "lab run postfix");
+        let sweep = crate::sweeps::sweep_of(outcome, SweepVariable::Connections, "lab run postfix");
         text.push_str(&webtune_report::sweep::render_sweep_text(&sweep));
         text.extend(per_level);
         write_files(&mut outputs, flags, &sweep.to_json_pretty(), Some(&sweep));

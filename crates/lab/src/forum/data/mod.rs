@@ -23,7 +23,7 @@ use words::{CATEGORY_NAMES, FORUM_NAMES};
 
 /// Bumped whenever the schema or the generator's output changes: cached data built by
 /// another version is not reused.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 /// Topics per page of a forum's topic list (phpBB's default is 25).
 pub const TOPICS_PER_PAGE: u64 = 25;
 /// Posts per page of a thread (phpBB's default is 10; 15 makes pages of tens of KB).
@@ -41,7 +41,11 @@ pub const TABLES: [&str; 5] = ["categories", "forums", "users", "topics", "posts
 
 /// The schema (InnoDB, utf8mb4). Counters are denormalised into forums and topics as
 /// phpBB does (`forum_posts`, `topic_replies`, `forum_last_post_id`), so the index page
-/// reads one row per forum; the indexes are the ones the three pages need.
+/// reads one row per forum; the indexes are the ones the three pages need. Two tables are
+/// not generated: `sessions` (a logged-in user's session and its form token, as phpBB's
+/// `phpbb_sessions`: read on every page a logged-in user views, written at login and at
+/// most once a minute after) and `credentials` (filled from `users` by `CREDENTIALS_SQL`
+/// after the load). New posts take ids after the generated ones (`AUTO_INCREMENT`).
 pub const SCHEMA_SQL: &str = "\
 CREATE TABLE categories (
   id INT UNSIGNED NOT NULL PRIMARY KEY,
@@ -86,7 +90,7 @@ CREATE TABLE topics (
   KEY forum_last_post (forum_id, last_post_time)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
 CREATE TABLE posts (
-  id INT UNSIGNED NOT NULL PRIMARY KEY,
+  id INT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY,
   topic_id INT UNSIGNED NOT NULL,
   forum_id INT UNSIGNED NOT NULL,
   user_id INT UNSIGNED NOT NULL,
@@ -95,7 +99,38 @@ CREATE TABLE posts (
   body MEDIUMTEXT NOT NULL,
   KEY topic_post (topic_id, id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
+CREATE TABLE credentials (
+  user_id INT UNSIGNED NOT NULL PRIMARY KEY,
+  hash CHAR(64) CHARACTER SET ascii NOT NULL
+) ENGINE=InnoDB;
+CREATE TABLE sessions (
+  id CHAR(32) CHARACTER SET ascii NOT NULL PRIMARY KEY,
+  user_id INT UNSIGNED NOT NULL,
+  form_token CHAR(32) CHARACTER SET ascii NOT NULL,
+  created INT UNSIGNED NOT NULL,
+  seen INT UNSIGNED NOT NULL,
+  KEY user (user_id)
+) ENGINE=InnoDB;
 ";
+
+/// Every generated user's password is `PASSWORD_PREFIX` followed by the user's name (a
+/// lab's accounts, published in docs/forum.md; `app::users_csv` lists them). The stored
+/// credential is SHA-256 of `name:password` — lighter than phpBB's bcrypt, which a
+/// logged-in journey pays once per user.
+pub const PASSWORD_PREFIX: &str = "pw-";
+
+/// Fill `credentials` from the loaded `users` (run after the bulk load).
+pub fn credentials_sql() -> String {
+    format!(
+        "INSERT INTO credentials (user_id, hash) \
+         SELECT id, SHA2(CONCAT(name, ':{PASSWORD_PREFIX}', name), 256) FROM users;\n"
+    )
+}
+
+/// The password of the generated user `name`.
+pub fn password_for(name: &str) -> String {
+    format!("{PASSWORD_PREFIX}{name}")
+}
 
 /// How many rows of each kind a forum of `posts` posts has. Seed 003's 150,000 posts give
 /// 40 forums in 5 categories, 15,000 topics and 5,000 users; the scenario's id ranges come
@@ -181,6 +216,20 @@ pub fn checksum(posts: u64, seed: u64) -> Result<u64, LabError> {
         .map_err(|e| LabError::io("generating the forum data", e))
 }
 
+/// The user names of the forum for `(posts, seed)`, user 1 first: the same names the
+/// `users` table holds, without generating the rest (the accounts file of
+/// `app::users_csv`).
+pub fn user_names(shape: &Shape, seed: u64) -> Vec<String> {
+    let mut rng = rng_for_users(seed);
+    (0..shape.users as usize)
+        .map(|u| tables::UserDraw::next(&mut rng, u).name)
+        .collect()
+}
+
+fn rng_for_users(seed: u64) -> super::rng::ForumRng {
+    super::rng::ForumRng::stream(seed, 7)
+}
+
 /// Generate every table for `(posts, seed)` into `sinks`, one per table in `TABLES` order.
 fn generate_into<W: Write>(posts: u64, seed: u64, sinks: &mut [W]) -> std::io::Result<DataSummary> {
     let shape = Shape::for_posts(posts).map_err(|e| std::io::Error::other(e.to_string()))?;
@@ -221,12 +270,25 @@ mod tests {
     #[test]
     fn a_seed_gives_the_bytes_it_always_gave() {
         assert_eq!(
-            SCHEMA_VERSION, 2,
-            "the output changed: update the checksums below"
+            SCHEMA_VERSION, 3,
+            "the output changed: update the checksums below (v3 changed the schema only: \
+             sessions, credentials, posts' AUTO_INCREMENT; the rows are v2's)"
         );
         assert_eq!(checksum(100, 1).unwrap(), 0x8c93_7742_eef5_f998);
         assert_eq!(checksum(1_000, 9).unwrap(), 0x41fb_1750_4562_8c5e);
         assert_eq!(checksum(2_000, 1).unwrap(), 0x5478_5f93_e771_f781);
+    }
+
+    #[test]
+    fn user_names_are_the_users_tables_names() {
+        let mut sinks: Vec<Vec<u8>> = vec![Vec::new(); TABLES.len()];
+        let summary = generate_into(1_000, 9, &mut sinks).unwrap();
+        let from_table: Vec<String> = String::from_utf8(sinks[2].clone())
+            .unwrap()
+            .lines()
+            .map(|row| row.split('\t').nth(1).unwrap().to_string())
+            .collect();
+        assert_eq!(user_names(&summary.shape, 9), from_table);
     }
 
     #[test]

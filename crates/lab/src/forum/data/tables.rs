@@ -123,34 +123,59 @@ fn users<W: Write>(
     words: &mut Words,
     text_rng: &mut ForumRng,
 ) -> std::io::Result<()> {
-    let mut rng = ForumRng::stream(seed, 7);
+    let mut rng = super::rng_for_users(seed);
     for (u, &count) in board.user_posts.iter().enumerate() {
-        let name = format!(
-            "{}{}{}",
-            pick(&mut rng, ADJECTIVES),
-            pick(&mut rng, ANIMALS),
-            u + 1
-        );
-        let joined = BOARD_OPENS - 365 * 86_400 + rng.below(365 * 86_400);
-        let location = if rng.below(3) == 0 {
-            ""
-        } else {
-            pick(&mut rng, PLACES)
-        };
-        let signature = if rng.below(5) < 2 {
+        let user = UserDraw::next(&mut rng, u);
+        let signature = if user.signed {
             words.sentence(text_rng, 4, 14)
         } else {
             String::new()
         };
         w.num(u as u64 + 1)
-            .text(&name)
-            .num(joined)
+            .text(&user.name)
+            .num(user.joined)
             .num(count)
-            .text(location)
+            .text(user.location)
             .text(&signature);
         w.end_row()?;
     }
     Ok(())
+}
+
+/// What one user's row draws from the users' stream (`ForumRng::stream(seed, 7)`), in its
+/// order: the one home of that order, so `user_names` replays exactly the names the table
+/// holds.
+pub(super) struct UserDraw {
+    pub(super) name: String,
+    joined: u64,
+    location: &'static str,
+    /// Whether the user has a signature (its text comes from the text stream).
+    signed: bool,
+}
+
+impl UserDraw {
+    /// The draws of user `index` (0-based), the stream positioned after user `index - 1`.
+    pub(super) fn next(rng: &mut ForumRng, index: usize) -> UserDraw {
+        let name = format!(
+            "{}{}{}",
+            pick(rng, ADJECTIVES),
+            pick(rng, ANIMALS),
+            index + 1
+        );
+        let joined = BOARD_OPENS - 365 * 86_400 + rng.below(365 * 86_400);
+        let location = if rng.below(3) == 0 {
+            ""
+        } else {
+            pick(rng, PLACES)
+        };
+        let signed = rng.below(5) < 2;
+        UserDraw {
+            name,
+            joined,
+            location,
+            signed,
+        }
+    }
 }
 
 /// The topics' rows; their titles (posts repeat them) and the longest topic's posts.

@@ -1,0 +1,193 @@
+//! Running a spec from a command: with the process's stop token (Ctrl-C keeps what was
+//! measured), a live progress line on a terminal, `--repeat`, and the outputs every HTTP
+//! run writes (`emit`, threshold verdicts, the line that says why nothing answered). Shared
+//! by bench, ab, http_load, smtp, sweep, lab run and postal; no command owns it.
+
+use crate::flags::bench::BenchArgs;
+use crate::output::Outputs;
+use anyhow::{bail, Context};
+use std::io::{IsTerminal, Write};
+use std::time::Duration;
+use webtune_engine::{Progress, Workload};
+use webtune_model::{RunResult, RunSpec};
+
+/// Why a run got no response (`what`: "no request got a response"): its errors, and when
+/// every connect was refused for --timeout, that the run was ended for it.
+pub(crate) fn no_response_line(result: &RunResult, what: &str) -> String {
+    let errors = match result.errors.summary() {
+        s if s.is_empty() => "none was sent".to_string(),
+        s => s,
+    };
+    if result.target_down {
+        format!(
+            "{what} ({errors}); every connect was refused for {:?} (--timeout), so the run \
+             ended: is the server listening there? Exit status 1",
+            Duration::from_millis(result.spec.timeout_ms)
+        )
+    } else {
+        format!("{what} ({errors}); exit status 1")
+    }
+}
+
+/// A one-line live view on stderr, redrawn in place; only when stderr is a terminal.
+pub struct ProgressLine {
+    enabled: bool,
+    label: String,
+}
+
+impl ProgressLine {
+    pub fn new(label: &str, quiet: bool) -> ProgressLine {
+        ProgressLine {
+            enabled: !quiet && std::io::stderr().is_terminal(),
+            label: label.to_string(),
+        }
+    }
+
+    pub fn update(&mut self, p: &Progress) {
+        if !self.enabled {
+            return;
+        }
+        let mut err = std::io::stderr().lock();
+        let _ = write!(
+            err,
+            "\r\x1b[2K{}[{:>6.1}s] {} responses  {:.0}/s  {} errors  {} open",
+            self.label,
+            p.elapsed.as_secs_f64(),
+            p.responses,
+            p.rate_per_s,
+            p.errors,
+            p.open_connections
+        );
+        let _ = err.flush();
+    }
+
+    pub fn finish(&mut self) {
+        if self.enabled {
+            let _ = write!(std::io::stderr(), "\r\x1b[2K");
+        }
+    }
+}
+
+/// Run one spec with a progress line (unless `quiet`), stopped by the process's stop token
+/// (Ctrl-C, SIGTERM, SIGHUP). Returns the result and whether the run was interrupted.
+pub fn run_spec_quiet(
+    spec: &RunSpec,
+    workload: &Workload,
+    label: &str,
+    quiet: bool,
+) -> anyhow::Result<(RunResult, bool)> {
+    run_spec_watched(spec, workload, label, quiet, &mut |_| {})
+}
+
+/// `run_spec_quiet`, with `watch` shown every progress report too (live thresholds, metrics).
+pub(crate) fn run_spec_watched(
+    spec: &RunSpec,
+    workload: &Workload,
+    label: &str,
+    quiet: bool,
+    watch: &mut dyn FnMut(&Progress),
+) -> anyhow::Result<(RunResult, bool)> {
+    let control = crate::signals::stop_token();
+    let mut line = ProgressLine::new(label, quiet);
+    let result = webtune_engine::run(spec, workload, &control, &mut |p| {
+        line.update(p);
+        watch(p);
+    });
+    line.finish();
+    let result = result?;
+    let interrupted = result.interrupted;
+    Ok((result, interrupted))
+}
+
+/// Threshold verdicts go to stderr when the text summary (which has them) is not printed.
+pub fn verdicts_to_stderr(result: &RunResult, args: &BenchArgs) {
+    let text_printed = args.format == webtune_report::Format::Text
+        && !args.output.quiet
+        && args.output.json.as_deref() != Some("-");
+    if !text_printed && !result.thresholds.is_empty() {
+        eprint!(
+            "webtune: thresholds:\n{}",
+            webtune_report::verdicts::render_verdicts(&result.thresholds)
+        );
+    }
+}
+
+/// Run `spec` `repeat` times (bench's and sweep's `--repeat`), stopping early when
+/// interrupted; the result is the one run, or all runs merged with a summary of each. `watch` sees every
+/// progress report of every run (live thresholds, metrics).
+pub fn run_spec_repeated(
+    spec: &RunSpec,
+    workload: &Workload,
+    repeat: u32,
+    label: &str,
+    quiet: bool,
+    watch: &mut dyn FnMut(&Progress),
+) -> anyhow::Result<(RunResult, bool)> {
+    if repeat == 0 {
+        bail!("--repeat must be at least 1");
+    }
+    let mut runs = Vec::new();
+    let mut interrupted = false;
+    for i in 0..repeat {
+        let label = if repeat > 1 {
+            format!("{label}run {}/{} ", i + 1, repeat)
+        } else {
+            label.to_string()
+        };
+        let (result, stopped) = run_spec_watched(spec, workload, &label, quiet, watch)?;
+        runs.push(result);
+        if stopped {
+            interrupted = true;
+            break;
+        }
+    }
+    let result = if runs.len() > 1 {
+        webtune_report::with_repeats(runs).context("no run to report")?
+    } else {
+        runs.pop().context("no run to report")?
+    };
+    Ok((result, interrupted))
+}
+
+/// Write the `--json` and `--html` files, then print the summary in `--format` (with
+/// `header` and `footer` around it in text format). Returns what happened to them.
+pub fn emit(result: &RunResult, args: &BenchArgs, header: &str, footer: &str) -> Outputs {
+    let mut outputs = Outputs::new();
+    // The HTML first: "--json -" goes to stdout, which comes after the files.
+    if let Some(dest) = &args.output.html {
+        outputs.file(
+            "--html",
+            dest,
+            &webtune_report::render(result, webtune_report::Format::Html),
+        );
+    }
+    if let Some(dest) = &args.output.json {
+        outputs.file("--json", dest, &(result.to_json_pretty() + "\n"));
+    }
+    let json_to_stdout = args.output.json.as_deref() == Some("-");
+    // Quiet drops the human summary only: a --format asked for is still printed.
+    let quiet = args.output.quiet && args.format == webtune_report::Format::Text;
+    if !quiet && !json_to_stdout {
+        let text = args.format == webtune_report::Format::Text;
+        let mut out = String::new();
+        if text {
+            out.push_str(header);
+        }
+        out.push_str(&webtune_report::render(result, args.format));
+        if args.timeline && text {
+            out.push_str(&webtune_report::timing::render_timeline(result));
+        }
+        if text {
+            out.push_str(footer);
+        }
+        outputs.stdout(&out);
+    }
+    if let Some(dest) = &args.output.csv {
+        outputs.file(
+            "--csv",
+            dest,
+            &webtune_report::render(result, webtune_report::Format::Csv),
+        );
+    }
+    outputs
+}
