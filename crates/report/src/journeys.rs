@@ -1,10 +1,9 @@
 //! A journey run's walks in the reports: per journey, walks completed and failed, the step
-//! and error kind that ended the failed ones, and the walk-time percentiles — as a text table
-//! under the per-request rows, and as an HTML table with a percentile chart.
+//! and error kind that ended the failed ones, and the walk-time percentiles — the rows of the
+//! text table under the per-request rows (`text` aligns them), and the HTML table and the
+//! curves of its percentile chart (`html` draws it). A leaf: it imports neither renderer.
 
-use crate::html::{figure, percentile_chart};
 use crate::svg::escape;
-use crate::text::write_aligned;
 use crate::units::ms;
 use std::fmt::Write as _;
 use webtune_model::{JourneyResult, LatencyHistogram, RunResult};
@@ -21,10 +20,10 @@ fn causes(j: &JourneyResult) -> Vec<String> {
         .collect()
 }
 
-/// The text table (nothing for a run without journeys).
-pub fn write_by_journey(out: &mut String, r: &RunResult) {
+/// The text table's rows (header first) and the notes under it; None without journeys.
+pub fn text_rows(r: &RunResult) -> Option<(Vec<Vec<String>>, Vec<String>)> {
     if r.by_journey.is_empty() {
-        return;
+        return None;
     }
     let mut rows = vec![[
         "Per journey",
@@ -38,6 +37,7 @@ pub fn write_by_journey(out: &mut String, r: &RunResult) {
     .iter()
     .map(|s| s.to_string())
     .collect::<Vec<_>>()];
+    let mut notes = Vec::new();
     for (name, j) in &r.by_journey {
         rows.push(vec![
             format!("  {name}"),
@@ -48,22 +48,18 @@ pub fn write_by_journey(out: &mut String, r: &RunResult) {
             ms(j.latency.p99_us),
             ms(j.latency.max_us),
         ]);
-    }
-    write_aligned(out, &rows);
-    for (name, j) in &r.by_journey {
         for cause in causes(j) {
-            let _ = writeln!(out, "  {name} ended at {cause}");
+            notes.push(format!("  {name} ended at {cause}"));
         }
     }
-    let _ = writeln!(
-        out,
-        "  (walk time in ms: a completed walk's first step's start to its last answer)"
+    notes.push(
+        "  (walk time in ms: a completed walk's first step's start to its last answer)".into(),
     );
-    out.push('\n');
+    Some((rows, notes))
 }
 
-/// The HTML section (empty for a run without journeys); `prefix` keeps ids unique.
-pub fn html_by_journey(r: &RunResult, prefix: &str) -> String {
+/// The HTML table (empty without journeys); `prefix` keeps ids unique.
+pub fn html_table(r: &RunResult, prefix: &str) -> String {
     if r.by_journey.is_empty() {
         return String::new();
     }
@@ -85,20 +81,16 @@ pub fn html_by_journey(r: &RunResult, prefix: &str) -> String {
         );
     }
     s.push_str("</table>\n");
-    let curves: Vec<(String, &LatencyHistogram)> = r
-        .by_journey
+    s
+}
+
+/// The walk-time histograms of the journeys that completed a walk, for a percentile chart.
+pub fn walk_curves(r: &RunResult) -> Vec<(String, &LatencyHistogram)> {
+    r.by_journey
         .iter()
         .filter(|(_, j)| j.completed > 0)
         .map(|(name, j)| (name.clone(), &j.histogram))
-        .collect();
-    if !curves.is_empty() {
-        s.push_str(&figure(
-            &format!("{prefix}plot-by-journey"),
-            &percentile_chart("Walk time by percentile, per journey", &curves),
-            "Time of each completed walk, its first step's start to its last step's answer (think times included).",
-        ));
-    }
-    s
+        .collect()
 }
 
 #[cfg(test)]
@@ -117,18 +109,19 @@ mod tests {
         j.failed_at("login", ErrorKind::Extract);
         j.finish();
         r.by_journey.insert("posters".into(), j);
-        let mut text = String::new();
-        write_by_journey(&mut text, &r);
+        let (rows, notes) = text_rows(&r).expect("rows");
+        let text = format!("{rows:?} {notes:?}");
         assert!(text.contains("Per journey"), "{text}");
         assert!(text.contains("posters"), "{text}");
         assert!(
             text.contains("posters ended at login: 1 journey step extracted nothing"),
             "{text}"
         );
-        let html = html_by_journey(&r, "");
+        let html = html_table(&r, "");
         assert!(html.contains("<table id=\"journeys\">"), "{html}");
-        assert!(html.contains("plot-by-journey"), "{html}");
+        assert_eq!(walk_curves(&r).len(), 1);
         r.by_journey.clear();
-        assert!(html_by_journey(&r, "").is_empty());
+        assert!(html_table(&r, "").is_empty());
+        assert!(text_rows(&r).is_none());
     }
 }
