@@ -242,9 +242,17 @@ fn an_open_loop_starts_each_journey_on_a_fresh_user() {
     let j = &r.by_journey["posters"];
     assert!(j.completed >= 30 && j.completed <= logins, "{j:?}");
     assert_eq!(r.by_name["me"].responses, j.completed);
-    // The schedule's arrivals are walks: sent counts first steps only.
+    // The schedule's arrivals are walks: one lateness per walk (its first step), none for
+    // the steps after it.
     let sched = r.schedule.as_ref().expect("open loop");
     assert_eq!(sched.not_sent, 0);
+    assert_eq!(sched.lag.count, r.by_name["login_form"].responses);
+    assert!(
+        sched.lag.count < r.responses / 4,
+        "{} of {}",
+        sched.lag.count,
+        r.responses
+    );
 }
 
 #[test]
