@@ -249,6 +249,12 @@ fn parse_journey(
             repeat,
         });
     }
+    if journey.steps.iter().all(|s| s.once) {
+        return Err(whole(problem(
+            "every step has once = true: after its start a user would have nothing to walk",
+            "leave once off the steps a user repeats (the reading after the login)",
+        )));
+    }
     journey.vars = all_vars;
     Ok(journey)
 }

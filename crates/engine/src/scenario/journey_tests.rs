@@ -239,4 +239,8 @@ fn bad_journeys_are_one_line_errors_naming_journey_and_step() {
     assert!(e.contains("only known in a journey's steps"), "{e}");
     let e = err(&format!("{head}[[journey.step]]\nname = \"g\"\n[[journey.step.step]]\nname = \"a\"\npath = \"/\"\nonce = true\n"));
     assert!(e.contains("step \"a\": once inside a group"), "{e}");
+    let e = err(&format!(
+        "{head}[[journey.step]]\nname = \"a\"\npath = \"/\"\nonce = true\n"
+    ));
+    assert!(e.contains("every step has once = true"), "{e}");
 }
