@@ -122,6 +122,9 @@ pub struct ResponseParser {
     /// Keep body bytes (for a scenario's body check), up to `MAX_CAPTURE`.
     keep_body: bool,
     body: Vec<u8>,
+    /// Keep `Set-Cookie` values (journeys' cookie jars), one per line.
+    want_cookies: bool,
+    cookies: Vec<u8>,
 }
 
 /// Most body bytes kept for a body check.
@@ -145,6 +148,8 @@ impl ResponseParser {
             server: None,
             keep_body: false,
             body: Vec::new(),
+            want_cookies: false,
+            cookies: Vec::new(),
         }
     }
 
@@ -158,6 +163,17 @@ impl ResponseParser {
         self.want_server = false;
         self.server = None;
         self.body.clear();
+        self.cookies.clear();
+    }
+
+    /// Keep this response's `Set-Cookie` values (a journey's user stores them).
+    pub fn capture_cookies(&mut self, keep: bool) {
+        self.want_cookies = keep;
+    }
+
+    /// The kept `Set-Cookie` values, one per line (empty unless asked for).
+    pub fn set_cookies(&self) -> &[u8] {
+        &self.cookies
     }
 
     /// Keep this response's body bytes (for a body check).
@@ -299,6 +315,10 @@ impl ResponseParser {
                     .split(|&b| b == b',')
                     .next_back()
                     .is_some_and(|v| v.trim_ascii().eq_ignore_ascii_case(b"chunked"));
+            } else if self.want_cookies && h.name.eq_ignore_ascii_case("set-cookie") {
+                // A header value holds no line feed (httparse refuses one), so lines separate.
+                self.cookies.extend_from_slice(h.value);
+                self.cookies.push(b'\n');
             } else if self.want_server && h.name.eq_ignore_ascii_case("server") {
                 self.server = Some(String::from_utf8_lossy(h.value).into_owned());
             } else if h.name.eq_ignore_ascii_case("connection") {

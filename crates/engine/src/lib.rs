@@ -21,6 +21,7 @@ mod error;
 mod h2;
 mod h3;
 pub mod http1;
+pub mod journey;
 mod lateness;
 mod pacing;
 mod plan;

@@ -49,6 +49,9 @@ pub struct Plan {
     pub tls: Option<TlsTarget>,
     /// The probe's, when its URL is https://.
     pub probe_tls: Option<TlsTarget>,
+    /// Scenarios with `[[journey]]`: the journeys' run-wide plan (each connection is a
+    /// virtual user walking one of them).
+    pub journeys: Option<std::sync::Arc<crate::journey::JourneyRun>>,
 }
 
 /// ALPN for HTTP/1.1 over TLS.
@@ -333,7 +336,33 @@ pub fn build(spec: &RunSpec, workload: &Workload) -> Result<Plan, EngineError> {
     } else {
         (resolved, Vec::new()) // the user named them: use them all, as asked
     };
+    let journeys_of = workload.scenario().filter(|sc| !sc.journeys.is_empty());
+    if journeys_of.is_some() {
+        refuse_for_journeys(spec)?;
+    } else if spec.count_journeys {
+        return Err(EngineError::BadLoad(
+            "--count journeys needs a scenario with [[journey]] tables (docs/scenarios.md)".into(),
+        ));
+    }
     let (requests, picker, think, named) = match workload.scenario() {
+        // Journeys: each step a planned request (named, rendered per request: a step's
+        // values and cookies vary), the journeys' steps one after the other.
+        Some(sc) if !sc.journeys.is_empty() => {
+            let requests = sc
+                .journeys
+                .iter()
+                .flat_map(|j| &j.steps)
+                .map(|step| PlannedRequest {
+                    name: step.request.name.clone(),
+                    fixed_bytes: None,
+                    def: Some(step.request.clone()),
+                    is_head: step.request.method.eq_ignore_ascii_case("HEAD"),
+                    expect_status: step.request.expect_status.clone(),
+                    body_contains: step.request.body_contains.clone(),
+                })
+                .collect::<Vec<_>>();
+            (requests, None, sc.think, true)
+        }
         // SMTP: one kind of "request", a message; the SMTP setup makes each one.
         None if spec.smtp.is_some() => {
             let message = PlannedRequest {
@@ -434,6 +463,28 @@ pub fn build(spec: &RunSpec, workload: &Workload) -> Result<Plan, EngineError> {
     }
     let threads = (spec.threads as usize).min(connections).max(1);
     ensure_file_limit(connections as u64 + 1, 1, threads as u64)?;
+    let journeys = match journeys_of {
+        None => None,
+        Some(sc) => {
+            let mut first = Vec::with_capacity(sc.journeys.len());
+            let mut at = 0;
+            for j in &sc.journeys {
+                first.push(at);
+                at += j.steps.len();
+            }
+            let run = crate::journey::JourneyRun::new(
+                sc,
+                first,
+                connections,
+                &target.host,
+                target.tls,
+                spec.is_open_loop(),
+                spec.count_journeys,
+            )
+            .map_err(EngineError::BadLoad)?;
+            Some(std::sync::Arc::new(run))
+        }
+    };
     Ok(Plan {
         addresses,
         requests,
@@ -447,7 +498,28 @@ pub fn build(spec: &RunSpec, workload: &Workload) -> Result<Plan, EngineError> {
         connections,
         tls,
         probe_tls,
+        journeys,
     })
+}
+
+/// Journeys run on the HTTP/1.x worker: each connection a virtual user (closed loop) or
+/// one arrival's user at a time (open loop). `--count journeys` needs journeys.
+fn refuse_for_journeys(spec: &RunSpec) -> Result<(), EngineError> {
+    let refuse = |what: &str| {
+        Err(EngineError::BadLoad(format!(
+            "the scenario has journeys, which run over HTTP/1.x; {what} is not supported with journeys (docs/scenarios.md)"
+        )))
+    };
+    if spec.http2 {
+        return refuse("--http2");
+    }
+    if spec.http3 {
+        return refuse("--http3");
+    }
+    if spec.smtp.is_some() {
+        return refuse("smtp");
+    }
+    Ok(())
 }
 
 #[cfg(test)]

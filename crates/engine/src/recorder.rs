@@ -9,7 +9,9 @@
 use crate::transport::HandshakeInfo;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use webtune_model::{ErrorCounts, ErrorKind, LatencyHistogram, NamedResult, TlsSummary};
+use webtune_model::{
+    ErrorCounts, ErrorKind, JourneyResult, LatencyHistogram, NamedResult, TlsSummary,
+};
 
 /// Stall detection granularity.
 pub const SLOT_MS: u64 = 100;
@@ -92,6 +94,8 @@ pub struct Completion {
     pub expected: bool,
     /// The scenario's body check failed.
     pub check_failed: bool,
+    /// A journey step's extraction found nothing.
+    pub extract_failed: bool,
     pub connect_us: Option<u64>,
     /// TLS handshake time, for requests that opened their connection over TLS.
     pub tls_handshake_us: Option<u64>,
@@ -160,6 +164,8 @@ pub struct Recorder {
     pub server_software: Option<String>,
     /// Per request name, for scenarios (empty otherwise).
     pub names: Vec<NamedResult>,
+    /// Per journey, for scenarios with journeys (empty otherwise).
+    pub journeys: Vec<JourneyResult>,
     pub slots: Vec<Slot>,
     /// Slots before this one are already marked busy (marking is then O(1) per call).
     busy_through: usize,
@@ -216,6 +222,8 @@ impl Recorder {
             Some(ErrorKind::UnexpectedStatus)
         } else if c.check_failed {
             Some(ErrorKind::BodyCheck)
+        } else if c.extract_failed {
+            Some(ErrorKind::Extract)
         } else {
             None
         };
@@ -287,6 +295,21 @@ impl Recorder {
         self.bytes_received += bytes;
         if let Some(n) = self.names.get_mut(request) {
             n.errors.add(kind);
+        }
+    }
+
+    /// A journey's walk completed in `us` microseconds (counted when it ends in the window).
+    pub fn journey_done(&mut self, journey: usize, us: u64, in_window: bool) {
+        if let (true, Some(j)) = (in_window, self.journeys.get_mut(journey)) {
+            j.completed += 1;
+            j.histogram.record(us);
+        }
+    }
+
+    /// A journey's walk ended with `kind` in step `step`.
+    pub fn journey_failed(&mut self, journey: usize, step: &str, kind: ErrorKind, in_window: bool) {
+        if let (true, Some(j)) = (in_window, self.journeys.get_mut(journey)) {
+            j.failed_at(step, kind);
         }
     }
 
@@ -378,6 +401,13 @@ impl Recorder {
         }
         for (mine, theirs) in self.names.iter_mut().zip(&other.names) {
             merge_named(mine, theirs);
+        }
+        if self.journeys.len() < other.journeys.len() {
+            self.journeys
+                .resize(other.journeys.len(), JourneyResult::default());
+        }
+        for (mine, theirs) in self.journeys.iter_mut().zip(&other.journeys) {
+            mine.merge(theirs);
         }
         if self.slots.len() < other.slots.len() {
             self.slots.resize(other.slots.len(), Slot::default());
@@ -471,6 +501,7 @@ mod tests {
             status: 200,
             expected: true,
             check_failed: false,
+            extract_failed: false,
             connect_us: None,
             tls_handshake_us: None,
             first_byte_us: 5,

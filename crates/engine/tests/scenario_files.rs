@@ -499,3 +499,19 @@ fn a_missing_scenario_file_names_its_path() {
     assert!(message.contains("check the path"), "{message}");
     assert!(!message.contains('\n'));
 }
+
+#[test]
+fn the_shipped_journey_files_load() {
+    let forum = load_ok(&shipped("forum-users.toml"));
+    let weights: Vec<u32> = forum.journeys.iter().map(|j| j.weight).collect();
+    assert_eq!(weights, [90, 10]);
+    assert!(forum.requests.is_empty());
+    // Both journeys log in first, once, with a token carried from the form.
+    for j in &forum.journeys {
+        assert!(j.steps[0].once && j.steps[1].once, "{}", j.name);
+        assert!(!j.steps[0].extract.is_empty(), "{}", j.name);
+        assert!(j.user_rows() > 0, "{}", j.name);
+    }
+    let embedded = load_ok(&shipped("embedded-journey.toml"));
+    assert_eq!(embedded.journeys.len(), 2);
+}

@@ -60,6 +60,8 @@ pub enum ErrorKind {
     QuicConnectionClose,
     /// QUIC: the connection went silent past the idle timeout while the request was open.
     QuicIdleTimeout,
+    /// A journey step's `extract` found nothing in the response (the user's journey ends).
+    Extract,
 }
 
 impl ErrorKind {
@@ -86,6 +88,7 @@ impl ErrorKind {
         ErrorKind::H3StreamReset,
         ErrorKind::QuicConnectionClose,
         ErrorKind::QuicIdleTimeout,
+        ErrorKind::Extract,
     ];
 
     /// Stable snake_case name (the JSON key).
@@ -113,6 +116,7 @@ impl ErrorKind {
             ErrorKind::H3StreamReset => "h3_stream_reset",
             ErrorKind::QuicConnectionClose => "quic_connection_close",
             ErrorKind::QuicIdleTimeout => "quic_idle_timeout",
+            ErrorKind::Extract => "extract",
         }
     }
 
@@ -143,6 +147,7 @@ impl ErrorKind {
             ErrorKind::H3StreamReset => "HTTP/3 stream reset by the server",
             ErrorKind::QuicConnectionClose => "QUIC connection closed with an error",
             ErrorKind::QuicIdleTimeout => "QUIC connection idle timeout",
+            ErrorKind::Extract => "journey step extracted nothing",
         }
     }
 
@@ -170,7 +175,10 @@ impl ErrorKind {
 
     /// True for kinds where a complete response arrived (it also counts as a response).
     pub fn has_response(self) -> bool {
-        matches!(self, ErrorKind::UnexpectedStatus | ErrorKind::BodyCheck)
+        matches!(
+            self,
+            ErrorKind::UnexpectedStatus | ErrorKind::BodyCheck | ErrorKind::Extract
+        )
     }
 
     /// True for failures to establish a connection (ab's "Connect" failures).
@@ -202,7 +210,7 @@ impl ErrorKind {
 }
 
 /// How many error kinds there are.
-pub const KINDS: usize = 22;
+pub const KINDS: usize = 23;
 
 /// Most header fields a response head may have before it counts as `HeaderTooLarge`.
 pub const MAX_RESPONSE_HEADERS: usize = 256;

@@ -9,6 +9,7 @@ pub mod capacity;
 pub mod errors;
 pub mod fs;
 pub mod histogram;
+pub mod journey;
 mod merge;
 pub mod result;
 pub mod server;
@@ -27,6 +28,7 @@ pub mod window;
 
 pub use errors::{ErrorCounts, ErrorKind};
 pub use histogram::{LatencyHistogram, Percentiles};
+pub use journey::JourneyResult;
 pub use result::{
     H2Summary, H3Summary, IntervalSample, LatencySummary, NamedResult, RepeatSummary, RunResult,
     Schedule, Stall, TlsSummary, Validity, MAX_SAVED_BYTES, SCHEMA,

@@ -114,6 +114,12 @@ impl RunResult {
         for (name, named) in &other.by_name {
             self.by_name.entry(name.clone()).or_default().merge(named);
         }
+        for (name, journey) in &other.by_journey {
+            self.by_journey
+                .entry(name.clone())
+                .or_default()
+                .merge(journey);
+        }
         match (&mut self.probe, &other.probe) {
             (Some(mine), Some(theirs)) => mine.merge(theirs),
             (None, Some(theirs)) => self.probe = Some(theirs.clone()),

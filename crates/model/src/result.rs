@@ -394,6 +394,10 @@ pub struct RunResult {
     /// Scenario runs: every figure per request name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub by_name: BTreeMap<String, NamedResult>,
+    /// Scenarios with `[[journey]]`: per journey, walks completed and failed (by the step
+    /// and kind that ended them) and the walk time (`docs/result-schema.md`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub by_journey: BTreeMap<String, crate::journey::JourneyResult>,
     /// The responsiveness probe's own results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe: Option<NamedResult>,
@@ -497,6 +501,9 @@ impl RunResult {
         };
         for named in self.by_name.values_mut() {
             named.finish();
+        }
+        for journey in self.by_journey.values_mut() {
+            journey.finish();
         }
         if let Some(p) = self.probe.as_mut() {
             p.finish();

@@ -75,6 +75,7 @@ fn empty_like(r: &RunResult) -> RunResult {
         validity: Validity::default(),
         stalls: Vec::new(),
         by_name: BTreeMap::new(),
+        by_journey: BTreeMap::new(),
         probe: None,
         repeats: Vec::new(),
         start: None,

@@ -200,6 +200,10 @@ pub struct RunSpec {
     /// `--0rtt` (with `--http3`): resumed connections send their first request in 0-RTT.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub zero_rtt: bool,
+    /// `--count journeys`: `-n` counts journeys' walks begun, not requests (scenarios with
+    /// journeys; an open loop's arrivals are walks either way).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub count_journeys: bool,
     /// `--streams N`: HTTP/2 or HTTP/3 streams kept busy at once per connection (h2load's
     /// `-m`).
     #[serde(default = "one", skip_serializing_if = "is_one")]
@@ -251,6 +255,7 @@ impl Default for RunSpec {
             http2: false,
             http3: false,
             zero_rtt: false,
+            count_journeys: false,
             streams: 1,
             shard: None,
             start_at_unix_ms: None,

@@ -73,6 +73,7 @@ fn shard(index: u32, started_at_unix_ms: u64, latencies: &[u64]) -> RunResult {
         validity: Validity::default(),
         stalls: Vec::new(),
         by_name: Default::default(),
+        by_journey: Default::default(),
         probe: None,
         server_software: None,
         tls: None,

@@ -399,6 +399,15 @@ pub fn run_section(result: &RunResult, prefix: &str) -> String {
             "Total latency of each request name of the scenario.",
         ));
     }
+    body.push_str(&crate::journeys::html_table(result, prefix));
+    let walks = crate::journeys::walk_curves(result);
+    if !walks.is_empty() {
+        body.push_str(&figure(
+            &format!("{prefix}plot-by-journey"),
+            &percentile_chart("Walk time by percentile, per journey", &walks),
+            "Time of each completed walk, its first step's start to its last step's answer (think times included).",
+        ));
+    }
     body.push_str("<h2>Over time</h2>\n");
     if result.timeline.is_empty() {
         body.push_str("<p class=\"note\">This result has no time series.</p>\n");

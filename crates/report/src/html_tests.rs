@@ -191,6 +191,27 @@ fn open_loop_service_probe_names_and_validity_are_shown() {
     assert!(html.contains("generator CPU 98% busy"));
 }
 
+#[test]
+fn journeys_get_a_table_and_a_walk_time_chart() {
+    let mut r = synthetic_result(100, &[1_000]);
+    let mut j = webtune_model::JourneyResult {
+        completed: 4,
+        ..Default::default()
+    };
+    j.histogram.record(40_000);
+    j.failed_at("login", webtune_model::ErrorKind::Extract);
+    j.finish();
+    r.by_journey.insert("posters".into(), j);
+    let html = render_html(&r);
+    assert!(html.contains("<table id=\"journeys\">"), "{html}");
+    assert!(html.contains("id=\"plot-by-journey\""));
+    assert!(html.contains("data-series=\"posters\""));
+    assert!(html.contains("login: 1 journey step extracted nothing"));
+    let text = crate::text::render_text(&r);
+    assert!(text.contains("Per journey"), "{text}");
+    assert!(text.contains("posters ended at login"), "{text}");
+}
+
 /// A lab page says its stack, what differs from the defaults and the load; the over-time
 /// charts mark where the warm-up ends; a last sliver a hair off its predecessor's end is
 /// folded into it, not plotted as a rate of its own (issue 39).

@@ -21,6 +21,7 @@ pub mod fs;
 pub mod fs_device;
 pub mod html;
 pub mod http_load;
+pub mod journeys;
 pub mod knee;
 pub mod mail;
 pub mod postal;

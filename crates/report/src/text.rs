@@ -24,6 +24,13 @@ pub fn render_text(result: &RunResult) -> String {
     timing::write_schedule(&mut out, result);
     write_latency_table(&mut out, result);
     timing::write_by_name(&mut out, result);
+    if let Some((rows, notes)) = crate::journeys::text_rows(result) {
+        write_aligned(&mut out, &rows);
+        for note in notes {
+            let _ = writeln!(out, "{note}");
+        }
+        out.push('\n');
+    }
     timing::write_probe(&mut out, result);
     write_status(&mut out, result);
     write_errors(&mut out, result);

@@ -113,7 +113,8 @@ pub fn write_stalls(out: &mut String, r: &RunResult) {
 fn named_row(name: &str, n: &NamedResult) -> Vec<String> {
     let attempted = n.responses + n.errors.total()
         - n.errors.get(webtune_model::ErrorKind::UnexpectedStatus)
-        - n.errors.get(webtune_model::ErrorKind::BodyCheck);
+        - n.errors.get(webtune_model::ErrorKind::BodyCheck)
+        - n.errors.get(webtune_model::ErrorKind::Extract);
     vec![
         format!("  {name}"),
         attempted.to_string(),

@@ -10,7 +10,9 @@
 //! most 1 GiB), `/chunked/N` (N bytes, chunked), `/cpu/MICROS` (CPU busy-work on the serving
 //! thread, at most 10 s), `/sleep/MILLIS` (a timer, no thread held, at most 60 s),
 //! `/status/CODE` (200–599), `/` (the list). Unknown path → 404, bad or too large number →
-//! 400, methods other than GET/HEAD → 405. Every response carries `Server: webtune/VERSION`
+//! 400, methods other than GET/HEAD → 405. For journeys, pages with a session (`session`):
+//! `/login` (GET a form with a CSRF token, POST it to get a `sid` cookie), `/account`,
+//! `POST /reply` and `/api/me` (JSON), each 403 without a valid session. Every response carries `Server: webtune/VERSION`
 //! and, except `/chunked`, `Content-Length`; there is no `Date` header.
 //!
 //! Connections: keep-alive as HTTP/1.1 defines it (HTTP/1.0 when the client sends
@@ -24,12 +26,14 @@ mod body;
 mod idle;
 mod routes;
 mod server;
+mod session;
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 pub use routes::{EMPTY_GIF, MAX_BODY_BYTES, MAX_CPU_MICROS, MAX_SLEEP_MILLIS};
 pub use server::EmbeddedServer;
+pub use session::SessionStats;
 
 /// How the embedded server listens and how many connections and threads it uses.
 #[derive(Debug, Clone, PartialEq, Eq)]

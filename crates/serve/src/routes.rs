@@ -44,7 +44,11 @@ webtune embedded target. Routes:
   /cpu/US        US microseconds of CPU busy-work on the serving thread, then a short body (up to 10000000)
   /sleep/MS      answer after MS milliseconds without holding a thread (up to 60000)
   /status/CODE   an empty-ish answer with status CODE (200-599)
-GET and HEAD only. Keep-alive is on (HTTP/1.1; HTTP/1.0 with Connection: keep-alive).
+  /login         GET: a form with a csrf token; POST user, password (secret-USER), csrf: sets sid
+  /account       with the sid cookie: a page with a csrf for /reply (else 403)
+  /reply         POST csrf (the account page's) with the sid cookie
+  /api/me        with the sid cookie: {\"user\":{\"name\":...,\"id\":...}}
+GET and HEAD only (POST for /login and /reply). Keep-alive is on (HTTP/1.1; HTTP/1.0 with Connection: keep-alive).
 ";
 
 /// What the route decided; `After` answers once the delay has passed.

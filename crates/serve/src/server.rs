@@ -23,7 +23,9 @@ use tokio::sync::{oneshot, Semaphore};
 use crate::body::ResponseBody;
 use crate::idle::{run_until_idle, Activity, WatchedIo};
 use crate::routes::{respond, Reply, RouteContext};
+use crate::session;
 use crate::{ServeError, ServeOptions};
+use http_body_util::BodyExt;
 
 /// How long a client may take to send its first request's head when keep-alive is off
 /// (`keepalive_timeout = 0`); with keep-alive on, the keep-alive timeout is used.
@@ -39,6 +41,8 @@ struct Shared {
     routes: RouteContext,
     /// A connection with no traffic for this long is closed.
     idle_timeout: Duration,
+    /// The session pages' logins and cookies (`session`).
+    sessions: crate::session::Sessions,
 }
 
 /// A running embedded server. Dropping it stops it, like [`EmbeddedServer::shutdown`].
@@ -95,6 +99,7 @@ impl EmbeddedServer {
             } else {
                 FIRST_REQUEST_TIMEOUT
             },
+            sessions: Default::default(),
         });
 
         let (stop_tx, stop_rx) = oneshot::channel();
@@ -128,6 +133,11 @@ impl EmbeddedServer {
     /// The address it listens on (with the real port when port 0 was asked for).
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
+    }
+
+    /// What the session pages (`/login`, `/reply`, ...) have seen so far.
+    pub fn session_stats(&self) -> crate::session::SessionStats {
+        self.shared.sessions.stats()
     }
 
     /// Stops accepting, closes connections (a response in progress is cut off), joins the
@@ -247,6 +257,31 @@ impl Service<Request<Incoming>> for Handler {
     type Future = Answer;
 
     fn call(&self, req: Request<Incoming>) -> Answer {
+        if session::is_session_path(req.uri().path()) {
+            let cookie = session::cookie_of(req.headers());
+            if !session::wants_body(req.method()) {
+                let (method, path) = (req.method().clone(), req.uri().path().to_string());
+                return Answer::Ready(Some(self.shared.sessions.answer(
+                    &method,
+                    &path,
+                    cookie.as_deref(),
+                    b"",
+                )));
+            }
+            let shared = Arc::clone(&self.shared);
+            return Answer::Reading(Box::pin(async move {
+                let (head, body) = req.into_parts();
+                // A body that cannot be read is answered as an empty form (403 or 400).
+                let bytes = body
+                    .collect()
+                    .await
+                    .map(|b| b.to_bytes())
+                    .unwrap_or_default();
+                shared
+                    .sessions
+                    .answer(&head.method, head.uri.path(), cookie.as_deref(), &bytes)
+            }));
+        }
         match respond(&req, &self.shared.routes) {
             Reply::Now(response) => Answer::Ready(Some(response)),
             Reply::After(delay, response) => {
@@ -264,6 +299,8 @@ impl Service<Request<Incoming>> for Handler {
 /// A response now, or after a timer (`/sleep`): no thread is held while waiting.
 enum Answer {
     Ready(Option<Response<ResponseBody>>),
+    /// A session page that reads the request's body first (`POST /login`, `/reply`).
+    Reading(Pin<Box<dyn Future<Output = Response<ResponseBody>> + Send>>),
     Delayed {
         sleep: Pin<Box<tokio::time::Sleep>>,
         response: Option<Response<ResponseBody>>,
@@ -277,6 +314,7 @@ impl Future for Answer {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let (response, ready) = match self.get_mut() {
+            Answer::Reading(reading) => return reading.as_mut().poll(cx).map(Ok),
             Answer::Ready(response) => (response, true),
             Answer::Delayed {
                 sleep,

@@ -11,8 +11,8 @@ use webtune_serve::{EmbeddedServer, ServeOptions};
 /// Run the embedded HTTP/1.1 target in the foreground (Ctrl-C stops it).
 ///
 /// Pages: /empty.gif (43-byte GIF), /bytes/N (N bytes), /chunked/N (N bytes, chunked),
-/// /cpu/US (US microseconds of CPU work), /sleep/MS (answer after MS ms), /status/CODE, and /
-/// (the list).
+/// /cpu/US (US microseconds of CPU work), /sleep/MS (answer after MS ms), /status/CODE, /
+/// (the list), and for journeys /login, /account, /reply, /api/me (a session: docs/scenarios.md).
 #[derive(clap::Args, Debug)]
 pub struct ServeArgs {
     /// Address and port to listen on. Loopback by default; give 0.0.0.0:PORT to let other
@@ -58,7 +58,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
     let server = EmbeddedServer::start(opts)?;
     eprintln!(
         "webtune serve: listening on http://{}/ (routes: /empty.gif /bytes/N /chunked/N /cpu/US \
-         /sleep/MS /status/CODE; Ctrl-C stops)",
+         /sleep/MS /status/CODE /login /account /reply /api/me; Ctrl-C stops)",
         server.local_addr()
     );
     while !stop.stop_requested() {

@@ -167,6 +167,44 @@ fn populated_result() -> Value {
     serde_json::from_str(&merged.to_json_pretty()).unwrap()
 }
 
+/// A closed-loop journey run whose walks both complete and fail, so `by_journey` has every
+/// field (`failed_by` included).
+fn journey_result() -> Value {
+    let srv = EmbeddedServer::start(ServeOptions::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("j.toml");
+    std::fs::write(
+        &scenario,
+        "[[journey]]\nname = \"ok\"\n[[journey.step]]\nname = \"gif\"\npath = \"/empty.gif\"\n\
+         [[journey]]\nname = \"broken\"\n[[journey.step]]\nname = \"form\"\npath = \"/login\"\n\
+         extract = { x = 'nowhere=\"([^\"]+)\"' }\n",
+    )
+    .unwrap();
+    let spec = RunSpec {
+        url: format!("http://{}", srv.local_addr()),
+        connections: 2,
+        threads: 1,
+        stop: StopCondition::Requests { count: 20 },
+        ..RunSpec::default()
+    };
+    let workload = Workload::from_scenario_file(&scenario).expect("scenario parses");
+    let r = run(&spec, &workload, &RunControl::new(), &mut |_| {}).expect("runs");
+    serde_json::from_str(&r.to_json_pretty()).unwrap()
+}
+
+#[test]
+fn a_journey_results_fields_are_documented() {
+    let doc = documented();
+    let v = journey_result();
+    check("Top level", &doc, &v);
+    let journeys = v["by_journey"].as_object().expect("by_journey");
+    assert_eq!(journeys.len(), 2);
+    for journey in journeys.values() {
+        check("by_journey", &doc, journey);
+    }
+    assert!(v["by_journey"]["broken"]["failed_by"]["form"]["extract"].as_u64() > Some(0));
+}
+
 #[test]
 fn the_json_result_has_exactly_the_documented_fields() {
     let doc = documented();

@@ -72,13 +72,23 @@ pub(super) fn assemble(finished: Finished) -> RunResult {
     };
     let schedule = schedule(spec, &total, measured_s);
     let by_name = if plan.named {
-        plan.requests
-            .iter()
-            .zip(total.names.iter())
-            .map(|(r, n)| (r.name.clone(), n.clone()))
-            .collect()
+        // Journeys may share a step name: its rows add up.
+        let mut by_name: BTreeMap<String, webtune_model::NamedResult> = BTreeMap::new();
+        for (r, n) in plan.requests.iter().zip(total.names.iter()) {
+            by_name.entry(r.name.clone()).or_default().merge(n);
+        }
+        by_name
     } else {
         BTreeMap::new()
+    };
+    let by_journey = match plan.journeys.as_deref() {
+        Some(run) => run
+            .journeys
+            .iter()
+            .zip(total.journeys.iter())
+            .map(|(j, r)| (j.name.clone(), r.clone()))
+            .collect(),
+        None => BTreeMap::new(),
     };
 
     let mut result = RunResult {
@@ -145,6 +155,7 @@ pub(super) fn assemble(finished: Finished) -> RunResult {
         validity: Validity::default(),
         stalls,
         by_name,
+        by_journey,
         probe: probe_result,
         // HTTP/3: quinn does not say whether a handshake resumed (docs/http3.md); its
         // handshakes are in `http3` and `connect` instead of a TLS summary.

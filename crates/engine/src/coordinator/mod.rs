@@ -292,6 +292,8 @@ fn spawn_workers(
                 .map(tls::TlsTarget::connector)
                 .transpose()?,
             io: prepared.io,
+            journeys: plan.journeys.clone(),
+            first_user: next_conn - *share as usize,
         };
         let handle = std::thread::Builder::new()
             .name(format!("webtune-worker-{w}"))

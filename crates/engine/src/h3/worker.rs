@@ -581,6 +581,7 @@ fn complete(s: &mut Shared, taken: Taken, handshake_us: Option<u64>, a: Answer) 
         status: a.status,
         expected: expected(planned, a.status),
         check_failed: a.body.as_deref().is_some_and(|b| check_failed(planned, b)),
+        extract_failed: false,
         connect_us: handshake_us,
         tls_handshake_us: None,
         first_byte_us: micros(taken.started, a.first_byte),

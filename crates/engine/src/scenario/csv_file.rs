@@ -14,12 +14,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// The column values of one CSV file, loaded once at parse time.
-pub(super) struct CsvTable {
+pub(crate) struct CsvTable {
     pub(super) file: String,
     pub(super) columns: Vec<String>,
     /// Row-major: `cells[row * columns.len() + column]`.
     cells: Vec<Box<[u8]>>,
-    pub(super) rows: usize,
+    pub(crate) rows: usize,
     /// Mixed into the per-request row draw so that different files pick independent rows.
     id: u64,
 }

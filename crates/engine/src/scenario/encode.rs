@@ -2,6 +2,7 @@
 //! headers, Content-Length, body; rendered from its templates without allocating.
 
 use super::template::push_decimal;
+use super::template::Ctx;
 use super::RequestDef;
 use crate::rng::Rng;
 
@@ -20,6 +21,60 @@ pub fn encode_into(
     seq: u64,
     out: &mut Vec<u8>,
 ) {
+    encode(
+        def,
+        host_header,
+        keepalive,
+        http10,
+        rng,
+        seq,
+        None,
+        b"",
+        out,
+    );
+}
+
+/// `encode_into` for a journey's step: its `{var:...}` and `{user:...}` read `ctx`, and
+/// `cookies` (the user's jar for this path, `name=value; ...`; empty for none) goes into a
+/// `Cookie` header (joined to the step's own `Cookie` header when it has one).
+#[allow(clippy::too_many_arguments)]
+pub fn encode_step_into(
+    def: &RequestDef,
+    host_header: &str,
+    keepalive: bool,
+    http10: bool,
+    rng: &mut Rng,
+    seq: u64,
+    ctx: &Ctx,
+    cookies: &[u8],
+    out: &mut Vec<u8>,
+) {
+    encode(
+        def,
+        host_header,
+        keepalive,
+        http10,
+        rng,
+        seq,
+        Some(ctx),
+        cookies,
+        out,
+    );
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn encode(
+    def: &RequestDef,
+    host_header: &str,
+    keepalive: bool,
+    http10: bool,
+    rng: &mut Rng,
+    seq: u64,
+    ctx: Option<&Ctx>,
+    cookies: &[u8],
+    out: &mut Vec<u8>,
+) {
     out.clear();
     let uses_csv =
         def.path.has_csv || def.body.has_csv || def.headers.iter().any(|(_, v)| v.has_csv);
@@ -27,14 +82,14 @@ pub fn encode_into(
     // A templated body is rendered first to learn its length, then rotated behind the head.
     let dynamic_body = !def.body.is_static();
     let body_len = if dynamic_body {
-        def.body.render_with(rng, seq, row_draw, out);
+        def.body.render_with(rng, seq, row_draw, ctx, out);
         out.len()
     } else {
         def.body.literal_len()
     };
     out.extend_from_slice(def.method.as_bytes());
     out.push(b' ');
-    def.path.render_with(rng, seq, row_draw, out);
+    def.path.render_with(rng, seq, row_draw, ctx, out);
     out.extend_from_slice(if http10 {
         b" HTTP/1.0\r\n"
     } else {
@@ -65,16 +120,26 @@ pub fn encode_into(
         push_decimal(out, body_len as u64);
         out.extend_from_slice(b"\r\n");
     }
+    let own_cookie = !cookies.is_empty() && def.has_header("cookie");
+    if !cookies.is_empty() && !own_cookie {
+        out.extend_from_slice(b"Cookie: ");
+        out.extend_from_slice(cookies);
+        out.extend_from_slice(b"\r\n");
+    }
     for (name, value) in &def.headers {
         out.extend_from_slice(name.as_bytes());
         out.extend_from_slice(b": ");
-        value.render_with(rng, seq, row_draw, out);
+        value.render_with(rng, seq, row_draw, ctx, out);
+        if own_cookie && name.eq_ignore_ascii_case("cookie") {
+            out.extend_from_slice(b"; ");
+            out.extend_from_slice(cookies);
+        }
         out.extend_from_slice(b"\r\n");
     }
     out.extend_from_slice(b"\r\n");
     if dynamic_body {
         out.rotate_left(body_len);
     } else {
-        def.body.render_with(rng, seq, row_draw, out);
+        def.body.render_with(rng, seq, row_draw, ctx, out);
     }
 }

@@ -13,23 +13,31 @@
 //! One file per part: `error` (the one-line messages), `think` (think times), `template`
 //! (placeholders, parsed once and rendered per request), `csv_file` (the CSV files templates
 //! draw from), `picker` (the weighted choice), `encode` (one request's bytes) and `parse`
-//! (the TOML file, checked key by key). This file holds the validated scenario's types.
+//! (the TOML file, checked key by key), `journey` and `journey_parse` (ordered steps walked
+//! by virtual users, and their reading). This file holds the validated scenario's types.
 
 mod csv_file;
 mod encode;
 mod error;
+mod journey;
+mod journey_parse;
+#[cfg(test)]
+mod journey_tests;
 mod parse;
 mod picker;
+mod request;
 mod template;
 #[cfg(test)]
 mod tests;
 mod think;
 
-pub use encode::encode_into;
+pub use encode::{encode_into, encode_step_into};
 pub use error::ScenarioError;
-pub use parse::{load, parse_status_ranges, parse_str, url_mix};
+pub use journey::{Block, Cursor, Extract, Journey, Pattern, Repeat, Step};
+pub use parse::{load, parse_str, url_mix};
 pub use picker::WeightedPicker;
-pub use template::Template;
+pub use request::parse_status_ranges;
+pub use template::{Ctx, Template};
 pub use think::Think;
 
 /// A whole, validated scenario.
@@ -39,7 +47,10 @@ pub struct Scenario {
     pub base_url: Option<String>,
     /// Pause per connection between a response and the next request (closed loop).
     pub think: Think,
+    /// The weighted mix (empty when the file has journeys).
     pub requests: Vec<RequestDef>,
+    /// `[[journey]]` tables: ordered steps walked by virtual users (empty for a mix).
+    pub journeys: Vec<Journey>,
 }
 
 impl Scenario {
@@ -88,7 +99,7 @@ impl RequestDef {
             .any(|&(lo, hi)| (lo..=hi).contains(&status))
     }
 
-    fn has_header(&self, name: &str) -> bool {
+    pub(crate) fn has_header(&self, name: &str) -> bool {
         self.headers
             .iter()
             .any(|(n, _)| n.eq_ignore_ascii_case(name))

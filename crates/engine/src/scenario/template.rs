@@ -11,9 +11,41 @@ use std::sync::Arc;
 #[derive(Debug, Clone)]
 enum Part {
     Literal(Box<[u8]>),
-    Rand { lo: u64, hi: u64 },
+    Rand {
+        lo: u64,
+        hi: u64,
+    },
     Seq,
-    Csv { table: Arc<CsvTable>, column: usize },
+    Csv {
+        table: Arc<CsvTable>,
+        column: usize,
+    },
+    /// Journeys: a value a step extracted (`{var:NAME}`), by its index in the journey.
+    Var {
+        index: usize,
+        place: Place,
+    },
+    /// Journeys: a column of the virtual user's own row of the users file (`{user:COLUMN}`).
+    User {
+        table: Arc<CsvTable>,
+        column: usize,
+    },
+}
+
+/// What a journey step's templates read besides the rng: the virtual user's extracted
+/// values (by index) and its row of the journey's users file.
+#[derive(Debug, Clone, Copy)]
+pub struct Ctx<'a> {
+    pub vars: &'a [Vec<u8>],
+    pub row: usize,
+}
+
+/// While a journey's step is parsed: the values earlier steps extract (their index is the
+/// position), the ones only later steps do, and the journey's users file.
+pub(super) struct Scope<'a> {
+    pub(super) known: &'a [String],
+    pub(super) later: &'a [String],
+    pub(super) users: Option<&'a Arc<CsvTable>>,
 }
 
 /// Where a template is used decides which bytes it may produce.
@@ -117,12 +149,19 @@ impl Template {
     #[inline]
     pub fn render_into(&self, rng: &mut Rng, seq: u64, out: &mut Vec<u8>) {
         let row_draw = if self.has_csv { rng.next_u64() } else { 0 };
-        self.render_with(rng, seq, row_draw, out);
+        self.render_with(rng, seq, row_draw, None, out);
     }
 
     /// Render with a given CSV row draw, so that several templates of one request share rows.
     #[inline]
-    pub(super) fn render_with(&self, rng: &mut Rng, seq: u64, row_draw: u64, out: &mut Vec<u8>) {
+    pub(super) fn render_with(
+        &self,
+        rng: &mut Rng,
+        seq: u64,
+        row_draw: u64,
+        ctx: Option<&Ctx>,
+        out: &mut Vec<u8>,
+    ) {
         for part in &self.parts {
             match part {
                 Part::Literal(bytes) => out.extend_from_slice(bytes),
@@ -130,6 +169,40 @@ impl Template {
                 Part::Seq => push_decimal(out, seq),
                 Part::Csv { table, column } => {
                     out.extend_from_slice(table.cell(table.row(row_draw), *column))
+                }
+                Part::Var { index, place } => {
+                    if let Some(value) = ctx.and_then(|c| c.vars.get(*index)) {
+                        push_value(out, value, *place);
+                    }
+                }
+                Part::User { table, column } => {
+                    if let Some(c) = ctx {
+                        out.extend_from_slice(table.cell(c.row % table.rows, *column));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Append a value taken from a response where `place` allows it: in a path, bytes that may
+/// not stand there are percent-encoded (RFC 3986 §2.1); in a header, control bytes are
+/// dropped (they would end the header); a body takes it as it is.
+fn push_value(out: &mut Vec<u8>, value: &[u8], place: Place) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    match place {
+        Place::Body => out.extend_from_slice(value),
+        Place::Header => out.extend(value.iter().copied().filter(|&b| b >= 0x20 && b != 0x7f)),
+        Place::Path => {
+            for &b in value {
+                if (0x21..=0x7e).contains(&b) && b != b'%' {
+                    out.push(b);
+                } else {
+                    out.extend_from_slice(&[
+                        b'%',
+                        HEX[usize::from(b >> 4)],
+                        HEX[usize::from(b & 15)],
+                    ]);
                 }
             }
         }
@@ -168,6 +241,18 @@ pub(super) fn parse_template(
     place: Place,
     cache: &mut CsvCache,
 ) -> Result<Template, Problem> {
+    parse_template_in(text, base_dir, place, cache, None)
+}
+
+/// `parse_template` for a journey's step: `{var:NAME}` and `{user:COLUMN}` are resolved in
+/// `scope` (elsewhere they are refused).
+pub(super) fn parse_template_in(
+    text: &str,
+    base_dir: &Path,
+    place: Place,
+    cache: &mut CsvCache,
+    scope: Option<&Scope>,
+) -> Result<Template, Problem> {
     let mut parts = Vec::new();
     let mut literal: Vec<u8> = Vec::new();
     let mut rest = text;
@@ -203,7 +288,7 @@ pub(super) fn parse_template(
                 "placeholders do not nest; write '{{' for a literal '{'",
             ));
         }
-        let part = parse_placeholder(inner, base_dir, place, cache)?;
+        let part = parse_placeholder(inner, base_dir, place, cache, scope)?;
         if !literal.is_empty() {
             parts.push(Part::Literal(
                 std::mem::take(&mut literal).into_boxed_slice(),
@@ -234,17 +319,88 @@ pub(super) fn parse_template(
     })
 }
 
-const PLACEHOLDERS: &str =
-    "use {rand:LO:HI}, {seq} or {csv:FILE:COLUMN}, or write {{ and }} for literal braces";
+const PLACEHOLDERS: &str = "use {rand:LO:HI}, {seq}, {csv:FILE:COLUMN} (in journeys also {var:NAME} and {user:COLUMN}), or write {{ and }} for literal braces";
+
+/// Every value of a CSV column must be allowed where the template puts it.
+fn check_column(table: &CsvTable, column: usize, name: &str, place: Place) -> Result<(), Problem> {
+    for row in 0..table.rows {
+        if let Some(b) = place.bad_byte(table.cell(row, column)) {
+            return Err(problem(
+                format!(
+                    "{} column {name:?} data row {} contains {}, which cannot go {}",
+                    table.file,
+                    row + 1,
+                    describe_byte(b),
+                    if place == Place::Path {
+                        "into a path"
+                    } else {
+                        "into a header"
+                    }
+                ),
+                place.rule(),
+            ));
+        }
+    }
+    Ok(())
+}
 
 fn parse_placeholder(
     inner: &str,
     base_dir: &Path,
     place: Place,
     cache: &mut CsvCache,
+    scope: Option<&Scope>,
 ) -> Result<Part, Problem> {
     let (kind, args) = inner.split_once(':').unwrap_or((inner, ""));
     match kind.trim() {
+        "var" | "user" if scope.is_none() => Err(problem(
+            format!("{{{inner}}} is only known in a journey's steps"),
+            "use {var:NAME} and {user:COLUMN} inside [[journey.step]] tables",
+        )),
+        "var" => {
+            let scope = scope.expect("checked above");
+            let name = args.trim();
+            match scope.known.iter().position(|v| v == name) {
+                Some(index) => Ok(Part::Var { index, place }),
+                None if scope.later.iter().any(|v| v == name) => Err(problem(
+                    format!("{{{inner}}} is used before any step extracts {name:?}"),
+                    "extract it in an earlier step, or move this step after the one that does",
+                )),
+                None => Err(problem(
+                    format!("unknown variable {{{inner}}} (no step extracts {name:?})"),
+                    "add extract = { NAME = 'pattern' } to an earlier step, or fix the name",
+                )),
+            }
+        }
+        "user" => {
+            let scope = scope.expect("checked above");
+            let name = args.trim();
+            let Some(table) = scope.users else {
+                return Err(problem(
+                    format!("{{{inner}}}: the journey has no users file"),
+                    "add users = \"users.csv\" to the [[journey]] table",
+                ));
+            };
+            let column = table
+                .columns
+                .iter()
+                .position(|c| c == name)
+                .ok_or_else(|| {
+                    problem(
+                        format!(
+                            "{{{inner}}}: {} has no column {name:?} (its columns: {})",
+                            table.file,
+                            table.columns.join(", ")
+                        ),
+                        "use one of those names",
+                    )
+                })?;
+            check_column(table, column, name, place)?;
+            Ok(Part::User {
+                table: Arc::clone(table),
+                column,
+            })
+        }
         "seq" if args.is_empty() => Ok(Part::Seq),
         "rand" => {
             let (lo, hi) = args.split_once(':').ok_or_else(|| {
@@ -299,24 +455,7 @@ fn parse_placeholder(
                         "use one of those names, or add the column to the file's header row",
                     )
                 })?;
-            for row in 0..table.rows {
-                if let Some(b) = place.bad_byte(table.cell(row, column)) {
-                    return Err(problem(
-                        format!(
-                            "{} column {column_name:?} data row {} contains {}, which cannot go {}",
-                            table.file,
-                            row + 1,
-                            describe_byte(b),
-                            if place == Place::Path {
-                                "into a path"
-                            } else {
-                                "into a header"
-                            }
-                        ),
-                        place.rule(),
-                    ));
-                }
-            }
+            check_column(&table, column, column_name, place)?;
             Ok(Part::Csv { table, column })
         }
         _ => Err(problem(

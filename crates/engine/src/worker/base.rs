@@ -49,12 +49,18 @@ pub(crate) struct Base {
     pub wake_timer: WakeTimer,
     /// Plain-TCP sockets are read through the ring (`ring_receives`).
     ring_reads: bool,
+    /// Journeys whose budget counts walks (`JourneyRun::walk_budget`): walks under way, which
+    /// go on to their end once the budget is spent.
+    pub walking: usize,
 }
 
 impl Base {
     pub fn new(cfg: WorkerConfig) -> io::Result<Base> {
         let names = if cfg.named { cfg.requests.len() } else { 0 };
         let mut rec = Recorder::with_names(names);
+        if let Some(run) = cfg.journeys.as_ref() {
+            rec.journeys = vec![Default::default(); run.journeys.len()];
+        }
         if cfg.smtp.is_some() {
             rec.smtp = Some(Default::default());
         }
@@ -73,6 +79,7 @@ impl Base {
             timer: None,
             wake_timer: WakeTimer::new(pacing::MIN_TIMER_GAP),
             ring_reads: false,
+            walking: 0,
             cfg,
         })
     }
@@ -96,6 +103,11 @@ impl Base {
     pub fn in_window(&self, at: Instant) -> bool {
         let t = self.seconds_since_start(at);
         t >= self.cfg.window.0 && t < self.cfg.window.1
+    }
+
+    /// Does the budget count journeys' walks (not requests)?
+    pub fn walk_budget(&self) -> bool {
+        self.cfg.journeys.as_ref().is_some_and(|r| r.walk_budget)
     }
 
     pub fn is_open_loop(&self) -> bool {

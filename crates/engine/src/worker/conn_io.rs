@@ -16,6 +16,7 @@ use super::event_loop::token_of;
 use super::poller::Received;
 use super::{Phase, Worker};
 use crate::http1::{ParseError, Progress as ParseProgress};
+use crate::journey::Outcome;
 use crate::pacing;
 use crate::recorder::Completion;
 use crate::tls;
@@ -377,11 +378,22 @@ impl Worker {
         let head = c.parser.head();
         let status = head.map(|h| h.status).unwrap_or(0);
         let body_bytes = c.parser.body_bytes();
+        let extract_failed = match (c.user.as_deref_mut(), b.cfg.journeys.as_deref()) {
+            (Some(user), Some(run)) => !user.on_answer(
+                run,
+                &c.rendered,
+                c.parser.set_cookies(),
+                c.parser.body(),
+                now,
+            ),
+            _ => false,
+        };
         let completion = Completion {
             request: c.request,
             status,
             expected: expected(planned, status),
             check_failed: check_failed(planned, c.parser.body()),
+            extract_failed,
             connect_us: c.connect_us,
             tls_handshake_us: c.handshake_us,
             first_byte_us: micros(c.started, c.first_byte.unwrap_or(now)),
@@ -403,6 +415,34 @@ impl Worker {
             && b.cfg.max_requests_per_conn.is_none_or(|m| c.served < m);
         b.active -= 1;
         b.rec.complete(&completion, slot, in_window);
+        if let (Some(user), Some(run)) = (c.user.as_deref_mut(), b.cfg.journeys.as_deref()) {
+            let failed = if !completion.expected {
+                Some(ErrorKind::UnexpectedStatus)
+            } else if completion.check_failed {
+                Some(ErrorKind::BodyCheck)
+            } else if extract_failed {
+                Some(ErrorKind::Extract)
+            } else {
+                None
+            };
+            let ended = match failed {
+                Some(kind) => {
+                    let step = user.fail(run);
+                    b.rec.journey_failed(user.journey, step, kind, in_window);
+                    true
+                }
+                None => match user.advance(run, &mut b.rng, now) {
+                    Outcome::Done(us) => {
+                        b.rec.journey_done(user.journey, us, in_window);
+                        true
+                    }
+                    Outcome::Going => false,
+                },
+            };
+            if ended && run.walk_budget {
+                b.walking = b.walking.saturating_sub(1);
+            }
+        }
         if !reusable {
             self.close(i);
         }

@@ -102,7 +102,8 @@ pub(crate) fn run_loop<D: Driver>(d: &mut D) -> io::Result<()> {
         }
         d.release(now);
         let b = d.base();
-        let done = b.active == 0 && (!b.sending || b.remaining == Some(0));
+        // Walks under way (journeys counting walks) finish after the budget is spent.
+        let done = b.active == 0 && (!b.sending || (b.remaining == Some(0) && b.walking == 0));
         // A timed run whose schedule ran out before its end waits for the end (or a stop).
         let ends_later = drain_until.is_none() && end_at.is_some_and(|t| now < t);
         if done && !d.waiting() && !ends_later {

@@ -123,6 +123,10 @@ pub struct WorkerConfig {
     pub starttls: Option<Connector>,
     /// How this worker waits for its sockets (`poller`).
     pub io: webtune_model::IoBackend,
+    /// Scenarios with journeys: each connection is a virtual user (`journey`).
+    pub journeys: Option<Arc<crate::journey::JourneyRun>>,
+    /// The run-wide number of this worker's first connection (its first virtual user).
+    pub first_user: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -174,6 +178,8 @@ struct Conn {
     /// then (0: end of file, else -errno); taken by the next request.
     inbox: Vec<u8>,
     peer_end: Option<i32>,
+    /// Journeys: the virtual user this connection carries (None for a mix or a URL).
+    user: Option<Box<crate::journey::VirtualUser>>,
 }
 
 struct Worker {
@@ -203,7 +209,8 @@ pub fn run_worker(cfg: WorkerConfig) -> io::Result<Recorder> {
     let conns: Vec<Conn> = cfg
         .conn_addrs
         .iter()
-        .map(|&addr| Conn {
+        .enumerate()
+        .map(|(k, &addr)| Conn {
             stream: None,
             generation: 0,
             addr,
@@ -227,6 +234,14 @@ pub fn run_worker(cfg: WorkerConfig) -> io::Result<Recorder> {
             ring_recv: false,
             inbox: Vec::new(),
             peer_end: None,
+            // Closed loop: the connection's user for the whole run. Open loop: each arrival's.
+            user: cfg.journeys.as_ref().filter(|run| !run.open).map(|run| {
+                Box::new(crate::journey::VirtualUser::new(
+                    run,
+                    cfg.first_user + k,
+                    now,
+                ))
+            }),
         })
         .collect();
     let mut w = Worker {
@@ -258,6 +273,16 @@ impl Driver for Worker {
 
     fn release(&mut self, now: Instant) {
         if self.base.is_open_loop() {
+            // Journeys: users back from thinking take their walk's next step.
+            while let Some(Reverse((at, i))) = self.thinking.peek().copied() {
+                if at > now {
+                    break;
+                }
+                self.thinking.pop();
+                if self.base.sending && self.conns[i].phase == Phase::Idle {
+                    self.start_request(i, now, None);
+                }
+            }
             return self.release_due(now);
         }
         while let Some(Reverse((at, i))) = self.thinking.peek().copied() {
@@ -268,7 +293,7 @@ impl Driver for Worker {
             self.ready.push(i);
         }
         while let Some(i) = self.ready.pop() {
-            if self.conns[i].phase == Phase::Idle && i < self.allowed && self.base.may_start() {
+            if self.conns[i].phase == Phase::Idle && i < self.allowed && self.may_go(i) {
                 self.start_request(i, now, None);
             }
         }
@@ -366,7 +391,7 @@ impl Worker {
                 break;
             };
             if let Some(i) = self.idle_connected.pop().or_else(|| self.idle_fresh.pop()) {
-                self.start_request(i, now, Some(due));
+                self.start_arrival(i, now, due);
             }
         }
         self.note_idle(now);
@@ -391,14 +416,67 @@ impl Worker {
         self.base.all_busy.set(none_idle, now);
     }
 
+    /// Closed loop: may connection `i` start its next request? A journey's user in the
+    /// middle of a walk may when the budget counts walks (it was taken when the walk began).
+    fn may_go(&mut self, i: usize) -> bool {
+        if self.base.walk_budget() && self.conns[i].user.as_ref().is_some_and(|u| u.in_walk()) {
+            return self.base.sending;
+        }
+        self.base.may_start()
+    }
+
+    /// Open loop: the arrival due at `due` starts on idle connection `i` — for journeys, as
+    /// a fresh user's walk (none left under `unique_users`: the arrival is not sent and the
+    /// connection stays idle).
+    fn start_arrival(&mut self, i: usize, now: Instant, due: Instant) {
+        if let Some(run) = self.base.cfg.journeys.as_deref() {
+            match crate::journey::VirtualUser::arrive(run, &mut self.base.rng, due) {
+                Some(user) => self.conns[i].user = Some(Box::new(user)),
+                None => {
+                    self.base.rec.not_sent += 1;
+                    if self.conns[i].stream.is_some() {
+                        self.idle_connected.push(i);
+                    } else {
+                        self.idle_fresh.push(i);
+                    }
+                    return;
+                }
+            }
+        }
+        self.start_request(i, now, Some(due));
+    }
+
     fn start_request(&mut self, i: usize, now: Instant, intended: Option<Instant>) {
         self.base.active += 1;
-        let request = self.base.pick_request();
         let b = &mut self.base;
-        let planned = &b.cfg.requests[request];
         let c = &mut self.conns[i];
+        let request = match (c.user.as_deref_mut(), b.cfg.journeys.as_deref()) {
+            (Some(user), Some(run)) => {
+                if !user.in_walk() && run.walk_budget {
+                    b.walking += 1;
+                }
+                user.next_request(run, &mut b.rng, intended.unwrap_or(now))
+            }
+            _ => b.pick_request(),
+        };
+        let planned = &b.cfg.requests[request];
         c.request = request;
-        if let Some(def) = planned.def.as_ref() {
+        let mut capture = planned.body_contains.is_some();
+        if let (Some(user), Some(run)) = (c.user.as_deref_mut(), b.cfg.journeys.as_deref()) {
+            let seq = b.seqs[request];
+            b.seqs[request] += 1;
+            user.encode(
+                run,
+                &b.cfg.host_header,
+                b.cfg.keepalive,
+                b.cfg.http10,
+                &mut b.rng,
+                seq,
+                now,
+                &mut c.rendered,
+            );
+            capture |= user.wants_body(run);
+        } else if let Some(def) = planned.def.as_ref() {
             let seq = b.seqs[request];
             b.seqs[request] += 1;
             scenario::encode_into(
@@ -419,7 +497,8 @@ impl Worker {
         c.started = now;
         c.intended = intended;
         c.parser.reset(planned.is_head);
-        c.parser.capture_body(planned.body_contains.is_some());
+        c.parser.capture_body(capture);
+        c.parser.capture_cookies(c.user.is_some());
         if b.rec.responses == 0 && b.rec.server_software.is_none() {
             c.parser.capture_server();
         }
@@ -437,10 +516,23 @@ impl Worker {
     /// A connection has become free: give it its next request.
     fn next_request(&mut self, i: usize, now: Instant) {
         if self.base.is_open_loop() {
+            // Journeys: a walk under way keeps its connection for its next step.
+            if let Some(user) = self.conns[i].user.as_deref() {
+                if user.in_walk() {
+                    let pause = user.pause.sample(&mut self.base.rng);
+                    if !self.base.sending {
+                    } else if pause.is_zero() {
+                        self.start_request(i, now, None);
+                    } else {
+                        self.thinking.push(Reverse((now + pause, i)));
+                    }
+                    return;
+                }
+            }
             // Requests that fell due while this worker handled events take the freed
             // connection now, not at the next turn of the loop.
             if let Some(due) = self.base.take_due(now) {
-                self.start_request(i, now, Some(due));
+                self.start_arrival(i, now, due);
             } else if self.conns[i].stream.is_some() {
                 self.idle_connected.push(i);
                 self.note_idle(now);
@@ -454,12 +546,16 @@ impl Worker {
             self.close(i); // ramping down: this connection rests
             return;
         }
-        let pause = self.base.cfg.think.sample(&mut self.base.rng);
+        let think = match self.conns[i].user.as_deref() {
+            Some(user) => user.pause,
+            None => self.base.cfg.think,
+        };
+        let pause = think.sample(&mut self.base.rng);
         if !pause.is_zero() {
             if self.base.sending {
                 self.thinking.push(Reverse((now + pause, i)));
             }
-        } else if self.base.may_start() {
+        } else if self.may_go(i) {
             self.start_request(i, now, None);
         }
     }
@@ -468,6 +564,7 @@ impl Worker {
         let now = Instant::now();
         let (request, received) = (self.conns[i].request, self.conns[i].received);
         self.base.record_error(kind, request, received, now);
+        self.end_walk(i, kind, now);
         self.base.active -= 1;
         self.close(i);
         self.conns[i].phase = Phase::Idle;
@@ -480,6 +577,22 @@ impl Worker {
             self.thinking.push(Reverse((now + pause, i)));
         } else {
             self.ready.push(i);
+        }
+    }
+
+    /// Journeys: the step in flight on connection `i` failed with `kind`: the user's walk
+    /// ends there, counted under the step and kind.
+    fn end_walk(&mut self, i: usize, kind: ErrorKind, now: Instant) {
+        let b = &mut self.base;
+        if let (Some(user), Some(run)) =
+            (self.conns[i].user.as_deref_mut(), b.cfg.journeys.as_deref())
+        {
+            let in_window = b.in_window(now);
+            if run.walk_budget && user.in_walk() {
+                b.walking = b.walking.saturating_sub(1);
+            }
+            let step = user.fail(run);
+            b.rec.journey_failed(user.journey, step, kind, in_window);
         }
     }
 

@@ -415,6 +415,7 @@ impl Worker {
             status: code,
             expected: code / 100 == 2,
             check_failed: false,
+            extract_failed: false,
             connect_us: c.connect_us,
             tls_handshake_us: c.handshake_us,
             first_byte_us: micros(c.started, c.first_byte.unwrap_or(now)),

@@ -47,6 +47,15 @@ pub struct BenchArgs {
     /// Stop after exactly this many requests have completed or failed.
     #[arg(short = 'n', long = "requests", conflicts_with = "duration")]
     pub requests: Option<u64>,
+    /// What -n counts: "requests" (default), or "journeys" (a scenario's journeys: walks
+    /// begun; a walk under way when the count is reached goes on to its end).
+    #[arg(
+        long = "count",
+        value_name = "UNIT",
+        default_value = "requests",
+        value_parser = ["requests", "journeys"]
+    )]
+    pub count: String,
     /// Stop sending after this long (e.g. 10s, 500ms, 1m30s). Default 10s unless -n is given.
     #[arg(short = 'd', long = "duration", value_parser = parse_duration, value_name = "DURATION")]
     pub duration: Option<Duration>,
@@ -349,6 +358,7 @@ impl BenchArgs {
             stop: stop_condition(self.requests, self.duration),
             load: load_mode(self.rate, &self.arrival),
             stages,
+            count_journeys: self.count == "journeys",
             ..RunSpec::default()
         };
         self.request.apply(&mut spec)?;

@@ -264,6 +264,7 @@ impl Worker {
             status,
             expected: expected(planned, status),
             check_failed: check_failed(planned, &body),
+            extract_failed: false,
             connect_us: slot.connect_us,
             tls_handshake_us: slot.handshake_us,
             first_byte_us: micros(slot.started, slot.first_byte.unwrap_or(now)),
