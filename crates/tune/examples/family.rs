@@ -4,7 +4,7 @@
 //! standard error over functions (each function's hit rate over its seeds is one
 //! observation: the seeds of one function are not independent draws of the family).
 //!
-//! `cargo run --release -p webtune-tune --example family -- [FUNCTIONS] [--seeds N] [--family-seed N] [--first-seed N] [--budgets 15,25] [--lhs N] [--race N] [--gp] [--raw FILE]`
+//! `cargo run --release -p webtune-tune --example family -- [FUNCTIONS] [--seeds N] [--family-seed N] [--first-seed N] [--budgets 15,25] [--lhs N] [--race N] [--switch P] [--step S] [--gp] [--label NAME] [--raw FILE]`
 //! `cargo run --release -p webtune-tune --example family -- 50 --json > /tmp/family.json`
 //! prints the definitions, optima and noise-free check points for `optuna_suite.py --family`.
 //!
@@ -16,7 +16,7 @@ use webtune_tune::suite_run::{random_check_points, run};
 use webtune_tune::surfaces::{family, Generated, SHAPES};
 use webtune_tune::{GpSampler, RandomSampler, Sampler, StudySettings};
 
-type Make = fn() -> Box<dyn Sampler>;
+type Make = dyn Fn() -> Box<dyn Sampler> + Sync;
 
 fn json(all: &[Generated], optima: &[(f64, webtune_tune::Config)]) {
     let entries: Vec<serde_json::Value> = all
@@ -151,12 +151,26 @@ fn main() {
             as usize,
         ..StudySettings::default()
     };
-    let mut samplers: Vec<(&str, Make)> = vec![
-        ("webtune GP", || Box::new(GpSampler::default())),
-        ("webtune random (same study)", || Box::new(RandomSampler)),
+    // `--switch P`, `--step S`: the GP's local candidates (see `GpSampler`), to measure a
+    // change before making it the default.
+    let gp = GpSampler {
+        switch: value("--switch").map_or(GpSampler::default().switch, |v| v.parse().unwrap()),
+        step: value("--step").map_or(GpSampler::default().step, |v| v.parse().unwrap()),
+        ..GpSampler::default()
+    };
+    let make_gp = move || Box::new(gp) as Box<dyn Sampler>;
+    let mut samplers: Vec<(&str, &Make)> = vec![
+        ("webtune GP", &make_gp),
+        ("webtune random (same study)", &|| Box::new(RandomSampler)),
     ];
     if args.iter().any(|a| a == "--gp") {
         samplers.truncate(1);
+    }
+    // `--label NAME`: the first search's name in the rows and records (a variant measured
+    // beside the baseline, merged by family_table.py).
+    let label = value("--label");
+    if let Some(l) = &label {
+        samplers[0].0 = l.as_str();
     }
     let mut raw = value("--raw").map(|p| {
         std::fs::File::create(&p).unwrap_or_else(|e| {
