@@ -60,7 +60,7 @@ def run_smac(entry, seed, deterministic=False):
         else:
             cs.add(Categorical(p["name"], p["choices"]))
     rng = random.Random(seed + 12345)
-    measured = []
+    measured, starts = [], {}
     with tempfile.TemporaryDirectory() as out:
         scenario = Scenario(
             cs, deterministic=deterministic, n_trials=max(base.BUDGETS), seed=seed, output_directory=out
@@ -73,7 +73,7 @@ def run_smac(entry, seed, deterministic=False):
         for _ in range(max(base.BUDGETS)):
             info = smac.ask()
             c = {p["name"]: (int(info.config[p["name"]]) if p.get("int") else str(info.config[p["name"]])) for p in s["params"]}
-            tp, margin = base.measure(s, c, rng, measured)
+            tp, margin = base.measure(s, c, rng, measured, starts)
             smac.tell(info, TrialValue(cost=cost(tp, margin)))
     return base.picks(entry, measured)
 
@@ -100,12 +100,12 @@ def run_hebo(entry, seed):
     random.seed(seed)
     opt = HEBO(DesignSpace().parse(spec), scramble_seed=seed)
     rng = random.Random(seed + 12345)
-    measured = []
+    measured, starts = [], {}
     for _ in range(max(base.BUDGETS)):
         rec = opt.suggest(n_suggestions=1)
         row = rec.iloc[0]
         c = {p["name"]: (int(row[p["name"]]) if p.get("int") else str(row[p["name"]])) for p in s["params"]}
-        tp, margin = base.measure(s, c, rng, measured)
+        tp, margin = base.measure(s, c, rng, measured, starts)
         opt.observe(rec, np.array([[cost(tp, margin)]]))
     return base.picks(entry, measured)
 

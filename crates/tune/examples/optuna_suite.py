@@ -1,19 +1,31 @@
 # Optuna on the sampler benchmark suite (crates/tune/src/suite.rs): the same servers, read
 # from the definitions the Rust example prints, with the same noise model (throughput and
-# p99 each times 1 + U(-noise, +noise), independently; the random stream differs). Before
+# p99 each times 1 + U(-noise, +noise), independently, and noise per start where a server has
+# it; the random stream differs). The functions themselves live in suite_eval.py. Before
 # running, every noise-free check point the Rust side printed is recomputed here and must
 # agree, so the two sides evaluate the same functions.
 #
 #   cargo run --release -p webtune-tune --example suite -- --json > /tmp/suite.json
 #   python3 crates/tune/examples/optuna_suite.py /tmp/suite.json [SEEDS] [--only NAME] [--samplers tpe,gp,random] [--budgets 10,15,25]
 #
+# The generated family (crates/tune/src/surfaces.rs): hit rates per shape and over the family,
+# with the standard error over functions, as examples/family.rs prints them (--raw appends one
+# JSON line per study):
+#
+#   cargo run --release -p webtune-tune --example family -- 50 --json > /tmp/family.json
+#   python3 crates/tune/examples/optuna_suite.py /tmp/family.json 10 --family [--first-seed N] [--samplers tpe,random] [--budgets 15,25] [--raw FILE]
+#
 # Needs optuna (measured with 5.0.0 in a venv). GPSampler needs torch; it is run when
 # torch imports, else skipped with a note. Picks are read at 10, 15 and 25 trials of one
 # 25-trial study (a sampler does not know its budget): the best *measured* feasible trial.
 # bbo_suite.py (SMAC3, HEBO, GPSampler to 25 trials) imports this file's servers, noise model
 # and picks: main() runs only when this file is the script.
-import json, math, random, sys, warnings
+import json, math, os, random, sys, warnings
 import optuna
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# The servers' functions, the check and the noise model (no optuna there, so CI can check).
+from suite_eval import number, word, keyed, truth, true_value, check, measure  # noqa: E402,F401
 
 # Optuna 5 deprecates constraints_func (for Trial.set_constraint) but still honours it.
 warnings.filterwarnings("ignore", category=FutureWarning)
@@ -22,60 +34,6 @@ optuna.logging.set_verbosity(optuna.logging.WARNING)
 BUDGETS = [10, 15, 25]
 if "--budgets" in sys.argv:
     BUDGETS = [int(b) for b in sys.argv[sys.argv.index("--budgets") + 1].split(",")]
-
-
-def number(c, name):
-    v = c.get(name)
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else float("nan")
-
-
-def word(c, name):
-    v = c.get(name)
-    return v if isinstance(v, str) else "*"
-
-
-def keyed(m, by, c):
-    return m.get(word(c, by) if by else "*", float("nan"))
-
-
-def truth(s, c):
-    tp = s["base_throughput"]
-    cliff = None
-    for t in s["throughput"]:
-        if t["term"] == "bump":
-            x, p = number(c, t["param"]), keyed(t["peaks"], t.get("by"), c)
-            z = (math.log(max(x, 0.5)) - math.log(p)) / t["width"] if t["log"] else (x - p) / t["width"]
-            tp *= (1 - t["depth"]) + t["depth"] * math.exp(-0.5 * z * z)
-        elif t["term"] == "choice":
-            tp *= t["mult"].get(word(c, t["param"]), 0.0)
-        elif t["term"] == "cliff":
-            m = t["base"] + sum(w * number(c, k) for k, w in t["weights"].items())
-            if m > t["limit"]:
-                cliff = (t["drop"], t["slow"])
-    p99 = s["base_p99_ms"]
-    for l in s["p99"]:
-        if l["term"] == "knee":
-            p99 *= 1 + (number(c, l["param"]) / keyed(l["knees"], l.get("by"), c)) ** l["power"]
-        elif l["term"] == "starve":
-            p99 *= 1 + l["scale"] / max(number(c, l["param"]), 0.5)
-    if cliff:
-        tp *= cliff[0]
-        p99 *= cliff[1]
-    return tp, p99
-
-
-def true_value(s, c):
-    tp, p99 = truth(s, c)
-    return tp if p99 <= s["slo_p99_ms"] else 0.0
-
-
-def check(entry):
-    s = entry["server"]
-    for ch in entry["checks"]:
-        tp, p99 = truth(s, ch["config"])
-        assert math.isclose(tp, ch["throughput"], rel_tol=1e-9), (s["name"], ch, tp)
-        assert math.isclose(p99, ch["p99_ms"], rel_tol=1e-9), (s["name"], ch, p99)
-    assert math.isclose(true_value(s, entry["optimum_config"]), entry["optimum"], rel_tol=1e-9)
 
 
 def suggest(t, p):
@@ -94,16 +52,6 @@ def make_sampler(name, seed):
     return optuna.samplers.RandomSampler(seed=seed)
 
 
-def measure(s, c, rng, measured):
-    """One noisy run of configuration c: (throughput, SLO margin); appended to measured as
-    (c, throughput, feasible). The margin is (p99 - SLO) / SLO, feasible when <= 0."""
-    tp, p99 = truth(s, c)
-    tp *= 1 + rng.uniform(-s["noise"], s["noise"])
-    p99 *= 1 + rng.uniform(-s["noise"], s["noise"])
-    measured.append((c, tp, p99 <= s["slo_p99_ms"]))
-    return tp, (p99 - s["slo_p99_ms"]) / s["slo_p99_ms"]
-
-
 def picks(entry, measured):
     """The pick at each budget: the best measured feasible run's true value / the optimum."""
     s, opt = entry["server"], entry["optimum"]
@@ -118,11 +66,11 @@ def run(entry, name, seed):
     s = entry["server"]
     rng = random.Random(seed + 12345)
     study = optuna.create_study(direction="maximize", sampler=make_sampler(name, seed))
-    measured = []
+    measured, starts = [], {}
 
     def obj(t):
         c = {p["name"]: suggest(t, p) for p in s["params"]}
-        tp, margin = measure(s, c, rng, measured)
+        tp, margin = measure(s, c, rng, measured, starts)
         t.set_user_attr("margin", margin)
         return tp
 
@@ -139,6 +87,44 @@ def row(entry, label, runs, b_index, spent):
         f"| {entry['server']['name']} | {label} | {b} | {100 * hits / len(r):.0f}% | "
         f"{100 * r[len(r) // 2]:.1f}% | {100 * r[0]:.1f}% | {spent} |"
     )
+
+
+def rate(per_function):
+    """Mean hit rate over functions and its standard error over functions, in %."""
+    n = len(per_function)
+    mean = sum(per_function) / n
+    var = sum((r - mean) ** 2 for r in per_function) / max(n - 1, 1)
+    return 100 * mean, 100 * math.sqrt(var / n)
+
+
+def family(entries, names, label, seeds, first, raw):
+    """The generated family (entries with a "shape"): per shape and over all, the hit rate at
+    each budget with its standard error over functions (as examples/family.rs prints)."""
+    shapes = ["cliff", "ridge", "interaction", "slo-edge", "infeasible-default"]
+    print("| shape | search | trials | functions | studies | hits | ± s.e. |")
+    print("|---|---|---|---|---|---|---|")
+    for n in names:
+        picks = []  # picks[function][seed][budget]
+        for e in entries:
+            per_seed = []
+            for seed in range(first, first + seeds):
+                p = run(e, n, seed)
+                per_seed.append(p)
+                if raw:
+                    raw.write(json.dumps({"function": e["server"]["name"], "shape": e["shape"],
+                                          "search": label[n], "seed": seed, "budgets": BUDGETS,
+                                          "picks": p}) + "\n")
+                    raw.flush()
+            picks.append(per_seed)
+        for bi, b in enumerate(BUDGETS):
+            for group in shapes + ["all"]:
+                rates = [sum(p[bi] >= 0.95 for p in picks[i]) / seeds
+                         for i, e in enumerate(entries) if group in ("all", e["shape"])]
+                if not rates:
+                    continue
+                mean, se = rate(rates)
+                print(f"| {group} | {label[n]} | {b} | {len(rates)} | {len(rates) * seeds} | "
+                      f"{mean:.1f}% | {se:.1f} |", flush=True)
 
 
 def main():
@@ -162,6 +148,10 @@ def main():
     for e in entries:
         check(e)
     print(f"optuna {optuna.__version__}; {seeds} seeds per row; check points agree with the Rust definitions")
+    if "--family" in args:
+        first = int(args[args.index("--first-seed") + 1]) if "--first-seed" in args else 0
+        raw = open(args[args.index("--raw") + 1], "a") if "--raw" in args else None
+        return family(entries, names, label, seeds, first, raw)
     for e in entries:
         if only and e["server"]["name"] != only:
             continue

@@ -5,7 +5,7 @@
 //! the studies that measured a hit at all, picked or not (a miss with a found hit is the
 //! pick's fault, not the search's). `--gp`: the GP rows only.
 //!
-//! `cargo run --release -p webtune-tune --example suite -- [SEEDS] [--first-seed N] [--only NAME] [--budgets 10,15,25] [--lhs N] [--race N] [--noise-scale F] [--gp]`
+//! `cargo run --release -p webtune-tune --example suite -- [SEEDS] [--first-seed N] [--only NAME] [--budgets 10,15,25] [--lhs N] [--race N] [--noise-scale F] [--step S] [--gp]`
 //!
 //! `--noise-scale F` multiplies every server's run-to-run noise (0: noise-free), to tell
 //! what the noise costs a search from what its exploration costs it.
@@ -17,6 +17,20 @@ use webtune_tune::suite_run::{bench, check_points};
 use webtune_tune::{GpSampler, RandomSampler, Sampler, StudySettings};
 
 type Make = fn() -> Box<dyn Sampler>;
+
+/// `--step S` (read once from the arguments): the GP's local step (see `GpSampler::step`),
+/// to measure a change on the named servers before making it the default.
+fn gp() -> Box<dyn Sampler> {
+    let step = std::env::args()
+        .skip_while(|a| a != "--step")
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(GpSampler::default().step);
+    Box::new(GpSampler {
+        step,
+        ..GpSampler::default()
+    })
+}
 
 fn json() {
     let all: Vec<serde_json::Value> = servers()
@@ -83,7 +97,7 @@ fn main() {
         ..StudySettings::default()
     };
     let mut samplers: Vec<(&str, Make)> = vec![
-        ("webtune GP", || Box::new(GpSampler::default())),
+        ("webtune GP", gp),
         ("webtune random (same study)", || Box::new(RandomSampler)),
     ];
     // `--gp`: the GP alone (what a change to the search is measured with).

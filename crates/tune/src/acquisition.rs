@@ -15,11 +15,20 @@ use webtune_engine::rng::Rng;
 pub struct GpSampler {
     /// Uniform random candidates scored per ask (plus local ones around the best).
     pub candidates: usize,
+    /// In a local candidate, the chance that a categorical is redrawn (else kept).
+    pub switch: f64,
+    /// In a local candidate, the scale of a range parameter's step on the unit scale (the
+    /// step is this times a sum of three U(−½, ½)).
+    pub step: f64,
 }
 
 impl Default for GpSampler {
     fn default() -> Self {
-        GpSampler { candidates: 600 }
+        GpSampler {
+            candidates: 600,
+            switch: 0.25,
+            step: 0.15,
+        }
     }
 }
 
@@ -89,14 +98,14 @@ impl Sampler for GpSampler {
                     .zip(&cat)
                     .map(|(v, is_cat)| {
                         if *is_cat {
-                            if rng.unit() < 0.25 {
+                            if rng.unit() < self.switch {
                                 rng.unit()
                             } else {
                                 *v
                             }
                         } else {
                             let g: f64 = (0..3).map(|_| rng.unit() - 0.5).sum();
-                            (v.clamp(0.0, 1.0) + 0.15 * g).clamp(0.0, 1.0)
+                            (v.clamp(0.0, 1.0) + self.step * g).clamp(0.0, 1.0)
                         }
                     })
                     .collect();

@@ -33,6 +33,7 @@ pub mod space;
 pub mod study;
 pub mod suite;
 pub mod suite_run;
+pub mod surfaces;
 pub mod synthetic;
 
 pub use acquisition::GpSampler;

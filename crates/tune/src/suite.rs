@@ -58,6 +58,17 @@ pub enum Term {
         drop: f64,
         slow: f64,
     },
+    /// A ridge made by a sum of parameters: `s = Σ weight·t(x)` (t = ln on a log scale, so a
+    /// product such as workers × threads), factor `(1 − depth) + depth·exp(−½((s −
+    /// peak)/width)²)`, `peak` and `width` in the units of `s` (the generated family,
+    /// `surfaces.rs`).
+    Ridge {
+        weights: BTreeMap<String, f64>,
+        log: bool,
+        peak: f64,
+        width: f64,
+        depth: f64,
+    },
 }
 
 /// A multiplicative factor of p99.
@@ -93,8 +104,19 @@ pub struct Server {
     pub slo_p99_ms: f64,
     /// Uniform multiplicative run-to-run noise, ± this fraction, on throughput and on p99.
     pub noise: f64,
+    /// Noise per start, ± this fraction: a configuration keeps the throughput factor
+    /// `1 + U(−start_noise, +start_noise)` drawn when it is first measured in a study
+    /// (p99 divided by it), so re-measuring it does not average it away (a redeployed
+    /// configuration differs between starts: TUNA, EuroSys 2025). 0 for the seven named
+    /// servers.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub start_noise: f64,
     /// Rule-of-thumb seeds (name=value pairs), measured after the default.
     pub seeds: Vec<Vec<(String, String)>>,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 fn map(pairs: &[(&str, f64)]) -> BTreeMap<String, f64> {
@@ -176,6 +198,7 @@ pub fn servers() -> Vec<Server> {
         }],
         slo_p99_ms: 100.0,
         noise,
+        start_noise: 0.0,
         seeds: vec![seed(&[("nbthread", "8")])],
     };
     vec![
@@ -223,6 +246,7 @@ pub fn servers() -> Vec<Server> {
             ],
             slo_p99_ms: 300.0,
             noise: 0.08,
+            start_noise: 0.0,
             seeds: vec![seed(&[("pm_max_children", "50")])],
         },
         Server {
@@ -256,6 +280,7 @@ pub fn servers() -> Vec<Server> {
             }],
             slo_p99_ms: 50.0,
             noise: 0.08,
+            start_noise: 0.0,
             seeds: vec![seed(&[("thread_concurrency", "16")])],
         },
         Server {
@@ -293,6 +318,7 @@ pub fn servers() -> Vec<Server> {
             }],
             slo_p99_ms: 100.0,
             noise: 0.08,
+            start_noise: 0.0,
             seeds: vec![seed(&[("mpm", "event"), ("max_workers", "256")])],
         },
         Server {
@@ -336,6 +362,7 @@ pub fn servers() -> Vec<Server> {
             ],
             slo_p99_ms: 200.0,
             noise: 0.08,
+            start_noise: 0.0,
             seeds: vec![seed(&[("worker_processes", "8")])],
         },
         Server {
@@ -369,6 +396,7 @@ pub fn servers() -> Vec<Server> {
             }],
             slo_p99_ms: 40.0,
             noise: 0.08,
+            start_noise: 0.0,
             seeds: vec![seed(&[("workers", "17")])],
         },
         haproxy(
@@ -477,6 +505,23 @@ impl Server {
                     (1.0 - depth) + depth * (-0.5 * z * z).exp()
                 }
                 Term::Choice { param, mult } => mult.get(word(c, param)).copied().unwrap_or(0.0),
+                Term::Ridge {
+                    weights,
+                    log,
+                    peak,
+                    width,
+                    depth,
+                } => {
+                    let sum: f64 = weights
+                        .iter()
+                        .map(|(k, w)| {
+                            let x = number(c, k);
+                            w * if *log { x.max(0.5).ln() } else { x }
+                        })
+                        .sum();
+                    let z = (sum - peak) / width;
+                    (1.0 - depth) + depth * (-0.5 * z * z).exp()
+                }
                 Term::Cliff { .. } => 1.0,
             };
         }
@@ -512,9 +557,15 @@ impl Server {
     /// One noisy measurement: throughput and p99 each times `1 + U(−noise, +noise)`, drawn
     /// in that order.
     pub fn measure(&self, c: &Config, rng: &mut Rng) -> Outcome {
+        self.measure_started(c, 1.0, rng)
+    }
+
+    /// One noisy measurement of a configuration whose start drew the throughput factor
+    /// `start` (see `start_noise`; 1 without noise per start).
+    pub fn measure_started(&self, c: &Config, start: f64, rng: &mut Rng) -> Outcome {
         let (tp, p99) = self.truth(c);
-        let tp = tp * (1.0 + crate::sampler::symmetric(rng, self.noise));
-        let p99 = p99 * (1.0 + crate::sampler::symmetric(rng, self.noise));
+        let tp = tp * start * (1.0 + crate::sampler::symmetric(rng, self.noise));
+        let p99 = p99 / start * (1.0 + crate::sampler::symmetric(rng, self.noise));
         Outcome::Measured(vec![LevelSummary {
             level: "c=256".into(),
             throughput: tp,
@@ -557,41 +608,107 @@ impl Server {
             .collect();
         let d = space.dims();
         let mut best = (0.0, space.default_config());
-        let starts = 3usize;
-        let total = starts.pow(d as u32);
+        // Starts: a grid of 3 points per range parameter up to four parameters (the named
+        // servers), 2 beyond (the generated family's five and six), and every word of a
+        // categorical, so a mode × integer interaction is swept from each mode; checked
+        // against random sampling by the unit tests.
+        let points: Vec<Vec<f64>> = space
+            .params
+            .iter()
+            .map(|p| {
+                let n = match &p.kind {
+                    Kind::Choice(c) => c.len().max(3),
+                    _ if d <= 4 => 3,
+                    _ => 2,
+                };
+                (0..n).map(|i| (i as f64 + 0.5) / n as f64).collect()
+            })
+            .collect();
+        let total: usize = points.iter().map(Vec::len).product();
         for s in 0..total {
             let mut k = s;
-            let u: Vec<f64> = (0..d)
-                .map(|_| {
-                    let i = k % starts;
-                    k /= starts;
-                    (i as f64 + 0.5) / starts as f64
+            let u: Vec<f64> = points
+                .iter()
+                .map(|pts| {
+                    let i = k % pts.len();
+                    k /= pts.len();
+                    pts[i]
                 })
                 .collect();
-            let mut c = space.decode(&u);
-            let mut v = self.true_value(&c);
-            loop {
-                let before = v;
-                for (i, p) in space.params.iter().enumerate() {
-                    for x in &values[i] {
-                        let old = c.insert(p.name.clone(), x.clone());
-                        let nv = self.true_value(&c);
-                        if nv > v {
-                            v = nv;
-                        } else if let Some(o) = old {
-                            c.insert(p.name.clone(), o);
-                        }
-                    }
-                }
-                if v <= before {
-                    break;
-                }
-            }
+            let c = space.decode(&u);
+            let v = self.true_value(&c);
+            let (c, v) = self.climb(&space, &values, c, v);
             if v > best.0 {
                 best = (v, c);
             }
         }
+        // A ridge of a sum of parameters stalls coordinate sweeps on the grid (a step along
+        // it changes two at once): from the best, every pair of values of each ridge's
+        // parameters, the others fixed, then the sweeps again, until nothing improves.
+        let ridges: Vec<Vec<usize>> = self
+            .throughput
+            .iter()
+            .filter_map(|t| match t {
+                Term::Ridge { weights, .. } => Some(
+                    weights
+                        .keys()
+                        .filter_map(|k| space.params.iter().position(|p| p.name == *k))
+                        .collect(),
+                ),
+                _ => None,
+            })
+            .collect();
+        loop {
+            let before = best.0;
+            for r in ridges.iter().filter(|r| r.len() == 2) {
+                let (a, b) = (&space.params[r[0]], &space.params[r[1]]);
+                let mut c = best.1.clone();
+                for x in &values[r[0]] {
+                    c.insert(a.name.clone(), x.clone());
+                    for y in &values[r[1]] {
+                        c.insert(b.name.clone(), y.clone());
+                        let v = self.true_value(&c);
+                        if v > best.0 {
+                            best = (v, c.clone());
+                        }
+                    }
+                }
+            }
+            if best.0 <= before {
+                break;
+            }
+            let (c, v) = self.climb(&space, &values, best.1, best.0);
+            best = (v, c);
+        }
         best
+    }
+
+    /// Coordinate sweeps from `c` (of value `v`): every value of one parameter with the
+    /// others fixed, until nothing improves.
+    fn climb(
+        &self,
+        space: &Space,
+        values: &[Vec<Value>],
+        mut c: Config,
+        mut v: f64,
+    ) -> (Config, f64) {
+        loop {
+            let before = v;
+            for (i, p) in space.params.iter().enumerate() {
+                for x in &values[i] {
+                    let old = c.insert(p.name.clone(), x.clone());
+                    let nv = self.true_value(&c);
+                    if nv > v {
+                        v = nv;
+                    } else if let Some(o) = old {
+                        c.insert(p.name.clone(), o);
+                    }
+                }
+            }
+            if v <= before {
+                return (c, v);
+            }
+        }
     }
 }
 

@@ -64,6 +64,8 @@ pub fn run(
     };
     let mut s = study(server, sampler, settings);
     let mut noise = Rng::seeded(seed.wrapping_add(0xA5A5));
+    let mut start_rng = Rng::seeded(seed.wrapping_add(0x5EED));
+    let mut starts: std::collections::HashMap<String, f64> = Default::default();
     let mut out = StudyRun {
         picks: Vec::new(),
         spent: Vec::new(),
@@ -95,7 +97,17 @@ pub fn run(
         let Next::Measure(c, why) = s.next() else {
             break;
         };
-        let outcome = server.measure(&c, &mut noise);
+        // Noise per start: drawn once per configuration from its own stream (so servers
+        // without it keep their recorded noise streams), kept for its re-measurements.
+        let start = if server.start_noise > 0.0 {
+            let key = format!("{c:?}");
+            *starts.entry(key).or_insert_with(|| {
+                1.0 + crate::sampler::symmetric(&mut start_rng, server.start_noise)
+            })
+        } else {
+            1.0
+        };
+        let outcome = server.measure_started(&c, start, &mut noise);
         s.record(c, why, outcome);
     }
     out
@@ -161,9 +173,18 @@ pub fn bench(
 /// Noise-free check points for the ports: the default, the optimum and `n` random
 /// configurations, with their true throughput and p99.
 pub fn check_points(server: &Server, n: usize) -> Vec<(Config, f64, f64)> {
+    let mut points = random_check_points(server, n);
+    let at = server.optimum().1;
+    let (tp, p99) = server.truth(&at);
+    points.insert(1, (at, tp, p99));
+    points
+}
+
+/// The same without the optimum (cheap): the default and `n` random configurations.
+pub fn random_check_points(server: &Server, n: usize) -> Vec<(Config, f64, f64)> {
     let space = server.space();
     let mut rng = Rng::seeded(11);
-    let mut configs = vec![space.default_config(), server.optimum().1];
+    let mut configs = vec![space.default_config()];
     configs.extend((0..n).map(|_| crate::sampler::random_config(&space, &mut rng)));
     configs
         .into_iter()
