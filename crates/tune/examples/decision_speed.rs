@@ -27,7 +27,7 @@ fn main() {
             vec![Slo::parse(synthetic::SLO).expect("the benchmark's SLO")],
             seeded,
             StudySettings {
-                budget: trials + 1,
+                trials: trials + 1,
                 seed,
                 ..StudySettings::default()
             },

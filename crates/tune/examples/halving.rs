@@ -18,7 +18,7 @@ const FULL_S: f64 = 10.0;
 fn one(server: &Server, optimum: f64, seed: u64, load_s: Option<f64>) -> (f64, usize, f64) {
     let screen = load_s.and_then(|_| screen_fraction(FULL_S, 2.0));
     let settings = StudySettings {
-        budget: if load_s.is_some() { 200 } else { 15 },
+        trials: if load_s.is_some() { 200 } else { 15 },
         seed,
         screen,
         ..StudySettings::default()

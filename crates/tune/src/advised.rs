@@ -266,7 +266,7 @@ mod tests {
             Vec::new(),
             advice.seeds.iter().map(|s| s.config.clone()).collect(),
             StudySettings {
-                budget: 6,
+                trials: 6,
                 ..StudySettings::default()
             },
             Box::new(RandomSampler),

@@ -294,7 +294,7 @@ mod tests {
             vec![Slo::parse(synthetic::SLO).unwrap()],
             vec![],
             StudySettings {
-                budget: 20,
+                trials: 20,
                 space_filling: 12,
                 seed: 3,
                 ..StudySettings::default()
@@ -326,7 +326,7 @@ mod tests {
             vec![],
             vec![],
             StudySettings {
-                budget: 12,
+                trials: 12,
                 seed: 3,
                 ..StudySettings::default()
             },
@@ -358,7 +358,7 @@ mod tests {
             vec![],
             vec![],
             StudySettings {
-                budget: runs.len(),
+                trials: runs.len(),
                 seed: 1,
                 ..StudySettings::default()
             },
@@ -420,7 +420,7 @@ mod tests {
                     vec![],
                     vec![],
                     StudySettings {
-                        budget: 10,
+                        trials: 10,
                         ..StudySettings::default()
                     },
                     Box::new(GpSampler::default()),

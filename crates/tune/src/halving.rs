@@ -165,7 +165,7 @@ mod tests {
             Vec::new(),
             Vec::new(),
             StudySettings {
-                budget: 30,
+                trials: 30,
                 space_filling: 3,
                 screen,
                 ..StudySettings::default()

@@ -594,7 +594,7 @@ mod tests {
             seeds,
             StudySettings {
                 seed,
-                budget: 12,
+                trials: 12,
                 ..StudySettings::default()
             },
             Box::new(GpSampler::default()),
@@ -768,7 +768,7 @@ mod tests {
         let mut j = Journal::create(&path, "{}", 11).unwrap();
         let mut s = study(11);
         let mut noise = Rng::seeded(1);
-        s.settings.budget = 200;
+        s.settings.trials = 200;
         while let Next::Measure(c, why) = s.next() {
             let id = j.begin_trial(Phase::Search, &c, why.as_str()).unwrap();
             let o = synthetic::measure(&c, &mut noise);
@@ -821,7 +821,7 @@ mod tests {
         assert!(r.trials.len() >= 12);
         // Replayed, the study carries on from the lost trial (or the next one).
         let mut s = study(11);
-        s.settings.budget = 200;
+        s.settings.trials = 200;
         r.replay_into(&mut s);
         assert_eq!(s.trials().len(), r.trials.len());
         if let (Next::Measure(c, _), Some((_, lost))) = (s.next(), r.lost.first()) {

@@ -220,7 +220,7 @@ impl TuneReport {
             slos: study.slos.iter().map(|s| s.text.clone()).collect(),
             levels,
             sampler: study.sampler_name().to_string(),
-            budget: study.settings.budget,
+            budget: study.settings.trials,
             noise: Noise {
                 aa_difference: study.aa_difference(),
                 relative_sd: study.noise(),

@@ -15,7 +15,7 @@ fn json_has_the_documented_shape_and_text_reads() {
         vec![Slo::parse(synthetic::SLO).unwrap()],
         seeds,
         StudySettings {
-            budget: 8,
+            trials: 8,
             seed: 2,
             ..StudySettings::default()
         },
@@ -109,7 +109,7 @@ fn a_tune_where_every_trial_failed_says_so_and_why() {
         vec![],
         vec![],
         StudySettings {
-            budget: 3,
+            trials: 3,
             seed: 1,
             ..StudySettings::default()
         },
@@ -147,7 +147,7 @@ fn the_text_names_the_default_the_noise_and_the_budget() {
         vec![],
         vec![],
         StudySettings {
-            budget: 4,
+            trials: 4,
             seed: 3,
             ..StudySettings::default()
         },

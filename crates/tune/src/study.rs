@@ -15,8 +15,9 @@ use webtune_engine::rng::Rng;
 /// Knobs of the search, defaults in one place.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StudySettings {
-    /// Measured runs in the search, re-measurements and the A/A pair included.
-    pub budget: usize,
+    /// Measured runs in the search (a count: `trials`; a duration is a `budget`),
+    /// re-measurements and the A/A pair included.
+    pub trials: usize,
     /// Seeds the space-filling start and every sampler call.
     pub seed: u64,
     /// Latin-hypercube points after the default and the seeds.
@@ -38,7 +39,7 @@ pub struct StudySettings {
 impl Default for StudySettings {
     fn default() -> Self {
         StudySettings {
-            budget: 15,
+            trials: 15,
             seed: 0,
             space_filling: 3,
             max_measurements: 3,
@@ -212,7 +213,7 @@ impl Study {
     /// calls.)
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Next {
-        if self.trials.len() >= self.settings.budget {
+        if self.trials.len() >= self.settings.trials {
             return Next::Done;
         }
         let baseline: Vec<&Trial> = self
@@ -445,7 +446,7 @@ pub(crate) mod tests {
 
     fn study(budget: usize) -> Study {
         let settings = StudySettings {
-            budget,
+            trials: budget,
             space_filling: 2,
             ..StudySettings::default()
         };

@@ -58,7 +58,7 @@ pub fn run(
 ) -> StudyRun {
     let budget = checkpoints.iter().copied().max().unwrap_or(0);
     let settings = StudySettings {
-        budget,
+        trials: budget,
         seed,
         ..settings.clone()
     };

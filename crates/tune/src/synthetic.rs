@@ -148,7 +148,7 @@ pub fn measure(c: &Config, rng: &mut Rng) -> Outcome {
 pub fn run(sampler: Box<dyn Sampler>, seed: u64, budget: usize) -> f64 {
     let sp = space();
     let settings = StudySettings {
-        budget,
+        trials: budget,
         seed,
         ..StudySettings::default()
     };

@@ -357,7 +357,7 @@ pub fn run(
         let of = if job.time_budget.is_some() {
             0
         } else {
-            job.settings.budget
+            job.settings.trials
         };
         listener.trial_starting(phase, number, of, &config);
         let rules = job

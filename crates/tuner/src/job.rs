@@ -51,7 +51,7 @@ pub struct Job {
     /// finds none is a failed trial. The objective is then `Objective::MaximizeCapacity`.
     pub capacity: Option<CapacityObjective>,
     /// `--budget`: the search starts no trial once its trials (over every run of the tune,
-    /// from the journal) have taken this long; `settings.budget` still caps the count.
+    /// from the journal) have taken this long; `settings.trials` still caps the count.
     pub time_budget: Option<Duration>,
 }
 

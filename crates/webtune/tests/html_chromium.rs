@@ -481,7 +481,7 @@ fn synthetic_tune_report() -> webtune_tune::TuneReport {
         vec![Slo::parse(synthetic::SLO).unwrap()],
         seeds,
         StudySettings {
-            budget: 24,
+            trials: 24,
             seed: 7,
             ..StudySettings::default()
         },

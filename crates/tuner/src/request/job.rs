@@ -204,7 +204,7 @@ impl TuneRequest {
         }
         let levels = levels_of(&self.levels, load.is_open_loop())?;
         let settings = StudySettings {
-            budget: self.trials(),
+            trials: self.trials(),
             seed: self.search_seed,
             screen: driver::screening(&load, self.budget.is_some(), capacity.is_some()),
             ..StudySettings::default()
@@ -289,7 +289,7 @@ impl TuneRequest {
             slos,
             seeds: Vec::new(),
             settings: StudySettings {
-                budget: self.trials(),
+                trials: self.trials(),
                 seed: self.search_seed,
                 ..StudySettings::default()
             },
@@ -427,7 +427,7 @@ mod tests {
         .job(&mut note)
         .unwrap();
         assert_eq!(job.protocol, ProofProtocol::Sequential);
-        assert_eq!((job.confirm, job.settings.budget), (5, 15));
+        assert_eq!((job.confirm, job.settings.trials), (5, 15));
         assert!(job.load.url.is_empty());
         // The body comes back although a serialised spec has none.
         assert_eq!((job.load.body.len(), job.load.body_bytes), (7, 7));
