@@ -27,7 +27,7 @@ mod pacing;
 mod plan;
 mod probe;
 mod recorder;
-pub mod rng;
+pub use webtune_model::rng;
 pub mod scenario;
 mod schedule;
 pub mod show;

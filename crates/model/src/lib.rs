@@ -1,6 +1,8 @@
 //! The data model of webtune: what a run was asked to do (`RunSpec`), what it measured
 //! (`RunResult`, versioned as `webtune.run/1`), latency histograms in HdrHistogram's own
-//! serialised form, error kinds and per-interval samples.
+//! serialised form, error kinds and per-interval samples — and the one seedable random
+//! generator (`rng`) that the engine's hot path and the tuner's search both draw from, so
+//! the search needs no engine for it.
 //!
 //! This crate owns the shapes and their (de)serialisation only. It does no I/O: no sockets,
 //! no files, no clocks. Every other crate speaks these types.
@@ -12,6 +14,7 @@ pub mod histogram;
 pub mod journey;
 mod merge;
 pub mod result;
+pub mod rng;
 pub mod server;
 pub mod shard;
 mod shard_check;

@@ -33,7 +33,7 @@ fn main() {
             },
             Box::new(GpSampler::default()),
         );
-        let mut rng = webtune_engine::rng::Rng::seeded(seed);
+        let mut rng = webtune_model::rng::Rng::seeded(seed);
         loop {
             let measured = study.trials().len();
             let start = Instant::now();

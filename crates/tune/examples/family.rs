@@ -122,7 +122,7 @@ fn main() {
     if args.iter().any(|a| a == "--shares") {
         for (g, (opt, _)) in all.iter().zip(&optima) {
             let space = g.server.space();
-            let mut rng = webtune_engine::rng::Rng::seeded(1);
+            let mut rng = webtune_model::rng::Rng::seeded(1);
             let near = (0..20_000)
                 .filter(|_| {
                     let c = webtune_tune::sampler::random_config(&space, &mut rng);

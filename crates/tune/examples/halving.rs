@@ -6,7 +6,7 @@
 //! taken as √3 times a full run's (variance ∝ 1/duration), promising ones re-run in full.
 //!
 //! `cargo run --release -p webtune-tune --example halving -- [SEEDS]`
-use webtune_engine::rng::Rng;
+use webtune_model::rng::Rng;
 use webtune_tune::halving::{fidelity_for, screen_fraction};
 use webtune_tune::suite::{servers, Server};
 use webtune_tune::suite_run::study;

@@ -54,7 +54,7 @@ fn json() {
 
 fn share_near_optimum(s: &Server, opt: f64) -> f64 {
     let space = s.space();
-    let mut rng = webtune_engine::rng::Rng::seeded(1);
+    let mut rng = webtune_model::rng::Rng::seeded(1);
     let draws = 20_000;
     let inside = (0..draws)
         .filter(|_| {

@@ -19,7 +19,7 @@ fn main() {
         synthetic::optimum()
     );
     let space = synthetic::space();
-    let mut rng = webtune_engine::rng::Rng::seeded(1);
+    let mut rng = webtune_model::rng::Rng::seeded(1);
     let draws = 100_000;
     let optimum = synthetic::optimum();
     let inside = (0..draws)

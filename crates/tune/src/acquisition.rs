@@ -8,7 +8,7 @@
 use crate::gp::{norm_cdf, Gp};
 use crate::sampler::{random_config, random_point, Observation, Sampler};
 use crate::space::{Config, Space};
-use webtune_engine::rng::Rng;
+use webtune_model::rng::Rng;
 
 /// Gaussian-process sampler with constrained expected improvement.
 #[derive(Debug, Clone, Copy)]

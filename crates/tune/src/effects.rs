@@ -301,7 +301,7 @@ mod tests {
             },
             Box::new(GpSampler::default()),
         );
-        let mut rng = webtune_engine::rng::Rng::seeded(1);
+        let mut rng = webtune_model::rng::Rng::seeded(1);
         while let Next::Measure(c, why) = s.next() {
             let o = synthetic::measure(&c, &mut rng);
             s.record(c, why, o);
@@ -332,7 +332,7 @@ mod tests {
             },
             Box::new(GpSampler::default()),
         );
-        let mut rng = webtune_engine::rng::Rng::seeded(1);
+        let mut rng = webtune_model::rng::Rng::seeded(1);
         while let Next::Measure(c, why) = s.next() {
             let o = synthetic::measure(&c, &mut rng);
             s.record(c, why, o);

@@ -582,7 +582,7 @@ mod tests {
     use crate::objective::{Objective, Slo};
     use crate::study::{Next, StudySettings};
     use crate::{synthetic, GpSampler};
-    use webtune_engine::rng::Rng;
+    use webtune_model::rng::Rng;
 
     fn study(seed: u64) -> Study {
         let sp = synthetic::space();

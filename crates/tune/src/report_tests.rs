@@ -21,7 +21,7 @@ fn json_has_the_documented_shape_and_text_reads() {
         },
         Box::new(GpSampler::default()),
     );
-    let mut rng = webtune_engine::rng::Rng::seeded(2);
+    let mut rng = webtune_model::rng::Rng::seeded(2);
     while let Next::Measure(c, why) = s.next() {
         let o = synthetic::measure(&c, &mut rng);
         s.record(c, why, o);
@@ -153,7 +153,7 @@ fn the_text_names_the_default_the_noise_and_the_budget() {
         },
         Box::new(GpSampler::default()),
     );
-    let mut rng = webtune_engine::rng::Rng::seeded(3);
+    let mut rng = webtune_model::rng::Rng::seeded(3);
     while let Next::Measure(c, why) = s.next() {
         let o = synthetic::measure(&c, &mut rng);
         s.record(c, why, o);

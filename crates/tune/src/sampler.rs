@@ -3,7 +3,7 @@
 //! space-filling start (Latin hypercube) and the plain random sampler used as the baseline.
 
 use crate::space::{Config, Space};
-use webtune_engine::rng::Rng;
+use webtune_model::rng::Rng;
 
 /// One measurement the sampler may learn from.
 #[derive(Debug, Clone, PartialEq)]

@@ -10,7 +10,7 @@ use crate::objective::{evaluate, Evaluation, LevelSummary, Objective, Slo};
 use crate::sampler::{latin_hypercube, Observation, Sampler};
 use crate::space::{Config, Space};
 use serde::{Deserialize, Serialize};
-use webtune_engine::rng::Rng;
+use webtune_model::rng::Rng;
 
 /// Knobs of the search, defaults in one place.
 #[derive(Debug, Clone, PartialEq)]

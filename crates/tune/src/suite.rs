@@ -12,7 +12,7 @@ use crate::space::{Config, Kind, ParamSpec, Space, Value};
 use crate::study::Outcome;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use webtune_engine::rng::Rng;
+use webtune_model::rng::Rng;
 
 /// One searched parameter: an integer range (optionally on a log scale) or a list of words.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -8,7 +8,7 @@ use crate::sampler::Sampler;
 use crate::space::Config;
 use crate::study::{Next, Study, StudySettings, Why};
 use crate::suite::Server;
-use webtune_engine::rng::Rng;
+use webtune_model::rng::Rng;
 
 /// The reasons a trial is measured, in the order the table shows them.
 pub const WHYS: [Why; 5] = [

@@ -15,7 +15,7 @@ use crate::space::{Config, Value};
 use crate::suite::{Latency, ParamDef, Server, Term};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use webtune_engine::rng::Rng;
+use webtune_model::rng::Rng;
 
 /// What a generated server tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

@@ -7,7 +7,7 @@ use crate::objective::{LevelSummary, Objective, Slo};
 use crate::sampler::Sampler;
 use crate::space::{Config, KnownKind, KnownParam, Space, Value};
 use crate::study::{Next, Outcome, Study, StudySettings};
-use webtune_engine::rng::Rng;
+use webtune_model::rng::Rng;
 
 /// The `--param` texts of the benchmark.
 pub const PARAMS: [&str; 5] = [

@@ -199,7 +199,7 @@ pub fn judge(blocks: &[Block], settings: &Settings) -> Judgement {
 mod tests {
     use super::super::schedule::{Protocol, Step};
     use super::*;
-    use webtune_engine::rng::Rng;
+    use webtune_model::rng::Rng;
 
     /// A standard normal draw (Box–Muller).
     fn normal(rng: &mut Rng) -> f64 {

@@ -7,7 +7,7 @@
 
 use super::block::{Block, Settings, Side};
 use super::judge::{self, Judgement, Verdict};
-use webtune_engine::rng::Rng;
+use webtune_model::rng::Rng;
 
 /// What the caller does next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
