@@ -512,10 +512,7 @@ fn verify_measures_php_fpm_advice_behind_the_labs_nginx() {
 
 #[test]
 fn verify_measures_my_cnf_advice_under_the_labs_forum() {
-    let mysqli = std::fs::read_dir("/usr/lib/php")
-        .map(|d| d.flatten().any(|e| e.path().join("mysqli.so").is_file()))
-        .unwrap_or(false);
-    if !mysqli || !Path::new("/usr/sbin/mariadbd").exists() {
+    if support::lab::forum_database_missing() {
         support::opt_out::opt_out("mariadb", "mariadb-server or php-mysql is not installed");
         return;
     }
@@ -754,10 +751,7 @@ fn verify_interleaves_both_copies_by_default() {
 /// database copy (the current my.cnf, the advised one).
 #[test]
 fn verify_interleaves_two_forums_for_a_my_cnf() {
-    let mysqli = std::fs::read_dir("/usr/lib/php")
-        .map(|d| d.flatten().any(|e| e.path().join("mysqli.so").is_file()))
-        .unwrap_or(false);
-    if !mysqli || !Path::new("/usr/sbin/mariadbd").exists() {
+    if support::lab::forum_database_missing() {
         support::opt_out::opt_out("mariadb", "mariadb-server or php-mysql is not installed");
         return;
     }

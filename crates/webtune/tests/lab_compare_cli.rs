@@ -151,15 +151,13 @@ fn two_private_copies_of_the_users_own_nginx_config() {
 /// one arm goes to that arm's database), loaded with the forum's page mix; nothing is left.
 #[test]
 fn two_forums_each_on_its_own_database() {
-    let php_fpm = std::path::Path::new("/usr/sbin/php-fpm8.2").exists()
-        || std::fs::read_dir("/usr/sbin")
-            .map(|d| {
-                d.flatten()
-                    .any(|e| e.file_name().to_string_lossy().starts_with("php-fpm"))
-            })
-            .unwrap_or(false);
-    let mariadb = std::path::Path::new("/usr/sbin/mariadbd").exists();
-    if nginx_missing() || !php_fpm || !mariadb {
+    let php_fpm = std::fs::read_dir("/usr/sbin")
+        .map(|d| {
+            d.flatten()
+                .any(|e| e.file_name().to_string_lossy().starts_with("php-fpm"))
+        })
+        .unwrap_or(false);
+    if nginx_missing() || !php_fpm || support::lab::forum_database_missing() {
         return support::opt_out::opt_out(
             "mariadb",
             "nginx, php-fpm or mariadb-server is not installed",

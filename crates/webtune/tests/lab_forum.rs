@@ -32,10 +32,7 @@ fn missing() -> Option<&'static str> {
         ("apache2", "apache2"),
         ("nginx", "nginx"),
     ];
-    let mysqli = std::fs::read_dir("/usr/lib/php")
-        .map(|d| d.flatten().any(|e| e.path().join("mysqli.so").is_file()))
-        .unwrap_or(false);
-    if !mysqli {
+    if support::lab::forum_database_missing() {
         return Some("mariadb");
     }
     programs.iter().find_map(|(p, name)| {

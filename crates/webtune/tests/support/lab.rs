@@ -111,3 +111,12 @@ pub fn privileged() -> bool {
 pub fn namespace_of(pid: &str) -> Option<u64> {
     webtune_lab::namespace_of(pid.parse().ok()?)
 }
+
+/// Whether the forum's database side is missing here (MariaDB's server, or PHP's mysqli):
+/// the forum tests then opt out by the name "mariadb".
+pub fn forum_database_missing() -> bool {
+    let mysqli = std::fs::read_dir("/usr/lib/php")
+        .map(|d| d.flatten().any(|e| e.path().join("mysqli.so").is_file()))
+        .unwrap_or(false);
+    !mysqli || !Path::new("/usr/sbin/mariadbd").exists()
+}
