@@ -4,13 +4,13 @@
 //! a time budget (`halving`), the SQLite journal that lets a
 //! study resume (`journal`), the advisor's seeds and their judgement (`advised`), the
 //! paired proof (`proof`), per-parameter effects (`effects`) and the `webtune.tune/1`
-//! report (`report`); the samplers' benchmark suite of synthetic
-//! servers (`suite`, `suite_run`, and the older single `synthetic`), and the capacity
+//! report (`report`), and the capacity
 //! search's pure half (`capacity`, `capacity_judge`: what to try next, how a step is
 //! judged). It never starts a process or loads a server, and does not depend on the lab:
 //! the caller runs each trial and tells the study what it measured (`paired` runs the
 //! proof's pairs through the caller's closure). The orchestration that runs trials in the
-//! lab is the `webtune-tuner` crate.
+//! lab is the `webtune-tuner` crate. The samplers' benchmark suite of synthetic servers is
+//! the dev-only `webtune-search-bench` crate (crates/search-bench).
 
 pub mod acquisition;
 pub mod advised;
@@ -31,10 +31,16 @@ pub mod report_verdict;
 pub mod sampler;
 pub mod space;
 pub mod study;
-pub mod suite;
-pub mod suite_run;
-pub mod surfaces;
-pub mod synthetic;
+
+// The unit tests drive studies of the benchmarks' five-parameter synthetic server: one copy
+// of it, in the dev-only crate, compiled in here for tests only (its paths say
+// `webtune_tune::`, which this alias resolves to this crate).
+#[cfg(test)]
+extern crate self as webtune_tune;
+#[cfg(test)]
+#[allow(dead_code)] // the benchmark runners in that file are not used by these tests
+#[path = "../../search-bench/src/synthetic.rs"]
+mod synthetic;
 
 pub use acquisition::GpSampler;
 pub use effects::{effects, Effect};

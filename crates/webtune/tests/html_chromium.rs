@@ -470,8 +470,9 @@ fn compare_page_plots_both_distributions_and_each_change_with_its_interval() {
 /// A tune report from a real study of the tuner's synthetic server (no lab): five
 /// parameters, a p99 SLO that some trials miss, the winner proven in five pairs.
 fn synthetic_tune_report() -> webtune_tune::TuneReport {
+    use webtune_search_bench::synthetic;
     use webtune_tune::{
-        synthetic, LevelSummary, Next, Objective, Outcome, RandomSampler, Slo, Study, StudySettings,
+        LevelSummary, Next, Objective, Outcome, RandomSampler, Slo, Study, StudySettings,
     };
     let space = synthetic::space();
     let seeds = synthetic::seeds(&space);
@@ -546,7 +547,7 @@ fn tune_page_plots_slices_effects_and_the_proofs_pairs() {
     let dom = check_layout(&browser, &work, &html);
     // one slice plot per parameter, with both kinds of trial and the winner
     let slices = element(&dom, "div", "slices");
-    for (i, _) in webtune_tune::synthetic::PARAMS.iter().enumerate() {
+    for (i, _) in webtune_search_bench::synthetic::PARAMS.iter().enumerate() {
         assert!(
             slices.contains(&format!("id=\"plot-slice-{i}\"")),
             "{slices}"

@@ -1,13 +1,14 @@
 //! How long the sampler takes to decide (issue 25 item 7: ≤ 1 s at 40 trials on this
 //! machine's 2 cores). Runs seeded studies of the synthetic five-parameter server
-//! (`webtune_tune::synthetic`: SLO p99 <= 40ms, so the constraint GP is fitted too) and
+//! (`webtune_search_bench::synthetic`: SLO p99 <= 40ms, so the constraint GP is fitted too) and
 //! times every `Study::next` — the whole decision: the GP fits and the acquisition over
 //! its candidates — and the report's effects at the end. A benchmark, not a timed test.
 //!
-//! `cargo run --release -p webtune-tune --example decision_speed [TRIALS] [SEEDS]`
+//! `cargo run --release -p webtune-search-bench --example decision_speed [TRIALS] [SEEDS]`
 use std::time::{Duration, Instant};
+use webtune_search_bench::synthetic;
 use webtune_tune::study::{Next, Study, StudySettings};
-use webtune_tune::{effects, synthetic, GpSampler, Objective, Slo};
+use webtune_tune::{effects, GpSampler, Objective, Slo};
 
 fn main() {
     let mut args = std::env::args().skip(1);

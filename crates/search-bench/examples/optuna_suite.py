@@ -5,15 +5,15 @@
 # running, every noise-free check point the Rust side printed is recomputed here and must
 # agree, so the two sides evaluate the same functions.
 #
-#   cargo run --release -p webtune-tune --example suite -- --json > /tmp/suite.json
-#   python3 crates/tune/examples/optuna_suite.py /tmp/suite.json [SEEDS] [--only NAME] [--samplers tpe,gp,random] [--budgets 10,15,25]
+#   cargo run --release -p webtune-search-bench --example suite -- --json > /tmp/suite.json
+#   python3 crates/search-bench/examples/optuna_suite.py /tmp/suite.json [SEEDS] [--only NAME] [--samplers tpe,gp,random] [--budgets 10,15,25]
 #
 # The generated family (crates/tune/src/surfaces.rs): hit rates per shape and over the family,
 # with the standard error over functions, as examples/family.rs prints them (--raw appends one
 # JSON line per study):
 #
-#   cargo run --release -p webtune-tune --example family -- 50 --json > /tmp/family.json
-#   python3 crates/tune/examples/optuna_suite.py /tmp/family.json 10 --family [--first-seed N] [--samplers tpe,random] [--budgets 15,25] [--raw FILE]
+#   cargo run --release -p webtune-search-bench --example family -- 50 --json > /tmp/family.json
+#   python3 crates/search-bench/examples/optuna_suite.py /tmp/family.json 10 --family [--first-seed N] [--samplers tpe,random] [--budgets 15,25] [--raw FILE]
 #
 # Needs optuna (measured with 5.0.0 in a venv). GPSampler needs torch; it is run when
 # torch imports, else skipped with a note. Picks are read at 10, 15 and 25 trials of one

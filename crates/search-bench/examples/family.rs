@@ -1,19 +1,19 @@
-//! The search judged on the generated family (`webtune_tune::surfaces`, issue 34 item 5):
+//! The search judged on the generated family (`webtune_search_bench::surfaces`, issue 34 item 5):
 //! seeded studies of each generated server, picks read at 15 and 25 measured runs, hit rates
 //! (pick truly feasible and within 5% of the optimum) per shape and over the family, with the
 //! standard error over functions (each function's hit rate over its seeds is one
 //! observation: the seeds of one function are not independent draws of the family).
 //!
-//! `cargo run --release -p webtune-tune --example family -- [FUNCTIONS] [--seeds N] [--family-seed N] [--first-seed N] [--budgets 15,25] [--lhs N] [--race N] [--switch P] [--step S] [--gp] [--label NAME] [--raw FILE]`
-//! `cargo run --release -p webtune-tune --example family -- 50 --json > /tmp/family.json`
+//! `cargo run --release -p webtune-search-bench --example family -- [FUNCTIONS] [--seeds N] [--family-seed N] [--first-seed N] [--budgets 15,25] [--lhs N] [--race N] [--switch P] [--step S] [--gp] [--label NAME] [--raw FILE]`
+//! `cargo run --release -p webtune-search-bench --example family -- 50 --json > /tmp/family.json`
 //! prints the definitions, optima and noise-free check points for `optuna_suite.py --family`.
 //!
 //! `--raw FILE` writes one JSON line per study (function, shape, search, seed, picks) so
 //! figures from several runs can be merged.
 
 use std::io::Write;
-use webtune_tune::suite_run::{random_check_points, run};
-use webtune_tune::surfaces::{family, Generated, SHAPES};
+use webtune_search_bench::suite_run::{random_check_points, run};
+use webtune_search_bench::surfaces::{family, Generated, SHAPES};
 use webtune_tune::{GpSampler, RandomSampler, Sampler, StudySettings};
 
 type Make = dyn Fn() -> Box<dyn Sampler> + Sync;

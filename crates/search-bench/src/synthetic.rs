@@ -2,12 +2,23 @@
 //! (log-scale integer, integer, categorical), a p99 SLO that cuts off the unconstrained
 //! optimum, and ±8% multiplicative run-to-run noise (uniform) on throughput and p99. Used by
 //! the unit test that compares samplers and by `examples/synthetic.rs`.
+//!
+//! The search crate's own unit tests (journal, effects, report) drive a study of this same
+//! server: `webtune-tune` compiles this file into its test build only (`#[path]` in its
+//! `lib.rs`, with `extern crate self as webtune_tune` so the paths below resolve there too),
+//! so the library ships without it and there is one copy of the server. Keep this file free
+//! of `crate::` paths for that reason.
 
-use crate::objective::{LevelSummary, Objective, Slo};
-use crate::sampler::Sampler;
-use crate::space::{Config, KnownKind, KnownParam, Space, Value};
-use crate::study::{Next, Outcome, Study, StudySettings};
 use webtune_model::rng::Rng;
+use webtune_tune::objective::{LevelSummary, Objective, Slo};
+use webtune_tune::sampler::Sampler;
+use webtune_tune::space::{Config, KnownKind, KnownParam, Space, Value};
+use webtune_tune::study::{Next, Outcome, Study, StudySettings};
+
+/// Uniform in `[-half, half)`: a run's multiplicative noise in the benchmarks.
+pub fn symmetric(rng: &mut Rng, half: f64) -> f64 {
+    half * (2.0 * rng.unit() - 1.0)
+}
 
 /// The `--param` texts of the benchmark.
 pub const PARAMS: [&str; 5] = [
@@ -128,7 +139,7 @@ pub fn optimum() -> f64 {
 /// One noisy measurement.
 pub fn measure(c: &Config, rng: &mut Rng) -> Outcome {
     let (tp, p99) = truth(c);
-    let noise = |rng: &mut Rng| 1.0 + crate::sampler::symmetric(rng, 0.08);
+    let noise = |rng: &mut Rng| 1.0 + symmetric(rng, 0.08);
     let p99 = p99 * noise(rng);
     Outcome::Measured(vec![LevelSummary {
         level: "c=256".into(),
@@ -183,10 +194,10 @@ pub fn run_plain_random(seed: u64, budget: usize) -> f64 {
     let mut noise = Rng::seeded(seed.wrapping_add(0xA5A5));
     let mut best: Option<(f64, Config)> = None;
     for _ in 0..budget {
-        let c = crate::sampler::random_config(&sp, &mut rng);
+        let c = webtune_tune::sampler::random_config(&sp, &mut rng);
         if let Outcome::Measured(levels) = measure(&c, &mut noise) {
             if let Some(e) =
-                crate::objective::evaluate(Objective::MaximizeThroughput, &slos, &levels)
+                webtune_tune::objective::evaluate(Objective::MaximizeThroughput, &slos, &levels)
             {
                 if e.feasible && best.as_ref().is_none_or(|b| e.objective > b.0) {
                     best = Some((e.objective, c));
@@ -203,40 +214,4 @@ pub fn hit_rate(make: impl Fn() -> Box<dyn Sampler>, runs: u64, budget: usize) -
         .filter(|s| run(make(), *s, budget) >= 0.95)
         .count();
     hits as f64 / runs as f64
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::{GpSampler, RandomSampler};
-
-    fn median(mut v: Vec<f64>) -> f64 {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    }
-
-    #[test]
-    fn the_optimum_is_feasible_and_the_default_far_from_it() {
-        let opt = optimum();
-        assert!(opt > 0.0);
-        let d = true_value(&space().default_config());
-        assert!(d > 0.0 && d < 0.5 * opt);
-    }
-
-    #[test]
-    fn the_model_beats_random_search_over_30_seeds() {
-        let gp: Vec<f64> = (0..30)
-            .map(|s| run(Box::new(GpSampler::default()), s, 15))
-            .collect();
-        let random: Vec<f64> = (0..30)
-            .map(|s| run(Box::new(RandomSampler), s, 15))
-            .collect();
-        let hits = |v: &[f64]| v.iter().filter(|r| **r >= 0.95).count();
-        assert!(hits(&gp) >= hits(&random), "{gp:?} {random:?}");
-        // The typical winner is clearly better (numbers: examples/synthetic.rs).
-        assert!(
-            median(gp.clone()) >= median(random.clone()) + 0.03,
-            "{gp:?} {random:?}"
-        );
-    }
 }

@@ -3,9 +3,9 @@
 # winner) and Optuna's GPSampler, on the same servers, noise model, check points and picks as
 # optuna_suite.py (imported from beside this file: the servers' functions live there only).
 #
-#   cargo run --release -p webtune-tune --example suite -- --json > /tmp/suite.json
-#   python3 crates/tune/examples/bbo_suite.py /tmp/suite.json [SEEDS] [--first-seed N] [--only A,B] [--samplers smac,smac-det,hebo,gp] [--budgets 10,15,25] [--raw FILE.jsonl]
-#   python3 crates/tune/examples/bbo_suite.py --table FILE.jsonl...   # rows (stdout) and ± 1 s.e. (stderr) from --raw records
+#   cargo run --release -p webtune-search-bench --example suite -- --json > /tmp/suite.json
+#   python3 crates/search-bench/examples/bbo_suite.py /tmp/suite.json [SEEDS] [--first-seed N] [--only A,B] [--samplers smac,smac-det,hebo,gp] [--budgets 10,15,25] [--raw FILE.jsonl]
+#   python3 crates/search-bench/examples/bbo_suite.py --table FILE.jsonl...   # rows (stdout) and ± 1 s.e. (stderr) from --raw records
 #
 # --raw appends one JSON line per study (server, sampler, seed, picks, CPU and wall seconds), so
 # seed ranges run apart (--first-seed) merge into one row; --only runs servers in the order given.

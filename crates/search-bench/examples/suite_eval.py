@@ -2,10 +2,10 @@
 # crates/tune/src/surfaces.rs): the noise-free throughput and p99 of a configuration, read from
 # the JSON definitions the Rust examples print, and the check that every noise-free check point
 # the Rust side printed agrees. No third-party imports, so CI (python3 without optuna) runs the
-# check (crates/tune/tests/family_python.rs):
+# check (crates/search-bench/tests/family_python.rs):
 #
-#   cargo run --release -p webtune-tune --example family -- 50 --json > /tmp/family.json
-#   python3 crates/tune/examples/suite_eval.py /tmp/family.json
+#   cargo run --release -p webtune-search-bench --example family -- 50 --json > /tmp/family.json
+#   python3 crates/search-bench/examples/suite_eval.py /tmp/family.json
 #
 # optuna_suite.py and bbo_suite.py import these functions.
 import json, math, sys

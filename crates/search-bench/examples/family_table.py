@@ -4,8 +4,8 @@
 # over functions (a function's hit rate over its seeds is one observation). No third-party
 # imports.
 #
-#   python3 crates/tune/examples/family_table.py /tmp/family_ours.jsonl /tmp/family_optuna.jsonl
-#   python3 crates/tune/examples/family_table.py --paired "webtune GP" FILES...
+#   python3 crates/search-bench/examples/family_table.py /tmp/family_ours.jsonl /tmp/family_optuna.jsonl
+#   python3 crates/search-bench/examples/family_table.py --paired "webtune GP" FILES...
 #
 # --defs FAMILY.json (examples/family.rs --json): rows by noise too (per run below 6%, 6-12%,
 # 12% and above; with and without noise per start) besides the shapes.

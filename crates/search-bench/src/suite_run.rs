@@ -3,12 +3,12 @@
 //! the pick after 10 trials of a 25-trial study is the pick of a 10-trial study), where the
 //! budget went, and the summary a row of the table in docs/tuning.md shows.
 
-use crate::objective::{Objective, Slo};
-use crate::sampler::Sampler;
-use crate::space::Config;
-use crate::study::{Next, Study, StudySettings, Why};
 use crate::suite::Server;
 use webtune_model::rng::Rng;
+use webtune_tune::objective::{Objective, Slo};
+use webtune_tune::sampler::Sampler;
+use webtune_tune::space::Config;
+use webtune_tune::study::{Next, Study, StudySettings, Why};
 
 /// The reasons a trial is measured, in the order the table shows them.
 pub const WHYS: [Why; 5] = [
@@ -102,7 +102,7 @@ pub fn run(
         let start = if server.start_noise > 0.0 {
             let key = format!("{c:?}");
             *starts.entry(key).or_insert_with(|| {
-                1.0 + crate::sampler::symmetric(&mut start_rng, server.start_noise)
+                1.0 + crate::synthetic::symmetric(&mut start_rng, server.start_noise)
             })
         } else {
             1.0
@@ -185,7 +185,7 @@ pub fn random_check_points(server: &Server, n: usize) -> Vec<(Config, f64, f64)>
     let space = server.space();
     let mut rng = Rng::seeded(11);
     let mut configs = vec![space.default_config()];
-    configs.extend((0..n).map(|_| crate::sampler::random_config(&space, &mut rng)));
+    configs.extend((0..n).map(|_| webtune_tune::sampler::random_config(&space, &mut rng)));
     configs
         .into_iter()
         .map(|c| {
@@ -199,7 +199,7 @@ pub fn random_check_points(server: &Server, n: usize) -> Vec<(Config, f64, f64)>
 mod tests {
     use super::*;
     use crate::suite::{server, servers};
-    use crate::GpSampler;
+    use webtune_tune::GpSampler;
 
     /// Hits of the GP at 15 trials over 100 seeds must stay at least Optuna 5.0.0 TPE's
     /// recorded figure on the same server (docs/tuning.md, `examples/optuna_suite.py`).
@@ -255,7 +255,7 @@ mod tests {
         let long = run(
             server,
             opt,
-            Box::new(crate::RandomSampler),
+            Box::new(webtune_tune::RandomSampler),
             &settings,
             4,
             &[6, 9],
@@ -263,7 +263,7 @@ mod tests {
         let short = run(
             server,
             opt,
-            Box::new(crate::RandomSampler),
+            Box::new(webtune_tune::RandomSampler),
             &settings,
             4,
             &[6],

@@ -1,10 +1,11 @@
 //! The sampler benchmark: 100 seeded studies of 15 measured runs each on the synthetic
-//! five-parameter server (`webtune_tune::synthetic`), for the Gaussian-process sampler and
+//! five-parameter server (`webtune_search_bench::synthetic`), for the Gaussian-process sampler and
 //! for random search; prints how often the winner is truly within 5% of the optimum.
 //!
-//! `cargo run --release -p webtune-tune --example synthetic [RUNS] [BUDGET]`
+//! `cargo run --release -p webtune-search-bench --example synthetic [RUNS] [BUDGET]`
+use webtune_search_bench::synthetic;
 use webtune_tune::sampler::random_config;
-use webtune_tune::{synthetic, GpSampler, RandomSampler, Sampler};
+use webtune_tune::{GpSampler, RandomSampler, Sampler};
 
 type Make = fn() -> Box<dyn Sampler>;
 

@@ -10,12 +10,12 @@
 //! so the family is a pure function of its seed. The Python ports read the same definitions
 //! (`examples/family.rs --json`).
 
-use crate::sampler::random_config;
-use crate::space::{Config, Value};
 use crate::suite::{Latency, ParamDef, Server, Term};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use webtune_model::rng::Rng;
+use webtune_tune::sampler::random_config;
+use webtune_tune::space::{Config, Value};
 
 /// What a generated server tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

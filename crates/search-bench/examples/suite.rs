@@ -1,19 +1,19 @@
 //! The sampler benchmark suite: seeded studies on each synthetic server of
-//! `webtune_tune::suite`, read at 10, 15 and 25 measured runs; prints one markdown table row
+//! `webtune_search_bench::suite`, read at 10, 15 and 25 measured runs; prints one markdown table row
 //! per server, search and budget: hits (pick within 5% of the true optimum), median and
 //! worst pick, and where the budget went (A/A, seeds, space-filling, racing, model); "found":
 //! the studies that measured a hit at all, picked or not (a miss with a found hit is the
 //! pick's fault, not the search's). `--gp`: the GP rows only.
 //!
-//! `cargo run --release -p webtune-tune --example suite -- [SEEDS] [--first-seed N] [--only NAME] [--budgets 10,15,25] [--lhs N] [--race N] [--noise-scale F] [--step S] [--gp]`
+//! `cargo run --release -p webtune-search-bench --example suite -- [SEEDS] [--first-seed N] [--only NAME] [--budgets 10,15,25] [--lhs N] [--race N] [--noise-scale F] [--step S] [--gp]`
 //!
 //! `--noise-scale F` multiplies every server's run-to-run noise (0: noise-free), to tell
 //! what the noise costs a search from what its exploration costs it.
-//! `cargo run --release -p webtune-tune --example suite -- --json > suite.json` prints the
+//! `cargo run --release -p webtune-search-bench --example suite -- --json > suite.json` prints the
 //! servers' definitions, optima and noise-free check points for `optuna_suite.py`.
 
-use webtune_tune::suite::{servers, Server};
-use webtune_tune::suite_run::{bench, check_points};
+use webtune_search_bench::suite::{servers, Server};
+use webtune_search_bench::suite_run::{bench, check_points};
 use webtune_tune::{GpSampler, RandomSampler, Sampler, StudySettings};
 
 type Make = fn() -> Box<dyn Sampler>;

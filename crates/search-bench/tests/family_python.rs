@@ -6,9 +6,9 @@
 
 use std::path::Path;
 use std::process::Command;
-use webtune_tune::suite::servers;
-use webtune_tune::suite_run::random_check_points;
-use webtune_tune::surfaces::family;
+use webtune_search_bench::suite::servers;
+use webtune_search_bench::suite_run::random_check_points;
+use webtune_search_bench::surfaces::family;
 
 fn entries() -> Vec<serde_json::Value> {
     let generated = family(1, 50).into_iter().map(|g| (Some(g.shape), g.server));

@@ -7,12 +7,12 @@
 //! (`examples/suite.rs --json` prints them, with noise-free check points the port must
 //! reproduce). Running a study on a server: `suite_run`.
 
-use crate::objective::LevelSummary;
-use crate::space::{Config, Kind, ParamSpec, Space, Value};
-use crate::study::Outcome;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use webtune_model::rng::Rng;
+use webtune_tune::objective::LevelSummary;
+use webtune_tune::space::{Config, Kind, ParamSpec, Space, Value};
+use webtune_tune::study::Outcome;
 
 /// One searched parameter: an integer range (optionally on a log scale) or a list of words.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -564,8 +564,8 @@ impl Server {
     /// `start` (see `start_noise`; 1 without noise per start).
     pub fn measure_started(&self, c: &Config, start: f64, rng: &mut Rng) -> Outcome {
         let (tp, p99) = self.truth(c);
-        let tp = tp * start * (1.0 + crate::sampler::symmetric(rng, self.noise));
-        let p99 = p99 / start * (1.0 + crate::sampler::symmetric(rng, self.noise));
+        let tp = tp * start * (1.0 + crate::synthetic::symmetric(rng, self.noise));
+        let p99 = p99 / start * (1.0 + crate::synthetic::symmetric(rng, self.noise));
         Outcome::Measured(vec![LevelSummary {
             level: "c=256".into(),
             throughput: tp,
@@ -715,7 +715,7 @@ impl Server {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sampler::random_config;
+    use webtune_tune::sampler::random_config;
 
     #[test]
     fn each_server_tests_what_it_claims() {
