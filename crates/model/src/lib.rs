@@ -27,6 +27,7 @@ pub mod threshold;
 mod totals;
 pub mod units;
 pub mod validity;
+pub mod verdict;
 pub mod window;
 
 pub use errors::{ErrorCounts, ErrorKind};

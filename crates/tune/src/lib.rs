@@ -4,7 +4,7 @@
 //! a time budget (`halving`), the SQLite journal that lets a
 //! study resume (`journal`), the advisor's seeds and their judgement (`advised`), the
 //! paired proof (`proof`), per-parameter effects (`effects`) and the `webtune.tune/1`
-//! report (`report`), and the capacity
+//! report (`report`; its text here, its HTML page `webtune_report::tune_html`), and the capacity
 //! search's pure half (`capacity`, `capacity_judge`: what to try next, how a step is
 //! judged). It never starts a process or loads a server, and does not depend on the lab:
 //! the caller runs each trial and tells the study what it measured (`paired` runs the
@@ -19,7 +19,6 @@ pub mod capacity_judge;
 pub mod effects;
 pub mod gp;
 pub mod halving;
-pub mod html;
 pub mod interleave;
 pub mod journal;
 pub mod lock;
@@ -55,15 +54,18 @@ pub use study::{Best, Next, Outcome, Study, StudySettings, Trial, Why};
 #[cfg(test)]
 mod tests {
     /// The header's promise, kept by the crate graph: the optimizer cannot start a server,
-    /// since it does not depend on the lab (the orchestration is `webtune-tuner`).
+    /// since it does not depend on the lab (the orchestration is `webtune-tuner`), and it
+    /// returns values that others draw or run: no engine, no report renderer (issue 36).
     #[test]
-    fn the_optimizer_does_not_depend_on_the_lab() {
+    fn the_optimizer_does_not_depend_on_the_lab_the_engine_or_the_renderer() {
         let manifest = include_str!("../Cargo.toml");
         let deps = manifest
             .split("[dependencies]")
             .nth(1)
             .and_then(|rest| rest.split("\n[").next())
             .expect("a [dependencies] table");
-        assert!(!deps.contains("webtune-lab"), "{deps}");
+        for other in ["webtune-lab", "webtune-engine", "webtune-report"] {
+            assert!(!deps.contains(other), "{other}: {deps}");
+        }
     }
 }

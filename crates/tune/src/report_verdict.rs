@@ -3,10 +3,10 @@
 //! from `report`, which builds and renders the rest.
 
 use crate::report::{minutes, TuneReport};
-use webtune_report::verdict_box::{Tone, VerdictBox};
+use webtune_model::verdict::{Tone, VerdictBox};
 
 impl TuneReport {
-    /// The verdict the report opens with (`webtune_report::verdict_box`): the proof's
+    /// The verdict the report opens with (`webtune_model::verdict`, drawn by `webtune_report::verdict_box`): the proof's
     /// answer with its interval, or — without a proof — what the search found and why it is
     /// no recommendation yet; and what to do.
     pub fn verdict(&self) -> VerdictBox {

@@ -51,7 +51,7 @@ pub fn report(
         outputs.file(
             "--html",
             dest,
-            &webtune_tune::interleave::html::render(&report),
+            &webtune_report::interleave_html::render(&report),
         );
     }
     if json != Some("-") {

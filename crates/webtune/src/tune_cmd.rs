@@ -344,7 +344,7 @@ pub(crate) fn execute(
         outputs.file(
             "--html",
             dest,
-            &webtune_tune::html::render_html(&finished.report),
+            &webtune_report::tune_html::render_html(&finished.report),
         );
     }
     if let Some(dest) = &to.json {

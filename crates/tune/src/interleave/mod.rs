@@ -6,13 +6,12 @@
 //! block measured, the settings), `schedule` (the
 //! block order and the budget, starts included), `sequence` (the confidence sequence),
 //! `judge` (per-metric intervals, the stopping rule, the verdict), `render` (its words) and
-//! `as_proof` (the comparison as the tuner's proof), `html` (its page).
+//! `as_proof` (the comparison as the tuner's proof); its page is `webtune_report::interleave_html`.
 //! It sends no load and reads no clock: the caller measures each block (webtune-tuner's
 //! `interleaved` does it with the engine) and hands it back as a `Block`.
 
 pub mod as_proof;
 pub mod block;
-pub mod html;
 pub mod judge;
 pub mod render;
 pub mod schedule;

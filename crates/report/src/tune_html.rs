@@ -3,17 +3,18 @@
 //! plot: trials that met the SLOs filled, those that missed hollow, the winner ringed), the
 //! parameters' effects with their intervals (a forest plot), the proof's pairs (default A
 //! against winner B, each pair joined) and verdict per level, and the server-side evidence.
-//! Drawn with the report crate's page shell and SVG charts, so it looks like every other
-//! webtune report.
+//! Drawn with this crate's page shell and SVG charts, so it looks like every other webtune
+//! report; the search (`webtune-tune`) hands over the `TuneReport` value and draws nothing.
 
-use crate::report::TuneReport;
-use crate::space::Value;
-use crate::Proof;
-use webtune_report::dots::{
+use crate::dots::{
     render_dots, render_forest, Dot, DotChart, DotStyle, Forest, ForestRow, RowVerdict, Segment,
 };
-use webtune_report::html::{figure, figure_svg, page};
-use webtune_report::svg::{escape, Chart, Series};
+use crate::html::{figure, figure_svg, page};
+use crate::svg::{escape, Chart, Series};
+use crate::verdict_box::VerdictHtml;
+use webtune_tune::report::TuneReport;
+use webtune_tune::space::Value;
+use webtune_tune::Proof;
 
 /// One slice plot per parameter: every trial with an objective, at its value of the
 /// parameter. Integer values on a numeric axis (log when they span ≥ 16×), words (or a mix,
@@ -264,7 +265,7 @@ pub fn render_html(report: &TuneReport) -> String {
                 } else {
                     format!("{} (advice: {})", t.why, t.rules.join(", "))
                 },
-                crate::space::render(&t.params),
+                webtune_tune::space::render(&t.params),
                 t.objective.map_or("—".into(), |v| format!("{v:.2}")),
                 if t.feasible { "yes" } else { "no" }.into(),
                 t.error.clone().unwrap_or_default(),
@@ -278,7 +279,7 @@ pub fn render_html(report: &TuneReport) -> String {
     if let Some(best) = &report.best {
         body.push_str(&format!(
             "<h2>Best</h2>\n<p>{} — {:.2} {} over {} measurement(s){}</p>\n",
-            escape(&crate::space::render(&best.params)),
+            escape(&webtune_tune::space::render(&best.params)),
             best.objective,
             escape(&report.unit),
             best.measurements,
@@ -375,7 +376,7 @@ pub fn render_html(report: &TuneReport) -> String {
                         .collect::<Vec<_>>()
                         .join(", "),
                     s.rules.join(", "),
-                    crate::space::render(&s.params),
+                    webtune_tune::space::render(&s.params),
                     s.vs_default
                         .map_or("—".into(), |g| format!("{:+.1}%", g * 100.0)),
                     s.vs_winner
@@ -451,3 +452,7 @@ pub fn render_html(report: &TuneReport) -> String {
     }
     page(&format!("webtune tune: {}", report.objective), &body)
 }
+
+#[cfg(test)]
+#[path = "tune_html_tests.rs"]
+mod tests;
