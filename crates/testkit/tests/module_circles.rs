@@ -35,8 +35,6 @@ const KNOWN: &[(&str, &[&str])] = &[
     ("model", &["shard", "spec"]),
     // A layout that shares helpers through another instead of through a leaf.
     ("report", &["smtp", "text", "timing"]),
-    // Successive halving and the study that runs it.
-    ("tune", &["halving", "study"]),
 ];
 
 fn crates() -> Vec<(String, std::path::PathBuf)> {

@@ -12,8 +12,9 @@
 //! τ² / (τ² + σ²/f), against τ² / (τ² + σ²) for a full run — its run-to-run variance grows
 //! as 1/f with the fraction f of the full duration it ran. Free of I/O, like the study.
 
+use crate::objective::Objective;
 use crate::space::Config;
-use crate::study::{Study, Why};
+use crate::trial::{Trial, Why};
 
 /// ASHA's reduction factor: one in η screened configurations is measured in full.
 pub const ETA: usize = 3;
@@ -42,9 +43,9 @@ pub fn fidelity_for(screen: Option<f64>, why: Why) -> f64 {
 /// The screened configuration to measure in full next, if one is promising: among the
 /// feasible screened configurations without a full run, the best whose score ranks in the
 /// top ⌊n/η⌋ of all n screened configurations (each configuration's best screening score).
-pub fn promotion(study: &Study) -> Option<Config> {
-    study.settings.screen?;
-    let trials = study.trials();
+/// (`screen`: the study's screening share; None, no screening and no promotion.)
+pub fn promotion(trials: &[Trial], objective: Objective, screen: Option<f64>) -> Option<Config> {
+    screen?;
     let full = |c: &Config| {
         trials
             .iter()
@@ -56,7 +57,7 @@ pub fn promotion(study: &Study) -> Option<Config> {
         let score = t
             .evaluation
             .filter(|e| e.feasible)
-            .map(|e| study.objective.score(e.objective));
+            .map(|e| objective.score(e.objective));
         match rung.iter_mut().find(|(c, _)| *c == t.config) {
             Some((_, s)) => {
                 *s = match (*s, score) {
@@ -82,12 +83,12 @@ pub fn promotion(study: &Study) -> Option<Config> {
 }
 
 /// The scores the sampler sees, one per trial in order (None for a failed trial): full
-/// runs as measured, short runs corrected for their bias and shrunk toward the mean.
-pub fn model_scores(study: &Study) -> Vec<Option<f64>> {
-    let trials = study.trials();
+/// runs as measured, short runs corrected for their bias and shrunk toward the mean
+/// (`noise`: the study's run-to-run noise, `Study::noise`).
+pub fn model_scores(trials: &[Trial], objective: Objective, noise: f64) -> Vec<Option<f64>> {
     let raw: Vec<Option<f64>> = trials
         .iter()
-        .map(|t| t.evaluation.map(|e| study.objective.score(e.objective)))
+        .map(|t| t.evaluation.map(|e| objective.score(e.objective)))
         .collect();
     if trials.iter().all(|t| is_full(t.fidelity)) {
         return raw;
@@ -126,7 +127,7 @@ pub fn model_scores(study: &Study) -> Vec<Option<f64>> {
     let known: Vec<f64> = corrected.iter().flatten().copied().collect();
     let m = known.iter().sum::<f64>() / known.len().max(1) as f64;
     let var = known.iter().map(|x| (x - m).powi(2)).sum::<f64>() / known.len().max(1) as f64;
-    let sigma2 = study.noise().powi(2);
+    let sigma2 = noise.powi(2);
     // The spread of the configurations themselves (never below the noise's quarter).
     let tau2 = (var - sigma2).max(sigma2 / 4.0);
     let weight = |f: f64| (tau2 / (tau2 + sigma2 / f)) / (tau2 / (tau2 + sigma2));
@@ -151,7 +152,7 @@ mod tests {
     use crate::objective::Objective;
     use crate::sampler::RandomSampler;
     use crate::space::Value;
-    use crate::study::{Next, Outcome, StudySettings};
+    use crate::study::{Next, Outcome, Study, StudySettings};
 
     fn run(tp: f64) -> Outcome {
         crate::study::tests::level(tp, 1.0)
@@ -225,7 +226,7 @@ mod tests {
             .all(|n| is_full(s.trials()[n - 1].fidelity)));
         // The model sees the short runs' bias removed: a promoted configuration's short and
         // full scores agree.
-        let scores = model_scores(&s);
+        let scores = model_scores(s.trials(), s.objective, s.noise());
         assert_eq!(scores.len(), s.trials().len());
         let p = s.trials().iter().find(|t| t.why == Why::Promote).unwrap();
         let short = s
@@ -255,6 +256,6 @@ mod tests {
             .iter()
             .map(|t| t.evaluation.map(|e| s.objective.score(e.objective)))
             .collect();
-        assert_eq!(model_scores(&s), raw);
+        assert_eq!(model_scores(s.trials(), s.objective, s.noise()), raw);
     }
 }

@@ -1,7 +1,7 @@
 //! The tuner's core, as a library with no I/O besides its journal: the search space
 //! (`space`), the objective and SLOs (`objective`), the samplers (`sampler`, and `acquisition` over `gp`'s model), the
-//! ask/tell study with its noise floor and racing (`study`) and its successive halving under
-//! a time budget (`halving`), the SQLite journal that lets a
+//! ask/tell study with its noise floor and racing (`study`, over one trial's vocabulary in
+//! `trial`) and its successive halving under a time budget (`halving`), the SQLite journal that lets a
 //! study resume (`journal`), the advisor's seeds and their judgement (`advised`), the
 //! paired proof (`proof`), per-parameter effects (`effects`) and the `webtune.tune/1`
 //! report (`report`; its text here, its HTML page `webtune_report::tune_html`), and the capacity
@@ -30,6 +30,7 @@ pub mod report_verdict;
 pub mod sampler;
 pub mod space;
 pub mod study;
+pub mod trial;
 
 // The unit tests drive studies of the benchmarks' five-parameter synthetic server: one copy
 // of it, in the dev-only crate, compiled in here for tests only (its paths say

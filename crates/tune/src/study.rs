@@ -6,11 +6,15 @@
 //! feasible configuration. Every decision is a function of the recorded trials and the
 //! seed, so a study replayed from its journal asks for the same next configuration.
 
-use crate::objective::{evaluate, Evaluation, LevelSummary, Objective, Slo};
+use crate::objective::{evaluate, Objective, Slo};
 use crate::sampler::{latin_hypercube, Observation, Sampler};
 use crate::space::{Config, Space};
-use serde::{Deserialize, Serialize};
 use webtune_model::rng::Rng;
+
+// A trial's vocabulary is a leaf below the study and its successive halving (`trial`), so
+// halving reads trials without reaching back into the study; the paths `study::Why`,
+// `study::Outcome` and `study::Trial` stay.
+pub use crate::trial::{Outcome, Trial, Why};
 
 /// Knobs of the search, defaults in one place.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,74 +53,6 @@ impl Default for StudySettings {
             screen: None,
         }
     }
-}
-
-/// Why a configuration is measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Why {
-    /// The default, measured twice: the A/A noise floor.
-    Baseline,
-    /// A rule-of-thumb configuration given by the caller.
-    Seed,
-    /// A Latin-hypercube point of the start.
-    SpaceFilling,
-    /// Re-measured: within noise of the other leader.
-    Race,
-    /// Proposed by the sampler.
-    Model,
-    /// Measured in full after a promising screening run (`halving`).
-    Promote,
-}
-
-impl Why {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Why::Baseline => "baseline",
-            Why::Seed => "seed",
-            Why::SpaceFilling => "space-filling",
-            Why::Race => "race",
-            Why::Model => "model",
-            Why::Promote => "promote",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Why> {
-        [
-            Why::Baseline,
-            Why::Seed,
-            Why::SpaceFilling,
-            Why::Race,
-            Why::Model,
-            Why::Promote,
-        ]
-        .into_iter()
-        .find(|w| w.as_str() == s)
-    }
-}
-
-/// What one trial came to.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// Measured: one summary per level.
-    Measured(Vec<LevelSummary>),
-    /// The stack did not start, or the run failed: counts against the budget, never wins.
-    Failed(String),
-}
-
-/// A recorded trial.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Trial {
-    /// 1-based, in measurement order.
-    pub number: usize,
-    pub config: Config,
-    pub why: Why,
-    pub outcome: Outcome,
-    /// None for a failed trial.
-    pub evaluation: Option<Evaluation>,
-    /// The run's share of the full duration (1: full; less: a screening run, `halving`).
-    pub fidelity: f64,
 }
 
 /// The study's answer to "what now?".
@@ -233,7 +169,9 @@ impl Study {
         if let Some(c) = self.race() {
             return Next::Measure(c, Why::Race);
         }
-        if let Some(c) = crate::halving::promotion(self) {
+        if let Some(c) =
+            crate::halving::promotion(&self.trials, self.objective, self.settings.screen)
+        {
             return Next::Measure(c, Why::Promote);
         }
         if let Some((c, why)) = self
@@ -276,7 +214,11 @@ impl Study {
     pub fn observations(&self) -> Vec<Observation> {
         self.trials
             .iter()
-            .zip(crate::halving::model_scores(self))
+            .zip(crate::halving::model_scores(
+                &self.trials,
+                self.objective,
+                self.noise(),
+            ))
             .map(|(t, score)| Observation {
                 config: t.config.clone(),
                 score,
@@ -403,7 +345,7 @@ impl Study {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::objective::Stat;
+    use crate::objective::{LevelSummary, Stat};
     use crate::sampler::RandomSampler;
     use crate::space::{Kind, ParamSpec, Value};
 
