@@ -37,6 +37,7 @@ pub mod svg;
 pub mod sweep;
 pub mod sweep_verdict;
 pub mod text;
+mod text_parts;
 pub mod timing;
 pub mod tune_html;
 pub mod units;

@@ -26,15 +26,6 @@ const KNOWN: &[(&str, &[&str])] = &[
     ),
     ("engine", &["smtp", "workload"]),
     ("engine", &["worker::poller", "worker::uring"]),
-    // The result's parts and the rules that judge them (validity, thresholds) in one
-    // vocabulary module below both.
-    (
-        "model",
-        &["result", "server", "threshold", "validity", "window"],
-    ),
-    ("model", &["shard", "spec"]),
-    // A layout that shares helpers through another instead of through a leaf.
-    ("report", &["smtp", "text", "timing"]),
 ];
 
 fn crates() -> Vec<(String, std::path::PathBuf)> {
