@@ -241,7 +241,8 @@ impl Settings {
         Ok(())
     }
 
-    /// The pairs the whole budget holds: where the confidence sequence is made tightest.
+    /// The pairs the whole budget holds (a block lasts at least `block_s`): the largest
+    /// count the interval's constant boundary is drawn for (`sequence`).
     pub fn planned_pairs(&self) -> f64 {
         (self.budget_s / (2.0 * self.block_s)).max(1.0)
     }

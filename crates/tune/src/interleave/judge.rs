@@ -133,8 +133,7 @@ pub fn interval(d: &[(usize, f64)], settings: &Settings) -> MetricInterval {
         Some((_, between)) => sd.max(between * (n as f64 / means.len() as f64).sqrt()),
         None => sd,
     };
-    let rho2 = sequence::rho_squared(settings.alpha, settings.planned_pairs());
-    let half = sd * sequence::radius(n, settings.alpha, rho2);
+    let half = sd * sequence::combined_radius(n, settings.planned_pairs(), settings.alpha);
     MetricInterval {
         ratio: mean.exp(),
         ci_low: Some((mean - half).exp()),
