@@ -1,5 +1,5 @@
 //! The verdict a report opens with, as a value (issue 39): the answer, the interval it holds
-//! within, and what to do. Here, below both, so the search (`webtune-tune`) can say its
+//! within, and what to do. Here, below both, so the search (`webtune-search`) can say its
 //! verdict without depending on the report renderer (issue 36 item 2); `webtune-report`'s
 //! `verdict_box` draws it as HTML. The text form is three plain lines, so it lives with
 //! the value.

@@ -1,14 +1,14 @@
 //! `--html` of a live comparison: the verdict, each block's figure of the deciding metric for
 //! both arms over time (A and B as two series), and the interval of B/A narrowing as the pairs
 //! came in (recomputed after each pair, as the stopping rule saw it). Self-contained: SVG
-//! drawn by this crate's `svg`, no scripts; the comparison itself (`webtune_tune::interleave`)
+//! drawn by this crate's `svg`, no scripts; the comparison itself (`webtune_search::interleave`)
 //! draws nothing.
 
 use crate::html::page;
 use crate::svg::{escape, render_chart, Chart, Series};
-use webtune_tune::interleave::block::Side;
-use webtune_tune::interleave::judge::{interval, log_ratios};
-use webtune_tune::interleave::render::Report;
+use webtune_search::interleave::block::Side;
+use webtune_search::interleave::judge::{interval, log_ratios};
+use webtune_search::interleave::render::Report;
 
 /// The page.
 pub fn render(report: &Report) -> String {
@@ -16,7 +16,7 @@ pub fn render(report: &Report) -> String {
     let mut blocks = Chart::new(
         &format!("{} per block", m.name()),
         "seconds",
-        if m == webtune_tune::interleave::block::Metric::Throughput {
+        if m == webtune_search::interleave::block::Metric::Throughput {
             "responses/s"
         } else {
             "ms"
@@ -83,8 +83,8 @@ pub fn render(report: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use webtune_tune::interleave::block::{Block, Metric, Settings};
-    use webtune_tune::interleave::schedule::{Protocol, Step};
+    use webtune_search::interleave::block::{Block, Metric, Settings};
+    use webtune_search::interleave::schedule::{Protocol, Step};
 
     #[test]
     fn the_page_plots_both_arms_and_the_interval() {

@@ -4,7 +4,7 @@
 //! parameters' effects with their intervals (a forest plot), the proof's pairs (default A
 //! against winner B, each pair joined) and verdict per level, and the server-side evidence.
 //! Drawn with this crate's page shell and SVG charts, so it looks like every other webtune
-//! report; the search (`webtune-tune`) hands over the `TuneReport` value and draws nothing.
+//! report; the search (`webtune-search`) hands over the `TuneReport` value and draws nothing.
 
 use crate::dots::{
     render_dots, render_forest, Dot, DotChart, DotStyle, Forest, ForestRow, RowVerdict, Segment,
@@ -12,9 +12,9 @@ use crate::dots::{
 use crate::html::{figure, figure_svg, page};
 use crate::svg::{escape, Chart, Series};
 use crate::verdict_box::VerdictHtml;
-use webtune_tune::report::TuneReport;
-use webtune_tune::space::Value;
-use webtune_tune::Proof;
+use webtune_search::report::TuneReport;
+use webtune_search::space::Value;
+use webtune_search::Proof;
 
 /// One slice plot per parameter: every trial with an objective, at its value of the
 /// parameter. Integer values on a numeric axis (log when they span ≥ 16×), words (or a mix,
@@ -265,7 +265,7 @@ pub fn render_html(report: &TuneReport) -> String {
                 } else {
                     format!("{} (advice: {})", t.why, t.rules.join(", "))
                 },
-                webtune_tune::space::render(&t.params),
+                webtune_search::space::render(&t.params),
                 t.objective.map_or("—".into(), |v| format!("{v:.2}")),
                 if t.feasible { "yes" } else { "no" }.into(),
                 t.error.clone().unwrap_or_default(),
@@ -279,7 +279,7 @@ pub fn render_html(report: &TuneReport) -> String {
     if let Some(best) = &report.best {
         body.push_str(&format!(
             "<h2>Best</h2>\n<p>{} — {:.2} {} over {} measurement(s){}</p>\n",
-            escape(&webtune_tune::space::render(&best.params)),
+            escape(&webtune_search::space::render(&best.params)),
             best.objective,
             escape(&report.unit),
             best.measurements,
@@ -376,7 +376,7 @@ pub fn render_html(report: &TuneReport) -> String {
                         .collect::<Vec<_>>()
                         .join(", "),
                     s.rules.join(", "),
-                    webtune_tune::space::render(&s.params),
+                    webtune_search::space::render(&s.params),
                     s.vs_default
                         .map_or("—".into(), |g| format!("{:+.1}%", g * 100.0)),
                     s.vs_winner

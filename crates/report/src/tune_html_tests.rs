@@ -2,10 +2,10 @@
 //! synthetic server (moved here with the page from the search crate, issue 36 item 2).
 
 use super::*;
+use webtune_search::report::{ProofReport, TimeReport};
+use webtune_search::study::{Next, Study, StudySettings};
+use webtune_search::{analyze, GpSampler, Objective, Slo};
 use webtune_search_bench::synthetic;
-use webtune_tune::report::{ProofReport, TimeReport};
-use webtune_tune::study::{Next, Study, StudySettings};
-use webtune_tune::{analyze, GpSampler, Objective, Slo};
 
 fn study(slos: Vec<Slo>, trials: usize, seed: u64) -> Study {
     let sp = synthetic::space();

@@ -1,4 +1,4 @@
-# Off-the-shelf Bayesian optimisers on the sampler benchmark suite (crates/tune/src/suite.rs):
+# Off-the-shelf Bayesian optimisers on the sampler benchmark suite (crates/search-bench/src/suite.rs):
 # SMAC3's HPO facade (random-forest surrogate), HEBO (NeurIPS 2020 black-box challenge
 # winner) and Optuna's GPSampler, on the same servers, noise model, check points and picks as
 # optuna_suite.py (imported from beside this file: the servers' functions live there only).

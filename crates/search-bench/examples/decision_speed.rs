@@ -6,9 +6,9 @@
 //!
 //! `cargo run --release -p webtune-search-bench --example decision_speed [TRIALS] [SEEDS]`
 use std::time::{Duration, Instant};
+use webtune_search::study::{Next, Study, StudySettings};
+use webtune_search::{effects, GpSampler, Objective, Slo};
 use webtune_search_bench::synthetic;
-use webtune_tune::study::{Next, Study, StudySettings};
-use webtune_tune::{effects, GpSampler, Objective, Slo};
 
 fn main() {
     let mut args = std::env::args().skip(1);

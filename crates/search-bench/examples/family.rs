@@ -12,13 +12,13 @@
 //! figures from several runs can be merged.
 
 use std::io::Write;
+use webtune_search::{GpSampler, RandomSampler, Sampler, StudySettings};
 use webtune_search_bench::suite_run::{random_check_points, run};
 use webtune_search_bench::surfaces::{family, Generated, SHAPES};
-use webtune_tune::{GpSampler, RandomSampler, Sampler, StudySettings};
 
 type Make = dyn Fn() -> Box<dyn Sampler> + Sync;
 
-fn json(all: &[Generated], optima: &[(f64, webtune_tune::Config)]) {
+fn json(all: &[Generated], optima: &[(f64, webtune_search::Config)]) {
     let entries: Vec<serde_json::Value> = all
         .iter()
         .zip(optima)
@@ -67,7 +67,7 @@ fn parallel<T: Send>(n: usize, f: &(dyn Fn(usize) -> T + Sync)) -> Vec<T> {
 
 /// The optima (coordinate sweeps, seconds of CPU for 50 functions), cached under target/
 /// by a hash of the definitions, so a changed generator never reads a stale optimum.
-fn optima(all: &[Generated]) -> Vec<(f64, webtune_tune::Config)> {
+fn optima(all: &[Generated]) -> Vec<(f64, webtune_search::Config)> {
     use std::hash::{Hash, Hasher};
     // The version of `Server::optimum` is part of the key.
     let text = format!("optimum v2 {}", serde_json::to_string(all).unwrap());
@@ -125,7 +125,7 @@ fn main() {
             let mut rng = webtune_model::rng::Rng::seeded(1);
             let near = (0..20_000)
                 .filter(|_| {
-                    let c = webtune_tune::sampler::random_config(&space, &mut rng);
+                    let c = webtune_search::sampler::random_config(&space, &mut rng);
                     g.server.true_value(&c) >= 0.95 * opt
                 })
                 .count();

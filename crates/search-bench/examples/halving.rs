@@ -1,16 +1,16 @@
 //! Successive halving against the fixed 15-run mode on the sampler benchmark suite
 //! (`webtune_search_bench::suite`): hits (pick within 5% of the true optimum) per minute of load.
 //! A full run is `-d 10s`; the fixed mode runs 15 of them (2.5 minutes of load). The
-//! halving mode (`tune --budget`, `webtune_tune::halving`) gets the same 2.5 minutes, and
+//! halving mode (`tune --budget`, `webtune_search::halving`) gets the same 2.5 minutes, and
 //! half of it: new candidates screened at a third of the duration, whose run-to-run noise is
 //! taken as √3 times a full run's (variance ∝ 1/duration), promising ones re-run in full.
 //!
 //! `cargo run --release -p webtune-search-bench --example halving -- [SEEDS]`
 use webtune_model::rng::Rng;
+use webtune_search::halving::{fidelity_for, screen_fraction};
+use webtune_search::{GpSampler, Next, StudySettings};
 use webtune_search_bench::suite::{servers, Server};
 use webtune_search_bench::suite_run::study;
-use webtune_tune::halving::{fidelity_for, screen_fraction};
-use webtune_tune::{GpSampler, Next, StudySettings};
 
 const FULL_S: f64 = 10.0;
 

@@ -1,4 +1,4 @@
-# Optuna on the sampler benchmark suite (crates/tune/src/suite.rs): the same servers, read
+# Optuna on the sampler benchmark suite (crates/search-bench/src/suite.rs): the same servers, read
 # from the definitions the Rust example prints, with the same noise model (throughput and
 # p99 each times 1 + U(-noise, +noise), independently, and noise per start where a server has
 # it; the random stream differs). The functions themselves live in suite_eval.py. Before
@@ -8,7 +8,7 @@
 #   cargo run --release -p webtune-search-bench --example suite -- --json > /tmp/suite.json
 #   python3 crates/search-bench/examples/optuna_suite.py /tmp/suite.json [SEEDS] [--only NAME] [--samplers tpe,gp,random] [--budgets 10,15,25]
 #
-# The generated family (crates/tune/src/surfaces.rs): hit rates per shape and over the family,
+# The generated family (crates/search-bench/src/surfaces.rs): hit rates per shape and over the family,
 # with the standard error over functions, as examples/family.rs prints them (--raw appends one
 # JSON line per study):
 #

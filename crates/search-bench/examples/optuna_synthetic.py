@@ -1,5 +1,5 @@
 # The reference bar on our own benchmark: Optuna's TPE and random samplers on a Python port
-# of the synthetic server in crates/tune/src/synthetic.rs (same five parameters, SLO, ±8%
+# of the synthetic server in crates/search-bench/src/synthetic.rs (same five parameters, SLO, ±8%
 # uniform noise, 15 trials, 100 seeds). Not part of the build; needs `pip install optuna`.
 # Run: python3 crates/search-bench/examples/optuna_synthetic.py
 import math, random, sys, optuna

@@ -12,9 +12,9 @@
 //! `cargo run --release -p webtune-search-bench --example suite -- --json > suite.json` prints the
 //! servers' definitions, optima and noise-free check points for `optuna_suite.py`.
 
+use webtune_search::{GpSampler, RandomSampler, Sampler, StudySettings};
 use webtune_search_bench::suite::{servers, Server};
 use webtune_search_bench::suite_run::{bench, check_points};
-use webtune_tune::{GpSampler, RandomSampler, Sampler, StudySettings};
 
 type Make = fn() -> Box<dyn Sampler>;
 
@@ -58,7 +58,7 @@ fn share_near_optimum(s: &Server, opt: f64) -> f64 {
     let draws = 20_000;
     let inside = (0..draws)
         .filter(|_| {
-            s.true_value(&webtune_tune::sampler::random_config(&space, &mut rng)) >= 0.95 * opt
+            s.true_value(&webtune_search::sampler::random_config(&space, &mut rng)) >= 0.95 * opt
         })
         .count();
     inside as f64 / draws as f64

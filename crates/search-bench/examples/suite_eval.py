@@ -1,5 +1,5 @@
-# The suite's servers evaluated in Python (crates/tune/src/suite.rs, and the generated family of
-# crates/tune/src/surfaces.rs): the noise-free throughput and p99 of a configuration, read from
+# The suite's servers evaluated in Python (crates/search-bench/src/suite.rs, and the generated family of
+# crates/search-bench/src/surfaces.rs): the noise-free throughput and p99 of a configuration, read from
 # the JSON definitions the Rust examples print, and the check that every noise-free check point
 # the Rust side printed agrees. No third-party imports, so CI (python3 without optuna) runs the
 # check (crates/search-bench/tests/family_python.rs):

@@ -3,9 +3,9 @@
 //! for random search; prints how often the winner is truly within 5% of the optimum.
 //!
 //! `cargo run --release -p webtune-search-bench --example synthetic [RUNS] [BUDGET]`
+use webtune_search::sampler::random_config;
+use webtune_search::{GpSampler, RandomSampler, Sampler};
 use webtune_search_bench::synthetic;
-use webtune_tune::sampler::random_config;
-use webtune_tune::{GpSampler, RandomSampler, Sampler};
 
 type Make = fn() -> Box<dyn Sampler>;
 

@@ -10,9 +10,9 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use webtune_model::rng::Rng;
-use webtune_tune::objective::LevelSummary;
-use webtune_tune::space::{Config, Kind, ParamSpec, Space, Value};
-use webtune_tune::study::Outcome;
+use webtune_search::objective::LevelSummary;
+use webtune_search::space::{Config, Kind, ParamSpec, Space, Value};
+use webtune_search::study::Outcome;
 
 /// One searched parameter: an integer range (optionally on a log scale) or a list of words.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -715,7 +715,7 @@ impl Server {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use webtune_tune::sampler::random_config;
+    use webtune_search::sampler::random_config;
 
     #[test]
     fn each_server_tests_what_it_claims() {

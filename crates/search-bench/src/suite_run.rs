@@ -5,10 +5,10 @@
 
 use crate::suite::Server;
 use webtune_model::rng::Rng;
-use webtune_tune::objective::{Objective, Slo};
-use webtune_tune::sampler::Sampler;
-use webtune_tune::space::Config;
-use webtune_tune::study::{Next, Study, StudySettings, Why};
+use webtune_search::objective::{Objective, Slo};
+use webtune_search::sampler::Sampler;
+use webtune_search::space::Config;
+use webtune_search::study::{Next, Study, StudySettings, Why};
 
 /// The reasons a trial is measured, in the order the table shows them.
 pub const WHYS: [Why; 5] = [
@@ -185,7 +185,7 @@ pub fn random_check_points(server: &Server, n: usize) -> Vec<(Config, f64, f64)>
     let space = server.space();
     let mut rng = Rng::seeded(11);
     let mut configs = vec![space.default_config()];
-    configs.extend((0..n).map(|_| webtune_tune::sampler::random_config(&space, &mut rng)));
+    configs.extend((0..n).map(|_| webtune_search::sampler::random_config(&space, &mut rng)));
     configs
         .into_iter()
         .map(|c| {
@@ -199,7 +199,7 @@ pub fn random_check_points(server: &Server, n: usize) -> Vec<(Config, f64, f64)>
 mod tests {
     use super::*;
     use crate::suite::{server, servers};
-    use webtune_tune::GpSampler;
+    use webtune_search::GpSampler;
 
     /// Hits of the GP at 15 trials over 100 seeds must stay at least Optuna 5.0.0 TPE's
     /// recorded figure on the same server (docs/tuning.md, `examples/optuna_suite.py`).
@@ -255,7 +255,7 @@ mod tests {
         let long = run(
             server,
             opt,
-            Box::new(webtune_tune::RandomSampler),
+            Box::new(webtune_search::RandomSampler),
             &settings,
             4,
             &[6, 9],
@@ -263,7 +263,7 @@ mod tests {
         let short = run(
             server,
             opt,
-            Box::new(webtune_tune::RandomSampler),
+            Box::new(webtune_search::RandomSampler),
             &settings,
             4,
             &[6],

@@ -14,8 +14,8 @@ use crate::suite::{Latency, ParamDef, Server, Term};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use webtune_model::rng::Rng;
-use webtune_tune::sampler::random_config;
-use webtune_tune::space::{Config, Value};
+use webtune_search::sampler::random_config;
+use webtune_search::space::{Config, Value};
 
 /// What a generated server tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

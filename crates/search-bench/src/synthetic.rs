@@ -4,16 +4,16 @@
 //! the unit test that compares samplers and by `examples/synthetic.rs`.
 //!
 //! The search crate's own unit tests (journal, effects, report) drive a study of this same
-//! server: `webtune-tune` compiles this file into its test build only (`#[path]` in its
-//! `lib.rs`, with `extern crate self as webtune_tune` so the paths below resolve there too),
+//! server: `webtune-search` compiles this file into its test build only (`#[path]` in its
+//! `lib.rs`, with `extern crate self as webtune_search` so the paths below resolve there too),
 //! so the library ships without it and there is one copy of the server. Keep this file free
 //! of `crate::` paths for that reason.
 
 use webtune_model::rng::Rng;
-use webtune_tune::objective::{LevelSummary, Objective, Slo};
-use webtune_tune::sampler::Sampler;
-use webtune_tune::space::{Config, KnownKind, KnownParam, Space, Value};
-use webtune_tune::study::{Next, Outcome, Study, StudySettings};
+use webtune_search::objective::{LevelSummary, Objective, Slo};
+use webtune_search::sampler::Sampler;
+use webtune_search::space::{Config, KnownKind, KnownParam, Space, Value};
+use webtune_search::study::{Next, Outcome, Study, StudySettings};
 
 /// Uniform in `[-half, half)`: a run's multiplicative noise in the benchmarks.
 pub fn symmetric(rng: &mut Rng, half: f64) -> f64 {
@@ -194,10 +194,10 @@ pub fn run_plain_random(seed: u64, budget: usize) -> f64 {
     let mut noise = Rng::seeded(seed.wrapping_add(0xA5A5));
     let mut best: Option<(f64, Config)> = None;
     for _ in 0..budget {
-        let c = webtune_tune::sampler::random_config(&sp, &mut rng);
+        let c = webtune_search::sampler::random_config(&sp, &mut rng);
         if let Outcome::Measured(levels) = measure(&c, &mut noise) {
             if let Some(e) =
-                webtune_tune::objective::evaluate(Objective::MaximizeThroughput, &slos, &levels)
+                webtune_search::objective::evaluate(Objective::MaximizeThroughput, &slos, &levels)
             {
                 if e.feasible && best.as_ref().is_none_or(|b| e.objective > b.0) {
                     best = Some((e.objective, c));

@@ -3,7 +3,7 @@
 //! compiles into its unit tests, carries no tests of its own.
 
 use crate::synthetic::*;
-use webtune_tune::{GpSampler, RandomSampler};
+use webtune_search::{GpSampler, RandomSampler};
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);

@@ -469,11 +469,11 @@ fn compare_page_plots_both_distributions_and_each_change_with_its_interval() {
 
 /// A tune report from a real study of the tuner's synthetic server (no lab): five
 /// parameters, a p99 SLO that some trials miss, the winner proven in five pairs.
-fn synthetic_tune_report() -> webtune_tune::TuneReport {
-    use webtune_search_bench::synthetic;
-    use webtune_tune::{
+fn synthetic_tune_report() -> webtune_search::TuneReport {
+    use webtune_search::{
         LevelSummary, Next, Objective, Outcome, RandomSampler, Slo, Study, StudySettings,
     };
+    use webtune_search_bench::synthetic;
     let space = synthetic::space();
     let seeds = synthetic::seeds(&space);
     let mut study = Study::new(
@@ -515,13 +515,13 @@ fn synthetic_tune_report() -> webtune_tune::TuneReport {
         (101.0, 126.0),
         (99.0, 133.0),
     ];
-    let proof = webtune_tune::analyze(&pairs, true);
-    let levels = vec![webtune_tune::report::LevelProof {
+    let proof = webtune_search::analyze(&pairs, true);
+    let levels = vec![webtune_search::report::LevelProof {
         level: "c=256".into(),
         proof: proof.clone(),
     }];
-    let proof = webtune_tune::ProofReport::new(proof, levels, Some(0.3), true);
-    webtune_tune::TuneReport::from_study(&study, vec!["c=256".into()], Some(proof))
+    let proof = webtune_search::ProofReport::new(proof, levels, Some(0.3), true);
+    webtune_search::TuneReport::from_study(&study, vec!["c=256".into()], Some(proof))
 }
 
 #[test]

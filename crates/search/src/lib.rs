@@ -1,5 +1,6 @@
-//! The tuner's core, as a library with no I/O besides its journal: the search space
-//! (`space`), the objective and SLOs (`objective`), the samplers (`sampler`, and `acquisition` over `gp`'s model), the
+//! The search (`webtune-search`; the crate was `webtune-tune`), a library with no I/O
+//! besides its journal: the search space (`space`), the objective and SLOs (`objective`),
+//! the samplers (`sampler`, and `acquisition` over `gp`'s model), the
 //! ask/tell study with its noise floor and racing (`study`, over one trial's vocabulary in
 //! `trial`) and its successive halving under a time budget (`halving`), the SQLite journal that lets a
 //! study resume (`journal`), the advisor's seeds and their judgement (`advised`), the
@@ -34,9 +35,9 @@ pub mod trial;
 
 // The unit tests drive studies of the benchmarks' five-parameter synthetic server: one copy
 // of it, in the dev-only crate, compiled in here for tests only (its paths say
-// `webtune_tune::`, which this alias resolves to this crate).
+// `webtune_search::`, which this alias resolves to this crate).
 #[cfg(test)]
-extern crate self as webtune_tune;
+extern crate self as webtune_search;
 #[cfg(test)]
 #[allow(dead_code)] // the benchmark runners in that file are not used by these tests
 #[path = "../../search-bench/src/synthetic.rs"]
