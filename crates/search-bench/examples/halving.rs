@@ -9,8 +9,9 @@
 use webtune_model::rng::Rng;
 use webtune_search::halving::{fidelity_for, screen_fraction};
 use webtune_search::{GpSampler, Next, StudySettings};
-use webtune_search_bench::suite::{servers, Server};
+use webtune_search_bench::suite::Server;
 use webtune_search_bench::suite_run::study;
+use webtune_search_bench::suite_servers::servers;
 
 const FULL_S: f64 = 10.0;
 

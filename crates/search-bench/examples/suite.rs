@@ -13,8 +13,9 @@
 //! servers' definitions, optima and noise-free check points for `optuna_suite.py`.
 
 use webtune_search::{GpSampler, RandomSampler, Sampler, StudySettings};
-use webtune_search_bench::suite::{servers, Server};
+use webtune_search_bench::suite::Server;
 use webtune_search_bench::suite_run::{bench, check_points};
+use webtune_search_bench::suite_servers::servers;
 
 type Make = fn() -> Box<dyn Sampler>;
 

@@ -198,7 +198,7 @@ pub fn random_check_points(server: &Server, n: usize) -> Vec<(Config, f64, f64)>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite::{server, servers};
+    use crate::suite_servers::{server, servers};
     use webtune_search::GpSampler;
 
     /// Hits of the GP at 15 trials over 100 seeds must stay at least Optuna 5.0.0 TPE's

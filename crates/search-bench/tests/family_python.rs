@@ -6,8 +6,8 @@
 
 use std::path::Path;
 use std::process::Command;
-use webtune_search_bench::suite::servers;
 use webtune_search_bench::suite_run::random_check_points;
+use webtune_search_bench::suite_servers::servers;
 use webtune_search_bench::surfaces::family;
 
 fn entries() -> Vec<serde_json::Value> {
