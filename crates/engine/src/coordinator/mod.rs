@@ -143,7 +143,7 @@ struct Prepared {
     window: (f64, f64),
     requests: Arc<Vec<PlannedRequest>>,
     picker: Option<Arc<WeightedPicker>>,
-    h2_setup: Option<h2::worker::H2Setup>,
+    h2_setup: Option<h2::H2Setup>,
     /// `--http3`: the requests as HTTP/3 heads and the QUIC client's TLS.
     h3_setup: Option<h3::H3Setup>,
     /// The first response length of each request, across workers ("length varies").
@@ -190,7 +190,8 @@ impl Prepared {
                 .collect(),
         );
         let host_header: Arc<str> = Arc::from(plan.host_header.as_str());
-        let (smtp_setup, starttls) = smtp::setup_for(spec, workload, &plan.host_header)?;
+        let (smtp_setup, starttls) =
+            smtp::setup_for(spec, workload.mailbox_list(), &plan.host_header)?;
         let interval = Duration::from_millis(spec.interval_ms.max(10));
         let (io, _) = crate::worker::poller::resolve(spec.io).map_err(EngineError::IoUring)?;
         Ok(Prepared {
@@ -478,7 +479,7 @@ fn join(
 }
 
 /// `--http2`: the requests in HTTP/2 form (those that never vary encoded once).
-fn h2_setup(plan: &Plan, streams: u32) -> Result<h2::worker::H2Setup, EngineError> {
+fn h2_setup(plan: &Plan, streams: u32) -> Result<h2::H2Setup, EngineError> {
     let tls = plan.tls.is_some();
     let fixed = plan
         .requests
@@ -491,7 +492,7 @@ fn h2_setup(plan: &Plan, streams: u32) -> Result<h2::worker::H2Setup, EngineErro
                 .map_err(|e| EngineError::BadLoad(format!("--http2: {e}")))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(h2::worker::H2Setup {
+    Ok(h2::H2Setup {
         streams: streams.max(1) as usize,
         fixed: Arc::new(fixed),
         tls,

@@ -1,14 +1,14 @@
-//! What every worker owns whatever protocol it speaks (HTTP/1.1 in `worker`, HTTP/2 in
-//! `h2::worker`), and the rules both follow per request: the open-loop schedule of due
+//! What every worker owns whatever protocol it speaks (HTTP/1.1 in `worker::h1`, HTTP/2
+//! in `worker::h2`, HTTP/3 in `worker::h3`), and the rules they follow per request: the open-loop schedule of due
 //! times, the measurement window (which slot a moment falls in, and whether it counts), the
 //! budget (`may_start`), the request mix (`pick_request`), how a sent request's lateness and
 //! a failed one are recorded, how a completion is judged, and how a socket is opened,
 //! written and closed (counted in the shared open-connection gauge).
 
 use super::backoff::ConnectBackoff;
-use super::event_loop::{create_timer, token_of};
+use super::config::{Pacing, WorkerConfig, READ_BUFFER};
 use super::poller::Poller;
-use super::{Pacing, WorkerConfig, READ_BUFFER};
+use super::wakeup::{arm_timer, create_timer, token_of};
 use crate::lateness::{split_lateness, BusyClock};
 use crate::pacing::{self, WakeTimer};
 use crate::plan::PlannedRequest;
@@ -244,7 +244,7 @@ impl Base {
             if self.sending && due < wake && due > now {
                 let after = self.wake_timer.arm_for(due, now);
                 if let (Some(after), Some(timer)) = (after, self.timer.as_ref()) {
-                    super::event_loop::arm_timer(timer, after);
+                    arm_timer(timer, after);
                 }
             }
         }

@@ -11,9 +11,6 @@
 //! end of file that arrive while the connection is idle wait in the connection (`inbox`,
 //! `peer_end`) until its next request, as they would wait in the socket under epoll.
 
-use super::base::{check_failed, expected, failure_kind, io_error_kind, micros, write_out};
-use super::event_loop::token_of;
-use super::poller::Received;
 use super::{Phase, Worker};
 use crate::http1::{ParseError, Progress as ParseProgress};
 use crate::journey::Outcome;
@@ -21,6 +18,9 @@ use crate::pacing;
 use crate::recorder::Completion;
 use crate::tls;
 use crate::transport::Transport;
+use crate::worker::base::{check_failed, expected, failure_kind, io_error_kind, micros, write_out};
+use crate::worker::poller::Received;
+use crate::worker::wakeup::token_of;
 use std::io;
 use std::os::fd::AsRawFd;
 use std::time::Instant;

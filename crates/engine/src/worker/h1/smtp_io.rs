@@ -16,13 +16,13 @@
 //! `request_timeout`; a close before the message's end is `closed_early` (or, before any
 //! byte of a message on a reused connection, a stale connection, sent again on a new one).
 
-use super::base::{micros, write_out};
 use super::{Phase, Worker};
 use crate::pacing;
 use crate::recorder::Completion;
 use crate::smtp::message;
 use crate::smtp::session::{Expect, SmtpConn};
 use crate::transport::Transport;
+use crate::worker::base::{micros, write_out};
 use std::io;
 use std::time::Instant;
 use webtune_model::ErrorKind;
