@@ -23,7 +23,7 @@ mod h3;
 pub mod http1;
 pub mod journey;
 mod lateness;
-mod pacing;
+mod pacer;
 mod plan;
 mod probe;
 mod recorder;

@@ -2,35 +2,19 @@
 //! protocol's worker (`h1`, `h2`, `h3`) and by `base`. A leaf of `worker`: the dispatch in
 //! `worker` and the protocols below it import it, it imports none of them.
 
+use crate::pacer::Pacer;
 use crate::plan::PlannedRequest;
 use crate::recorder::{FirstLength, IntervalReport, OpenGauge};
 use crate::scenario::{Think, WeightedPicker};
-use crate::schedule::Ramp;
 use crate::tls::Connector;
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::Sender;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use webtune_model::Arrival;
 
 /// Bytes a worker reads a socket into at a time.
 pub(crate) const READ_BUFFER: usize = 64 * 1024;
-
-/// How this worker paces its requests.
-pub enum Pacing {
-    Closed {
-        /// Connections this worker may keep busy over time (None: all of them).
-        ramp: Option<Ramp>,
-    },
-    Open {
-        /// This worker's share of the rate, requests/s over time.
-        ramp: Ramp,
-        arrival: Arrival,
-        /// Work (in requests) before this worker's first one: interleaves the workers.
-        first_work: f64,
-    },
-}
 
 /// Everything one worker needs; built by the coordinator.
 pub struct WorkerConfig {
@@ -46,7 +30,8 @@ pub struct WorkerConfig {
     pub budget: Option<u64>,
     /// Stop sending this long after the start, if the run is timed.
     pub end_s: Option<f64>,
-    pub pacing: Pacing,
+    /// When this worker's requests are due (`pacer`); `Base` takes it.
+    pub pacer: Pacer,
     /// The measurement window (seconds since start): summary counts only what finishes in it.
     pub window: (f64, f64),
     pub keepalive: bool,

@@ -160,7 +160,7 @@ pub(crate) fn run_loop<D: Driver>(d: &mut D) -> io::Result<()> {
             if token == TIMER {
                 // Edge-triggered epoll (and a multishot poll) reports every expiry, and
                 // arming again resets the expiry count: no read is needed to drain it.
-                d.base().wake_timer.fired();
+                d.base().pacer.timer_fired();
                 continue;
             }
             let i = token.0 & INDEX_MASK;

@@ -70,7 +70,7 @@ impl ConnCtx {
 
 /// What the worker's tasks share (one thread: no lock, no atomic).
 struct Shared {
-    /// The rules every worker follows (`worker::base`): window, budget, the open loop's
+    /// The rules every worker follows (`base`): window, budget, the open loop's
     /// schedule and lateness, the recorder. Its poller is never waited on here.
     base: Base,
     summary: H3Summary,
@@ -183,8 +183,8 @@ async fn next_request(shared: &RefCell<Shared>, pace: &Pace) -> Option<Taken> {
             if let Some(taken) = s.take_due() {
                 break Some(taken);
             }
-            match (s.base.sending, s.base.next_due) {
-                (true, Some((due, _))) if !s.timer_held => {
+            match (s.base.sending, s.base.pacer.next_due()) {
+                (true, Some(due)) if !s.timer_held => {
                     s.timer_held = true;
                     Some(due)
                 }

@@ -14,7 +14,7 @@
 use super::{Phase, Worker};
 use crate::http1::{ParseError, Progress as ParseProgress};
 use crate::journey::Outcome;
-use crate::pacing;
+use crate::pacer;
 use crate::recorder::Completion;
 use crate::tls;
 use crate::transport::Transport;
@@ -397,7 +397,7 @@ impl Worker {
             connect_us: c.connect_us,
             tls_handshake_us: c.handshake_us,
             first_byte_us: micros(c.started, c.first_byte.unwrap_or(now)),
-            total_us: micros(pacing::latency_origin(c.intended, c.started), now),
+            total_us: micros(pacer::latency_origin(c.intended, c.started), now),
             service_us: c.intended.map(|_| micros(c.started, now)),
             bytes: c.received,
             body_bytes,

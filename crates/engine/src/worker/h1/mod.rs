@@ -1,10 +1,10 @@
 //! The HTTP/1.1 worker (and SMTP's, which paces a message as HTTP/1.1 paces a request):
-//! one request in flight per connection. This file is its pacing: which connection sends
-//! when. `conn_io` is its exchange on one connection (connect, TLS handshake, write, read,
+//! one request in flight per connection. This file decides which connection sends when
+//! (the pacer, `crate::pacer`, says when a request is due). `conn_io` is its exchange on one connection (connect, TLS handshake, write, read,
 //! parse, complete), `smtp_io` SMTP's (banner, EHLO, MAIL, RCPT, DATA); siblings of HTTP/2's
 //! `worker::h2` and HTTP/3's `worker::h3`, as hyper's `proto/h1` and `proto/h2` are. What it
 //! shares with them lives in `worker`: `event_loop` (the loop itself), `wakeup` (its timer
-//! and tokens), `base` (the state and per-request rules: schedule, window, budget,
+//! and tokens), `base` (the state and per-request rules: the pacer, window, budget,
 //! recording, sockets) and `backoff` (the pause after a failed connect).
 //!
 //! Per request on a kept-alive connection the worker makes one `write` and (usually) one
@@ -16,14 +16,14 @@
 //! an optional think time); a ramp changes how many connections may be busy. Open loop:
 //! requests fall due on a schedule; a due request takes an idle connection, or opens one up
 //! to the cap, or waits — and its latency counts from when it was due. Waiting requests are
-//! not queued: a free connection takes the oldest due arrival from the schedule itself
+//! not queued: a free connection takes the oldest due arrival from the pacer itself
 //! (`Base::take_due`), so a backlog costs no memory however large it grows. How
 //! late it was sent is split (`lateness`) into the wait with every connection busy (the
 //! server's time) and the generator's own lateness. A
 //! timerfd wakes the loop at the next due time with microsecond precision (epoll's own
 //! timeout has millisecond steps; under io_uring the wait's own timeout, in nanoseconds, is
 //! the timer); one wake-up sends every request due by then or within a
-//! small slack (`pacing`), and the timer is re-armed only when its set time no longer serves.
+//! small slack (`pacer`), and the timer is re-armed only when its set time no longer serves.
 //!
 //! SMTP (`webtune smtp`): the same pacing, with a message as the request; a connection
 //! carries an SMTP session and `smtp_io` is its exchange (banner, EHLO, MAIL, RCPT, DATA).
@@ -37,11 +37,10 @@ mod smtp_io;
 
 use super::backoff::ConnectBackoff;
 use super::base::Base;
-use super::config::{Pacing, WorkerConfig};
+use super::config::WorkerConfig;
 use super::event_loop::{run_loop, Driver};
 use super::poller;
 use crate::http1::ResponseParser;
-use crate::pacing;
 use crate::recorder::Recorder;
 use crate::scenario;
 use crate::transport::Transport;
@@ -254,12 +253,7 @@ impl Driver for Worker {
     /// already due (a turn's starts were used up by connects that failed at once).
     fn ready_now(&self) -> bool {
         !self.ready.is_empty()
-            || (self.base.sending
-                && self.has_idle()
-                && self
-                    .base
-                    .next_due
-                    .is_some_and(|(due, _)| pacing::sends_now(due, Instant::now())))
+            || (self.base.sending && self.has_idle() && self.base.pacer.due_by(Instant::now()))
     }
 
     fn generation(&self, i: usize) -> Option<usize> {
@@ -282,11 +276,9 @@ impl Driver for Worker {
 impl Worker {
     /// Closed loop with a ramp: how many connections may be busy now.
     fn update_allowed(&mut self, now: Instant) {
-        let Pacing::Closed { ramp: Some(ramp) } = &self.base.cfg.pacing else {
+        let Some(target) = self.base.pacer.allowed(now, self.conns.len()) else {
             return;
         };
-        let t = self.base.seconds_since_start(now);
-        let target = (ramp.at(t).round() as usize).min(self.conns.len());
         if target > self.allowed {
             for i in self.allowed..target {
                 self.ready.push(i);
@@ -314,9 +306,9 @@ impl Worker {
         }
         self.note_idle(now);
         // No request still to be sent was due before the next one the schedule holds.
-        let oldest = self.base.next_due.map_or(now, |(due, _)| due);
+        let oldest = self.base.pacer.next_due().unwrap_or(now);
         self.base.all_busy.forget_before(oldest);
-        if self.base.next_due.is_none() && self.base.sending {
+        if self.base.pacer.next_due().is_none() && self.base.sending {
             // Nothing more will fall due: stop sending (a timed run still lasts until its
             // end, `event_loop`).
             self.base.sending = false;

@@ -8,7 +8,7 @@ use super::super::base::{check_failed, expected, failure_kind, micros, write_out
 use super::{Phase, Slot, Worker};
 use crate::h2::conn::Event;
 use crate::h2::frame::NO_ERROR;
-use crate::pacing;
+use crate::pacer;
 use crate::recorder::Completion;
 use crate::tls;
 use std::io;
@@ -268,7 +268,7 @@ impl Worker {
             connect_us: slot.connect_us,
             tls_handshake_us: slot.handshake_us,
             first_byte_us: micros(slot.started, slot.first_byte.unwrap_or(now)),
-            total_us: micros(pacing::latency_origin(slot.intended, slot.started), now),
+            total_us: micros(pacer::latency_origin(slot.intended, slot.started), now),
             service_us: slot.intended.map(|_| micros(slot.started, now)),
             bytes: s.bytes,
             body_bytes: s.body_bytes,

@@ -250,7 +250,7 @@ impl Driver for Worker {
         self.queue_due(now);
         self.dispatch(now);
         let b = &mut self.base;
-        if b.next_due.is_none() && b.is_open_loop() && b.sending {
+        if b.pacer.next_due().is_none() && b.is_open_loop() && b.sending {
             b.sending = false;
         }
     }
@@ -497,7 +497,7 @@ impl Worker {
             .jobs
             .front()
             .and_then(|j| j.intended)
-            .or(b.next_due.map(|(d, _)| d))
+            .or(b.pacer.next_due())
             .unwrap_or(now);
         b.all_busy.forget_before(oldest);
     }
