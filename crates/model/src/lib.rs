@@ -21,6 +21,7 @@ mod shard_check;
 mod shard_merge;
 pub mod smtp;
 pub mod spec;
+pub mod stall;
 pub mod stop;
 pub mod sweep;
 pub mod threshold;

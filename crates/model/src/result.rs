@@ -250,7 +250,8 @@ pub struct Validity {
     pub limited_by: Option<crate::validity::LimitedBy>,
 }
 
-/// A stretch with requests outstanding and none finished (100 ms granularity).
+/// A stretch with requests outstanding and none finished (100 ms granularity; the rule is
+/// `stall`'s).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Stall {
     /// Seconds since the run began.

@@ -10,22 +10,6 @@ use webtune_testkit::module_graph::{chains, circles, files, show};
 /// Circles that remain, by crate, each as its files (see docs/architecture.md, "Circles
 /// left").
 const KNOWN: &[(&str, &[&str])] = &[
-    // The engine's seams (issue 36, item 3): one Pacer, connection I/O as siblings under
-    // worker/ with h2/ holding only the codec; the clock read by the coordinator and
-    // handed down; SMTP's workload a sibling of HTTP's.
-    ("engine", &["clock", "coordinator"]),
-    (
-        "engine",
-        &[
-            "h2::worker",
-            "h3::worker",
-            "worker",
-            "worker::base",
-            "worker::event_loop",
-        ],
-    ),
-    ("engine", &["smtp", "workload"]),
-    ("engine", &["worker::poller", "worker::uring"]),
     // The result's parts and the rules that judge them (validity, thresholds) in one
     // vocabulary module below both.
     (
