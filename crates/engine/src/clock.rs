@@ -2,10 +2,13 @@
 //! machines start together), and what the kernel says about the clock (adjtimex: whether it
 //! is synchronised to a time source, and its error bounds), recorded in the result so a
 //! merge can tell how far apart the shards' starts may really be.
+//!
+//! A leaf below the coordinator: it reads the clock and hears a stop through the model's
+//! `StopToken` (what `RunControl` names), so the coordinator calls it and nothing here
+//! climbs back up.
 
-use crate::RunControl;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-use webtune_model::StartRecord;
+use webtune_model::{StartRecord, StopToken};
 
 /// Milliseconds since the Unix epoch, with the clock's sub-millisecond part.
 pub fn now_unix_ms() -> f64 {
@@ -18,7 +21,7 @@ pub fn now_unix_ms() -> f64 {
 /// Sleep until the wall clock reads `unix_ms` (at once when it already has), or until a stop
 /// is asked for. Short sleeps, so that a clock stepped meanwhile is followed and Ctrl-C
 /// is heard.
-pub fn wait_until(unix_ms: u64, control: &RunControl) {
+pub fn wait_until(unix_ms: u64, control: &StopToken) {
     loop {
         let left_ms = unix_ms as f64 - now_unix_ms();
         if left_ms <= 0.0 || control.stop_requested() {
@@ -66,7 +69,7 @@ mod tests {
 
     #[test]
     fn waiting_for_a_past_time_returns_at_once_and_a_future_one_waits() {
-        let control = RunControl::new();
+        let control = StopToken::new();
         let now = now_unix_ms();
         wait_until(now as u64 - 10_000, &control);
         assert!(now_unix_ms() - now < 1000.0);
@@ -80,7 +83,7 @@ mod tests {
 
     #[test]
     fn a_stop_ends_the_wait() {
-        let control = RunControl::new();
+        let control = StopToken::new();
         control.request_stop();
         let now = now_unix_ms();
         wait_until(now as u64 + 60_000, &control);

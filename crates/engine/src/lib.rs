@@ -3,7 +3,8 @@
 //! A thread per core (`-t`), each owning its connections, event loop, histograms and
 //! counters (`worker`); an HTTP/1.x response parser that works in place (`http1`); the
 //! request prepared once (`plan`); per-worker recorders merged at the end (`recorder`); an
-//! open-loop request's send lateness split into server wait and generator lag (`lateness`). The
+//! open-loop request's send lateness split into server wait and generator lag (`lateness`);
+//! when each worker's next request is due (`pacer`, one for every worker and both loops). The
 //! coordinator (`coordinator`, behind `run`) splits connections and the request budget among workers, gathers one
 //! small report per worker per interval for the time series and progress, and assembles the
 //! result. It does no formatting and writes no files.
@@ -12,7 +13,7 @@
 //! `RunControl` and `EngineError`; `scenario` (and the `rng` its templates draw from, which
 //! the lab's forum generator shares), `clock` and `build_info`; `tls` and `transport` (the
 //! lab's HTTPS readiness check) and `http1` (its fuzz test). `plan`, `recorder`, `h2`,
-//! `schedule` and `lateness` are the engine's own.
+//! `h3`, `pacer`, `schedule` and `lateness` are the engine's own.
 
 pub mod build_info;
 pub mod clock;
@@ -23,7 +24,7 @@ mod h3;
 pub mod http1;
 pub mod journey;
 mod lateness;
-mod pacing;
+mod pacer;
 mod plan;
 mod probe;
 mod recorder;

@@ -9,12 +9,14 @@
 use crate::transport::HandshakeInfo;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use webtune_model::result::Histograms;
 use webtune_model::{
     ErrorCounts, ErrorKind, JourneyResult, LatencyHistogram, NamedResult, TlsSummary,
 };
 
-/// Stall detection granularity.
-pub const SLOT_MS: u64 = 100;
+/// The slot of the time series' busy time and of stall detection: the model's least stall
+/// (`webtune_model::stall`), so a stall is found in steps of it.
+pub const SLOT_MS: u64 = webtune_model::stall::STALL_MS;
 
 /// Body length of the first complete response to one request (shared by all workers; written
 /// once, then only read, so it costs no contention).
@@ -121,12 +123,9 @@ pub struct Slot {
 /// Everything one worker measured.
 #[derive(Debug, Clone, Default)]
 pub struct Recorder {
-    pub connect: LatencyHistogram,
-    pub first_byte: LatencyHistogram,
-    pub total: LatencyHistogram,
-    pub service: LatencyHistogram,
-    /// HTTPS: handshake time of new connections.
-    pub tls_handshake: LatencyHistogram,
+    /// Connect, first byte, total, service and (HTTPS) handshake times: the result's own
+    /// `Histograms`, so one merge serves workers and results.
+    pub histograms: Histograms,
     /// HTTPS: handshakes full and resumed, and what the first one agreed.
     pub tls: Option<TlsSummary>,
     /// HTTP/2 runs: GOAWAYs, resets, client-side queueing.
@@ -240,16 +239,17 @@ impl Recorder {
         if c.kept_alive {
             self.keepalive_responses += 1;
         }
+        let h = &mut self.histograms;
         if let Some(us) = c.connect_us {
-            self.connect.record(us);
+            h.connect.record(us);
         }
         if let Some(us) = c.tls_handshake_us {
-            self.tls_handshake.record(us);
+            h.tls_handshake.record(us);
         }
-        self.first_byte.record(c.first_byte_us);
-        self.total.record(c.total_us);
+        h.first_byte.record(c.first_byte_us);
+        h.total.record(c.total_us);
         if let Some(us) = c.service_us {
-            self.service.record(us);
+            h.service.record(us);
         }
         *self.status.entry(c.status).or_insert(0) += 1;
         match kind {
@@ -348,11 +348,7 @@ impl Recorder {
     }
 
     pub fn merge(&mut self, other: &Recorder) {
-        self.connect.merge(&other.connect);
-        self.first_byte.merge(&other.first_byte);
-        self.total.merge(&other.total);
-        self.service.merge(&other.service);
-        self.tls_handshake.merge(&other.tls_handshake);
+        self.histograms.merge(&other.histograms);
         match (&mut self.h3, &other.h3) {
             (Some(mine), Some(theirs)) => mine.merge(theirs),
             (None, Some(theirs)) => self.h3 = Some(theirs.clone()),
@@ -400,7 +396,7 @@ impl Recorder {
             self.names.resize(other.names.len(), NamedResult::default());
         }
         for (mine, theirs) in self.names.iter_mut().zip(&other.names) {
-            merge_named(mine, theirs);
+            mine.merge(theirs);
         }
         if self.journeys.len() < other.journeys.len() {
             self.journeys
@@ -417,40 +413,6 @@ impl Recorder {
             mine.busy |= theirs.busy;
         }
     }
-}
-
-/// Add one per-name result into another (exact: histograms merge bucket by bucket).
-pub fn merge_named(into: &mut NamedResult, from: &NamedResult) {
-    into.responses += from.responses;
-    into.ok += from.ok;
-    into.errors.merge(&from.errors);
-    for (k, v) in &from.status {
-        *into.status.entry(*k).or_insert(0) += v;
-    }
-    into.length_varies += from.length_varies;
-    into.body_bytes += from.body_bytes;
-    into.histogram.merge(&from.histogram);
-}
-
-/// Stretches of slots with requests outstanding and none finished, as (start slot, slots).
-pub fn stalled_stretches(slots: &[Slot]) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    let mut run: Option<usize> = None;
-    for (i, s) in slots.iter().enumerate() {
-        let stalled = s.busy && s.finished == 0;
-        match (stalled, run) {
-            (true, None) => run = Some(i),
-            (false, Some(start)) => {
-                out.push((start, i - start));
-                run = None;
-            }
-            _ => {}
-        }
-    }
-    if let Some(start) = run {
-        out.push((start, slots.len() - start));
-    }
-    out
 }
 
 #[cfg(test)]
@@ -477,20 +439,6 @@ mod tests {
         g.closed();
         g.opened();
         assert_eq!(g.peak(), 2);
-    }
-
-    #[test]
-    fn stalls_are_busy_slots_without_finishes() {
-        let s = |finished, busy| Slot { finished, busy };
-        let slots = [
-            s(3, true),
-            s(0, true),
-            s(0, true),
-            s(1, true),
-            s(0, false),
-            s(0, true),
-        ];
-        assert_eq!(stalled_stretches(&slots), vec![(1, 2), (5, 1)]);
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! constant). Intended start times are found by integrating the rate exactly over each
 //! linear piece, so they carry no step error: the k-th request is due when the integral of
 //! the rate reaches k (uniform arrival) or a sum of exponential draws (Poisson). Arrivals
-//! are made one at a time, when a worker takes the next (`worker::base`): a schedule is a
+//! are made one at a time, when a worker takes the next (`pacer`, which owns a worker's
+//! ramp and walks it): a schedule is a
 //! few numbers whatever its rate × length, and the arrivals due but never sent are counted
 //! from the integral (`Ramp::integral`), not listed.
 

@@ -5,7 +5,7 @@
 use crate::io::{AlignedBuf, ALIGN};
 use crate::mt::PostmarkRng;
 use crate::pool::{Pool, PoolKeeper};
-use crate::worker::{self, IntervalMsg, Outcome, Shared, STALL};
+use crate::worker::{self, IntervalMsg, Outcome, Shared};
 use crate::FsError;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -16,7 +16,7 @@ use webtune_model::fs::{
     FsOpResult, FsPhases, FsResult, FsSpec, IoMode, WholeSecondMarks, FS_OPS, FS_SCHEMA,
 };
 use webtune_model::result::GeneratorUsage;
-use webtune_model::{IntervalSample, LatencyHistogram, Stall, StopToken};
+use webtune_model::{stall, IntervalSample, LatencyHistogram, Stall, StopToken};
 
 /// Run the workload of `spec`; `stop` ends the transactions early (the pool is still
 /// deleted); `keeper` hears of the pool before it is created and after it is gone.
@@ -310,37 +310,11 @@ fn timeline(
         .collect()
 }
 
-/// Stretches in which no worker finished anything: the intersection of every worker's gaps.
+/// Stretches in which no worker finished anything: where every worker's gaps meet
+/// (`model::stall::across`, the one rule).
 fn stalls(outcomes: &[Outcome]) -> Vec<Stall> {
-    let mut common: Option<Vec<(f64, f64)>> = None;
-    for o in outcomes {
-        let gaps: Vec<(f64, f64)> = o.gaps.iter().map(|&(s, l)| (s, s + l)).collect();
-        common = Some(match common {
-            None => gaps,
-            Some(prev) => {
-                let mut out = Vec::new();
-                for &(a0, a1) in &prev {
-                    for &(b0, b1) in &gaps {
-                        let (s, e) = (a0.max(b0), a1.min(b1));
-                        if e > s {
-                            out.push((s, e));
-                        }
-                    }
-                }
-                out
-            }
-        });
-    }
-    let min = STALL.as_secs_f64();
-    common
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|(s, e)| e - s >= min)
-        .map(|(s, e)| Stall {
-            start_s: s,
-            length_s: e - s,
-        })
-        .collect()
+    let gaps: Vec<Vec<(f64, f64)>> = outcomes.iter().map(|o| o.gaps.clone()).collect();
+    stall::across(&gaps)
 }
 
 #[cfg(test)]

@@ -26,8 +26,8 @@ pub const APPEND: usize = 3;
 pub const FSYNC: usize = 4;
 pub const TRANSACTION: usize = 5;
 
-/// A gap between completions that counts as a stall.
-pub const STALL: Duration = Duration::from_millis(100);
+/// A gap between completions that may be part of a stall (`webtune_model::stall`'s least).
+pub const STALL: Duration = Duration::from_millis(webtune_model::stall::STALL_MS);
 
 /// One interval's transactions from one worker.
 pub struct IntervalMsg {

@@ -23,6 +23,7 @@ mod shard_merge;
 pub mod smtp;
 pub mod span;
 pub mod spec;
+pub mod stall;
 pub mod stop;
 pub mod sweep;
 pub mod threshold;

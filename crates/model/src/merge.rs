@@ -12,7 +12,7 @@
 //! Shards are read from files, so their sums are checked first (`totals`): a total past
 //! `u64::MAX` is refused, never wrapped.
 
-use crate::result::{NamedResult, RepeatSummary, RunResult, Schedule, Validity};
+use crate::result::{Histograms, NamedResult, RepeatSummary, RunResult, Schedule, Validity};
 use crate::server::{LogMessage, ServerSamples};
 use crate::window::Window;
 use std::collections::BTreeMap;
@@ -81,12 +81,7 @@ impl RunResult {
         self.keepalive_responses += other.keepalive_responses;
         self.stale_reconnects += other.stale_reconnects;
         self.abandoned += other.abandoned;
-        let h = &mut self.histograms;
-        h.connect.merge(&other.histograms.connect);
-        h.first_byte.merge(&other.histograms.first_byte);
-        h.total.merge(&other.histograms.total);
-        h.service.merge(&other.histograms.service);
-        h.tls_handshake.merge(&other.histograms.tls_handshake);
+        self.histograms.merge(&other.histograms);
         match (&mut self.tls, &other.tls) {
             (Some(mine), Some(theirs)) => mine.merge(theirs),
             (None, Some(theirs)) => self.tls = Some(theirs.clone()),
@@ -164,8 +159,33 @@ impl RunResult {
     }
 }
 
+impl Histograms {
+    /// Add another measurement's histograms, bucket by bucket (exact): the one merge of a
+    /// run's latency histograms, for results here and for the engine's per-worker recorders.
+    pub fn merge(&mut self, other: &Histograms) {
+        self.connect.merge(&other.connect);
+        self.first_byte.merge(&other.first_byte);
+        self.total.merge(&other.total);
+        self.service.merge(&other.service);
+        self.tls_handshake.merge(&other.tls_handshake);
+    }
+}
+
+impl Schedule {
+    /// Add another schedule's lateness: its three histograms and its requests not sent (the
+    /// rates are the caller's: repeats and shards combine them differently).
+    pub(crate) fn fold_lateness(&mut self, theirs: &Schedule) {
+        self.lag_histogram.merge(&theirs.lag_histogram);
+        self.connection_wait_histogram
+            .merge(&theirs.connection_wait_histogram);
+        self.generator_lag_histogram
+            .merge(&theirs.generator_lag_histogram);
+        self.not_sent += theirs.not_sent;
+    }
+}
+
 impl NamedResult {
-    /// Add another measurement of the same request name.
+    /// Add another measurement of the same request name (the engine's workers' too).
     pub fn merge(&mut self, other: &NamedResult) {
         self.responses += other.responses;
         self.ok += other.ok;
@@ -209,12 +229,7 @@ fn merge_schedule(
     let sent = mine.achieved_rate * my_duration_s + theirs.achieved_rate * their_duration_s;
     mine.achieved_rate = if total_s > 0.0 { sent / total_s } else { 0.0 };
     mine.requested_rate = mine.requested_rate.max(theirs.requested_rate);
-    mine.lag_histogram.merge(&theirs.lag_histogram);
-    mine.connection_wait_histogram
-        .merge(&theirs.connection_wait_histogram);
-    mine.generator_lag_histogram
-        .merge(&theirs.generator_lag_histogram);
-    mine.not_sent += theirs.not_sent;
+    mine.fold_lateness(theirs);
 }
 
 /// The merged run was client-limited when any of its runs was; every distinct reason is

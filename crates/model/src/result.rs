@@ -208,7 +208,8 @@ impl H3Summary {
 // `validity`'s, with the rule that decides it; re-exported so `result::Schedule` stays.
 pub use crate::validity::{Schedule, Validity};
 
-/// A stretch with requests outstanding and none finished (100 ms granularity).
+/// A stretch with requests outstanding and none finished (100 ms granularity; the rule is
+/// `stall`'s).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Stall {
     /// Seconds since the run began.

@@ -133,12 +133,7 @@ impl ShardMerge {
             self.sent += theirs.achieved_rate * r.duration_s;
             let mine = merged.schedule.get_or_insert_with(Schedule::default);
             mine.requested_rate += theirs.requested_rate;
-            mine.lag_histogram.merge(&theirs.lag_histogram);
-            mine.connection_wait_histogram
-                .merge(&theirs.connection_wait_histogram);
-            mine.generator_lag_histogram
-                .merge(&theirs.generator_lag_histogram);
-            mine.not_sent += theirs.not_sent;
+            mine.fold_lateness(theirs);
         }
         // The test's record comes from its lowest shard, whatever order the files came in.
         if shard.index < self.record_index {

@@ -8,7 +8,7 @@ pub use crate::about::{stack_line, stack_settings, sweep_stack_line};
 use crate::svg::{escape, render_chart, Band, Chart, Marker, Scale, Series};
 use crate::units::{bytes, ctime_utc, ms, ms_f, percent};
 use std::fmt::Write as _;
-use webtune_model::{IntervalSample, LatencyHistogram, RunResult, Stall};
+use webtune_model::{stall, IntervalSample, LatencyHistogram, RunResult, Stall};
 
 const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;\
 margin:2em auto;max-width:820px;color:#222;padding:0 1em}\
@@ -55,24 +55,28 @@ pub fn figure(id: &str, chart: &Chart, caption: &str) -> String {
     )
 }
 
-/// An interval with requests outstanding and none completed (DESIGN.md's stall).
-pub fn is_stall(sample: &IntervalSample) -> bool {
-    sample.responses == 0 && sample.open_connections > 0
-}
-
-/// The stalls of a run: the engine's own (100 ms granularity) when it recorded any,
-/// otherwise the stalled intervals of the timeline as plotted (results saved before the
-/// engine kept stalls, or merged ones; a run's last few milliseconds are no stall).
+/// The stalls of a run (DESIGN.md's stall; the rule is `webtune_model::stall`'s): the
+/// engine's own (100 ms granularity) when it recorded any, otherwise the stalled intervals
+/// of the timeline as plotted (results saved before the engine kept stalls, or merged ones;
+/// a run's last few milliseconds are no stall), open connections being what an interval
+/// says of outstanding work. Stalled intervals that follow one another are one stall, as
+/// the engine joins its slots (`stall::runs`).
 pub fn stalls(result: &RunResult) -> Vec<Stall> {
     if !result.stalls.is_empty() {
         return result.stalls.clone();
     }
-    plotted_intervals(&result.timeline)
+    let plotted = plotted_intervals(&result.timeline);
+    let pieces = plotted
         .iter()
-        .filter(|s| is_stall(s))
-        .map(|s| Stall {
-            start_s: s.start_s,
-            length_s: s.length_s,
+        .map(|s| (s.open_connections > 0, s.responses));
+    stall::runs(pieces)
+        .into_iter()
+        .map(|(first, n)| {
+            let run = &plotted[first..first + n];
+            Stall {
+                start_s: run[0].start_s,
+                length_s: run.iter().map(|s| s.length_s).sum(),
+            }
         })
         .collect()
 }

@@ -66,6 +66,31 @@ fn rates_are_over_each_intervals_real_length_and_the_last_ms_do_not_collapse() {
     assert!(stalls(&r).is_empty());
 }
 
+/// Issue 36: one definition of a stall. A silence over three intervals of a result without
+/// the engine's stall list is one stall of three seconds, as the engine would have found it
+/// over its slots, not three stalls.
+#[test]
+fn a_silence_over_several_intervals_is_one_stall() {
+    let mut r = synthetic_result(100, &[1_000]);
+    r.stalls.clear();
+    r.timeline = (0..6)
+        .map(|i| interval(i as f64, 1.0, if (2..5).contains(&i) { 0 } else { 500 }))
+        .collect();
+    let found = stalls(&r);
+    assert_eq!(
+        found,
+        vec![Stall {
+            start_s: 2.0,
+            length_s: 3.0
+        }]
+    );
+    // With no connection open, a quiet interval waits on nothing: no stall.
+    for s in &mut r.timeline {
+        s.open_connections = 0;
+    }
+    assert!(stalls(&r).is_empty());
+}
+
 #[test]
 fn repeats_follow_each_other_without_zig_zag() {
     let run = |n: u64| {

@@ -4,12 +4,13 @@
 //! (`webtune_model::validity::judge`) with the figures the generator's threads measured.
 
 use super::{IntervalTotals, Joined, Prepared, RunControl};
-use crate::recorder::{stalled_stretches, FirstLength, OpenGauge, Recorder, SLOT_MS};
+use crate::recorder::{FirstLength, OpenGauge, Recorder, SLOT_MS};
 use crate::schedule::Ramp;
 use crate::Workload;
 use std::collections::BTreeMap;
 use std::time::Duration;
-use webtune_model::result::{GeneratorUsage, Histograms};
+use webtune_model::result::GeneratorUsage;
+use webtune_model::stall;
 use webtune_model::validity::{self, GeneratorFigures};
 use webtune_model::{
     IntervalSample, LoadMode, RunResult, RunSpec, Schedule, Stall, Validity, SCHEMA,
@@ -131,13 +132,7 @@ pub(super) fn assemble(finished: Finished) -> RunResult {
         requests_per_s: 0.0,
         bytes_per_s: 0.0,
         latency: Default::default(),
-        histograms: Histograms {
-            connect: total.connect,
-            first_byte: total.first_byte,
-            total: total.total,
-            service: total.service,
-            tls_handshake: total.tls_handshake,
-        },
+        histograms: total.histograms,
         timeline,
         generator: GeneratorUsage {
             user_cpu_s: used.user.as_secs_f64(),
@@ -198,10 +193,11 @@ fn timeline(
         .collect()
 }
 
-/// Stretches with no response at all, in seconds.
+/// Stretches of slots with requests outstanding and none finished (`model::stall`), in
+/// seconds.
 fn stalls(total: &Recorder) -> Vec<Stall> {
     let slot_s = SLOT_MS as f64 / 1000.0;
-    stalled_stretches(&total.slots)
+    stall::runs(total.slots.iter().map(|s| (s.busy, u64::from(s.finished))))
         .into_iter()
         .map(|(first, n)| Stall {
             start_s: first as f64 * slot_s,

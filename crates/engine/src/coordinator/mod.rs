@@ -8,11 +8,11 @@
 
 mod assemble;
 
+use crate::pacer::Pacer;
 use crate::plan::{self, Plan, PlannedRequest};
 use crate::recorder::{FirstLength, IntervalReport, OpenGauge, Recorder};
 use crate::scenario::WeightedPicker;
-use crate::schedule::Ramp;
-use crate::worker::{run_worker, Pacing, WorkerConfig};
+use crate::worker::{run_worker, WorkerConfig};
 use crate::{clock, h2, h3, probe, smtp, tls, usage, EngineError, Workload};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,8 +20,7 @@ use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use webtune_model::{
-    ErrorCounts, ErrorKind, IoBackend, LatencyHistogram, LoadMode, RunResult, RunSpec, Shard,
-    StopCondition,
+    ErrorCounts, ErrorKind, IoBackend, LatencyHistogram, RunResult, RunSpec, Shard, StopCondition,
 };
 
 /// A handle to stop a running test from another thread: the one stop token the binary's
@@ -143,7 +142,7 @@ struct Prepared {
     window: (f64, f64),
     requests: Arc<Vec<PlannedRequest>>,
     picker: Option<Arc<WeightedPicker>>,
-    h2_setup: Option<h2::worker::H2Setup>,
+    h2_setup: Option<h2::H2Setup>,
     /// `--http3`: the requests as HTTP/3 heads and the QUIC client's TLS.
     h3_setup: Option<h3::H3Setup>,
     /// The first response length of each request, across workers ("length varies").
@@ -190,7 +189,8 @@ impl Prepared {
                 .collect(),
         );
         let host_header: Arc<str> = Arc::from(plan.host_header.as_str());
-        let (smtp_setup, starttls) = smtp::setup_for(spec, workload, &plan.host_header)?;
+        let (smtp_setup, starttls) =
+            smtp::setup_for(spec, workload.mailbox_list(), &plan.host_header)?;
         let interval = Duration::from_millis(spec.interval_ms.max(10));
         let (io, _) = crate::worker::poller::resolve(spec.io).map_err(EngineError::IoUring)?;
         Ok(Prepared {
@@ -252,12 +252,11 @@ fn spawn_workers(
             conn_addrs,
             budget: budgets[w],
             end_s: *end_s,
-            pacing: pacing_for(
+            pacer: Pacer::for_worker(
                 part,
-                spec.shard,
+                start,
                 *end_s,
-                w,
-                plan.threads,
+                stream_of(spec.shard, w, plan.threads),
                 *share,
                 plan.connections,
             ),
@@ -478,7 +477,7 @@ fn join(
 }
 
 /// `--http2`: the requests in HTTP/2 form (those that never vary encoded once).
-fn h2_setup(plan: &Plan, streams: u32) -> Result<h2::worker::H2Setup, EngineError> {
+fn h2_setup(plan: &Plan, streams: u32) -> Result<h2::H2Setup, EngineError> {
     let tls = plan.tls.is_some();
     let fixed = plan
         .requests
@@ -491,7 +490,7 @@ fn h2_setup(plan: &Plan, streams: u32) -> Result<h2::worker::H2Setup, EngineErro
                 .map_err(|e| EngineError::BadLoad(format!("--http2: {e}")))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(h2::worker::H2Setup {
+    Ok(h2::H2Setup {
         streams: streams.max(1) as usize,
         fixed: Arc::new(fixed),
         tls,
@@ -541,38 +540,6 @@ fn stream_of(shard: Option<Shard>, w: usize, threads: usize) -> (u64, u64) {
     match shard {
         Some(shard) => shard.stream(w as u32, threads as u32),
         None => (w as u64, threads as u64),
-    }
-}
-
-/// Worker `w`'s pacing: its share of the connections ramp or of the rate.
-fn pacing_for(
-    spec: &RunSpec,
-    shard: Option<Shard>,
-    end_s: Option<f64>,
-    w: usize,
-    threads: usize,
-    conns: u64,
-    all_conns: usize,
-) -> Pacing {
-    match spec.load {
-        LoadMode::Closed => Pacing::Closed {
-            ramp: (!spec.stages.is_empty()).then(|| {
-                Ramp::from_stages(&spec.stages).scaled(conns as f64 / all_conns.max(1) as f64)
-            }),
-        },
-        LoadMode::Open { rate, arrival } => {
-            let ramp = if spec.stages.is_empty() {
-                Ramp::constant(rate, end_s.unwrap_or(f64::INFINITY))
-            } else {
-                Ramp::from_stages(&spec.stages)
-            };
-            let (first, step) = stream_of(shard, w, threads);
-            Pacing::Open {
-                ramp: ramp.scaled(1.0 / step as f64),
-                arrival,
-                first_work: first as f64 / step as f64,
-            }
-        }
     }
 }
 

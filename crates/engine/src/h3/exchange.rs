@@ -9,10 +9,10 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use webtune_model::{ErrorKind, H3Summary};
 
-pub(super) type SendRequest = h3::client::SendRequest<h3_quinn::OpenStreams, Bytes>;
+pub(crate) type SendRequest = h3::client::SendRequest<h3_quinn::OpenStreams, Bytes>;
 
 /// A QUIC connection to `addr`, or the kind of its failure.
-pub(super) async fn connect(
+pub(crate) async fn connect(
     endpoint: &quinn::Endpoint,
     client: &quinn::ClientConfig,
     setup: &H3Setup,
@@ -44,7 +44,7 @@ pub(super) async fn connect(
 
 /// Why a handshake failed: our own certificate check (as over TCP), no common version,
 /// or any other reason.
-pub(super) fn handshake_kind(e: &quinn::ConnectionError) -> ErrorKind {
+pub(crate) fn handshake_kind(e: &quinn::ConnectionError) -> ErrorKind {
     match e {
         quinn::ConnectionError::VersionMismatch => ErrorKind::QuicVersionNegotiation,
         quinn::ConnectionError::TransportError(t) if t.reason.contains("certificate") => {
@@ -55,7 +55,7 @@ pub(super) fn handshake_kind(e: &quinn::ConnectionError) -> ErrorKind {
 }
 
 /// The kind a connection's end gives the requests it leaves open, if it has ended.
-pub(super) fn connection_kind(conn: &quinn::Connection) -> Option<ErrorKind> {
+pub(crate) fn connection_kind(conn: &quinn::Connection) -> Option<ErrorKind> {
     Some(match conn.close_reason()? {
         quinn::ConnectionError::TimedOut => ErrorKind::QuicIdleTimeout,
         quinn::ConnectionError::VersionMismatch => ErrorKind::QuicVersionNegotiation,
@@ -66,7 +66,7 @@ pub(super) fn connection_kind(conn: &quinn::Connection) -> Option<ErrorKind> {
 }
 
 /// A CONNECTION_CLOSE from the server, counted by its code.
-pub(super) fn note_close(s: &mut H3Summary, reason: &quinn::ConnectionError) {
+pub(crate) fn note_close(s: &mut H3Summary, reason: &quinn::ConnectionError) {
     let code = match reason {
         quinn::ConnectionError::ConnectionClosed(c) => {
             format!("transport:{}", u64::from(c.error_code))
@@ -81,7 +81,7 @@ pub(super) fn note_close(s: &mut H3Summary, reason: &quinn::ConnectionError) {
 }
 
 /// What one exchange ended with.
-pub(super) struct Answer {
+pub(crate) struct Answer {
     pub status: u16,
     pub first_byte: Instant,
     pub head_bytes: u64,
@@ -90,13 +90,13 @@ pub(super) struct Answer {
     pub server: Option<String>,
 }
 
-pub(super) enum Failure {
+pub(crate) enum Failure {
     /// The server sent GOAWAY before this request's stream opened: it was never sent.
     Goaway,
     Stream(h3::error::StreamError),
 }
 
-pub(super) async fn exchange(
+pub(crate) async fn exchange(
     send: &mut SendRequest,
     request: &H3Request,
     keep_body: bool,
@@ -154,7 +154,7 @@ pub(super) async fn exchange(
 }
 
 /// A failed stream's kind, and whether its connection is gone (the stream loop then ends).
-pub(super) fn stream_kind(
+pub(crate) fn stream_kind(
     e: &h3::error::StreamError,
     conn: &quinn::Connection,
     summary: &mut H3Summary,

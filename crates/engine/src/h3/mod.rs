@@ -1,13 +1,13 @@
 //! HTTP/3 over QUIC (`--http3`): what a run prepares once (`H3Setup`: the requests as
-//! HTTP/3 heads, the QUIC client config on the run's rustls trust and ALPN `h3`) and the
-//! worker that loads with it (`worker`). QUIC and HTTP/3 come from quinn, h3 and
-//! h3-quinn: pure Rust, on the same rustls + ring as TLS over TCP, so `--cacert`,
+//! HTTP/3 heads, the QUIC client config on the run's rustls trust and ALPN `h3`) and a
+//! request's exchange and how it fails (`exchange`); the worker that loads with it is
+//! `worker::h3`, a sibling of the HTTP/1.1 and HTTP/2 workers. QUIC and HTTP/3 come from
+//! quinn, h3 and h3-quinn: pure Rust, on the same rustls + ring as TLS over TCP, so `--cacert`,
 //! `--insecure` and `--no-tls-resume` mean the same thing (docs/http3.md says why these
 //! crates). The HTTP/1.1 and HTTP/2 workers are untouched: a worker is started as an
 //! HTTP/3 one or not at all.
 
-mod exchange;
-pub(crate) mod worker;
+pub(crate) mod exchange;
 
 use crate::plan::PlannedRequest;
 use crate::tls::TlsTarget;

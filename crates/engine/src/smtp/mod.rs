@@ -132,19 +132,21 @@ impl SmtpSetup {
 }
 
 /// An SMTP run's shared setup, and the STARTTLS settings if asked for; (None, None) for an
-/// HTTP run. The mailboxes are the workload's, or 1,000 generated ones at example.com.
+/// HTTP run. The mailboxes are the workload's (the caller hands them in: the workload holds
+/// SMTP's mailboxes beside HTTP's scenario and this module does not know it), or 1,000
+/// generated ones at example.com.
 pub(crate) type Setup = (Option<Arc<SmtpSetup>>, Option<crate::tls::TlsTarget>);
 
 pub(crate) fn setup_for(
     spec: &webtune_model::RunSpec,
-    workload: &crate::Workload,
+    mailboxes: Option<&Mailboxes>,
     host: &str,
 ) -> Result<Setup, EngineError> {
     let Some(s) = &spec.smtp else {
         return Ok((None, None));
     };
     let generated;
-    let list = match workload.mailbox_list() {
+    let list = match mailboxes {
         Some(list) => list,
         None => {
             generated = Mailboxes::generated(1000, "example.com");

@@ -1,16 +1,17 @@
-//! What every worker owns whatever protocol it speaks (HTTP/1.1 in `worker`, HTTP/2 in
-//! `h2::worker`), and the rules both follow per request: the open-loop schedule of due
-//! times, the measurement window (which slot a moment falls in, and whether it counts), the
+//! What every worker owns whatever protocol it speaks (HTTP/1.1 in `worker::h1`, HTTP/2
+//! in `worker::h2`, HTTP/3 in `worker::h3`), and the rules they follow per request: the
+//! pacer (`crate::pacer`: when the next request is due) with the budget and stop around it,
+//! the measurement window (which slot a moment falls in, and whether it counts), the
 //! budget (`may_start`), the request mix (`pick_request`), how a sent request's lateness and
 //! a failed one are recorded, how a completion is judged, and how a socket is opened,
 //! written and closed (counted in the shared open-connection gauge).
 
 use super::backoff::ConnectBackoff;
-use super::event_loop::{create_timer, token_of};
+use super::config::{WorkerConfig, READ_BUFFER};
 use super::poller::Poller;
-use super::{Pacing, WorkerConfig, READ_BUFFER};
+use super::wakeup::{arm_timer, create_timer, token_of};
 use crate::lateness::{split_lateness, BusyClock};
-use crate::pacing::{self, WakeTimer};
+use crate::pacer::Pacer;
 use crate::plan::PlannedRequest;
 use crate::recorder::{Recorder, SLOT_MS};
 use crate::rng::Rng;
@@ -20,8 +21,8 @@ use mio::net::TcpStream;
 use std::io;
 use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::time::{Duration, Instant};
-use webtune_model::{Arrival, ErrorKind};
+use std::time::Instant;
+use webtune_model::ErrorKind;
 
 /// A worker's state apart from its connections.
 pub(crate) struct Base {
@@ -41,12 +42,10 @@ pub(crate) struct Base {
     pub open: u64,
     /// Open loop: when no connection could take a request.
     pub all_busy: BusyClock,
-    /// Open loop: the next intended start, and the schedule position (seconds) it is at.
-    pub next_due: Option<(Instant, f64)>,
+    /// When the next request is due (taken from `cfg`).
+    pub pacer: Pacer,
     /// Open loop under epoll: the timerfd (io_uring times its wait itself).
     pub timer: Option<OwnedFd>,
-    /// When the timer is set to fire (it is one-shot).
-    pub wake_timer: WakeTimer,
     /// Plain-TCP sockets are read through the ring (`ring_receives`).
     ring_reads: bool,
     /// Journeys whose budget counts walks (`JourneyRun::walk_budget`): walks under way, which
@@ -55,7 +54,7 @@ pub(crate) struct Base {
 }
 
 impl Base {
-    pub fn new(cfg: WorkerConfig) -> io::Result<Base> {
+    pub fn new(mut cfg: WorkerConfig) -> io::Result<Base> {
         let names = if cfg.named { cfg.requests.len() } else { 0 };
         let mut rec = Recorder::with_names(names);
         if let Some(run) = cfg.journeys.as_ref() {
@@ -75,9 +74,8 @@ impl Base {
             active: 0,
             open: 0,
             all_busy: BusyClock::default(),
-            next_due: None,
+            pacer: std::mem::take(&mut cfg.pacer),
             timer: None,
-            wake_timer: WakeTimer::new(pacing::MIN_TIMER_GAP),
             ring_reads: false,
             walking: 0,
             cfg,
@@ -111,22 +109,12 @@ impl Base {
     }
 
     pub fn is_open_loop(&self) -> bool {
-        matches!(self.cfg.pacing, Pacing::Open { .. })
+        self.pacer.is_open()
     }
 
     /// Take one request from the budget, if sending and any is left.
     pub fn may_start(&mut self) -> bool {
-        if !self.sending {
-            return false;
-        }
-        match &mut self.remaining {
-            Some(0) => false,
-            Some(n) => {
-                *n -= 1;
-                true
-            }
-            None => true,
-        }
+        self.sending && take_one(&mut self.remaining)
     }
 
     /// Which planned request goes next.
@@ -146,88 +134,32 @@ impl Base {
         if !self.poll.times_precisely() {
             self.timer = Some(create_timer(&mut self.poll)?);
         }
-        self.next_due = self.due_after(None);
-        if self.next_due.is_none() {
+        if !self.pacer.begin(&mut self.rng) {
             self.sending = false;
         }
         Ok(true)
     }
 
-    /// Open loop: the due time after schedule position `t` seconds (None: the first one).
-    fn due_after(&mut self, t: Option<f64>) -> Option<(Instant, f64)> {
-        let Pacing::Open {
-            ramp,
-            arrival,
-            first_work,
-        } = &self.cfg.pacing
-        else {
-            return None;
-        };
-        let work = match (arrival, t) {
-            (Arrival::Poisson, _) => self.rng.exp(1.0),
-            (Arrival::Uniform, None) => *first_work,
-            (Arrival::Uniform, Some(_)) => 1.0,
-        };
-        let next = ramp.advance(t.unwrap_or(0.0), work)?;
-        if t.is_some() && self.cfg.end_s.is_some_and(|end| next >= end) {
-            return None;
-        }
-        Some((self.cfg.start + Duration::from_secs_f64(next), next))
-    }
-
     /// Open loop: the next request due by `now` (or within the batching slack), taken from
-    /// the budget, or None when none is due yet or sending has stopped. Arrivals are made
-    /// one at a time as they are taken: a backlog of due requests (a server or a `-c` cap
-    /// that cannot keep up, an absurd rate) is the stretch of the schedule from `next_due` to
-    /// now, never a list, so memory does not grow with rate × duration.
+    /// the budget, or None when none is due yet or sending has stopped (`Pacer::take_due`).
+    #[inline]
     pub fn take_due(&mut self, now: Instant) -> Option<Instant> {
         if !self.sending {
             return None;
         }
-        let (due, t) = self.next_due?;
-        if !pacing::sends_now(due, now) {
-            return None;
-        }
-        if !self.may_start() {
-            self.next_due = None;
-            return None;
-        }
-        self.next_due = self.due_after(Some(t));
-        Some(due)
+        let remaining = &mut self.remaining;
+        self.pacer
+            .take_due(now, &mut self.rng, || take_one(remaining))
     }
 
     /// Sending stops at `now` (the run's end, Ctrl-C): nothing more falls due, and the
     /// requests that fell due and were never taken are counted as not sent.
     pub fn stop_sending(&mut self, now: Instant) {
-        self.rec.not_sent += self.backlog(now);
+        if self.sending {
+            self.rec.not_sent += self.pacer.backlog(now, self.remaining);
+        }
         self.sending = false;
-        self.next_due = None;
-    }
-
-    /// Open loop: how many requests fell due by `now` and were not taken, at most what the
-    /// budget has left. Counted from the rate's integral between the oldest of them and now
-    /// (exact for uniform arrivals, the expected number for Poisson ones): no loop over them.
-    fn backlog(&self, now: Instant) -> u64 {
-        let (Some((due, t)), Pacing::Open { ramp, arrival, .. }) =
-            (self.next_due, &self.cfg.pacing)
-        else {
-            return 0;
-        };
-        if !self.sending || due > now {
-            return 0;
-        }
-        let mut upto = self.seconds_since_start(now);
-        if let Some(end) = self.cfg.end_s {
-            upto = upto.min(end);
-        }
-        let more = ramp.integral(t, upto);
-        let more = match arrival {
-            Arrival::Uniform => more.floor(),
-            Arrival::Poisson => more.round(),
-        };
-        // `as` saturates: an absurd backlog reads u64::MAX, never wraps.
-        let count = (1.0 + more.max(0.0)) as u64;
-        self.remaining.map_or(count, |left| count.min(left))
+        self.pacer.stop();
     }
 
     /// Open loop: arm the timer for the next due time when it comes before `wake` (the loop's
@@ -236,19 +168,17 @@ impl Base {
     /// for is returned, for the loop to wake then.
     pub fn arm_timer_before(&mut self, wake: Instant, now: Instant) -> Option<Instant> {
         let ring_timer = self.timer.is_none() && self.is_open_loop();
-        if ring_timer && self.wake_timer.armed_for().is_some_and(|t| t <= now) {
+        if ring_timer && self.pacer.timer_set_for().is_some_and(|t| t <= now) {
             // The wait woke at (or after) the time it was set for: the timer fired.
-            self.wake_timer.fired();
+            self.pacer.timer_fired();
         }
-        if let Some((due, _)) = self.next_due {
-            if self.sending && due < wake && due > now {
-                let after = self.wake_timer.arm_for(due, now);
-                if let (Some(after), Some(timer)) = (after, self.timer.as_ref()) {
-                    super::event_loop::arm_timer(timer, after);
-                }
+        if self.sending {
+            let after = self.pacer.arm_before(wake, now);
+            if let (Some(after), Some(timer)) = (after, self.timer.as_ref()) {
+                arm_timer(timer, after);
             }
         }
-        ring_timer.then(|| self.wake_timer.armed_for()).flatten()
+        ring_timer.then(|| self.pacer.timer_set_for()).flatten()
     }
 
     /// Open loop: the request due at `due` is sent at `now`; record how late, split into the
@@ -341,6 +271,19 @@ impl Base {
             self.open -= 1;
             self.cfg.open_gauge.closed();
         }
+    }
+}
+
+/// Take one request from a budget (None: no budget), if any is left.
+#[inline]
+fn take_one(remaining: &mut Option<u64>) -> bool {
+    match remaining {
+        Some(0) => false,
+        Some(n) => {
+            *n -= 1;
+            true
+        }
+        None => true,
     }
 }
 

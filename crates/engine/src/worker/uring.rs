@@ -28,7 +28,7 @@
 //! when its file has one in the queue.
 
 use super::buf_ring::BufRing;
-use super::poller::Readiness;
+use super::readiness::{Completions, Readiness, Received};
 use io_uring::{cqueue, opcode, types, IoUring};
 use mio::Token;
 use std::collections::HashMap;
@@ -54,33 +54,6 @@ const GROUP: u16 = 0;
 pub(crate) const RECV_BUFFER: u32 = 16 * 1024;
 const MIN_BUFFERS: usize = 64;
 const MAX_BUFFERS: usize = 1024;
-
-/// What a receive brought for a socket.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Received {
-    /// `len` bytes in buffer `bid` (`Poller::received_bytes`), until the next wait.
-    Bytes { bid: u16, len: u32 },
-    /// The receive ended for good: 0 at end of file, else -errno.
-    End(i32),
-}
-
-/// What one wait brought.
-#[derive(Default)]
-pub(crate) struct Completions {
-    pub ready: Vec<(Token, Readiness)>,
-    /// io_uring: sends that completed (bytes sent, or -errno).
-    pub sent: Vec<(Token, i32)>,
-    /// io_uring: what receives brought.
-    pub received: Vec<(Token, Received)>,
-}
-
-impl Completions {
-    pub fn clear(&mut self) {
-        self.ready.clear();
-        self.sent.clear();
-        self.received.clear();
-    }
-}
 
 pub(crate) struct Uring {
     ring: IoUring,

@@ -2,15 +2,15 @@
 //! straight away), write its frames out of the one buffer its streams share, read frames
 //! in and act on what they say (a stream done, reset, refused by a GOAWAY), and fail
 //! streams past their deadline or all of a connection's streams when it is lost. Which job
-//! takes which stream is the worker's pacing (`h2::worker`).
+//! takes which stream is the worker's pacing (`worker::h2`).
 
+use super::super::base::{check_failed, expected, failure_kind, micros, write_out};
 use super::{Phase, Slot, Worker};
 use crate::h2::conn::Event;
 use crate::h2::frame::NO_ERROR;
-use crate::pacing;
+use crate::pacer;
 use crate::recorder::Completion;
 use crate::tls;
-use crate::worker::base::{check_failed, expected, failure_kind, micros, write_out};
 use std::io;
 use std::time::Instant;
 use webtune_model::ErrorKind;
@@ -34,7 +34,7 @@ impl Worker {
         true
     }
 
-    pub(super) fn socket_event(&mut self, i: usize, event: crate::worker::poller::Readiness) {
+    pub(super) fn socket_event(&mut self, i: usize, event: super::super::poller::Readiness) {
         let now = Instant::now();
         let readable = event.is_readable() || event.is_read_closed() || event.is_error();
         if readable {
@@ -268,7 +268,7 @@ impl Worker {
             connect_us: slot.connect_us,
             tls_handshake_us: slot.handshake_us,
             first_byte_us: micros(slot.started, slot.first_byte.unwrap_or(now)),
-            total_us: micros(pacing::latency_origin(slot.intended, slot.started), now),
+            total_us: micros(pacer::latency_origin(slot.intended, slot.started), now),
             service_us: slot.intended.map(|_| micros(slot.started, now)),
             bytes: s.bytes,
             body_bytes: s.body_bytes,

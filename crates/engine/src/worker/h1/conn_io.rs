@@ -11,16 +11,16 @@
 //! end of file that arrive while the connection is idle wait in the connection (`inbox`,
 //! `peer_end`) until its next request, as they would wait in the socket under epoll.
 
-use super::base::{check_failed, expected, failure_kind, io_error_kind, micros, write_out};
-use super::event_loop::token_of;
-use super::poller::Received;
 use super::{Phase, Worker};
 use crate::http1::{ParseError, Progress as ParseProgress};
 use crate::journey::Outcome;
-use crate::pacing;
+use crate::pacer;
 use crate::recorder::Completion;
 use crate::tls;
 use crate::transport::Transport;
+use crate::worker::base::{check_failed, expected, failure_kind, io_error_kind, micros, write_out};
+use crate::worker::poller::Received;
+use crate::worker::wakeup::token_of;
 use std::io;
 use std::os::fd::AsRawFd;
 use std::time::Instant;
@@ -397,7 +397,7 @@ impl Worker {
             connect_us: c.connect_us,
             tls_handshake_us: c.handshake_us,
             first_byte_us: micros(c.started, c.first_byte.unwrap_or(now)),
-            total_us: micros(pacing::latency_origin(c.intended, c.started), now),
+            total_us: micros(pacer::latency_origin(c.intended, c.started), now),
             service_us: c.intended.map(|_| micros(c.started, now)),
             bytes: c.received,
             body_bytes,

@@ -1,4 +1,4 @@
-//! The HTTP/2 worker: the same loop as `worker` (mio, edge-triggered, one thread's own
+//! The HTTP/2 worker: the same loop as `worker::h1` (mio, edge-triggered, one thread's own
 //! recorder; `worker::event_loop`) but many streams per connection. Requests wait as jobs
 //! until a connection has a free stream (`--streams` per connection, fewer if the server's
 //! SETTINGS say so); a job takes a connected connection with room first, else opens a new
@@ -39,32 +39,22 @@ mod conn_io;
 /// more as jobs leave.
 const MAX_WAITING_JOBS: usize = 1 << 16;
 
-use super::conn::{Connection, Event};
-use super::request::{from_http1, H2Request};
+use super::backoff::ConnectBackoff;
+use super::base::Base;
+use super::config::WorkerConfig;
+use super::event_loop::{run_loop, Driver};
+use crate::h2::conn::{Connection, Event};
+use crate::h2::request::from_http1;
+use crate::h2::H2Setup;
 use crate::recorder::Recorder;
 use crate::scenario;
 use crate::transport::Transport;
-use crate::worker::backoff::ConnectBackoff;
-use crate::worker::base::Base;
-use crate::worker::event_loop::{run_loop, Driver};
-use crate::worker::WorkerConfig;
 use mio::net::TcpStream;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::io;
-use std::sync::Arc;
 use std::time::Instant;
 use webtune_model::{ErrorKind, H2Summary};
-
-/// What an HTTP/2 run adds to a worker's configuration.
-#[derive(Debug, Clone)]
-pub struct H2Setup {
-    pub streams: usize,
-    /// Per planned request: its HTTP/2 form when it never varies (else rendered per use).
-    pub fixed: Arc<Vec<Option<H2Request>>>,
-    /// https:// (h2 by ALPN) rather than h2c.
-    pub tls: bool,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -183,7 +173,7 @@ fn idle_slot(now: Instant) -> Slot {
 }
 
 /// Run one HTTP/2 worker to the end.
-pub fn run(mut cfg: WorkerConfig) -> io::Result<Recorder> {
+pub(super) fn run(mut cfg: WorkerConfig) -> io::Result<Recorder> {
     let Some(setup) = cfg.h2.take() else {
         return Err(io::Error::other("not an HTTP/2 run"));
     };
@@ -260,7 +250,7 @@ impl Driver for Worker {
         self.queue_due(now);
         self.dispatch(now);
         let b = &mut self.base;
-        if b.next_due.is_none() && b.is_open_loop() && b.sending {
+        if b.pacer.next_due().is_none() && b.is_open_loop() && b.sending {
             b.sending = false;
         }
     }
@@ -306,7 +296,7 @@ impl Driver for Worker {
         self.conns.get(i).map(|c| c.generation)
     }
 
-    fn on_event(&mut self, i: usize, event: crate::worker::poller::Readiness) {
+    fn on_event(&mut self, i: usize, event: super::poller::Readiness) {
         self.socket_event(i, event);
     }
 }
@@ -507,7 +497,7 @@ impl Worker {
             .jobs
             .front()
             .and_then(|j| j.intended)
-            .or(b.next_due.map(|(d, _)| d))
+            .or(b.pacer.next_due())
             .unwrap_or(now);
         b.all_busy.forget_before(oldest);
     }

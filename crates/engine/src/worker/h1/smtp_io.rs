@@ -16,13 +16,13 @@
 //! `request_timeout`; a close before the message's end is `closed_early` (or, before any
 //! byte of a message on a reused connection, a stale connection, sent again on a new one).
 
-use super::base::{micros, write_out};
 use super::{Phase, Worker};
-use crate::pacing;
+use crate::pacer;
 use crate::recorder::Completion;
 use crate::smtp::message;
 use crate::smtp::session::{Expect, SmtpConn};
 use crate::transport::Transport;
+use crate::worker::base::{micros, write_out};
 use std::io;
 use std::time::Instant;
 use webtune_model::ErrorKind;
@@ -419,7 +419,7 @@ impl Worker {
             connect_us: c.connect_us,
             tls_handshake_us: c.handshake_us,
             first_byte_us: micros(c.started, c.first_byte.unwrap_or(now)),
-            total_us: micros(pacing::latency_origin(c.intended, c.started), now),
+            total_us: micros(pacer::latency_origin(c.intended, c.started), now),
             service_us: c.intended.map(|_| micros(c.started, now)),
             bytes: c.received,
             body_bytes: 0,

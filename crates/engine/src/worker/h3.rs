@@ -4,20 +4,19 @@
 //! open loop: a free stream takes the request due (`next_request`). The request that opens
 //! a connection counts the QUIC handshake in its latency and in `connect`.
 //!
-//! It holds the other workers' `worker::base::Base` (its poller unused): the recorder,
+//! It holds the other workers' `base::Base` (its poller unused): the recorder,
 //! window, `-n` budget, the open loop's schedule and lateness, and the end (or Ctrl-C) with
-//! `DRAIN_GRACE` for what is in flight. Failures are classified in `exchange`; a GOAWAY
+//! `DRAIN_GRACE` for what is in flight. Failures are classified in `h3::exchange`; a GOAWAY
 //! ends the connection's streams without an error, its unsent requests go on a new one.
 
-use super::exchange::{
+use super::base::{check_failed, expected, micros, Base};
+use super::config::WorkerConfig;
+use super::event_loop::DRAIN_GRACE;
+use crate::h3::exchange::{
     connect, connection_kind, exchange, note_close, stream_kind, Answer, Failure, SendRequest,
 };
-use super::{H3Request, H3Setup, IDLE_TIMEOUT, UDP_BUFFER_BYTES};
+use crate::h3::{H3Request, H3Setup, IDLE_TIMEOUT, UDP_BUFFER_BYTES};
 use crate::recorder::{Completion, Recorder};
-use crate::worker::base::Base;
-use crate::worker::base::{check_failed, expected, micros};
-use crate::worker::event_loop::DRAIN_GRACE;
-use crate::worker::WorkerConfig;
 use bytes::Bytes;
 use quinn::crypto::rustls::QuicClientConfig;
 use std::cell::RefCell;
@@ -71,7 +70,7 @@ impl ConnCtx {
 
 /// What the worker's tasks share (one thread: no lock, no atomic).
 struct Shared {
-    /// The rules every worker follows (`worker::base`): window, budget, the open loop's
+    /// The rules every worker follows (`base`): window, budget, the open loop's
     /// schedule and lateness, the recorder. Its poller is never waited on here.
     base: Base,
     summary: H3Summary,
@@ -184,8 +183,8 @@ async fn next_request(shared: &RefCell<Shared>, pace: &Pace) -> Option<Taken> {
             if let Some(taken) = s.take_due() {
                 break Some(taken);
             }
-            match (s.base.sending, s.base.next_due) {
-                (true, Some((due, _))) if !s.timer_held => {
+            match (s.base.sending, s.base.pacer.next_due()) {
+                (true, Some(due)) if !s.timer_held => {
                     s.timer_held = true;
                     Some(due)
                 }
