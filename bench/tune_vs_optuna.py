@@ -13,7 +13,7 @@
 #       RUNS.tsv: lines "ROUND ARM FILE" of interleaved lab runs (arm "default" and the
 #       winners); per winner, the paired log ratio against the default of the same round:
 #       its mean with a Student-t 95% interval and the pairs won, as the tuner's proof
-#       (crates/tune/src/proof.rs) judges them.
+#       (crates/search/src/proof.rs) judges them.
 import json, math, os, subprocess, sys, tempfile, time
 
 

@@ -104,7 +104,7 @@ pub fn describe_wait_status(status: i32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{ProcessSelector, Sampler};
+    use crate::{ProcessSelector, ServerSampler};
     use std::time::{Duration, Instant};
 
     /// A child that runs `sleep 30` as the leader of its own session, like a lab server.
@@ -128,7 +128,7 @@ mod tests {
     fn a_killed_session_leader_is_recorded_with_time_and_signal() {
         let mut child = session_leader();
         let pid = child.id() as i32;
-        let sampler = Sampler::start(
+        let sampler = ServerSampler::start(
             "test",
             ProcessSelector::Sessions(vec![pid]),
             Duration::from_millis(20),
@@ -165,7 +165,7 @@ mod tests {
             assert!(Instant::now() < deadline, "sleep survived SIGTERM");
             std::thread::sleep(Duration::from_millis(5));
         }
-        let sampler = Sampler::start(
+        let sampler = ServerSampler::start(
             "test",
             ProcessSelector::Sessions(vec![dead_pid, alive.id() as i32]),
             Duration::from_millis(20),

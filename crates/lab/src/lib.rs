@@ -56,7 +56,7 @@ pub use netns::namespace_of;
 pub use params::{parse_assignment, InertRule, ParamKind, ParamSpec, Settings, Value};
 pub use render::{reaches_php, render, Layout, Rendered, PAGE_BYTES};
 pub use selector::ProcessSelector;
-pub use server_sampler::{Sampler, DEFAULT_INTERVAL};
+pub use server_sampler::{ServerSampler, DEFAULT_INTERVAL};
 pub use stacks::{StackKind, TlsStack};
 pub use supervisor::{http_get, http_request, HttpReply, RunningStack, StartOptions};
 

@@ -29,7 +29,7 @@ pub type BlockProbe = Box<dyn FnMut() -> BlockSample + Send>;
 pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(250);
 
 /// A running sampler; `finish` stops it and returns what it saw.
-pub struct Sampler {
+pub struct ServerSampler {
     stop: Sender<()>,
     thread: Option<JoinHandle<ServerSamples>>,
     /// When sampling began, on the wall clock (ms since the Unix epoch, with its fraction):
@@ -37,10 +37,10 @@ pub struct Sampler {
     started_unix_ms: f64,
 }
 
-impl Sampler {
+impl ServerSampler {
     /// Start sampling now. `target` names what is sampled (the stack).
-    pub fn start(target: &str, selector: ProcessSelector, interval: Duration) -> Sampler {
-        Sampler::start_with(target, selector, interval, None)
+    pub fn start(target: &str, selector: ProcessSelector, interval: Duration) -> ServerSampler {
+        ServerSampler::start_with(target, selector, interval, None)
     }
 
     /// `start`, with `probe` read into every sample's `block`.
@@ -49,7 +49,7 @@ impl Sampler {
         selector: ProcessSelector,
         interval: Duration,
         probe: Option<BlockProbe>,
-    ) -> Sampler {
+    ) -> ServerSampler {
         let (stop, stopped) = mpsc::channel::<()>();
         let interval = interval.max(Duration::from_millis(10));
         let target = target.to_string();
@@ -89,7 +89,7 @@ impl Sampler {
                 state.finish()
             })
             .ok();
-        Sampler {
+        ServerSampler {
             stop,
             thread,
             started_unix_ms,
@@ -115,7 +115,7 @@ impl Sampler {
     }
 }
 
-impl Drop for Sampler {
+impl Drop for ServerSampler {
     fn drop(&mut self) {
         let _ = self.stop.send(());
         if let Some(t) = self.thread.take() {
@@ -568,7 +568,7 @@ mod tests {
     fn samples_this_process_threads() {
         // Sample the test process's own session: host figures and at least the counts.
         let me = procfs::read_stat(std::process::id() as i32).unwrap();
-        let sampler = Sampler::start(
+        let sampler = ServerSampler::start(
             "self",
             ProcessSelector::Names(vec!["no-such-process-name".into()]),
             Duration::from_millis(20),

@@ -6,7 +6,7 @@
 //!
 //! Each server's part (its space, its rule, its dependent limits) is its own, in
 //! `servers`; this module puts a stack's together. It knows servers, not search: the tuner
-//! (`crates/tune`) gets the space as data.
+//! (`crates/search`) gets the space as data.
 
 use crate::stacks::Component;
 use crate::StackKind;

@@ -8,7 +8,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 use webtune_conf::procfs;
 use webtune_lab::{
-    http_get, settings_for, LabError, ProcessSelector, RunningStack, Sampler, StackKind,
+    http_get, settings_for, LabError, ProcessSelector, RunningStack, ServerSampler, StackKind,
     StartOptions,
 };
 
@@ -119,7 +119,7 @@ fn load_briefly(stack: &RunningStack, php: bool) {
 
 /// Load briefly while the sampler runs; check what it saw of the stack's processes.
 fn sampled_load(stack: &RunningStack, php: bool) -> webtune_model::ServerSamples {
-    let sampler = Sampler::start(
+    let sampler = ServerSampler::start(
         stack.stack().name(),
         ProcessSelector::Sessions(stack.sessions()),
         Duration::from_millis(50),
@@ -389,7 +389,7 @@ fn a_killed_php_fpm_master_is_recorded_and_the_stop_leaves_nothing() {
     let master = sessions[0];
     let comm = procfs::read_stat(master).expect("php-fpm runs").comm;
     assert!(comm.starts_with("php-fpm"), "{comm}");
-    let sampler = Sampler::start(
+    let sampler = ServerSampler::start(
         stack.stack().name(),
         ProcessSelector::Sessions(sessions),
         Duration::from_millis(50),

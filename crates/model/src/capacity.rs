@@ -1,7 +1,7 @@
 //! What a capacity search measured (`webtune capacity`, `webtune lab capacity`), schema
 //! `webtune.capacity/1`: the search's settings, the SLOs, every step (a rate, its verdict and
 //! its full `RunResult`) and the conclusion (`capacity_rps`, what bounded it). Documented
-//! field by field in `docs/capacity.md`. The search itself is `webtune_tune::capacity`.
+//! field by field in `docs/capacity.md`. The search itself is `webtune_search::capacity`.
 
 use crate::{RunResult, Verdict};
 use serde::{Deserialize, Serialize};

@@ -15,11 +15,13 @@ pub mod journey;
 mod merge;
 pub mod result;
 pub mod rng;
+pub mod run_id;
 pub mod server;
 pub mod shard;
 mod shard_check;
 mod shard_merge;
 pub mod smtp;
+pub mod span;
 pub mod spec;
 pub mod stall;
 pub mod stop;
@@ -28,6 +30,7 @@ pub mod threshold;
 mod totals;
 pub mod units;
 pub mod validity;
+pub mod verdict;
 pub mod window;
 
 pub use errors::{ErrorCounts, ErrorKind};
@@ -37,10 +40,10 @@ pub use result::{
     H2Summary, H3Summary, IntervalSample, LatencySummary, NamedResult, RepeatSummary, RunResult,
     Schedule, Stall, TlsSummary, Validity, MAX_SAVED_BYTES, SCHEMA,
 };
+pub use run_id::derived_run_id;
 pub use server::ServerSamples;
 pub use shard::{
-    derived_run_id, parse_run_id, RunIdError, Shard, ShardError, ShardSet, ShardSummary,
-    StartRecord, Window,
+    parse_run_id, RunIdError, Shard, ShardError, ShardSet, ShardSummary, StartRecord, Window,
 };
 pub use shard_check::{MergeError, MergeOptions};
 pub use shard_merge::ShardMerge;

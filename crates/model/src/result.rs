@@ -204,51 +204,9 @@ impl H3Summary {
     }
 }
 
-/// Open loop: how well the generator kept to its schedule.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Schedule {
-    /// Requests per second asked for (the peak, when stages ramp it).
-    pub requested_rate: f64,
-    /// Requests sent per second in the measured window.
-    pub achieved_rate: f64,
-    /// How late requests were sent after their intended start, µs (both parts below).
-    pub lag: Percentiles,
-    pub lag_histogram: LatencyHistogram,
-    /// The part of each request's lag spent with every connection busy (a slow or stalled
-    /// server, or the `-c` cap): server time, already inside the total latency.
-    #[serde(default)]
-    pub connection_wait: Percentiles,
-    #[serde(default)]
-    pub connection_wait_histogram: LatencyHistogram,
-    /// The rest: a connection was free but the generator sent late (its timer or CPU). Only
-    /// this part can count against the generator in the validity verdict (`validity`).
-    #[serde(default)]
-    pub generator_lag: Percentiles,
-    #[serde(default)]
-    pub generator_lag_histogram: LatencyHistogram,
-    /// Requests that were due but could not start before the end (no free connection).
-    pub not_sent: u64,
-}
-
-/// Did the generator, not the server, limit this run? Decided by `validity::judge`, the one
-/// rule.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Validity {
-    /// True when the numbers describe the client rather than the server.
-    pub client_limited: bool,
-    /// Why, with the figure that decided it (empty when valid).
-    pub reasons: Vec<String>,
-    /// Generator CPU time / (wall time × worker threads): 1.0 means every worker thread was
-    /// busy all the time.
-    pub cpu_busy: f64,
-    /// Time the generator's threads were ready to run but waited for a core (the kernel's
-    /// run-queue delay) / (wall time × worker threads); None where the kernel does not say.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cpu_wait: Option<f64>,
-    /// What decided a client-limited verdict; None when the generator was not the limit.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limited_by: Option<crate::validity::LimitedBy>,
-}
+// What the generator kept to (`Schedule`) and the verdict on it (`Validity`) are
+// `validity`'s, with the rule that decides it; re-exported so `result::Schedule` stays.
+pub use crate::validity::{Schedule, Validity};
 
 /// A stretch with requests outstanding and none finished (100 ms granularity; the rule is
 /// `stall`'s).
@@ -542,4 +500,21 @@ pub enum ResultParseError {
     Json(String),
     #[error("unsupported result schema {0:?}; this webtune reads {SCHEMA:?}")]
     Schema(String),
+}
+
+// A finished result is judged by `--threshold` like a live snapshot (`threshold::Measured`);
+// the impl lives with the result so `threshold` does not import it (issue 36 item 5).
+impl crate::threshold::Measured for RunResult {
+    fn latency_us(&self, stat: crate::threshold::LatencyStat) -> f64 {
+        crate::threshold::histogram_stat(&self.histograms.total, stat)
+    }
+    fn error_count(&self) -> u64 {
+        self.errors.total()
+    }
+    fn error_ratio(&self) -> f64 {
+        RunResult::error_ratio(self)
+    }
+    fn rps(&self) -> f64 {
+        self.requests_per_s
+    }
 }

@@ -5,7 +5,7 @@
 //! stretches the responses were counted over, and `ServerSamples::measured` sums the
 //! counters over those only, for every per-response figure.
 
-use crate::window::{overlap_with, Window};
+use crate::span::{overlap_with, Window};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

@@ -12,7 +12,7 @@
 //! This module parses and judges; it does no I/O. `Measured` is what a judgement reads, so
 //! a finished `RunResult` and a live snapshot during a run are judged by the same code.
 
-use crate::{parse_duration, LatencyHistogram, RunResult};
+use crate::{parse_duration, LatencyHistogram};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -99,27 +99,12 @@ pub trait Measured {
     fn rps(&self) -> f64;
 }
 
-fn histogram_stat(h: &LatencyHistogram, stat: LatencyStat) -> f64 {
+pub(crate) fn histogram_stat(h: &LatencyHistogram, stat: LatencyStat) -> f64 {
     match stat {
         LatencyStat::Percentile(p) => h.percentile(p) as f64,
         LatencyStat::Mean => h.mean(),
         LatencyStat::Min => h.min() as f64,
         LatencyStat::Max => h.max() as f64,
-    }
-}
-
-impl Measured for RunResult {
-    fn latency_us(&self, stat: LatencyStat) -> f64 {
-        histogram_stat(&self.histograms.total, stat)
-    }
-    fn error_count(&self) -> u64 {
-        self.errors.total()
-    }
-    fn error_ratio(&self) -> f64 {
-        RunResult::error_ratio(self)
-    }
-    fn rps(&self) -> f64 {
-        self.requests_per_s
     }
 }
 

@@ -23,9 +23,54 @@
 //! leaves the generator idle most of the time: it is shown beside the verdict (the lag's p50
 //! and p99), not blamed.
 
-use crate::histogram::Percentiles;
-use crate::result::{Schedule, Validity};
+use crate::histogram::{LatencyHistogram, Percentiles};
 use serde::{Deserialize, Serialize};
+
+/// Open loop: how well the generator kept to its schedule.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Schedule {
+    /// Requests per second asked for (the peak, when stages ramp it).
+    pub requested_rate: f64,
+    /// Requests sent per second in the measured window.
+    pub achieved_rate: f64,
+    /// How late requests were sent after their intended start, µs (both parts below).
+    pub lag: Percentiles,
+    pub lag_histogram: LatencyHistogram,
+    /// The part of each request's lag spent with every connection busy (a slow or stalled
+    /// server, or the `-c` cap): server time, already inside the total latency.
+    #[serde(default)]
+    pub connection_wait: Percentiles,
+    #[serde(default)]
+    pub connection_wait_histogram: LatencyHistogram,
+    /// The rest: a connection was free but the generator sent late (its timer or CPU). Only
+    /// this part can count against the generator in the validity verdict (`validity`).
+    #[serde(default)]
+    pub generator_lag: Percentiles,
+    #[serde(default)]
+    pub generator_lag_histogram: LatencyHistogram,
+    /// Requests that were due but could not start before the end (no free connection).
+    pub not_sent: u64,
+}
+
+/// Did the generator, not the server, limit this run? Decided by `validity::judge`, the one
+/// rule.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Validity {
+    /// True when the numbers describe the client rather than the server.
+    pub client_limited: bool,
+    /// Why, with the figure that decided it (empty when valid).
+    pub reasons: Vec<String>,
+    /// Generator CPU time / (wall time × worker threads): 1.0 means every worker thread was
+    /// busy all the time.
+    pub cpu_busy: f64,
+    /// Time the generator's threads were ready to run but waited for a core (the kernel's
+    /// run-queue delay) / (wall time × worker threads); None where the kernel does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_wait: Option<f64>,
+    /// What decided a client-limited verdict; None when the generator was not the limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limited_by: Option<LimitedBy>,
+}
 
 /// Share of its threads' time a generator may spend on a CPU or waiting for one before it
 /// counts as having had no idle time.

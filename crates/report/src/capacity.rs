@@ -7,7 +7,7 @@
 
 use crate::html::{figure, page, run_section};
 use crate::svg::{escape, Chart, Marker, Series};
-use crate::verdict_box::{Tone, VerdictBox};
+use crate::verdict_box::{Tone, VerdictBox, VerdictHtml};
 use std::fmt::Write as _;
 use webtune_model::capacity::{CapacityLimit, CapacityResult, CapacityStep, StepOutcome};
 

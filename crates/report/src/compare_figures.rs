@@ -205,7 +205,7 @@ pub fn verdict(
 
 pub(crate) fn aligned(rows: &[Vec<String>]) -> String {
     let mut out = String::new();
-    crate::text::write_aligned(&mut out, rows);
+    crate::text_parts::write_aligned(&mut out, rows);
     out
 }
 

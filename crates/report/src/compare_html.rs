@@ -7,6 +7,7 @@ use crate::compare_figures::{change_pct, metrics, verdict, ChangeKind, CONFIDENC
 use crate::dots::{render_forest, Forest, ForestRow, RowVerdict};
 use crate::html::{figure, figure_svg, page, percentile_chart, throughput_chart};
 use crate::svg::{escape, tick_label, Chart, Scale, Series};
+use crate::verdict_box::VerdictHtml;
 use std::fmt::Write as _;
 use webtune_model::{LatencyHistogram, RunResult};
 

@@ -12,7 +12,7 @@ use webtune_model::fs::{FsResult, FsyncMode, IoMode, FS_OPS};
 
 fn aligned(rows: &[Vec<String>]) -> String {
     let mut out = String::new();
-    crate::text::write_aligned(&mut out, rows);
+    crate::text_parts::write_aligned(&mut out, rows);
     out
 }
 

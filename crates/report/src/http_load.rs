@@ -6,7 +6,8 @@
 //! Layout from http_load's documented output (acme.com/software/http_load) and its
 //! printf formats, e.g. "74786 fetches, 10 max parallel, 2.76708e+06 bytes, in 10 seconds".
 
-use crate::text::{write_errors, write_latency_table};
+use crate::text::write_latency_table;
+use crate::text_parts::write_errors;
 use crate::units::c_g;
 use std::fmt::Write as _;
 use webtune_model::{ErrorKind, LatencyHistogram, RunResult};

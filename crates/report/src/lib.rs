@@ -1,7 +1,8 @@
 //! webtune-report turns `RunResult`s into what people and programs read: the human text
 //! summary, ab's, http_load's and postmark's output layouts, small-file (fs) results, JSON,
 //! CSV, a self-contained HTML report with SVG plots, sweep tables and before → after
-//! comparisons.
+//! comparisons; and the pages of the search's values (`tune_html`: a tune's `TuneReport`;
+//! `interleave_html`: a live comparison), which the search crate hands over and never draws.
 //!
 //! It measures nothing and does no network I/O; callers hand it results and write the
 //! strings it returns wherever they like.
@@ -21,6 +22,7 @@ pub mod fs;
 pub mod fs_device;
 pub mod html;
 pub mod http_load;
+pub mod interleave_html;
 pub mod journeys;
 pub mod knee;
 pub mod mail;
@@ -35,7 +37,9 @@ pub mod svg;
 pub mod sweep;
 pub mod sweep_verdict;
 pub mod text;
+mod text_parts;
 pub mod timing;
+pub mod tune_html;
 pub mod units;
 pub mod verdict_box;
 pub mod verdicts;

@@ -3,17 +3,16 @@
 //! code; errors by kind; sessions and what the generator cost per message. The schedule,
 //! validity and threshold sections are the HTTP summary's own.
 
-use crate::text::{latency_row, write_aligned, write_errors, LATENCY_COLUMNS};
+use crate::text_parts::{latency_row, write_aligned, write_errors, LATENCY_COLUMNS};
 use crate::timing;
 use crate::units::{bytes, seconds};
 use std::fmt::Write as _;
 use webtune_model::{RunResult, SmtpSummary, StopCondition};
 
-/// Render an SMTP result as text (the HTTP summary for a result without an SMTP section).
-pub fn render_smtp_text(r: &RunResult) -> String {
-    let Some(sum) = &r.smtp else {
-        return crate::text::render_text(r);
-    };
+/// Render an SMTP result as text: its SMTP section `sum` (`r.smtp`) with the run around it.
+/// `text::render_text` is the entry point and sends a result with an SMTP section here, so
+/// this module does not import `text` back.
+pub fn render_smtp_text(r: &RunResult, sum: &SmtpSummary) -> String {
     let mut out = String::new();
     write_header(&mut out, r);
     write_messages(&mut out, r, sum);
@@ -193,7 +192,7 @@ mod tests {
         sum.sessions = 4;
         r.smtp = Some(sum);
         r.finish_summaries();
-        let text = render_smtp_text(&r);
+        let text = render_smtp_text(&r, r.smtp.as_ref().unwrap());
         assert!(text.starts_with("SMTP "), "{text}");
         assert!(text.contains("8 accepted, 2 deferred (4xx)"), "{text}");
         assert!(text.contains("Replies         250 ×10, 451 ×2"), "{text}");

@@ -7,6 +7,7 @@ use crate::knee::{find_knee, level_label, level_rows, no_knee_sentence, note, Le
 use crate::svg::{escape, Chart, Marker, Series};
 pub use crate::sweep_verdict::sweep_verdict;
 use crate::units::ms;
+use crate::verdict_box::VerdictHtml;
 use std::fmt::Write as _;
 use webtune_model::sweep::{SweepResult, SweepVariable};
 

@@ -2,7 +2,7 @@
 //! well an open-loop schedule was kept, stalls, the per-interval time series, per-name
 //! breakdowns of a scenario and the responsiveness probe.
 
-use crate::text::write_aligned;
+use crate::text_parts::write_aligned;
 use crate::units::ms;
 use std::fmt::Write as _;
 use webtune_model::{NamedResult, RunResult};

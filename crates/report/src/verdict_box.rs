@@ -3,34 +3,20 @@
 //! and what to do, in that order, before any chart or table. As k6's end-of-test summary
 //! leads with its thresholds' pass/fail and Optuna's dashboards with the best trial, the
 //! reader gets the decision first and the evidence after. One shape for HTML (a bordered
-//! box at the top of the page) and text (three labelled lines).
+//! box at the top of the page, drawn here) and text (three labelled lines). The value and its
+//! text are `webtune_model::verdict`, so the search can state its verdict without this crate.
 
 use crate::svg::escape;
+pub use webtune_model::verdict::{Tone, VerdictBox};
 
-/// Whether the answer is good news, bad news or a plain statement (the box's border).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tone {
-    Good,
-    Neutral,
-    Bad,
-}
-
-/// The answer, its interval and what to do.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VerdictBox {
-    /// One sentence: the answer to the question the report was run for.
-    pub answer: String,
-    /// The interval (or noise) the answer holds within, labelled with what it is; None when
-    /// the report has none (say so in `answer`).
-    pub interval: Option<String>,
-    /// What to do about it.
-    pub action: String,
-    pub tone: Tone,
-}
-
-impl VerdictBox {
+/// The box drawn as HTML (a trait because the value lives in `webtune-model`).
+pub trait VerdictHtml {
     /// The box as the first element of an HTML body (`id="verdict"`).
-    pub fn html(&self) -> String {
+    fn html(&self) -> String;
+}
+
+impl VerdictHtml for VerdictBox {
+    fn html(&self) -> String {
         let class = match self.tone {
             Tone::Good => "v-good",
             Tone::Neutral => "v-neutral",
@@ -47,16 +33,6 @@ impl VerdictBox {
             "<p class=\"action\">What to do: {}</p>\n</div>\n",
             escape(&self.action)
         ));
-        out
-    }
-
-    /// The box as the first lines of a text report.
-    pub fn text(&self) -> String {
-        let mut out = format!("Verdict: {}\n", self.answer);
-        if let Some(interval) = &self.interval {
-            out.push_str(&format!("  {interval}\n"));
-        }
-        out.push_str(&format!("  What to do: {}\n", self.action));
         out
     }
 }

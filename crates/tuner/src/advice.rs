@@ -18,8 +18,8 @@ use std::path::Path;
 use webtune_advise::{Advice as Advised, Inputs};
 use webtune_lab::servers::{Component, Programs, RenderContext};
 use webtune_lab::{settings_for, Layout, StackKind};
-use webtune_tune::advised::{Advice, AdvisedChange, AdvisedSeed};
-use webtune_tune::space::{Config, Kind, Space, Value};
+use webtune_search::advised::{Advice, AdvisedChange, AdvisedSeed};
+use webtune_search::space::{Config, Kind, Space, Value};
 
 /// The advice for `subject`'s default configuration, as seeds of `space`. `Err` when the
 /// advisor could not run (the tune goes on without it; the caller says why).
@@ -304,7 +304,7 @@ pub fn with_advice(advice: &Advice, rules_of_thumb: Vec<Config>) -> Vec<Config> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use webtune_tune::study::{Next, Study, StudySettings, Why};
+    use webtune_search::study::{Next, Study, StudySettings, Why};
 
     fn nginx_apache() -> Subject {
         Subject::Stack {
@@ -341,18 +341,18 @@ mod tests {
         let seeds = with_advice(&advice, subject.rules_of_thumb(&space, 2));
         let mut study = Study::new(
             space,
-            webtune_tune::Objective::MaximizeThroughput,
+            webtune_search::Objective::MaximizeThroughput,
             Vec::new(),
             seeds,
             StudySettings::default(),
-            Box::new(webtune_tune::RandomSampler),
+            Box::new(webtune_search::RandomSampler),
         );
         let mut asked = Vec::new();
         for _ in 0..3 {
             let Next::Measure(c, why) = study.next() else {
                 panic!("done early")
             };
-            let level = webtune_tune::LevelSummary {
+            let level = webtune_search::LevelSummary {
                 level: "c=8".into(),
                 throughput: 1000.0 * (asked.len() + 1) as f64,
                 p50_ms: 1.0,
@@ -363,7 +363,11 @@ mod tests {
                 error_ratio: 0.0,
                 mail: None,
             };
-            study.record(c.clone(), why, webtune_tune::Outcome::Measured(vec![level]));
+            study.record(
+                c.clone(),
+                why,
+                webtune_search::Outcome::Measured(vec![level]),
+            );
             asked.push((c, why));
         }
         assert_eq!(asked[2], (seed.config.clone(), Why::Seed));

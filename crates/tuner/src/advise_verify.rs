@@ -4,7 +4,7 @@
 //! serves (a config that passes requests on is not verified; php-fpm behind the lab's
 //! nginx, loaded at a page that reaches PHP; a my.cnf under the forum on nginx-php-fpm),
 //! and the A/B itself: interleaved on two copies at once (`lab_pair`) or sequential pairs
-//! (`webtune_tune::paired`), judged by the tuner's proof. `lab_checker` is the advisor's
+//! (`webtune_search::paired`), judged by the tuner's proof. `lab_checker` is the advisor's
 //! patch check run by the lab on a private copy (`advise --write-patch`, and the advise
 //! crate's tests). The production server is never touched: a copy listens on loopback
 //! ports of its own, with its own pid, logs and temp paths. Moved from the binary (issue 36).
@@ -18,8 +18,8 @@ use webtune_lab::trial::path::{default_path, load_path, Served};
 use webtune_lab::trial::{self, Silent, Target, Trial};
 use webtune_lab::{settings_for, StackKind};
 use webtune_model::{RunSpec, StopToken};
-use webtune_tune::paired::{self, Ran};
-use webtune_tune::proof::{self, Arm, Proof};
+use webtune_search::paired::{self, Ran};
+use webtune_search::proof::{self, Arm, Proof};
 
 /// Pairs of whole runs of `--verify --protocol sequential` without `--pairs`.
 pub const DEFAULT_PAIRS: usize = 3;
@@ -41,7 +41,7 @@ const FORUM_STACK: StackKind = StackKind::NginxPhpFpm;
 
 /// How --verify measures: `Some(settings)` interleaved (both copies at once, alternating
 /// blocks, `webtune_tuner::lab_pair`), None sequential (`pairs` pairs of whole runs).
-pub type Interleave = Option<webtune_tune::interleave::Settings>;
+pub type Interleave = Option<webtune_search::interleave::Settings>;
 
 /// What `advise --verify` is asked: the advice, the load of every run (its URL empty: the
 /// path is `path`, or the default of what each copy serves), how many pairs or the
@@ -376,7 +376,7 @@ struct Measured {
     rps: Proof,
     p99: Proof,
     interrupted: bool,
-    comparison: Option<Box<webtune_tune::interleave::render::Report>>,
+    comparison: Option<Box<webtune_search::interleave::render::Report>>,
 }
 
 /// `--protocol sequential`: `pairs` pairs of whole runs, A B B A …
@@ -448,13 +448,13 @@ fn interleaved(
     targets: [Target; 2],
     load: &webtune_model::RunSpec,
     workload: &webtune_engine::Workload,
-    mut settings: webtune_tune::interleave::Settings,
+    mut settings: webtune_search::interleave::Settings,
     stop: &StopToken,
     quiet: bool,
     say: &mut dyn FnMut(&str),
 ) -> anyhow::Result<Measured> {
-    use webtune_tune::interleave::as_proof::to_proof_of;
-    use webtune_tune::interleave::block::Metric;
+    use webtune_search::interleave::as_proof::to_proof_of;
+    use webtune_search::interleave::block::Metric;
     if load.is_open_loop() {
         settings.decide_on = Metric::P99;
     }
@@ -465,7 +465,7 @@ fn interleaved(
             }
         })
         .map_err(|e| anyhow::anyhow!("advise --verify: {e}"))?;
-    let mut report = webtune_tune::interleave::render::Report::new(
+    let mut report = webtune_search::interleave::render::Report::new(
         (ARMS[0], ARMS[1]),
         &pair.outcome.protocol,
         pair.outcome.elapsed_s,
@@ -480,7 +480,7 @@ fn interleaved(
             .map(|b| (b.throughput, (b.p99_ms * 1000.0) as u64))
             .collect()
     };
-    use webtune_tune::interleave::Side;
+    use webtune_search::interleave::Side;
     Ok(Measured {
         a: of(Side::A),
         b: of(Side::B),

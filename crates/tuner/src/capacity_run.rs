@@ -11,8 +11,8 @@ use webtune_model::capacity::{
     CapacityLimit, CapacityResult, CapacityStep, SearchSettings, StepOutcome, CAPACITY_SCHEMA,
 };
 use webtune_model::{StopCondition, StopToken, Threshold};
-use webtune_tune::capacity::{self, Conclusion, Next, Seen};
-use webtune_tune::capacity_judge::{self, GeneratorCause};
+use webtune_search::capacity::{self, Conclusion, Next, Seen};
+use webtune_search::capacity_judge::{self, GeneratorCause};
 
 /// A capacity search: the trial (target, load with its connection cap and step length,
 /// workload, pause between steps), the SLOs and the search's settings.

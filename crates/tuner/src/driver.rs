@@ -14,14 +14,14 @@ use std::time::Instant;
 use webtune_lab::trial::{self, Level, Trial};
 use webtune_lab::LabError;
 use webtune_model::{RunResult, RunSpec, StopToken};
-use webtune_tune::journal::{Journal, JournalError, Phase, Resumed};
-use webtune_tune::objective::LevelSummary;
-use webtune_tune::paired::{self, Ran};
-use webtune_tune::proof::Arm;
-use webtune_tune::report::{minutes, HalvingReport, ProofReport, TimeReport, TuneReport};
-use webtune_tune::space::Config;
-use webtune_tune::study::{Next, Outcome, Study};
-use webtune_tune::GpSampler;
+use webtune_search::journal::{Journal, JournalError, Phase, Resumed};
+use webtune_search::objective::LevelSummary;
+use webtune_search::paired::{self, Ran};
+use webtune_search::proof::Arm;
+use webtune_search::report::{minutes, HalvingReport, ProofReport, TimeReport, TuneReport};
+use webtune_search::space::Config;
+use webtune_search::study::{Next, Outcome, Study};
+use webtune_search::GpSampler;
 
 /// The journal's name for the interleaved proof (`Journal::record_proof`).
 const INTERLEAVED: &str = "interleaved";
@@ -51,7 +51,7 @@ struct Measured {
 /// The share of the full duration successive halving screens new candidates with: under a
 /// `--budget` of time, for a load that runs for a duration (not a request count) and is not
 /// a capacity search; a third of the duration, at least 2 s (and past the warm-up), when
-/// that saves at least half of a run (`webtune_tune::halving::screen_fraction`).
+/// that saves at least half of a run (`webtune_search::halving::screen_fraction`).
 pub fn screening(load: &RunSpec, time_budget: bool, capacity: bool) -> Option<f64> {
     let webtune_model::StopCondition::Duration { seconds } = load.stop else {
         return None;
@@ -60,7 +60,7 @@ pub fn screening(load: &RunSpec, time_budget: bool, capacity: bool) -> Option<f6
         return None;
     }
     let min = 2.0f64.max(load.warmup_s + 1.0);
-    webtune_tune::halving::screen_fraction(seconds, min)
+    webtune_search::halving::screen_fraction(seconds, min)
 }
 
 /// The full duration of the job's load, in seconds (0 for a count of requests).
@@ -113,7 +113,7 @@ fn measure(
         }
     }
     let mut load = job.load.clone();
-    if !webtune_tune::halving::is_full(fidelity) {
+    if !webtune_search::halving::is_full(fidelity) {
         load.stop = webtune_model::StopCondition::Duration {
             seconds: full_seconds(job) * fidelity,
         };
@@ -349,8 +349,8 @@ pub fn run(
         };
         let trial_started = Instant::now();
         let number = study.trials().len() + 1;
-        let fidelity = webtune_tune::halving::fidelity_for(study.settings.screen, why);
-        let short = !webtune_tune::halving::is_full(fidelity);
+        let fidelity = webtune_search::halving::fidelity_for(study.settings.screen, why);
+        let short = !webtune_search::halving::is_full(fidelity);
         let phase = if short { "screen" } else { "trial" };
         // Under --budget the trial cap is no horizon ("trial 1/200"): 0 says "open-ended",
         // and each finished trial says the time spent of the budget.
@@ -402,7 +402,7 @@ pub fn run(
                     "this configuration".to_string()
                 } else {
                     numbers.iter().find(|(c, _)| *c == b.config).map_or_else(
-                        || webtune_tune::space::render(&b.config),
+                        || webtune_search::space::render(&b.config),
                         |(_, n)| format!("trial {n}'s configuration"),
                     )
                 };
@@ -544,7 +544,7 @@ fn finish_report(
         for t in &mut report.trials {
             t.rules = advice.rules_of(&t.params);
         }
-        report.advice = Some(webtune_tune::advised::judge(
+        report.advice = Some(webtune_search::advised::judge(
             study,
             advice,
             verdict.as_deref(),
@@ -596,7 +596,7 @@ fn halving_report(job: &Job, study: &Study) -> Option<HalvingReport> {
     let trials = study.trials();
     let screened = trials
         .iter()
-        .filter(|t| !webtune_tune::halving::is_full(t.fidelity))
+        .filter(|t| !webtune_search::halving::is_full(t.fidelity))
         .count();
     Some(HalvingReport {
         screen_s: full * f,
@@ -605,7 +605,7 @@ fn halving_report(job: &Job, study: &Study) -> Option<HalvingReport> {
         full: trials.len() - screened,
         promoted: trials
             .iter()
-            .filter(|t| t.why == webtune_tune::Why::Promote)
+            .filter(|t| t.why == webtune_search::Why::Promote)
             .count(),
     })
 }

@@ -1,5 +1,5 @@
 //! Runs a decisive comparison (issue 34) with the engine: the protocol and its statistics
-//! are `webtune_tune::interleave`'s; this module sends each block's load to its arm and
+//! are `webtune_search::interleave`'s; this module sends each block's load to its arm and
 //! samples the host's interference around it. Each block is one short engine run to one arm,
 //! its discarded first part being the run's warm-up: connections to the arm are opened anew
 //! at each block (the discard absorbs the handshakes), and the idle arm has none open
@@ -12,7 +12,7 @@
 use std::time::Instant;
 use webtune_engine::{RunControl, Workload};
 use webtune_model::{RunSpec, StopCondition};
-use webtune_tune::interleave::{Block, Interference, Protocol, Settings, Side, Step};
+use webtune_search::interleave::{Block, Interference, Protocol, Settings, Side, Step};
 
 /// One arm: what its blocks send, and the processes that serve it (left out of "other CPU").
 pub struct ArmLoad {
@@ -146,7 +146,7 @@ pub fn run(
                 let done_pairs = pair + 1;
                 if protocol.blocks().len().is_multiple_of(2) && done_pairs >= pairs_shown + 5 {
                     pairs_shown = done_pairs;
-                    progress(&webtune_tune::interleave::render::progress(
+                    progress(&webtune_search::interleave::render::progress(
                         &protocol,
                         began.elapsed().as_secs_f64(),
                     ));
@@ -356,7 +356,7 @@ mod tests {
             cooldown_s: 2.0,
             ..RunSpec::default()
         };
-        let s = Settings::new(webtune_tune::interleave::block::Metric::Throughput);
+        let s = Settings::new(webtune_search::interleave::block::Metric::Throughput);
         let b = block_spec(&arm, &s);
         assert_eq!(b.stop, StopCondition::Duration { seconds: 1.0 });
         assert_eq!((b.warmup_s, b.cooldown_s), (0.1, 0.0));

@@ -1,7 +1,7 @@
 //! `tune --protocol interleaved`: the proof after the search as a decisive comparison — the
 //! default (A) and the winner (B) as two lab stacks running at once, the load alternating
 //! between them in blocks until the always-valid interval decides or the proof's budget
-//! ends (`lab_pair`, `webtune_tune::interleave`). It needs a lab stack or the forum (each
+//! ends (`lab_pair`, `webtune_search::interleave`). It needs a lab stack or the forum (each
 //! arm with its own private database; not a file system or an external server), one load
 //! level, and an objective the protocol decides on (throughput, p50, p90, p99); otherwise
 //! the proof stays sequential.
@@ -11,11 +11,11 @@ use crate::subject::Subject;
 use webtune_lab::trial::Target;
 use webtune_lab::LabError;
 use webtune_model::StopToken;
-use webtune_tune::interleave::as_proof::{metric_of, to_proof};
-use webtune_tune::interleave::render::Report;
-use webtune_tune::interleave::Settings;
-use webtune_tune::report::{LevelProof, ProofReport};
-use webtune_tune::space::Config;
+use webtune_search::interleave::as_proof::{metric_of, to_proof};
+use webtune_search::interleave::render::Report;
+use webtune_search::interleave::Settings;
+use webtune_search::report::{LevelProof, ProofReport};
+use webtune_search::space::Config;
 
 /// Why the interleaved proof cannot run for `job`; None when it can.
 pub fn unavailable(job: &Job) -> Option<String> {

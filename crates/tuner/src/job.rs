@@ -7,10 +7,10 @@ use std::time::Duration;
 use webtune_engine::Workload;
 use webtune_lab::trial::{Level, TrialEvents};
 use webtune_model::RunSpec;
-use webtune_tune::interleave::Settings;
-use webtune_tune::objective::{Objective, Slo};
-use webtune_tune::space::{Config, Space};
-use webtune_tune::study::StudySettings;
+use webtune_search::interleave::Settings;
+use webtune_search::objective::{Objective, Slo};
+use webtune_search::space::{Config, Space};
+use webtune_search::study::StudySettings;
 
 /// How the proof measures the default against the winner.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,7 +39,7 @@ pub struct Job {
     pub seeds: Vec<Config>,
     /// `--from-advice`: the advisor's configuration for the stack (a seed) with the rules
     /// behind it, journaled with its trials and judged in the report.
-    pub advice: Option<webtune_tune::advised::Advice>,
+    pub advice: Option<webtune_search::advised::Advice>,
     pub settings: StudySettings,
     /// Proof pairs after the search (0: no proof).
     pub confirm: usize,

@@ -11,7 +11,7 @@ use webtune_engine::{RunControl, Workload};
 use webtune_lab::trial::{self, Started, Target};
 use webtune_lab::{Settings as StackSettings, StackKind};
 use webtune_model::RunSpec;
-use webtune_tune::interleave::Settings;
+use webtune_search::interleave::Settings;
 
 /// What `compare` ran, and the sentence of the memory check.
 pub struct PairOutcome {

@@ -1,8 +1,8 @@
-//! The tuner's orchestration: where the study (`webtune-tune`, which never starts a
+//! The tuner's orchestration: where the study (`webtune-search`, which never starts a
 //! process) meets the lab. `driver` runs a tune — each configuration as a lab trial
 //! (`webtune_lab::trial`) or, for `--maximize capacity`, a capacity search
 //! (`capacity_run`, also `webtune capacity`'s), `tune external`'s `--apply`/`--restore`
-//! hooks, the proof's pairs through `webtune_tune::paired`, the journal; `subject` says what
+//! hooks, the proof's pairs through `webtune_search::paired`, the journal; `subject` says what
 //! is tuned (a lab stack, the forum on one, a server behind `--apply`) and turns a
 //! configuration into a trial target; `rules` are what a tune request must follow before
 //! anything runs; `slo_verdict` is the proof's verdict where the SLOs speak; `advice` turns `webtune advise`'s findings on the stack's rendered config

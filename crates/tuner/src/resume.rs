@@ -12,7 +12,7 @@ use anyhow::{bail, Context};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use webtune_tune::journal::{Journal, Resumed};
+use webtune_search::journal::{Journal, Resumed};
 
 /// What a journal says the tune was asked.
 #[derive(Debug, Clone, PartialEq)]
@@ -258,11 +258,11 @@ pub struct NewJournal {
 impl NewJournal {
     pub fn create(request: &TuneRequest) -> anyhow::Result<NewJournal> {
         let path = request.journal.clone().unwrap_or_else(|| {
-            std::env::temp_dir().join(format!("webtune-tune-{}.db", std::process::id()))
+            std::env::temp_dir().join(format!("webtune-search-{}.db", std::process::id()))
         });
         if path.exists() {
-            if let Some(pid) = webtune_tune::lock::JournalLock::holder(&path) {
-                return Err(webtune_tune::JournalError::Locked {
+            if let Some(pid) = webtune_search::lock::JournalLock::holder(&path) {
+                return Err(webtune_search::JournalError::Locked {
                     path: path.display().to_string(),
                     holder: Some(pid).filter(|p| *p != 0),
                 }

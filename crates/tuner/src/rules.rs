@@ -6,8 +6,8 @@
 
 use crate::job::CapacityObjective;
 use webtune_lab::StackKind;
-use webtune_tune::objective::{Objective, Slo};
-use webtune_tune::space::Space;
+use webtune_search::objective::{Objective, Slo};
+use webtune_search::space::Space;
 
 /// The search's smallest budget: the default is measured twice first (the noise floor).
 pub const MIN_TRIALS: usize = 3;
@@ -16,7 +16,7 @@ pub const MIN_TRIALS: usize = 3;
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum RuleError {
     #[error("{0}")]
-    Objective(#[from] webtune_tune::objective::ObjectiveError),
+    Objective(#[from] webtune_search::objective::ObjectiveError),
     #[error("--trials must be at least {MIN_TRIALS} (the default is measured twice first)")]
     TooFewTrials,
     #[error("--maximize capacity needs --slo: capacity is the highest rate that holds them")]
@@ -69,7 +69,7 @@ pub fn goal(
         if levels_given {
             return Err(RuleError::CapacityWithLevels);
         }
-        let slos = webtune_tune::capacity::parse_slos(slos)
+        let slos = webtune_search::capacity::parse_slos(slos)
             .map_err(|e| RuleError::CapacitySlo(e.to_string()))?;
         return Ok(Goal {
             objective,

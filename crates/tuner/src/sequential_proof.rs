@@ -7,12 +7,12 @@ use crate::job::{level_label, Job};
 use crate::slo_verdict::slo_verdict;
 use std::collections::BTreeMap;
 use webtune_model::RunResult;
-use webtune_tune::journal::{Phase, Resumed};
-use webtune_tune::objective::LevelSummary;
-use webtune_tune::paired;
-use webtune_tune::proof::{self, Arm};
-use webtune_tune::report::{LevelProof, ProofReport, TuneReport};
-use webtune_tune::study::{Outcome, Study};
+use webtune_search::journal::{Phase, Resumed};
+use webtune_search::objective::LevelSummary;
+use webtune_search::paired;
+use webtune_search::proof::{self, Arm};
+use webtune_search::report::{LevelProof, ProofReport, TuneReport};
+use webtune_search::study::{Outcome, Study};
 
 /// The proof's runs in a journal, in order.
 pub(crate) fn proof_runs(resumed: &Resumed) -> Vec<(Arm, Outcome)> {

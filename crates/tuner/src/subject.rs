@@ -6,7 +6,7 @@
 use webtune_lab::forum::dataset::Dataset;
 use webtune_lab::trial::Target;
 use webtune_lab::{settings_for, ParamKind, StackKind};
-use webtune_tune::space::{Config, Inert, KnownKind, KnownParam, Space, Value};
+use webtune_search::space::{Config, Inert, KnownKind, KnownParam, Space, Value};
 
 /// What is tuned: a lab stack, the forum on one, or a server the user runs.
 pub enum Subject {

@@ -176,8 +176,8 @@ pub fn run(args: AdviseArgs) -> anyhow::Result<i32> {
         None => args.pairs.is_none().then_some(()),
     }
     .map(|()| {
-        let mut s = webtune_tune::interleave::Settings::new(
-            webtune_tune::interleave::block::Metric::Throughput,
+        let mut s = webtune_search::interleave::Settings::new(
+            webtune_search::interleave::block::Metric::Throughput,
         );
         s.budget_s = args.verify_budget.as_secs_f64();
         s.validate()

@@ -1,6 +1,6 @@
 //! `webtune capacity URL`: flags into a capacity trial, searched by `capacity_search` (the
 //! step shared with `webtune lab capacity STACK`). The search and the judging live in
-//! `webtune_tune::capacity`; this file only wires them.
+//! `webtune_search::capacity`; this file only wires them.
 
 use crate::capacity_search::search;
 use crate::flags::bench::RequestArgs;

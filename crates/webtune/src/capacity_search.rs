@@ -1,7 +1,7 @@
 //! The capacity search as the commands run it: a trial searched step by step
 //! (`webtune_tuner::capacity_run`), every step narrated on stderr, and the outputs (text
 //! table on stdout, `--json` webtune.capacity/1, `--html`). Shared by `capacity` and `lab
-//! capacity`; the search and the judging live in `webtune_tune::capacity`.
+//! capacity`; the search and the judging live in `webtune_search::capacity`.
 
 use crate::exit;
 use crate::flags::bench::load_mode;
@@ -14,7 +14,7 @@ use webtune_lab::trial::{Level, Trial};
 use webtune_model::capacity::{CapacityLimit, CapacityStep, StepOutcome};
 use webtune_model::StopCondition;
 use webtune_report::capacity::{render_capacity_html, render_capacity_text};
-use webtune_tune::capacity::{check, parse_slos};
+use webtune_search::capacity::{check, parse_slos};
 use webtune_tuner::capacity_run::{self, CapacitySpec};
 
 /// `lab capacity`: the bench flags given after `--` that make no sense for a search are

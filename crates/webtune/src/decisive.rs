@@ -1,12 +1,12 @@
 //! The decisive comparison's run-and-report step, which `compare --live` and `lab compare`
 //! both end with: the blocks run by `webtune_tuner::interleaved`, the report (text, `--json`
 //! webtune.compare-live/1, `--html`) and the exit status. The protocol, its statistics and
-//! its words are `webtune_tune::interleave`'s. No command owns it.
+//! its words are `webtune_search::interleave`'s. No command owns it.
 
 use crate::output::{self, Outputs};
 use anyhow::anyhow;
-use webtune_tune::interleave::render::Report;
-use webtune_tune::interleave::Settings;
+use webtune_search::interleave::render::Report;
+use webtune_search::interleave::Settings;
 use webtune_tuner::interleaved::{self, ArmLoad};
 
 /// Run the two arms block by block and report (see `report`).
@@ -51,7 +51,7 @@ pub fn report(
         outputs.file(
             "--html",
             dest,
-            &webtune_tune::interleave::html::render(&report),
+            &webtune_report::interleave_html::render(&report),
         );
     }
     if json != Some("-") {

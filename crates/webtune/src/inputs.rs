@@ -10,7 +10,7 @@ use std::path::Path;
 use webtune_model::capacity::{CapacityResult, CAPACITY_SCHEMA};
 use webtune_model::sweep::{SweepResult, SWEEP_SCHEMA};
 use webtune_model::{RunResult, MAX_SAVED_BYTES};
-use webtune_tune::report::{TuneReport, SCHEMA as TUNE_SCHEMA};
+use webtune_search::report::{TuneReport, SCHEMA as TUNE_SCHEMA};
 
 /// A saved result's text, refused in one line when it is over `MAX_SAVED_BYTES`.
 pub fn read_saved_text(path: &Path) -> anyhow::Result<String> {

@@ -18,7 +18,7 @@ const MAX_SYMLINKS: usize = 40;
 
 /// How one output destination is written.
 #[derive(Debug, PartialEq, Eq)]
-enum Target {
+enum Destination {
     /// "-": standard output.
     Stdout,
     /// A regular file or a new path (symlinks resolved): a temporary file, then a rename.
@@ -49,9 +49,9 @@ fn resolve_symlinks(path: &Path) -> io::Result<PathBuf> {
 }
 
 /// What `dest` is and so how it is written.
-fn classify(dest: &str) -> io::Result<Target> {
+fn classify(dest: &str) -> io::Result<Destination> {
     if dest == "-" {
-        return Ok(Target::Stdout);
+        return Ok(Destination::Stdout);
     }
     if dest.is_empty() {
         return Err(io::Error::new(
@@ -71,16 +71,16 @@ fn classify(dest: &str) -> io::Result<Target> {
             io::ErrorKind::InvalidInput,
             "it is a directory",
         )),
-        Ok(meta) if meta.is_file() => Ok(Target::Atomic(path)),
+        Ok(meta) if meta.is_file() => Ok(Destination::Atomic(path)),
         Ok(meta) => {
             let t = meta.file_type();
             if t.is_char_device() || t.is_block_device() || t.is_fifo() || t.is_socket() {
-                Ok(Target::Through(path))
+                Ok(Destination::Through(path))
             } else {
-                Ok(Target::Atomic(path))
+                Ok(Destination::Atomic(path))
             }
         }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Target::Atomic(path)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Destination::Atomic(path)),
         Err(e) => Err(e),
     }
 }
@@ -129,9 +129,9 @@ fn probe_through(path: &Path) -> io::Result<()> {
 pub fn check(flag: &str, dest: &str) -> anyhow::Result<()> {
     let probe = || -> io::Result<()> {
         match classify(dest)? {
-            Target::Stdout => Ok(()),
-            Target::Atomic(path) => temp_beside(&path)?.close(),
-            Target::Through(path) => probe_through(&path),
+            Destination::Stdout => Ok(()),
+            Destination::Atomic(path) => temp_beside(&path)?.close(),
+            Destination::Through(path) => probe_through(&path),
         }
     };
     probe().map_err(|e| anyhow::anyhow!("cannot write {flag} {dest}: {}", describe(&e)))
@@ -215,12 +215,12 @@ impl Outputs {
     /// stderr naming the flag and the user's path; the caller goes on with its other outputs.
     pub fn file(&mut self, flag: &str, dest: &str, text: &str) {
         let written = classify(dest).and_then(|target| match target {
-            Target::Stdout => {
+            Destination::Stdout => {
                 self.stdout(text);
                 Ok(())
             }
-            Target::Atomic(path) => write_atomic(&path, text.as_bytes()),
-            Target::Through(path) => write_through(&path, text.as_bytes()),
+            Destination::Atomic(path) => write_atomic(&path, text.as_bytes()),
+            Destination::Through(path) => write_through(&path, text.as_bytes()),
         });
         if let Err(e) = written {
             self.failed = true;
@@ -268,14 +268,14 @@ mod tests {
     fn destinations_are_classified() {
         let dir = tempfile::tempdir().unwrap();
         let new = dir.path().join("new.json");
-        assert_eq!(classify("-").unwrap(), Target::Stdout);
+        assert_eq!(classify("-").unwrap(), Destination::Stdout);
         assert_eq!(
             classify(new.to_str().unwrap()).unwrap(),
-            Target::Atomic(new.clone())
+            Destination::Atomic(new.clone())
         );
         assert_eq!(
             classify("/dev/null").unwrap(),
-            Target::Through("/dev/null".into())
+            Destination::Through("/dev/null".into())
         );
         assert!(classify(dir.path().to_str().unwrap()).is_err());
         assert!(classify("").is_err());
@@ -285,7 +285,7 @@ mod tests {
         symlink("real.json", &link).unwrap();
         assert_eq!(
             classify(link.to_str().unwrap()).unwrap(),
-            Target::Atomic(dir.path().join("real.json"))
+            Destination::Atomic(dir.path().join("real.json"))
         );
         // A loop is an error, not a hang.
         let a = dir.path().join("a");

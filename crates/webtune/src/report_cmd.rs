@@ -54,7 +54,7 @@ fn render_other(saved: &Saved, format: Format) -> anyhow::Result<String> {
         (Saved::Capacity(c), Format::Html) => webtune_report::capacity::render_capacity_html(c),
         (Saved::Capacity(c), Format::Json) => c.to_json_pretty() + "\n",
         (Saved::Tune(t), Format::Text) => t.render_text(),
-        (Saved::Tune(t), Format::Html) => webtune_tune::html::render_html(t),
+        (Saved::Tune(t), Format::Html) => webtune_report::tune_html::render_html(t),
         (Saved::Tune(t), Format::Json) => t.to_json_pretty() + "\n",
         (other, format) => bail!(
             "the {format} format does not fit {}: it renders as text, json or html",

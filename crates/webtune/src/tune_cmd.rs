@@ -15,8 +15,8 @@ use webtune_engine::Progress;
 use webtune_lab::trial::{Level, LevelResult, Target, TrialEvents};
 use webtune_lab::StackKind;
 use webtune_model::parse_duration;
-use webtune_tune::journal::Journal;
-use webtune_tune::space::Config;
+use webtune_search::journal::Journal;
+use webtune_search::space::Config;
 use webtune_tuner::driver;
 use webtune_tuner::job::{Job, Listener};
 use webtune_tuner::request::{self, App, Load, ReportTo, TuneRequest};
@@ -316,7 +316,7 @@ impl Listener for TuneNarrator {
             } else {
                 format!("{number}/{of}")
             };
-            eprintln!("{phase} {count}: {}", webtune_tune::space::render(config));
+            eprintln!("{phase} {count}: {}", webtune_search::space::render(config));
         }
     }
     fn trial_done(&mut self, line: &str) {
@@ -330,7 +330,7 @@ pub(crate) fn execute(
     request: &TuneRequest,
     job: &Job,
     journal: &mut Journal,
-    resumed: Option<&webtune_tune::journal::Resumed>,
+    resumed: Option<&webtune_search::journal::Resumed>,
 ) -> anyhow::Result<i32> {
     let stop = crate::signals::stop_token();
     let to = &request.report;
@@ -344,7 +344,7 @@ pub(crate) fn execute(
         outputs.file(
             "--html",
             dest,
-            &webtune_tune::html::render_html(&finished.report),
+            &webtune_report::tune_html::render_html(&finished.report),
         );
     }
     if let Some(dest) = &to.json {
@@ -375,7 +375,7 @@ pub(crate) fn execute(
 pub(crate) fn show(
     request: &TuneRequest,
     job: &Job,
-    resumed: &webtune_tune::journal::Resumed,
+    resumed: &webtune_search::journal::Resumed,
     holder: Option<u32>,
 ) -> anyhow::Result<i32> {
     let report = driver::report_so_far(job, resumed);

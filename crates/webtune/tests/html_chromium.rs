@@ -469,10 +469,11 @@ fn compare_page_plots_both_distributions_and_each_change_with_its_interval() {
 
 /// A tune report from a real study of the tuner's synthetic server (no lab): five
 /// parameters, a p99 SLO that some trials miss, the winner proven in five pairs.
-fn synthetic_tune_report() -> webtune_tune::TuneReport {
-    use webtune_tune::{
-        synthetic, LevelSummary, Next, Objective, Outcome, RandomSampler, Slo, Study, StudySettings,
+fn synthetic_tune_report() -> webtune_search::TuneReport {
+    use webtune_search::{
+        LevelSummary, Next, Objective, Outcome, RandomSampler, Slo, Study, StudySettings,
     };
+    use webtune_search_bench::synthetic;
     let space = synthetic::space();
     let seeds = synthetic::seeds(&space);
     let mut study = Study::new(
@@ -514,13 +515,13 @@ fn synthetic_tune_report() -> webtune_tune::TuneReport {
         (101.0, 126.0),
         (99.0, 133.0),
     ];
-    let proof = webtune_tune::analyze(&pairs, true);
-    let levels = vec![webtune_tune::report::LevelProof {
+    let proof = webtune_search::analyze(&pairs, true);
+    let levels = vec![webtune_search::report::LevelProof {
         level: "c=256".into(),
         proof: proof.clone(),
     }];
-    let proof = webtune_tune::ProofReport::new(proof, levels, Some(0.3), true);
-    webtune_tune::TuneReport::from_study(&study, vec!["c=256".into()], Some(proof))
+    let proof = webtune_search::ProofReport::new(proof, levels, Some(0.3), true);
+    webtune_search::TuneReport::from_study(&study, vec!["c=256".into()], Some(proof))
 }
 
 #[test]
@@ -546,7 +547,7 @@ fn tune_page_plots_slices_effects_and_the_proofs_pairs() {
     let dom = check_layout(&browser, &work, &html);
     // one slice plot per parameter, with both kinds of trial and the winner
     let slices = element(&dom, "div", "slices");
-    for (i, _) in webtune_tune::synthetic::PARAMS.iter().enumerate() {
+    for (i, _) in webtune_search_bench::synthetic::PARAMS.iter().enumerate() {
         assert!(
             slices.contains(&format!("id=\"plot-slice-{i}\"")),
             "{slices}"

@@ -8,7 +8,7 @@ mod support;
 
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
-use webtune_tune::journal::{Journal, Phase};
+use webtune_search::journal::{Journal, Phase};
 
 const WEBTUNE: &str = env!("CARGO_BIN_EXE_webtune");
 

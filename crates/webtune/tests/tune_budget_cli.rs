@@ -8,7 +8,7 @@ mod support;
 
 use std::process::{Command, Stdio};
 use support::embedded::serve_with_workers;
-use webtune_tune::journal::{Journal, Phase};
+use webtune_search::journal::{Journal, Phase};
 
 const WEBTUNE: &str = env!("CARGO_BIN_EXE_webtune");
 

@@ -54,14 +54,14 @@ impl Drop for Scratch {
 
 fn journal_states(path: &Path) -> Vec<(String, String)> {
     // The journal is SQLite; read it with the tune crate's own reader.
-    let (_, resumed) = webtune_tune::journal::Journal::open(path).expect("journal opens");
+    let (_, resumed) = webtune_search::journal::Journal::open(path).expect("journal opens");
     let mut states: Vec<(String, String)> = resumed
         .trials
         .iter()
         .map(|t| {
             let state = match t.outcome {
-                webtune_tune::study::Outcome::Measured(_) => "finished",
-                webtune_tune::study::Outcome::Failed(_) => "failed",
+                webtune_search::study::Outcome::Measured(_) => "finished",
+                webtune_search::study::Outcome::Failed(_) => "failed",
             };
             (t.why.clone(), state.to_string())
         })
@@ -257,11 +257,11 @@ fn sigkill_mid_tune_then_resume_never_reruns_a_finished_trial() {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("resuming"), "{stderr}");
     // The search's budget is met exactly: no finished trial ran twice.
-    let (_, resumed) = webtune_tune::journal::Journal::open(&journal).unwrap();
+    let (_, resumed) = webtune_search::journal::Journal::open(&journal).unwrap();
     let search = resumed
         .trials
         .iter()
-        .filter(|t| t.phase == webtune_tune::journal::Phase::Search)
+        .filter(|t| t.phase == webtune_search::journal::Phase::Search)
         .count();
     assert_eq!(search, 5, "{:?}", journal_states(&journal));
     let started_after = stderr.lines().filter(|l| l.starts_with("trial ")).count();

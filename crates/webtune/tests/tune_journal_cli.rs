@@ -341,7 +341,7 @@ fn a_journal_that_holds_the_command_line_words_still_resumes_and_then_holds_the_
     ];
     let command = serde_json::json!({ "argv": argv, "cwd": d.to_str().unwrap() });
     let journal =
-        webtune_tune::journal::Journal::create(&d.join("t.db"), &command.to_string(), 0).unwrap();
+        webtune_search::journal::Journal::create(&d.join("t.db"), &command.to_string(), 0).unwrap();
     drop(journal);
     let elsewhere = d.join("elsewhere");
     std::fs::create_dir(&elsewhere).unwrap();
@@ -379,7 +379,7 @@ fn a_journal_that_holds_the_command_line_words_still_resumes_and_then_holds_the_
     let applied = std::fs::read_to_string(d.join("applied.log")).unwrap();
     assert_eq!(applied.lines().count(), 3, "{applied}");
     // The change was recorded as a request, which a later resume reads without the words.
-    let (resumed, _) = webtune_tune::journal::Journal::peek(&d.join("t.db")).unwrap();
+    let (resumed, _) = webtune_search::journal::Journal::peek(&d.join("t.db")).unwrap();
     let stored: serde_json::Value = serde_json::from_str(&resumed.command).unwrap();
     assert_eq!(stored["request"]["trials"], 3, "{stored}");
     assert!(stored.get("argv").is_none(), "{stored}");

@@ -14,7 +14,7 @@ pub(crate) mod sample;
 use crate::host_sysctl::HostSysctls;
 use crate::params::{parse_assignment, Settings, Value};
 use crate::registry::{self, Entry};
-use crate::server_sampler::{ProcessSelector, Sampler};
+use crate::server_sampler::{ProcessSelector, ServerSampler};
 use crate::LabError;
 use holder::Holder;
 pub use holder::Recipe;
@@ -458,7 +458,7 @@ pub fn run_workload(
     let mut spec = spec.clone();
     spec.location = fs.path().display().to_string();
     let mut watch = sample::BlockWatch::new(fs.device());
-    let sampler = Sampler::start_with(
+    let sampler = ServerSampler::start_with(
         &format!("fs-{}", kind(fs.settings())),
         ProcessSelector::Nothing,
         interval,

@@ -18,7 +18,7 @@ use crate::forum;
 use crate::host::HostSettings;
 use crate::servers::postfix::files::PostfixFiles;
 use crate::servers::postfix::watch::MailWatch;
-use crate::{LabError, ProcessSelector, RunningStack, Sampler};
+use crate::{LabError, ProcessSelector, RunningStack, ServerSampler};
 use std::path::Path;
 use std::time::Duration;
 use target::start;
@@ -347,8 +347,9 @@ fn load_levels(
         // The sampler and the engine's threads start inside the stack's namespace and on
         // the client CPUs; this thread leaves both when the level is done.
         let side = started.load_side(&trial.host)?;
-        let sampler = (!matches!(selector, ProcessSelector::Nothing))
-            .then(|| Sampler::start(trial.target.name(), selector.clone(), trial.sample_interval));
+        let sampler = (!matches!(selector, ProcessSelector::Nothing)).then(|| {
+            ServerSampler::start(trial.target.name(), selector.clone(), trial.sample_interval)
+        });
         let mail = mail_files(started).map(|f| MailWatch::start(f, trial.sample_interval));
         let mut runs: Vec<RunResult> = Vec::new();
         let mut run_error = None;
@@ -396,7 +397,7 @@ fn load_levels(
             .as_ref()
             .map(|s| runs.iter().map(|r| s.window_of(r)).collect())
             .unwrap_or_default();
-        let samples = sampler.map(Sampler::finish);
+        let samples = sampler.map(ServerSampler::finish);
         drop(side);
         if let Some(e) = run_error {
             return Err(e);

@@ -14,9 +14,9 @@ use webtune_lab::trial::path::{default_path, load_path, Served};
 use webtune_lab::trial::Level;
 use webtune_lab::StackKind;
 use webtune_model::RunSpec;
-use webtune_tune::objective::Objective;
-use webtune_tune::space::Space;
-use webtune_tune::study::StudySettings;
+use webtune_search::objective::Objective;
+use webtune_search::space::Space;
+use webtune_search::study::StudySettings;
 
 impl TuneRequest {
     /// Everything checked and built before anything starts. `progress` hears the steps of
@@ -175,7 +175,7 @@ impl TuneRequest {
             // The advisor failing is no reason to stop the tune: it is said in the report.
             (_, false) => Some(
                 crate::advice::advice_seeds(&subject, &space).unwrap_or_else(|why| {
-                    webtune_tune::advised::Advice {
+                    webtune_search::advised::Advice {
                         seeds: Vec::new(),
                         notes: vec![format!("the advisor did not run: {why}")],
                     }
@@ -235,7 +235,7 @@ impl TuneRequest {
     fn fs_job(
         &self,
         objective: Objective,
-        slos: Vec<webtune_tune::objective::Slo>,
+        slos: Vec<webtune_search::objective::Slo>,
         capacity: bool,
     ) -> anyhow::Result<Job> {
         if capacity {
@@ -315,8 +315,8 @@ impl TuneRequest {
         if !interleaved {
             return Ok(ProofProtocol::Sequential);
         }
-        let mut s = webtune_tune::interleave::Settings::new(
-            webtune_tune::interleave::block::Metric::Throughput,
+        let mut s = webtune_search::interleave::Settings::new(
+            webtune_search::interleave::block::Metric::Throughput,
         );
         s.budget_s = self.proof_budget.as_secs_f64();
         s.starts = 1;

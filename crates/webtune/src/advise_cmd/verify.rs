@@ -6,7 +6,7 @@ use crate::flags::bench::{parse_bench, BenchArgs};
 use crate::flags::forum::DataChoice;
 use anyhow::bail;
 use webtune_advise::Advice;
-use webtune_tune::proof::Proof;
+use webtune_search::proof::Proof;
 use webtune_tuner::advise_verify::{self, Interleave, Verified, VerifyRequest};
 
 /// Check the bench flags before anything runs.

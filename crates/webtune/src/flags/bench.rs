@@ -448,7 +448,7 @@ pub fn bench_args_with_path(flags: &[String]) -> anyhow::Result<BenchArgs> {
 mod tests {
     use super::*;
     use crate::flags::compare::ProtocolArgs;
-    use webtune_tune::interleave::block::Metric;
+    use webtune_search::interleave::block::Metric;
 
     #[test]
     fn stages_parse_and_refuse_nonsense() {

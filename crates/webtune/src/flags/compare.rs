@@ -1,12 +1,12 @@
 //! The decisive comparison's flags, shared by `compare --live` and `lab compare`: the
-//! protocol's settings (`ProtocolArgs`, mapped onto `webtune_tune::interleave::Settings`),
+//! protocol's settings (`ProtocolArgs`, mapped onto `webtune_search::interleave::Settings`),
 //! and `compare`'s `--live` switch with them (`LiveArgs`).
 
 use anyhow::{anyhow, bail};
 use std::time::Duration;
 use webtune_model::{parse_duration, LoadMode, RunSpec};
-use webtune_tune::interleave::block::Metric;
-use webtune_tune::interleave::Settings;
+use webtune_search::interleave::block::Metric;
+use webtune_search::interleave::Settings;
 
 /// The protocol's flags, shared by `compare --live` and `lab compare`.
 #[derive(clap::Args, Debug, Clone, Default)]
