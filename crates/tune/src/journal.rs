@@ -8,6 +8,8 @@
 //! holder's pid; `peek` reads it without the lock and without writing. An interleaved proof
 //! is one comparison, not trials: its whole report (every block) is kept in `proofs`
 //! when it ends (`record_proof`), and a `--resume` of the same default and winner reuses it.
+//! An interleaved search keeps each trial's pair against the incumbent and its blocks
+//! (`search_pairs`).
 
 use crate::lock::{JournalLock, LockError};
 use crate::objective::LevelSummary;
@@ -17,6 +19,8 @@ use rusqlite::{params, Connection, OptionalExtension};
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 use webtune_model::RunResult;
+
+mod search_pairs;
 
 /// Version of the journal's tables.
 pub const JOURNAL_VERSION: i64 = 1;
@@ -285,7 +289,8 @@ impl Journal {
                  winner_config TEXT NOT NULL,
                  report TEXT NOT NULL,
                  ended_ms INTEGER NOT NULL);",
-        ))
+        ))?;
+        self.add_search_tables()
     }
 
     /// Keep a finished proof of `protocol` ("interleaved") between `default` and `winner`:

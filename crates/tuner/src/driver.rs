@@ -6,7 +6,7 @@
 //! with the server-side evidence that changed between them. It is the one place
 //! where the study meets the lab; it starts nothing itself and reads no command-line words.
 
-use crate::job::{level_label, CapacityObjective, Job, Listener, ProofProtocol};
+use crate::job::{level_label, CapacityObjective, Job, Listener, ProofProtocol, SearchProtocol};
 use crate::sequential_proof::{analyze_proof, proof_runs, server_evidence};
 use crate::subject::snippet;
 pub use crate::subject::{external_catalogue, Subject};
@@ -14,6 +14,7 @@ use std::time::Instant;
 use webtune_lab::trial::{self, Level, Trial};
 use webtune_lab::LabError;
 use webtune_model::{RunResult, RunSpec, StopToken};
+use webtune_tune::interleave::search::PairedTrial;
 use webtune_tune::journal::{Journal, JournalError, Phase, Resumed};
 use webtune_tune::objective::LevelSummary;
 use webtune_tune::paired::{self, Ran};
@@ -42,10 +43,10 @@ pub struct Finished {
 }
 
 /// One measured run of one configuration: a summary per level and the full results.
-struct Measured {
-    outcome: Outcome,
-    runs: Vec<RunResult>,
-    interrupted: bool,
+pub(crate) struct Measured {
+    pub(crate) outcome: Outcome,
+    pub(crate) runs: Vec<RunResult>,
+    pub(crate) interrupted: bool,
 }
 
 /// The share of the full duration successive halving screens new candidates with: under a
@@ -64,7 +65,7 @@ pub fn screening(load: &RunSpec, time_budget: bool, capacity: bool) -> Option<f6
 }
 
 /// The full duration of the job's load, in seconds (0 for a count of requests).
-fn full_seconds(job: &Job) -> f64 {
+pub(crate) fn full_seconds(job: &Job) -> f64 {
     match job.load.stop {
         webtune_model::StopCondition::Duration { seconds } => seconds,
         webtune_model::StopCondition::Requests { .. } => 0.0,
@@ -339,6 +340,13 @@ pub fn run(
         .collect();
     let mut interrupted = false;
     let mut budget_spent = false;
+    // The interleaved search's pairs, by the study's trial number (a resume's from the
+    // journal), and whether the memory check's sentence was said.
+    let mut pairs = match (&job.search, resumed) {
+        (SearchProtocol::Interleaved(_), Some(r)) => paired_so_far(journal, r)?,
+        _ => Vec::new(),
+    };
+    let mut said_memory = false;
     while !stop.stop_requested() {
         if job.time_budget.is_some_and(|b| search_s >= b.as_secs_f64()) {
             budget_spent = true;
@@ -369,11 +377,39 @@ pub fn run(
         if short {
             journal.set_fidelity(id, fidelity, full_seconds(job) * fidelity)?;
         }
-        let m = measure(job, &config, fidelity, stop, listener)?;
+        let incumbent = match &job.search {
+            SearchProtocol::Interleaved(_) => {
+                let so_far: Vec<PairedTrial> = pairs.iter().map(|(_, p)| p.clone()).collect();
+                crate::interleaved_search::incumbent(&study, &so_far)
+            }
+            SearchProtocol::Sequential => None,
+        };
+        let (m, pair) = match (&job.search, &incumbent) {
+            (SearchProtocol::Interleaved(base), Some(inc)) => {
+                let run = crate::interleaved_search::measure(
+                    job,
+                    base,
+                    inc,
+                    &config,
+                    full_seconds(job) * fidelity,
+                    job.settings.seed.wrapping_add(number as u64),
+                    !said_memory,
+                    stop,
+                    listener,
+                )?;
+                said_memory |= run.pair.is_some();
+                (run.measured, run.pair)
+            }
+            _ => (measure(job, &config, fidelity, stop, listener)?, None),
+        };
         if m.interrupted {
             // Left pending in the journal: `--resume` runs it again.
             interrupted = true;
             break;
+        }
+        if let Some((p, blocks)) = &pair {
+            // Before the trial is marked finished: a finished trial always has its pair.
+            journal.record_search_pair(id, p, blocks)?;
         }
         match &m.outcome {
             Outcome::Measured(levels) => journal.finish_trial(id, levels, &m.runs)?,
@@ -389,6 +425,18 @@ pub fn run(
                 "{line} (screening run of {:.0}s)",
                 full_seconds(job) * fidelity
             );
+        }
+        match (&pair, &incumbent, &job.search) {
+            (Some((p, _)), Some(inc), _) => {
+                line.push_str(&crate::interleaved_search::describe(p, inc.trial))
+            }
+            (None, None, SearchProtocol::Interleaved(_)) if m.outcome_measured() => {
+                line.push_str(" (measured alone: the scale later candidates are told on)")
+            }
+            _ => {}
+        }
+        if let Some((p, _)) = pair {
+            pairs.push((number, p));
         }
         numbers.push((config.clone(), number));
         study.record_at(config.clone(), why, m.outcome, fidelity);
@@ -517,6 +565,11 @@ pub fn run(
         webtune_lab::hook::run("--restore", &command, *timeout, &StopToken::new())?;
     }
     let mut report = finish_report(job, &study, levels, proof_report);
+    for (number, p) in pairs {
+        if let Some(t) = report.trials.iter_mut().find(|t| t.number == number) {
+            t.paired = Some(p);
+        }
+    }
     report.evidence = evidence;
     report.time = Some(TimeReport {
         wall_s: before(None) + started.elapsed().as_secs_f64(),
@@ -529,6 +582,32 @@ pub fn run(
         report,
         interrupted,
     })
+}
+
+impl Measured {
+    fn outcome_measured(&self) -> bool {
+        matches!(self.outcome, Outcome::Measured(_))
+    }
+}
+
+/// The interleaved search's pairs in the journal of a resumed tune, by the study's trial
+/// number (the search trials' order, failed ones included, as `replay_into` records them);
+/// a pair whose trial never finished is left out.
+fn paired_so_far(
+    journal: &Journal,
+    resumed: &Resumed,
+) -> Result<Vec<(usize, PairedTrial)>, TuneError> {
+    let numbers: Vec<i64> = resumed
+        .trials
+        .iter()
+        .filter(|t| t.phase == Phase::Search)
+        .map(|t| t.id)
+        .collect();
+    Ok(journal
+        .search_pairs()?
+        .into_iter()
+        .filter_map(|(id, p)| numbers.iter().position(|n| *n == id).map(|i| (i + 1, p)))
+        .collect())
 }
 
 /// The report of a study (and its proof, when there is one), with the winner's directives.

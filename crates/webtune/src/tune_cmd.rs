@@ -117,6 +117,14 @@ pub struct TuneArgs {
     #[arg(long = "protocol", value_name = "PROTOCOL",
           value_parser = ["interleaved", "sequential"])]
     pub protocol: Option<String>,
+    /// How the search measures each candidate: sequential (alone, one lab trial after
+    /// another; the default) or interleaved (at once with the incumbent, the best so far,
+    /// as two stacks, the load alternating in blocks for the trial's duration; the study is
+    /// told the incumbent's figure times the pairs' ratio). Lab web stacks only, one level,
+    /// a -d duration; tune external, fs and postfix are sequential.
+    // A free word checked by the request (one line, exit 2), not clap's possible values.
+    #[arg(long = "search-protocol", value_name = "interleaved|sequential")]
+    pub search_protocol: Option<String>,
     /// The interleaved proof's time budget: it ends undecided when this runs out.
     #[arg(long = "proof-budget", default_value = request::DEFAULT_PROOF_BUDGET, value_parser = parse_duration,
           value_name = "DURATION")]
@@ -194,6 +202,7 @@ impl TuneArgs {
             confirm: self.confirm,
             protocol: self.protocol.clone(),
             proof_budget: self.proof_budget,
+            search_protocol: self.search_protocol.clone(),
             apply: self.apply.clone(),
             restore: self.restore.clone(),
             apply_timeout: self.apply_timeout,

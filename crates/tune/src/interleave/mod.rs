@@ -6,7 +6,8 @@
 //! block measured, the settings), `schedule` (the
 //! block order and the budget, starts included), `sequence` (the confidence sequence),
 //! `judge` (per-metric intervals, the stopping rule, the verdict), `render` (its words) and
-//! `as_proof` (the comparison as the tuner's proof), `html` (its page).
+//! `as_proof` (the comparison as the tuner's proof), `html` (its page), `search` (a search
+//! trial measured against its incumbent, told on the incumbent's scale).
 //! It sends no load and reads no clock: the caller measures each block (webtune-tuner's
 //! `interleaved` does it with the engine) and hands it back as a `Block`.
 
@@ -16,6 +17,7 @@ pub mod html;
 pub mod judge;
 pub mod render;
 pub mod schedule;
+pub mod search;
 pub mod sequence;
 
 pub use block::{Block, Interference, Settings, Side};
