@@ -8,8 +8,9 @@
 //! This module picks the incumbent from the study and the journal's pairs and runs one
 //! trial; the driver journals it.
 
-use crate::driver::{Measured, TuneError};
+use crate::driver::TuneError;
 use crate::job::{level_label, Job, Listener};
+use crate::measure::Measured;
 use crate::subject::Subject;
 use webtune_lab::trial::Target;
 use webtune_model::StopToken;
@@ -42,7 +43,7 @@ pub fn unavailable(job: &Job) -> Option<String> {
     if job.capacity.is_some() || metric_of(&job.objective).is_none() {
         return Some("it decides on throughput, p50, p90 or p99; not on this objective".into());
     }
-    if crate::driver::full_seconds(job) <= 0.0 {
+    if crate::measure::full_seconds(job) <= 0.0 {
         return Some("each trial alternates for its duration: give -d, not -n".into());
     }
     None

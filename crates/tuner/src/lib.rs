@@ -1,6 +1,6 @@
 //! The tuner's orchestration: where the study (`webtune-tune`, which never starts a
-//! process) meets the lab. `driver` runs a tune — each configuration as a lab trial
-//! (`webtune_lab::trial`) or, for `--maximize capacity`, a capacity search
+//! process) meets the lab. `driver` runs a tune — each configuration measured (`measure`)
+//! as a lab trial (`webtune_lab::trial`) or, for `--maximize capacity`, a capacity search
 //! (`capacity_run`, also `webtune capacity`'s), `tune external`'s `--apply`/`--restore`
 //! hooks, the proof's pairs through `webtune_tune::paired`, the journal; `subject` says what
 //! is tuned (a lab stack, the forum on one, a server behind `--apply`) and turns a
@@ -22,6 +22,7 @@ pub mod interleaved_proof;
 pub mod interleaved_search;
 pub mod job;
 pub mod lab_pair;
+mod measure;
 pub mod request;
 pub mod resume;
 pub mod rules;

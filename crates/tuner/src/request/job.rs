@@ -261,7 +261,7 @@ impl TuneRequest {
 
     /// `tune fs`: the lab's file system as the tuned subject. The workload is `webtune
     /// fs`'s; each trial makes a file system with the configuration, runs it and removes it
-    /// (`driver::measure_fs`). Latencies and `--slo 'p99<=…'` are the fsync's when the
+    /// (`measure::measure_fs`). Latencies and `--slo 'p99<=…'` are the fsync's when the
     /// workload syncs, else the transaction's.
     fn fs_job(
         &self,
