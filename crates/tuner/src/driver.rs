@@ -92,6 +92,9 @@ pub fn run(
         _ => Vec::new(),
     };
     let mut said_memory = false;
+    if let Some(why) = &job.search_note {
+        listener.trial_done(&format!("search: each candidate measured alone: {why}"));
+    }
     while !stop.stop_requested() {
         if job.time_budget.is_some_and(|b| search_s >= b.as_secs_f64()) {
             budget_spent = true;

@@ -59,6 +59,9 @@ pub struct Job {
     pub protocol: ProofProtocol,
     /// How the search measures: each candidate alone, or interleaved with the incumbent.
     pub search: SearchProtocol,
+    /// Why a lab web stack's search is sequential although interleaved is the default
+    /// (several levels, `-n`, an objective the pairs do not decide on); the driver says it.
+    pub search_note: Option<String>,
     /// `--maximize capacity`: every trial is a capacity search (open loop, grow then
     /// bisect) under these SLOs, and its figure is the capacity found (req/s); a trial that
     /// finds none is a failed trial. The objective is then `Objective::MaximizeCapacity`.

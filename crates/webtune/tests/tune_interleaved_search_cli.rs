@@ -2,8 +2,10 @@
 //! candidate runs at once with the incumbent, the journal keeps every block of both arms
 //! per trial, the study is told the incumbent's figure times the pairs' ratio, a candidate
 //! identical to the incumbent comes out near it, a tune stopped mid-search resumes without
-//! running a finished trial again; `--search-protocol sequential` measures each candidate
-//! alone as before; a bad value is one line, exit 2. Behaviour, never a timing.
+//! running a finished trial again (interleaved being the default for a lab web stack);
+//! `--search-protocol sequential` measures each candidate alone as before, and a default
+//! that cannot interleave says why in one line; a bad value is one line, exit 2.
+//! Behaviour, never a timing.
 
 mod support;
 
@@ -158,7 +160,12 @@ fn a_stopped_interleaved_search_resumes_without_running_a_finished_trial_again()
     let dir = tempfile::tempdir().unwrap();
     let (journal, json) = (dir.path().join("r.db"), dir.path().join("r.json"));
     let args = tune_args(&journal, &json, "4", &["--search-protocol", "interleaved"]);
-    let mut child = Watched::spawn(lab.command().args(&args)).reaping(Some(lab.0.clone()));
+    let mut child = Watched::spawn(
+        lab.command()
+            .args(&args)
+            .stdout(std::process::Stdio::null()),
+    )
+    .reaping(Some(lab.0.clone()));
     // Ctrl-C while the third trial (the second paired one) runs.
     child.wait_for_line("trial 3/4", Duration::from_secs(60));
     std::thread::sleep(Duration::from_millis(500));
@@ -204,10 +211,14 @@ fn sequential_measures_each_candidate_alone_as_before() {
     }
     let lab = LabDir::new("isearch-seq");
     let dir = tempfile::tempdir().unwrap();
-    for extra in [&["--search-protocol", "sequential"][..], &[][..]] {
+    // Asked for; and where the default cannot interleave (two levels), said in one line.
+    for (extra, trials) in [
+        (&["--search-protocol", "sequential"][..], 3),
+        (&["--levels", "2,3"][..], 3),
+    ] {
         let (journal, json) = (dir.path().join("q.db"), dir.path().join("q.json"));
         let _ = std::fs::remove_file(&journal);
-        let args = tune_args(&journal, &json, "3", extra);
+        let args = tune_args(&journal, &json, &trials.to_string(), extra);
         let (code, stdout, stderr) =
             run_bounded(lab.command().args(&args), Duration::from_secs(90));
         assert_eq!(code, 0, "{extra:?}\nstdout: {stdout}\nstderr: {stderr}");
@@ -215,10 +226,15 @@ fn sequential_measures_each_candidate_alone_as_before() {
             !stderr.contains("memory: "),
             "one stack at a time: {stderr}"
         );
+        let fell_back = stderr
+            .lines()
+            .filter(|l| l.contains("search: each candidate measured alone: "))
+            .count();
+        assert_eq!(fell_back, usize::from(extra[0] == "--levels"), "{stderr}");
         let r = report(&json);
-        let trials = r["trials"].as_array().unwrap();
-        assert_eq!(trials.len(), 3);
-        assert!(trials.iter().all(|t| t["paired"].is_null()), "{r}");
+        let measured = r["trials"].as_array().unwrap();
+        assert_eq!(measured.len(), trials);
+        assert!(measured.iter().all(|t| t["paired"].is_null()), "{r}");
         let (j, _) = Journal::open(&journal).unwrap();
         assert!(j.search_pairs().unwrap().is_empty());
         // Each measured trial keeps its own full run, as before.

@@ -229,10 +229,22 @@ impl TuneRequest {
             confirm: self.confirm(),
             protocol: self.proof_protocol(stack == StackKind::External)?,
             search: SearchProtocol::Sequential,
+            search_note: None,
             capacity,
             time_budget: self.budget,
         };
         job.search = self.search_protocol(&job)?;
+        if self.search_protocol.is_none()
+            && super::DEFAULT_SEARCH == "interleaved"
+            && job.search == SearchProtocol::Sequential
+            && match &job.subject {
+                Subject::Stack { kind, .. } => *kind != StackKind::Postfix,
+                Subject::Forum { .. } => true,
+                _ => false,
+            }
+        {
+            job.search_note = crate::interleaved_search::unavailable(&job);
+        }
         Ok(job)
     }
 
@@ -330,6 +342,7 @@ impl TuneRequest {
             confirm: self.confirm(),
             protocol: ProofProtocol::Sequential,
             search: SearchProtocol::Sequential,
+            search_note: None,
             capacity: None,
             time_budget: self.budget,
             advice: None,
@@ -422,6 +435,13 @@ mod tests {
         assert!(e(nginx(|r| r.maximize = Some("delivered".into()))).contains("tune postfix"));
         assert!(e(nginx(|r| r.budget = Some(Duration::ZERO))).contains("--budget"));
         assert!(e(nginx(|r| r.levels = vec![1.5])).contains("whole numbers"));
+        assert!(e(nginx(|r| r.search_protocol = Some("both".into())))
+            .contains("--search-protocol is interleaved or sequential"));
+        assert!(e(nginx(|r| {
+            r.search_protocol = Some("interleaved".into());
+            r.levels = vec![2.0, 4.0];
+        }))
+        .contains("one load level"));
         assert!(e(nginx(|r| {
             r.load = Load::Http {
                 spec: RunSpec::default(),
@@ -462,6 +482,11 @@ mod tests {
         .job(&mut note)
         .unwrap();
         assert_eq!(job.protocol, ProofProtocol::Sequential);
+        // One server: the search is sequential, and nothing is said about it.
+        assert_eq!(
+            (&job.search, &job.search_note),
+            (&SearchProtocol::Sequential, &None)
+        );
         assert_eq!((job.confirm, job.settings.trials), (5, 15));
         assert!(job.load.url.is_empty());
         // The body comes back although a serialised spec has none.
