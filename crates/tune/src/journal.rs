@@ -104,6 +104,9 @@ pub struct Resumed {
     /// Written before trials kept their rules (`tune --from-advice`): its study had no
     /// advised seed, and a resume must not add one.
     pub before_advice: bool,
+    /// An interleaved search's pairs against the incumbent, by trial id (`search_pairs`;
+    /// rows of trials that never finished included: the caller keys them by its trials).
+    pub search_pairs: Vec<(i64, crate::interleave::search::PairedTrial)>,
 }
 
 impl Resumed {
@@ -489,6 +492,7 @@ impl Journal {
             trials,
             lost,
             before_advice: !have.iter().any(|c| c == "rules"),
+            search_pairs: self.search_pairs()?,
         })
     }
 

@@ -88,7 +88,7 @@ pub fn run(
     // The interleaved search's pairs, by the study's trial number (a resume's from the
     // journal), and whether the memory check's sentence was said.
     let mut pairs = match (&job.search, resumed) {
-        (SearchProtocol::Interleaved(_), Some(r)) => paired_so_far(journal, r)?,
+        (SearchProtocol::Interleaved(_), Some(r)) => paired_so_far(r),
         _ => Vec::new(),
     };
     let mut said_memory = false;
@@ -313,11 +313,7 @@ pub fn run(
         webtune_lab::hook::run("--restore", &command, *timeout, &StopToken::new())?;
     }
     let mut report = finish_report(job, &study, levels, proof_report);
-    for (number, p) in pairs {
-        if let Some(t) = report.trials.iter_mut().find(|t| t.number == number) {
-            t.paired = Some(p);
-        }
-    }
+    attach_pairs(&mut report, pairs);
     report.evidence = evidence;
     report.time = Some(TimeReport {
         wall_s: before(None) + started.elapsed().as_secs_f64(),
@@ -335,21 +331,30 @@ pub fn run(
 /// The interleaved search's pairs in the journal of a resumed tune, by the study's trial
 /// number (the search trials' order, failed ones included, as `replay_into` records them);
 /// a pair whose trial never finished is left out.
-fn paired_so_far(
-    journal: &Journal,
-    resumed: &Resumed,
-) -> Result<Vec<(usize, PairedTrial)>, TuneError> {
+fn paired_so_far(resumed: &Resumed) -> Vec<(usize, PairedTrial)> {
     let numbers: Vec<i64> = resumed
         .trials
         .iter()
         .filter(|t| t.phase == Phase::Search)
         .map(|t| t.id)
         .collect();
-    Ok(journal
-        .search_pairs()?
-        .into_iter()
-        .filter_map(|(id, p)| numbers.iter().position(|n| *n == id).map(|i| (i + 1, p)))
-        .collect())
+    resumed
+        .search_pairs
+        .iter()
+        .filter_map(|(id, p)| {
+            let i = numbers.iter().position(|n| n == id)?;
+            Some((i + 1, p.clone()))
+        })
+        .collect()
+}
+
+/// Each trial of the report with its pair against the incumbent, where it had one.
+fn attach_pairs(report: &mut TuneReport, pairs: Vec<(usize, PairedTrial)>) {
+    for (number, p) in pairs {
+        if let Some(t) = report.trials.iter_mut().find(|t| t.number == number) {
+            t.paired = Some(p);
+        }
+    }
 }
 
 /// The report of a study (and its proof, when there is one), with the winner's directives.
@@ -397,6 +402,7 @@ pub fn report_so_far(job: &Job, resumed: &Resumed) -> TuneReport {
     let proof = (job.confirm > 0 && runs.len() >= 2 * job.confirm)
         .then(|| analyze_proof(job, &study, &runs[..2 * job.confirm]));
     let mut report = finish_report(job, &study, levels, proof);
+    attach_pairs(&mut report, paired_so_far(resumed));
     report.time = Some(TimeReport {
         wall_s: resumed.seconds(None),
         search_s: resumed.seconds(Some(Phase::Search)),

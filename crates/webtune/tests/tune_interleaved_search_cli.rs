@@ -201,6 +201,15 @@ fn a_stopped_interleaved_search_resumes_without_running_a_finished_trial_again()
         .filter(|t| t["paired"].is_object())
         .count();
     assert_eq!(paired, 3, "the report shows the pairs of both runs: {r}");
+    // `--show` reads them from the journal too.
+    let (code, shown, _) = run_bounded(
+        lab.command()
+            .args(["tune", "--show", "--journal"])
+            .arg(&journal),
+        Duration::from_secs(30),
+    );
+    assert_eq!(code, 0);
+    assert_eq!(shown.matches("vs incumbent").count(), 3, "{shown}");
     assert!(leftovers(&lab.0).is_empty(), "{:?}", leftovers(&lab.0));
 }
 
