@@ -369,7 +369,7 @@ impl TuneReport {
                 format!(
                     "  [×{:.3} vs incumbent{ci}{}]",
                     p.ratio,
-                    if p.promoted {
+                    if p.became_incumbent {
                         "; now the incumbent"
                     } else {
                         ""

@@ -60,7 +60,7 @@ pub struct Incumbent {
 }
 
 /// The incumbent after the trials in `study` and their pairs (`pairs`, in trial order): the
-/// last candidate promoted, else the default; a default that was never measured (it did
+/// last candidate that became the incumbent, else the default; a default that was never measured (it did
 /// not start) gives way to the first configuration that was. None before any measured run:
 /// that run is measured alone and sets the scale.
 pub fn incumbent(study: &Study, pairs: &[PairedTrial]) -> Option<Incumbent> {
@@ -75,12 +75,12 @@ pub fn incumbent(study: &Study, pairs: &[PairedTrial]) -> Option<Incumbent> {
             })
             .collect()
     };
-    let promoted = pairs
+    let replaced = pairs
         .iter()
         .rev()
-        .find(|p| p.promoted)
+        .find(|p| p.became_incumbent)
         .map(|p| &p.candidate);
-    let config = match promoted {
+    let config = match replaced {
         Some(c) => c.clone(),
         None if !measured(study.default_config()).is_empty() => study.default_config().clone(),
         None => study
@@ -221,7 +221,8 @@ pub(crate) fn measure(
     let paired = PairedTrial {
         incumbent: incumbent.config.clone(),
         candidate: config.clone(),
-        promoted: *config != incumbent.config && search::promotes(&judgement, feasible),
+        became_incumbent: *config != incumbent.config
+            && search::replaces_incumbent(&judgement, feasible),
         reference,
         metric: judgement.metric.clone(),
         verdict: judgement.verdict,
@@ -254,7 +255,7 @@ pub fn describe(p: &PairedTrial, incumbent_trial: usize) -> String {
         p.metric,
         p.ratio,
         p.pairs,
-        if p.promoted {
+        if p.became_incumbent {
             "; now the incumbent"
         } else {
             ""
@@ -312,7 +313,7 @@ mod tests {
         Config::from([("w".to_string(), Value::Int(v))])
     }
 
-    fn pair(candidate: Config, promoted: bool) -> PairedTrial {
+    fn pair(candidate: Config, became_incumbent: bool) -> PairedTrial {
         PairedTrial {
             incumbent: w(1),
             candidate,
@@ -321,7 +322,7 @@ mod tests {
                 Outcome::Failed(_) => unreachable!(),
             },
             metric: "throughput".into(),
-            verdict: if promoted {
+            verdict: if became_incumbent {
                 Verdict::BBetter
             } else {
                 Verdict::Undecided
@@ -333,12 +334,12 @@ mod tests {
             blocks: 4,
             incumbent_measured: None,
             candidate_measured: None,
-            promoted,
+            became_incumbent,
         }
     }
 
     #[test]
-    fn the_incumbent_is_the_default_until_a_candidate_is_promoted() {
+    fn the_incumbent_is_the_default_until_a_candidate_replaces_it() {
         let mut s = study();
         // Nothing measured: the first run is measured alone.
         assert_eq!(incumbent(&s, &[]), None);
@@ -347,7 +348,7 @@ mod tests {
         let i = incumbent(&s, &[]).unwrap();
         assert_eq!((i.config.clone(), i.trial), (w(1), 1));
         assert!((i.reference.throughput - 1100.0).abs() < 1e-6, "{i:?}");
-        // A better point estimate inside the noise changes nothing; a promotion does.
+        // A better point estimate inside the noise changes nothing; a replacement does.
         s.record(w(4), Why::Seed, level(1300.0));
         assert_eq!(incumbent(&s, &[pair(w(4), false)]).unwrap().config, w(1));
         let i = incumbent(&s, &[pair(w(4), true), pair(w(6), false)]).unwrap();

@@ -109,12 +109,12 @@ fn each_candidate_runs_against_the_incumbent_and_every_block_is_journalled() {
         assert!(p["candidate_measured"]["throughput"].as_f64().unwrap() > 0.0);
     }
     // The A/A trial (the default's second run) is the default against itself: its figure is
-    // the reference's times a ratio near 1, and an identical candidate is never promoted.
+    // the reference's times a ratio near 1, and an identical candidate never replaces it.
     let aa = &trials[1];
     assert_eq!(aa["why"], "baseline");
     let p = &aa["paired"];
     assert_eq!((&p["incumbent"], &p["candidate"]), (default, default));
-    assert_eq!(p["promoted"], false);
+    assert_eq!(p["became_incumbent"], false);
     let ratio = p["ratio"].as_f64().unwrap();
     assert!((0.5..2.0).contains(&ratio), "A/A ratio {ratio}");
     if let (Some(lo), Some(hi)) = (p["ci_low"].as_f64(), p["ci_high"].as_f64()) {

@@ -8,7 +8,7 @@
 //!
 //! This module owns that arithmetic (`reference`, `on_reference_scale`), the figures of one
 //! arm from its counted blocks (`arm_summary`), the rule that changes the incumbent
-//! (`promotes`) and what the journal and the report keep per trial (`PairedTrial`). It
+//! (`replaces_incumbent`) and what the journal and the report keep per trial (`PairedTrial`). It
 //! measures nothing (webtune-tuner's `interleaved_search` runs the pairs) and writes nothing.
 
 use super::block::{Block, Side};
@@ -45,7 +45,7 @@ pub struct PairedTrial {
     pub candidate_measured: Option<LevelSummary>,
     /// The candidate beat the incumbent by the interval and met every SLO: it is the
     /// incumbent of the next trial.
-    pub promoted: bool,
+    pub became_incumbent: bool,
 }
 
 /// The incumbent's reference figures from its measured runs: the geometric mean of each
@@ -164,7 +164,7 @@ pub fn on_reference_scale(
 /// deciding metric lies wholly on the candidate's better side (verdict `b_better`, the same
 /// rule that ends a comparison) and its figures meet every SLO. A better point estimate
 /// inside the noise never changes the reference every later candidate is measured against.
-pub fn promotes(judgement: &Judgement, feasible: bool) -> bool {
+pub fn replaces_incumbent(judgement: &Judgement, feasible: bool) -> bool {
     feasible && judgement.verdict == Verdict::BBetter
 }
 
@@ -222,20 +222,20 @@ mod tests {
         assert!((told.p99_ms / (40.0 / 1.10) - 1.0).abs() < 1e-6, "{told:?}");
         assert_eq!(told.level, "c=4");
         assert_eq!(told.error_ratio, 0.0);
-        // Decided by the interval, not the point: a clear 10% is promoted, with its SLOs.
+        // Decided by the interval, not the point: a clear 10% replaces the incumbent, with its SLOs.
         assert_eq!(j.verdict, Verdict::BBetter);
-        assert!(promotes(&j, true));
-        assert!(!promotes(&j, false));
+        assert!(replaces_incumbent(&j, true));
+        assert!(!replaces_incumbent(&j, false));
         // The same arms: the candidate's figure is the reference's, and nothing changes.
         let same = blocks(12, 1.0);
         let j = judged(&same);
         let told = on_reference_scale(&reference, &same, &j).unwrap();
         assert!((told.throughput - 500.0).abs() < 1e-6);
-        assert!(!promotes(&j, true));
-        // A small gain within the noise of three pairs is no promotion either.
+        assert!(!replaces_incumbent(&j, true));
+        // A small gain within the noise of three pairs does not replace it either.
         let mut noisy = blocks(3, 1.02);
         noisy[1].throughput *= 0.8;
-        assert!(!promotes(&judged(&noisy), true));
+        assert!(!replaces_incumbent(&judged(&noisy), true));
         // No complete pair: nothing to tell.
         assert!(on_reference_scale(&reference, &same[..1], &judged(&same[..1])).is_none());
     }

@@ -176,7 +176,7 @@ mod tests {
             blocks: 4,
             incumbent_measured: Some(reference),
             candidate_measured: None,
-            promoted: false,
+            became_incumbent: false,
         };
         j.record_search_pair(id, &pair, &blocks).unwrap();
         j.record_search_pair(id, &pair, &blocks[..2]).unwrap();
