@@ -8,6 +8,8 @@
 //! holder's pid; `peek` reads it without the lock and without writing. An interleaved proof
 //! is one comparison, not trials: its whole report (every block) is kept in `proofs`
 //! when it ends (`record_proof`), and a `--resume` of the same default and winner reuses it.
+//! An interleaved search keeps each trial's pair against the incumbent and its blocks
+//! (`search_pairs`).
 
 use crate::lock::{JournalLock, LockError};
 use crate::objective::LevelSummary;
@@ -17,6 +19,8 @@ use rusqlite::{params, Connection, OptionalExtension};
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 use webtune_model::RunResult;
+
+mod search_pairs;
 
 /// Version of the journal's tables.
 pub const JOURNAL_VERSION: i64 = 1;
@@ -100,6 +104,9 @@ pub struct Resumed {
     /// Written before trials kept their rules (`tune --from-advice`): its study had no
     /// advised seed, and a resume must not add one.
     pub before_advice: bool,
+    /// An interleaved search's pairs against the incumbent, by trial id (`search_pairs`;
+    /// rows of trials that never finished included: the caller keys them by its trials).
+    pub search_pairs: Vec<(i64, crate::interleave::search::PairedTrial)>,
 }
 
 impl Resumed {
@@ -285,7 +292,8 @@ impl Journal {
                  winner_config TEXT NOT NULL,
                  report TEXT NOT NULL,
                  ended_ms INTEGER NOT NULL);",
-        ))
+        ))?;
+        self.add_search_tables()
     }
 
     /// Keep a finished proof of `protocol` ("interleaved") between `default` and `winner`:
@@ -484,6 +492,7 @@ impl Journal {
             trials,
             lost,
             before_advice: !have.iter().any(|c| c == "rules"),
+            search_pairs: self.search_pairs()?,
         })
     }
 

@@ -116,6 +116,11 @@ pub struct TrialReport {
     /// absent for a full run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fidelity: Option<f64>,
+    /// `--search-protocol interleaved`: the pair this trial ran against the incumbent (its
+    /// figures are the reference's times the pairs' ratios); absent for a trial measured
+    /// alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paired: Option<crate::interleave::search::PairedTrial>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -197,6 +202,7 @@ impl TuneReport {
                 },
                 rules: Vec::new(),
                 fidelity: (!crate::halving::is_full(t.fidelity)).then_some(t.fidelity),
+                paired: None,
             })
             .collect();
         let default_objective = study
@@ -329,6 +335,12 @@ impl TuneReport {
                 minutes(t.search_s)
             );
         }
+        if self.trials.iter().any(|t| t.paired.is_some()) {
+            o.push_str(
+                "search: each candidate interleaved with the incumbent; its figure is the \
+                 incumbent's times the pairs' ratio B/A\n",
+            );
+        }
         let _ = writeln!(
             o,
             "{:>3}  {:<13} {:<8} {:>12}  params",
@@ -349,9 +361,24 @@ impl TuneReport {
             } else {
                 format!("  [advice: {}]", t.rules.join(", "))
             };
+            let pair = t.paired.as_ref().map_or(String::new(), |p| {
+                let ci = match (p.ci_low, p.ci_high) {
+                    (Some(lo), Some(hi)) => format!(", 95% CI ×{lo:.3}–×{hi:.3}"),
+                    _ => String::new(),
+                };
+                format!(
+                    "  [×{:.3} vs incumbent{ci}{}]",
+                    p.ratio,
+                    if p.became_incumbent {
+                        "; now the incumbent"
+                    } else {
+                        ""
+                    }
+                )
+            });
             let _ = writeln!(
                 o,
-                "{:>3}  {:<13} {:<8} {:>12}  {screen}{}{rules}",
+                "{:>3}  {:<13} {:<8} {:>12}  {screen}{}{rules}{pair}",
                 t.number,
                 t.why,
                 if t.feasible { "yes" } else { "no" },

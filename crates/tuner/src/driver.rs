@@ -1,21 +1,23 @@
-//! The tuning loop: ask the study for a configuration, journal it, run it as a lab trial
-//! (`webtune_lab::trial`: the stack started with it, loaded at every level, sampled,
-//! stopped — or the user's `--apply` command for a server webtune does not start), journal
-//! what it measured, tell the study; then the proof — both stacks at once in alternating
-//! blocks (`interleaved_proof`), or sequential pairs A B B A … judged by `sequential_proof`
-//! with the server-side evidence that changed between them. It is the one place
-//! where the study meets the lab; it starts nothing itself and reads no command-line words.
+//! The tuning loop: ask the study for a configuration, journal it, measure it — alone as a
+//! lab trial (`measure`: the stack started with it, loaded at every level, sampled,
+//! stopped — or the user's `--apply` command for a server webtune does not start), or at
+//! once with the incumbent (`interleaved_search`, `--search-protocol interleaved`, its pair
+//! and blocks journaled) — journal what it measured, tell the study; then the proof — both
+//! stacks at once in alternating blocks (`interleaved_proof`), or sequential pairs A B B A …
+//! judged by `sequential_proof` with the server-side evidence that changed between them. It
+//! is the one place where the study meets the lab; it starts nothing itself and reads no
+//! command-line words.
 
-use crate::job::{level_label, CapacityObjective, Job, Listener, ProofProtocol};
+use crate::job::{level_label, Job, Listener, ProofProtocol, SearchProtocol};
+use crate::measure::{describe, full_seconds, measure};
+pub use crate::measure::{fs_summary, screening};
 use crate::sequential_proof::{analyze_proof, proof_runs, server_evidence};
 use crate::subject::snippet;
 pub use crate::subject::{external_catalogue, Subject};
 use std::time::Instant;
-use webtune_lab::trial::{self, Level, Trial};
-use webtune_lab::LabError;
-use webtune_model::{RunResult, RunSpec, StopToken};
-use webtune_search::journal::{Journal, JournalError, Phase, Resumed};
-use webtune_search::objective::LevelSummary;
+use webtune_model::StopToken;
+use webtune_search::interleave::search::PairedTrial;
+use webtune_search::journal::{Journal, Phase, Resumed};
 use webtune_search::paired::{self, Ran};
 use webtune_search::proof::Arm;
 use webtune_search::report::{minutes, HalvingReport, ProofReport, TimeReport, TuneReport};
@@ -26,275 +28,12 @@ use webtune_search::GpSampler;
 /// The journal's name for the interleaved proof (`Journal::record_proof`).
 const INTERLEAVED: &str = "interleaved";
 
-/// Why a tune stopped short of a report.
-#[derive(Debug, thiserror::Error)]
-pub enum TuneError {
-    #[error(transparent)]
-    Journal(#[from] JournalError),
-    #[error("{0}")]
-    Lab(#[from] LabError),
-}
+pub use crate::error::TuneError;
 
 /// The report and whether the stop token cut the tune short.
 pub struct Finished {
     pub report: TuneReport,
     pub interrupted: bool,
-}
-
-/// One measured run of one configuration: a summary per level and the full results.
-struct Measured {
-    outcome: Outcome,
-    runs: Vec<RunResult>,
-    interrupted: bool,
-}
-
-/// The share of the full duration successive halving screens new candidates with: under a
-/// `--budget` of time, for a load that runs for a duration (not a request count) and is not
-/// a capacity search; a third of the duration, at least 2 s (and past the warm-up), when
-/// that saves at least half of a run (`webtune_search::halving::screen_fraction`).
-pub fn screening(load: &RunSpec, time_budget: bool, capacity: bool) -> Option<f64> {
-    let webtune_model::StopCondition::Duration { seconds } = load.stop else {
-        return None;
-    };
-    if !time_budget || capacity {
-        return None;
-    }
-    let min = 2.0f64.max(load.warmup_s + 1.0);
-    webtune_search::halving::screen_fraction(seconds, min)
-}
-
-/// The full duration of the job's load, in seconds (0 for a count of requests).
-fn full_seconds(job: &Job) -> f64 {
-    match job.load.stop {
-        webtune_model::StopCondition::Duration { seconds } => seconds,
-        webtune_model::StopCondition::Requests { .. } => 0.0,
-    }
-}
-
-/// Run one configuration as a trial, its load `fidelity` of the full duration.
-fn measure(
-    job: &Job,
-    config: &Config,
-    fidelity: f64,
-    stop: &StopToken,
-    listener: &mut dyn Listener,
-) -> Result<Measured, TuneError> {
-    let failed = |why: String| Measured {
-        outcome: Outcome::Failed(why),
-        runs: Vec::new(),
-        interrupted: false,
-    };
-    if let Subject::Fs {
-        spec, host_sysctl, ..
-    } = &job.subject
-    {
-        return measure_fs(job, config, spec, *host_sysctl, stop);
-    }
-    let target = match job.subject.target(config) {
-        Ok(t) => t,
-        Err(why) => return Ok(failed(why)),
-    };
-    if let Subject::External { apply, timeout, .. } = &job.subject {
-        let values: Vec<(String, String)> = config
-            .iter()
-            .map(|(n, v)| (n.clone(), v.to_string()))
-            .collect();
-        let command = webtune_lab::hook::fill(apply, &values)?;
-        match webtune_lab::hook::run("--apply", &command, *timeout, stop) {
-            Ok(()) => {}
-            Err(LabError::Interrupted) => {
-                return Ok(Measured {
-                    outcome: Outcome::Failed("interrupted".into()),
-                    runs: Vec::new(),
-                    interrupted: true,
-                })
-            }
-            Err(e) => return Ok(failed(e.to_string())),
-        }
-    }
-    let mut load = job.load.clone();
-    if !webtune_search::halving::is_full(fidelity) {
-        load.stop = webtune_model::StopCondition::Duration {
-            seconds: full_seconds(job) * fidelity,
-        };
-    }
-    let mut trial = Trial::new(target, load);
-    trial.workload = job.workload.clone();
-    trial.levels = job.levels.clone();
-    trial.sample_interval = job.sample_interval;
-    if let Some(capacity) = &job.capacity {
-        return measure_capacity(capacity, trial, stop, listener);
-    }
-    let outcome = match trial::run(&trial, stop, listener) {
-        Ok(outcome) => outcome,
-        // A configuration the server refuses, or one that does not start: a failed trial
-        // with the server's words, not the end of the tune.
-        Err(e) => return Ok(failed(e.to_string())),
-    };
-    let complete = !outcome.interrupted && outcome.levels.len() == job.levels.len();
-    let summaries = outcome
-        .levels
-        .iter()
-        .map(|l| LevelSummary::from_run(&level_label(l.level), &l.result))
-        .collect();
-    Ok(Measured {
-        outcome: Outcome::Measured(summaries),
-        runs: outcome.levels.into_iter().map(|l| l.result).collect(),
-        interrupted: !complete,
-    })
-}
-
-/// One trial of `tune fs`: make the file system, run the workload, remove it. Its one level
-/// is the workload; throughput is transactions/s, and the latencies are the fsync's when the
-/// workload syncs (an SLO such as `p99<=20ms` then bounds fsync's p99), else the
-/// transaction's; errors are failed operations over all operations.
-fn measure_fs(
-    job: &Job,
-    config: &Config,
-    spec: &webtune_model::fs::FsSpec,
-    host_sysctl: bool,
-    stop: &StopToken,
-) -> Result<Measured, TuneError> {
-    let failed = |why: String| Measured {
-        outcome: Outcome::Failed(why),
-        runs: Vec::new(),
-        interrupted: false,
-    };
-    let settings = match job.subject.fs_settings(config) {
-        Ok(s) => s,
-        Err(why) => return Ok(failed(why)),
-    };
-    let fs = match webtune_lab::fsys::RunningFs::start(&settings, host_sysctl, false) {
-        Ok(fs) => fs,
-        Err(e) => return Ok(failed(e.to_string())),
-    };
-    let result = webtune_lab::fsys::run_workload(&fs, spec, stop, job.sample_interval);
-    fs.stop()?;
-    let r = match result {
-        Ok(r) => r,
-        Err(e) => return Ok(failed(e.to_string())),
-    };
-    // Figures of a file system that filled up or turned read-only are no configuration's.
-    if let Some(why) = r.storage_failure() {
-        return Ok(failed(why));
-    }
-    let label = job
-        .levels
-        .first()
-        .map(|l| level_label(*l))
-        .unwrap_or_default();
-    Ok(Measured {
-        outcome: Outcome::Measured(vec![fs_summary(&label, &r)]),
-        runs: Vec::new(),
-        interrupted: r.interrupted || stop.stop_requested(),
-    })
-}
-
-/// An fs result as the objective and SLOs read a level.
-pub fn fs_summary(level: &str, r: &webtune_model::fs::FsResult) -> LevelSummary {
-    let op = if r.spec.fsync == webtune_model::fs::FsyncMode::None {
-        r.op("transaction")
-    } else {
-        r.op("fsync")
-    };
-    let ms = |us: u64| us as f64 / 1e3;
-    let attempted: u64 = r.ops.values().map(|o| o.count + o.errors).sum();
-    LevelSummary {
-        level: level.to_string(),
-        throughput: r.transactions_per_s,
-        p50_ms: ms(op.latency.p50_us),
-        p90_ms: ms(op.latency.p90_us),
-        p99_ms: ms(op.latency.p99_us),
-        p999_ms: ms(op.latency.p999_us),
-        mean_ms: op.latency.mean_us / 1e3,
-        error_ratio: if attempted > 0 {
-            r.errors() as f64 / attempted as f64
-        } else {
-            0.0
-        },
-        mail: None,
-    }
-}
-
-/// One trial of `--maximize capacity`: a capacity search on the configuration; its figure
-/// is the capacity (reported as the level `capacity`'s throughput).
-fn measure_capacity(
-    capacity: &CapacityObjective,
-    mut trial: Trial,
-    stop: &StopToken,
-    listener: &mut dyn Listener,
-) -> Result<Measured, TuneError> {
-    trial.levels = vec![Level::Rate(capacity.search.start_rps)];
-    let spec = crate::capacity_run::CapacitySpec {
-        trial,
-        slos: capacity.slos.clone(),
-        search: capacity.search,
-        tool: concat!("webtune ", env!("CARGO_PKG_VERSION")).to_string(),
-    };
-    let result = match crate::capacity_run::run(&spec, stop, listener, &mut |_, _| {}) {
-        Ok(r) => r,
-        Err(e) => {
-            return Ok(Measured {
-                outcome: Outcome::Failed(e.to_string()),
-                runs: Vec::new(),
-                interrupted: false,
-            })
-        }
-    };
-    let runs: Vec<RunResult> = result.steps.iter().map(|s| s.result.clone()).collect();
-    if result.interrupted {
-        return Ok(Measured {
-            outcome: Outcome::Failed("interrupted".into()),
-            runs,
-            interrupted: true,
-        });
-    }
-    let outcome = match result.capacity_rps {
-        Some(rps) => Outcome::Measured(vec![LevelSummary {
-            level: "capacity".into(),
-            throughput: rps,
-            p50_ms: 0.0,
-            p90_ms: 0.0,
-            p99_ms: 0.0,
-            p999_ms: 0.0,
-            mean_ms: 0.0,
-            error_ratio: 0.0,
-            mail: None,
-        }]),
-        None => Outcome::Failed(format!(
-            "no capacity: {}",
-            crate::capacity_run::summary(&result)
-        )),
-    };
-    Ok(Measured {
-        outcome,
-        runs,
-        interrupted: false,
-    })
-}
-
-fn describe(job: &Job, m: &Measured) -> String {
-    match &m.outcome {
-        Outcome::Failed(why) => format!("failed: {why}"),
-        Outcome::Measured(levels) if job.capacity.is_some() => format!(
-            "capacity {:.1} req/s",
-            job.objective.worst(levels).unwrap_or(f64::NAN)
-        ),
-        Outcome::Measured(levels) => {
-            let value = job.objective.worst(levels).unwrap_or(f64::NAN);
-            let feasible = job
-                .slos
-                .iter()
-                .all(|s| levels.iter().all(|l| s.margin(l) <= 0.0));
-            format!(
-                "{} {:.1} {}{}",
-                job.objective,
-                value,
-                job.objective.unit(),
-                if feasible { "" } else { " (breaks an SLO)" }
-            )
-        }
-    }
 }
 
 /// The job's study, before any trial: the same for a run, a resume and `--show`, so a study
@@ -339,6 +78,16 @@ pub fn run(
         .collect();
     let mut interrupted = false;
     let mut budget_spent = false;
+    // The interleaved search's pairs, by the study's trial number (a resume's from the
+    // journal), and whether the memory check's sentence was said.
+    let mut pairs = match (&job.search, resumed) {
+        (SearchProtocol::Interleaved(_), Some(r)) => paired_so_far(r),
+        _ => Vec::new(),
+    };
+    let mut said_memory = false;
+    if let Some(why) = &job.search_note {
+        listener.trial_done(&format!("search: each candidate measured alone: {why}"));
+    }
     while !stop.stop_requested() {
         if job.time_budget.is_some_and(|b| search_s >= b.as_secs_f64()) {
             budget_spent = true;
@@ -369,11 +118,39 @@ pub fn run(
         if short {
             journal.set_fidelity(id, fidelity, full_seconds(job) * fidelity)?;
         }
-        let m = measure(job, &config, fidelity, stop, listener)?;
+        let incumbent = match &job.search {
+            SearchProtocol::Interleaved(_) => {
+                let so_far: Vec<PairedTrial> = pairs.iter().map(|(_, p)| p.clone()).collect();
+                crate::interleaved_search::incumbent(&study, &so_far)
+            }
+            SearchProtocol::Sequential => None,
+        };
+        let (m, pair) = match (&job.search, &incumbent) {
+            (SearchProtocol::Interleaved(base), Some(inc)) => {
+                let run = crate::interleaved_search::measure(
+                    job,
+                    base,
+                    inc,
+                    &config,
+                    full_seconds(job) * fidelity,
+                    job.settings.seed.wrapping_add(number as u64),
+                    !said_memory,
+                    stop,
+                    listener,
+                )?;
+                said_memory |= run.pair.is_some();
+                (run.measured, run.pair)
+            }
+            _ => (measure(job, &config, fidelity, stop, listener)?, None),
+        };
         if m.interrupted {
             // Left pending in the journal: `--resume` runs it again.
             interrupted = true;
             break;
+        }
+        if let Some((p, blocks)) = &pair {
+            // Before the trial is marked finished: a finished trial always has its pair.
+            journal.record_search_pair(id, p, blocks)?;
         }
         match &m.outcome {
             Outcome::Measured(levels) => journal.finish_trial(id, levels, &m.runs)?,
@@ -389,6 +166,18 @@ pub fn run(
                 "{line} (screening run of {:.0}s)",
                 full_seconds(job) * fidelity
             );
+        }
+        match (&pair, &incumbent, &job.search) {
+            (Some((p, _)), Some(inc), _) => {
+                line.push_str(&crate::interleaved_search::describe(p, inc.trial))
+            }
+            (None, None, SearchProtocol::Interleaved(_)) if m.outcome_measured() => {
+                line.push_str(" (measured alone: the scale later candidates are told on)")
+            }
+            _ => {}
+        }
+        if let Some((p, _)) = pair {
+            pairs.push((number, p));
         }
         numbers.push((config.clone(), number));
         study.record_at(config.clone(), why, m.outcome, fidelity);
@@ -517,6 +306,7 @@ pub fn run(
         webtune_lab::hook::run("--restore", &command, *timeout, &StopToken::new())?;
     }
     let mut report = finish_report(job, &study, levels, proof_report);
+    attach_pairs(&mut report, pairs);
     report.evidence = evidence;
     report.time = Some(TimeReport {
         wall_s: before(None) + started.elapsed().as_secs_f64(),
@@ -529,6 +319,35 @@ pub fn run(
         report,
         interrupted,
     })
+}
+
+/// The interleaved search's pairs in the journal of a resumed tune, by the study's trial
+/// number (the search trials' order, failed ones included, as `replay_into` records them);
+/// a pair whose trial never finished is left out.
+fn paired_so_far(resumed: &Resumed) -> Vec<(usize, PairedTrial)> {
+    let numbers: Vec<i64> = resumed
+        .trials
+        .iter()
+        .filter(|t| t.phase == Phase::Search)
+        .map(|t| t.id)
+        .collect();
+    resumed
+        .search_pairs
+        .iter()
+        .filter_map(|(id, p)| {
+            let i = numbers.iter().position(|n| n == id)?;
+            Some((i + 1, p.clone()))
+        })
+        .collect()
+}
+
+/// Each trial of the report with its pair against the incumbent, where it had one.
+fn attach_pairs(report: &mut TuneReport, pairs: Vec<(usize, PairedTrial)>) {
+    for (number, p) in pairs {
+        if let Some(t) = report.trials.iter_mut().find(|t| t.number == number) {
+            t.paired = Some(p);
+        }
+    }
 }
 
 /// The report of a study (and its proof, when there is one), with the winner's directives.
@@ -576,6 +395,7 @@ pub fn report_so_far(job: &Job, resumed: &Resumed) -> TuneReport {
     let proof = (job.confirm > 0 && runs.len() >= 2 * job.confirm)
         .then(|| analyze_proof(job, &study, &runs[..2 * job.confirm]));
     let mut report = finish_report(job, &study, levels, proof);
+    attach_pairs(&mut report, paired_so_far(resumed));
     report.time = Some(TimeReport {
         wall_s: resumed.seconds(None),
         search_s: resumed.seconds(Some(Phase::Search)),

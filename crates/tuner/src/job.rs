@@ -22,6 +22,17 @@ pub enum ProofProtocol {
     Interleaved(Settings),
 }
 
+/// How the search measures each candidate.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SearchProtocol {
+    /// Each candidate alone, one lab trial after another.
+    Sequential,
+    /// Each candidate at once with the incumbent, in alternating blocks for the trial's
+    /// duration (`interleaved_search`); these settings' block, discard, margin and α, the
+    /// budget and metric set per trial.
+    Interleaved(Settings),
+}
+
 /// Everything a tune needs: what, the load, the search and the proof.
 pub struct Job {
     pub subject: Subject,
@@ -46,6 +57,11 @@ pub struct Job {
     /// How the proof measures: sequential pairs, or both stacks interleaved
     /// (`interleaved_proof`; where it cannot run, the sequential pairs are used, said so).
     pub protocol: ProofProtocol,
+    /// How the search measures: each candidate alone, or interleaved with the incumbent.
+    pub search: SearchProtocol,
+    /// Why a lab web stack's search is sequential although interleaved is the default
+    /// (several levels, `-n`, an objective the pairs do not decide on); the driver says it.
+    pub search_note: Option<String>,
     /// `--maximize capacity`: every trial is a capacity search (open loop, grow then
     /// bisect) under these SLOs, and its figure is the capacity found (req/s); a trial that
     /// finds none is a failed trial. The objective is then `Objective::MaximizeCapacity`.

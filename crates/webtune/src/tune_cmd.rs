@@ -48,7 +48,10 @@ impl OutputHelp for TuneOutput {
     webtune tune --show --journal seed000.db\n\
 Without --param a lab stack's default space is searched (`webtune lab params STACK` marks it).\n\
 The default is measured twice first (the noise floor), then rules of thumb, a space-filling\n\
-start and a Gaussian-process search; after it the proof: on a lab stack the default and the\n\
+start and a Gaussian-process search. On a lab web stack each candidate runs at once with the\n\
+incumbent (the best so far, the default at first) as two stacks, the load alternating in\n\
+blocks for -d, and the search compares their ratio (--search-protocol interleaved; sequential\n\
+measures each alone). After the search the proof: on a lab stack the default and the\n\
 winner run at once as two stacks, the load alternating between them in 1 s blocks until an\n\
 always-valid interval decides or --proof-budget ends (--protocol interleaved); with\n\
 --protocol sequential (and for external) they run in turn, A B B A …, --confirm times each.\n\
@@ -117,6 +120,14 @@ pub struct TuneArgs {
     #[arg(long = "protocol", value_name = "PROTOCOL",
           value_parser = ["interleaved", "sequential"])]
     pub protocol: Option<String>,
+    /// How the search measures each candidate: interleaved (at once with the incumbent, the
+    /// best so far, as two stacks, the load alternating in blocks for -d; the study is told
+    /// the incumbent's figure times the pairs' ratio; the default for a lab web stack with
+    /// one level and -d) or sequential (alone, one lab trial after another; always for
+    /// external, fs and postfix).
+    // A free word checked by the request (one line, exit 2), not clap's possible values.
+    #[arg(long = "search-protocol", value_name = "interleaved|sequential")]
+    pub search_protocol: Option<String>,
     /// The interleaved proof's time budget: it ends undecided when this runs out.
     #[arg(long = "proof-budget", default_value = request::DEFAULT_PROOF_BUDGET, value_parser = parse_duration,
           value_name = "DURATION")]
@@ -194,6 +205,7 @@ impl TuneArgs {
             confirm: self.confirm,
             protocol: self.protocol.clone(),
             proof_budget: self.proof_budget,
+            search_protocol: self.search_protocol.clone(),
             apply: self.apply.clone(),
             restore: self.restore.clone(),
             apply_timeout: self.apply_timeout,

@@ -6,7 +6,9 @@
 //! block measured, the settings), `schedule` (the
 //! block order and the budget, starts included), `sequence` (the confidence sequence),
 //! `judge` (per-metric intervals, the stopping rule, the verdict), `render` (its words) and
-//! `as_proof` (the comparison as the tuner's proof); its page is `webtune_report::interleave_html`.
+//! `as_proof` (the comparison as the tuner's proof) and `search` (a search trial measured
+//! against its incumbent, told on the incumbent's scale); its page is
+//! `webtune_report::interleave_html`.
 //! It sends no load and reads no clock: the caller measures each block (webtune-tuner's
 //! `interleaved` does it with the engine) and hands it back as a `Block`.
 
@@ -15,6 +17,7 @@ pub mod block;
 pub mod judge;
 pub mod render;
 pub mod schedule;
+pub mod search;
 pub mod sequence;
 
 pub use block::{Block, Interference, Settings, Side};

@@ -5,7 +5,7 @@
 
 use super::{App, Load, TuneRequest};
 use crate::driver;
-use crate::job::{Job, ProofProtocol};
+use crate::job::{Job, ProofProtocol, SearchProtocol};
 use crate::rules;
 use crate::subject::{external_catalogue, Subject};
 use anyhow::{bail, Context};
@@ -23,6 +23,11 @@ impl TuneRequest {
     /// building the forum's dataset (`--app forum`), which can take minutes.
     pub fn job(&self, progress: &mut dyn FnMut(&str)) -> anyhow::Result<Job> {
         let stack_name = self.stack_name()?;
+        if let Some(p) = self.search_protocol.as_deref() {
+            if p != "interleaved" && p != "sequential" {
+                bail!("--search-protocol is interleaved or sequential, not {p:?}");
+            }
+        }
         let rules::Goal {
             objective,
             slos,
@@ -209,7 +214,7 @@ impl TuneRequest {
             screen: driver::screening(&load, self.budget.is_some(), capacity.is_some()),
             ..StudySettings::default()
         };
-        Ok(Job {
+        let mut job = Job {
             subject,
             load,
             workload,
@@ -223,14 +228,52 @@ impl TuneRequest {
             settings,
             confirm: self.confirm(),
             protocol: self.proof_protocol(stack == StackKind::External)?,
+            search: SearchProtocol::Sequential,
+            search_note: None,
             capacity,
             time_budget: self.budget,
+        };
+        job.search = self.search_protocol(&job)?;
+        if self.search_protocol.is_none()
+            && super::DEFAULT_SEARCH == "interleaved"
+            && job.search == SearchProtocol::Sequential
+            && match &job.subject {
+                Subject::Stack { kind, .. } => *kind != StackKind::Postfix,
+                Subject::Forum { .. } => true,
+                _ => false,
+            }
+        {
+            job.search_note = crate::interleaved_search::unavailable(&job);
+        }
+        Ok(job)
+    }
+
+    /// `--search-protocol`: what was asked, checked against what the job can do (two lab
+    /// stacks at once, one level, a duration, an objective the pairs decide on); without
+    /// it, `DEFAULT_SEARCH` where the job can interleave, else sequential.
+    fn search_protocol(&self, job: &Job) -> anyhow::Result<SearchProtocol> {
+        let why_not = crate::interleaved_search::unavailable(job);
+        let interleaved = match self.search_protocol.as_deref() {
+            None => super::DEFAULT_SEARCH == "interleaved" && why_not.is_none(),
+            Some("interleaved") => match why_not {
+                Some(why) => bail!("--search-protocol interleaved: {why}"),
+                None => true,
+            },
+            // Sequential (any other word was refused at the start of `job`).
+            Some(_) => false,
+        };
+        Ok(if interleaved {
+            SearchProtocol::Interleaved(webtune_search::interleave::Settings::new(
+                webtune_search::interleave::block::Metric::Throughput,
+            ))
+        } else {
+            SearchProtocol::Sequential
         })
     }
 
     /// `tune fs`: the lab's file system as the tuned subject. The workload is `webtune
     /// fs`'s; each trial makes a file system with the configuration, runs it and removes it
-    /// (`driver::measure_fs`). Latencies and `--slo 'p99<=…'` are the fsync's when the
+    /// (`measure::measure_fs`). Latencies and `--slo 'p99<=…'` are the fsync's when the
     /// workload syncs, else the transaction's.
     fn fs_job(
         &self,
@@ -273,6 +316,9 @@ impl TuneRequest {
             bail!("nothing to tune: give --param NAME=LO..HI or NAME=a,b (webtune lab params fs)");
         }
         rules::check_fixed(&fixed, &space)?;
+        if self.search_protocol.as_deref() == Some("interleaved") {
+            bail!("--search-protocol interleaved: it runs web stacks; tune fs is sequential");
+        }
         Ok(Job {
             subject,
             // The HTTP load spec is unused by fs trials; the journal keeps it as the other
@@ -295,6 +341,8 @@ impl TuneRequest {
             },
             confirm: self.confirm(),
             protocol: ProofProtocol::Sequential,
+            search: SearchProtocol::Sequential,
+            search_note: None,
             capacity: None,
             time_budget: self.budget,
             advice: None,
@@ -387,6 +435,13 @@ mod tests {
         assert!(e(nginx(|r| r.maximize = Some("delivered".into()))).contains("tune postfix"));
         assert!(e(nginx(|r| r.budget = Some(Duration::ZERO))).contains("--budget"));
         assert!(e(nginx(|r| r.levels = vec![1.5])).contains("whole numbers"));
+        assert!(e(nginx(|r| r.search_protocol = Some("both".into())))
+            .contains("--search-protocol is interleaved or sequential"));
+        assert!(e(nginx(|r| {
+            r.search_protocol = Some("interleaved".into());
+            r.levels = vec![2.0, 4.0];
+        }))
+        .contains("one load level"));
         assert!(e(nginx(|r| {
             r.load = Load::Http {
                 spec: RunSpec::default(),
@@ -427,6 +482,11 @@ mod tests {
         .job(&mut note)
         .unwrap();
         assert_eq!(job.protocol, ProofProtocol::Sequential);
+        // One server: the search is sequential, and nothing is said about it.
+        assert_eq!(
+            (&job.search, &job.search_note),
+            (&SearchProtocol::Sequential, &None)
+        );
         assert_eq!((job.confirm, job.settings.trials), (5, 15));
         assert!(job.load.url.is_empty());
         // The body comes back although a serialised spec has none.

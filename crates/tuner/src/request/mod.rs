@@ -28,6 +28,10 @@ pub const DEFAULT_TRIALS_UNDER_BUDGET: usize = 200;
 pub const DEFAULT_CONFIRM: usize = 5;
 /// The interleaved proof's time budget (`--proof-budget`), as the command line writes it.
 pub const DEFAULT_PROOF_BUDGET: &str = "3m";
+/// How the search measures without `--search-protocol`, where the subject allows both:
+/// interleaved, since it measured no slower than sequential trials in the tests' short
+/// tunes and cancels the noise both arms meet (docs/tuning.md).
+pub const DEFAULT_SEARCH: &str = "interleaved";
 /// How long `--apply`/`--restore` may run (`--apply-timeout`), as written.
 pub const DEFAULT_APPLY_TIMEOUT: &str = "10m";
 /// The server-side sampling period (`--sample-interval`), as written.
@@ -129,6 +133,10 @@ pub struct TuneRequest {
     /// `interleaved` or `sequential` (None: by subject and `--confirm`).
     pub protocol: Option<String>,
     pub proof_budget: Duration,
+    /// `--search-protocol`: `interleaved` (each candidate against the incumbent, two
+    /// stacks at once) or `sequential` (each candidate alone). None: `DEFAULT_SEARCH`
+    /// where the subject allows it, else sequential.
+    pub search_protocol: Option<String>,
     pub apply: Option<String>,
     pub restore: Option<String>,
     pub apply_timeout: Duration,
@@ -169,6 +177,7 @@ impl Default for TuneRequest {
             confirm: None,
             protocol: None,
             proof_budget: duration(DEFAULT_PROOF_BUDGET),
+            search_protocol: None,
             apply: None,
             restore: None,
             apply_timeout: duration(DEFAULT_APPLY_TIMEOUT),

@@ -1,0 +1,377 @@
+//! `tune --search-protocol interleaved` (issue 34 item 2): each search trial runs the
+//! candidate at once with the incumbent — two lab stacks (`lab_pair`, whose memory check
+//! says whether two fit), the load alternating between them in blocks for the trial's
+//! duration — and the study is told the candidate's figures on the incumbent's scale
+//! (`webtune_search::interleave::search`). The incumbent is the default at first; a candidate
+//! replaces it only when the pairs' interval says it is better and it meets every SLO. The
+//! first measured run (the default's, normally) is a plain lab trial: it sets the scale.
+//! This module picks the incumbent from the study and the journal's pairs and runs one
+//! trial; the driver journals it.
+
+use crate::error::TuneError;
+use crate::job::{level_label, Job, Listener};
+use crate::measure::Measured;
+use crate::subject::Subject;
+use webtune_lab::trial::Target;
+use webtune_model::StopToken;
+use webtune_search::interleave::as_proof::metric_of;
+use webtune_search::interleave::block::Metric;
+use webtune_search::interleave::search::{self, PairedTrial};
+use webtune_search::interleave::{Block, Settings, Side};
+use webtune_search::objective::{evaluate, LevelSummary};
+use webtune_search::space::Config;
+use webtune_search::study::{Outcome, Study};
+
+/// Why the search cannot interleave for `job`; None when it can.
+pub fn unavailable(job: &Job) -> Option<String> {
+    match job.subject {
+        Subject::External { .. } => {
+            return Some(
+                "it needs two servers at once; tune external has one (use sequential)".into(),
+            )
+        }
+        Subject::Fs { .. } => return Some("it runs web stacks; tune fs is sequential".into()),
+        Subject::Stack {
+            kind: webtune_lab::StackKind::Postfix,
+            ..
+        } => return Some("it loads HTTP; tune postfix is sequential".into()),
+        _ => {}
+    }
+    if job.levels.len() != 1 {
+        return Some("it compares at one load level; give one (or none) in --levels".into());
+    }
+    if job.capacity.is_some() || metric_of(&job.objective).is_none() {
+        return Some("it decides on throughput, p50, p90 or p99; not on this objective".into());
+    }
+    if crate::measure::full_seconds(job) <= 0.0 {
+        return Some("each trial alternates for its duration: give -d, not -n".into());
+    }
+    None
+}
+
+/// The arm every candidate is measured against now.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Incumbent {
+    pub config: Config,
+    /// Its figures (`search::reference` over its measured runs in the study).
+    pub reference: LevelSummary,
+    /// The study's number of its first measured run (for the progress line).
+    pub trial: usize,
+}
+
+/// The incumbent after the trials in `study` and their pairs (`pairs`, in trial order): the
+/// last candidate that became the incumbent, else the default; a default that was never measured (it did
+/// not start) gives way to the first configuration that was. None before any measured run:
+/// that run is measured alone and sets the scale.
+pub fn incumbent(study: &Study, pairs: &[PairedTrial]) -> Option<Incumbent> {
+    let measured = |c: &Config| -> Vec<(usize, &LevelSummary)> {
+        study
+            .trials()
+            .iter()
+            .filter(|t| t.config == *c)
+            .filter_map(|t| match &t.outcome {
+                Outcome::Measured(levels) => levels.first().map(|l| (t.number, l)),
+                Outcome::Failed(_) => None,
+            })
+            .collect()
+    };
+    let replaced = pairs
+        .iter()
+        .rev()
+        .find(|p| p.became_incumbent)
+        .map(|p| &p.candidate);
+    let config = match replaced {
+        Some(c) => c.clone(),
+        None if !measured(study.default_config()).is_empty() => study.default_config().clone(),
+        None => study
+            .trials()
+            .iter()
+            .find(|t| matches!(t.outcome, Outcome::Measured(_)))?
+            .config
+            .clone(),
+    };
+    let runs = measured(&config);
+    let levels: Vec<&LevelSummary> = runs.iter().map(|(_, l)| *l).collect();
+    Some(Incumbent {
+        reference: search::reference(&levels)?,
+        trial: runs.first()?.0,
+        config,
+    })
+}
+
+/// What one paired trial came to: the study's outcome and, when the pairs ran, what the
+/// journal keeps.
+pub(crate) struct PairedRun {
+    pub(crate) measured: Measured,
+    pub(crate) pair: Option<(PairedTrial, Vec<Block>)>,
+}
+
+/// The settings of one trial: `base`'s, blocks short enough for at least two pairs in the
+/// trial's duration (1 s at most), and the trial's own seed. The protocol's clock also runs
+/// through the uncounted block to each arm that warms them, so its budget is the trial's
+/// duration plus those two blocks and half a pair's slack for the blocks' own start-up
+/// (without it the last pair would not start): `seconds` of counted pairs.
+pub fn trial_settings(
+    base: &Settings,
+    metric: Metric,
+    seconds: f64,
+    seed: u64,
+) -> Option<Settings> {
+    let mut s = base.clone();
+    s.decide_on = metric;
+    s.block_s = base.block_s.min(seconds / 4.0);
+    s.budget_s = seconds + 3.0 * s.block_s;
+    s.discard_s = base.discard_s.min(s.block_s / 5.0);
+    s.starts = 1;
+    s.seed = seed;
+    s.validate().ok()?;
+    Some(s)
+}
+
+/// Run `config` (B) against the incumbent (A) for `seconds`. `first` says the memory check's
+/// sentence (the first paired trial of a run says it).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn measure(
+    job: &Job,
+    base: &Settings,
+    incumbent: &Incumbent,
+    config: &Config,
+    seconds: f64,
+    seed: u64,
+    first: bool,
+    stop: &StopToken,
+    listener: &mut dyn Listener,
+) -> Result<PairedRun, TuneError> {
+    let failed = |why: String| PairedRun {
+        measured: Measured {
+            outcome: Outcome::Failed(why),
+            runs: Vec::new(),
+            interrupted: false,
+        },
+        pair: None,
+    };
+    let target = |c: &Config| match job.subject.target(c) {
+        Ok(Target::External { .. }) => Err("an interleaved trial needs a lab stack".to_string()),
+        other => other,
+    };
+    let targets = match (target(&incumbent.config), target(config)) {
+        (Ok(a), Ok(b)) => [a, b],
+        (Err(why), _) | (_, Err(why)) => return Ok(failed(why)),
+    };
+    let settings =
+        metric_of(&job.objective).and_then(|metric| trial_settings(base, metric, seconds, seed));
+    let Some(settings) = settings else {
+        return Ok(failed(format!(
+            "{seconds:.1}s is too short for a pair of blocks"
+        )));
+    };
+    let level = job.levels[0];
+    let template = level.apply(&job.load);
+    let mut say = |line: &str| {
+        if first && line.starts_with("memory") {
+            listener.trial_done(line);
+        }
+    };
+    let pair = match crate::lab_pair::compare_targets(
+        &targets,
+        &template,
+        &job.workload,
+        settings.clone(),
+        stop,
+        &mut say,
+    ) {
+        Ok(pair) => pair,
+        // A configuration the server refuses, or two stacks that do not fit: a failed trial
+        // with the words, not the end of the tune.
+        Err(why) if !stop.stop_requested() => return Ok(failed(why)),
+        Err(_) => {
+            return Ok(PairedRun {
+                measured: Measured {
+                    outcome: Outcome::Failed("interrupted".into()),
+                    runs: Vec::new(),
+                    interrupted: true,
+                },
+                pair: None,
+            })
+        }
+    };
+    let protocol = &pair.outcome.protocol;
+    if pair.outcome.interrupted {
+        return Ok(PairedRun {
+            measured: Measured {
+                outcome: Outcome::Failed("interrupted".into()),
+                runs: Vec::new(),
+                interrupted: true,
+            },
+            pair: None,
+        });
+    }
+    let blocks = protocol.blocks().to_vec();
+    let judgement = protocol.judgement();
+    let mut reference = incumbent.reference.clone();
+    reference.level = level_label(level);
+    let Some(told) = search::on_reference_scale(&reference, &blocks, &judgement) else {
+        return Ok(failed(
+            "no pair of blocks in which both arms answered".to_string(),
+        ));
+    };
+    let feasible =
+        evaluate(job.objective, &job.slos, std::slice::from_ref(&told)).is_some_and(|e| e.feasible);
+    let deciding = judgement.metrics.get(&judgement.metric);
+    let paired = PairedTrial {
+        incumbent: incumbent.config.clone(),
+        candidate: config.clone(),
+        became_incumbent: *config != incumbent.config
+            && search::replaces_incumbent(&judgement, feasible),
+        reference,
+        metric: judgement.metric.clone(),
+        verdict: judgement.verdict,
+        ratio: deciding.map_or(f64::NAN, |m| m.ratio),
+        ci_low: deciding.and_then(|m| m.ci_low),
+        ci_high: deciding.and_then(|m| m.ci_high),
+        pairs: judgement.pairs,
+        blocks: blocks.len(),
+        incumbent_measured: search::arm_summary(&told.level, &blocks, Side::A),
+        candidate_measured: search::arm_summary(&told.level, &blocks, Side::B),
+    };
+    Ok(PairedRun {
+        measured: Measured {
+            outcome: Outcome::Measured(vec![told]),
+            runs: Vec::new(),
+            interrupted: false,
+        },
+        pair: Some((paired, blocks)),
+    })
+}
+
+/// The progress line's words for a paired trial.
+pub fn describe(p: &PairedTrial, incumbent_trial: usize) -> String {
+    let ci = match (p.ci_low, p.ci_high) {
+        (Some(lo), Some(hi)) => format!(" (95% CI ×{lo:.3}–×{hi:.3})"),
+        _ => String::new(),
+    };
+    format!(
+        "; {} ×{:.3}{ci} against the incumbent (trial {incumbent_trial}'s configuration) over {} pair(s){}",
+        p.metric,
+        p.ratio,
+        p.pairs,
+        if p.became_incumbent {
+            "; now the incumbent"
+        } else {
+            ""
+        }
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use webtune_search::interleave::Verdict;
+    use webtune_search::objective::Objective;
+    use webtune_search::space::{Kind, ParamSpec, Space, Value};
+    use webtune_search::study::{StudySettings, Why};
+    use webtune_search::GpSampler;
+
+    fn level(tp: f64) -> Outcome {
+        Outcome::Measured(vec![LevelSummary {
+            level: "c=4".into(),
+            throughput: tp,
+            p50_ms: 1.0,
+            p90_ms: 1.0,
+            p99_ms: 1.0,
+            p999_ms: 1.0,
+            mean_ms: 1.0,
+            error_ratio: 0.0,
+            mail: None,
+        }])
+    }
+
+    fn study() -> Study {
+        let space = Space {
+            params: vec![ParamSpec {
+                name: "w".into(),
+                kind: Kind::Int {
+                    lo: 1,
+                    hi: 8,
+                    log: false,
+                },
+                default: Value::Int(1),
+            }],
+            inert: Vec::new(),
+        };
+        Study::new(
+            space,
+            Objective::MaximizeThroughput,
+            Vec::new(),
+            Vec::new(),
+            StudySettings::default(),
+            Box::new(GpSampler::default()),
+        )
+    }
+
+    fn w(v: i64) -> Config {
+        Config::from([("w".to_string(), Value::Int(v))])
+    }
+
+    fn pair(candidate: Config, became_incumbent: bool) -> PairedTrial {
+        PairedTrial {
+            incumbent: w(1),
+            candidate,
+            reference: match level(1.0) {
+                Outcome::Measured(l) => l[0].clone(),
+                Outcome::Failed(_) => unreachable!(),
+            },
+            metric: "throughput".into(),
+            verdict: if became_incumbent {
+                Verdict::BBetter
+            } else {
+                Verdict::Undecided
+            },
+            ratio: 1.0,
+            ci_low: None,
+            ci_high: None,
+            pairs: 2,
+            blocks: 4,
+            incumbent_measured: None,
+            candidate_measured: None,
+            became_incumbent,
+        }
+    }
+
+    #[test]
+    fn the_incumbent_is_the_default_until_a_candidate_replaces_it() {
+        let mut s = study();
+        // Nothing measured: the first run is measured alone.
+        assert_eq!(incumbent(&s, &[]), None);
+        s.record(w(1), Why::Baseline, level(1000.0));
+        s.record(w(1), Why::Baseline, level(1210.0));
+        let i = incumbent(&s, &[]).unwrap();
+        assert_eq!((i.config.clone(), i.trial), (w(1), 1));
+        assert!((i.reference.throughput - 1100.0).abs() < 1e-6, "{i:?}");
+        // A better point estimate inside the noise changes nothing; a replacement does.
+        s.record(w(4), Why::Seed, level(1300.0));
+        assert_eq!(incumbent(&s, &[pair(w(4), false)]).unwrap().config, w(1));
+        let i = incumbent(&s, &[pair(w(4), true), pair(w(6), false)]).unwrap();
+        assert_eq!((i.config, i.trial), (w(4), 3));
+        assert!((i.reference.throughput - 1300.0).abs() < 1e-6);
+        // A default that never started gives way to the first configuration measured.
+        let mut s = study();
+        s.record(w(1), Why::Baseline, Outcome::Failed("did not start".into()));
+        assert_eq!(incumbent(&s, &[]), None);
+        s.record(w(3), Why::Seed, level(900.0));
+        assert_eq!(incumbent(&s, &[]).unwrap().config, w(3));
+    }
+
+    #[test]
+    fn a_trials_blocks_fit_its_duration() {
+        let base = Settings::new(Metric::Throughput);
+        let s = trial_settings(&base, Metric::P99, 10.0, 7).unwrap();
+        assert_eq!((s.block_s, s.discard_s, s.budget_s), (1.0, 0.1, 13.0));
+        assert_eq!((s.decide_on, s.seed, s.starts), (Metric::P99, 7, 1));
+        // A one-second trial still holds two pairs of shorter blocks.
+        let s = trial_settings(&base, Metric::Throughput, 1.0, 7).unwrap();
+        assert_eq!((s.block_s, s.discard_s), (0.25, 0.05));
+        assert!(s.planned_pairs() >= 2.0);
+        assert!(trial_settings(&base, Metric::Throughput, 0.0, 7).is_none());
+    }
+}
