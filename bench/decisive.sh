@@ -17,6 +17,9 @@
 #   LOAD="-c 4 -t 1 /empty.gif"               the bench flags of the A/A runs
 #   POWER_DECIDE_ON=p99                       the power runs decide on p99 (the seed's question)
 #                                             instead of closed loop's default, throughput
+#   STARTS=3                                  --starts of every interleaved run (default: the
+#                                             command's own, 2)
+#   SEQUENTIAL=0                              no sequential A/A runs beside the interleaved ones
 #
 # A benchmark, not a test: it asserts nothing; it prints one line per run and the figures.
 set -euo pipefail
@@ -24,6 +27,8 @@ AA_RUNS=${1:-20}
 BUDGET=${2:-3m}
 POWER_RUNS=${POWER_RUNS:-0}
 POWER_DECIDE_ON=${POWER_DECIDE_ON:-}
+STARTS=${STARTS:-}
+SEQUENTIAL=${SEQUENTIAL:-1}
 NEIGHBOUR=${NEIGHBOUR:-1}
 LOAD=${LOAD:--c 4 -t 1 /empty.gif}
 source "$(dirname "$0")/lib.sh"
@@ -66,7 +71,7 @@ echo "A/A: $AA_RUNS interleaved runs of lab compare nginx, budget $BUDGET, neigh
 for i in $(seq "$AA_RUNS"); do
   # shellcheck disable=SC2086
   "$WEBTUNE" lab compare nginx --a worker_processes=1 --b worker_processes=1 --seed "$i" \
-    --budget "$BUDGET" --json "$work/aa$i.json" -- $LOAD >/dev/null 2>"$work/aa$i.err" || true
+    ${STARTS:+--starts "$STARTS"} --budget "$BUDGET" --json "$work/aa$i.json" -- $LOAD >/dev/null 2>"$work/aa$i.err" || true
   python3 - "$work/aa$i.json" <<'PY'
 import json,os,sys
 if not os.path.exists(sys.argv[1]):
@@ -78,9 +83,9 @@ print(f"  aa {j['verdict']:<10} ratio x{t['ratio']:.3f} CI x{t['ci_low'] or 0:.3
 PY
 done
 
-echo "A/A sequential: 3 pairs of whole lab runs (A B B A A B) in the same $BUDGET, $AA_RUNS times"
+[ "$SEQUENTIAL" = 1 ] && echo "A/A sequential: 3 pairs of whole lab runs (A B B A A B) in the same $BUDGET, $AA_RUNS times"
 run_s=$(( seconds / 6 > 1 ? seconds / 6 : 1 ))
-for i in $(seq "$AA_RUNS"); do
+for i in $(seq "$([ "$SEQUENTIAL" = 1 ] && echo "$AA_RUNS" || echo 0)"); do
   for k in 1 2 3 4 5 6; do
     # shellcheck disable=SC2086
     "$WEBTUNE" lab run nginx --set worker_processes=1 -- $LOAD -d "${run_s}s" -q \
@@ -108,7 +113,7 @@ if [ "$POWER_RUNS" -gt 0 ]; then
   echo "power: $POWER_RUNS runs, nginx-apache MaxRequestWorkers 12 (A) vs 4 (B), -c 20 /cpu/20000"
   for i in $(seq "$POWER_RUNS"); do
     "$WEBTUNE" lab compare nginx-apache --a backend.MaxRequestWorkers=12 \
-      --b backend.MaxRequestWorkers=4 --seed "$i" --budget "$BUDGET" --json "$work/pw$i.json" \
+      --b backend.MaxRequestWorkers=4 --seed "$i" ${STARTS:+--starts "$STARTS"} --budget "$BUDGET" --json "$work/pw$i.json" \
       ${POWER_DECIDE_ON:+--decide-on "$POWER_DECIDE_ON"} \
       -- -c 20 /cpu/20000 >/dev/null 2>"$work/pw$i.err" || true
     python3 - "$work/pw$i.json" <<'PY'
