@@ -78,8 +78,22 @@ fn brownian_crossing(c: f64) -> f64 {
 }
 
 /// The c with P(sup |W| ≥ c) = α (2.2414 at α = 0.05), by bisection: the crossing
-/// probability falls monotonically in c.
+/// probability falls monotonically in c. A comparison asks for the same α after every pair
+/// and for every metric, so the last answer is kept (per thread) rather than bisected again.
 pub fn brownian_boundary(alpha: f64) -> f64 {
+    thread_local! {
+        static LAST: std::cell::Cell<(u64, f64)> = const { std::cell::Cell::new((u64::MAX, 0.0)) };
+    }
+    let (key, c) = LAST.with(|l| l.get());
+    if key == alpha.to_bits() {
+        return c;
+    }
+    let c = bisect_brownian_boundary(alpha);
+    LAST.with(|l| l.set((alpha.to_bits(), c)));
+    c
+}
+
+fn bisect_brownian_boundary(alpha: f64) -> f64 {
     let (mut lo, mut hi) = (0.5f64, 8.0f64);
     for _ in 0..80 {
         let mid = 0.5 * (lo + hi);
