@@ -206,12 +206,25 @@ impl Report {
                 } else {
                     format!("undecided after {:.0} s", self.elapsed_s)
                 };
-                format!(
-                    "{why}: with this noise the smallest difference this budget can detect is \
-                     {mde} ({} B/A {})",
-                    m.name(),
-                    ratio_ci(mi)
-                )
+                let counted = self.pairs_in_last_start();
+                if counted < self.settings.min_pairs && !self.interrupted {
+                    // The interval may already exclude 1: what stopped a verdict is the
+                    // count, and a longer budget is the remedy, not less noise.
+                    format!(
+                        "{why}: {counted} pair(s) in the last start, and a verdict needs {} \
+                         (a longer --budget holds more) ({} B/A {})",
+                        self.settings.min_pairs,
+                        m.name(),
+                        ratio_ci(mi)
+                    )
+                } else {
+                    format!(
+                        "{why}: with this noise the smallest difference this budget can detect \
+                         is {mde} ({} B/A {})",
+                        m.name(),
+                        ratio_ci(mi)
+                    )
+                }
             }
         };
         let other = if m == Metric::P99 {
@@ -231,6 +244,21 @@ impl Report {
             signed(oi.ratio),
             ci_signed(oi)
         )
+    }
+
+    /// Complete pairs (both arms measured) in the last start: where the rule wants
+    /// `min_pairs` before a verdict.
+    fn pairs_in_last_start(&self) -> usize {
+        let last = self.settings.starts.saturating_sub(1);
+        let mut arms: BTreeMap<usize, (bool, bool)> = BTreeMap::new();
+        for b in self.blocks.iter().filter(|b| b.start == last) {
+            let e = arms.entry(b.pair).or_default();
+            match b.arm {
+                Side::A => e.0 = true,
+                Side::B => e.1 = true,
+            }
+        }
+        arms.values().filter(|(a, b)| *a && *b).count()
     }
 
     /// The whole text: the verdict, per metric lines, the interference.
@@ -375,6 +403,31 @@ mod tests {
         let mut r = Report::new(("http://a/", "http://b/"), &p, t, false);
         r.notes.push("a note".into());
         r
+    }
+
+    #[test]
+    fn too_few_pairs_for_a_verdict_says_so_not_that_the_noise_was_too_high() {
+        // 8 s of 1 s blocks: 4 pairs, one short of the 5 a verdict
+        // needs, though a 30% difference already lies outside the interval.
+        let mut s = Settings::new(Metric::Throughput);
+        s.budget_s = 8.0;
+        let mut p = Protocol::new(s);
+        let mut t = 0.0;
+        while let Step::Measure { side, .. } = p.next(t) {
+            let rps = if side == Side::B { 1300.0 } else { 1000.0 } * (1.0 + 0.001 * t);
+            let mut h = LatencyHistogram::new();
+            h.record((1e6 / rps) as u64);
+            p.record(Block::measured(side, 0.9, (rps * 0.9) as u64, 0, h), t, 1.0);
+            t += 1.0;
+        }
+        let r = Report::new(("http://a/", "http://b/"), &p, t, false);
+        assert_eq!(r.verdict, Verdict::Undecided);
+        let first = r.headline();
+        assert!(
+            first.contains("pair(s) in the last start, and a verdict needs 5"),
+            "{first}"
+        );
+        assert!(!first.contains("smallest difference"), "{first}");
     }
 
     #[test]
