@@ -75,15 +75,22 @@ impl ServerProcess {
             .stdout(Stdio::from(out))
             .stderr(Stdio::from(err));
         // SAFETY: the closure runs in the child between fork and exec and calls only
-        // setsid, dup2, setrlimit and sched_setaffinity, which are async-signal-safe.
+        // setsid, dup2, fcntl, setrlimit and sched_setaffinity, which are async-signal-safe.
         unsafe {
             command.pre_exec(move || {
                 if libc::setsid() < 0 {
                     return Err(std::io::Error::last_os_error());
                 }
                 // The gate's read end as fd 3 (dup2 clears close-on-exec on the copy; the
-                // write end stays close-on-exec, so only webtune holds it).
-                if libc::dup2(gate_fd, GATE_FD) < 0 {
+                // write end stays close-on-exec, so only webtune holds it). When the pipe
+                // already is fd 3, dup2 does nothing — close-on-exec stays, the shell starts
+                // without its gate and webtune's "go" met a broken pipe ("starting nginx:
+                // Broken pipe", seen once in the suite) — so clear the flag by hand.
+                if gate_fd == GATE_FD {
+                    if libc::fcntl(GATE_FD, libc::F_SETFD, 0) < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                } else if libc::dup2(gate_fd, GATE_FD) < 0 {
                     return Err(std::io::Error::last_os_error());
                 }
                 limits.apply_in_child()
