@@ -2,7 +2,9 @@
 //! curve, one slice plot per parameter (the objective against its value, as Optuna's slice
 //! plot: trials that met the SLOs filled, those that missed hollow, the winner ringed), the
 //! parameters' effects with their intervals (a forest plot), the proof's pairs (default A
-//! against winner B, each pair joined) and verdict per level, and the server-side evidence.
+//! against winner B, each pair joined) and verdict per level, the server-side evidence, and,
+//! for a search measured against its incumbent (`--search-protocol interleaved`), each
+//! candidate's ratio to the incumbent with its interval (a forest plot).
 //! Drawn with this crate's page shell and SVG charts, so it looks like every other webtune
 //! report; the search (`webtune-search`) hands over the `TuneReport` value and draws nothing.
 
@@ -12,6 +14,7 @@ use crate::dots::{
 use crate::html::{figure, figure_svg, page};
 use crate::svg::{escape, Chart, Series};
 use crate::verdict_box::VerdictHtml;
+use webtune_search::interleave::Verdict;
 use webtune_search::report::TuneReport;
 use webtune_search::space::Value;
 use webtune_search::Proof;
@@ -118,6 +121,58 @@ fn effects_forest(report: &TuneReport) -> Forest {
     Forest {
         title: "Parameter effects".into(),
         x_label: "spread of the objective between the parameter's best and worst values (%)".into(),
+        rows,
+    }
+}
+
+/// `--search-protocol interleaved`: each paired trial's ratio B/A to the incumbent on the
+/// deciding metric, as a change in percent with its interval; green where the candidate
+/// became the incumbent, red where the incumbent was better by the interval, grey otherwise.
+/// An interval too wide to say anything (`PairedTrial::shown_interval`) is left out and the
+/// row shows its estimate alone.
+fn incumbent_forest(report: &TuneReport) -> Forest {
+    let metric = report
+        .trials
+        .iter()
+        .find_map(|t| t.paired.as_ref().map(|p| p.metric.clone()))
+        .unwrap_or_default();
+    let rows = report
+        .trials
+        .iter()
+        .filter_map(|t| t.paired.as_ref().map(|p| (t.number, p)))
+        .map(|(number, p)| {
+            let pct = |r: f64| (r - 1.0) * 100.0;
+            let interval = p.shown_interval().map(|(lo, hi)| (pct(lo), pct(hi)));
+            ForestRow {
+                // A trial the errors decided (`judge::errors_guard`) has their ratio.
+                label: if p.metric == metric {
+                    format!("trial {number}")
+                } else {
+                    format!("trial {number} ({})", p.metric)
+                },
+                estimate: pct(p.ratio),
+                verdict: if p.became_incumbent {
+                    RowVerdict::Better
+                } else if interval.is_none() {
+                    RowVerdict::Estimate
+                } else if p.verdict == Verdict::ABetter {
+                    RowVerdict::Worse
+                } else {
+                    RowVerdict::Unclear
+                },
+                interval,
+                // The notes' column is narrow: the numbers only; the words are the
+                // trials table's.
+                note: match p.shown_interval() {
+                    Some((lo, hi)) => format!("×{:.3} (×{lo:.3}–×{hi:.3})", p.ratio),
+                    None => format!("×{:.3}, no interval", p.ratio),
+                },
+            }
+        })
+        .collect();
+    Forest {
+        title: "Each candidate against the incumbent".into(),
+        x_label: format!("{metric}: candidate / incumbent − 1 (%)"),
         rows,
     }
 }
@@ -254,11 +309,12 @@ pub fn render_html(report: &TuneReport) -> String {
         body.push_str(&slice_plots(report));
     }
     body.push_str("<h2>Trials</h2>\n");
+    let paired = report.trials.iter().any(|t| t.paired.is_some());
     let rows: Vec<Vec<String>> = report
         .trials
         .iter()
         .map(|t| {
-            vec![
+            let mut row = vec![
                 t.number.to_string(),
                 if t.rules.is_empty() {
                     t.why.clone()
@@ -269,13 +325,48 @@ pub fn render_html(report: &TuneReport) -> String {
                 t.objective.map_or("—".into(), |v| format!("{v:.2}")),
                 if t.feasible { "yes" } else { "no" }.into(),
                 t.error.clone().unwrap_or_default(),
-            ]
+            ];
+            if paired {
+                row.push(t.paired.as_ref().map_or(String::new(), |p| {
+                    format!(
+                        "×{:.3}{} over {} pair(s){}",
+                        p.ratio,
+                        p.interval_words()
+                            .map_or(String::new(), |w| format!(" ({w})")),
+                        p.pairs,
+                        if p.became_incumbent {
+                            "; now the incumbent"
+                        } else {
+                            ""
+                        }
+                    )
+                }));
+            }
+            row
         })
         .collect();
-    body.push_str(&table(
-        &["#", "why", "parameters", "objective", "meets SLOs", "error"],
-        &rows,
-    ));
+    let mut head = vec!["#", "why", "parameters", "objective", "meets SLOs", "error"];
+    if paired {
+        head.push("vs incumbent");
+    }
+    body.push_str(&table(&head, &rows));
+    if paired {
+        body.push_str(
+            "<h2>The search against the incumbent</h2>\n<p>Each candidate ran at once with \
+             the incumbent (the best configuration so far, the default at first), the load \
+             alternating between them in blocks; its objective above is the incumbent's \
+             times the pairs' ratio. A candidate becomes the incumbent only when the \
+             interval lies wholly on its better side and it meets every SLO.</p>\n",
+        );
+        body.push_str(&figure_svg(
+            "plot-incumbent",
+            &render_forest("plot-incumbent-svg", &incumbent_forest(report)),
+            "Each paired trial's ratio to the incumbent on the deciding metric, with its \
+             always-valid 95% interval: green where the candidate became the incumbent, red \
+             where the incumbent was better, grey where the pairs could not tell; a dot \
+             alone where the interval was too wide to draw.",
+        ));
+    }
     if let Some(best) = &report.best {
         body.push_str(&format!(
             "<h2>Best</h2>\n<p>{} — {:.2} {} over {} measurement(s){}</p>\n",

@@ -75,3 +75,74 @@ fn a_budget_tune_names_its_time_and_no_proof_means_no_proof_section() {
     );
     assert!(!html.contains("Proof at as given"), "{html}");
 }
+
+#[test]
+fn a_search_against_its_incumbent_shows_each_candidate_ratio_and_leaves_out_wide_intervals() {
+    use webtune_search::interleave::search::PairedTrial;
+    use webtune_search::interleave::Verdict;
+    let s = study(vec![], 4, 5);
+    let mut report = TuneReport::from_study(&s, vec!["c=20".into()], None);
+    assert!(!render_html(&report).contains("against the incumbent"));
+    let reference = report.trials[0].summary[0].clone();
+    let params = report.trials[0].params.clone();
+    let pair =
+        |ratio: f64, ci: (f64, f64), pairs: usize, verdict: Verdict, became: bool| PairedTrial {
+            incumbent: params.clone(),
+            candidate: params.clone(),
+            reference: reference.clone(),
+            metric: "throughput".into(),
+            verdict,
+            ratio,
+            ci_low: Some(ci.0),
+            ci_high: Some(ci.1),
+            pairs,
+            blocks: 2 * pairs,
+            incumbent_measured: None,
+            candidate_measured: None,
+            became_incumbent: became,
+        };
+    report.trials[1].paired = Some(pair(1.25, (1.1, 1.4), 8, Verdict::BBetter, true));
+    report.trials[2].paired = Some(pair(0.8, (0.7, 0.9), 8, Verdict::ABetter, false));
+    report.trials[3].paired = Some(pair(
+        1.073,
+        (0.000_05, 17_805.6),
+        2,
+        Verdict::Undecided,
+        false,
+    ));
+    let html = render_html(&report);
+    assert!(
+        html.contains("<h2>The search against the incumbent</h2>"),
+        "{html}"
+    );
+    assert!(html.contains("plot-incumbent-svg"), "{html}");
+    assert!(html.contains("<th>vs incumbent</th>"), "{html}");
+    assert!(
+        html.contains("×1.250 (95% CI ×1.100–×1.400) over 8 pair(s); now the incumbent"),
+        "{html}"
+    );
+    assert!(
+        html.contains("×0.800 (95% CI ×0.700–×0.900) over 8 pair(s)<"),
+        "{html}"
+    );
+    assert!(
+        html.contains("×1.073 (95% CI too wide to show) over 2 pair(s)"),
+        "{html}"
+    );
+    assert!(
+        html.contains("class=\"row better\" data-row=\"trial 2\""),
+        "{html}"
+    );
+    assert!(
+        html.contains("class=\"row worse\" data-row=\"trial 3\""),
+        "{html}"
+    );
+    assert!(
+        html.contains("class=\"row estimate\" data-row=\"trial 4\""),
+        "{html}"
+    );
+    assert!(
+        !html.contains("17805"),
+        "an interval that says nothing is not drawn: {html}"
+    );
+}

@@ -362,13 +362,11 @@ impl TuneReport {
                 format!("  [advice: {}]", t.rules.join(", "))
             };
             let pair = t.paired.as_ref().map_or(String::new(), |p| {
-                let ci = match (p.ci_low, p.ci_high) {
-                    (Some(lo), Some(hi)) => format!(", 95% CI ×{lo:.3}–×{hi:.3}"),
-                    _ => String::new(),
-                };
                 format!(
-                    "  [×{:.3} vs incumbent{ci}{}]",
+                    "  [×{:.3} vs incumbent{}{}]",
                     p.ratio,
+                    p.interval_words()
+                        .map_or(String::new(), |w| format!(", {w}")),
                     if p.became_incumbent {
                         "; now the incumbent"
                     } else {

@@ -246,14 +246,12 @@ pub(crate) fn measure(
 
 /// The progress line's words for a paired trial.
 pub fn describe(p: &PairedTrial, incumbent_trial: usize) -> String {
-    let ci = match (p.ci_low, p.ci_high) {
-        (Some(lo), Some(hi)) => format!(" (95% CI ×{lo:.3}–×{hi:.3})"),
-        _ => String::new(),
-    };
     format!(
-        "; {} ×{:.3}{ci} against the incumbent (trial {incumbent_trial}'s configuration) over {} pair(s){}",
+        "; {} ×{:.3}{} against the incumbent (trial {incumbent_trial}'s configuration) over {} pair(s){}",
         p.metric,
         p.ratio,
+        p.interval_words()
+            .map_or(String::new(), |w| format!(" ({w})")),
         p.pairs,
         if p.became_incumbent {
             "; now the incumbent"

@@ -48,6 +48,30 @@ pub struct PairedTrial {
     pub became_incumbent: bool,
 }
 
+/// The widest interval of a ratio that is still worth printing: beyond ×0.01–×100 (two or
+/// three pairs, one degree of freedom) the bounds say only that nothing is known yet, and
+/// "×0.000–×17805.578" read like a measurement.
+pub const SHOWN_RATIO_RANGE: (f64, f64) = (0.01, 100.0);
+
+impl PairedTrial {
+    /// The pairs' interval when it says something (inside `SHOWN_RATIO_RANGE`).
+    pub fn shown_interval(&self) -> Option<(f64, f64)> {
+        let (lo, hi) = (self.ci_low?, self.ci_high?);
+        (lo >= SHOWN_RATIO_RANGE.0 && hi <= SHOWN_RATIO_RANGE.1).then_some((lo, hi))
+    }
+
+    /// The interval in words: "95% CI ×0.912–×1.204", "95% CI too wide to show" (two or
+    /// three pairs), or None with fewer than two pairs. One home for the progress line, the text
+    /// report and the HTML page.
+    pub fn interval_words(&self) -> Option<String> {
+        match (self.shown_interval(), self.ci_low.zip(self.ci_high)) {
+            (Some((lo, hi)), _) => Some(format!("95% CI ×{lo:.3}–×{hi:.3}")),
+            (None, Some(_)) => Some("95% CI too wide to show".to_string()),
+            (None, None) => None,
+        }
+    }
+}
+
 /// The incumbent's reference figures from its measured runs: the geometric mean of each
 /// latency and throughput figure (the study averages on the log scale too), the mean of
 /// the error ratios. None without a run.
@@ -173,6 +197,35 @@ mod tests {
     use super::super::block::{Metric, Settings};
     use super::super::judge;
     use super::*;
+
+    #[test]
+    fn an_interval_that_says_nothing_is_not_printed_as_numbers() {
+        let mut p = PairedTrial {
+            incumbent: Config::new(),
+            candidate: Config::new(),
+            reference: summary(100.0, 10.0),
+            metric: "throughput".into(),
+            verdict: Verdict::Undecided,
+            ratio: 1.073,
+            ci_low: Some(0.000_05),
+            ci_high: Some(17_805.6),
+            pairs: 2,
+            blocks: 4,
+            incumbent_measured: None,
+            candidate_measured: None,
+            became_incumbent: false,
+        };
+        assert_eq!(p.shown_interval(), None);
+        assert_eq!(
+            p.interval_words().as_deref(),
+            Some("95% CI too wide to show")
+        );
+        (p.ci_low, p.ci_high) = (Some(0.144), Some(2.554));
+        assert_eq!(p.shown_interval(), Some((0.144, 2.554)));
+        assert_eq!(p.interval_words().as_deref(), Some("95% CI ×0.144–×2.554"));
+        (p.ci_low, p.ci_high) = (None, None);
+        assert_eq!(p.interval_words(), None);
+    }
 
     fn summary(tp: f64, p99: f64) -> LevelSummary {
         LevelSummary {
