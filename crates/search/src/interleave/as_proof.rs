@@ -56,7 +56,38 @@ pub fn to_proof(report: &Report, baseline: &str) -> Proof {
         let (a, b) = (gain(lo), gain(hi));
         (a.min(b), a.max(b))
     };
+    let errors_decided = report.deciding_metric() == Metric::Errors;
     let (outcome, verdict) = match (report.verdict, ci) {
+        // The errors decided on their own (`judge::errors_guard`): the words say so, and
+        // the objective's figures stay the pairs' (they are what the report plots).
+        (Verdict::BBetter | Verdict::ABetter, _) if errors_decided => {
+            let (a, b) = super::judge::error_shares(&report.blocks);
+            let b_wins = report.verdict == Verdict::BBetter;
+            let objective = match ci {
+                Some((lo, hi)) => {
+                    let (g_lo, g_hi) = interval(lo, hi);
+                    format!(
+                        "; {} {}{}% (95% CI {}–{}%)",
+                        m.name(),
+                        if gain(mi.ratio) >= 0.0 { "+" } else { "" },
+                        pct(gain(mi.ratio)),
+                        pct(g_lo),
+                        pct(g_hi)
+                    )
+                }
+                None => String::new(),
+            };
+            let words = format!(
+                "the winner fails {}% of its requests, {baseline} {}% (interleaved, {n} pairs{after}){objective}",
+                pct(b),
+                pct(a)
+            );
+            if b_wins {
+                ("better", format!("better: {words}"))
+            } else {
+                ("worse", format!("worse: {words}: keep {baseline}"))
+            }
+        }
         (Verdict::BBetter, Some((lo, hi))) => {
             let (g_lo, g_hi) = interval(lo, hi);
             (
@@ -115,6 +146,7 @@ pub fn to_proof(report: &Report, baseline: &str) -> Proof {
 pub fn to_proof_of(report: &Report, metric: Metric, baseline: &str) -> Proof {
     let mut r = report.clone();
     r.settings.decide_on = metric;
+    r.metric = metric.name().to_string();
     let mi = r.metrics[metric.name()];
     r.verdict = match (mi.ci_low, mi.ci_high) {
         (Some(lo), _) if lo > 1.0 => {
@@ -174,6 +206,42 @@ mod tests {
             t += 1.0;
         }
         Report::new(("default", "winner"), &p, t, false)
+    }
+
+    #[test]
+    fn a_default_that_turns_requests_away_is_not_kept_for_its_equal_throughput() {
+        let mut s = Settings::new(Metric::Throughput);
+        s.budget_s = 40.0;
+        let mut p = Protocol::new(s);
+        let mut t = 0.0;
+        let mut k = 0u64;
+        while let Step::Measure { side, .. } = p.next(t) {
+            k += 1;
+            let ok = 1000.0 * (1.0 + 0.01 * (k % 3) as f64);
+            // A, the default, fails 30% of its attempts; B none.
+            let errors = if side == Side::A { 430 } else { 0 };
+            let mut h = webtune_model::LatencyHistogram::new();
+            h.record(1000);
+            p.record(Block::measured(side, 1.0, ok as u64, errors, h), t, 1.0);
+            t += 1.0;
+        }
+        let r = Report::new(("default", "winner"), &p, t, false);
+        let proof = to_proof(&r, "the default");
+        assert_eq!(proof.outcome, "better", "{}", proof.verdict);
+        assert!(
+            proof
+                .verdict
+                .starts_with("better: the winner fails 0.0% of its requests, the default 3"),
+            "{}",
+            proof.verdict
+        );
+        assert!(proof.verdict.contains("; throughput "), "{}", proof.verdict);
+        // The pairs plotted stay the objective's.
+        assert!(
+            proof.runs.iter().all(|(a, _)| *a >= 1000.0),
+            "{:?}",
+            proof.runs
+        );
     }
 
     #[test]

@@ -17,6 +17,15 @@
 //! Stopping: on the deciding metric, `b_better`/`a_better` once the interval excludes 0,
 //! `same` once it lies within ±`same_within`; otherwise go on. At the budget's end the
 //! verdict is `undecided` and the MDE is the interval's half-width (±X%).
+//!
+//! Errors come first (`errors_guard`): an arm that fails at least `ERRORS_MATERIAL` more of
+//! its requests than the other (a share of attempts, over the complete pairs) loses, whatever
+//! the deciding metric says, once the errors' own interval (taken at `ERRORS_ALPHA_SHARE` of
+//! α, so that error-prone A/A runs stay near α) excludes no difference; the verdict's metric is
+//! then `errors`. Throughput counts only successful responses, so a configuration that
+//! refuses 60% of a forum's 1,024 clients at the door (too few `worker_connections`) served
+//! as many pages per second as one that refused none, and the proof said "keep the default"
+//! (docs/experiments.md, "Seed 003's forum"). A failed request is not a fast one.
 
 use super::block::{Block, Metric, Settings, Side};
 use super::sequence;
@@ -82,7 +91,8 @@ impl MetricInterval {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Judgement {
     pub verdict: Verdict,
-    /// The metric that decides ("throughput" or "p99").
+    /// The metric that decides ("throughput" or "p99"; "errors" when the errors decided on
+    /// their own, `errors_guard`).
     pub metric: String,
     pub metrics: BTreeMap<String, MetricInterval>,
     /// The deciding metric's interval half-width as a fraction (±), the smallest difference
@@ -161,11 +171,74 @@ fn between_starts_half_width(d: &[(usize, f64)], alpha: f64) -> f64 {
     t * between / k.sqrt()
 }
 
-/// The deciding metric's interval and the verdict it gives (what the stopping rule looks at
-/// after every pair; the other metrics are only reported).
-pub fn decide(blocks: &[Block], settings: &Settings) -> (Verdict, MetricInterval) {
+/// The least difference in the share of failed requests that decides a comparison on its
+/// own: one percentage point (one request in a hundred turned away is what an SLO such as
+/// `errors<=1%` would already refuse).
+pub const ERRORS_MATERIAL: f64 = 0.01;
+
+/// The share of α at which the errors' interval is taken: the errors guard is a second
+/// look at the same pairs, so it gets a tenth of α and the comparison's false-positive rate
+/// stays at most 1.1 α where both arms fail alike, α where neither fails.
+pub const ERRORS_ALPHA_SHARE: f64 = 0.1;
+
+/// Each arm's share of failed requests over the complete pairs' blocks, (A, B).
+pub fn error_shares(blocks: &[Block]) -> (f64, f64) {
+    let mut complete: BTreeMap<usize, (bool, bool)> = BTreeMap::new();
+    for b in blocks {
+        let e = complete.entry(b.pair).or_default();
+        match b.arm {
+            Side::A => e.0 = true,
+            Side::B => e.1 = true,
+        }
+    }
+    let share = |side: Side| {
+        let (mut errors, mut attempts) = (0u64, 0u64);
+        for b in blocks
+            .iter()
+            .filter(|b| b.arm == side && complete.get(&b.pair) == Some(&(true, true)))
+        {
+            errors += b.errors;
+            attempts += b.errors + b.responses;
+        }
+        if attempts == 0 {
+            0.0
+        } else {
+            errors as f64 / attempts as f64
+        }
+    };
+    (share(Side::A), share(Side::B))
+}
+
+/// The errors' verdict, when they decide on their own: the arms' shares of failed requests
+/// differ by at least `ERRORS_MATERIAL` and the errors' interval, at `ERRORS_ALPHA_SHARE`
+/// of α, excludes no difference. The arm that fails less is the better.
+pub fn errors_guard(blocks: &[Block], settings: &Settings) -> Option<(Verdict, MetricInterval)> {
+    let (a, b) = error_shares(blocks);
+    if (a - b).abs() < ERRORS_MATERIAL {
+        return None;
+    }
+    let mut strict = settings.clone();
+    strict.alpha = settings.alpha * ERRORS_ALPHA_SHARE;
+    let errors = interval(&log_ratios(blocks, Metric::Errors), &strict);
+    let (lo, hi) = errors.log_interval()?;
+    if hi < 0.0 && b < a {
+        Some((Verdict::BBetter, errors))
+    } else if lo > 0.0 && a < b {
+        Some((Verdict::ABetter, errors))
+    } else {
+        None
+    }
+}
+
+/// The verdict, the interval it was taken on and its metric (what the stopping rule looks at
+/// after every pair; the other metrics are only reported): the errors when they decide on
+/// their own (`errors_guard`), else the deciding metric's.
+pub fn decide(blocks: &[Block], settings: &Settings) -> (Verdict, MetricInterval, Metric) {
     let m = settings.decide_on;
     let deciding = interval(&log_ratios(blocks, m), settings);
+    if let Some((verdict, errors)) = errors_guard(blocks, settings) {
+        return (verdict, errors, Metric::Errors);
+    }
     let verdict = match deciding.log_interval() {
         Some((lo, hi)) => {
             let margin = (1.0 + settings.same_within).ln();
@@ -185,12 +258,12 @@ pub fn decide(blocks: &[Block], settings: &Settings) -> (Verdict, MetricInterval
         }
         None => Verdict::Undecided,
     };
-    (verdict, deciding)
+    (verdict, deciding, m)
 }
 
 /// Every metric's interval, and the verdict of the deciding one.
 pub fn judge(blocks: &[Block], settings: &Settings) -> Judgement {
-    let metrics: BTreeMap<String, MetricInterval> = Metric::ALL
+    let mut metrics: BTreeMap<String, MetricInterval> = Metric::ALL
         .iter()
         .map(|m| {
             (
@@ -199,14 +272,19 @@ pub fn judge(blocks: &[Block], settings: &Settings) -> Judgement {
             )
         })
         .collect();
-    let (verdict, deciding) = decide(blocks, settings);
+    let (verdict, taken_on, metric) = decide(blocks, settings);
+    // The deciding interval as the rule took it (the errors' at their share of α).
+    metrics.insert(metric.name().to_string(), taken_on);
+    // The smallest difference this much data can tell is the asked metric's, also when the
+    // errors decided.
+    let asked = metrics[settings.decide_on.name()];
     Judgement {
         verdict,
-        metric: settings.decide_on.name().to_string(),
-        mde: deciding
+        metric: metric.name().to_string(),
+        mde: asked
             .log_interval()
-            .map(|_| deciding.log_half_width.exp() - 1.0),
-        pairs: deciding.pairs,
+            .map(|_| asked.log_half_width.exp() - 1.0),
+        pairs: asked.pairs,
         metrics,
     }
 }
@@ -403,5 +481,61 @@ mod tests {
             .collect();
         let t1 = judge(&one, &s).metrics["throughput"];
         assert!(t1.log_half_width < t.log_half_width);
+    }
+
+    /// A comparison in which both arms serve about 1,000 responses a second (10% noise, a
+    /// drift both meet) and fail a share `fail_a` / `fail_b` of their attempts (binomial,
+    /// drawn per block).
+    fn simulate_errors(fail_a: f64, fail_b: f64, seed: u64) -> Judgement {
+        let mut rng = Rng::seeded(seed ^ 0xe77);
+        let mut p = Protocol::new(Settings::new(Metric::Throughput));
+        let (mut t, mut drift) = (0.0, 0.0f64);
+        while let Step::Measure { side, .. } = p.next(t) {
+            drift = 0.9 * drift + 0.05 * normal(&mut rng);
+            let ok = 1000.0 * drift.exp() * (0.1 * normal(&mut rng)).exp();
+            let fail = if side == Side::A { fail_a } else { fail_b };
+            let attempts = ok / (1.0 - fail);
+            let mean = attempts * fail;
+            let errors = (mean + (mean * (1.0 - fail)).sqrt() * normal(&mut rng)).max(0.0);
+            let mut h = webtune_model::LatencyHistogram::new();
+            h.record((1e6 / ok) as u64);
+            p.record(
+                Block::measured(side, 1.0, ok as u64, errors as u64, h),
+                t,
+                1.0,
+            );
+            t += 1.0;
+        }
+        p.judgement()
+    }
+
+    #[test]
+    fn an_arm_that_fails_more_requests_loses_on_its_errors_whatever_its_throughput() {
+        // A turns 30% of its attempts away (too few worker_connections), B none; both serve
+        // as many responses a second.
+        for seed in 0..10 {
+            let j = simulate_errors(0.30, 0.0, seed);
+            assert_eq!((j.verdict, j.metric.as_str()), (Verdict::BBetter, "errors"));
+            let (a, b) = error_shares(&[]);
+            assert_eq!((a, b), (0.0, 0.0));
+        }
+        // Less than a point apart: the errors do not decide, the throughput does (and with
+        // equal throughput nothing is claimed).
+        for seed in 0..10 {
+            let j = simulate_errors(0.005, 0.0, seed);
+            assert_eq!(j.metric, "throughput", "seed {seed}");
+            assert_ne!(j.verdict, Verdict::BBetter, "seed {seed}");
+            assert_ne!(j.verdict, Verdict::ABetter, "seed {seed}");
+        }
+    }
+
+    #[test]
+    fn arms_that_fail_alike_are_not_told_apart_by_their_errors() {
+        // A/A with 5% of attempts failing on both sides: the guard, at a tenth of α, claims a
+        // difference in (almost) none of 200 runs.
+        let claims = (0..200)
+            .filter(|&seed| simulate_errors(0.05, 0.05, seed).metric == "errors")
+            .count();
+        assert!(claims <= 2, "the errors decided {claims} of 200 A/A runs");
     }
 }

@@ -4,7 +4,7 @@
 //! the arms met. Every block is kept in the report.
 
 use super::block::{Block, Interference, Metric, Settings, Side};
-use super::judge::{MetricInterval, Verdict};
+use super::judge::{self, MetricInterval, Verdict};
 use super::schedule::Protocol;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -159,15 +159,36 @@ impl Report {
         &self.metrics[m.name()]
     }
 
+    /// The metric the verdict was taken on: the asked one (`--decide-on`), or the errors
+    /// when they decided on their own (`judge::errors_guard`).
+    pub fn deciding_metric(&self) -> Metric {
+        Metric::from_name(&self.metric).unwrap_or(self.settings.decide_on)
+    }
+
     /// The verdict sentence, first line of the text.
     pub fn headline(&self) -> String {
-        let m = self.settings.decide_on;
+        let m = self.deciding_metric();
         let mi = self.interval(m);
         let after = self
             .decided_after_s
             .map(|s| format!(", decided after {s:.0} s"))
             .unwrap_or_default();
         let lead = match self.verdict {
+            Verdict::BBetter | Verdict::ABetter if m == Metric::Errors => {
+                let (a, b) = judge::error_shares(&self.blocks);
+                let (who, worse, better) = if self.verdict == Verdict::BBetter {
+                    ("B", a, b)
+                } else {
+                    ("A", b, a)
+                };
+                format!(
+                    "{who} fails fewer requests: {}% of its attempts against {}% (errors B/A \
+                     {}){after}",
+                    num(100.0 * better),
+                    num(100.0 * worse),
+                    ratio_ci(mi)
+                )
+            }
             Verdict::BBetter | Verdict::ABetter => {
                 let b_wins = self.verdict == Verdict::BBetter;
                 let (lo, hi) = (mi.ci_low.unwrap_or(0.0), mi.ci_high.unwrap_or(0.0));
@@ -227,7 +248,10 @@ impl Report {
                 }
             }
         };
-        let other = if m == Metric::P99 {
+        let other = if m != self.settings.decide_on {
+            // The errors decided: the asked metric comes next.
+            self.settings.decide_on
+        } else if m == Metric::P99 {
             Metric::Throughput
         } else {
             Metric::P99
@@ -281,7 +305,7 @@ impl Report {
                 Metric::P99 => (ms(a.p99_ms), ms(b.p99_ms)),
                 Metric::Errors => (a.errors.to_string(), b.errors.to_string()),
             };
-            let decides = if m == self.settings.decide_on {
+            let decides = if m == self.deciding_metric() {
                 "  (decides)"
             } else {
                 ""
@@ -370,8 +394,18 @@ fn ci_signed(mi: &MetricInterval) -> String {
 
 fn ratio_ci(mi: &MetricInterval) -> String {
     match (mi.ci_low, mi.ci_high) {
-        (Some(lo), Some(hi)) => format!("×{:.3} (95% CI ×{lo:.3}–×{hi:.3})", mi.ratio),
-        _ => format!("×{:.3} (no interval yet)", mi.ratio),
+        (Some(lo), Some(hi)) => format!("{} (95% CI {}–{})", times(mi.ratio), times(lo), times(hi)),
+        _ => format!("{} (no interval yet)", times(mi.ratio)),
+    }
+}
+
+/// A ratio as "×1.234"; under ×0.001 (errors that one arm all but never had) with two
+/// significant digits, "×1.2e-4", rather than "×0.000".
+fn times(x: f64) -> String {
+    if x >= 0.001 || x == 0.0 || !x.is_finite() {
+        format!("×{x:.3}")
+    } else {
+        format!("×{x:.1e}")
     }
 }
 
@@ -428,6 +462,29 @@ mod tests {
             "{first}"
         );
         assert!(!first.contains("smallest difference"), "{first}");
+    }
+
+    #[test]
+    fn an_arm_that_turns_requests_away_loses_though_it_serves_as_many() {
+        // B serves as many responses a second as A but fails 300 attempts a block (25%):
+        // throughput alone cannot tell them apart; the errors decide.
+        let r = run(1000.0, 300);
+        assert_eq!(r.verdict, Verdict::ABetter);
+        assert_eq!(r.metric, "errors");
+        assert_eq!(r.deciding_metric(), Metric::Errors);
+        let first = r.headline();
+        assert!(
+            first.starts_with("A fails fewer requests: 0.0% of its attempts against 2"),
+            "{first}"
+        );
+        assert!(first.contains("(errors B/A ×"), "{first}");
+        assert!(first.contains("; throughput "), "{first}");
+        let text = r.text();
+        let decides: Vec<&str> = text.lines().filter(|l| l.contains("(decides)")).collect();
+        assert_eq!(decides.len(), 1);
+        assert!(decides[0].trim_start().starts_with("errors"), "{decides:?}");
+        // The smallest difference the budget could tell stays the asked metric's.
+        assert!(r.mde.is_some_and(|m| m < 0.5), "{:?}", r.mde);
     }
 
     #[test]
