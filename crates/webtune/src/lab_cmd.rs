@@ -10,7 +10,6 @@ pub(crate) mod import;
 mod listing;
 pub(crate) mod mail;
 mod run_cmd;
-mod shards;
 
 use crate::exit;
 use crate::flags::bench::{check_outputs, parse_bench, BenchArgs};
@@ -223,7 +222,10 @@ pub fn run(args: LabArgs) -> anyhow::Result<i32> {
         LabCommand::Sweep(sweep) => forum::run_sweep(sweep),
         LabCommand::Compare(c) => compare::run(&c),
         LabCommand::Clean => clean(),
-        LabCommand::ShardWorker { spec, out } => shards::worker(&spec, &out),
+        LabCommand::ShardWorker { spec, out } => {
+            trial::shards::worker(&spec, &out, &crate::signals::stop_token())?;
+            Ok(exit::SUCCESS)
+        }
     }
 }
 
@@ -243,16 +245,8 @@ fn run_stack(run: RunArgs) -> anyhow::Result<i32> {
         );
     }
     let (mut trial, bench) = stack_trial(&run)?;
-    let processes = shards::processes_needed(&trial.load);
-    if processes > 1 {
-        if trial.workload.scenario().is_some() || !trial.load.body.is_empty() {
-            bail!(
-                "-c {} needs {processes} generator processes, which take no scenario or request body; use fewer connections or webtune bench --shard",
-                trial.load.connections
-            );
-        }
-        eprintln!("{}", shards::notice(&trial.load, processes));
-        trial.run_load = Some(shards::run_load);
+    if let Some(notice) = trial::shards::shard_if_needed(&mut trial)? {
+        eprintln!("{notice}");
     }
     run_one(&trial, &bench)
 }

@@ -7,9 +7,10 @@
 //! section, and stops the target leaving nothing behind — also when
 //! the stop token is set or a step fails. `lab run`, `lab sweep`, `sweep` and the tuner are
 //! callers of `run`; none of them goes through command-line words. `path` says what a
-//! trial loads when no path is given.
+//! trial loads when no path is given; `shards` runs a load as several generator processes.
 
 pub mod path;
+pub mod shards;
 mod target;
 
 pub use target::{start_target, Started, Target};
