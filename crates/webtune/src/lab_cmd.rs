@@ -20,6 +20,7 @@ use anyhow::{bail, Context};
 use std::path::PathBuf;
 use std::time::Duration;
 use webtune_engine::Workload;
+use webtune_lab::fsys::FsRequest;
 use webtune_lab::host::{CpuSet, HostSettings};
 use webtune_lab::trial::{self, Target, Trial};
 use webtune_lab::{settings_for, StackKind};
@@ -211,11 +212,13 @@ pub fn run(args: LabArgs) -> anyhow::Result<i32> {
         LabCommand::Data(data) => forum::run_data(data),
         // fs's output flags may come before -- too (the sweep's own are fs's there).
         LabCommand::Sweep(s) if s.stack == webtune_lab::fsys::NAME => fs::sweep(
-            &s.set,
-            s.host_sysctl,
-            s.keep,
+            &FsRequest {
+                set: s.set.clone(),
+                host_sysctl: s.host_sysctl,
+                keep: s.keep,
+                interval: s.sample_interval,
+            },
             &s.connections,
-            s.sample_interval,
             &crate::output_flags::join_words(s.output.to_words(), &s.fs_flags)
                 .map_err(|e| anyhow::anyhow!("{e}"))?,
         ),
@@ -236,13 +239,13 @@ fn run_stack(run: RunArgs) -> anyhow::Result<i32> {
         return mail::run(&run);
     }
     if run.stack.as_deref() == Some(webtune_lab::fsys::NAME) {
-        return fs::run(
-            &run.set,
-            run.host_sysctl,
-            run.keep,
-            run.sample_interval,
-            &run.bench,
-        );
+        let request = FsRequest {
+            set: run.set.clone(),
+            host_sysctl: run.host_sysctl,
+            keep: run.keep,
+            interval: run.sample_interval,
+        };
+        return fs::run(&request, &run.bench);
     }
     let (mut trial, bench) = stack_trial(&run)?;
     if let Some(notice) = trial::shards::shard_if_needed(&mut trial)? {
