@@ -6,7 +6,6 @@
 mod compare;
 pub mod forum;
 pub(crate) mod fs;
-pub(crate) mod import;
 mod listing;
 pub(crate) mod mail;
 mod run_cmd;
@@ -16,14 +15,13 @@ use crate::flags::bench::{check_outputs, parse_bench, BenchArgs};
 use crate::narrate::Narrator;
 use crate::output::{self, Outputs};
 use crate::running;
-use anyhow::{bail, Context};
+use anyhow::bail;
 use std::path::PathBuf;
 use std::time::Duration;
-use webtune_engine::Workload;
 use webtune_lab::fsys::FsRequest;
 use webtune_lab::host::{CpuSet, HostSettings};
-use webtune_lab::trial::{self, Target, Trial};
-use webtune_lab::{settings_for, StackKind};
+use webtune_lab::trial::{self, RunRequest, Target, Trial};
+use webtune_lab::StackKind;
 use webtune_model::parse_duration;
 use webtune_report::server_summary::summarise;
 
@@ -187,7 +185,7 @@ fn parse_cpus(text: &str) -> Result<CpuSet, String> {
 pub fn run(args: LabArgs) -> anyhow::Result<i32> {
     match args.command {
         LabCommand::Stacks => Ok(output::print_only(&listing::stacks_text())),
-        LabCommand::Params { stack } if forum::is_database(&stack) => Ok(output::print_only(
+        LabCommand::Params { stack } if trial::is_database(&stack) => Ok(output::print_only(
             &listing::params_table(&webtune_lab::forum::dbparams::parameters()),
         )),
         LabCommand::Params { stack } if stack == webtune_lab::fsys::NAME => {
@@ -201,8 +199,8 @@ pub fn run(args: LabArgs) -> anyhow::Result<i32> {
             &set,
         )?)),
         LabCommand::Run(cmd) => run_stack(cmd.into_run()?),
-        LabCommand::Sweep(sweep) if mail::is_mail(Some(&sweep.stack)) => mail::sweep(&sweep),
-        LabCommand::Capacity(c) if mail::is_mail(c.run.stack.as_deref()) => {
+        LabCommand::Sweep(sweep) if trial::is_mail(Some(&sweep.stack)) => mail::sweep(&sweep),
+        LabCommand::Capacity(c) if trial::is_mail(c.run.stack.as_deref()) => {
             bail!("lab capacity searches HTTP rates; for postfix use lab sweep postfix -c A,B,… or tune postfix")
         }
         LabCommand::Capacity(c) => {
@@ -235,8 +233,8 @@ pub fn run(args: LabArgs) -> anyhow::Result<i32> {
 /// `lab run`: the mail stack, the fs stack, or an HTTP stack loaded by bench's engine.
 fn run_stack(run: RunArgs) -> anyhow::Result<i32> {
     // The mail stack takes `webtune smtp`'s flags after --.
-    if mail::is_mail(run.stack.as_deref()) {
-        return mail::run(&run);
+    if trial::is_mail(run.stack.as_deref()) {
+        return mail::run(&run, &run_request(&run));
     }
     if run.stack.as_deref() == Some(webtune_lab::fsys::NAME) {
         let request = FsRequest {
@@ -254,11 +252,34 @@ fn run_stack(run: RunArgs) -> anyhow::Result<i32> {
     run_one(&trial, &bench)
 }
 
-pub use webtune_lab::trial::path::{default_path, Served};
-
-/// The path to load on a stack, as given after -- (or `default_path`): the lab's rule.
-pub fn load_path(given: Option<&str>, default_path: &str) -> anyhow::Result<String> {
-    Ok(webtune_lab::trial::path::load_path(given, default_path)?)
+/// The lab's request for `lab run` (and `lab capacity`), the flags as given.
+fn run_request(args: &RunArgs) -> RunRequest {
+    use webtune_lab::import::Server;
+    let config = [
+        (Server::Nginx, &args.nginx_config),
+        (Server::Apache, &args.apache_config),
+        (Server::PhpFpm, &args.php_fpm_config),
+    ]
+    .into_iter()
+    .find_map(|(server, file)| file.clone().map(|f| (server, f)));
+    RunRequest {
+        stack: args.stack.clone(),
+        config,
+        mysql_config: args.mysql_config.clone(),
+        url: args.url.clone(),
+        set: args.set.clone(),
+        processes: args.processes.clone(),
+        pids: args.pids.clone(),
+        app: args.app.into(),
+        data: args.data.forum(),
+        host: HostSettings {
+            server_cpus: args.server_cpus.clone(),
+            client_cpus: args.client_cpus.clone(),
+            addresses: args.addresses,
+        },
+        sample_interval: args.sample_interval,
+        keep: args.keep,
+    }
 }
 
 /// The trial `lab run` (and `lab capacity`) loads, and the bench flags given after --.
@@ -272,107 +293,12 @@ fn stack_trial(args: &RunArgs) -> anyhow::Result<(Trial, BenchArgs)> {
     }
     check_outputs(&bench)?;
     let workload = bench.request.workload()?;
-    let (target, path) = match args.app {
-        crate::flags::forum::App::Forum => {
-            if args.url.is_some() || !args.processes.is_empty() || !args.pids.is_empty() {
-                bail!("--app forum starts its own stack: no URL, no --process and no --pid");
-            }
-            if args.nginx_config.is_some()
-                || args.apache_config.is_some()
-                || args.php_fpm_config.is_some()
-            {
-                bail!("--app forum runs on a lab stack, not on your own config");
-            }
-            // Without a path or a scenario, the forum's own page mix (the trial's default).
-            let path = match (&bench.url, workload.scenario()) {
-                (None, None) => String::new(),
-                (given, _) => load_path(given.as_deref(), "")?,
-            };
-            let stack = args.stack.as_deref().unwrap_or_default();
-            (
-                forum::target(stack, &args.set, &args.data, args.mysql_config.as_deref())?,
-                path,
-            )
-        }
-        crate::flags::forum::App::Site => site_target(args, &bench, &workload)?,
-    };
-    let mut load = bench.to_spec(&path)?;
-    // A probe path is relative to the stack, like the load's path (the trial joins both).
-    if let Some(probe) = load.probe.as_mut() {
-        probe.url = load_path(Some(&probe.url), "/").unwrap_or_else(|_| probe.url.clone());
-    }
-    let mut trial = Trial::new(target, load);
-    trial.workload = workload;
-    trial.repeat = bench.output.repeat;
-    trial.sample_interval = args.sample_interval;
-    trial.keep_dir = args.keep;
-    trial.host = HostSettings {
-        server_cpus: args.server_cpus.clone(),
-        client_cpus: args.client_cpus.clone(),
-        addresses: args.addresses,
-    };
+    let request = run_request(args);
+    let (target, path) =
+        request.target(bench.url.as_deref(), &workload, &mut forum::say_data_step)?;
+    let load = bench.to_spec(&path)?;
+    let trial = request.trial(target, load, workload, bench.output.repeat);
     Ok((trial, bench))
-}
-
-/// The target of `lab run` on the built-in site (or an external server) and the path to
-/// load on it.
-fn site_target(
-    args: &RunArgs,
-    bench: &BenchArgs,
-    workload: &Workload,
-) -> anyhow::Result<(Target, String)> {
-    if args.mysql_config.is_some() {
-        bail!("--mysql-config goes with --app forum: the forum is what uses the database");
-    }
-    if let Some(target) = import::target(args, bench, workload)? {
-        return Ok(target);
-    }
-    let stack = StackKind::from_name(args.stack.as_deref().unwrap_or_default())?;
-    let settings = settings_for(stack, &args.set)?;
-    webtune_lab::host::check_privilege(&settings)?;
-    if stack == StackKind::External {
-        if !args.set.is_empty() {
-            bail!("--set does not apply to the external stack: the lab does not configure it");
-        }
-        if args.server_cpus.is_some() || args.addresses > 1 {
-            bail!("--server-cpus and --addresses need a stack the lab starts, not external");
-        }
-        let base = args.url.clone().context(
-            "the external stack needs its URL: webtune lab run external http://HOST:PORT -- ...",
-        )?;
-        let path = match &bench.url {
-            Some(given) => load_path(Some(given), "/")?,
-            None => String::new(),
-        };
-        let target = Target::External {
-            base_url: base,
-            processes: args.processes.clone(),
-            pids: args.pids.clone(),
-        };
-        return Ok((target, path));
-    }
-    if args.url.is_some() {
-        bail!(
-            "a URL only goes with the external stack; for {} give the path after --, e.g. -- /cpu/2000",
-            stack.name()
-        );
-    }
-    if !args.processes.is_empty() || !args.pids.is_empty() {
-        bail!(
-            "--process and --pid are for the external stack; lab stacks sample their own processes"
-        );
-    }
-    let path = load_path(
-        bench.url.as_deref(),
-        default_path(Served::Stack(stack), workload),
-    )?;
-    Ok((
-        Target::Stack {
-            kind: stack,
-            settings,
-        },
-        path,
-    ))
 }
 
 /// Run a one-level trial and report it as `bench` does, with the server-side summary.
@@ -492,28 +418,5 @@ mod tests {
         assert_eq!(bench.connections, Some(20));
         assert_eq!(bench.url.as_deref(), Some("/cpu/2000"));
         assert!(parse_bench(&["--no-such-flag".to_string()]).is_err());
-    }
-
-    #[test]
-    fn load_paths_are_paths() {
-        assert_eq!(load_path(Some("/cpu/2000"), "/").unwrap(), "/cpu/2000");
-        assert_eq!(load_path(None, "/empty.gif").unwrap(), "/empty.gif");
-        assert_eq!(load_path(None, "").unwrap(), "");
-        assert!(load_path(Some("http://x/"), "/").is_err());
-        assert!(load_path(Some("cpu"), "/").is_err());
-    }
-
-    #[test]
-    fn the_default_path_is_the_scenarios_then_php_then_the_static_page() {
-        let site = Workload::request();
-        assert_eq!(
-            default_path(Served::Stack(StackKind::Nginx), &site),
-            "/empty.gif"
-        );
-        let php = Served::Stack(StackKind::NginxPhpFpm);
-        assert_eq!(default_path(php, &site), "/cpu/2000");
-        let text = "[[request]]\nname = \"home\"\npath = \"/\"\n";
-        let mix = Workload::from_scenario_text(text, std::path::Path::new("."), "mix").unwrap();
-        assert_eq!(default_path(php, &mix), "");
     }
 }

@@ -7,12 +7,22 @@
 //! section, and stops the target leaving nothing behind — also when
 //! the stop token is set or a step fails. `lab run`, `lab sweep`, `sweep` and the tuner are
 //! callers of `run`; none of them goes through command-line words. `path` says what a
-//! trial loads when no path is given; `shards` runs a load as several generator processes.
+//! trial loads when no path is given; `shards` runs a load as several generator processes;
+//! `RunRequest`, `ForumRequest`, `SweepRequest` and `MailRequest` are the lab commands'
+//! trials as values (what a command fills from its flags and the lab turns into a trial).
 
+mod mail;
 pub mod path;
+mod request;
 pub mod shards;
+mod sweep;
 mod target;
 
+pub use mail::{is_mail, MailRequest};
+pub use request::{
+    config_flag, import_config, is_database, App, ForumData, ForumRequest, RunRequest,
+};
+pub use sweep::{SweepRequest, Swept};
 pub use target::{start_target, Started, Target};
 
 use crate::forum;

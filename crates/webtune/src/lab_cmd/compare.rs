@@ -7,14 +7,15 @@
 //! `--app forum`: two forums (each a PHP stack with its own private database, `db.*`
 //! settings going to the database), loaded with the forum's page mix or a `--scenario`.
 
-use super::{default_path, load_path, Served};
 use crate::decisive::report;
 use crate::flags::bench::bench_args_with_path;
 use crate::flags::compare::ProtocolArgs;
 use crate::flags::forum::App;
 use anyhow::{anyhow, bail};
 use webtune_lab::forum::dbparams;
+use webtune_lab::trial::path::{default_path, load_path, Served};
 use webtune_lab::trial::Target;
+use webtune_lab::trial::{import_config, ForumData};
 use webtune_lab::{settings_for, StackKind};
 
 #[derive(clap::Args)]
@@ -162,7 +163,11 @@ fn run_forum(args: &CompareArgs, kind: StackKind) -> anyhow::Result<i32> {
         ("--json", args.protocol.json.as_deref()),
         ("--html", args.html.as_deref()),
     ])?;
-    let dataset = super::forum::ensure_dataset(args.posts, args.forum_seed)?;
+    let forum = ForumData {
+        posts: args.posts,
+        seed: args.forum_seed,
+    };
+    let dataset = forum.dataset(&mut super::forum::say_data_step)?;
     let names = [name(stack, &args.a), name(stack, &args.b)];
     let targets = sets.map(|(web, db)| Target::Forum {
         kind,
@@ -223,8 +228,8 @@ fn run_own(
     let bench = bench_args_with_path(&args.protocol.bench)?;
     let workload = bench.request.workload()?;
     let imports = [
-        super::import::import(server, file, &args.a).map_err(|e| anyhow!("--a: {e:#}"))?,
-        super::import::import(server, file, &args.b).map_err(|e| anyhow!("--b: {e:#}"))?,
+        import_config(server, file, &args.a).map_err(|e| anyhow!("--a: {e:#}"))?,
+        import_config(server, file, &args.b).map_err(|e| anyhow!("--b: {e:#}"))?,
     ];
     let path = load_path(
         bench.url.as_deref(),
