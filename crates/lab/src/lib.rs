@@ -25,6 +25,7 @@ pub mod fsys;
 pub mod hook;
 pub mod host;
 pub mod import;
+pub mod listing;
 pub mod registry;
 pub mod servers;
 pub mod trial;

@@ -6,7 +6,6 @@
 mod compare;
 pub mod forum;
 pub(crate) mod fs;
-mod listing;
 pub(crate) mod mail;
 mod run_cmd;
 
@@ -21,7 +20,7 @@ use std::time::Duration;
 use webtune_lab::fsys::FsRequest;
 use webtune_lab::host::{CpuSet, HostSettings};
 use webtune_lab::trial::{self, RunRequest, Target, Trial};
-use webtune_lab::StackKind;
+use webtune_lab::{listing, StackKind};
 use webtune_model::parse_duration;
 use webtune_report::server_summary::summarise;
 
@@ -185,15 +184,7 @@ fn parse_cpus(text: &str) -> Result<CpuSet, String> {
 pub fn run(args: LabArgs) -> anyhow::Result<i32> {
     match args.command {
         LabCommand::Stacks => Ok(output::print_only(&listing::stacks_text())),
-        LabCommand::Params { stack } if trial::is_database(&stack) => Ok(output::print_only(
-            &listing::params_table(&webtune_lab::forum::dbparams::parameters()),
-        )),
-        LabCommand::Params { stack } if stack == webtune_lab::fsys::NAME => {
-            Ok(output::print_only(&listing::fs_params_text()))
-        }
-        LabCommand::Params { stack } => Ok(output::print_only(&listing::params_text(
-            StackKind::from_name(&stack)?,
-        ))),
+        LabCommand::Params { stack } => Ok(output::print_only(&listing::params_of(&stack)?)),
         LabCommand::Config { stack, set } => Ok(output::print_only(&listing::config_text(
             StackKind::from_name(&stack)?,
             &set,
@@ -342,58 +333,12 @@ fn run_one(trial: &Trial, bench: &BenchArgs) -> anyhow::Result<i32> {
 fn clean() -> anyhow::Result<i32> {
     let root = webtune_lab::registry::lab_root()?;
     let report = webtune_lab::registry::clean_stale(&root);
-    let mut text = String::new();
-    for line in &report.reaped {
-        text.push_str(&format!("reaped {line}\n"));
-    }
-    for dir in &report.kept {
-        text.push_str(&format!(
-            "kept {} (asked with --keep; remove it yourself)\n",
-            dir.display()
-        ));
-    }
     let live = webtune_lab::registry::entries(&root)
         .into_iter()
         .filter(|e| e.owner_alive())
         .count();
-    if report.is_empty() {
-        text.push_str(&format!("nothing to clean in {}\n", root.display()));
-    }
-    if !report.foreign.is_empty() {
-        // Said once: what webtune did not make stays, whatever it is.
-        let name =
-            |p: &std::path::PathBuf| p.strip_prefix(&root).unwrap_or(p).display().to_string();
-        let shown: Vec<String> = report.foreign.iter().take(3).map(name).collect();
-        text.push_str(&format!(
-            "left alone {} entr{} of {} that webtune did not make ({}{}): the registry does \
-             not record {}\n",
-            report.foreign.len(),
-            if report.foreign.len() == 1 {
-                "y"
-            } else {
-                "ies"
-            },
-            root.display(),
-            shown.join(", "),
-            if report.foreign.len() > shown.len() {
-                ", …"
-            } else {
-                ""
-            },
-            if report.foreign.len() == 1 {
-                "it"
-            } else {
-                "them"
-            },
-        ));
-    }
-    if live > 0 {
-        text.push_str(&format!(
-            "{live} stack(s) of running webtune processes left alone\n"
-        ));
-    }
     let mut outputs = Outputs::new();
-    outputs.stdout(&text);
+    outputs.stdout(&listing::clean_text(&report, &root, live));
     if !report.survivors.is_empty() {
         eprintln!(
             "webtune: process(es) {:?} survived SIGKILL (zombies or another user's?)",

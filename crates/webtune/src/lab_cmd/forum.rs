@@ -13,7 +13,7 @@ use crate::output_flags::{OutputFlags, OutputHelp};
 use std::path::PathBuf;
 use std::time::Duration;
 use webtune_lab::forum::dataset::Dataset;
-use webtune_lab::forum::{self, app, data};
+use webtune_lab::forum::{app, data};
 use webtune_lab::trial::{self, SweepRequest, Swept, Target};
 use webtune_model::parse_duration;
 use webtune_model::sweep::{SweepResult, SweepVariable};
@@ -132,23 +132,6 @@ impl OutputHelp for LabSweepOutput {
     const CSV: Option<&'static str> = Some("Write the per-level figures as CSV to FILE");
     const QUIET: &'static str = "No progress line, no table and no per-level server summaries \
         (the files are still written; errors still go to stderr)";
-}
-
-/// The `lab stacks` lines for `--app forum`: what it needs besides a PHP stack.
-pub fn requirements_text() -> String {
-    let needs: Vec<String> = forum::requirements()
-        .into_iter()
-        .map(|(what, found, package)| match found {
-            Some(path) => format!("{} ({package})", path.display()),
-            None => format!("{what} MISSING: apt-get install {package}"),
-        })
-        .collect();
-    format!(
-        "{:<20} seed 003's PHP forum on a private MariaDB, on any stack with PHP\n{:<20} needs: {}\n",
-        "--app forum",
-        "",
-        needs.join(", ")
-    )
 }
 
 /// `webtune lab data`.
