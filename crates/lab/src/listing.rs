@@ -1,9 +1,10 @@
 //! What the lab says about itself: `lab stacks` (what each stack needs and whether it is
 //! installed, the forum's and the file system's needs too), `lab params` (every parameter,
 //! and the tuner's default space) and `lab config` (the rendered configs and command lines,
-//! with example paths and ports), and what `lab clean` did. The command prints these texts
-//! as they are.
+//! with example paths and ports), `lab data`'s dataset, and what `lab clean` did. The
+//! command prints these texts as they are.
 
+use crate::forum::dataset::Dataset;
 use crate::params::ParamSpec;
 use crate::registry::CleanReport;
 use crate::render::{render, Layout};
@@ -267,6 +268,34 @@ pub fn clean_text(report: &CleanReport, root: &Path, live: usize) -> String {
         ));
     }
     text
+}
+
+/// `lab data`: the forum's data and where its database's data directory is.
+pub fn dataset_text(d: &Dataset) -> String {
+    let s = &d.summary;
+    format!(
+        "forum data: {} posts, {} topics (longest {} posts), {} forums in {} categories, {} users; seed {}\n\
+         checksum {:016x} over {:.1} MB of generated rows (schema v{})\n\
+         MariaDB {} data directory: {} ({:.0} MB), {}\n",
+        s.shape.posts,
+        s.shape.topics,
+        s.longest_topic_posts,
+        s.shape.forums,
+        s.shape.categories,
+        s.shape.users,
+        s.seed,
+        s.checksum,
+        s.bytes as f64 / 1e6,
+        s.schema_version,
+        d.server_version,
+        d.dir.display(),
+        d.data_bytes as f64 / 1e6,
+        if d.built_now {
+            format!("built now in {:.1} s", d.build_seconds)
+        } else {
+            format!("from the cache (built in {:.1} s)", d.build_seconds)
+        }
+    )
 }
 
 #[cfg(test)]

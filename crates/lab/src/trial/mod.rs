@@ -22,7 +22,7 @@ pub use mail::{is_mail, MailRequest};
 pub use request::{
     config_flag, import_config, is_database, App, ForumData, ForumRequest, RunRequest,
 };
-pub use sweep::{SweepRequest, Swept};
+pub use sweep::{levels_of, SweepRequest, Swept};
 pub use target::{start_target, Started, Target};
 
 use crate::forum;

@@ -2,7 +2,8 @@
 //! stack with PHP unless told otherwise, else its built-in site) loaded at each connection
 //! level with the sweep's own load (seed 003's protocol: each level's warm-up and cool-down
 //! left out, a pause between levels). The knee of the resulting sweep is `report::knee`'s
-//! (it reads stalls the renderer finds); the command asks it.
+//! (it reads stalls the renderer finds); the command asks it. `levels_of` gives the levels
+//! of a sweep of a server the user runs (`webtune sweep URL`).
 
 use super::request::{path_of, App, ForumData, ForumRequest};
 use super::{path::default_path, path::Served, Level, Target, Trial};
@@ -12,7 +13,38 @@ use crate::LabError;
 use std::path::PathBuf;
 use std::time::Duration;
 use webtune_engine::Workload;
+use webtune_model::sweep::SweepVariable;
 use webtune_model::{RunSpec, StopCondition};
+
+/// The levels of a sweep of a server the user runs (`webtune sweep URL`): connections
+/// (closed loop), or request rates (open loop) when any are given.
+pub fn levels_of(
+    connections: &[u32],
+    rates: &[f64],
+) -> Result<(SweepVariable, Vec<Level>), LabError> {
+    let refused = |text: &str| Err(LabError::Inconsistent(text.to_string()));
+    if !rates.is_empty() {
+        if rates.iter().any(|r| !r.is_finite() || *r <= 0.0) {
+            return refused("--rates must be positive numbers, e.g. --rates 1000,2000,4000");
+        }
+        return Ok((
+            SweepVariable::Rate,
+            rates.iter().map(|&r| Level::Rate(r)).collect(),
+        ));
+    }
+    if connections.is_empty() {
+        return refused(
+            "give the levels: -c 8,32,128 (connections) or --rates 1000,2000 (open loop)",
+        );
+    }
+    if connections.contains(&0) {
+        return refused("-c levels must be at least 1");
+    }
+    Ok((
+        SweepVariable::Connections,
+        connections.iter().map(|&c| Level::Connections(c)).collect(),
+    ))
+}
 
 /// A lab sweep over connection levels.
 #[derive(Debug, Clone)]
@@ -226,6 +258,21 @@ mod tests {
         );
         assert_eq!(swept.trial.pause, Duration::from_secs(1));
         assert_eq!(sweep("apache-event", &[1]).app().unwrap(), App::Forum);
+    }
+
+    #[test]
+    fn a_sweep_of_a_server_is_over_connections_or_rates() {
+        let (variable, levels) = levels_of(&[1, 8], &[]).unwrap();
+        assert_eq!(variable, SweepVariable::Connections);
+        assert_eq!(levels, [Level::Connections(1), Level::Connections(8)]);
+        let (variable, levels) = levels_of(&[], &[100.0, 200.0]).unwrap();
+        assert_eq!(variable, SweepVariable::Rate);
+        assert_eq!(levels, [Level::Rate(100.0), Level::Rate(200.0)]);
+        let e = |c: &[u32], r: &[f64]| levels_of(c, r).unwrap_err().to_string();
+        assert!(e(&[], &[]).contains("give the levels"));
+        assert!(e(&[0], &[]).contains("at least 1"));
+        assert!(e(&[], &[f64::NAN]).contains("positive"));
+        assert!(e(&[], &[-1.0]).contains("positive"));
     }
 
     #[test]

@@ -39,6 +39,16 @@ pub enum Target {
 }
 
 impl Target {
+    /// A server the user runs at `base_url`, sampled by nothing: what `sweep URL` and
+    /// `capacity URL` load.
+    pub fn external(base_url: &str) -> Target {
+        Target::External {
+            base_url: base_url.to_string(),
+            processes: Vec::new(),
+            pids: Vec::new(),
+        }
+    }
+
     /// The name results carry (`server.target`): the stack's name, or "external".
     pub fn name(&self) -> &'static str {
         match self {

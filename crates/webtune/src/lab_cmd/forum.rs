@@ -12,7 +12,6 @@ use crate::output::{self, Outputs};
 use crate::output_flags::{OutputFlags, OutputHelp};
 use std::path::PathBuf;
 use std::time::Duration;
-use webtune_lab::forum::dataset::Dataset;
 use webtune_lab::forum::{app, data};
 use webtune_lab::trial::{self, SweepRequest, Swept, Target};
 use webtune_model::parse_duration;
@@ -152,39 +151,14 @@ pub fn run_data(args: DataArgs) -> anyhow::Result<i32> {
         )));
     }
     let dataset = args.data.forum().dataset(&mut say_data_step)?;
-    Ok(output::print_only(&describe_dataset(&dataset)))
+    Ok(output::print_only(&webtune_lab::listing::dataset_text(
+        &dataset,
+    )))
 }
 
 /// A step of the forum's data build, on stderr.
 pub fn say_data_step(step: &str) {
     eprintln!("lab data: {step}");
-}
-
-fn describe_dataset(d: &Dataset) -> String {
-    let s = &d.summary;
-    format!(
-        "forum data: {} posts, {} topics (longest {} posts), {} forums in {} categories, {} users; seed {}\n\
-         checksum {:016x} over {:.1} MB of generated rows (schema v{})\n\
-         MariaDB {} data directory: {} ({:.0} MB), {}\n",
-        s.shape.posts,
-        s.shape.topics,
-        s.longest_topic_posts,
-        s.shape.forums,
-        s.shape.categories,
-        s.shape.users,
-        s.seed,
-        s.checksum,
-        s.bytes as f64 / 1e6,
-        s.schema_version,
-        d.server_version,
-        d.dir.display(),
-        d.data_bytes as f64 / 1e6,
-        if d.built_now {
-            format!("built now in {:.1} s", d.build_seconds)
-        } else {
-            format!("from the cache (built in {:.1} s)", d.build_seconds)
-        }
-    )
 }
 
 /// `webtune lab sweep STACK -c 8,32,…`: one trial over the connection levels.
