@@ -15,6 +15,7 @@
 
 pub mod advice;
 pub mod advise_verify;
+pub mod capacity_request;
 pub mod capacity_run;
 pub mod driver;
 pub mod error;
