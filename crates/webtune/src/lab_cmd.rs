@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 use webtune_lab::fsys::FsRequest;
 use webtune_lab::host::{CpuSet, HostSettings};
-use webtune_lab::trial::{self, RunRequest, Target, Trial};
+use webtune_lab::trial::{self, RunRequest, Trial};
 use webtune_lab::{listing, StackKind};
 use webtune_model::parse_duration;
 use webtune_report::server_summary::summarise;
@@ -303,15 +303,7 @@ fn run_one(trial: &Trial, bench: &BenchArgs) -> anyhow::Result<i32> {
     };
     let mut result = level.result;
     crate::gate::judge(&mut result, &bench.gate.parse(false)?, None);
-    let header = match &trial.target {
-        Target::External { .. } => String::new(),
-        target => format!(
-            "Lab stack: {} ({}) at {}\n",
-            target.name(),
-            target.describe_settings(),
-            outcome.base_url
-        ),
-    };
+    let header = trial.target.headline(&outcome.base_url);
     let footer = match &result.server {
         Some(server) => format!("\n{}", summarise(server, result.responses)),
         None => String::new(),

@@ -528,6 +528,18 @@ mod tests {
     }
 
     #[test]
+    fn a_lab_stack_is_named_in_the_reports_first_line_and_an_external_server_is_not() {
+        let stack = Target::Stack {
+            kind: crate::StackKind::Nginx,
+            settings: crate::stacks::settings_for(crate::StackKind::Nginx, &[]).unwrap(),
+        };
+        let line = stack.headline("http://127.0.0.1:8080");
+        assert!(line.starts_with("Lab stack: nginx ("), "{line}");
+        assert!(line.ends_with(") at http://127.0.0.1:8080\n"), "{line}");
+        assert_eq!(Target::external("http://h:1").headline("http://h:1"), "");
+    }
+
+    #[test]
     fn a_trial_without_levels_is_refused_before_anything_starts() {
         let mut trial = Trial::new(
             Target::External {

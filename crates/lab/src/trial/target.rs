@@ -49,6 +49,20 @@ impl Target {
         }
     }
 
+    /// The line a lab command's report opens with: what ran, with which settings, where
+    /// ("Lab stack: nginx (defaults) at http://127.0.0.1:8080\n"); none for a server the
+    /// user runs.
+    pub fn headline(&self, base_url: &str) -> String {
+        match self {
+            Target::External { .. } => String::new(),
+            target => format!(
+                "Lab stack: {} ({}) at {base_url}\n",
+                target.name(),
+                target.describe_settings()
+            ),
+        }
+    }
+
     /// The name results carry (`server.target`): the stack's name, or "external".
     pub fn name(&self) -> &'static str {
         match self {

@@ -120,12 +120,7 @@ fn report(trial: &Trial, flags: &Flags) -> anyhow::Result<i32> {
         eprintln!("lab: interrupted before the load began; nothing of the stack is left");
         return Ok(exit::INTERRUPTED);
     }
-    let mut text = format!(
-        "Lab stack: {} ({}) at {}\n",
-        trial.target.name(),
-        trial.target.describe_settings(),
-        outcome.base_url
-    );
+    let mut text = trial.target.headline(&outcome.base_url);
     let mut outputs = Outputs::new();
     let interrupted = outcome.interrupted;
     let mut delivered_any = false;
