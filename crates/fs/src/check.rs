@@ -171,6 +171,22 @@ fn human(bytes: u128) -> String {
     format!("{v:.1} PiB")
 }
 
+/// The specs of a sweep over worker counts (`fs --sweep-workers`, `lab sweep fs -c`): the
+/// base spec at each count, every one checked before the first runs.
+pub fn worker_levels(base: &FsSpec, workers: &[u32]) -> Result<Vec<FsSpec>, FsError> {
+    let specs: Vec<FsSpec> = workers
+        .iter()
+        .map(|&workers| FsSpec {
+            workers,
+            ..base.clone()
+        })
+        .collect();
+    for spec in &specs {
+        check(spec)?;
+    }
+    Ok(specs)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -224,5 +240,18 @@ mod tests {
         };
         let e = check(&ro).unwrap_err().to_string();
         assert!(e.contains("not writable"), "{e}");
+    }
+
+    #[test]
+    fn a_sweeps_levels_are_the_base_at_each_count_all_checked_first() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = spec_in(tmp.path());
+        let levels = worker_levels(&base, &[1, 2, 4]).unwrap();
+        let counts: Vec<u32> = levels.iter().map(|s| s.workers).collect();
+        assert_eq!(counts, [1, 2, 4]);
+        assert!(levels.iter().all(|s| s.files == base.files));
+        // A bad last level is refused before any level could run.
+        let e = worker_levels(&base, &[1, 0]).unwrap_err().to_string();
+        assert!(e.contains("-c 0 workers"), "{e}");
     }
 }

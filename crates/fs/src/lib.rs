@@ -15,6 +15,7 @@ pub mod mt;
 pub mod pool;
 pub mod postmark;
 mod run;
+pub mod units;
 mod worker;
 
 pub use error::FsError;

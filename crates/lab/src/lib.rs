@@ -25,6 +25,7 @@ pub mod fsys;
 pub mod hook;
 pub mod host;
 pub mod import;
+pub mod listing;
 pub mod registry;
 pub mod servers;
 pub mod trial;
@@ -57,31 +58,5 @@ pub use params::{parse_assignment, InertRule, ParamKind, ParamSpec, Settings, Va
 pub use render::{reaches_php, render, Layout, Rendered, PAGE_BYTES};
 pub use selector::ProcessSelector;
 pub use server_sampler::{ServerSampler, DEFAULT_INTERVAL};
-pub use stacks::{StackKind, TlsStack};
+pub use stacks::{settings_for, StackKind, TlsStack};
 pub use supervisor::{http_get, http_request, HttpReply, RunningStack, StartOptions};
-
-/// Validate `NAME=VALUE` assignments for a stack: unknown names and out-of-range values
-/// are refused with the parameter's range, and combinations Apache would silently change
-/// are refused too. Nothing is started.
-pub fn settings_for(stack: StackKind, assignments: &[String]) -> Result<Settings, LabError> {
-    let pairs: Vec<(String, String)> = assignments
-        .iter()
-        .map(|a| parse_assignment(a))
-        .collect::<Result<_, _>>()?;
-    let settings = Settings::from_assignments(stack.name(), &stack.parameters(), &pairs).map_err(
-        |e| match e {
-            // Above the hard limit: say which limit, and that it cannot be raised.
-            LabError::OutOfRange { name, value, .. }
-                if name == "os.nofile"
-                    && value
-                        .parse::<u64>()
-                        .is_ok_and(|v| v > host::nofile_hard_limit()) =>
-            {
-                host::nofile_refusal(&value)
-            }
-            e => e,
-        },
-    )?;
-    stacks::check_consistency(stack, &settings)?;
-    Ok(settings)
-}

@@ -4,10 +4,36 @@
 //! (`TlsStack`). What each server is, its parameters and their defaults (Debian 12's stock
 //! configuration) live in `servers`.
 
-use crate::params::ParamSpec;
+use crate::params::{parse_assignment, ParamSpec, Settings};
 use crate::LabError;
 
 pub use crate::servers::{Component, Mpm, NginxRole, Requirement};
+
+/// Validate `NAME=VALUE` assignments for a stack: unknown names and out-of-range values
+/// are refused with the parameter's range, and combinations Apache would silently change
+/// are refused too. Nothing is started.
+pub fn settings_for(stack: StackKind, assignments: &[String]) -> Result<Settings, LabError> {
+    let pairs: Vec<(String, String)> = assignments
+        .iter()
+        .map(|a| parse_assignment(a))
+        .collect::<Result<_, _>>()?;
+    let settings = Settings::from_assignments(stack.name(), &stack.parameters(), &pairs).map_err(
+        |e| match e {
+            // Above the hard limit: say which limit, and that it cannot be raised.
+            LabError::OutOfRange { name, value, .. }
+                if name == "os.nofile"
+                    && value
+                        .parse::<u64>()
+                        .is_ok_and(|v| v > crate::host::nofile_hard_limit()) =>
+            {
+                crate::host::nofile_refusal(&value)
+            }
+            e => e,
+        },
+    )?;
+    check_consistency(stack, &settings)?;
+    Ok(settings)
+}
 
 const NEEDS_OPENSSL: Requirement = Requirement {
     program: "openssl",

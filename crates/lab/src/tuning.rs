@@ -67,7 +67,7 @@ pub fn complete(stack: StackKind, assignments: &[(String, String)]) -> Vec<(Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::settings_for;
+    use crate::stacks::settings_for;
 
     fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
         list.iter()

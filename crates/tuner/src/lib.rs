@@ -8,13 +8,14 @@
 //! anything runs; `slo_verdict` is the proof's verdict where the SLOs speak; `advice` turns `webtune advise`'s findings on the stack's rendered config
 //! into a seed (`tune --from-advice`); `interleaved` runs a decisive comparison
 //! (`compare --live`, `lab compare`) block by block with the engine, `lab_pair` on two lab
-//! stacks at once, `interleaved_proof` as tune's proof, `interleaved_search` as tune's
+//! stacks at once (`pair_request`: `lab compare`'s two arms as a value), `interleaved_proof` as tune's proof, `interleaved_search` as tune's
 //! search (each candidate against the incumbent); `sequential_proof` judges the
 //! sequential pairs. `request` is a tune as a value (`TuneRequest`, its defaults, the
 //! `Job` it becomes); `resume` continues one from its journal alone.
 
 pub mod advice;
 pub mod advise_verify;
+pub mod capacity_request;
 pub mod capacity_run;
 pub mod driver;
 pub mod error;
@@ -24,6 +25,7 @@ pub mod interleaved_search;
 pub mod job;
 pub mod lab_pair;
 mod measure;
+pub mod pair_request;
 pub mod request;
 pub mod resume;
 pub mod rules;

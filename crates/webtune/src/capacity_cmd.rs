@@ -47,14 +47,7 @@ pub fn run(args: CapacityArgs) -> anyhow::Result<i32> {
         load.smtp = Some(webtune_model::SmtpSpec::default());
         load.expect_status = vec![(200, 299)];
     }
-    let mut trial = Trial::new(
-        Target::External {
-            base_url: args.url.clone(),
-            processes: Vec::new(),
-            pids: Vec::new(),
-        },
-        load,
-    );
+    let mut trial = Trial::new(Target::external(&args.url), load);
     trial.workload = match smtp {
         true => crate::flags::smtp::mailboxes(None, "")?,
         false => args.request.workload()?,

@@ -1,7 +1,8 @@
 //! The capacity search as the commands run it: a trial searched step by step
 //! (`webtune_tuner::capacity_run`), every step narrated on stderr, and the outputs (text
 //! table on stdout, `--json` webtune.capacity/1, `--html`). Shared by `capacity` and `lab
-//! capacity`; the search and the judging live in `webtune_search::capacity`.
+//! capacity`; the request is `webtune_tuner::capacity_request`'s, the search and the judging
+//! `webtune_search::capacity`'s.
 
 use crate::exit;
 use crate::flags::bench::load_mode;
@@ -9,13 +10,12 @@ use crate::flags::capacity::SearchArgs;
 use crate::narrate::Narrator;
 use crate::output::{self, Outputs};
 use anyhow::bail;
-use std::time::Duration;
-use webtune_lab::trial::{Level, Trial};
+use webtune_lab::trial::Trial;
 use webtune_model::capacity::{CapacityLimit, CapacityStep, StepOutcome};
-use webtune_model::StopCondition;
+use webtune_model::{Arrival, LoadMode};
 use webtune_report::capacity::{render_capacity_html, render_capacity_text};
-use webtune_search::capacity::{check, parse_slos};
-use webtune_tuner::capacity_run::{self, CapacitySpec};
+use webtune_tuner::capacity_request::CapacityRequest;
+use webtune_tuner::capacity_run;
 
 /// `lab capacity`: the bench flags given after `--` that make no sense for a search are
 /// refused; the rest shaped the trial already.
@@ -48,39 +48,29 @@ pub fn run_lab(
 }
 
 pub fn search(
-    mut trial: Trial,
+    trial: Trial,
     connections: u32,
     arrival: &str,
     args: &SearchArgs,
 ) -> anyhow::Result<i32> {
+    let request = CapacityRequest {
+        slos: args.slo.clone(),
+        search: args.settings(),
+        connections,
+        arrival: match load_mode(Some(1.0), arrival) {
+            LoadMode::Open { arrival, .. } => arrival,
+            LoadMode::Closed => Arrival::Uniform,
+        },
+        step: args.step_duration,
+        pause: args.pause,
+    };
     // Everything the user typed is checked before any load.
-    let slos = parse_slos(&args.slo)?;
-    let settings = args.settings();
-    check(&settings)?;
+    request.check()?;
     output::check_all([
         ("--json", args.output.json.as_deref()),
         ("--html", args.output.html.as_deref()),
     ])?;
-    if connections == 0 {
-        bail!("-c must be at least 1");
-    }
-    let step = args.step_duration.unwrap_or(Duration::from_secs_f64(
-        webtune_model::spec::DEFAULT_DURATION_S,
-    ));
-    trial.load.connections = connections;
-    trial.load.load = load_mode(Some(settings.start_rps), arrival);
-    trial.load.stop = StopCondition::Duration {
-        seconds: step.as_secs_f64(),
-    };
-    trial.load.validate()?;
-    trial.levels = vec![Level::Rate(settings.start_rps)];
-    trial.pause = args.pause;
-    let spec = CapacitySpec {
-        trial,
-        slos,
-        search: settings,
-        tool: format!("webtune {}", env!("CARGO_PKG_VERSION")),
-    };
+    let spec = request.spec(trial, &format!("webtune {}", env!("CARGO_PKG_VERSION")))?;
     let stop = crate::signals::stop_token();
     let quiet = args.output.quiet;
     let mut narrator = Narrator::new(quiet, !quiet);

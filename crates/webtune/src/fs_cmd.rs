@@ -1,6 +1,6 @@
 //! `webtune fs`: postmark's small-file workload with the flags a sysadmin expects, mapped
 //! onto `webtune_fs::run`, and the pool registered with the lab so that `webtune lab clean`
-//! removes it after a SIGKILL (`fs_runs`, shared with postmark and `lab run fs`).
+//! removes it after a SIGKILL (`lab::fsys::run_registered`, through `fs_runs`).
 
 use crate::flags::fs::{spec_of, FsArgs};
 use crate::fs_runs::{own_status, run_spec, sweep_files};
@@ -38,17 +38,8 @@ pub fn run(args: FsArgs) -> anyhow::Result<i32> {
 
 /// `--sweep-workers`: one run per worker count, every spec checked before the first runs.
 fn sweep(args: &FsArgs, spec: FsSpec) -> anyhow::Result<i32> {
-    let specs: Vec<FsSpec> = args
-        .sweep_workers
-        .iter()
-        .map(|&workers| FsSpec {
-            workers,
-            ..spec.clone()
-        })
-        .collect();
-    for s in &specs {
-        webtune_fs::check::check(s).map_err(|e| anyhow::anyhow!("{e}"))?;
-    }
+    let specs = webtune_fs::check::worker_levels(&spec, &args.sweep_workers)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut levels = Vec::new();
     for s in &specs {
         if crate::signals::stop_requested() {

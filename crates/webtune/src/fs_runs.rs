@@ -1,43 +1,19 @@
-//! Running the fs workload from a command and what its commands share: the pool registered
-//! with the lab (so `lab clean` removes it after a SIGKILL), the exit status of fs runs,
+//! Running the fs workload from a command and what its commands share: the run (its pool
+//! registered with the lab by `lab::fsys`, so `lab clean` removes it after a SIGKILL), the exit status of fs runs,
 //! their files, and `compare` of saved fs results. Shared by fs, postmark, lab run fs and
 //! compare; no command owns it.
 
 use crate::flags::fs::FsOutput;
 use crate::output::Outputs;
 use crate::output_flags::OutputFlags;
-use std::path::{Path, PathBuf};
-use webtune_fs::PoolKeeper;
+use std::path::PathBuf;
 use webtune_model::fs::{FsResult, FsSpec};
 
-/// Records each pool in the lab's registry (as a stack with no processes), so that
-/// `webtune lab clean` deletes a pool whose run was killed.
-#[derive(Default)]
-pub struct RegistryKeeper {
-    held: Option<(PathBuf, String)>,
-}
-
-impl PoolKeeper for RegistryKeeper {
-    fn claim(&mut self, pool: &Path) -> Result<(), String> {
-        let root = webtune_lab::registry::lab_root().map_err(|e| e.to_string())?;
-        let entry = webtune_lab::registry::Entry::new("fs-pool", &|_| pool.to_path_buf());
-        webtune_lab::registry::write_entry(&root, &entry).map_err(|e| e.to_string())?;
-        self.held = Some((root, entry.id));
-        Ok(())
-    }
-
-    fn release(&mut self, _pool: &Path) {
-        if let Some((root, id)) = self.held.take() {
-            webtune_lab::registry::remove_entry(&root, &id);
-        }
-    }
-}
-
-/// Run the workload of `spec` with the process's stop token and the registry keeper.
+/// Run the workload of `spec` with the process's stop token, its pool registered with the
+/// lab (`lab::fsys::run_registered`).
 pub fn run_spec(spec: &FsSpec) -> anyhow::Result<FsResult> {
-    let stop = crate::signals::stop_token();
-    let mut keeper = RegistryKeeper::default();
-    webtune_fs::run(spec, &stop, &mut keeper).map_err(|e| anyhow::anyhow!("{e}"))
+    webtune_lab::fsys::run_registered(spec, &crate::signals::stop_token())
+        .map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 /// The status of fs runs (one, or a sweep's levels) by their outcome: 130 when stopped;

@@ -6,24 +6,21 @@
 mod compare;
 pub mod forum;
 pub(crate) mod fs;
-pub(crate) mod import;
-mod listing;
 pub(crate) mod mail;
 mod run_cmd;
-mod shards;
 
 use crate::exit;
 use crate::flags::bench::{check_outputs, parse_bench, BenchArgs};
 use crate::narrate::Narrator;
 use crate::output::{self, Outputs};
 use crate::running;
-use anyhow::{bail, Context};
+use anyhow::bail;
 use std::path::PathBuf;
 use std::time::Duration;
-use webtune_engine::Workload;
+use webtune_lab::fsys::FsRequest;
 use webtune_lab::host::{CpuSet, HostSettings};
-use webtune_lab::trial::{self, Target, Trial};
-use webtune_lab::{settings_for, StackKind};
+use webtune_lab::trial::{self, RunRequest, Trial};
+use webtune_lab::{listing, StackKind};
 use webtune_model::parse_duration;
 use webtune_report::server_summary::summarise;
 
@@ -187,22 +184,14 @@ fn parse_cpus(text: &str) -> Result<CpuSet, String> {
 pub fn run(args: LabArgs) -> anyhow::Result<i32> {
     match args.command {
         LabCommand::Stacks => Ok(output::print_only(&listing::stacks_text())),
-        LabCommand::Params { stack } if forum::is_database(&stack) => Ok(output::print_only(
-            &listing::params_table(&webtune_lab::forum::dbparams::parameters()),
-        )),
-        LabCommand::Params { stack } if stack == webtune_lab::fsys::NAME => {
-            Ok(output::print_only(&listing::fs_params_text()))
-        }
-        LabCommand::Params { stack } => Ok(output::print_only(&listing::params_text(
-            StackKind::from_name(&stack)?,
-        ))),
+        LabCommand::Params { stack } => Ok(output::print_only(&listing::params_of(&stack)?)),
         LabCommand::Config { stack, set } => Ok(output::print_only(&listing::config_text(
             StackKind::from_name(&stack)?,
             &set,
         )?)),
         LabCommand::Run(cmd) => run_stack(cmd.into_run()?),
-        LabCommand::Sweep(sweep) if mail::is_mail(Some(&sweep.stack)) => mail::sweep(&sweep),
-        LabCommand::Capacity(c) if mail::is_mail(c.run.stack.as_deref()) => {
+        LabCommand::Sweep(sweep) if trial::is_mail(Some(&sweep.stack)) => mail::sweep(&sweep),
+        LabCommand::Capacity(c) if trial::is_mail(c.run.stack.as_deref()) => {
             bail!("lab capacity searches HTTP rates; for postfix use lab sweep postfix -c A,B,… or tune postfix")
         }
         LabCommand::Capacity(c) => {
@@ -212,56 +201,76 @@ pub fn run(args: LabArgs) -> anyhow::Result<i32> {
         LabCommand::Data(data) => forum::run_data(data),
         // fs's output flags may come before -- too (the sweep's own are fs's there).
         LabCommand::Sweep(s) if s.stack == webtune_lab::fsys::NAME => fs::sweep(
-            &s.set,
-            s.host_sysctl,
-            s.keep,
+            &FsRequest {
+                set: s.set.clone(),
+                host_sysctl: s.host_sysctl,
+                keep: s.keep,
+                interval: s.sample_interval,
+            },
             &s.connections,
-            s.sample_interval,
             &crate::output_flags::join_words(s.output.to_words(), &s.fs_flags)
                 .map_err(|e| anyhow::anyhow!("{e}"))?,
         ),
         LabCommand::Sweep(sweep) => forum::run_sweep(sweep),
         LabCommand::Compare(c) => compare::run(&c),
         LabCommand::Clean => clean(),
-        LabCommand::ShardWorker { spec, out } => shards::worker(&spec, &out),
+        LabCommand::ShardWorker { spec, out } => {
+            trial::shards::worker(&spec, &out, &crate::signals::stop_token())?;
+            Ok(exit::SUCCESS)
+        }
     }
 }
 
 /// `lab run`: the mail stack, the fs stack, or an HTTP stack loaded by bench's engine.
 fn run_stack(run: RunArgs) -> anyhow::Result<i32> {
     // The mail stack takes `webtune smtp`'s flags after --.
-    if mail::is_mail(run.stack.as_deref()) {
-        return mail::run(&run);
+    if trial::is_mail(run.stack.as_deref()) {
+        return mail::run(&run, &run_request(&run));
     }
     if run.stack.as_deref() == Some(webtune_lab::fsys::NAME) {
-        return fs::run(
-            &run.set,
-            run.host_sysctl,
-            run.keep,
-            run.sample_interval,
-            &run.bench,
-        );
+        let request = FsRequest {
+            set: run.set.clone(),
+            host_sysctl: run.host_sysctl,
+            keep: run.keep,
+            interval: run.sample_interval,
+        };
+        return fs::run(&request, &run.bench);
     }
     let (mut trial, bench) = stack_trial(&run)?;
-    let processes = shards::processes_needed(&trial.load);
-    if processes > 1 {
-        if trial.workload.scenario().is_some() || !trial.load.body.is_empty() {
-            bail!(
-                "-c {} needs {processes} generator processes, which take no scenario or request body; use fewer connections or webtune bench --shard",
-                trial.load.connections
-            );
-        }
-        eprintln!("{}", shards::notice(&trial.load, processes));
-        trial.run_load = Some(shards::run_load);
+    if let Some(notice) = trial::shards::shard_if_needed(&mut trial)? {
+        eprintln!("{notice}");
     }
     run_one(&trial, &bench)
 }
 
-pub use webtune_lab::trial::path::{default_path, Served};
-
-/// The path to load on a stack, as given after -- (or `default_path`): the lab's rule.
-pub fn load_path(given: Option<&str>, default_path: &str) -> anyhow::Result<String> {
-    Ok(webtune_lab::trial::path::load_path(given, default_path)?)
+/// The lab's request for `lab run` (and `lab capacity`), the flags as given.
+fn run_request(args: &RunArgs) -> RunRequest {
+    use webtune_lab::import::Server;
+    let config = [
+        (Server::Nginx, &args.nginx_config),
+        (Server::Apache, &args.apache_config),
+        (Server::PhpFpm, &args.php_fpm_config),
+    ]
+    .into_iter()
+    .find_map(|(server, file)| file.clone().map(|f| (server, f)));
+    RunRequest {
+        stack: args.stack.clone(),
+        config,
+        mysql_config: args.mysql_config.clone(),
+        url: args.url.clone(),
+        set: args.set.clone(),
+        processes: args.processes.clone(),
+        pids: args.pids.clone(),
+        app: args.app.into(),
+        data: args.data.forum(),
+        host: HostSettings {
+            server_cpus: args.server_cpus.clone(),
+            client_cpus: args.client_cpus.clone(),
+            addresses: args.addresses,
+        },
+        sample_interval: args.sample_interval,
+        keep: args.keep,
+    }
 }
 
 /// The trial `lab run` (and `lab capacity`) loads, and the bench flags given after --.
@@ -275,107 +284,12 @@ fn stack_trial(args: &RunArgs) -> anyhow::Result<(Trial, BenchArgs)> {
     }
     check_outputs(&bench)?;
     let workload = bench.request.workload()?;
-    let (target, path) = match args.app {
-        crate::flags::forum::App::Forum => {
-            if args.url.is_some() || !args.processes.is_empty() || !args.pids.is_empty() {
-                bail!("--app forum starts its own stack: no URL, no --process and no --pid");
-            }
-            if args.nginx_config.is_some()
-                || args.apache_config.is_some()
-                || args.php_fpm_config.is_some()
-            {
-                bail!("--app forum runs on a lab stack, not on your own config");
-            }
-            // Without a path or a scenario, the forum's own page mix (the trial's default).
-            let path = match (&bench.url, workload.scenario()) {
-                (None, None) => String::new(),
-                (given, _) => load_path(given.as_deref(), "")?,
-            };
-            let stack = args.stack.as_deref().unwrap_or_default();
-            (
-                forum::target(stack, &args.set, &args.data, args.mysql_config.as_deref())?,
-                path,
-            )
-        }
-        crate::flags::forum::App::Site => site_target(args, &bench, &workload)?,
-    };
-    let mut load = bench.to_spec(&path)?;
-    // A probe path is relative to the stack, like the load's path (the trial joins both).
-    if let Some(probe) = load.probe.as_mut() {
-        probe.url = load_path(Some(&probe.url), "/").unwrap_or_else(|_| probe.url.clone());
-    }
-    let mut trial = Trial::new(target, load);
-    trial.workload = workload;
-    trial.repeat = bench.output.repeat;
-    trial.sample_interval = args.sample_interval;
-    trial.keep_dir = args.keep;
-    trial.host = HostSettings {
-        server_cpus: args.server_cpus.clone(),
-        client_cpus: args.client_cpus.clone(),
-        addresses: args.addresses,
-    };
+    let request = run_request(args);
+    let (target, path) =
+        request.target(bench.url.as_deref(), &workload, &mut forum::say_data_step)?;
+    let load = bench.to_spec(&path)?;
+    let trial = request.trial(target, load, workload, bench.output.repeat);
     Ok((trial, bench))
-}
-
-/// The target of `lab run` on the built-in site (or an external server) and the path to
-/// load on it.
-fn site_target(
-    args: &RunArgs,
-    bench: &BenchArgs,
-    workload: &Workload,
-) -> anyhow::Result<(Target, String)> {
-    if args.mysql_config.is_some() {
-        bail!("--mysql-config goes with --app forum: the forum is what uses the database");
-    }
-    if let Some(target) = import::target(args, bench, workload)? {
-        return Ok(target);
-    }
-    let stack = StackKind::from_name(args.stack.as_deref().unwrap_or_default())?;
-    let settings = settings_for(stack, &args.set)?;
-    webtune_lab::host::check_privilege(&settings)?;
-    if stack == StackKind::External {
-        if !args.set.is_empty() {
-            bail!("--set does not apply to the external stack: the lab does not configure it");
-        }
-        if args.server_cpus.is_some() || args.addresses > 1 {
-            bail!("--server-cpus and --addresses need a stack the lab starts, not external");
-        }
-        let base = args.url.clone().context(
-            "the external stack needs its URL: webtune lab run external http://HOST:PORT -- ...",
-        )?;
-        let path = match &bench.url {
-            Some(given) => load_path(Some(given), "/")?,
-            None => String::new(),
-        };
-        let target = Target::External {
-            base_url: base,
-            processes: args.processes.clone(),
-            pids: args.pids.clone(),
-        };
-        return Ok((target, path));
-    }
-    if args.url.is_some() {
-        bail!(
-            "a URL only goes with the external stack; for {} give the path after --, e.g. -- /cpu/2000",
-            stack.name()
-        );
-    }
-    if !args.processes.is_empty() || !args.pids.is_empty() {
-        bail!(
-            "--process and --pid are for the external stack; lab stacks sample their own processes"
-        );
-    }
-    let path = load_path(
-        bench.url.as_deref(),
-        default_path(Served::Stack(stack), workload),
-    )?;
-    Ok((
-        Target::Stack {
-            kind: stack,
-            settings,
-        },
-        path,
-    ))
 }
 
 /// Run a one-level trial and report it as `bench` does, with the server-side summary.
@@ -389,15 +303,7 @@ fn run_one(trial: &Trial, bench: &BenchArgs) -> anyhow::Result<i32> {
     };
     let mut result = level.result;
     crate::gate::judge(&mut result, &bench.gate.parse(false)?, None);
-    let header = match &trial.target {
-        Target::External { .. } => String::new(),
-        target => format!(
-            "Lab stack: {} ({}) at {}\n",
-            target.name(),
-            target.describe_settings(),
-            outcome.base_url
-        ),
-    };
+    let header = trial.target.headline(&outcome.base_url);
     let footer = match &result.server {
         Some(server) => format!("\n{}", summarise(server, result.responses)),
         None => String::new(),
@@ -419,58 +325,12 @@ fn run_one(trial: &Trial, bench: &BenchArgs) -> anyhow::Result<i32> {
 fn clean() -> anyhow::Result<i32> {
     let root = webtune_lab::registry::lab_root()?;
     let report = webtune_lab::registry::clean_stale(&root);
-    let mut text = String::new();
-    for line in &report.reaped {
-        text.push_str(&format!("reaped {line}\n"));
-    }
-    for dir in &report.kept {
-        text.push_str(&format!(
-            "kept {} (asked with --keep; remove it yourself)\n",
-            dir.display()
-        ));
-    }
     let live = webtune_lab::registry::entries(&root)
         .into_iter()
         .filter(|e| e.owner_alive())
         .count();
-    if report.is_empty() {
-        text.push_str(&format!("nothing to clean in {}\n", root.display()));
-    }
-    if !report.foreign.is_empty() {
-        // Said once: what webtune did not make stays, whatever it is.
-        let name =
-            |p: &std::path::PathBuf| p.strip_prefix(&root).unwrap_or(p).display().to_string();
-        let shown: Vec<String> = report.foreign.iter().take(3).map(name).collect();
-        text.push_str(&format!(
-            "left alone {} entr{} of {} that webtune did not make ({}{}): the registry does \
-             not record {}\n",
-            report.foreign.len(),
-            if report.foreign.len() == 1 {
-                "y"
-            } else {
-                "ies"
-            },
-            root.display(),
-            shown.join(", "),
-            if report.foreign.len() > shown.len() {
-                ", …"
-            } else {
-                ""
-            },
-            if report.foreign.len() == 1 {
-                "it"
-            } else {
-                "them"
-            },
-        ));
-    }
-    if live > 0 {
-        text.push_str(&format!(
-            "{live} stack(s) of running webtune processes left alone\n"
-        ));
-    }
     let mut outputs = Outputs::new();
-    outputs.stdout(&text);
+    outputs.stdout(&listing::clean_text(&report, &root, live));
     if !report.survivors.is_empty() {
         eprintln!(
             "webtune: process(es) {:?} survived SIGKILL (zombies or another user's?)",
@@ -495,28 +355,5 @@ mod tests {
         assert_eq!(bench.connections, Some(20));
         assert_eq!(bench.url.as_deref(), Some("/cpu/2000"));
         assert!(parse_bench(&["--no-such-flag".to_string()]).is_err());
-    }
-
-    #[test]
-    fn load_paths_are_paths() {
-        assert_eq!(load_path(Some("/cpu/2000"), "/").unwrap(), "/cpu/2000");
-        assert_eq!(load_path(None, "/empty.gif").unwrap(), "/empty.gif");
-        assert_eq!(load_path(None, "").unwrap(), "");
-        assert!(load_path(Some("http://x/"), "/").is_err());
-        assert!(load_path(Some("cpu"), "/").is_err());
-    }
-
-    #[test]
-    fn the_default_path_is_the_scenarios_then_php_then_the_static_page() {
-        let site = Workload::request();
-        assert_eq!(
-            default_path(Served::Stack(StackKind::Nginx), &site),
-            "/empty.gif"
-        );
-        let php = Served::Stack(StackKind::NginxPhpFpm);
-        assert_eq!(default_path(php, &site), "/cpu/2000");
-        let text = "[[request]]\nname = \"home\"\npath = \"/\"\n";
-        let mix = Workload::from_scenario_text(text, std::path::Path::new("."), "mix").unwrap();
-        assert_eq!(default_path(php, &mix), "");
     }
 }

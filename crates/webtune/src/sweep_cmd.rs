@@ -8,10 +8,8 @@ use crate::narrate::Narrator;
 use crate::output::{self, Outputs};
 use crate::output_flags::{OutputFlags, OutputHelp};
 use crate::sweeps::{sweep_of, warn_unanswered};
-use anyhow::bail;
 use std::time::Duration;
 use webtune_lab::trial::{self, Level, Target, Trial};
-use webtune_model::sweep::SweepVariable;
 use webtune_model::{parse_duration, LoadMode, RunSpec};
 use webtune_report::sweep::{render_sweep_csv, render_sweep_html, render_sweep_text};
 
@@ -84,34 +82,15 @@ impl OutputHelp for SweepOutput {
 }
 
 impl SweepArgs {
-    /// The variable swept and its levels.
-    fn levels(&self) -> anyhow::Result<(SweepVariable, Vec<f64>)> {
-        if !self.rates.is_empty() {
-            if self.rates.iter().any(|r| !r.is_finite() || *r <= 0.0) {
-                bail!("--rates must be positive numbers, e.g. --rates 1000,2000,4000");
-            }
-            return Ok((SweepVariable::Rate, self.rates.clone()));
-        }
-        if self.connections.is_empty() {
-            bail!("give the levels: -c 8,32,128 (connections) or --rates 1000,2000 (open loop)");
-        }
-        if self.connections.contains(&0) {
-            bail!("-c levels must be at least 1");
-        }
-        Ok((
-            SweepVariable::Connections,
-            self.connections.iter().map(|&c| c as f64).collect(),
-        ))
-    }
-
     /// The run of one level.
-    fn spec_for(&self, variable: SweepVariable, level: f64) -> anyhow::Result<RunSpec> {
-        let (connections, load) = match variable {
-            SweepVariable::Connections => (level as u32, LoadMode::Closed),
-            SweepVariable::Rate => (
+    fn spec_for(&self, level: Level) -> anyhow::Result<RunSpec> {
+        let (connections, load) = match level {
+            Level::Rate(rate) => (
                 self.rate_connections.max(1),
-                load_mode(Some(level), &self.arrival),
+                load_mode(Some(rate), &self.arrival),
             ),
+            Level::Connections(c) => (c, LoadMode::Closed),
+            Level::AsSpecified => (webtune_model::spec::DEFAULT_CONNECTIONS, LoadMode::Closed),
         };
         let mut spec = RunSpec {
             url: self.url.clone(),
@@ -129,11 +108,11 @@ impl SweepArgs {
 pub fn run(args: SweepArgs) -> anyhow::Result<i32> {
     // Nothing is measured yet: a signal while the inputs are read (a FIFO) exits at once.
     let at_once = crate::signals::exit_at_once();
-    let (variable, levels) = args.levels()?;
+    let (variable, levels) = trial::levels_of(&args.connections, &args.rates)?;
     // Check every level's spec before the first run, so a bad flag fails at once.
     let specs = levels
         .iter()
-        .map(|&l| args.spec_for(variable, l))
+        .map(|&l| args.spec_for(l))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let workload = args.request.workload()?;
     drop(at_once);
@@ -144,24 +123,14 @@ pub fn run(args: SweepArgs) -> anyhow::Result<i32> {
     ])?;
     // One trial on a server webtune does not start: the levels one after another.
     let mut trial = Trial::new(
-        Target::External {
-            base_url: args.url.clone(),
-            processes: Vec::new(),
-            pids: Vec::new(),
-        },
+        Target::external(&args.url),
         RunSpec {
             url: String::new(),
             ..specs[0].clone()
         },
     );
     trial.workload = workload;
-    trial.levels = levels
-        .iter()
-        .map(|&level| match variable {
-            SweepVariable::Connections => Level::Connections(level as u32),
-            SweepVariable::Rate => Level::Rate(level),
-        })
-        .collect();
+    trial.levels = levels;
     trial.repeat = args.output.repeat;
     trial.pause = args.pause;
     let stop = crate::signals::stop_token();

@@ -19,7 +19,7 @@ use webtune_search::journal::Journal;
 use webtune_search::space::Config;
 use webtune_tuner::driver;
 use webtune_tuner::job::{Job, Listener};
-use webtune_tuner::request::{self, App, Load, ReportTo, TuneRequest};
+use webtune_tuner::request::{self, Load, ReportTo, TuneRequest};
 use webtune_tuner::resume::NewJournal;
 use webtune_tuner::rules;
 
@@ -188,10 +188,7 @@ impl TuneArgs {
             stack: self.stack.clone(),
             params: self.params.clone(),
             set: self.set.clone(),
-            app: match self.app {
-                crate::flags::forum::App::Site => App::Site,
-                crate::flags::forum::App::Forum => App::Forum,
-            },
+            app: self.app.into(),
             posts: self.data.posts,
             seed: self.data.seed,
             maximize: self.maximize.clone(),

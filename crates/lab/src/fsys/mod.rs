@@ -4,11 +4,15 @@
 //! size, mount and mkfs options, the loop device's queue and direct I/O — all private — and
 //! the host-wide `vm.dirty_*`, changed only when asked and always put back); the samples of
 //! its device and the page cache (`sample`); and one run of the fs engine against it
-//! (`run_workload`). It is not a `servers::ServerType`: a file system has no program to
+//! (`run_workload`; `FsRequest` is `lab run fs` and `lab sweep fs` as a value). The pools
+//! of the workload on the host's own file systems are registered with the lab (`pool`), so
+//! `lab clean` deletes one a killed run left. It is not a `servers::ServerType`: a file system has no program to
 //! render a config for, no port and no readiness to poll; see docs/architecture.md.
 
 pub(crate) mod holder;
 pub mod params;
+mod pool;
+mod request;
 pub(crate) mod sample;
 
 use crate::host_sysctl::HostSysctls;
@@ -18,6 +22,8 @@ use crate::server_sampler::{ProcessSelector, ServerSampler};
 use crate::LabError;
 use holder::Holder;
 pub use holder::Recipe;
+pub use pool::{run_registered, RegistryKeeper, POOL_ENTRY};
+pub use request::FsRequest;
 use std::collections::BTreeMap;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};

@@ -7,11 +7,22 @@
 //! section, and stops the target leaving nothing behind — also when
 //! the stop token is set or a step fails. `lab run`, `lab sweep`, `sweep` and the tuner are
 //! callers of `run`; none of them goes through command-line words. `path` says what a
-//! trial loads when no path is given.
+//! trial loads when no path is given; `shards` runs a load as several generator processes;
+//! `RunRequest`, `ForumRequest`, `SweepRequest` and `MailRequest` are the lab commands'
+//! trials as values (what a command fills from its flags and the lab turns into a trial).
 
+mod mail;
 pub mod path;
+mod request;
+pub mod shards;
+mod sweep;
 mod target;
 
+pub use mail::{is_mail, MailRequest};
+pub use request::{
+    config_flag, import_config, is_database, App, ForumData, ForumRequest, RunRequest,
+};
+pub use sweep::{levels_of, SweepRequest, Swept};
 pub use target::{start_target, Started, Target};
 
 use crate::forum;
@@ -514,6 +525,18 @@ mod tests {
             "http://127.0.0.1:8080"
         );
         assert_eq!(full_url("http://a:1", "http://b:2/x"), "http://b:2/x");
+    }
+
+    #[test]
+    fn a_lab_stack_is_named_in_the_reports_first_line_and_an_external_server_is_not() {
+        let stack = Target::Stack {
+            kind: crate::StackKind::Nginx,
+            settings: crate::stacks::settings_for(crate::StackKind::Nginx, &[]).unwrap(),
+        };
+        let line = stack.headline("http://127.0.0.1:8080");
+        assert!(line.starts_with("Lab stack: nginx ("), "{line}");
+        assert!(line.ends_with(") at http://127.0.0.1:8080\n"), "{line}");
+        assert_eq!(Target::external("http://h:1").headline("http://h:1"), "");
     }
 
     #[test]

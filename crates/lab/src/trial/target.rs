@@ -39,6 +39,30 @@ pub enum Target {
 }
 
 impl Target {
+    /// A server the user runs at `base_url`, sampled by nothing: what `sweep URL` and
+    /// `capacity URL` load.
+    pub fn external(base_url: &str) -> Target {
+        Target::External {
+            base_url: base_url.to_string(),
+            processes: Vec::new(),
+            pids: Vec::new(),
+        }
+    }
+
+    /// The line a lab command's report opens with: what ran, with which settings, where
+    /// ("Lab stack: nginx (defaults) at http://127.0.0.1:8080\n"); none for a server the
+    /// user runs.
+    pub fn headline(&self, base_url: &str) -> String {
+        match self {
+            Target::External { .. } => String::new(),
+            target => format!(
+                "Lab stack: {} ({}) at {base_url}\n",
+                target.name(),
+                target.describe_settings()
+            ),
+        }
+    }
+
     /// The name results carry (`server.target`): the stack's name, or "external".
     pub fn name(&self) -> &'static str {
         match self {

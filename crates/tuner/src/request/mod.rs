@@ -46,16 +46,8 @@ pub fn default_trials(budget: bool) -> usize {
     }
 }
 
-/// What a lab stack serves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum App {
-    /// The built-in site: /empty.gif, /index.html, /cpu/N.
-    #[default]
-    Site,
-    /// Seed 003's PHP forum on a private MariaDB.
-    Forum,
-}
+/// What a lab stack serves (the lab's; a journal writes it "site" or "forum").
+pub use webtune_lab::trial::App;
 
 /// The load of every trial, resolved from the flags after `--` by the caller.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

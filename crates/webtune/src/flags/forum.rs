@@ -22,3 +22,31 @@ pub struct DataChoice {
     #[arg(long = "seed", default_value_t = data::DEFAULT_SEED)]
     pub seed: u64,
 }
+
+impl From<App> for webtune_lab::trial::App {
+    fn from(app: App) -> webtune_lab::trial::App {
+        match app {
+            App::Site => webtune_lab::trial::App::Site,
+            App::Forum => webtune_lab::trial::App::Forum,
+        }
+    }
+}
+
+impl From<webtune_lab::trial::App> for App {
+    fn from(app: webtune_lab::trial::App) -> App {
+        match app {
+            webtune_lab::trial::App::Site => App::Site,
+            webtune_lab::trial::App::Forum => App::Forum,
+        }
+    }
+}
+
+impl DataChoice {
+    /// The lab's name for this choice.
+    pub fn forum(&self) -> webtune_lab::trial::ForumData {
+        webtune_lab::trial::ForumData {
+            posts: self.posts,
+            seed: self.seed,
+        }
+    }
+}

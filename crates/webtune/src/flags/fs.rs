@@ -109,28 +109,7 @@ pub struct FsArgs {
 }
 
 fn parse_bytes(flag: &str, text: &str) -> anyhow::Result<u64> {
-    let t = text.trim().to_ascii_lowercase();
-    let (digits, mult) = match t.strip_suffix(['k', 'm', 'g']) {
-        Some(d) if t.ends_with('k') => (d, 1u64 << 10),
-        Some(d) if t.ends_with('m') => (d, 1 << 20),
-        Some(d) => (d, 1 << 30),
-        None => (t.as_str(), 1),
-    };
-    digits
-        .parse::<u64>()
-        .ok()
-        .and_then(|v| v.checked_mul(mult))
-        .ok_or_else(|| anyhow::anyhow!("{flag} {text:?}: give bytes, e.g. 512, 4k or 1m"))
-}
-
-fn parse_size(text: &str) -> anyhow::Result<(u64, u64)> {
-    match text.split_once("..") {
-        Some((a, b)) => Ok((parse_bytes("--size", a)?, parse_bytes("--size", b)?)),
-        None => {
-            let v = parse_bytes("--size", text)?;
-            Ok((v, v))
-        }
-    }
+    webtune_fs::units::parse_bytes(flag, text).map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 fn seconds(flag: &str, text: &str) -> anyhow::Result<f64> {
@@ -141,7 +120,8 @@ fn seconds(flag: &str, text: &str) -> anyhow::Result<f64> {
 
 /// The spec the flags describe.
 pub fn spec_of(args: &FsArgs) -> anyhow::Result<FsSpec> {
-    let (size_min, size_max) = parse_size(&args.size)?;
+    let (size_min, size_max) =
+        webtune_fs::units::parse_size(&args.size).map_err(|e| anyhow::anyhow!("{e}"))?;
     let duration_s = args
         .duration
         .as_deref()

@@ -10,17 +10,12 @@ use crate::flags::forum::{App, DataChoice};
 use crate::narrate::Narrator;
 use crate::output::{self, Outputs};
 use crate::output_flags::{OutputFlags, OutputHelp};
-use anyhow::bail;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
-use webtune_engine::Workload;
-use webtune_lab::forum::dataset::{self, Dataset};
-use webtune_lab::forum::{self, app, data, dbparams, DbConfig, DbOptions};
-use webtune_lab::import::Server;
-use webtune_lab::trial::{self, Level, Target, Trial};
-use webtune_lab::{settings_for, StackKind};
+use webtune_lab::forum::{app, data};
+use webtune_lab::trial::{self, SweepRequest, Swept, Target};
+use webtune_model::parse_duration;
 use webtune_model::sweep::{SweepResult, SweepVariable};
-use webtune_model::{parse_duration, RunSpec, StopCondition};
 use webtune_report::forum::seed_003_table;
 use webtune_report::server_summary::summarise;
 use webtune_report::sweep::{render_sweep_csv, render_sweep_html};
@@ -138,28 +133,6 @@ impl OutputHelp for LabSweepOutput {
         (the files are still written; errors still go to stderr)";
 }
 
-/// The `lab stacks` lines for `--app forum`: what it needs besides a PHP stack.
-pub fn requirements_text() -> String {
-    let needs: Vec<String> = forum::requirements()
-        .into_iter()
-        .map(|(what, found, package)| match found {
-            Some(path) => format!("{} ({package})", path.display()),
-            None => format!("{what} MISSING: apt-get install {package}"),
-        })
-        .collect();
-    format!(
-        "{:<20} seed 003's PHP forum on a private MariaDB, on any stack with PHP\n{:<20} needs: {}\n",
-        "--app forum",
-        "",
-        needs.join(", ")
-    )
-}
-
-/// Is this name the database's, for `lab params`?
-pub fn is_database(name: &str) -> bool {
-    matches!(name, "mariadb" | "db" | "database")
-}
-
 /// `webtune lab data`.
 pub fn run_data(args: DataArgs) -> anyhow::Result<i32> {
     let DataChoice { posts, seed } = args.data;
@@ -177,194 +150,48 @@ pub fn run_data(args: DataArgs) -> anyhow::Result<i32> {
             path.display()
         )));
     }
-    let dataset = ensure_dataset(posts, seed)?;
-    Ok(output::print_only(&describe_dataset(&dataset)))
+    let dataset = args.data.forum().dataset(&mut say_data_step)?;
+    Ok(output::print_only(&webtune_lab::listing::dataset_text(
+        &dataset,
+    )))
 }
 
-pub fn ensure_dataset(posts: u64, seed: u64) -> anyhow::Result<Dataset> {
-    let dataset = dataset::ensure(posts, seed, &DbOptions::database(), &mut |step| {
-        eprintln!("lab data: {step}")
-    })?;
-    Ok(dataset)
-}
-
-fn describe_dataset(d: &Dataset) -> String {
-    let s = &d.summary;
-    format!(
-        "forum data: {} posts, {} topics (longest {} posts), {} forums in {} categories, {} users; seed {}\n\
-         checksum {:016x} over {:.1} MB of generated rows (schema v{})\n\
-         MariaDB {} data directory: {} ({:.0} MB), {}\n",
-        s.shape.posts,
-        s.shape.topics,
-        s.longest_topic_posts,
-        s.shape.forums,
-        s.shape.categories,
-        s.shape.users,
-        s.seed,
-        s.checksum,
-        s.bytes as f64 / 1e6,
-        s.schema_version,
-        d.server_version,
-        d.dir.display(),
-        d.data_bytes as f64 / 1e6,
-        if d.built_now {
-            format!("built now in {:.1} s", d.build_seconds)
-        } else {
-            format!("from the cache (built in {:.1} s)", d.build_seconds)
-        }
-    )
-}
-
-/// The stack, its settings and the database's, all checked before anything starts.
-struct Plan {
-    stack: StackKind,
-    web: webtune_lab::Settings,
-    db: DbConfig,
-}
-
-/// `mysql_config`: the user's my.cnf, copied, instead of the lab's (`db.*` then set its
-/// server options).
-fn plan(stack: &str, set: &[String], mysql_config: Option<&Path>) -> anyhow::Result<Plan> {
-    let stack = StackKind::from_name(stack)?;
-    if !stack.has_php() {
-        bail!(
-            "--app forum needs a stack with PHP; {} has none: give --app site to load its built-in site, or a PHP stack (apache-prefork, apache-worker, apache-event, nginx-apache or nginx-php-fpm)",
-            stack.name()
-        );
-    }
-    let (web, db) = dbparams::split_assignments(set);
-    let web = settings_for(stack, &web)?;
-    webtune_lab::host::check_privilege(&web)?;
-    let db = match mysql_config {
-        None => DbConfig::Generated(dbparams::settings_for(&db)?),
-        // `db.NAME=VALUE` sets the server option NAME in the copy.
-        Some(file) => {
-            DbConfig::Imported(Box::new(super::import::import(Server::MariaDb, file, &db)?))
-        }
-    };
-    Ok(Plan { stack, web, db })
-}
-
-/// The forum on `stack` with its database, the settings split between them, and the
-/// dataset built or taken from the cache: everything checked before anything starts.
-pub fn target(
-    stack: &str,
-    set: &[String],
-    data: &DataChoice,
-    mysql_config: Option<&Path>,
-) -> anyhow::Result<Target> {
-    let plan = plan(stack, set, mysql_config)?;
-    let dataset = ensure_dataset(data.posts, data.seed)?;
-    Ok(Target::Forum {
-        kind: plan.stack,
-        web: plan.web,
-        db: plan.db,
-        dataset: Box::new(dataset),
-    })
-}
-
-/// The load of every level of a lab sweep (connections are the levels'), built from the
-/// sweep's own flags.
-fn sweep_load(args: &SweepArgs, path: &str) -> anyhow::Result<RunSpec> {
-    let spec = RunSpec {
-        url: path.to_string(),
-        connections: args.connections.first().copied().unwrap_or(1),
-        threads: args.threads.unwrap_or_else(webtune_engine::available_cores),
-        stop: StopCondition::Duration {
-            seconds: args.duration.as_secs_f64(),
-        },
-        warmup_s: args.warmup.as_secs_f64(),
-        cooldown_s: args.cooldown.as_secs_f64(),
-        timeout_ms: args.timeout.as_millis() as u64,
-        ..RunSpec::default()
-    };
-    spec.validate()?;
-    Ok(spec)
+/// A step of the forum's data build, on stderr.
+pub fn say_data_step(step: &str) {
+    eprintln!("lab data: {step}");
 }
 
 /// `webtune lab sweep STACK -c 8,32,…`: one trial over the connection levels.
 pub fn run_sweep(args: SweepArgs) -> anyhow::Result<i32> {
+    let request = SweepRequest {
+        stack: args.stack.clone(),
+        app: args.app.map(Into::into),
+        set: args.set.clone(),
+        data: args.data.forum(),
+        scenario: args.scenario.clone(),
+        path: args.path.clone(),
+        connections: args.connections.clone(),
+        duration: args.duration,
+        warmup: args.warmup,
+        cooldown: args.cooldown,
+        pause: args.pause,
+        threads: args.threads,
+        timeout: args.timeout,
+        sample_interval: args.sample_interval,
+        keep: args.keep,
+    };
     // Everything the user typed is checked before anything starts.
-    if args.connections.contains(&0) {
-        bail!("-c levels must be at least 1, e.g. -c 8,32,128");
-    }
+    request.check_levels()?;
     output::check_all([
         ("--json", args.output.json.as_deref()),
         ("--html", args.output.html.as_deref()),
         ("--csv", args.output.csv.as_deref()),
     ])?;
-    let app = sweep_app(&args)?;
-    if app == App::Forum && args.path.is_some() {
-        bail!("--path is for --app site; the forum loads its own page mix (or --scenario)");
-    }
-    let workload = match &args.scenario {
-        Some(path) => Workload::from_scenario_file(path).map_err(|e| anyhow::anyhow!("{e}"))?,
-        None => Workload::request(),
-    };
-    let (target, path) = match app {
-        // Without --scenario the forum's own page mix (the trial's default for the forum).
-        App::Forum => (
-            target(&args.stack, &args.set, &args.data, None)?,
-            String::new(),
-        ),
-        App::Site => {
-            let stack = StackKind::from_name(&args.stack)?;
-            if stack == StackKind::External {
-                bail!("lab sweep starts its stack; for a server you run use `webtune sweep URL`");
-            }
-            let settings = settings_for(stack, &args.set)?;
-            webtune_lab::host::check_privilege(&settings)?;
-            // As `lab run`: the given path, else the stack's own default (the empty GIF on a
-            // stack without PHP); a scenario's requests carry their own paths.
-            let path = if workload.scenario().is_some() {
-                String::new()
-            } else {
-                super::load_path(
-                    args.path.as_deref(),
-                    super::default_path(super::Served::Stack(stack), &workload),
-                )?
-            };
-            (
-                Target::Stack {
-                    kind: stack,
-                    settings,
-                },
-                path,
-            )
-        }
-    };
-    let mut trial = Trial::new(target, sweep_load(&args, &path)?);
-    trial.workload = workload;
-    trial.levels = args
-        .connections
-        .iter()
-        .map(|&c| Level::Connections(c))
-        .collect();
-    trial.pause = args.pause;
-    trial.sample_interval = args.sample_interval;
-    trial.keep_dir = args.keep;
+    let Swept { trial, app, path } = request.trial(&mut say_data_step)?;
     let stop = crate::signals::stop_token();
     let outcome = trial::run(&trial, &stop, &mut Narrator::new(args.output.quiet, true))?;
     let sweep = crate::sweeps::sweep_of(outcome, SweepVariable::Connections, "lab sweep");
-    report_sweep(&args, app, &trial.target, &path, &sweep)
-}
-
-/// The app a sweep loads: the one given, else the stack's own: seed 003's forum on a stack
-/// with PHP, the built-in site on one without (issue 39: `lab sweep nginx -c …` just works).
-fn sweep_app(args: &SweepArgs) -> anyhow::Result<App> {
-    if let Some(app) = args.app {
-        return Ok(app);
-    }
-    Ok(default_app(StackKind::from_name(&args.stack)?))
-}
-
-/// The app a stack serves when none is named: the forum where PHP can run it.
-pub fn default_app(stack: StackKind) -> App {
-    if stack.has_php() {
-        App::Forum
-    } else {
-        App::Site
-    }
+    report_sweep(&args, app.into(), &trial.target, &path, &sweep)
 }
 
 fn report_sweep(
@@ -442,38 +269,6 @@ fn left_out(warmup: std::time::Duration, cooldown: std::time::Duration) -> Strin
         (true, false) => format!(", of which the last {cooldown:?} is left out"),
         (false, false) => {
             format!(", of which the first {warmup:?} and the last {cooldown:?} are left out")
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_levels_load_comes_from_the_sweeps_own_flags() {
-        let args = SweepArgs::try_parse_from_words(&["apache-prefork", "-c", "8,32", "-t", "2"]);
-        let spec = sweep_load(&args, "/cpu/2000").unwrap();
-        assert_eq!(spec.url, "/cpu/2000");
-        assert_eq!(spec.threads, 2);
-        assert_eq!(spec.stop, StopCondition::Duration { seconds: 10.0 });
-        assert_eq!(spec.warmup_s, 2.0);
-        assert_eq!(spec.cooldown_s, 1.0);
-        let short = SweepArgs::try_parse_from_words(&["nginx", "-c", "2", "-d", "2s"]);
-        let e = sweep_load(&short, "/").unwrap_err().to_string();
-        assert!(e.contains("leave nothing to measure"), "{e}");
-    }
-
-    impl SweepArgs {
-        fn try_parse_from_words(words: &[&str]) -> SweepArgs {
-            #[derive(clap::Parser)]
-            struct Wrapper {
-                #[command(flatten)]
-                args: SweepArgs,
-            }
-            use clap::Parser;
-            let argv = std::iter::once("lab-sweep").chain(words.iter().copied());
-            Wrapper::try_parse_from(argv).unwrap().args
         }
     }
 }

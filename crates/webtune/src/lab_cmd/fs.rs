@@ -1,15 +1,13 @@
-//! `webtune lab run fs` and `lab sweep fs`: make a private file system (`lab::fsys`: tmpfs,
-//! or ext4 / xfs on a loop device, in a mount namespace of its own), run `webtune fs`'s
-//! workload on it (its flags after `--`), print the fs report and the device's summary,
-//! and leave nothing behind.
+//! `webtune lab run fs` and `lab sweep fs`: `webtune fs`'s flags after `--` into a
+//! `lab::fsys::FsRequest` (which makes the private file system, runs the workload on it and
+//! leaves nothing behind), then the fs report and the device's summary.
 
-use crate::flags::fs::{parse_fs, spec_of};
+use crate::flags::fs::{parse_fs, spec_of, FsArgs};
 use crate::fs_runs::own_status;
 use crate::output::{self, Outputs};
 use anyhow::bail;
-use std::time::Duration;
-use webtune_lab::fsys::{self, RunningFs};
-use webtune_model::fs::{FsResult, FsSpec};
+use webtune_lab::fsys::FsRequest;
+use webtune_model::fs::FsResult;
 
 fn render(result: &FsResult) -> String {
     let mut text = webtune_report::fs::render_fs_text(result);
@@ -23,28 +21,8 @@ fn render(result: &FsResult) -> String {
     text
 }
 
-/// Make the file system, saying what a killed run had left (on the host too) and this
-/// start put right first.
-fn start(
-    settings: &webtune_lab::Settings,
-    host_sysctl: bool,
-    keep: bool,
-) -> anyhow::Result<RunningFs> {
-    let fs = RunningFs::start(settings, host_sysctl, keep)?;
-    for line in fs.reaped() {
-        eprintln!("lab: reaped what a killed webtune left: {line}");
-    }
-    Ok(fs)
-}
-
-/// `lab run fs --set … -- FS FLAGS`.
-pub fn run(
-    set: &[String],
-    host_sysctl: bool,
-    keep: bool,
-    interval: Duration,
-    words: &[String],
-) -> anyhow::Result<i32> {
+/// The workload's flags after `--`, their output files checked.
+fn parse(words: &[String]) -> anyhow::Result<FsArgs> {
     let args = parse_fs(words)?;
     let o = &args.output;
     output::check_all([
@@ -52,17 +30,22 @@ pub fn run(
         ("--html", o.html.as_deref()),
         ("--csv", o.csv.as_deref()),
     ])?;
+    Ok(args)
+}
+
+fn say_reaped(line: &str) {
+    eprintln!("lab: reaped what a killed webtune left: {line}");
+}
+
+/// `lab run fs --set … -- FS FLAGS`.
+pub fn run(request: &FsRequest, words: &[String]) -> anyhow::Result<i32> {
+    let args = parse(words)?;
     if !args.sweep_workers.is_empty() {
         bail!("--sweep-workers: use `webtune lab sweep fs -c 1,2,4 …` for worker levels");
     }
     let spec = spec_of(&args)?;
-    let settings = fsys::settings_for(set, host_sysctl)?;
-    let fs = start(&settings, host_sysctl, keep)?;
-    let stop = crate::signals::stop_token();
-    let result = fsys::run_workload(&fs, &spec, &stop, interval);
-    let stopped = fs.stop();
-    let result = result?;
-    stopped?;
+    let result = request.run(&spec, &crate::signals::stop_token(), &mut say_reaped)?;
+    let o = &args.output;
     let mut outputs = Outputs::new();
     if !o.quiet {
         outputs.stdout(&render(&result));
@@ -80,53 +63,12 @@ pub fn run(
 }
 
 /// `lab sweep fs -c 1,2,4 --set … -- FS FLAGS`: one file system, one level per worker count.
-pub fn sweep(
-    set: &[String],
-    host_sysctl: bool,
-    keep: bool,
-    workers: &[u32],
-    interval: Duration,
-    words: &[String],
-) -> anyhow::Result<i32> {
-    let args = parse_fs(words)?;
+pub fn sweep(request: &FsRequest, workers: &[u32], words: &[String]) -> anyhow::Result<i32> {
+    let args = parse(words)?;
+    let specs = webtune_fs::check::worker_levels(&spec_of(&args)?, workers)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let levels = request.sweep(&specs, &crate::signals::stop_token(), &mut say_reaped)?;
     let o = &args.output;
-    output::check_all([
-        ("--json", o.json.as_deref()),
-        ("--html", o.html.as_deref()),
-        ("--csv", o.csv.as_deref()),
-    ])?;
-    let base = spec_of(&args)?;
-    let specs: Vec<FsSpec> = workers
-        .iter()
-        .map(|&w| FsSpec {
-            workers: w,
-            ..base.clone()
-        })
-        .collect();
-    for s in &specs {
-        webtune_fs::check::check(s).map_err(|e| anyhow::anyhow!("{e}"))?;
-    }
-    let settings = fsys::settings_for(set, host_sysctl)?;
-    let fs = start(&settings, host_sysctl, keep)?;
-    let stop = crate::signals::stop_token();
-    let mut levels = Vec::new();
-    let mut failure = None;
-    for s in &specs {
-        if crate::signals::stop_requested() {
-            break;
-        }
-        match fsys::run_workload(&fs, s, &stop, interval) {
-            Ok(r) => levels.push(r),
-            Err(e) => {
-                failure = Some(e);
-                break;
-            }
-        }
-    }
-    fs.stop()?;
-    if let Some(e) = failure {
-        return Err(e.into());
-    }
     let mut outputs = Outputs::new();
     if !o.quiet {
         let mut text = webtune_report::fs::render_fs_sweep_text(&levels);

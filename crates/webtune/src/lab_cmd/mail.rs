@@ -11,43 +11,26 @@ use crate::narrate::Narrator;
 use crate::output::Outputs;
 use anyhow::bail;
 use std::time::Duration;
-use webtune_lab::host::HostSettings;
-use webtune_lab::trial::{self, Level, Target, Trial};
-use webtune_lab::{settings_for, StackKind};
+use webtune_lab::trial::{self, MailRequest, RunRequest, Trial};
 use webtune_model::sweep::SweepVariable;
 use webtune_report::mail::mail_text;
 use webtune_report::server_summary::summarise;
 
 type Flags = crate::output_flags::OutputFlags<crate::flags::smtp::SmtpOutput>;
 
-/// Is this the mail stack?
-pub fn is_mail(stack: Option<&str>) -> bool {
-    stack.is_some_and(|s| s.eq_ignore_ascii_case(StackKind::Postfix.name()))
-}
-
 /// `lab run postfix`: the trial and the report.
-pub(super) fn run(args: &RunArgs) -> anyhow::Result<i32> {
-    if args.url.is_some() || !args.processes.is_empty() || !args.pids.is_empty() {
-        bail!("the postfix stack is the lab's own: no URL, no --process and no --pid");
-    }
-    if args.nginx_config.is_some() || args.apache_config.is_some() || args.php_fpm_config.is_some()
-    {
-        bail!("the postfix stack takes no web server config");
-    }
+pub(super) fn run(args: &RunArgs, request: &RunRequest) -> anyhow::Result<i32> {
+    request.check_mail()?;
     let line = parse_line(&args.bench)?;
-    let drain = line.drain.unwrap_or(Duration::from_secs(30));
-    let mut trial = trial_for(&line.smtp, &args.set, drain)?;
-    trial.sample_interval = args.sample_interval;
-    trial.keep_dir = args.keep;
-    trial.host = HostSettings {
-        server_cpus: args.server_cpus.clone(),
-        client_cpus: args.client_cpus.clone(),
-        addresses: 1,
+    let mail = MailRequest {
+        set: args.set.clone(),
+        drain: line.drain.unwrap_or(Duration::from_secs(30)),
+        sample_interval: args.sample_interval,
+        keep: args.keep,
+        host: request.host.clone(),
+        ..MailRequest::default()
     };
-    if args.addresses > 1 {
-        bail!("--addresses is for the web stacks; Postfix listens on 127.0.0.1");
-    }
-    report(&trial, &line.smtp.output)
+    report(&trial_for(&line.smtp, mail)?, &line.smtp.output)
 }
 
 /// `lab sweep postfix -c A,B,…`: one start, every level on it, the queue kept between them.
@@ -88,15 +71,20 @@ pub fn sweep(args: &SweepArgs) -> anyhow::Result<i32> {
         }
     }
     let line = parse_line(&words)?;
-    let mut trial = trial_for(&line.smtp, &args.set, Duration::ZERO)?;
-    trial.pause = args.pause;
-    trial.sample_interval = args.sample_interval;
-    trial.keep_dir = args.keep;
-    report(&trial, &line.smtp.output)
+    let mail = MailRequest {
+        set: args.set.clone(),
+        drain: Duration::ZERO,
+        pause: args.pause,
+        sample_interval: args.sample_interval,
+        keep: args.keep,
+        ..MailRequest::default()
+    };
+    report(&trial_for(&line.smtp, mail)?, &line.smtp.output)
 }
 
-/// The trial of `smtp` flags on the postfix stack with `set`.
-fn trial_for(smtp: &SmtpArgs, set: &[String], drain: Duration) -> anyhow::Result<Trial> {
+/// The trial of `smtp` flags on the postfix stack as `request` says: the flags that make
+/// no sense for the lab's own Postfix refused first.
+fn trial_for(smtp: &SmtpArgs, request: MailRequest) -> anyhow::Result<Trial> {
     crate::output::check_all([
         ("--json", smtp.output.json.as_deref()),
         ("--html", smtp.output.html.as_deref()),
@@ -108,30 +96,14 @@ fn trial_for(smtp: &SmtpArgs, set: &[String], drain: Duration) -> anyhow::Result
     if !smtp.gate.threshold.is_empty() {
         bail!("--threshold is webtune smtp's; compare the lab run's JSON instead");
     }
-    let stack = StackKind::Postfix;
-    let settings = settings_for(stack, set)?;
-    webtune_lab::host::check_privilege(&settings)?;
-    let mut spec = smtp.to_spec()?;
-    spec.url = String::new();
-    let mut trial = Trial::new(
-        Target::Stack {
-            kind: stack,
-            settings,
-        },
-        spec,
-    );
+    let mut request = request;
+    request.connections = smtp.connections.clone();
+    request.repeat = smtp.output.repeat;
     // --users: those mailboxes; none: the stack's own (the trial reads its users.txt).
     if let Some(users) = &smtp.users {
-        trial.workload = crate::flags::smtp::mailboxes(Some(users), "--users")?;
+        request.mailboxes = Some(crate::flags::smtp::mailboxes(Some(users), "--users")?);
     }
-    trial.levels = smtp
-        .connections
-        .iter()
-        .map(|&c| Level::Connections(c))
-        .collect();
-    trial.repeat = smtp.output.repeat;
-    trial.mail_drain = drain;
-    Ok(trial)
+    Ok(request.trial(smtp.to_spec()?)?)
 }
 
 /// Run the trial; one level reads as `webtune smtp`'s report, several as a sweep; each
@@ -148,12 +120,7 @@ fn report(trial: &Trial, flags: &Flags) -> anyhow::Result<i32> {
         eprintln!("lab: interrupted before the load began; nothing of the stack is left");
         return Ok(exit::INTERRUPTED);
     }
-    let mut text = format!(
-        "Lab stack: {} ({}) at {}\n",
-        trial.target.name(),
-        trial.target.describe_settings(),
-        outcome.base_url
-    );
+    let mut text = trial.target.headline(&outcome.base_url);
     let mut outputs = Outputs::new();
     let interrupted = outcome.interrupted;
     let mut delivered_any = false;

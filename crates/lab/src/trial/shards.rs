@@ -1,18 +1,23 @@
-//! `lab run` with more connections than one process may open: the generator as N shard
-//! processes of this binary (`webtune lab shard-worker`, hidden), each running shard i/N of
-//! the spec (`RunSpec::shard`) from a common start, merged with `RunResult::merge_shards`
-//! (docs/lab.md, "Many connections"). The workers are started from the thread that is
-//! inside the stack's namespace and on the client CPUs, so they inherit both; they die
-//! with webtune (PR_SET_PDEATHSIG) and name the stack's private directory, so `lab clean`
-//! finds any that outlive a SIGKILL.
+//! A trial's load as several generator processes, when its connections need more open
+//! files than one process may open (docs/lab.md, "Many connections"): the caller's own
+//! executable is started N times as `lab shard-worker SPEC OUT` (`WORKER_COMMAND`, a hidden
+//! command of the binary that calls `worker`), each running shard i/N of the spec
+//! (`RunSpec::shard`) from a common start, and their results are merged with
+//! `RunResult::merge_shards`. The workers are started from the thread that is inside the
+//! stack's namespace and on the client CPUs, so they inherit both; they die with their
+//! parent (PR_SET_PDEATHSIG) and name the stack's private directory on their command
+//! line, so `lab clean` finds any that outlive a SIGKILL.
 
-use anyhow::Context;
+use super::{RunLoad, Trial};
+use crate::LabError;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use webtune_engine::Workload;
-use webtune_lab::LabError;
 use webtune_model::shard::Shard;
 use webtune_model::{RunResult, RunSpec, StopToken};
+
+/// The words after the executable that start one shard worker (then SPEC and OUT).
+pub const WORKER_COMMAND: [&str; 2] = ["lab", "shard-worker"];
 
 /// Files a process keeps besides its connections (the engine's own estimate: two per
 /// thread and 64 more), plus a margin for the worker's own files.
@@ -36,18 +41,35 @@ pub fn processes_needed(spec: &RunSpec) -> u32 {
     let Some(hard) = hard_file_limit() else {
         return 1;
     };
+    processes_under(spec, hard)
+}
+
+fn processes_under(spec: &RunSpec, hard: u64) -> u32 {
     let per = hard.saturating_sub(overhead(spec.threads)).max(1);
     u64::from(spec.connections).div_ceil(per).clamp(1, 256) as u32
 }
 
-/// The one line `lab run` prints when it shards its generator.
-pub fn notice(spec: &RunSpec, count: u32) -> String {
+/// Make `trial` run its load as shard processes when one process may not open its
+/// connections: returns the one line that says so (None when one process is enough).
+/// A scenario or a request body is refused (they are not passed to shard processes).
+pub fn shard_if_needed(trial: &mut Trial) -> Result<Option<String>, LabError> {
+    let processes = processes_needed(&trial.load);
+    if processes <= 1 {
+        return Ok(None);
+    }
+    if trial.workload.scenario().is_some() || !trial.load.body.is_empty() {
+        return Err(LabError::Inconsistent(format!(
+            "-c {} needs {processes} generator processes, which take no scenario or request body; use fewer connections or webtune bench --shard",
+            trial.load.connections
+        )));
+    }
+    trial.run_load = Some(run_load as RunLoad);
     let hard = hard_file_limit().unwrap_or(0);
-    format!(
+    Ok(Some(format!(
         "lab: -c {} needs more open files than one process may open (hard limit {hard}): \
-         the generator runs as {count} shard processes, merged into one result",
-        spec.connections
-    )
+         the generator runs as {processes} shard processes, merged into one result",
+        trial.load.connections
+    )))
 }
 
 /// `Trial::run_load`: the load as shard processes, merged.
@@ -100,8 +122,13 @@ pub fn run_load(
     }
     let mut results = Vec::new();
     for (index, _, out_path) in &workers {
-        let text = crate::inputs::read_saved_text(out_path)
-            .map_err(|e| fail(format!("shard {index}/{count}'s result: {e:#}")))?;
+        // Our own worker's file, written just now: no cap is needed to read it.
+        let text = std::fs::read_to_string(out_path).map_err(|e| {
+            fail(format!(
+                "shard {index}/{count}'s result: cannot read {}: {e}",
+                out_path.display()
+            ))
+        })?;
         let result: RunResult = serde_json::from_str(&text)
             .map_err(|e| fail(format!("shard {index}/{count}'s result: {e}")))?;
         results.push((format!("shard {index}/{count}"), result));
@@ -123,7 +150,7 @@ fn spawn_worker(exe: &Path, spec: &Path, out: &Path) -> std::io::Result<i32> {
     use std::os::unix::process::CommandExt;
     let mut command = std::process::Command::new(exe);
     command
-        .args(["lab", "shard-worker"])
+        .args(WORKER_COMMAND)
         .arg(spec)
         .arg(out)
         .stdin(std::process::Stdio::null());
@@ -177,14 +204,50 @@ fn wait_for(
     }
 }
 
-/// `webtune lab shard-worker SPEC OUT`: run one shard's spec (JSON) with the engine and
-/// write its result (JSON). Exit 0 when a result was written.
-pub fn worker(spec: &Path, out: &Path) -> anyhow::Result<i32> {
-    let text = std::fs::read_to_string(spec).with_context(|| format!("{}", spec.display()))?;
-    let spec: RunSpec = serde_json::from_str(&text).with_context(|| format!("{text:.80}"))?;
-    let stop = crate::signals::stop_token();
-    let result = webtune_engine::run(&spec, &Workload::request(), &stop, &mut |_| {})?;
+/// One shard worker (`WORKER_COMMAND SPEC OUT`): run the spec read from `spec` (JSON) with
+/// the engine and write its result (JSON) to `out`.
+pub fn worker(spec: &Path, out: &Path, stop: &StopToken) -> Result<(), LabError> {
+    let text =
+        std::fs::read_to_string(spec).map_err(|e| LabError::io(spec.display().to_string(), e))?;
+    let spec: RunSpec = serde_json::from_str(&text)
+        .map_err(|e| LabError::Inconsistent(format!("{text:.80}: {e}")))?;
+    let result = webtune_engine::run(&spec, &Workload::request(), stop, &mut |_| {})?;
     std::fs::write(out, result.to_json_pretty() + "\n")
-        .with_context(|| format!("{}", out.display()))?;
-    Ok(crate::exit::SUCCESS)
+        .map_err(|e| LabError::io(out.display().to_string(), e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_process_until_its_files_run_out_then_the_fewest_that_fit() {
+        let spec = |connections| RunSpec {
+            connections,
+            threads: 2,
+            ..RunSpec::default()
+        };
+        // 1024 files, 132 of them the process's own: 892 connections per process.
+        assert_eq!(processes_under(&spec(100), 1024), 1);
+        assert_eq!(processes_under(&spec(892), 1024), 1);
+        assert_eq!(processes_under(&spec(893), 1024), 2);
+        assert_eq!(processes_under(&spec(10_000), 1024), 12);
+        // A limit below the overhead still gives a count, never a division by zero.
+        assert_eq!(processes_under(&spec(3), 10), 3);
+        assert_eq!(processes_under(&spec(1_000_000), 10), 256);
+    }
+
+    #[test]
+    fn a_trial_that_fits_one_process_is_left_as_it_is() {
+        let mut trial = Trial::new(
+            super::super::Target::External {
+                base_url: "http://127.0.0.1:1".into(),
+                processes: Vec::new(),
+                pids: Vec::new(),
+            },
+            RunSpec::default(),
+        );
+        assert_eq!(shard_if_needed(&mut trial).unwrap(), None);
+        assert!(trial.run_load.is_none());
+    }
 }
