@@ -9,7 +9,7 @@
 //! read with `webtune-conf`, the crate below this one). TLS variants of the stacks are
 //! `TlsStack` (in `stacks`; their certificate per lab directory is made in `tls`), the forum and
 //! its MariaDB in `forum`; private file systems for the fs workload (tmpfs, ext4, xfs on a
-//! loop device, in a mount namespace of their own) in `fsys`, and the host-wide lock around
+//! loop device, in a mount namespace of their own) in `filesystem`, and the host-wide lock around
 //! the host sysctls such a run may change in `host_sysctl`. What the servers share (layout, templates, tunables, TLS names)
 //! is `vocab`, below `servers`: docs/architecture.md draws the module graph.
 //!
@@ -20,8 +20,8 @@
 // whose namespace helps a reader (`forum::dbparams::settings_for` beside `settings_for`,
 // `trial::run` beside `hook::run`). Every other module is private; each public item has one
 // path. docs/architecture.md lists the surface.
+pub mod filesystem;
 pub mod forum;
-pub mod fsys;
 pub mod hook;
 pub mod host;
 pub mod import;

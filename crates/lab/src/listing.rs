@@ -36,7 +36,7 @@ pub fn stacks_text() -> String {
     out.push_str(&forum_requirements_text());
     out.push_str(&format!(
         "{:<20} a private file system (tmpfs, ext4, xfs on a loop image) for webtune fs's workload\n{:<20} needs: root, mkfs.ext4 (e2fsprogs), mkfs.xfs (xfsprogs)\n",
-        crate::fsys::NAME,
+        crate::filesystem::NAME,
         ""
     ));
     out
@@ -48,7 +48,7 @@ pub fn params_of(name: &str) -> Result<String, LabError> {
     if crate::trial::is_database(name) {
         return Ok(params_table(&crate::forum::dbparams::parameters()));
     }
-    if name == crate::fsys::NAME {
+    if name == crate::filesystem::NAME {
         return Ok(fs_params_text());
     }
     Ok(params_text(StackKind::from_name(name)?))
@@ -71,7 +71,7 @@ pub fn params_text(stack: StackKind) -> String {
 /// `lab params fs`: the file system's parameters, which are private to the run and which
 /// are host-wide, and what does nothing for which kind.
 fn fs_params_text() -> String {
-    use crate::fsys::params;
+    use crate::filesystem::params;
     let mut out = params_table(&params::parameters());
     out.push_str(
         "\nEverything but vm.* is private to the run: the file system is made in the lab's \

@@ -10,7 +10,7 @@
 //! `ServerSamples::measured`.
 
 use crate::leaders::Leader;
-// Re-exported for the modules that start a sampler (`fsys`); the public path is the root's.
+// Re-exported for the modules that start a sampler (`filesystem`); the public path is the root's.
 pub(crate) use crate::selector::ProcessSelector;
 use std::collections::HashMap;
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
@@ -22,7 +22,7 @@ use webtune_model::window::Window;
 use webtune_model::{RunResult, ServerSamples};
 
 /// Read at every sample (and once at the start, for a baseline) beside the host's figures:
-/// a lab file system's device and page cache (`fsys`).
+/// a lab file system's device and page cache (`filesystem`).
 pub type BlockProbe = Box<dyn FnMut() -> BlockSample + Send>;
 
 /// Default sampling period.

@@ -1,6 +1,6 @@
 //! The server side of a lab file system run (`webtune lab run fs`): its parameters, the
 //! loop device's I/O, the host's dirty and writeback memory and the CPU, from the samples
-//! in `FsResult.server` (`lab::fsys`).
+//! in `FsResult.server` (`lab::filesystem`).
 
 use std::fmt::Write as _;
 use webtune_model::ServerSamples;

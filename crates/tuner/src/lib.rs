@@ -4,7 +4,7 @@
 //! (`capacity_run`, also `webtune capacity`'s), `tune external`'s `--apply`/`--restore`
 //! hooks, the proof's pairs through `webtune_search::paired`, the journal; `subject` says what
 //! is tuned (a lab stack, the forum on one, a server behind `--apply`) and turns a
-//! configuration into a trial target; `rules` are what a tune request must follow before
+//! configuration into a trial target; `request::checks` are what a tune request must follow before
 //! anything runs; `slo_verdict` is the proof's verdict where the SLOs speak; `advice` turns `webtune advise`'s findings on the stack's rendered config
 //! into a seed (`tune --from-advice`); `interleaved` runs a decisive comparison
 //! (`compare --live`, `lab compare`) block by block with the engine, `lab_pair` on two lab
@@ -28,7 +28,6 @@ mod measure;
 pub mod pair_request;
 pub mod request;
 pub mod resume;
-pub mod rules;
 mod sequential_proof;
 pub mod slo_verdict;
 pub mod subject;

@@ -138,11 +138,11 @@ fn measure_fs(
         Ok(s) => s,
         Err(why) => return Ok(failed(why)),
     };
-    let fs = match webtune_lab::fsys::RunningFs::start(&settings, host_sysctl, false) {
+    let fs = match webtune_lab::filesystem::RunningFs::start(&settings, host_sysctl, false) {
         Ok(fs) => fs,
         Err(e) => return Ok(failed(e.to_string())),
     };
-    let result = webtune_lab::fsys::run_workload(&fs, spec, stop, job.sample_interval);
+    let result = webtune_lab::filesystem::run_workload(&fs, spec, stop, job.sample_interval);
     fs.stop()?;
     let r = match result {
         Ok(r) => r,

@@ -32,7 +32,7 @@ pub enum Subject {
         timeout: std::time::Duration,
     },
     /// A lab file system (`tune fs`): every trial makes one with the configuration (and
-    /// `fixed`), runs `spec`'s workload on it and removes it (`lab::fsys`).
+    /// `fixed`), runs `spec`'s workload on it and removes it (`lab::filesystem`).
     Fs {
         fixed: Vec<(String, String)>,
         spec: Box<webtune_model::fs::FsSpec>,
@@ -51,7 +51,7 @@ impl Subject {
                 webtune_lab::forum::dbparams::parameters(),
             ]
             .concat(),
-            Subject::Fs { .. } => webtune_lab::fsys::params::parameters(),
+            Subject::Fs { .. } => webtune_lab::filesystem::params::parameters(),
             Subject::External { .. } => Vec::new(),
         };
         specs
@@ -89,7 +89,7 @@ impl Subject {
                     .find(|(n, _)| n == "kind")
                     .map(|(_, v)| v.as_str())
                     .unwrap_or("ext4");
-                return webtune_lab::fsys::tuning_space(kind);
+                return webtune_lab::filesystem::tuning_space(kind);
             }
             Subject::External { .. } => return Vec::new(),
         };
@@ -131,7 +131,7 @@ impl Subject {
             Subject::Stack { kind, fixed } | Subject::Forum { kind, fixed, .. } => {
                 (kind.inert_rules(), fixed)
             }
-            Subject::Fs { fixed, .. } => (webtune_lab::fsys::params::inert_rules(), fixed),
+            Subject::Fs { fixed, .. } => (webtune_lab::filesystem::params::inert_rules(), fixed),
             Subject::External { .. } => return Vec::new(),
         };
         let catalogue = self.catalogue();
@@ -186,7 +186,7 @@ impl Subject {
             all.push((name.clone(), value.to_string()));
         }
         let words: Vec<String> = all.iter().map(|(n, v)| format!("{n}={v}")).collect();
-        webtune_lab::fsys::settings_for(&words, *host_sysctl).map_err(|e| e.to_string())
+        webtune_lab::filesystem::settings_for(&words, *host_sysctl).map_err(|e| e.to_string())
     }
 
     /// The trial target for `config`, or why the lab refuses it (a failed trial).

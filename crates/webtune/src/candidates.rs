@@ -63,7 +63,7 @@ pub fn stacks() -> Candidates<String> {
         .iter()
         .map(|s| s.name().to_string())
         .collect();
-    names.push(webtune_lab::fsys::NAME.to_string());
+    names.push(webtune_lab::filesystem::NAME.to_string());
     names.push("mariadb".to_string());
     names.sort();
     names.dedup();

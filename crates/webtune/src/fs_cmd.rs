@@ -1,6 +1,6 @@
 //! `webtune fs`: postmark's small-file workload with the flags a sysadmin expects, mapped
 //! onto `webtune_fs::run`, and the pool registered with the lab so that `webtune lab clean`
-//! removes it after a SIGKILL (`lab::fsys::run_registered`, through `fs_runs`).
+//! removes it after a SIGKILL (`lab::filesystem::run_registered`, through `fs_runs`).
 
 use crate::flags::fs::{spec_of, FsArgs};
 use crate::fs_runs::{own_status, run_spec, sweep_files};

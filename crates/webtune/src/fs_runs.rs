@@ -1,5 +1,5 @@
 //! Running the fs workload from a command and what its commands share: the run (its pool
-//! registered with the lab by `lab::fsys`, so `lab clean` removes it after a SIGKILL), the exit status of fs runs,
+//! registered with the lab by `lab::filesystem`, so `lab clean` removes it after a SIGKILL), the exit status of fs runs,
 //! their files, and `compare` of saved fs results. Shared by fs, postmark, lab run fs and
 //! compare; no command owns it.
 
@@ -10,9 +10,9 @@ use std::path::PathBuf;
 use webtune_model::fs::{FsResult, FsSpec};
 
 /// Run the workload of `spec` with the process's stop token, its pool registered with the
-/// lab (`lab::fsys::run_registered`).
+/// lab (`lab::filesystem::run_registered`).
 pub fn run_spec(spec: &FsSpec) -> anyhow::Result<FsResult> {
-    webtune_lab::fsys::run_registered(spec, &crate::signals::stop_token())
+    webtune_lab::filesystem::run_registered(spec, &crate::signals::stop_token())
         .map_err(|e| anyhow::anyhow!("{e}"))
 }
 

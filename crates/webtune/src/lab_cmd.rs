@@ -17,7 +17,7 @@ use crate::running;
 use anyhow::bail;
 use std::path::PathBuf;
 use std::time::Duration;
-use webtune_lab::fsys::FsRequest;
+use webtune_lab::filesystem::FsRequest;
 use webtune_lab::host::{CpuSet, HostSettings};
 use webtune_lab::trial::{self, RunRequest, Trial};
 use webtune_lab::{listing, StackKind};
@@ -200,7 +200,7 @@ pub fn run(args: LabArgs) -> anyhow::Result<i32> {
         }
         LabCommand::Data(data) => forum::run_data(data),
         // fs's output flags may come before -- too (the sweep's own are fs's there).
-        LabCommand::Sweep(s) if s.stack == webtune_lab::fsys::NAME => fs::sweep(
+        LabCommand::Sweep(s) if s.stack == webtune_lab::filesystem::NAME => fs::sweep(
             &FsRequest {
                 set: s.set.clone(),
                 host_sysctl: s.host_sysctl,
@@ -227,7 +227,7 @@ fn run_stack(run: RunArgs) -> anyhow::Result<i32> {
     if trial::is_mail(run.stack.as_deref()) {
         return mail::run(&run, &run_request(&run));
     }
-    if run.stack.as_deref() == Some(webtune_lab::fsys::NAME) {
+    if run.stack.as_deref() == Some(webtune_lab::filesystem::NAME) {
         let request = FsRequest {
             set: run.set.clone(),
             host_sysctl: run.host_sysctl,

@@ -19,9 +19,9 @@ use webtune_search::journal::Journal;
 use webtune_search::space::Config;
 use webtune_tuner::driver;
 use webtune_tuner::job::{Job, Listener};
+use webtune_tuner::request::checks;
 use webtune_tuner::request::{self, Load, ReportTo, TuneRequest};
 use webtune_tuner::resume::NewJournal;
-use webtune_tuner::rules;
 
 mod resume;
 
@@ -235,7 +235,7 @@ impl TuneArgs {
 
 fn load_of(args: &TuneArgs) -> anyhow::Result<Load> {
     let stack = args.stack.as_deref().unwrap_or_default();
-    if stack == webtune_lab::fsys::NAME {
+    if stack == webtune_lab::filesystem::NAME {
         let fs_args = crate::flags::fs::parse_fs(&args.bench)?;
         let spec = crate::flags::fs::spec_of(&fs_args)?;
         webtune_fs::check::check(&spec).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -269,7 +269,7 @@ pub fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
     ])?;
     let request = args.full_request()?;
     let job = request.job(&mut |step| eprintln!("lab data: {step}"))?;
-    if let Some(little) = rules::proof_power(request.confirm()) {
+    if let Some(little) = checks::proof_power(request.confirm()) {
         // Before anything runs: a proof this small cannot show what it is run for.
         output::warn(&format!("warning: {little}"));
     }
@@ -284,7 +284,7 @@ pub fn run(mut args: TuneArgs) -> anyhow::Result<i32> {
 /// fs and mail stacks read other tools' flags there, left as they are.
 pub(crate) fn fold_bench_outputs(args: &mut TuneArgs) -> anyhow::Result<()> {
     let stack = args.stack.as_deref().unwrap_or_default();
-    if stack == webtune_lab::fsys::NAME || stack == StackKind::Postfix.name() {
+    if stack == webtune_lab::filesystem::NAME || stack == StackKind::Postfix.name() {
         return Ok(());
     }
     let bench = parse_bench(&args.bench)?;

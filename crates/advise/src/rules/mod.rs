@@ -5,9 +5,9 @@
 
 mod apache;
 mod chain;
-mod evidence;
 mod live;
 mod mariadb;
+mod measured;
 mod memory;
 mod php;
 mod proxy;
@@ -168,7 +168,7 @@ fn layer_findings(l: &Layers) -> (Vec<Finding>, Vec<Constraint>) {
     out.extend(apache::rules(l));
     out.extend(proxy::rules(l));
     out.extend(queues::rules(l));
-    out.extend(evidence::rules(l));
+    out.extend(measured::rules(l));
     out.extend(chain::own_rules(l));
     out.extend(mariadb::rules(l));
     out.extend(php::rules(l));

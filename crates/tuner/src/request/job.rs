@@ -3,10 +3,10 @@
 //! stack loads, the forum's dataset, the advice seed or why there is none, the capacity
 //! override, the proof protocol) and builds the `Job` the driver runs.
 
+use super::checks;
 use super::{App, Load, TuneRequest};
 use crate::driver;
 use crate::job::{Job, ProofProtocol, SearchProtocol};
-use crate::rules;
 use crate::subject::{external_catalogue, Subject};
 use anyhow::{bail, Context};
 use webtune_engine::Workload;
@@ -28,21 +28,21 @@ impl TuneRequest {
                 bail!("--search-protocol is interleaved or sequential, not {p:?}");
             }
         }
-        let rules::Goal {
+        let checks::Goal {
             objective,
             slos,
             capacity,
-        } = rules::goal(
+        } = checks::goal(
             self.maximize.as_deref(),
             self.minimize.as_deref(),
             &self.slos,
             !self.levels.is_empty(),
         )?;
-        rules::check_trials(self.trials())?;
+        checks::check_trials(self.trials())?;
         if self.budget.is_some_and(|b| b.is_zero()) {
             bail!("--budget must be above zero, e.g. --budget 10m");
         }
-        if stack_name == webtune_lab::fsys::NAME {
+        if stack_name == webtune_lab::filesystem::NAME {
             return self.fs_job(objective, slos, capacity.is_some());
         }
         let stack = StackKind::from_name(stack_name)?;
@@ -85,7 +85,7 @@ impl TuneRequest {
             None => Workload::request(),
         };
         let (subject, path) = if stack == StackKind::External {
-            rules::check_external(
+            checks::check_external(
                 self.apply.as_deref(),
                 !self.params.is_empty(),
                 self.apply_timeout,
@@ -104,12 +104,12 @@ impl TuneRequest {
                 String::new(),
             )
         } else {
-            rules::check_lab_stack(
+            checks::check_lab_stack(
                 self.apply.is_some() || self.restore.is_some() || self.baseline.is_some(),
             )?;
             match self.app {
                 App::Forum => {
-                    rules::check_forum(stack)?;
+                    checks::check_forum(stack)?;
                     let path = match (&url, workload.scenario()) {
                         (None, None) => String::new(),
                         (given, _) => load_path(given.as_deref(), "")?,
@@ -167,7 +167,7 @@ impl TuneRequest {
         if texts.is_empty() || space.params.is_empty() {
             bail!("nothing to tune: give --param NAME=LO..HI");
         }
-        rules::check_fixed(&fixed, &space)?;
+        checks::check_fixed(&fixed, &space)?;
         let mut seeds = subject.rules_of_thumb(&space, cores);
         let advice = match (&subject, self.no_from_advice || mail_load.is_some()) {
             (Subject::External { .. }, _) => {
@@ -299,7 +299,7 @@ impl TuneRequest {
             .map(|a| webtune_lab::parse_assignment(a))
             .collect::<Result<_, _>>()?;
         // The fixed values alone must already be a valid file system.
-        webtune_lab::fsys::settings_for(&self.set, self.host_sysctl)?;
+        webtune_lab::filesystem::settings_for(&self.set, self.host_sysctl)?;
         let subject = Subject::Fs {
             fixed: fixed.clone(),
             spec: Box::new(spec.clone()),
@@ -315,7 +315,7 @@ impl TuneRequest {
         if space.params.is_empty() {
             bail!("nothing to tune: give --param NAME=LO..HI or NAME=a,b (webtune lab params fs)");
         }
-        rules::check_fixed(&fixed, &space)?;
+        checks::check_fixed(&fixed, &space)?;
         if self.search_protocol.as_deref() == Some("interleaved") {
             bail!("--search-protocol interleaved: it runs web stacks; tune fs is sequential");
         }

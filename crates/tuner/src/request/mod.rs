@@ -18,6 +18,7 @@ use webtune_lab::forum::data;
 use webtune_model::fs::FsSpec;
 use webtune_model::RunSpec;
 
+pub mod checks;
 mod job;
 
 /// Measured runs in a search without `--trials`.

@@ -1,12 +1,12 @@
 //! `webtune lab run fs` and `lab sweep fs`: `webtune fs`'s flags after `--` into a
-//! `lab::fsys::FsRequest` (which makes the private file system, runs the workload on it and
+//! `lab::filesystem::FsRequest` (which makes the private file system, runs the workload on it and
 //! leaves nothing behind), then the fs report and the device's summary.
 
 use crate::flags::fs::{parse_fs, spec_of, FsArgs};
 use crate::fs_runs::own_status;
 use crate::output::{self, Outputs};
 use anyhow::bail;
-use webtune_lab::fsys::FsRequest;
+use webtune_lab::filesystem::FsRequest;
 use webtune_model::fs::FsResult;
 
 fn render(result: &FsResult) -> String {

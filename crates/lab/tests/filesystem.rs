@@ -9,7 +9,7 @@ mod support;
 
 use std::path::Path;
 use std::time::Duration;
-use webtune_lab::fsys::{self, RunningFs};
+use webtune_lab::filesystem::{self, RunningFs};
 use webtune_model::fs::{FsSpec, FsyncMode};
 use webtune_model::StopToken;
 
@@ -23,7 +23,7 @@ fn root_or_opt_out() -> bool {
         return false;
     }
     // One lab root of this test binary's own, so no other lab user reaps its file systems.
-    let dir = std::env::temp_dir().join(format!("webtune-lab-fsys-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("webtune-lab-filesystem-{}", std::process::id()));
     std::env::set_var("WEBTUNE_LAB_DIR", &dir);
     true
 }
@@ -96,9 +96,9 @@ fn each_kind_mounts_privately_runs_a_workload_and_leaves_nothing() {
     ];
     for (sets, options) in cases {
         let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-        let settings = fsys::settings_for(&sets, false).unwrap();
+        let settings = filesystem::settings_for(&sets, false).unwrap();
         let fs = RunningFs::start(&settings, false, false).unwrap();
-        let kind = fsys::kind(&settings);
+        let kind = filesystem::kind(&settings);
         let line = fs
             .mountinfo_line()
             .expect("the mount is in the holder's mountinfo");
@@ -131,8 +131,8 @@ fn each_kind_mounts_privately_runs_a_workload_and_leaves_nothing() {
             interval_s: 0.25,
             ..FsSpec::default()
         };
-        let r =
-            fsys::run_workload(&fs, &spec, &StopToken::new(), Duration::from_millis(100)).unwrap();
+        let r = filesystem::run_workload(&fs, &spec, &StopToken::new(), Duration::from_millis(100))
+            .unwrap();
         assert_eq!(r.transactions, 300, "{kind}");
         assert_eq!(r.errors(), 0, "{kind}: {:?}", r.notes);
         let server = r.server.as_ref().expect("server samples");
@@ -175,20 +175,22 @@ fn each_kind_mounts_privately_runs_a_workload_and_leaves_nothing() {
 
 #[test]
 fn host_wide_sysctls_are_refused_without_the_flag_and_xfs_needs_300_mib() {
-    let e = fsys::settings_for(&["vm.dirty_ratio=5".into()], false).unwrap_err();
+    let e = filesystem::settings_for(&["vm.dirty_ratio=5".into()], false).unwrap_err();
     assert!(e.to_string().contains("host-wide"), "{e}");
     assert!(e.to_string().contains("--host-sysctl"), "{e}");
-    assert!(fsys::settings_for(&["vm.dirty_ratio=5".into()], true).is_ok());
-    let e = fsys::settings_for(&["kind=xfs".into(), "size_mb=100".into()], false).unwrap_err();
+    assert!(filesystem::settings_for(&["vm.dirty_ratio=5".into()], true).is_ok());
+    let e =
+        filesystem::settings_for(&["kind=xfs".into(), "size_mb=100".into()], false).unwrap_err();
     assert!(e.to_string().contains("300 MiB"), "{e}");
     // An ext4 option on xfs is accepted and left out (inert), as the lab's rules say.
-    let s = fsys::settings_for(&["kind=xfs".into(), "ext4.data=journal".into()], false).unwrap();
-    let recipe = fsys::recipe(&s);
+    let s =
+        filesystem::settings_for(&["kind=xfs".into(), "ext4.data=journal".into()], false).unwrap();
+    let recipe = filesystem::recipe(&s);
     assert!(
         !recipe.mount.iter().any(|o| o.starts_with("data=")),
         "{recipe:?}"
     );
-    assert!(fsys::params::inert_rules()
+    assert!(filesystem::params::inert_rules()
         .iter()
         .any(|r| r.param == "ext4.data" && r.when == "kind" && r.applies("xfs")));
 }
