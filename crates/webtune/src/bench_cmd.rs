@@ -27,7 +27,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
     drop(at_once);
     let metrics = match &args.metrics_listen {
         Some(addr) => {
-            let server = crate::metrics::MetricsServer::start(addr, spec.shard)?;
+            let server = webtune_engine::metrics::MetricsServer::start(addr, spec.shard)?;
             if !args.output.quiet {
                 eprintln!("webtune: live metrics at http://{}/metrics", server.addr);
             }
