@@ -5,7 +5,8 @@
 //! `interleave_html`: a live comparison), which the search crate hands over and never draws.
 //!
 //! It measures nothing and does no network I/O; callers hand it results and write the
-//! strings it returns wherever they like.
+//! strings it returns where they like, or through `output` (the user's paths: checked before
+//! a run, written atomically, a FIFO or device written through, stdout's closed pipe).
 
 pub mod ab;
 pub mod about;
@@ -26,6 +27,7 @@ pub mod interleave_html;
 pub mod journeys;
 pub mod knee;
 pub mod mail;
+pub mod output;
 pub mod postal;
 pub mod postmark;
 pub mod repeat;
