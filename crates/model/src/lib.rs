@@ -26,6 +26,7 @@ pub mod smtp;
 pub mod span;
 pub mod spec;
 pub mod stall;
+pub mod start_at;
 pub mod stop;
 pub mod sweep;
 pub mod threshold;

@@ -36,8 +36,8 @@ pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
         None => None,
     };
     match crate::sharding::start_note(&spec) {
-        Some(crate::sharding::StartNote::Late(warning)) => output::warn(&warning),
-        Some(crate::sharding::StartNote::Waiting(line)) if !args.output.quiet => {
+        Some(webtune_model::start_at::StartNote::Late(warning)) => output::warn(&warning),
+        Some(webtune_model::start_at::StartNote::Waiting(line)) if !args.output.quiet => {
             eprintln!("{line}")
         }
         _ => {}
