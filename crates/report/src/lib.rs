@@ -7,6 +7,7 @@
 //! It measures nothing and does no network I/O; callers hand it results and write the
 //! strings it returns where they like, or through `output` (the user's paths: checked before
 //! a run, written atomically, a FIFO or device written through, stdout's closed pipe).
+//! `saved` reads what was written back (capped, by its schema tag).
 
 pub mod ab;
 pub mod about;
@@ -31,6 +32,7 @@ pub mod output;
 pub mod postal;
 pub mod postmark;
 pub mod repeat;
+pub mod saved;
 pub mod server_plots;
 pub mod server_summary;
 pub mod smtp;
