@@ -11,6 +11,7 @@
 pub mod capacity;
 pub mod dropin;
 pub mod errors;
+pub mod flag_values;
 pub mod fs;
 pub mod histogram;
 pub mod journey;
