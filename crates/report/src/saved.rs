@@ -4,6 +4,7 @@
 //! holds (`Saved`, by its schema tag). Errors are one line naming the file. The caller
 //! decides what a blocked read (a FIFO) does on a signal (the binary: `exit_at_once`).
 
+use crate::Format;
 use std::io::Read;
 use std::path::Path;
 use webtune_model::capacity::{CapacityResult, CAPACITY_SCHEMA};
@@ -84,6 +85,51 @@ impl Saved {
             Saved::Sweep(_) => "a sweep (one result per level)",
             Saved::Capacity(_) => "a capacity search (webtune capacity / lab capacity --json)",
             Saved::Tune(_) => "a tune report (webtune tune --json)",
+        }
+    }
+}
+
+/// A format a saved file has no layout in, in one line naming both.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct NoLayout(pub String);
+
+impl Saved {
+    /// The file rendered in `format` (`webtune report --format`): a run in every format, a
+    /// sweep in all but ab's and http_load's (they show one run), a capacity search or a
+    /// tune report as text, json or html.
+    pub fn render(&self, format: Format) -> Result<String, NoLayout> {
+        Ok(match (self, format) {
+            (Saved::Run(r), format) => crate::render(r, format),
+            (Saved::Sweep(_), Format::Ab | Format::HttpLoad) => {
+                return Err(NoLayout(format!(
+                    "the {format} layout shows one run; a sweep renders as text, csv, json or html"
+                )))
+            }
+            (Saved::Sweep(s), Format::Text) => crate::sweep::render_sweep_text(s),
+            (Saved::Sweep(s), Format::Csv) => crate::sweep::render_sweep_csv(s),
+            (Saved::Sweep(s), Format::Json) => s.to_json_pretty() + "\n",
+            (Saved::Sweep(s), Format::Html) => crate::sweep::render_sweep_html(s),
+            (Saved::Capacity(c), Format::Text) => crate::capacity::render_capacity_text(c),
+            (Saved::Capacity(c), Format::Html) => crate::capacity::render_capacity_html(c),
+            (Saved::Capacity(c), Format::Json) => c.to_json_pretty() + "\n",
+            (Saved::Tune(t), Format::Text) => t.render_text(),
+            (Saved::Tune(t), Format::Html) => crate::tune_html::render_html(t),
+            (Saved::Tune(t), Format::Json) => t.to_json_pretty() + "\n",
+            (other, format) => {
+                return Err(NoLayout(format!(
+                    "the {format} format does not fit {}: it renders as text, json or html",
+                    other.describe()
+                )))
+            }
+        })
+    }
+
+    /// The HTML report of the file (`--html`): every kind has one.
+    pub fn html(&self) -> String {
+        match self {
+            Saved::Run(r) => crate::html::render_html(r),
+            other => other.render(Format::Html).unwrap_or_default(),
         }
     }
 }
