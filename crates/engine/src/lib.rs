@@ -13,13 +13,15 @@
 //! `RunControl` and `EngineError`; `scenario` (and the `rng` its templates draw from, which
 //! the lab's forum generator shares), `clock` and `build_info`; `metrics`, the live
 //! Prometheus exporter of `Progress` behind `bench --metrics-listen` (hyper on a runtime of
-//! its own, off the load's threads); `tls` and `transport` (the lab's HTTPS readiness check) and `http1` (its fuzz test). `plan`, `recorder`, `h2`,
+//! its own, off the load's threads); `gate`, thresholds judged on a result and checked live
+//! (`--threshold-abort`); `tls` and `transport` (the lab's HTTPS readiness check) and `http1` (its fuzz test). `plan`, `recorder`, `h2`,
 //! `h3`, `pacer`, `schedule` and `lateness` are the engine's own.
 
 pub mod build_info;
 pub mod clock;
 mod coordinator;
 mod error;
+pub mod gate;
 mod h2;
 mod h3;
 pub mod http1;

@@ -64,8 +64,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
         }
     };
     spec.url = url;
-    let mut abort =
-        crate::gate::AbortCheck::new(&thresholds, args.gate.threshold_abort, spec.warmup_s);
+    let mut abort = crate::gate::abort_check(&thresholds, args.gate.threshold_abort, spec.warmup_s);
     let outcome = run_spec_repeated(
         &spec,
         &workload,

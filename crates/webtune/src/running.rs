@@ -7,27 +7,10 @@ use crate::flags::bench::BenchArgs;
 use crate::output::Outputs;
 use anyhow::{bail, Context};
 use std::io::{IsTerminal, Write};
-use std::time::Duration;
 use webtune_engine::{Progress, Workload};
 use webtune_model::{RunResult, RunSpec};
 
-/// Why a run got no response (`what`: "no request got a response"): its errors, and when
-/// every connect was refused for --timeout, that the run was ended for it.
-pub(crate) fn no_response_line(result: &RunResult, what: &str) -> String {
-    let errors = match result.errors.summary() {
-        s if s.is_empty() => "none was sent".to_string(),
-        s => s,
-    };
-    if result.target_down {
-        format!(
-            "{what} ({errors}); every connect was refused for {:?} (--timeout), so the run \
-             ended: is the server listening there? Exit status 1",
-            Duration::from_millis(result.spec.timeout_ms)
-        )
-    } else {
-        format!("{what} ({errors}); exit status 1")
-    }
-}
+pub(crate) use webtune_report::verdicts::no_response_line;
 
 /// A one-line live view on stderr, redrawn in place; only when stderr is a terminal.
 pub struct ProgressLine {

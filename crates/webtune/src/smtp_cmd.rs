@@ -25,8 +25,7 @@ pub fn run(args: SmtpArgs) -> anyhow::Result<i32> {
     if args.connections.len() > 1 {
         return sweep(&args, spec, workload);
     }
-    let mut abort =
-        crate::gate::AbortCheck::new(&thresholds, args.gate.threshold_abort, spec.warmup_s);
+    let mut abort = crate::gate::abort_check(&thresholds, args.gate.threshold_abort, spec.warmup_s);
     let (mut result, interrupted) = run_spec_repeated(
         &spec,
         &workload,
