@@ -10,10 +10,10 @@ use crate::flags::bench::available_cores;
 use crate::running::ProgressLine;
 use std::io::Write;
 use std::path::PathBuf;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 use webtune_model::dropin::postal::PostalOptions;
 use webtune_model::{parse_duration, RunSpec};
-use webtune_report::postal::{hhmm, MinuteLines, Totals, HEADER};
+use webtune_report::postal::{MinuteClock, Totals, HEADER};
 
 #[derive(clap::Args, Debug, Clone)]
 #[command(
@@ -109,23 +109,6 @@ impl PostalArgs {
     }
 }
 
-/// This host's offset from UTC at `unix_s`, seconds (postal prints local time).
-fn local_offset_s(unix_s: i64) -> i64 {
-    let t = unix_s as libc::time_t;
-    // SAFETY: localtime_r writes into the zeroed tm we own; nothing else is touched.
-    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-    if unsafe { libc::localtime_r(&t, &mut tm) }.is_null() {
-        return 0;
-    }
-    tm.tm_gmtoff
-}
-
-fn now_unix_s() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
-}
-
 fn print_line(line: &str) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{line}");
@@ -171,44 +154,32 @@ pub fn run(args: PostalArgs) -> anyhow::Result<i32> {
         connections,
         tls_connections: if starttls { connections } else { 0 },
     };
-    let mut lines = MinuteLines::default();
-    let started = SystemTime::now();
-    let mut minute = now_unix_s().div_euclid(60);
+    let mut clock = MinuteClock::new();
     let mut progress = ProgressLine::new("", true);
     let control = crate::signals::stop_token();
     let result = webtune_engine::run(&spec, &workload, &control, &mut |p| {
         progress.update(p);
-        let now = now_unix_s();
-        if now.div_euclid(60) != minute {
-            minute = now.div_euclid(60);
-            let refused = p
-                .error_counts
-                .get(webtune_model::ErrorKind::UnexpectedStatus);
-            let t = totals(
-                p.responses - refused,
-                p.message_bytes,
-                p.errors,
-                p.connections_opened,
-            );
-            print_line(&lines.line(&hhmm(now, local_offset_s(now)), t));
+        let refused = p
+            .error_counts
+            .get(webtune_model::ErrorKind::UnexpectedStatus);
+        let t = totals(
+            p.responses.saturating_sub(refused),
+            p.message_bytes,
+            p.errors,
+            p.connections_opened,
+        );
+        if let Some(line) = clock.tick(t) {
+            print_line(&line);
         }
     })?;
     let sum = result.smtp.clone().unwrap_or_default();
-    let now = now_unix_s();
     let t = totals(
         sum.accepted,
         sum.message_bytes,
         result.errors.total(),
         result.connections_opened,
     );
-    // The minute the stop cut short: from its start (or the run's, if later) to now.
-    let stopped = SystemTime::now();
-    let minute_start = UNIX_EPOCH + Duration::from_secs(now.div_euclid(60) as u64 * 60);
-    let from = minute_start.max(started);
-    let seconds = stopped
-        .duration_since(from)
-        .map_or(0.0, |d| d.as_secs_f64());
-    print_line(&lines.partial_line(&hhmm(now, local_offset_s(now)), seconds, t));
+    print_line(&clock.last(t));
     Ok(if result.interrupted {
         exit::INTERRUPTED
     } else {
