@@ -12,6 +12,7 @@ use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use webtune_model::RunResult;
 
 /// Symlinks followed before giving up (as the kernel's ELOOP limit).
 const MAX_SYMLINKS: usize = 40;
@@ -267,6 +268,67 @@ impl Outputs {
         } else {
             Status::Written
         }
+    }
+}
+
+/// Where a run's result goes and in what form (bench's and `lab run`'s output flags).
+#[derive(Debug, Clone, Copy)]
+pub struct RunOutputs<'a> {
+    /// `--json FILE` ("-": stdout, instead of the summary).
+    pub json: Option<&'a str>,
+    /// `--html FILE`.
+    pub html: Option<&'a str>,
+    /// `--csv FILE` ("-": stdout).
+    pub csv: Option<&'a str>,
+    /// `-q`: no text summary (a `--format` asked for is still printed).
+    pub quiet: bool,
+    /// `--format`.
+    pub format: crate::Format,
+    /// `--timeline`: the timeline after a text summary.
+    pub timeline: bool,
+}
+
+impl RunOutputs<'_> {
+    /// Write the `html` and `json` files, then print the summary in `format` (with `header`
+    /// and `footer` around it in text format), then the csv; on `outputs`.
+    pub fn write(&self, outputs: &mut Outputs, result: &RunResult, header: &str, footer: &str) {
+        use crate::Format;
+        // The HTML first: "--json -" goes to stdout, which comes after the files.
+        if let Some(dest) = self.html {
+            outputs.file("--html", dest, &crate::render(result, Format::Html));
+        }
+        if let Some(dest) = self.json {
+            outputs.file("--json", dest, &(result.to_json_pretty() + "\n"));
+        }
+        let json_to_stdout = self.json == Some("-");
+        // Quiet drops the human summary only: a --format asked for is still printed.
+        let quiet = self.quiet && self.format == Format::Text;
+        if !quiet && !json_to_stdout {
+            let text = self.format == Format::Text;
+            let mut out = String::new();
+            if text {
+                out.push_str(header);
+            }
+            out.push_str(&crate::render(result, self.format));
+            if self.timeline && text {
+                out.push_str(&crate::timing::render_timeline(result));
+            }
+            if text {
+                out.push_str(footer);
+            }
+            outputs.stdout(&out);
+        }
+        if let Some(dest) = self.csv {
+            outputs.file("--csv", dest, &crate::render(result, Format::Csv));
+        }
+    }
+
+    /// The threshold verdicts, when the text summary (which has them) is not printed.
+    pub fn verdicts_elsewhere(&self, result: &RunResult) -> Option<String> {
+        let text_printed =
+            self.format == crate::Format::Text && !self.quiet && self.json != Some("-");
+        (!text_printed && !result.thresholds.is_empty())
+            .then(|| crate::verdicts::render_verdicts(&result.thresholds))
     }
 }
 
