@@ -147,9 +147,9 @@ impl AbArgs {
         ]
     }
 
-    /// The run ab would make with these options (`webtune_model::dropin::ab`).
-    pub fn to_spec(&self) -> anyhow::Result<RunSpec> {
-        let options = AbOptions {
+    /// ab's options that shape the run, as given.
+    fn options(&self) -> AbOptions {
+        AbOptions {
             url: self.url.clone(),
             requests: self.requests,
             concurrency: self.concurrency,
@@ -164,11 +164,15 @@ impl AbArgs {
             content_type: self.content_type.clone(),
             method: self.method.clone(),
             head: self.head,
-        };
+        }
+    }
+
+    /// The run ab would make with these options (`webtune_model::dropin::ab`).
+    pub fn to_spec(&self) -> anyhow::Result<RunSpec> {
         let read = |path: &std::path::Path| {
             std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
         };
-        Ok(options.to_spec(available_cores(), read)?)
+        Ok(self.options().to_spec(available_cores(), read)?)
     }
 }
 
@@ -198,21 +202,8 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
         ("--json", args.json.as_deref()),
         ("--html", args.html.as_deref()),
     ])?;
-    if args.timelimit.is_some() && args.requests.is_some() {
-        eprintln!(
-            "webtune ab: -t and -n together: running for -t seconds (ab would also stop at -n)"
-        );
-    } else if args.timelimit.is_some() {
-        eprintln!(
-            "webtune ab: -t runs for the whole time limit (ab also stops at {} requests)",
-            ab::TIMELIMIT_REQUESTS
-        );
-    }
-    if args.verbosity >= 2 {
-        eprintln!(
-            "webtune ab: -v 2 shows one exchange, made before the run and not counted in it \
-             (ab shows the head of every response)"
-        );
+    for line in ab::differences(&args.options(), args.verbosity) {
+        eprintln!("{line}");
     }
     let (host, _, _) = split_url(&spec.url);
     // A failing stdout is remembered and the run goes on: the files still get written.

@@ -167,6 +167,31 @@ impl AbOptions {
     }
 }
 
+/// What webtune does differently from ab with these options, one line each for stderr:
+/// -t runs for its whole time (ab also stops at -n, or at 50,000 requests), and `-v 2`
+/// (`verbosity`) shows one exchange made before the run.
+pub fn differences(o: &AbOptions, verbosity: u32) -> Vec<String> {
+    let mut lines = Vec::new();
+    match (o.timelimit, o.requests) {
+        (Some(_), Some(_)) => lines.push(
+            "webtune ab: -t and -n together: running for -t seconds (ab would also stop at -n)"
+                .to_string(),
+        ),
+        (Some(_), None) => lines.push(format!(
+            "webtune ab: -t runs for the whole time limit (ab also stops at {TIMELIMIT_REQUESTS} requests)"
+        )),
+        _ => {}
+    }
+    if verbosity >= 2 {
+        lines.push(
+            "webtune ab: -v 2 shows one exchange, made before the run and not counted in it \
+             (ab shows the head of every response)"
+                .to_string(),
+        );
+    }
+    lines
+}
+
 /// The requests ab counts its progress in: -n, or under -t ab's 50,000.
 pub fn progress_requests(spec: &RunSpec) -> u64 {
     match spec.stop {
@@ -274,6 +299,23 @@ mod tests {
             refuse_unsupported(given).unwrap_err().to_string(),
             "ab option -X (proxy server) is not supported by webtune ab"
         );
+    }
+
+    #[test]
+    fn a_time_limit_and_v2_are_told_apart_from_ab() {
+        assert!(differences(&options(), 0).is_empty());
+        let timed = AbOptions {
+            timelimit: Some(5.0),
+            requests: None,
+            ..options()
+        };
+        let lines = differences(&timed, 2);
+        assert_eq!(lines.len(), 2);
+        assert!(
+            lines[0].contains("ab also stops at 50000 requests"),
+            "{lines:?}"
+        );
+        assert!(lines[1].starts_with("webtune ab: -v 2 shows one exchange"));
     }
 
     #[test]
