@@ -43,17 +43,18 @@ const MAX_CONNECTIONS: usize = 256;
 /// Why the endpoint could not start: what failed (naming `--metrics-listen`) and the
 /// system's error, printed as "what: error".
 #[derive(Debug, thiserror::Error)]
-#[error("{what}: {source}")]
+#[error("{what}: {error}")]
 pub struct MetricsError {
     what: String,
-    source: std::io::Error,
+    // Not named `source`: thiserror would chain it, and "{e:#}" would say it twice.
+    error: std::io::Error,
 }
 
 /// Attach what failed to an io error.
 fn failed<T>(r: std::io::Result<T>, what: impl FnOnce() -> String) -> Result<T, MetricsError> {
-    r.map_err(|source| MetricsError {
+    r.map_err(|error| MetricsError {
         what: what(),
-        source,
+        error,
     })
 }
 
