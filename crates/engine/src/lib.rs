@@ -7,23 +7,27 @@
 //! when each worker's next request is due (`pacer`, one for every worker and both loops). The
 //! coordinator (`coordinator`, behind `run`) splits connections and the request budget among workers, gathers one
 //! small report per worker per interval for the time series and progress, and assembles the
-//! result. It does no formatting and writes no files.
+//! result. It writes no files and formats nothing but the live metrics page (`metrics`).
 //!
 //! Its public face is what other crates use: `run` with `Workload`, `Progress`,
 //! `RunControl` and `EngineError`; `scenario` (and the `rng` its templates draw from, which
-//! the lab's forum generator shares), `clock` and `build_info`; `tls` and `transport` (the
-//! lab's HTTPS readiness check) and `http1` (its fuzz test). `plan`, `recorder`, `h2`,
+//! the lab's forum generator shares), `clock` and `build_info`; `metrics`, the live
+//! Prometheus exporter of `Progress` behind `bench --metrics-listen` (hyper on a runtime of
+//! its own, off the load's threads); `gate`, thresholds judged on a result and checked live
+//! (`--threshold-abort`); `tls` and `transport` (the lab's HTTPS readiness check) and `http1` (its fuzz test). `plan`, `recorder`, `h2`,
 //! `h3`, `pacer`, `schedule` and `lateness` are the engine's own.
 
 pub mod build_info;
 pub mod clock;
 mod coordinator;
 mod error;
+pub mod gate;
 mod h2;
 mod h3;
 pub mod http1;
 pub mod journey;
 mod lateness;
+pub mod metrics;
 mod pacer;
 mod plan;
 mod probe;

@@ -5,7 +5,8 @@
 //! (`webtune_model::fs::FsResult`), with the time series, stalls and generator CPU the HTTP
 //! engine reports. postmark's generator is reproduced (`mt`), so one worker with postmark's
 //! seed makes exactly postmark's choices; postmark's command language is read by
-//! `postmark`. Callers that keep track of leftovers (the lab's registry) pass a
+//! `postmark` and carried out line by line by `postmark_session` (through a `Console` the
+//! caller gives: what to print, run and read). Callers that keep track of leftovers (the lab's registry) pass a
 //! `PoolKeeper`. It does no formatting and writes no files besides the pool.
 
 pub mod check;
@@ -14,6 +15,7 @@ pub mod io;
 pub mod mt;
 pub mod pool;
 pub mod postmark;
+pub mod postmark_session;
 mod run;
 pub mod units;
 mod worker;

@@ -2,13 +2,16 @@
 //! (`RunResult`, versioned as `webtune.run/1`), latency histograms in HdrHistogram's own
 //! serialised form, error kinds and per-interval samples — and the one seedable random
 //! generator (`rng`) that the engine's hot path and the tuner's search both draw from, so
-//! the search needs no engine for it.
+//! the search needs no engine for it. `dropin` maps ab's, http_load's and postal's
+//! command lines to run specs.
 //!
 //! This crate owns the shapes and their (de)serialisation only. It does no I/O: no sockets,
 //! no files, no clocks. Every other crate speaks these types.
 
 pub mod capacity;
+pub mod dropin;
 pub mod errors;
+pub mod flag_values;
 pub mod fs;
 pub mod histogram;
 pub mod journey;
@@ -24,6 +27,7 @@ pub mod smtp;
 pub mod span;
 pub mod spec;
 pub mod stall;
+pub mod start_at;
 pub mod stop;
 pub mod sweep;
 pub mod threshold;

@@ -8,7 +8,9 @@
 
 use crate::compare_figures::{aligned, change_pct, configuration_differences, metrics, verdict};
 use std::fmt::Write as _;
-use webtune_model::RunResult;
+use std::path::PathBuf;
+use webtune_model::threshold::{judge_all, Measured};
+use webtune_model::{RunResult, Threshold, ThresholdError, Verdict};
 
 /// The comparison as text: values side by side with changes vs the first, then the
 /// confidence intervals where both sides have repeats.
@@ -327,5 +329,64 @@ mod tests {
         assert_eq!(first.last(), second.first(), "{text}");
         assert!(second.iter().all(|&p| p > -100.0), "{text}");
         assert!(text.contains("ratio of their geometric"), "{text}");
+    }
+}
+
+/// Short, unique column names for saved results: file names, or whole paths when two file
+/// names collide.
+pub fn labels(files: &[PathBuf]) -> Vec<String> {
+    let names: Vec<String> = files
+        .iter()
+        .map(|f| {
+            f.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| f.display().to_string())
+        })
+        .collect();
+    let unique = names
+        .iter()
+        .enumerate()
+        .all(|(i, n)| !names[..i].contains(n));
+    if unique {
+        names
+    } else {
+        files.iter().map(|f| f.display().to_string()).collect()
+    }
+}
+
+/// `compare --threshold`: every result after the first judged against the first, the
+/// section that says so ("Thresholds (against A):", then each result's verdicts) and every
+/// verdict. `inputs` holds at least one result.
+pub fn judge_against_first(
+    thresholds: &[Threshold],
+    inputs: &[(String, &RunResult)],
+) -> Result<(String, Vec<Verdict>), ThresholdError> {
+    let mut verdicts = Vec::new();
+    let Some((base_label, baseline)) = inputs.first() else {
+        return Ok((String::new(), verdicts));
+    };
+    let mut text = format!("\nThresholds (against {base_label}):\n");
+    for (label, result) in &inputs[1..] {
+        let mut judged = judge_all(thresholds, *result, Some(*baseline as &dyn Measured))?;
+        text.push_str(&format!("{label}\n"));
+        text.push_str(&crate::verdicts::render_verdicts(&judged));
+        verdicts.append(&mut judged);
+    }
+    Ok((text, verdicts))
+}
+
+#[cfg(test)]
+mod label_tests {
+    use super::*;
+
+    #[test]
+    fn labels_are_file_names_unless_they_collide() {
+        let files = vec![
+            PathBuf::from("/a/before.json"),
+            PathBuf::from("/b/after.json"),
+        ];
+        assert_eq!(labels(&files), ["before.json", "after.json"]);
+        let clash = vec![PathBuf::from("/a/r.json"), PathBuf::from("/b/r.json")];
+        assert_eq!(labels(&clash), ["/a/r.json", "/b/r.json"]);
     }
 }

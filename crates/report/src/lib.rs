@@ -5,7 +5,9 @@
 //! `interleave_html`: a live comparison), which the search crate hands over and never draws.
 //!
 //! It measures nothing and does no network I/O; callers hand it results and write the
-//! strings it returns wherever they like.
+//! strings it returns where they like, or through `output` (the user's paths: checked before
+//! a run, written atomically, a FIFO or device written through, stdout's closed pipe).
+//! `saved` reads what was written back (capped, by its schema tag).
 
 pub mod ab;
 pub mod about;
@@ -26,9 +28,11 @@ pub mod interleave_html;
 pub mod journeys;
 pub mod knee;
 pub mod mail;
+pub mod output;
 pub mod postal;
 pub mod postmark;
 pub mod repeat;
+pub mod saved;
 pub mod server_plots;
 pub mod server_summary;
 pub mod smtp;

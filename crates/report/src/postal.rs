@@ -4,6 +4,9 @@
 //! stop). Counts come in as running totals; `MinuteLines` turns them into each line's
 //! differences. The last line, of the minute cut short by the stop (postal prints none),
 //! says so in its time field: "19:44 (partial 23s)", so it is not read as a minute's rate.
+//! `MinuteClock` says when a line is due on the wall clock, in local time.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// postal's header line.
 pub const HEADER: &str = "time,messages,data(K),errors,connections,SSL connections";
@@ -55,6 +58,78 @@ impl MinuteLines {
 pub fn hhmm(unix_s: i64, offset_s: i64) -> String {
     let minutes = (unix_s + offset_s).div_euclid(60).rem_euclid(24 * 60);
     format!("{:02}:{:02}", minutes / 60, minutes % 60)
+}
+
+/// postal's wall clock: a minute's line is due when the next minute begins (`tick`), the
+/// last line is the part of the minute the stop cut short (`last`), each stamped in local
+/// time, as postal prints it.
+pub struct MinuteClock {
+    started: SystemTime,
+    minute: i64,
+    lines: MinuteLines,
+}
+
+impl Default for MinuteClock {
+    fn default() -> MinuteClock {
+        MinuteClock::new()
+    }
+}
+
+impl MinuteClock {
+    /// A clock whose first minute runs from now.
+    pub fn new() -> MinuteClock {
+        MinuteClock {
+            started: SystemTime::now(),
+            minute: now_unix_s().div_euclid(60),
+            lines: MinuteLines::default(),
+        }
+    }
+
+    /// The line of the minute that ended since the last call, if one did, from the totals
+    /// `now`.
+    pub fn tick(&mut self, now: Totals) -> Option<String> {
+        let at = now_unix_s();
+        if at.div_euclid(60) == self.minute {
+            return None;
+        }
+        self.minute = at.div_euclid(60);
+        Some(self.lines.line(&local_hhmm(at), now))
+    }
+
+    /// The line of the minute the stop cut short: from its start (or the run's, if later)
+    /// to now.
+    pub fn last(&mut self, now: Totals) -> String {
+        let at = now_unix_s();
+        let stopped = SystemTime::now();
+        let minute_start = UNIX_EPOCH + Duration::from_secs(at.div_euclid(60) as u64 * 60);
+        let from = minute_start.max(self.started);
+        let seconds = stopped
+            .duration_since(from)
+            .map_or(0.0, |d| d.as_secs_f64());
+        self.lines.partial_line(&local_hhmm(at), seconds, now)
+    }
+}
+
+fn now_unix_s() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// "HH:MM" of `unix_s` in this host's time zone.
+fn local_hhmm(unix_s: i64) -> String {
+    hhmm(unix_s, local_offset_s(unix_s))
+}
+
+/// This host's offset from UTC at `unix_s`, seconds (0 where it cannot be read).
+fn local_offset_s(unix_s: i64) -> i64 {
+    let t = unix_s as libc::time_t;
+    // SAFETY: localtime_r writes into the zeroed tm we own; nothing else is touched.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    if unsafe { libc::localtime_r(&t, &mut tm) }.is_null() {
+        return 0;
+    }
+    tm.tm_gmtoff
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! the terse line, line for line as PostMark v1.51 prints them, with its figures computed
 //! its way: whole seconds from `time()` (a difference of 0 counts as 1), integer division
 //! for the rates, single-precision bytes. Then what postmark lacks: a percentile table.
+//! Before them, what postmark prints while a run goes (`progress`).
 
 use crate::fs::latency_table;
 use webtune_model::fs::FsResult;
@@ -24,6 +25,36 @@ fn scalef(v: f32) -> String {
     } else {
         format!("{:.6} bytes", f64::from(v))
     }
+}
+
+/// postmark's lines while a run goes: the pool made, one dot per tenth of the `configured`
+/// transactions done ("out of files!" where the pool ran dry), the pool deleted.
+pub fn progress(r: &FsResult, configured: u64, subdirectories: bool) -> String {
+    let mut text = String::new();
+    if subdirectories {
+        text += "Creating subdirectories...Done\n";
+    }
+    text += "Creating files...Done\nPerforming transactions";
+    let percent = configured / 10;
+    let dots = if percent == 0 {
+        r.transactions
+    } else {
+        r.transactions.div_ceil(percent)
+    };
+    text += &".".repeat(dots as usize);
+    if r.out_of_files {
+        text += "out of files!\nFor this workload, either increase the number of files or\n\
+                 decrease the number of transactions.\n";
+    } else if !r.interrupted {
+        text += "Done\n";
+    } else {
+        text += "\n";
+    }
+    text += "Deleting files...Done\n";
+    if subdirectories {
+        text += "Deleting subdirectories...Done\n";
+    }
+    text
 }
 
 /// The verbose report. postmark prints the total of files *created* on its "deleted" line;

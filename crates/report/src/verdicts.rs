@@ -1,6 +1,7 @@
 //! Threshold verdict lines (`--threshold`: one line per threshold, pass or FAIL, with the
 //! observed figure and the limit) and the shard lines of a merged result (`webtune merge`:
-//! each shard's start offset and figures, and the start skew).
+//! each shard's start offset and figures, and the start skew); and the line that says why a
+//! run got no response (`no_response_line`, the reason for exit status 1).
 
 use crate::units::{ms_f, percent};
 use std::fmt::Write as _;
@@ -110,6 +111,24 @@ pub fn write_shards(out: &mut String, r: &RunResult) {
             s.requests_per_s,
             s.errors
         );
+    }
+}
+
+/// Why a run got no response (`what`: "no request got a response"): its errors, and when
+/// every connect was refused for --timeout, that the run was ended for it.
+pub fn no_response_line(result: &RunResult, what: &str) -> String {
+    let errors = match result.errors.summary() {
+        s if s.is_empty() => "none was sent".to_string(),
+        s => s,
+    };
+    if result.target_down {
+        format!(
+            "{what} ({errors}); every connect was refused for {:?} (--timeout), so the run \
+             ended: is the server listening there? Exit status 1",
+            std::time::Duration::from_millis(result.spec.timeout_ms)
+        )
+    } else {
+        format!("{what} ({errors}); exit status 1")
     }
 }
 

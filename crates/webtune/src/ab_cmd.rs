@@ -1,21 +1,17 @@
-//! `webtune ab`: a drop-in for ApacheBench. ab's options with ab's meaning, ab's output
-//! layout (see `webtune_report::ab`), `-e` and `-g` files as ab writes them. ab options that
-//! webtune does not support are refused with a one-line error naming them.
+//! `webtune ab`: a drop-in for ApacheBench. ab's flags (clap) mapped to ab's meaning
+//! (`webtune_model::dropin::ab`: the run, the refused options, `-v 2`'s words), ab's output
+//! layout (`webtune_report::ab`), `-e` and `-g` files as ab writes them.
 
 use crate::exit;
 use crate::flags::bench::available_cores;
 use crate::output::{self, Outputs};
 use crate::running::run_spec_watched;
-use anyhow::{bail, Context};
-use base64::Engine as _;
 use std::path::PathBuf;
-use webtune_model::{RunSpec, StopCondition, TlsOptions};
+use webtune_model::dropin::ab::{self, AbOptions};
+use webtune_model::RunSpec;
 use webtune_report::ab::{
     ab_gnuplot, ab_percentile_csv, render_ab, split_url, AbHeartbeat, AbLayout,
 };
-
-/// ab's default for -t without -n (its man page: "-t ... implies -n 50000").
-const AB_TIMELIMIT_REQUESTS: u64 = 50_000;
 
 #[derive(clap::Args, Debug)]
 #[command(
@@ -133,180 +129,59 @@ pub struct AbArgs {
 }
 
 impl AbArgs {
-    /// The first unsupported ab option given, with what it does in ab.
-    fn unsupported_option(&self) -> Option<(&'static str, &'static str)> {
-        let given = [
-            (
-                self.unsupported_b.is_some(),
-                "-b",
-                "TCP send/receive buffer size",
-            ),
-            (
-                self.unsupported_bind.is_some(),
-                "-B",
-                "local address to bind to",
-            ),
-            (
-                self.unsupported_proxy_auth.is_some(),
-                "-P",
-                "proxy authentication",
-            ),
-            (self.unsupported_proxy.is_some(), "-X", "proxy server"),
-            (self.unsupported_html_tables, "-w", "results in HTML tables"),
-            (
-                self.unsupported_table_attr.is_some(),
-                "-x",
-                "HTML table attributes",
-            ),
-            (
-                self.unsupported_tr_attr.is_some(),
-                "-y",
-                "HTML tr attributes",
-            ),
-            (
-                self.unsupported_td_attr.is_some(),
-                "-z",
-                "HTML td attributes",
-            ),
-            (
-                self.unsupported_sni,
-                "-I",
-                "turning TLS SNI off (webtune always sends it for a host name)",
-            ),
-            (
-                self.unsupported_cipher.is_some(),
-                "-Z",
-                "TLS cipher suite (webtune offers rustls's TLS 1.2 and 1.3 suites)",
-            ),
-            (
-                self.unsupported_tls_protocol.is_some(),
-                "-f",
-                "TLS protocol (webtune offers TLS 1.2 and 1.3)",
-            ),
-            (
-                self.unsupported_client_cert.is_some(),
-                "-E",
-                "TLS client certificate",
-            ),
-        ];
-        given
-            .into_iter()
-            .find(|(set, _, _)| *set)
-            .map(|(_, flag, what)| (flag, what))
+    /// The ab options webtune refuses, given or not, in `ab::UNSUPPORTED`'s order.
+    fn unsupported_given(&self) -> [bool; 12] {
+        [
+            self.unsupported_b.is_some(),
+            self.unsupported_bind.is_some(),
+            self.unsupported_proxy_auth.is_some(),
+            self.unsupported_proxy.is_some(),
+            self.unsupported_html_tables,
+            self.unsupported_table_attr.is_some(),
+            self.unsupported_tr_attr.is_some(),
+            self.unsupported_td_attr.is_some(),
+            self.unsupported_sni,
+            self.unsupported_cipher.is_some(),
+            self.unsupported_tls_protocol.is_some(),
+            self.unsupported_client_cert.is_some(),
+        ]
     }
 
-    /// ab accepts "hostname:port/path" without a scheme.
-    fn full_url(&self) -> anyhow::Result<String> {
-        let Some(url) = &self.url else {
-            bail!("give a URL: [http://]hostname[:port]/path");
-        };
-        Ok(if url.contains("://") {
-            url.clone()
-        } else {
-            format!("http://{url}")
-        })
-    }
-
-    /// The run ab would make with these options.
-    pub fn to_spec(&self) -> anyhow::Result<RunSpec> {
-        if self.concurrency == 0 {
-            bail!("-c must be at least 1");
-        }
-        let body_file = self.postfile.as_ref().or(self.putfile.as_ref());
-        let body = match body_file {
-            Some(path) => {
-                std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?
-            }
-            None => Vec::new(),
-        };
-        let method = match (&self.method, self.head, &self.postfile, &self.putfile) {
-            (Some(m), _, _, _) => m.clone(),
-            (None, true, _, _) => "HEAD".into(),
-            (None, false, Some(_), _) => "POST".into(),
-            (None, false, None, Some(_)) => "PUT".into(),
-            _ => "GET".into(),
-        };
-        let mut headers = Vec::new();
-        for h in &self.headers {
-            let (name, value) = h
-                .split_once(':')
-                .with_context(|| format!("-H {h:?} has no ':' (use -H 'Name: value')"))?;
-            headers.push((name.trim().to_string(), value.trim().to_string()));
-        }
-        if !self.cookies.is_empty() {
-            headers.push(("Cookie".into(), self.cookies.join("; ")));
-        }
-        if let Some(auth) = &self.auth {
-            headers.push((
-                "Authorization".into(),
-                format!(
-                    "Basic {}",
-                    base64::engine::general_purpose::STANDARD.encode(auth.as_bytes())
-                ),
-            ));
-        }
-        if body_file.is_some() {
-            headers.push(("Content-Type".into(), self.content_type.clone()));
-        }
-        if !self.timeout.is_finite() || self.timeout <= 0.0 {
-            bail!("-s needs a positive number of seconds");
-        }
-        let stop = match (self.timelimit, self.requests) {
-            (Some(t), _) if t.is_finite() && t > 0.0 => StopCondition::Duration { seconds: t },
-            (Some(_), _) => bail!("-t needs a positive number of seconds"),
-            (None, Some(0)) => bail!("-n must be at least 1"),
-            (None, Some(n)) => StopCondition::Requests { count: n },
-            (None, None) => StopCondition::Requests { count: 1 },
-        };
-        if let StopCondition::Requests { count } = stop {
-            if count < self.concurrency as u64 {
-                bail!("Cannot use concurrency level greater than total number of requests (ab's rule: -c {} > -n {count})", self.concurrency);
-            }
-        }
-        Ok(RunSpec {
-            url: self.full_url()?,
-            method,
-            headers,
-            body_bytes: body.len() as u64,
-            body,
-            connections: self.concurrency,
-            threads: available_cores().min(self.concurrency).max(1),
-            stop,
+    /// ab's options that shape the run, as given.
+    fn options(&self) -> AbOptions {
+        AbOptions {
+            url: self.url.clone(),
+            requests: self.requests,
+            concurrency: self.concurrency,
+            timelimit: self.timelimit,
+            timeout: self.timeout,
             keepalive: self.keepalive,
-            // ab speaks HTTP/1.0, with "Connection: Keep-Alive" under -k.
-            http10: true,
-            timeout_ms: (self.timeout * 1000.0) as u64,
-            // ab never checks the server's certificate.
-            tls: TlsOptions {
-                insecure: true,
-                ..TlsOptions::default()
-            },
-            ..RunSpec::default()
-        })
+            headers: self.headers.clone(),
+            cookies: self.cookies.clone(),
+            auth: self.auth.clone(),
+            postfile: self.postfile.clone(),
+            putfile: self.putfile.clone(),
+            content_type: self.content_type.clone(),
+            method: self.method.clone(),
+            head: self.head,
+        }
+    }
+
+    /// The run ab would make with these options (`webtune_model::dropin::ab`).
+    pub fn to_spec(&self) -> anyhow::Result<RunSpec> {
+        let read = |path: &std::path::Path| {
+            std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+        };
+        Ok(self.options().to_spec(available_cores(), read)?)
     }
 }
 
-/// `-v 2`: the request head and the response head, in ab's words ("INFO: GET header ==",
-/// "LOG: header received:"). ab prints the head of every response; webtune shows one
-/// exchange, made before the run on a connection of its own and not counted in the result.
+/// `-v 2`: one exchange, made before the run on a connection of its own and not counted in
+/// the result (ab prints the head of every response), in ab's words.
 fn show_exchange(spec: &RunSpec) -> anyhow::Result<String> {
     let shown = webtune_engine::show::exchange_once(spec)?;
-    let request = String::from_utf8_lossy(&shown.request);
-    let head = request.split_once("\r\n\r\n").map_or(&*request, |(h, _)| h);
-    let mut out = format!(
-        "INFO: {} header == \n---\n{head}\r\n\r\n\n---\n",
-        spec.method
-    );
-    match shown.response_head {
-        Ok(bytes) => {
-            out.push_str(&format!(
-                "LOG: header received:\n{}\n",
-                String::from_utf8_lossy(&bytes)
-            ));
-        }
-        Err(why) => out.push_str(&format!("LOG: no response: {why}\n")),
-    }
-    Ok(out)
+    let response = shown.response_head.as_deref().map_err(String::as_str);
+    Ok(ab::exchange_text(&spec.method, &shown.request, response))
 }
 
 pub fn run(args: AbArgs) -> anyhow::Result<i32> {
@@ -316,9 +191,7 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
             "This is webtune {version}, ab-compatible front end (ApacheBench 2.3 layout)\n"
         )));
     }
-    if let Some((flag, what)) = args.unsupported_option() {
-        bail!("ab option {flag} ({what}) is not supported by webtune ab");
-    }
+    ab::refuse_unsupported(args.unsupported_given())?;
     // Nothing is measured yet: a signal while the inputs are read (a FIFO) exits at once.
     let at_once = crate::signals::exit_at_once();
     let spec = args.to_spec()?;
@@ -329,20 +202,8 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
         ("--json", args.json.as_deref()),
         ("--html", args.html.as_deref()),
     ])?;
-    if args.timelimit.is_some() && args.requests.is_some() {
-        eprintln!(
-            "webtune ab: -t and -n together: running for -t seconds (ab would also stop at -n)"
-        );
-    } else if args.timelimit.is_some() {
-        eprintln!(
-            "webtune ab: -t runs for the whole time limit (ab also stops at {AB_TIMELIMIT_REQUESTS} requests)"
-        );
-    }
-    if args.verbosity >= 2 {
-        eprintln!(
-            "webtune ab: -v 2 shows one exchange, made before the run and not counted in it \
-             (ab shows the head of every response)"
-        );
+    for line in ab::differences(&args.options(), args.verbosity) {
+        eprintln!("{line}");
     }
     let (host, _, _) = split_url(&spec.url);
     // A failing stdout is remembered and the run goes on: the files still get written.
@@ -353,11 +214,7 @@ pub fn run(args: AbArgs) -> anyhow::Result<i32> {
     // As ab: up to 150 requests (or with -q) the dots and "done" follow on the same stdout
     // line; above, "Completed N requests" at each tenth and "Finished N requests" go to
     // stderr (-t counts as ab's 50,000 requests).
-    let requests = match spec.stop {
-        StopCondition::Requests { count } => count,
-        _ => AB_TIMELIMIT_REQUESTS,
-    };
-    let mut heartbeat = AbHeartbeat::new(requests, args.quiet);
+    let mut heartbeat = AbHeartbeat::new(ab::progress_requests(&spec), args.quiet);
     let small = heartbeat.is_none();
     if small {
         outputs.stdout(&format!("Benchmarking {host} (be patient)"));

@@ -27,7 +27,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
     drop(at_once);
     let metrics = match &args.metrics_listen {
         Some(addr) => {
-            let server = crate::metrics::MetricsServer::start(addr, spec.shard)?;
+            let server = webtune_engine::metrics::MetricsServer::start(addr, spec.shard)?;
             if !args.output.quiet {
                 eprintln!("webtune: live metrics at http://{}/metrics", server.addr);
             }
@@ -36,8 +36,8 @@ pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
         None => None,
     };
     match crate::sharding::start_note(&spec) {
-        Some(crate::sharding::StartNote::Late(warning)) => output::warn(&warning),
-        Some(crate::sharding::StartNote::Waiting(line)) if !args.output.quiet => {
+        Some(webtune_model::start_at::StartNote::Late(warning)) => output::warn(&warning),
+        Some(webtune_model::start_at::StartNote::Waiting(line)) if !args.output.quiet => {
             eprintln!("{line}")
         }
         _ => {}
@@ -64,8 +64,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
         }
     };
     spec.url = url;
-    let mut abort =
-        crate::gate::AbortCheck::new(&thresholds, args.gate.threshold_abort, spec.warmup_s);
+    let mut abort = crate::gate::abort_check(&thresholds, args.gate.threshold_abort, spec.warmup_s);
     let outcome = run_spec_repeated(
         &spec,
         &workload,

@@ -11,6 +11,7 @@ use crate::inputs::read_run;
 use crate::output::{self, Outputs};
 use anyhow::bail;
 use std::path::PathBuf;
+use webtune_report::compare::{judge_against_first, labels};
 use webtune_tuner::interleaved::ArmLoad;
 
 #[derive(clap::Args, Debug)]
@@ -42,27 +43,6 @@ pub struct CompareArgs {
     /// limit ('p99 <= +10%', 'rps >= -5%') against the first. Exit 99 when one fails.
     #[arg(long = "threshold", value_name = "EXPR")]
     pub threshold: Vec<String>,
-}
-
-/// Short, unique column names: file names, or whole paths when two file names collide.
-fn labels(files: &[PathBuf]) -> Vec<String> {
-    let names: Vec<String> = files
-        .iter()
-        .map(|f| {
-            f.file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_else(|| f.display().to_string())
-        })
-        .collect();
-    let unique = names
-        .iter()
-        .enumerate()
-        .all(|(i, n)| !names[..i].contains(n));
-    if unique {
-        names
-    } else {
-        files.iter().map(|f| f.display().to_string()).collect()
-    }
 }
 
 pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
@@ -110,19 +90,9 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
     outputs.stdout(&webtune_report::compare::render_compare_text(&inputs));
     let mut verdicts = Vec::new();
     if !thresholds.is_empty() {
-        let (base_label, baseline) = &inputs[0];
-        let mut text = format!("\nThresholds (against {base_label}):\n");
-        for (label, result) in &inputs[1..] {
-            let mut judged = webtune_model::threshold::judge_all(
-                &thresholds,
-                *result,
-                Some(*baseline as &dyn webtune_model::threshold::Measured),
-            )?;
-            text.push_str(&format!("{label}\n"));
-            text.push_str(&webtune_report::verdicts::render_verdicts(&judged));
-            verdicts.append(&mut judged);
-        }
+        let (text, judged) = judge_against_first(&thresholds, &inputs)?;
         outputs.stdout(&text);
+        verdicts = judged;
     }
     let own = if crate::signals::stop_requested() {
         crate::exit::INTERRUPTED
@@ -173,22 +143,4 @@ pub fn run_urls(urls: &[PathBuf], args: &LiveArgs, html: Option<&str>) -> anyhow
         &mut |_| Err("compare --live cannot restart the servers".to_string()),
         notes,
     )
-}
-
-/// Run the comparison, print the report, write `--json`; the exit status: 0 decided, 1
-/// undecided, 130 interrupted (what was measured still printed and written).
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn labels_are_file_names_unless_they_collide() {
-        let files = vec![
-            PathBuf::from("/a/before.json"),
-            PathBuf::from("/b/after.json"),
-        ];
-        assert_eq!(labels(&files), ["before.json", "after.json"]);
-        let clash = vec![PathBuf::from("/a/r.json"), PathBuf::from("/b/r.json")];
-        assert_eq!(labels(&clash), ["/a/r.json", "/b/r.json"]);
-    }
 }

@@ -1,11 +1,10 @@
 //! Thresholds on the command line (`--threshold EXPR`, repeatable; `--threshold-abort`): the
-//! flags shared by `bench`, `lab run`, `merge` and `compare`, judging a result, the live
-//! check that stops a run early, and exit code 99 when one fails (k6's convention). The
-//! grammar and the judging are the model's (`webtune_model::threshold`).
+//! flags shared by `bench`, `lab run`, `merge` and `compare`, and exit code 99 when one
+//! fails (k6's convention). The grammar is the model's (`webtune_model::threshold`),
+//! judging a result and the live check the engine's (`webtune_engine::gate`).
 
-use webtune_engine::Progress;
-use webtune_model::threshold::{self, LiveFigures};
-use webtune_model::{RunResult, StopToken, Threshold, Verdict};
+use webtune_model::threshold;
+use webtune_model::{Threshold, Verdict};
 
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct ThresholdArgs {
@@ -36,19 +35,7 @@ impl ThresholdArgs {
     }
 }
 
-/// Judge `result` against absolute thresholds and keep the verdicts in it. `aborted_by`:
-/// the threshold that stopped the run early, which fails whatever the final figures say.
-pub fn judge(result: &mut RunResult, thresholds: &[Threshold], aborted_by: Option<usize>) {
-    let mut verdicts: Vec<Verdict> = thresholds
-        .iter()
-        .filter_map(|t| t.judge(&*result, None).ok())
-        .collect();
-    if let Some(v) = aborted_by.and_then(|i| verdicts.get_mut(i)) {
-        v.aborted = true;
-        v.passed = false;
-    }
-    result.thresholds = verdicts;
-}
+pub use webtune_engine::gate::judge;
 
 /// The command's own status: 130 after a stop signal, 99 when a threshold failed, else
 /// `otherwise`.
@@ -62,46 +49,17 @@ pub fn status(verdicts: &[Verdict], otherwise: i32) -> i32 {
     }
 }
 
-/// `--threshold-abort`: checks the figures so far at each progress report and asks the run
-/// to stop at the first failing threshold.
-pub struct AbortCheck<'a> {
-    thresholds: &'a [Threshold],
+/// `--threshold-abort`'s live check (`webtune_engine::gate::AbortCheck`), stopping the run
+/// through the process's stop token.
+pub fn abort_check(
+    thresholds: &[Threshold],
     enabled: bool,
     warmup_s: f64,
-    stop: StopToken,
-    /// The index of the threshold that stopped the run.
-    pub failed: Option<usize>,
-}
-
-impl<'a> AbortCheck<'a> {
-    pub fn new(thresholds: &'a [Threshold], enabled: bool, warmup_s: f64) -> AbortCheck<'a> {
-        AbortCheck {
-            thresholds,
-            enabled,
-            warmup_s,
-            stop: crate::signals::stop_token(),
-            failed: None,
-        }
-    }
-
-    pub fn check(&mut self, p: &Progress) {
-        let elapsed_s = p.elapsed.as_secs_f64();
-        if !self.enabled || self.failed.is_some() || p.attempted == 0 || elapsed_s < self.warmup_s {
-            return;
-        }
-        let live = LiveFigures {
-            latency: &p.latency,
-            responses: p.responses,
-            errors: p.errors,
-            attempted: p.attempted,
-            elapsed_s,
-        };
-        self.failed = self
-            .thresholds
-            .iter()
-            .position(|t| t.judge(&live, None).is_ok_and(|v| !v.passed));
-        if self.failed.is_some() {
-            self.stop.request_stop();
-        }
-    }
+) -> webtune_engine::gate::AbortCheck<'_> {
+    webtune_engine::gate::AbortCheck::new(
+        thresholds,
+        enabled,
+        warmup_s,
+        crate::signals::stop_token(),
+    )
 }

@@ -1,144 +1,28 @@
-//! Reading a file a command takes whole (a saved result, sweep or shard): at most
-//! `MAX_SAVED_BYTES`, so that `/dev/zero` or a runaway file is refused in one line that names
-//! the cap instead of filling memory. Commands that only read and report (merge, compare,
-//! report, advise) hold `signals::exit_at_once` while they read, so that a read blocked on a
-//! FIFO ends at the first Ctrl-C or SIGTERM.
+//! Reading a file a command takes whole (`webtune_report::saved`: capped, one-line errors,
+//! what a saved file holds). Commands that only read and report (merge, compare, report,
+//! advise) hold `signals::exit_at_once` while they read, so that a read blocked on a FIFO
+//! ends at the first Ctrl-C or SIGTERM.
 
-use anyhow::{bail, Context};
-use std::io::Read;
 use std::path::Path;
-use webtune_model::capacity::{CapacityResult, CAPACITY_SCHEMA};
-use webtune_model::sweep::{SweepResult, SWEEP_SCHEMA};
-use webtune_model::{RunResult, MAX_SAVED_BYTES};
-use webtune_search::report::{TuneReport, SCHEMA as TUNE_SCHEMA};
+pub use webtune_report::saved::Saved;
+use webtune_report::saved::{self};
 
-/// A saved result's text, refused in one line when it is over `MAX_SAVED_BYTES`.
+/// A saved result's text, at most `MAX_SAVED_BYTES`.
 pub fn read_saved_text(path: &Path) -> anyhow::Result<String> {
-    read_capped(path, MAX_SAVED_BYTES, "a saved result")
+    Ok(saved::read_saved_text(path)?)
 }
 
-/// The text of `path`, at most `cap` bytes of it: a file over the cap is refused before it
-/// is read when its size is known, else once `cap` bytes have come. `what` names the kind
-/// of file in the refusals ("a saved result", "a postmark command file").
+/// The text of `path`, at most `cap` bytes (`what` names the kind of file in refusals).
 pub fn read_capped(path: &Path, cap: u64, what: &str) -> anyhow::Result<String> {
-    let shown = path.display();
-    let file = std::fs::File::open(path).with_context(|| format!("cannot read {shown}"))?;
-    let too_large = || {
-        anyhow::anyhow!(
-            "cannot read {shown}: it is over {}, the most {what} may be",
-            size_name(cap)
-        )
-    };
-    if file.metadata().is_ok_and(|m| m.is_file() && m.len() > cap) {
-        return Err(too_large());
-    }
-    let mut bytes = Vec::new();
-    file.take(cap.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .with_context(|| format!("cannot read {shown}"))?;
-    if bytes.len() as u64 > cap {
-        return Err(too_large());
-    }
-    String::from_utf8(bytes)
-        .map_err(|_| anyhow::anyhow!("{shown} is not {what}: it is not UTF-8 text"))
+    Ok(saved::read_capped(path, cap, what)?)
 }
 
-/// "256 MiB", "10 bytes".
-fn size_name(bytes: u64) -> String {
-    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
-        format!("{} MiB", bytes >> 20)
-    } else {
-        format!("{bytes} bytes")
-    }
+/// A saved run, sweep, capacity search or tune report.
+pub fn read_saved(path: &Path) -> anyhow::Result<Saved> {
+    Ok(saved::read_saved(path)?)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_file_over_the_cap_is_refused_with_the_cap_named() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("r.json");
-        std::fs::write(&path, "0123456789").unwrap();
-        assert_eq!(
-            read_capped(&path, 10, "a saved result").unwrap(),
-            "0123456789"
-        );
-        let e = read_capped(&path, 9, "a saved result")
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("over 9 bytes"), "{e}");
-        // A device with no end is cut at the cap.
-        let e = read_capped(Path::new("/dev/zero"), 1 << 20, "a saved result")
-            .unwrap_err()
-            .to_string();
-        assert_eq!(
-            e,
-            "cannot read /dev/zero: it is over 1 MiB, the most a saved result may be"
-        );
-    }
-}
-
-/// What a saved file holds.
-pub enum Saved {
-    Run(Box<RunResult>),
-    Sweep(Box<SweepResult>),
-    Capacity(Box<CapacityResult>),
-    Tune(Box<TuneReport>),
-}
-
-impl Saved {
-    /// What the file holds and the command that wrote it, for errors.
-    pub fn describe(&self) -> &'static str {
-        match self {
-            Saved::Run(_) => "a run's result",
-            Saved::Sweep(_) => "a sweep (one result per level)",
-            Saved::Capacity(_) => "a capacity search (webtune capacity / lab capacity --json)",
-            Saved::Tune(_) => "a tune report (webtune tune --json)",
-        }
-    }
-}
-
-/// Only the schema tag of a saved file (the rest is skipped, not built).
-#[derive(serde::Deserialize)]
-struct SchemaTag {
-    schema: Option<String>,
-}
-
-/// Read a saved run or sweep (at most `MAX_SAVED_BYTES`), with a one-line error naming the
-/// file.
-pub fn read_saved(path: &std::path::Path) -> anyhow::Result<Saved> {
-    let text = read_saved_text(path)?;
-    let schema = serde_json::from_str::<SchemaTag>(&text)
-        .ok()
-        .and_then(|t| t.schema)
-        .unwrap_or_default();
-    let name = || path.display().to_string();
-    Ok(match schema.as_str() {
-        s if s == SWEEP_SCHEMA => {
-            Saved::Sweep(Box::new(SweepResult::from_json(&text).with_context(name)?))
-        }
-        s if s == CAPACITY_SCHEMA => Saved::Capacity(Box::new(
-            serde_json::from_str(&text)
-                .with_context(|| format!("{}: not a readable {CAPACITY_SCHEMA}", name()))?,
-        )),
-        s if s == TUNE_SCHEMA => Saved::Tune(Box::new(
-            serde_json::from_str(&text)
-                .with_context(|| format!("{}: not a readable {TUNE_SCHEMA}", name()))?,
-        )),
-        _ => Saved::Run(Box::new(RunResult::from_json(&text).with_context(name)?)),
-    })
-}
-
-/// Read a saved single run (not a sweep).
-pub fn read_run(path: &std::path::Path) -> anyhow::Result<RunResult> {
-    match read_saved(path)? {
-        Saved::Run(r) => Ok(*r),
-        other => bail!(
-            "{} is {}; give a single run's result",
-            path.display(),
-            other.describe()
-        ),
-    }
+/// A saved single run (not a sweep).
+pub fn read_run(path: &Path) -> anyhow::Result<webtune_model::RunResult> {
+    Ok(saved::read_run(path)?)
 }

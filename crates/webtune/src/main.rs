@@ -20,7 +20,6 @@ mod http_load_cmd;
 mod inputs;
 mod lab_cmd;
 mod merge_cmd;
-mod metrics;
 mod narrate;
 mod output;
 mod output_flags;

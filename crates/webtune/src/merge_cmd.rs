@@ -1,16 +1,15 @@
 //! `webtune merge`: the shards of one test (`bench --shard i/n --json sI.json` on several
-//! machines) merged into the result of the whole test, exactly (`ShardMerge`, one file at
-//! a time: histograms added bucket by bucket, never averaged percentiles), then reported as
+//! machines) merged into the result of the whole test, exactly (`report::saved::merge_shards`,
+//! one file at a time: histograms added bucket by bucket, never averaged percentiles), then reported as
 //! `bench` reports a run, thresholds included. Shards of another test or run, or that did not run
 //! together, are refused (the model's `shard_check`); `--allow-skew` lets the last through.
 
 use crate::gate::{self, ThresholdArgs};
-use crate::inputs::read_run;
 use crate::output::{self, Outputs};
 use crate::output_flags::{OutputFlags, OutputHelp};
 use crate::signals;
 use std::path::PathBuf;
-use webtune_model::{MergeOptions, ShardMerge};
+use webtune_model::MergeOptions;
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:\n  \
@@ -70,25 +69,12 @@ pub fn run(args: MergeArgs) -> anyhow::Result<i32> {
     // Nothing is measured here: a signal while the shards are read (a FIFO, a huge file)
     // or merged exits at once.
     let at_once = signals::exit_at_once();
-    // One file at a time: the merge keeps the sum, not every shard (1,000 shards of a
-    // 60 s test once took 1.5 GiB read all at once).
-    let mut merge = ShardMerge::new(MergeOptions {
-        allow_skew: args.allow_skew,
-    });
-    // A file that cannot be read is named before what is wrong with the readable ones (as
-    // when every file was read first): after a refusal, the rest are still read, not added.
-    let mut refused = None;
-    for file in &args.files {
-        let shard = read_run(file)?;
-        if refused.is_none() {
-            refused = merge.add(file.display().to_string(), shard).err();
-        }
-    }
-    let merged = match refused {
-        Some(e) => Err(e),
-        None => merge.finish(),
-    };
-    let mut merged = merged.map_err(|e| anyhow::anyhow!("merge: {e}"))?;
+    let mut merged = webtune_report::saved::merge_shards(
+        &args.files,
+        MergeOptions {
+            allow_skew: args.allow_skew,
+        },
+    )?;
     gate::judge(&mut merged, &thresholds, None);
     drop(at_once);
     let mut outputs = Outputs::new();

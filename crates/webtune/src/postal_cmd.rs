@@ -1,21 +1,19 @@
 //! `webtune postal`: postal's flags and its per-minute output ("time,messages,data(K),
 //! errors,connections,SSL connections", one line a minute of the wall clock), on webtune's
 //! SMTP engine. Like postal it runs until stopped (Ctrl-C, SIGTERM); `--duration` bounds it.
-//! The last, partial minute is printed at the stop (postal prints none). The layout is
-//! `webtune_report::postal`'s; the run is `webtune smtp`'s.
+//! The last, partial minute is printed at the stop (postal prints none). What the flags
+//! mean is `webtune_model::dropin::postal`'s, the layout `webtune_report::postal`'s; the
+//! run is `webtune smtp`'s.
 
 use crate::exit;
 use crate::flags::bench::available_cores;
 use crate::running::ProgressLine;
-use anyhow::{bail, Context};
 use std::io::Write;
 use std::path::PathBuf;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
-use webtune_model::smtp::RecipientPick;
-use webtune_model::{
-    parse_duration, Arrival, LoadMode, RunSpec, SmtpSpec, StopCondition, TlsOptions,
-};
-use webtune_report::postal::{hhmm, MinuteLines, Totals, HEADER};
+use std::time::Duration;
+use webtune_model::dropin::postal::PostalOptions;
+use webtune_model::{parse_duration, RunSpec};
+use webtune_report::postal::{MinuteClock, Totals, HEADER};
 
 #[derive(clap::Args, Debug, Clone)]
 #[command(
@@ -91,106 +89,24 @@ pub struct PostalArgs {
     pub users: PathBuf,
 }
 
-/// postal's server argument as HOST:PORT: "[10.0.0.1]2525", "+host", "host" (port 25).
-pub fn server_address(text: &str) -> anyhow::Result<String> {
-    let t = text.trim().trim_start_matches('+');
-    if t.contains(',') {
-        bail!("postal server {text:?}: one server only (round-robin lists are not supported)");
-    }
-    if let Some(rest) = t.strip_prefix('[') {
-        let (host, port) = rest
-            .split_once(']')
-            .with_context(|| format!("postal server {text:?}: no closing ']'"))?;
-        let port = if port.is_empty() { "25" } else { port };
-        port.parse::<u16>()
-            .with_context(|| format!("postal server {text:?}: bad port"))?;
-        return Ok(format!("{host}:{port}"));
-    }
-    Ok(match t.rsplit_once(':') {
-        Some((_, p)) if p.parse::<u16>().is_ok() => t.to_string(),
-        _ => format!("{t}:25"),
-    })
-}
-
 impl PostalArgs {
+    /// The SMTP run postal would make (`webtune_model::dropin::postal`), sending from `from`.
     fn to_spec(&self, from: String) -> anyhow::Result<RunSpec> {
-        if self.lmtp {
-            bail!("-L (LMTP) is not supported: webtune postal speaks SMTP");
-        }
-        if self.local.is_some() {
-            bail!("-l (local addresses) is not supported");
-        }
-        if self.port.is_some() {
-            bail!("-p (the port) is not supported: give it in the server, e.g. '[127.0.0.1]2525'");
-        }
-        let starttls = match self.ssl_percent {
-            0 => false,
-            100 => true,
-            n => bail!("-s {n}: webtune postal supports -s 0 or -s 100 (all or no STARTTLS)"),
+        let options = PostalOptions {
+            max_kb: self.max_kb,
+            min_kb: self.min_kb,
+            threads: self.threads,
+            per_connection: self.per_connection,
+            per_minute: self.per_minute,
+            ssl_percent: self.ssl_percent,
+            lmtp: self.lmtp,
+            local: self.local.is_some(),
+            port: self.port.is_some(),
+            duration: self.duration,
+            server: self.server.clone(),
         };
-        let (per_connection, random) = match self.per_connection {
-            -1 => (u64::MAX / 2, false),
-            n if n < 1 => bail!("-c {n}: give 1 or more messages per connection, or -1"),
-            1 => (1, false),
-            n => (n as u64, true),
-        };
-        if self.min_kb > self.max_kb {
-            bail!("-M {} is above -m {}", self.min_kb, self.max_kb);
-        }
-        let load = match self.per_minute {
-            None => LoadMode::Closed,
-            Some(r) => LoadMode::Open {
-                rate: r / 60.0,
-                arrival: Arrival::Uniform,
-            },
-        };
-        let spec = RunSpec {
-            url: format!("smtp://{}", server_address(&self.server)?),
-            connections: self.threads,
-            threads: available_cores().min(self.threads.max(1)),
-            stop: StopCondition::Duration {
-                seconds: self.duration.map_or(1e9, |d| d.as_secs_f64()),
-            },
-            load,
-            expect_status: vec![(200, 299)],
-            method: "SMTP".into(),
-            tls: TlsOptions {
-                insecure: true,
-                ..TlsOptions::default()
-            },
-            smtp: Some(SmtpSpec {
-                from,
-                max_recipients: 1,
-                pick: RecipientPick::Uniform,
-                min_size: self.min_kb * 1024,
-                max_size: self.max_kb * 1024,
-                per_connection,
-                random_per_connection: random,
-                starttls,
-                ..SmtpSpec::default()
-            }),
-            ..RunSpec::default()
-        };
-        spec.validate()?;
-        Ok(spec)
+        Ok(options.to_spec(from, available_cores())?)
     }
-}
-
-/// This host's offset from UTC at `unix_s`, seconds (postal prints local time).
-fn local_offset_s(unix_s: i64) -> i64 {
-    let t = unix_s as libc::time_t;
-    // SAFETY: localtime_r writes into the zeroed tm we own; nothing else is touched.
-    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-    if unsafe { libc::localtime_r(&t, &mut tm) }.is_null() {
-        return 0;
-    }
-    tm.tm_gmtoff
-}
-
-fn now_unix_s() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
 }
 
 fn print_line(line: &str) {
@@ -238,65 +154,35 @@ pub fn run(args: PostalArgs) -> anyhow::Result<i32> {
         connections,
         tls_connections: if starttls { connections } else { 0 },
     };
-    let mut lines = MinuteLines::default();
-    let started = SystemTime::now();
-    let mut minute = now_unix_s().div_euclid(60);
+    let mut clock = MinuteClock::new();
     let mut progress = ProgressLine::new("", true);
     let control = crate::signals::stop_token();
     let result = webtune_engine::run(&spec, &workload, &control, &mut |p| {
         progress.update(p);
-        let now = now_unix_s();
-        if now.div_euclid(60) != minute {
-            minute = now.div_euclid(60);
-            let refused = p
-                .error_counts
-                .get(webtune_model::ErrorKind::UnexpectedStatus);
-            let t = totals(
-                p.responses - refused,
-                p.message_bytes,
-                p.errors,
-                p.connections_opened,
-            );
-            print_line(&lines.line(&hhmm(now, local_offset_s(now)), t));
+        let refused = p
+            .error_counts
+            .get(webtune_model::ErrorKind::UnexpectedStatus);
+        let t = totals(
+            p.responses.saturating_sub(refused),
+            p.message_bytes,
+            p.errors,
+            p.connections_opened,
+        );
+        if let Some(line) = clock.tick(t) {
+            print_line(&line);
         }
     })?;
     let sum = result.smtp.clone().unwrap_or_default();
-    let now = now_unix_s();
     let t = totals(
         sum.accepted,
         sum.message_bytes,
         result.errors.total(),
         result.connections_opened,
     );
-    // The minute the stop cut short: from its start (or the run's, if later) to now.
-    let stopped = SystemTime::now();
-    let minute_start = UNIX_EPOCH + Duration::from_secs(now.div_euclid(60) as u64 * 60);
-    let from = minute_start.max(started);
-    let seconds = stopped
-        .duration_since(from)
-        .map_or(0.0, |d| d.as_secs_f64());
-    print_line(&lines.partial_line(&hhmm(now, local_offset_s(now)), seconds, t));
+    print_line(&clock.last(t));
     Ok(if result.interrupted {
         exit::INTERRUPTED
     } else {
         exit::SUCCESS
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn servers_are_read_as_postal_writes_them() {
-        assert_eq!(server_address("[127.0.0.1]2525").unwrap(), "127.0.0.1:2525");
-        assert_eq!(
-            server_address("mail.example.com").unwrap(),
-            "mail.example.com:25"
-        );
-        assert_eq!(server_address("+mail:26").unwrap(), "mail:26");
-        assert_eq!(server_address("[10.0.0.1]").unwrap(), "10.0.0.1:25");
-        assert!(server_address("a,b").is_err());
-        assert!(server_address("[1.2.3.4]x").is_err());
-    }
 }

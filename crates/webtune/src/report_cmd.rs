@@ -1,13 +1,12 @@
 //! `webtune report`: render any JSON webtune writes — a result (`webtune.run/1`), a sweep
 //! (`webtune.sweep/1`), a capacity search (`webtune.capacity/1`) or a tune report
-//! (`webtune.tune/1`) — in the formats that fit it, and write the HTML report.
+//! (`webtune.tune/1`) — in the formats that fit it (`webtune_report::saved::Saved::render`),
+//! and write the HTML report.
 
-use crate::inputs::{read_saved, Saved};
+use crate::inputs::read_saved;
 use crate::output::{self, Outputs};
-use anyhow::bail;
 use std::path::PathBuf;
-use webtune_model::sweep::SweepResult;
-use webtune_report::{render, Format};
+use webtune_report::Format;
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:\n  \
@@ -34,35 +33,6 @@ pub fn parse_format(text: &str) -> Result<Format, String> {
     text.parse::<Format>().map_err(|e| e.to_string())
 }
 
-fn render_sweep(sweep: &SweepResult, format: Format) -> anyhow::Result<String> {
-    Ok(match format {
-        Format::Text => webtune_report::sweep::render_sweep_text(sweep),
-        Format::Csv => webtune_report::sweep::render_sweep_csv(sweep),
-        Format::Json => sweep.to_json_pretty() + "\n",
-        Format::Html => webtune_report::sweep::render_sweep_html(sweep),
-        Format::Ab | Format::HttpLoad => {
-            bail!("the {format} layout shows one run; a sweep renders as text, csv, json or html")
-        }
-    })
-}
-
-/// A capacity search or a tune report: text, json or html (they have no ab, http_load or
-/// csv layout).
-fn render_other(saved: &Saved, format: Format) -> anyhow::Result<String> {
-    Ok(match (saved, format) {
-        (Saved::Capacity(c), Format::Text) => webtune_report::capacity::render_capacity_text(c),
-        (Saved::Capacity(c), Format::Html) => webtune_report::capacity::render_capacity_html(c),
-        (Saved::Capacity(c), Format::Json) => c.to_json_pretty() + "\n",
-        (Saved::Tune(t), Format::Text) => t.render_text(),
-        (Saved::Tune(t), Format::Html) => webtune_report::tune_html::render_html(t),
-        (Saved::Tune(t), Format::Json) => t.to_json_pretty() + "\n",
-        (other, format) => bail!(
-            "the {format} format does not fit {}: it renders as text, json or html",
-            other.describe()
-        ),
-    })
-}
-
 pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
     output::check_all([
         ("--html", args.html.as_deref()),
@@ -72,27 +42,8 @@ pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
     // rendered exits at once.
     let at_once = crate::signals::exit_at_once();
     let saved = read_saved(&args.file)?;
-    let (text, html) = match &saved {
-        Saved::Run(r) => (
-            render(r, args.format),
-            args.html
-                .as_ref()
-                .map(|_| webtune_report::html::render_html(r)),
-        ),
-        Saved::Sweep(s) => (
-            render_sweep(s, args.format)?,
-            args.html
-                .as_ref()
-                .map(|_| webtune_report::sweep::render_sweep_html(s)),
-        ),
-        other => (
-            render_other(other, args.format)?,
-            match &args.html {
-                Some(_) => Some(render_other(other, Format::Html)?),
-                None => None,
-            },
-        ),
-    };
+    let text = saved.render(args.format)?;
+    let html = args.html.as_ref().map(|_| saved.html());
     drop(at_once);
     let mut outputs = Outputs::new();
     if let (Some(dest), Some(html)) = (&args.html, html) {

@@ -7,27 +7,11 @@ use crate::flags::bench::BenchArgs;
 use crate::output::Outputs;
 use anyhow::{bail, Context};
 use std::io::{IsTerminal, Write};
-use std::time::Duration;
 use webtune_engine::{Progress, Workload};
 use webtune_model::{RunResult, RunSpec};
+use webtune_report::output::RunOutputs;
 
-/// Why a run got no response (`what`: "no request got a response"): its errors, and when
-/// every connect was refused for --timeout, that the run was ended for it.
-pub(crate) fn no_response_line(result: &RunResult, what: &str) -> String {
-    let errors = match result.errors.summary() {
-        s if s.is_empty() => "none was sent".to_string(),
-        s => s,
-    };
-    if result.target_down {
-        format!(
-            "{what} ({errors}); every connect was refused for {:?} (--timeout), so the run \
-             ended: is the server listening there? Exit status 1",
-            Duration::from_millis(result.spec.timeout_ms)
-        )
-    } else {
-        format!("{what} ({errors}); exit status 1")
-    }
-}
+pub(crate) use webtune_report::verdicts::no_response_line;
 
 /// A one-line live view on stderr, redrawn in place; only when stderr is a terminal.
 pub struct ProgressLine {
@@ -99,16 +83,22 @@ pub(crate) fn run_spec_watched(
     Ok((result, interrupted))
 }
 
+/// Where `args` send a run's result (`webtune_report::output::RunOutputs`).
+fn destinations(args: &BenchArgs) -> RunOutputs<'_> {
+    RunOutputs {
+        json: args.output.json.as_deref(),
+        html: args.output.html.as_deref(),
+        csv: args.output.csv.as_deref(),
+        quiet: args.output.quiet,
+        format: args.format,
+        timeline: args.timeline,
+    }
+}
+
 /// Threshold verdicts go to stderr when the text summary (which has them) is not printed.
 pub fn verdicts_to_stderr(result: &RunResult, args: &BenchArgs) {
-    let text_printed = args.format == webtune_report::Format::Text
-        && !args.output.quiet
-        && args.output.json.as_deref() != Some("-");
-    if !text_printed && !result.thresholds.is_empty() {
-        eprint!(
-            "webtune: thresholds:\n{}",
-            webtune_report::verdicts::render_verdicts(&result.thresholds)
-        );
+    if let Some(text) = destinations(args).verdicts_elsewhere(result) {
+        eprint!("webtune: thresholds:\n{text}");
     }
 }
 
@@ -153,41 +143,6 @@ pub fn run_spec_repeated(
 /// `header` and `footer` around it in text format). Returns what happened to them.
 pub fn emit(result: &RunResult, args: &BenchArgs, header: &str, footer: &str) -> Outputs {
     let mut outputs = Outputs::new();
-    // The HTML first: "--json -" goes to stdout, which comes after the files.
-    if let Some(dest) = &args.output.html {
-        outputs.file(
-            "--html",
-            dest,
-            &webtune_report::render(result, webtune_report::Format::Html),
-        );
-    }
-    if let Some(dest) = &args.output.json {
-        outputs.file("--json", dest, &(result.to_json_pretty() + "\n"));
-    }
-    let json_to_stdout = args.output.json.as_deref() == Some("-");
-    // Quiet drops the human summary only: a --format asked for is still printed.
-    let quiet = args.output.quiet && args.format == webtune_report::Format::Text;
-    if !quiet && !json_to_stdout {
-        let text = args.format == webtune_report::Format::Text;
-        let mut out = String::new();
-        if text {
-            out.push_str(header);
-        }
-        out.push_str(&webtune_report::render(result, args.format));
-        if args.timeline && text {
-            out.push_str(&webtune_report::timing::render_timeline(result));
-        }
-        if text {
-            out.push_str(footer);
-        }
-        outputs.stdout(&out);
-    }
-    if let Some(dest) = &args.output.csv {
-        outputs.file(
-            "--csv",
-            dest,
-            &webtune_report::render(result, webtune_report::Format::Csv),
-        );
-    }
+    destinations(args).write(&mut outputs, result, header, footer);
     outputs
 }

@@ -25,8 +25,7 @@ pub fn run(args: SmtpArgs) -> anyhow::Result<i32> {
     if args.connections.len() > 1 {
         return sweep(&args, spec, workload);
     }
-    let mut abort =
-        crate::gate::AbortCheck::new(&thresholds, args.gate.threshold_abort, spec.warmup_s);
+    let mut abort = crate::gate::abort_check(&thresholds, args.gate.threshold_abort, spec.warmup_s);
     let (mut result, interrupted) = run_spec_repeated(
         &spec,
         &workload,
@@ -115,26 +114,23 @@ fn sweep(args: &SmtpArgs, spec: RunSpec, workload: Workload) -> anyhow::Result<i
 
 /// Write the files, then the summary in `--format`.
 fn emit(result: &webtune_model::RunResult, args: &SmtpArgs) -> Outputs {
-    use webtune_report::{render, Format};
+    use webtune_report::Format;
+    let to = webtune_report::output::RunOutputs {
+        json: args.output.json.as_deref(),
+        html: args.output.html.as_deref(),
+        csv: args.output.csv.as_deref(),
+        quiet: args.output.quiet,
+        format: args.format,
+        timeline: false,
+    };
     let mut outputs = Outputs::new();
-    if let Some(dest) = &args.output.html {
-        outputs.file("--html", dest, &render(result, Format::Html));
-    }
-    if let Some(dest) = &args.output.json {
-        outputs.file("--json", dest, &(result.to_json_pretty() + "\n"));
-    }
-    let json_to_stdout = args.output.json.as_deref() == Some("-");
-    let quiet = args.output.quiet && args.format == Format::Text;
-    if !quiet && !json_to_stdout {
-        outputs.stdout(&render(result, args.format));
-    } else if !result.thresholds.is_empty() && args.format != Format::Text {
+    to.write(&mut outputs, result, "", "");
+    let printed = !(to.quiet && to.format == Format::Text) && to.json != Some("-");
+    if !printed && !result.thresholds.is_empty() && args.format != Format::Text {
         eprint!(
             "webtune: thresholds:\n{}",
             webtune_report::verdicts::render_verdicts(&result.thresholds)
         );
-    }
-    if let Some(dest) = &args.output.csv {
-        outputs.file("--csv", dest, &render(result, Format::Csv));
     }
     outputs
 }

@@ -1,7 +1,8 @@
 //! Bench's flags, shared by every command that sends HTTP load (bench, sweep, capacity, lab
 //! run, lab compare, compare --live, advise --verify, tune): `BenchArgs` and the parts
-//! other front ends reuse (`RequestArgs`), mapped onto a `RunSpec` (`to_spec`), and the
-//! parsers of the bench flags given after `--` (`parse_bench`, `bench_args`).
+//! other front ends reuse (`RequestArgs`), mapped onto a `RunSpec` (`to_spec`; what the
+//! values mean is `webtune_model::flag_values`), and the parsers of the bench flags given
+//! after `--` (`parse_bench`, `bench_args`).
 
 use crate::output;
 use crate::output_flags::{OutputFlags, OutputHelp};
@@ -10,10 +11,7 @@ use clap::Parser;
 use std::path::PathBuf;
 use std::time::Duration;
 use webtune_engine::Workload;
-use webtune_model::{
-    parse_duration, Arrival, IoChoice, LoadMode, ProbeSpec, RunSpec, Stage, StatusRanges,
-    StopCondition, TlsOptions,
-};
+use webtune_model::{parse_duration, IoChoice, ProbeSpec, RunSpec, StatusRanges, TlsOptions};
 
 #[derive(clap::Args, Debug, Clone)]
 #[command(after_help = "Examples:\n  \
@@ -212,38 +210,9 @@ fn parse_io(text: &str) -> Result<IoChoice, String> {
     }
 }
 
-/// Parse "10s:50,30s:200,10s:0" into ramp stages.
-pub fn parse_stages(text: &str) -> anyhow::Result<Vec<Stage>> {
-    let mut out = Vec::new();
-    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (dur, target) = part
-            .split_once(':')
-            .with_context(|| format!("stage {part:?} is not DURATION:TARGET (e.g. 10s:50)"))?;
-        let seconds = parse_duration(dur)
-            .map_err(|e| anyhow::anyhow!("stage {part:?}: {e}"))?
-            .as_secs_f64();
-        let target: f64 = target
-            .trim()
-            .parse()
-            .ok()
-            .filter(|t: &f64| t.is_finite() && *t >= 0.0)
-            .with_context(|| format!("stage {part:?}: the target must be a number ≥ 0"))?;
-        out.push(Stage { seconds, target });
-    }
-    if out.is_empty() {
-        bail!("--stages is empty (e.g. 10s:50,30s:200,10s:0)");
-    }
-    Ok(out)
-}
-
-fn parse_header(text: &str) -> anyhow::Result<(String, String)> {
-    let (name, value) = text
-        .split_once(':')
-        .with_context(|| format!("header {text:?} has no ':' (use -H 'Name: value')"))?;
-    Ok((name.trim().to_string(), value.trim().to_string()))
-}
-
 pub use webtune_engine::available_cores;
+use webtune_model::flag_values::{connections_for, parse_header};
+pub use webtune_model::flag_values::{load_mode, parse_stages, stop_condition};
 
 impl RequestArgs {
     /// Fill in everything these flags decide.
@@ -259,7 +228,7 @@ impl RequestArgs {
             .headers
             .iter()
             .map(|h| parse_header(h))
-            .collect::<anyhow::Result<_>>()?;
+            .collect::<Result<_, _>>()?;
         spec.body_bytes = body.len() as u64;
         spec.body = body;
         spec.threads = self.threads.unwrap_or_else(available_cores);
@@ -304,34 +273,6 @@ impl RequestArgs {
     }
 }
 
-/// Open-loop pacing from `--rate` and `--arrival`.
-pub fn load_mode(rate: Option<f64>, arrival: &str) -> LoadMode {
-    match rate {
-        None => LoadMode::Closed,
-        Some(rate) => LoadMode::Open {
-            rate,
-            arrival: if arrival == "poisson" {
-                Arrival::Poisson
-            } else {
-                Arrival::Uniform
-            },
-        },
-    }
-}
-
-/// `-n` or `-d` (10 s when neither is given).
-pub fn stop_condition(requests: Option<u64>, duration: Option<Duration>) -> StopCondition {
-    match (requests, duration) {
-        (Some(count), _) => StopCondition::Requests { count },
-        (None, Some(d)) => StopCondition::Duration {
-            seconds: d.as_secs_f64(),
-        },
-        (None, None) => StopCondition::Duration {
-            seconds: webtune_model::spec::DEFAULT_DURATION_S,
-        },
-    }
-}
-
 impl BenchArgs {
     /// The run these flags describe, against `url`, checked by `RunSpec::validate` (a spec
     /// that would measure nothing is refused here, before anything starts).
@@ -340,18 +281,7 @@ impl BenchArgs {
             Some(text) => parse_stages(text)?,
             None => Vec::new(),
         };
-        let connections = match (self.connections, stages.is_empty(), self.rate) {
-            (Some(c), _, _) => c,
-            // A closed-loop ramp needs as many connections as its highest target.
-            (None, false, None) => stages
-                .iter()
-                .map(|s| s.target.ceil() as u32)
-                .max()
-                .unwrap_or(1)
-                .max(1),
-            (None, _, Some(_)) => webtune_model::spec::OPEN_LOOP_CONNECTIONS,
-            (None, _, None) => webtune_model::spec::DEFAULT_CONNECTIONS,
-        };
+        let connections = connections_for(self.connections, &stages, self.rate);
         let mut spec = RunSpec {
             url: url.to_string(),
             connections,
@@ -449,26 +379,6 @@ mod tests {
     use super::*;
     use crate::flags::compare::ProtocolArgs;
     use webtune_search::interleave::block::Metric;
-
-    #[test]
-    fn stages_parse_and_refuse_nonsense() {
-        let st = parse_stages("10s:50, 30s:200,10s:0").unwrap();
-        assert_eq!(st.len(), 3);
-        assert_eq!(st[1].seconds, 30.0);
-        assert_eq!(st[1].target, 200.0);
-        assert!(parse_stages("10s").is_err());
-        assert!(parse_stages("10s:-1").is_err());
-        assert!(parse_stages("").is_err());
-    }
-
-    #[test]
-    fn headers_need_a_colon() {
-        assert_eq!(
-            parse_header("X-A:  b c").unwrap(),
-            ("X-A".to_string(), "b c".to_string())
-        );
-        assert!(parse_header("nocolon").is_err());
-    }
 
     #[test]
     fn bench_flags_are_benchs_own_and_lengths_are_refused() {

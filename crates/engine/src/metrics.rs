@@ -1,5 +1,5 @@
-//! `--metrics-listen ADDR`: live metrics of the running test in the Prometheus text
-//! exposition format (version 0.0.4, which Prometheus, Grafana Agent/Alloy and
+//! The live-metrics exporter (`bench --metrics-listen ADDR`): the running test's figures
+//! in the Prometheus text exposition format (version 0.0.4, which Prometheus, Grafana Agent/Alloy and
 //! OpenMetrics scrapers read): requests, responses, errors by kind, open connections and
 //! the total latency as a cumulative-bucket histogram, all worker threads together. The
 //! endpoint exists for the length of the run and is closed after it.
@@ -14,7 +14,7 @@
 //! snapshot per worker report from the engine (`Progress`), not as instrumented counters, so
 //! a registry of atomics would only be copied into; the text format is a dozen lines.
 
-use anyhow::Context;
+use crate::Progress;
 use hyper::body::Incoming;
 use hyper::header::{CONNECTION, CONTENT_TYPE};
 use hyper::{Request, Response, StatusCode};
@@ -25,7 +25,6 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 use tokio::sync::{oneshot, Semaphore};
-use webtune_engine::Progress;
 use webtune_model::{ErrorKind, Shard};
 
 /// Upper bounds of the latency buckets, seconds.
@@ -41,6 +40,24 @@ const CONNECTION_DEADLINE: Duration = Duration::from_secs(5);
 /// Connections served at once; one more is closed as soon as it is accepted.
 const MAX_CONNECTIONS: usize = 256;
 
+/// Why the endpoint could not start: what failed (naming `--metrics-listen`) and the
+/// system's error, printed as "what: error".
+#[derive(Debug, thiserror::Error)]
+#[error("{what}: {error}")]
+pub struct MetricsError {
+    what: String,
+    // Not named `source`: thiserror would chain it, and "{e:#}" would say it twice.
+    error: std::io::Error,
+}
+
+/// Attach what failed to an io error.
+fn failed<T>(r: std::io::Result<T>, what: impl FnOnce() -> String) -> Result<T, MetricsError> {
+    r.map_err(|error| MetricsError {
+        what: what(),
+        error,
+    })
+}
+
 /// The metrics endpoint: a listener thread serving the latest snapshot.
 pub struct MetricsServer {
     page: Arc<Mutex<String>>,
@@ -52,39 +69,44 @@ pub struct MetricsServer {
 
 impl MetricsServer {
     /// Bind `addr` (before any load starts, so a bad address is refused at once) and serve.
-    pub fn start(addr: &str, shard: Option<Shard>) -> anyhow::Result<MetricsServer> {
-        let listener = TcpListener::bind(addr)
-            .with_context(|| format!("--metrics-listen {addr}: cannot listen"))?;
-        listener
-            .set_nonblocking(true)
-            .context("--metrics-listen: cannot set the socket non-blocking")?;
-        let local = listener.local_addr().context("--metrics-listen")?;
+    pub fn start(addr: &str, shard: Option<Shard>) -> Result<MetricsServer, MetricsError> {
+        let listener = failed(TcpListener::bind(addr), || {
+            format!("--metrics-listen {addr}: cannot listen")
+        })?;
+        failed(listener.set_nonblocking(true), || {
+            "--metrics-listen: cannot set the socket non-blocking".into()
+        })?;
+        let local = failed(listener.local_addr(), || "--metrics-listen".into())?;
         let labels = match shard {
             Some(s) => format!("{{shard=\"{s}\"}}"),
             None => String::new(),
         };
         let page = Arc::new(Mutex::new(render(&Progress::default(), &labels)));
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_io()
-            .enable_time()
-            .build()
-            .context("--metrics-listen: cannot start its runtime")?;
+        let runtime = failed(
+            tokio::runtime::Builder::new_current_thread()
+                .enable_io()
+                .enable_time()
+                .build(),
+            || "--metrics-listen: cannot start its runtime".into(),
+        )?;
         let (stop_tx, stop_rx) = oneshot::channel::<()>();
         let served = Arc::clone(&page);
-        let thread = std::thread::Builder::new()
-            .name("webtune-metrics".into())
-            .spawn(move || {
-                runtime.block_on(async move {
-                    tokio::select! {
-                        _ = stop_rx => {}
-                        _ = serve(listener, served) => {}
-                    }
-                });
-                // Every connection task still open is dropped here, unanswered: a scraper
-                // never holds the run.
-                runtime.shutdown_background();
-            })
-            .context("--metrics-listen: cannot start its thread")?;
+        let thread = failed(
+            std::thread::Builder::new()
+                .name("webtune-metrics".into())
+                .spawn(move || {
+                    runtime.block_on(async move {
+                        tokio::select! {
+                            _ = stop_rx => {}
+                            _ = serve(listener, served) => {}
+                        }
+                    });
+                    // Every connection task still open is dropped here, unanswered: a scraper
+                    // never holds the run.
+                    runtime.shutdown_background();
+                }),
+            || "--metrics-listen: cannot start its thread".into(),
+        )?;
         Ok(MetricsServer {
             page,
             stop: Some(stop_tx),
