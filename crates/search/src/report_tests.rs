@@ -177,3 +177,76 @@ fn the_text_names_the_default_the_noise_and_the_budget() {
     let text = report.render_text();
     assert!(text.contains("; 4 runs within --budget 2m"), "{text}");
 }
+
+#[test]
+fn a_default_that_turns_most_clients_away_is_not_kept_without_a_word() {
+    let sp = synthetic::space();
+    let mut s = Study::new(
+        sp,
+        Objective::MaximizeThroughput,
+        vec![],
+        vec![],
+        StudySettings {
+            trials: 4,
+            seed: 5,
+            ..StudySettings::default()
+        },
+        Box::new(GpSampler::default()),
+    );
+    let mut rng = webtune_model::rng::Rng::seeded(5);
+    while let Next::Measure(c, why) = s.next() {
+        let o = synthetic::measure(&c, &mut rng);
+        s.record(c, why, o);
+    }
+    // The proof: no significant difference.
+    let p = analyze(&[(100.0, 100.5), (100.0, 99.0), (100.0, 101.0)], true);
+    let mut report = TuneReport::from_study(
+        &s,
+        vec!["c=1024".into()],
+        Some(ProofReport::new(p, vec![], Some(0.4), true)),
+    );
+    assert_eq!(
+        report.unserved(),
+        None,
+        "the synthetic server fails nothing"
+    );
+    let best = report.trials.last().unwrap().params.clone();
+    report.best.as_mut().unwrap().params = best.clone();
+    for t in report.trials.iter_mut() {
+        let share = if t.why == "baseline" {
+            0.67
+        } else if t.params == best {
+            0.57
+        } else {
+            0.0
+        };
+        for l in t.summary.iter_mut() {
+            l.error_ratio = share;
+        }
+    }
+    assert_eq!(
+        report.unserved().as_deref(),
+        Some("the default failed 67% of its requests (the search's best 57%)")
+    );
+    let text = report.render_text();
+    assert!(
+        text.starts_with("tune: ") && text.contains("Verdict: Keep the default: the winner is "),
+        "{text}"
+    );
+    assert!(
+        text.contains("; but the default failed 67% of its requests (the search's best 57%)"),
+        "{text}"
+    );
+    assert!(text.contains("--slo 'errors<=1%'"), "{text}");
+    // Errors under an SLO are the SLO's to judge.
+    report.slos = vec!["errors<=5%".into()];
+    assert_eq!(report.unserved(), None);
+    // Less than a point of errors is no news.
+    report.slos.clear();
+    for t in report.trials.iter_mut() {
+        for l in t.summary.iter_mut() {
+            l.error_ratio = 0.004;
+        }
+    }
+    assert_eq!(report.unserved(), None);
+}

@@ -19,6 +19,31 @@ impl TuneReport {
         );
         if let Some(p) = &self.proof {
             let better = p.overall.outcome == "better";
+            if let Some(unserved) = self.unserved() {
+                // The objective counted only what succeeded: whatever the proof says, the
+                // answer is that the configurations tried turn clients away.
+                return VerdictBox {
+                    answer: format!(
+                        "{}; but {unserved}",
+                        if better {
+                            format!("The winner is {}", p.verdict())
+                        } else {
+                            format!("Keep the default: the winner is {}", p.verdict())
+                        }
+                    ),
+                    interval: Some(format!(
+                        "winner against default: {} over {} pairs",
+                        p.overall.headline(),
+                        p.overall.pairs
+                    )),
+                    action: "with no SLO on errors the objective counts only the responses \
+                             that succeeded: tune again with --slo 'errors<=1%' to search for a \
+                             configuration that serves every client (the servers' logs, under \
+                             What the servers showed, say what turned them away)"
+                        .to_string(),
+                    tone: Tone::Bad,
+                };
+            }
             return VerdictBox {
                 answer: if better {
                     format!("The winner is {}", p.verdict())
@@ -80,6 +105,51 @@ impl TuneReport {
                     tone: Tone::Neutral,
                 }
             }
+        }
+    }
+
+    /// "the default failed 67% of its requests (the search's best 57%)" when the tune has no
+    /// SLO on errors and the default's runs, or the best's, failed at least
+    /// `ERRORS_MATERIAL` of their requests at their worst level; None otherwise. (The forum
+    /// at 1,024 connections with nginx's 768 `worker_connections`: "keep the default" while
+    /// two requests in three were turned away, docs/experiments.md.)
+    pub fn unserved(&self) -> Option<String> {
+        use crate::interleave::judge::ERRORS_MATERIAL;
+        if self
+            .slos
+            .iter()
+            .any(|s| s.trim_start().starts_with("errors"))
+        {
+            return None;
+        }
+        let share = |params: &crate::space::Config| {
+            let runs: Vec<f64> = self
+                .trials
+                .iter()
+                .filter(|t| &t.params == params && !t.summary.is_empty())
+                .map(|t| t.summary.iter().map(|l| l.error_ratio).fold(0.0, f64::max))
+                .collect();
+            (!runs.is_empty()).then(|| runs.iter().sum::<f64>() / runs.len() as f64)
+        };
+        let default = self
+            .trials
+            .iter()
+            .find(|t| t.why == "baseline")
+            .and_then(|t| share(&t.params));
+        let best = self.best.as_ref().and_then(|b| share(&b.params));
+        let pct = |x: f64| format!("{:.0}%", 100.0 * x);
+        match (default, best) {
+            (Some(d), Some(b)) if d.max(b) >= ERRORS_MATERIAL && !self.best_is_default() => {
+                Some(format!(
+                    "the default failed {} of its requests (the search's best {})",
+                    pct(d),
+                    pct(b)
+                ))
+            }
+            (Some(d), _) if d >= ERRORS_MATERIAL => {
+                Some(format!("the default failed {} of its requests", pct(d)))
+            }
+            _ => None,
         }
     }
 
