@@ -169,12 +169,17 @@ impl Base {
 
     /// Open loop: arm the timer for the next due time when it comes before `wake` (the loop's
     /// other reason to wake) and the timer is not already set to serve it. Under io_uring the
-    /// wait's own timeout is the timer (no timerfd, no `timerfd_settime`): the time it is set
-    /// for is returned, for the loop to wake then.
+    /// wait's own timeout is the timer (no timerfd, no `timerfd_settime`). The time it is set
+    /// for is returned, for the loop to wake then: the ring's wait and a worker sleeping with
+    /// its answers batched (`batches_answers`) time themselves by it; epoll's wait, whose
+    /// timeout is rounded up to a millisecond, is woken by the timerfd first.
     pub fn arm_timer_before(&mut self, wake: Instant, now: Instant) -> Option<Instant> {
-        let ring_timer = self.timer.is_none() && self.is_open_loop();
-        if ring_timer && self.pacer.timer_set_for().is_some_and(|t| t <= now) {
-            // The wait woke at (or after) the time it was set for: the timer fired.
+        if !self.is_open_loop() {
+            return None;
+        }
+        if self.pacer.timer_set_for().is_some_and(|t| t <= now) {
+            // The wait woke at (or after) the time it was set for: the timer fired (its
+            // timerfd's event may come a moment later; a second `timer_fired` is harmless).
             self.pacer.timer_fired();
         }
         if self.sending {
@@ -183,7 +188,7 @@ impl Base {
                 arm_timer(timer, after);
             }
         }
-        ring_timer.then(|| self.pacer.timer_set_for()).flatten()
+        self.pacer.timer_set_for()
     }
 
     /// Open loop: the request due at `due` is sent at `now`; record how late, split into the

@@ -145,7 +145,8 @@ pub(crate) fn run_loop<D: Driver>(d: &mut D) -> io::Result<()> {
         let b = d.base();
         let busy_from = (b.active > 0).then(|| b.slot_of(now));
         let polled = if batch {
-            std::thread::sleep(timeout);
+            // Until the wake-up itself: the turn's work since `now` is not added to it.
+            std::thread::sleep((now + timeout).saturating_duration_since(Instant::now()));
             b.poll.wait(&mut io_done, Duration::ZERO)
         } else {
             b.poll.wait(&mut io_done, timeout)
