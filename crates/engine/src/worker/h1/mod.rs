@@ -24,6 +24,9 @@
 //! timeout has millisecond steps; under io_uring the wait's own timeout, in nanoseconds, is
 //! the timer); one wake-up sends every request due by then or within a
 //! small slack (`pacer`), and the timer is re-armed only when its set time no longer serves.
+//! Under epoll over plain TCP the answers are read with the kernel's arrival stamp
+//! (`rx_stamp`), so the worker need not wake for each: it sleeps to its next due time and
+//! takes them together (`batches_answers`), each ending when it arrived.
 //!
 //! SMTP (`webtune smtp`): the same pacing, with a message as the request; a connection
 //! carries an SMTP session and `smtp_io` is its exchange (banner, EHLO, MAIL, RCPT, DATA).
