@@ -11,6 +11,22 @@ server_pin=(); client_pin=()
 [ -n "${SERVER_CPUS:-}" ] && server_pin=(taskset -c "$SERVER_CPUS")
 [ -n "${CLIENT_CPUS:-}" ] && client_pin=(taskset -c "$CLIENT_CPUS")
 
+# Variants of a webtune run, named in $IO by bench/open-vs-closed.sh and bench/vs-wrk2.sh:
+#   BACKEND[-KNOB][@base]   BACKEND: the --io value (epoll, uring);
+#   -timerfd: io_uring woken by a timerfd as epoll is (WEBTUNE_URING_TIMERFD=1);
+#   -each: one wake-up per answer, as before answers were batched (WEBTUNE_NO_ANSWER_BATCH=1);
+#   @base: the build in $WEBTUNE_BASE (e.g. main's release build) instead of $WEBTUNE, so
+#   two builds run interleaved in one run of the script.
+# webtune_variant IO: sets $variant_io (the --io value) and $variant_cmd (env and binary).
+webtune_variant() {
+  local io=$1 bin=$WEBTUNE
+  variant_cmd=(env)
+  case $io in *@base) bin=${WEBTUNE_BASE:?"$io needs WEBTUNE_BASE=/path/to/webtune"}; io=${io%@base} ;; esac
+  case $io in *-timerfd) variant_cmd+=(WEBTUNE_URING_TIMERFD=1) ;; *-each) variant_cmd+=(WEBTUNE_NO_ANSWER_BATCH=1) ;; esac
+  variant_io=${io%%-*}
+  variant_cmd+=("$bin")
+}
+
 ensure_webtune() {
   [ -x "$WEBTUNE" ] || (cd "$top" && cargo build --release -q -p webtune)
 }

@@ -18,7 +18,9 @@
 #   IO="epoll uring" bench/open-vs-closed.sh                  # --io backends, interleaved in
 #                                                             # each round (default epoll);
 #   uring-timerfd: io_uring woken by a timerfd as epoll is (WEBTUNE_URING_TIMERFD=1), not by
-#   its wait's own timeout
+#   its wait's own timeout; epoll-each: one wake-up per answer (WEBTUNE_NO_ANSWER_BATCH=1);
+#   epoll@base: the build in $WEBTUNE_BASE (bench/lib.sh, webtune_variant), e.g.
+#   WEBTUNE_BASE=/tmp/main/webtune IO="epoll@base epoll" bench/open-vs-closed.sh 4 3
 set -euo pipefail
 ROUNDS=${1:-3}
 SECS=${2:-3}
@@ -31,10 +33,9 @@ start_nginx
 
 # run IO NAME [ARGS]: one run of webtune under backend IO of $IO, its result in NAME.json.
 run() {
-  local env=()
-  [ "$1" = uring-timerfd ] && env=(env WEBTUNE_URING_TIMERFD=1)
-  "${client_pin[@]}" "${env[@]}" "$WEBTUNE" bench "$URL" -t 1 -c "$CONNS" -d "${SECS}s" -q \
-    --io "${1%%-*}" --json "$work/$2.json" "${@:3}" || true
+  webtune_variant "$1"
+  "${client_pin[@]}" "${variant_cmd[@]}" bench "$URL" -t 1 -c "$CONNS" -d "${SECS}s" -q \
+    --io "$variant_io" --json "$work/$2.json" "${@:3}" || true
 }
 capacity() {
   python3 -c 'import json,sys; print(int(json.load(open(sys.argv[1]))["requests_per_s"]))' "$1"

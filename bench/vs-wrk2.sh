@@ -12,7 +12,8 @@
 #   bench/vs-wrk2.sh [ROUNDS] [OPEN_SECONDS]   defaults: 3 rounds, 15 s per open-loop run
 #   WRK2_SRC=DIR bench/vs-wrk2.sh              build wrk2 from this source tree
 #   WRK2=/path/to/wrk2 bench/vs-wrk2.sh        use a wrk2 binary already built
-#   CLOSED_SECS=3 RATE_PCT=50 IO="epoll uring" (defaults)
+#   CLOSED_SECS=3 RATE_PCT=50 IO="epoll uring" (defaults; IO takes bench/lib.sh's variants,
+#   e.g. WEBTUNE_BASE=/tmp/main/webtune IO="epoll epoll@base uring uring@base": two builds)
 #   PERF=0 bench/vs-wrk2.sh                    skip the perf stat per request at the end
 #
 # wrk2 is not packaged in Debian: it is built here from giltene/wrk2 at the pinned commit
@@ -132,16 +133,20 @@ PY
   echo "$name $stats $user $sys" >> "$rows"
   echo "$name $stats $user $sys" >> "$work/last_round"
 }
-wt=("$WEBTUNE" bench "$URL" -t 1 -c "$CONNS" -q --json "$work/w.json")
+# wt IO: the webtune command line of variant IO (bench/lib.sh), as the array wt_cmd.
+wt() {
+  webtune_variant "$1"
+  wt_cmd=("${variant_cmd[@]}" bench "$URL" -t 1 -c "$CONNS" -q --json "$work/w.json" --io "$variant_io")
+}
 
 echo "nginx 1 worker on $URL; $ROUNDS rounds: closed ${CSECS}s, open ${OSECS}s at ${RATE_PCT}%, c=$CONNS, t=1; $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg); wrk2 ${WRK2_COMMIT:0:7}"
 for r in $(seq "$ROUNDS"); do
   : > "$work/last_round"
-  for io in $IO; do measure "webtune-closed-$io" "${wt[@]}" -d "${CSECS}s" --io "$io"; done
+  for io in $IO; do wt "$io"; measure "webtune-closed-$io" "${wt_cmd[@]}" -d "${CSECS}s"; done
   cap=$(awk '$1=="webtune-closed-'"${IO%% *}"'" {printf "%d", $2 / $3}' "$work/last_round")
   rate=$((cap * RATE_PCT / 100))
   measure wrk2-open "$WRK2" -t1 -c"$CONNS" -d"${OSECS}s" -R"$rate" --latency "$URL"
-  for io in $IO; do measure "webtune-open-$io" "${wt[@]}" -d "${OSECS}s" --io "$io" --rate "$rate"; done
+  for io in $IO; do wt "$io"; measure "webtune-open-$io" "${wt_cmd[@]}" -d "${OSECS}s" --rate "$rate"; done
   echo "  round $r done (capacity $cap req/s, open loop at $rate req/s; load $(cut -d' ' -f1-3 /proc/loadavg))"
 done
 
@@ -180,6 +185,6 @@ if [ "${PERF:-1}" = 1 ] && command -v perf >/dev/null; then
   echo
   echo "perf stat at $rate req/s, ${OSECS}s (per completed request):"
   perf_per_request wrk2-open "$WRK2" -t1 -c"$CONNS" -d"${OSECS}s" -R"$rate" "$URL"
-  for io in $IO; do perf_per_request "webtune-open-$io" "${wt[@]}" -d "${OSECS}s" --io "$io" --rate "$rate"; done
-  for io in $IO; do perf_per_request "webtune-closed-$io" "${wt[@]}" -d "${CSECS}s" --io "$io"; done
+  for io in $IO; do wt "$io"; perf_per_request "webtune-open-$io" "${wt_cmd[@]}" -d "${OSECS}s" --rate "$rate"; done
+  for io in $IO; do wt "$io"; perf_per_request "webtune-closed-$io" "${wt_cmd[@]}" -d "${CSECS}s"; done
 fi

@@ -21,6 +21,13 @@
 //! gap never binds and each request is its own wake-up. The timerfd is armed again only
 //! when the time it is set for would not serve the next due request (already fired, too
 //! late, or earlier than the slack allows): no timer syscall per request.
+//!
+//! The answers batch too where their arrival can be known without waking for them (plain
+//! TCP under epoll, `worker::rx_stamp`): a worker whose next wake-up is within
+//! `ANSWER_WAIT` sleeps until then instead of waking for each answer, so at a high rate it
+//! wakes only by the timer, once per `MIN_TIMER_GAP`, and each wake-up sends the gap's due
+//! requests and takes the gap's answers. A request then goes out at most `BATCH_SLACK` early
+//! or `MIN_TIMER_GAP - BATCH_SLACK` late (tested by simulating such a worker).
 
 use crate::rng::Rng;
 use crate::schedule::Ramp;
@@ -40,6 +47,14 @@ pub fn sends_now(due: Instant, now: Instant) -> bool {
 pub fn latency_origin(intended: Option<Instant>, started: Instant) -> Instant {
     intended.map_or(started, |due| due.min(started))
 }
+
+/// Open loop, answers stamped by the kernel on arrival (`worker::rx_stamp`): a worker whose
+/// next wake-up (a due request, most often) is at most this far away sleeps until then
+/// rather than waking for each answer, and takes the answers that came meanwhile in that
+/// one wake-up. Their latency ends at the stamp, so the wait is not in it; a connection
+/// whose answer waits is free for its next request only at the wake-up (so the wait stays
+/// short, and the worker wakes for answers as before when no connection is idle).
+pub const ANSWER_WAIT: Duration = Duration::from_millis(1);
 
 /// The least time between two wake-ups by the timer (the gap's requests go out together at
 /// its end, and their lateness is recorded as generator lag).
@@ -313,6 +328,12 @@ mod tests {
         Duration::from_micros(n)
     }
 
+    /// The latest a request goes out after its due time by the batching alone, when the
+    /// worker wakes only by the timer (answers batched, `ANSWER_WAIT`): a request due just
+    /// after the slack of one firing goes at the next, a gap later. Lateness beyond it is
+    /// the machine's or a busy connection's, recorded as lag either way.
+    const MAX_BATCH_LATE: Duration = MIN_TIMER_GAP.saturating_sub(BATCH_SLACK);
+
     #[test]
     fn a_wake_up_sends_what_is_due_and_what_falls_due_within_the_slack() {
         let now = Instant::now();
@@ -396,6 +417,72 @@ mod tests {
         // The budget refuses: nothing more falls due.
         assert_eq!(p.take_due(t0 + us(5000), &mut rng, || false), None);
         assert_eq!(p.next_due(), None);
+    }
+
+    /// Wake only when the timer fires (what a worker batching its answers does), sending at
+    /// each wake-up everything due: (requests sent, wake-ups).
+    fn timer_only(p: &mut Pacer, rng: &mut Rng, t0: Instant) -> (u64, u64) {
+        let (mut now, mut sent, mut wakes) = (t0, 0, 0);
+        loop {
+            wakes += 1;
+            while let Some(due) = p.take_due(now, rng, || true) {
+                assert!(due <= now + BATCH_SLACK, "sent more than the slack early");
+                assert!(
+                    now <= due + MAX_BATCH_LATE,
+                    "sent later than the stated lag"
+                );
+                sent += 1;
+            }
+            let Some(after) = p.arm_before(t0 + Duration::from_secs(3600), now) else {
+                return (sent, wakes);
+            };
+            now += after;
+            p.timer_fired();
+        }
+    }
+
+    #[test]
+    fn a_timer_woken_worker_sends_each_request_within_the_slack_and_many_per_wake_up() {
+        let t0 = Instant::now();
+        let mut rng = Rng::seeded(7);
+        // 20,000 requests/s on one worker, one due every 50 µs, for a little over 0.1 s.
+        let mut p = open(20_000.0, 0.10249, t0);
+        p.begin(&mut rng);
+        let (sent, wakes) = timer_only(&mut p, &mut rng, t0);
+        assert_eq!(sent, 2050);
+        // The timer fires at most once per gap: about ten requests share each wake-up.
+        assert!(sent >= 8 * wakes, "{sent} requests in {wakes} wake-ups");
+        // Poisson arrivals: the same bounds, and still several per wake-up.
+        let spec = RunSpec {
+            load: LoadMode::Open {
+                rate: 20_000.0,
+                arrival: Arrival::Poisson,
+            },
+            ..RunSpec::default()
+        };
+        let mut p = Pacer::for_worker(&spec, t0, Some(0.1), (0, 1), 1, 1);
+        p.begin(&mut rng);
+        let (sent, wakes) = timer_only(&mut p, &mut rng, t0);
+        assert!(sent >= 5 * wakes, "{sent} requests in {wakes} wake-ups");
+    }
+
+    #[test]
+    fn a_slow_schedule_wakes_once_per_request_at_its_due_time() {
+        let t0 = Instant::now();
+        let mut rng = Rng::seeded(7);
+        // 1,000 requests/s: 1 ms apart, more than the gap: each at its own time, not early.
+        let mut p = open(1000.0, 0.05, t0);
+        p.begin(&mut rng);
+        let mut now = t0;
+        for k in 0..50u64 {
+            assert_eq!(p.take_due(now, &mut rng, || true), Some(t0 + us(1000 * k)));
+            assert_eq!(p.take_due(now, &mut rng, || true), None);
+            match p.arm_before(t0 + Duration::from_secs(1), now) {
+                Some(after) => now += after,
+                None => assert_eq!(k, 49, "the schedule ends after 50"),
+            }
+            p.timer_fired();
+        }
     }
 
     #[test]

@@ -9,6 +9,7 @@
 use super::backoff::ConnectBackoff;
 use super::config::{WorkerConfig, READ_BUFFER};
 use super::poller::Poller;
+use super::rx_stamp::{self, Stamps};
 use super::wakeup::{arm_timer, create_timer, token_of};
 use crate::lateness::{split_lateness, BusyClock};
 use crate::pacer::Pacer;
@@ -48,6 +49,9 @@ pub(crate) struct Base {
     pub timer: Option<OwnedFd>,
     /// Plain-TCP sockets are read through the ring (`ring_receives`).
     ring_reads: bool,
+    /// Open loop under epoll over plain TCP: answers read with the kernel's receive stamps,
+    /// so they may wait for the next due time (`batches_answers`).
+    pub stamps: Stamps,
     /// Journeys whose budget counts walks (`JourneyRun::walk_budget`): walks under way, which
     /// go on to their end once the budget is spent.
     pub walking: usize,
@@ -77,6 +81,7 @@ impl Base {
             pacer: std::mem::take(&mut cfg.pacer),
             timer: None,
             ring_reads: false,
+            stamps: Stamps::Off,
             walking: 0,
             cfg,
         })
@@ -164,12 +169,17 @@ impl Base {
 
     /// Open loop: arm the timer for the next due time when it comes before `wake` (the loop's
     /// other reason to wake) and the timer is not already set to serve it. Under io_uring the
-    /// wait's own timeout is the timer (no timerfd, no `timerfd_settime`): the time it is set
-    /// for is returned, for the loop to wake then.
+    /// wait's own timeout is the timer (no timerfd, no `timerfd_settime`). The time it is set
+    /// for is returned, for the loop to wake then: the ring's wait and a worker sleeping with
+    /// its answers batched (`batches_answers`) time themselves by it; epoll's wait, whose
+    /// timeout is rounded up to a millisecond, is woken by the timerfd first.
     pub fn arm_timer_before(&mut self, wake: Instant, now: Instant) -> Option<Instant> {
-        let ring_timer = self.timer.is_none() && self.is_open_loop();
-        if ring_timer && self.pacer.timer_set_for().is_some_and(|t| t <= now) {
-            // The wait woke at (or after) the time it was set for: the timer fired.
+        if !self.is_open_loop() {
+            return None;
+        }
+        if self.pacer.timer_set_for().is_some_and(|t| t <= now) {
+            // The wait woke at (or after) the time it was set for: the timer fired (its
+            // timerfd's event may come a moment later; a second `timer_fired` is harmless).
             self.pacer.timer_fired();
         }
         if self.sending {
@@ -178,7 +188,7 @@ impl Base {
                 arm_timer(timer, after);
             }
         }
-        ring_timer.then(|| self.pacer.timer_set_for()).flatten()
+        self.pacer.timer_set_for()
     }
 
     /// Open loop: the request due at `due` is sent at `now`; record how late, split into the
@@ -223,6 +233,10 @@ impl Base {
         } else {
             self.poll.register(stream.as_raw_fd(), token, true)
         };
+        if self.stamps.asked() && rx_stamp::enable(stream.as_raw_fd()).is_err() {
+            // No stamps on this socket: its answers must be read when they come.
+            self.stamps = Stamps::Missing;
+        }
         if let Err(e) = registered {
             drop(stream);
             return Err(connect_error_kind(&e));
@@ -233,6 +247,27 @@ impl Base {
             None => Transport::Tcp(stream),
             Some(session) => Transport::tls(stream, session, true),
         })
+    }
+
+    /// The HTTP/1.1 worker's open loop under epoll over plain TCP (no journeys, whose walks
+    /// time themselves by the loop's clock) reads its answers with the kernel's receive
+    /// stamps, so that they may wait for the next due time (`batches_answers`).
+    /// `WEBTUNE_NO_ANSWER_BATCH` keeps one wake-up per answer (for bench/ to compare).
+    pub fn stamp_answers(&mut self) {
+        let plain = self.cfg.tls.is_none() && self.cfg.smtp.is_none();
+        let epoll = matches!(self.poll, Poller::Epoll { .. });
+        let on = self.is_open_loop()
+            && plain
+            && epoll
+            && self.cfg.journeys.is_none()
+            && std::env::var_os("WEBTUNE_NO_ANSWER_BATCH").is_none();
+        self.stamps = if on { Stamps::Unknown } else { Stamps::Off };
+    }
+
+    /// May the loop sleep to its next wake-up with answers outstanding, collecting them
+    /// then? Only while every answer read carried the kernel's arrival stamp.
+    pub fn batches_answers(&self) -> bool {
+        self.stamps.trusted()
     }
 
     /// Are this worker's plain-TCP sockets read through the ring? Only the HTTP/1.1 worker

@@ -7,12 +7,15 @@
 //! to its last arrival;
 //! send the interval report; check deadlines every `TICK`; wait for I/O (`poller`: epoll or
 //! io_uring, the time counted busy while requests were in flight) and hand each event to its
-//! connection.
+//! connection. An open loop whose answers carry the kernel's arrival stamps (`rx_stamp`)
+//! does not wake for each answer: when its next wake-up is at most `pacer::ANSWER_WAIT`
+//! away it sleeps until then and takes all that came in one turn.
 //! What starts, and what an event does, is the protocol's: the `Driver` trait.
 
 use super::base::Base;
 use super::poller::{Completions, Readiness, Received};
 use super::wakeup::{token_of, INDEX_MASK, TIMER};
+use crate::pacer::ANSWER_WAIT;
 use std::io;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -41,6 +44,11 @@ pub(crate) trait Driver {
     fn resume_at(&self) -> Option<Instant>;
     /// Is a request ready to start that must not wait for an event?
     fn ready_now(&self) -> bool {
+        false
+    }
+    /// Open loop: may the loop sleep to its next wake-up with answers outstanding and
+    /// collect them then (their arrival times are the kernel's, `rx_stamp`)?
+    fn batches_answers(&self) -> bool {
         false
     }
     /// The socket generation of connection `i`, if there is such a connection.
@@ -131,9 +139,18 @@ pub(crate) fn run_loop<D: Driver>(d: &mut D) -> io::Result<()> {
         } else {
             wake.saturating_duration_since(now)
         };
+        // Answers batched (`pacer::ANSWER_WAIT`): sleep to the wake-up, then take every
+        // event that came meanwhile without waiting. Else wait for the first event.
+        let batch = !timeout.is_zero() && timeout <= ANSWER_WAIT && d.batches_answers();
         let b = d.base();
         let busy_from = (b.active > 0).then(|| b.slot_of(now));
-        let polled = b.poll.wait(&mut io_done, timeout);
+        let polled = if batch {
+            // Until the wake-up itself: the turn's work since `now` is not added to it.
+            std::thread::sleep((now + timeout).saturating_duration_since(Instant::now()));
+            b.poll.wait(&mut io_done, Duration::ZERO)
+        } else {
+            b.poll.wait(&mut io_done, timeout)
+        };
         if let Some(from) = busy_from {
             let to = b.slot_of(Instant::now());
             b.rec.mark_busy(from, to);

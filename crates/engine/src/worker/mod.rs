@@ -9,7 +9,8 @@
 //! the crate's `h3`). Below them, shared and knowing none of them: `config` (what a worker
 //! is given), `base` (the state and per-request rules), `event_loop` (the loop and the
 //! `Driver` seam a protocol fills), `wakeup` (the open loop's timer and the sockets' tokens),
-//! `poller` with `uring` and their vocabulary `readiness`, and `backoff`. This file only
+//! `poller` with `uring` and their vocabulary `readiness`, `rx_stamp` (when an answer
+//! arrived, by the kernel's clock), and `backoff`. This file only
 //! picks the protocol (`run_worker`); nothing below imports it.
 //!
 //! When a request is due is the pacer's (`crate::pacer`, one per worker, owned by `base`);
@@ -25,6 +26,7 @@ mod h2;
 mod h3;
 pub mod poller;
 mod readiness;
+pub(crate) mod rx_stamp;
 mod uring;
 pub(crate) mod wakeup;
 

@@ -20,6 +20,7 @@ use crate::tls;
 use crate::transport::Transport;
 use crate::worker::base::{check_failed, expected, failure_kind, io_error_kind, micros, write_out};
 use crate::worker::poller::Received;
+use crate::worker::rx_stamp;
 use crate::worker::wakeup::token_of;
 use std::io;
 use std::os::fd::AsRawFd;
@@ -36,6 +37,8 @@ impl Worker {
         c.stream = Some(stream);
         c.served = 0;
         c.phase = Phase::Connecting;
+        self.connecting += 1;
+        let c = &mut self.conns[i];
         c.opened_at = Some(now);
         c.deadline = now + self.base.cfg.connect_timeout;
     }
@@ -220,6 +223,12 @@ impl Worker {
     }
 
     fn on_connect_ready(&mut self, i: usize, now: Instant) {
+        if self.conns[i].stream.is_none() {
+            return;
+        }
+        // The connect ended (how, SO_ERROR says below): no longer one under way.
+        self.left_connecting(i);
+        self.conns[i].phase = Phase::Sending;
         let c = &mut self.conns[i];
         let Some(stream) = c.stream.as_ref() else {
             return;
@@ -270,17 +279,31 @@ impl Worker {
     }
 
     fn read_some(&mut self, i: usize, read_closed: bool, now: Instant) {
+        let stamped = self.base.stamps.asked();
         loop {
             let c = &mut self.conns[i];
             let Some(stream) = c.stream.as_mut() else {
                 return;
             };
             let buf = &mut self.base.buf;
-            match stream.read(buf) {
-                Ok(0) => return self.on_eof(i, now),
-                Ok(n) => {
+            let read = match stream {
+                // Open loop under epoll: with the kernel's arrival stamp (`rx_stamp`).
+                Transport::Tcp(s) if stamped => rx_stamp::recv(s.as_raw_fd(), buf),
+                _ => stream.read(buf).map(|n| (n, None)),
+            };
+            match read {
+                Ok((0, _)) => return self.on_eof(i, now),
+                Ok((n, stamp)) => {
                     let drained = stream.short_read_drains() && n < buf.len();
-                    c.first_byte.get_or_insert(now);
+                    let at = match stamp {
+                        Some(stamp) => rx_stamp::arrival(stamp, c.started),
+                        None => now,
+                    };
+                    if stamped {
+                        self.base.stamps.read(stamp.is_some());
+                        c.answered = stamp.map(|_| at);
+                    }
+                    c.first_byte.get_or_insert(at);
                     c.received += n as u64;
                     let progress = c.parser.feed(&buf[..n]);
                     // TCP: a short read drained the socket. TLS: read on until the
@@ -369,7 +392,12 @@ impl Worker {
         self.conns[i].started = started;
     }
 
+    /// Request `i`'s answer is complete: recorded as ended when its last bytes arrived (the
+    /// kernel's stamp, else `now`); the connection's next request goes at `now`.
     fn complete(&mut self, i: usize, now: Instant, closed_by_server: bool) {
+        let answered = self.conns[i].answered.take();
+        let now_for_next = now;
+        let now = answered.unwrap_or(now);
         let b = &mut self.base;
         let slot = b.slot_of(now);
         let in_window = b.in_window(now);
@@ -446,6 +474,6 @@ impl Worker {
         if !reusable {
             self.close(i);
         }
-        self.next_request(i, now);
+        self.next_request(i, now_for_next);
     }
 }

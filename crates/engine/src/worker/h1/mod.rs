@@ -24,6 +24,9 @@
 //! timeout has millisecond steps; under io_uring the wait's own timeout, in nanoseconds, is
 //! the timer); one wake-up sends every request due by then or within a
 //! small slack (`pacer`), and the timer is re-armed only when its set time no longer serves.
+//! Under epoll over plain TCP the answers are read with the kernel's arrival stamp
+//! (`rx_stamp`), so the worker need not wake for each: it sleeps to its next due time and
+//! takes them together (`batches_answers`), each ending when it arrived.
 //!
 //! SMTP (`webtune smtp`): the same pacing, with a message as the request; a connection
 //! carries an SMTP session and `smtp_io` is its exchange (banner, EHLO, MAIL, RCPT, DATA).
@@ -85,6 +88,9 @@ struct Conn {
     handshake_from: Instant,
     handshake_us: Option<u64>,
     first_byte: Option<Instant>,
+    /// Open loop under epoll: when the answer's latest bytes arrived, by the kernel's stamp
+    /// (None: unstamped, the read's time counts).
+    answered: Option<Instant>,
     deadline: Instant,
     /// Requests completed on the current connection.
     served: u64,
@@ -118,6 +124,8 @@ struct Worker {
     /// Open loop: idle connections, connected ones preferred.
     idle_connected: Vec<usize>,
     idle_fresh: Vec<usize>,
+    /// Connections whose connect is under way (their end is timed when it is seen).
+    connecting: usize,
 }
 
 /// Run one HTTP/1.1 (or SMTP) worker to the end; returns what it measured.
@@ -142,6 +150,7 @@ pub(super) fn run(cfg: WorkerConfig) -> io::Result<Recorder> {
             handshake_from: now,
             handshake_us: None,
             first_byte: None,
+            answered: None,
             deadline: now,
             served: 0,
             backoff: ConnectBackoff::default(),
@@ -169,8 +178,10 @@ pub(super) fn run(cfg: WorkerConfig) -> io::Result<Recorder> {
         ready: Vec::new(),
         thinking: BinaryHeap::new(),
         idle_connected: Vec::new(),
+        connecting: 0,
     };
     w.base.read_through_ring();
+    w.base.stamp_answers();
     run_loop(&mut w)?;
     Ok(w.base.rec)
 }
@@ -237,6 +248,7 @@ impl Driver for Worker {
     fn abandon_all(&mut self) {
         for i in 0..self.conns.len() {
             if self.conns[i].phase != Phase::Idle {
+                self.left_connecting(i);
                 self.base.rec.abandoned += 1;
                 self.base.active -= 1;
                 self.conns[i].phase = Phase::Idle;
@@ -254,6 +266,14 @@ impl Driver for Worker {
     fn ready_now(&self) -> bool {
         !self.ready.is_empty()
             || (self.base.sending && self.has_idle() && self.base.pacer.due_by(Instant::now()))
+    }
+
+    /// Open loop under epoll, answers stamped by the kernel: the loop may sleep to its next
+    /// wake-up with answers outstanding — unless a connection is free for nothing (a due
+    /// request may wait for one an answer frees) or a connect is under way (its end is
+    /// timed when it is seen).
+    fn batches_answers(&self) -> bool {
+        self.base.batches_answers() && self.connecting == 0 && self.has_idle()
     }
 
     fn generation(&self, i: usize) -> Option<usize> {
@@ -401,6 +421,7 @@ impl Worker {
         }
         c.received = 0;
         c.first_byte = None;
+        c.answered = None;
         c.connect_us = None;
         c.handshake_us = None;
         c.opened_at = None;
@@ -474,6 +495,7 @@ impl Worker {
         let now = Instant::now();
         let (request, received) = (self.conns[i].request, self.conns[i].received);
         self.base.record_error(kind, request, received, now);
+        self.left_connecting(i);
         self.end_walk(i, kind, now);
         self.base.active -= 1;
         self.close(i);
@@ -503,6 +525,13 @@ impl Worker {
             }
             let step = user.fail(run);
             b.rec.journey_failed(user.journey, step, kind, in_window);
+        }
+    }
+
+    /// Connection `i` leaves its phase: if it was connecting, one connect fewer under way.
+    fn left_connecting(&mut self, i: usize) {
+        if self.conns[i].phase == Phase::Connecting {
+            self.connecting = self.connecting.saturating_sub(1);
         }
     }
 
