@@ -27,7 +27,7 @@ pub struct PlannedRequest {
 
 /// Everything the workers need, computed once before the run.
 #[derive(Debug)]
-pub struct Plan {
+pub struct RunPlan {
     /// Connections are spread over these round-robin (seed 004 served on ten addresses).
     pub addresses: Vec<SocketAddr>,
     pub requests: Vec<PlannedRequest>,
@@ -65,7 +65,7 @@ const ALPN_H3: &[&[u8]] = &[b"h3"];
 
 /// The parts of an http:// URL the engine needs.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Target {
+pub struct Endpoint {
     pub host: String,
     pub port: u16,
     /// Path and query, starting with '/'.
@@ -77,7 +77,7 @@ pub struct Target {
 }
 
 /// Parse and check an http:// or https:// URL.
-pub fn parse_url(text: &str) -> Result<Target, EngineError> {
+pub fn parse_url(text: &str) -> Result<Endpoint, EngineError> {
     let parsed = url::Url::parse(text).map_err(|e| EngineError::BadUrl {
         url: text.to_string(),
         reason: e.to_string(),
@@ -120,7 +120,7 @@ pub fn parse_url(text: &str) -> Result<Target, EngineError> {
     } else {
         format!("{host_literal}:{port}")
     };
-    Ok(Target {
+    Ok(Endpoint {
         host,
         port,
         path,
@@ -130,7 +130,7 @@ pub fn parse_url(text: &str) -> Result<Target, EngineError> {
 }
 
 /// Parse an smtp://HOST[:PORT] target (port 25 by default).
-pub fn parse_smtp_url(text: &str) -> Result<Target, EngineError> {
+pub fn parse_smtp_url(text: &str) -> Result<Endpoint, EngineError> {
     let bad = |reason: &str| EngineError::BadSmtpTarget {
         target: text.trim_start_matches("smtp://").to_string(),
         reason: reason.to_string(),
@@ -149,7 +149,7 @@ pub fn parse_smtp_url(text: &str) -> Result<Target, EngineError> {
     if host.is_empty() || host.contains('/') || host.contains('@') {
         return Err(bad("no host"));
     }
-    Ok(Target {
+    Ok(Endpoint {
         host: host.to_string(),
         port,
         path: String::new(),
@@ -159,7 +159,7 @@ pub fn parse_smtp_url(text: &str) -> Result<Target, EngineError> {
 }
 
 /// Every address the host resolves to, or the `--connect-to` list.
-pub fn resolve(target: &Target, connect_to: &[String]) -> Result<Vec<SocketAddr>, EngineError> {
+pub fn resolve(target: &Endpoint, connect_to: &[String]) -> Result<Vec<SocketAddr>, EngineError> {
     if !connect_to.is_empty() {
         return connect_to
             .iter()
@@ -194,7 +194,7 @@ fn is_token(s: &str) -> bool {
 }
 
 /// Encode the request once; the workers send these bytes as they are.
-pub fn encode_request(spec: &RunSpec, target: &Target) -> Result<Vec<u8>, EngineError> {
+pub fn encode_request(spec: &RunSpec, target: &Endpoint) -> Result<Vec<u8>, EngineError> {
     if !is_token(&spec.method) {
         return Err(EngineError::BadMethod {
             method: spec.method.clone(),
@@ -322,7 +322,7 @@ fn ensure_file_limit(connections: u64, extra: u64, threads: u64) -> Result<(), E
 }
 
 /// Check a spec and prepare everything the workers need.
-pub fn build(spec: &RunSpec, workload: &Workload) -> Result<Plan, EngineError> {
+pub fn build(spec: &RunSpec, workload: &Workload) -> Result<RunPlan, EngineError> {
     // The spec's own checks (zero counts, lengths, timeouts; warm-up and cool-down) come
     // first, before anything is resolved or connected.
     spec.validate()?;
@@ -485,7 +485,7 @@ pub fn build(spec: &RunSpec, workload: &Workload) -> Result<Plan, EngineError> {
             Some(std::sync::Arc::new(run))
         }
     };
-    Ok(Plan {
+    Ok(RunPlan {
         addresses,
         requests,
         picker,

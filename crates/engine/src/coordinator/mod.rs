@@ -9,7 +9,7 @@
 mod assemble;
 
 use crate::pacer::Pacer;
-use crate::plan::{self, Plan, PlannedRequest};
+use crate::plan::{self, PlannedRequest, RunPlan};
 use crate::recorder::{FirstLength, IntervalReport, OpenGauge, Recorder};
 use crate::scenario::WeightedPicker;
 use crate::worker::{run_worker, WorkerConfig};
@@ -135,7 +135,7 @@ pub fn run(
 struct Prepared {
     /// The spec this generator runs (`shard_part`).
     part: RunSpec,
-    plan: Plan,
+    plan: RunPlan,
     /// How long the run sends (None: until `-n` is done).
     end_s: Option<f64>,
     /// The stretch whose finished requests make the summary.
@@ -307,7 +307,7 @@ fn spawn_workers(
 /// `done`.
 fn spawn_probe(
     spec: &RunSpec,
-    plan: &Plan,
+    plan: &RunPlan,
     start: Instant,
     done: &Arc<AtomicBool>,
 ) -> Result<Option<ProbeHandle>, EngineError> {
@@ -477,7 +477,7 @@ fn join(
 }
 
 /// `--http2`: the requests in HTTP/2 form (those that never vary encoded once).
-fn h2_setup(plan: &Plan, streams: u32) -> Result<h2::H2Setup, EngineError> {
+fn h2_setup(plan: &RunPlan, streams: u32) -> Result<h2::H2Setup, EngineError> {
     let tls = plan.tls.is_some();
     let fixed = plan
         .requests
