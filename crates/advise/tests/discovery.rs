@@ -5,7 +5,7 @@ use webtune_testkit::opt_out;
 
 use std::path::Path;
 use std::process::{Child, Command};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 struct KillOnDrop(Child);
 
@@ -13,12 +13,10 @@ impl Drop for KillOnDrop {
     /// SIGTERM, so that the master stops its workers too (a SIGKILL would orphan them).
     fn drop(&mut self) {
         let _ = Command::new("kill").arg(self.0.id().to_string()).status();
-        let began = Instant::now();
-        while began.elapsed() < Duration::from_secs(10) {
-            if let Ok(Some(_)) = self.0.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
+        if webtune_testkit::wait_until(Duration::from_secs(10), || {
+            matches!(self.0.try_wait(), Ok(Some(_)))
+        }) {
+            return;
         }
         let _ = self.0.kill();
         let _ = self.0.wait();
@@ -53,19 +51,15 @@ fn a_running_nginx_c_file_is_found_from_its_title() {
         .unwrap();
     let pid = child.id() as i32;
     let _guard = KillOnDrop(child);
-    let began = Instant::now();
-    loop {
+    let started = webtune_testkit::wait_until(Duration::from_secs(10), || {
         let title = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-        if String::from_utf8_lossy(&title).starts_with("nginx: master process") {
-            break;
-        }
-        assert!(
-            began.elapsed() < Duration::from_secs(10),
-            "nginx did not start: {}",
-            std::fs::read_to_string(d.path().join("error.log")).unwrap_or_default()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+        String::from_utf8_lossy(&title).starts_with("nginx: master process")
+    });
+    assert!(
+        started,
+        "nginx did not start: {}",
+        std::fs::read_to_string(d.path().join("error.log")).unwrap_or_default()
+    );
     let servers = webtune_advise::host_facts::running_servers();
     let me = servers
         .iter()

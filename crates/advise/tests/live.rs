@@ -9,7 +9,7 @@ mod common;
 use common::opt_out::opt_out;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use webtune_advise::live::{self, LiveInputs};
 
 /// A server this test started, stopped with SIGTERM (then SIGKILL) by its pid when dropped.
@@ -19,12 +19,10 @@ impl Drop for Started {
     fn drop(&mut self) {
         let pid = self.0.id().to_string();
         let _ = Command::new("kill").args(["-TERM", &pid]).status();
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.0.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
+        if webtune_testkit::wait_until(Duration::from_secs(5), || {
+            matches!(self.0.try_wait(), Ok(Some(_)))
+        }) {
+            return;
         }
         let _ = self.0.kill();
         let _ = self.0.wait();
@@ -37,14 +35,10 @@ fn port() -> u16 {
 
 /// Wait until `url` answers (what `read` reports has no note for it).
 fn wait_for(inputs: &LiveInputs) -> live::Live {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let l = live::read(inputs);
-        if l.notes.is_empty() || Instant::now() > deadline {
-            return l;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    webtune_testkit::wait_until(Duration::from_secs(10), || {
+        live::read(inputs).notes.is_empty()
+    });
+    live::read(inputs)
 }
 
 #[test]

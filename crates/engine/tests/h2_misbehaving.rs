@@ -10,7 +10,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use support::h2::{
     h2_server, H2Conn, ENABLE_PUSH, END_HEADERS, END_STREAM, HEADERS, MAX_CONCURRENT_STREAMS,
     PROTOCOL_ERROR, STATUS_200,
@@ -48,10 +48,9 @@ fn bench_within(spec: &RunSpec, limit: Duration) -> RunResult {
 
 /// Wait (a few seconds at most) until `goaways` holds `n` codes; return them.
 fn goaways_seen(goaways: &Mutex<Vec<u32>>, n: usize) -> Vec<u32> {
-    let until = Instant::now() + Duration::from_secs(5);
-    while goaways.lock().unwrap().len() < n && Instant::now() < until {
-        thread::sleep(Duration::from_millis(10));
-    }
+    webtune_testkit::wait_until(Duration::from_secs(5), || {
+        goaways.lock().unwrap().len() >= n
+    });
     goaways.lock().unwrap().clone()
 }
 
