@@ -327,20 +327,11 @@ pub fn render_html(report: &TuneReport) -> String {
                 t.error.clone().unwrap_or_default(),
             ];
             if paired {
-                row.push(t.paired.as_ref().map_or(String::new(), |p| {
-                    format!(
-                        "×{:.3}{} over {} pair(s){}",
-                        p.ratio,
-                        p.interval_words()
-                            .map_or(String::new(), |w| format!(" ({w})")),
-                        p.pairs,
-                        if p.became_incumbent {
-                            "; now the incumbent"
-                        } else {
-                            ""
-                        }
-                    )
-                }));
+                row.push(
+                    t.paired
+                        .as_ref()
+                        .map_or(String::new(), |p| p.ratio_words("")),
+                );
             }
             row
         })

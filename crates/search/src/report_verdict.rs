@@ -19,23 +19,22 @@ impl TuneReport {
         );
         if let Some(p) = &self.proof {
             let better = p.overall.outcome == "better";
+            let answer = if better {
+                format!("The winner is {}", p.verdict())
+            } else {
+                format!("Keep the default: the winner is {}", p.verdict())
+            };
+            let interval = Some(format!(
+                "winner against default: {} over {} pairs",
+                p.overall.headline(),
+                p.overall.pairs
+            ));
             if let Some(unserved) = self.unserved() {
                 // The objective counted only what succeeded: whatever the proof says, the
                 // answer is that the configurations tried turn clients away.
                 return VerdictBox {
-                    answer: format!(
-                        "{}; but {unserved}",
-                        if better {
-                            format!("The winner is {}", p.verdict())
-                        } else {
-                            format!("Keep the default: the winner is {}", p.verdict())
-                        }
-                    ),
-                    interval: Some(format!(
-                        "winner against default: {} over {} pairs",
-                        p.overall.headline(),
-                        p.overall.pairs
-                    )),
+                    answer: format!("{answer}; but {unserved}"),
+                    interval,
                     action: "with no SLO on errors the objective counts only the responses \
                              that succeeded: tune again with --slo 'errors<=1%' to search for a \
                              configuration that serves every client (the servers' logs, under \
@@ -45,16 +44,8 @@ impl TuneReport {
                 };
             }
             return VerdictBox {
-                answer: if better {
-                    format!("The winner is {}", p.verdict())
-                } else {
-                    format!("Keep the default: the winner is {}", p.verdict())
-                },
-                interval: Some(format!(
-                    "winner against default: {} over {} pairs",
-                    p.overall.headline(),
-                    p.overall.pairs
-                )),
+                answer,
+                interval,
                 action: if better {
                     "apply the winner's directives (listed under Best)".to_string()
                 } else {

@@ -247,17 +247,11 @@ pub(crate) fn measure(
 /// The progress line's words for a paired trial.
 pub fn describe(p: &PairedTrial, incumbent_trial: usize) -> String {
     format!(
-        "; {} ×{:.3}{} against the incumbent (trial {incumbent_trial}'s configuration) over {} pair(s){}",
+        "; {} {}",
         p.metric,
-        p.ratio,
-        p.interval_words()
-            .map_or(String::new(), |w| format!(" ({w})")),
-        p.pairs,
-        if p.became_incumbent {
-            "; now the incumbent"
-        } else {
-            ""
-        }
+        p.ratio_words(&format!(
+            " against the incumbent (trial {incumbent_trial}'s configuration)"
+        ))
     )
 }
 

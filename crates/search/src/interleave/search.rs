@@ -60,6 +60,24 @@ impl PairedTrial {
         (lo >= SHOWN_RATIO_RANGE.0 && hi <= SHOWN_RATIO_RANGE.1).then_some((lo, hi))
     }
 
+    /// "×1.073 (95% CI ×0.912–×1.204){against} over 8 pair(s); now the incumbent": the
+    /// ratio, its interval and the pairs, as the progress line (`against` names the
+    /// incumbent) and the report's table (`against` empty) say them.
+    pub fn ratio_words(&self, against: &str) -> String {
+        format!(
+            "×{:.3}{}{against} over {} pair(s){}",
+            self.ratio,
+            self.interval_words()
+                .map_or(String::new(), |w| format!(" ({w})")),
+            self.pairs,
+            if self.became_incumbent {
+                "; now the incumbent"
+            } else {
+                ""
+            }
+        )
+    }
+
     /// The interval in words: "95% CI ×0.912–×1.204", "95% CI too wide to show" (two or
     /// three pairs), or None with fewer than two pairs. One home for the progress line, the text
     /// report and the HTML page.
