@@ -75,14 +75,7 @@ mod tests {
     fn request(slos: &[&str]) -> CapacityRequest {
         CapacityRequest {
             slos: slos.iter().map(|s| s.to_string()).collect(),
-            search: SearchSettings {
-                start_rps: 100.0,
-                min_rps: 1.0,
-                max_rps: None,
-                growth: 2.0,
-                precision: 0.05,
-                max_steps: 30,
-            },
+            search: SearchSettings::default(),
             connections: 50,
             arrival: Arrival::Poisson,
             step: None,

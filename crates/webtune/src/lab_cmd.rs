@@ -243,16 +243,30 @@ fn run_stack(run: RunArgs) -> anyhow::Result<i32> {
     run_one(&trial, &bench)
 }
 
-/// The lab's request for `lab run` (and `lab capacity`), the flags as given.
-fn run_request(args: &RunArgs) -> RunRequest {
+/// The user's own config of `--nginx-config`, `--apache-config` or `--php-fpm-config` (clap
+/// lets at most one through), with its server.
+fn own_config(
+    nginx: &Option<PathBuf>,
+    apache: &Option<PathBuf>,
+    php_fpm: &Option<PathBuf>,
+) -> Option<(webtune_lab::import::Server, PathBuf)> {
     use webtune_lab::import::Server;
-    let config = [
-        (Server::Nginx, &args.nginx_config),
-        (Server::Apache, &args.apache_config),
-        (Server::PhpFpm, &args.php_fpm_config),
+    [
+        (Server::Nginx, nginx),
+        (Server::Apache, apache),
+        (Server::PhpFpm, php_fpm),
     ]
     .into_iter()
-    .find_map(|(server, file)| file.clone().map(|f| (server, f)));
+    .find_map(|(server, file)| file.clone().map(|f| (server, f)))
+}
+
+/// The lab's request for `lab run` (and `lab capacity`), the flags as given.
+fn run_request(args: &RunArgs) -> RunRequest {
+    let config = own_config(
+        &args.nginx_config,
+        &args.apache_config,
+        &args.php_fpm_config,
+    );
     RunRequest {
         stack: args.stack.clone(),
         config,

@@ -62,14 +62,11 @@ pub struct CompareArgs {
 }
 
 pub fn run(args: &CompareArgs) -> anyhow::Result<i32> {
-    use webtune_lab::import::Server;
-    let config = [
-        (Server::Nginx, &args.nginx_config),
-        (Server::Apache, &args.apache_config),
-        (Server::PhpFpm, &args.php_fpm_config),
-    ]
-    .into_iter()
-    .find_map(|(server, file)| file.clone().map(|f| (server, f)));
+    let config = super::own_config(
+        &args.nginx_config,
+        &args.apache_config,
+        &args.php_fpm_config,
+    );
     let request = PairRequest {
         stack: args.stack.clone(),
         config,
