@@ -238,6 +238,22 @@ fn a_default_that_turns_most_clients_away_is_not_kept_without_a_word() {
         "{text}"
     );
     assert!(text.contains("--slo 'errors<=1%'"), "{text}");
+    // Without a proof the search's answer gets the same "but".
+    let proof = report.proof.take();
+    let v = report.verdict();
+    assert!(
+        v.answer.starts_with("Unproven: no proof ran"),
+        "{}",
+        v.answer
+    );
+    assert!(
+        v.answer
+            .ends_with("; but the default failed 67% of its requests (the search's best 57%)"),
+        "{}",
+        v.answer
+    );
+    assert_eq!(v.tone, webtune_model::verdict::Tone::Bad);
+    report.proof = proof;
     // Errors under an SLO are the SLO's to judge.
     report.slos = vec!["errors<=5%".into()];
     assert_eq!(report.unserved(), None);

@@ -8,8 +8,29 @@ use webtune_model::verdict::{Tone, VerdictBox};
 impl TuneReport {
     /// The verdict the report opens with (`webtune_model::verdict`, drawn by `webtune_report::verdict_box`): the proof's
     /// answer with its interval, or — without a proof — what the search found and why it is
-    /// no recommendation yet; and what to do.
+    /// no recommendation yet; and what to do. When the default or the best turned clients
+    /// away and no SLO judged it (`unserved`), the answer says so and what to do is the SLO.
     pub fn verdict(&self) -> VerdictBox {
+        let plain = self.verdict_on_the_objective();
+        match self.unserved() {
+            // The objective counted only what succeeded: whatever the proof or the search
+            // says, the configurations tried turn clients away.
+            Some(unserved) if plain.tone != Tone::Bad => VerdictBox {
+                answer: format!("{}; but {unserved}", plain.answer),
+                interval: plain.interval,
+                action: "with no SLO on errors the objective counts only the responses that \
+                         succeeded: tune again with --slo 'errors<=1%' to search for a \
+                         configuration that serves every client (the servers' logs, under What \
+                         the servers showed, say what turned them away)"
+                    .to_string(),
+                tone: Tone::Bad,
+            },
+            _ => plain,
+        }
+    }
+
+    /// The verdict on the objective alone.
+    fn verdict_on_the_objective(&self) -> VerdictBox {
         let noise = format!(
             "run-to-run noise ±{:.1}% (A/A difference {})",
             100.0 * self.noise.relative_sd,
@@ -29,20 +50,6 @@ impl TuneReport {
                 p.overall.headline(),
                 p.overall.pairs
             ));
-            if let Some(unserved) = self.unserved() {
-                // The objective counted only what succeeded: whatever the proof says, the
-                // answer is that the configurations tried turn clients away.
-                return VerdictBox {
-                    answer: format!("{answer}; but {unserved}"),
-                    interval,
-                    action: "with no SLO on errors the objective counts only the responses \
-                             that succeeded: tune again with --slo 'errors<=1%' to search for a \
-                             configuration that serves every client (the servers' logs, under \
-                             What the servers showed, say what turned them away)"
-                        .to_string(),
-                    tone: Tone::Bad,
-                };
-            }
             return VerdictBox {
                 answer,
                 interval,
