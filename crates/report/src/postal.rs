@@ -123,7 +123,7 @@ fn local_hhmm(unix_s: i64) -> String {
 
 /// This host's offset from UTC at `unix_s`, seconds (0 where it cannot be read).
 fn local_offset_s(unix_s: i64) -> i64 {
-    let t = unix_s as libc::time_t;
+    let t = unix_s as _;
     // SAFETY: localtime_r writes into the zeroed tm we own; nothing else is touched.
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };
     if unsafe { libc::localtime_r(&t, &mut tm) }.is_null() {

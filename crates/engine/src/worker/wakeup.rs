@@ -53,7 +53,7 @@ pub(crate) fn arm_timer(timer: &OwnedFd, after: Duration) {
             tv_nsec: 0,
         },
         it_value: libc::timespec {
-            tv_sec: after.as_secs() as libc::time_t,
+            tv_sec: after.as_secs() as _,
             tv_nsec: after.subsec_nanos() as libc::c_long,
         },
     };
