@@ -21,11 +21,12 @@
 //! Errors come first (`errors_guard`): an arm that fails at least `ERRORS_MATERIAL` more of
 //! its requests than the other (a share of attempts, over the complete pairs) loses, whatever
 //! the deciding metric says, once the errors' own interval (taken at `ERRORS_ALPHA_SHARE` of
-//! α, half, so that error-prone A/A runs stay near α) excludes no difference; the verdict's metric is
-//! then `errors`. Throughput counts only successful responses, so a configuration that
-//! refuses 60% of a forum's 1,024 clients at the door (too few `worker_connections`) served
-//! as many pages per second as one that refused none, and the proof said "keep the default"
-//! (docs/experiments.md, "Seed 003's forum"). A failed request is not a fast one.
+//! α, half, so that error-prone A/A runs stay near α) excludes no difference; the verdict's
+//! metric is then `errors`. Throughput counts only successful responses, so a configuration
+//! that turned four in five of a forum's 1,024 clients away at the door (too few
+//! `worker_connections`) served as many pages a second as one that turned none away, and the
+//! proof said "keep the default" (docs/experiments.md, "Seed 003's forum by `tune --budget
+//! 10m`"). A failed request is not a fast one.
 
 use super::block::{Block, Metric, Settings, Side};
 use super::sequence;
