@@ -106,6 +106,20 @@ pub(crate) struct PairedRun {
     pub(crate) pair: Option<(PairedTrial, Vec<Block>)>,
 }
 
+impl PairedRun {
+    /// A trial the stop token ended (Ctrl-C): nothing of it is kept.
+    fn interrupted() -> PairedRun {
+        PairedRun {
+            measured: Measured {
+                outcome: Outcome::Failed("interrupted".into()),
+                runs: Vec::new(),
+                interrupted: true,
+            },
+            pair: None,
+        }
+    }
+}
+
 /// The settings of one trial: `base`'s, blocks short enough for at least two pairs in the
 /// trial's duration (1 s at most), and the trial's own seed. The protocol's clock also runs
 /// through the uncounted block to each arm that warms them, so its budget is the trial's
@@ -184,27 +198,11 @@ pub(crate) fn measure(
         // A configuration the server refuses, or two stacks that do not fit: a failed trial
         // with the words, not the end of the tune.
         Err(why) if !stop.stop_requested() => return Ok(failed(why)),
-        Err(_) => {
-            return Ok(PairedRun {
-                measured: Measured {
-                    outcome: Outcome::Failed("interrupted".into()),
-                    runs: Vec::new(),
-                    interrupted: true,
-                },
-                pair: None,
-            })
-        }
+        Err(_) => return Ok(PairedRun::interrupted()),
     };
     let protocol = &pair.outcome.protocol;
     if pair.outcome.interrupted {
-        return Ok(PairedRun {
-            measured: Measured {
-                outcome: Outcome::Failed("interrupted".into()),
-                runs: Vec::new(),
-                interrupted: true,
-            },
-            pair: None,
-        });
+        return Ok(PairedRun::interrupted());
     }
     let blocks = protocol.blocks().to_vec();
     let judgement = protocol.judgement();
