@@ -20,6 +20,8 @@
 #   STARTS=3                                  --starts of every interleaved run (default: the
 #                                             command's own, 2)
 #   SEQUENTIAL=0                              no sequential A/A runs beside the interleaved ones
+#   KEEP=DIR                                  keep every run's JSON (its blocks: to judge again
+#                                             offline) and stderr in DIR
 #
 # A benchmark, not a test: it asserts nothing; it prints one line per run and the figures.
 set -euo pipefail
@@ -31,6 +33,7 @@ STARTS=${STARTS:-}
 SEQUENTIAL=${SEQUENTIAL:-1}
 NEIGHBOUR=${NEIGHBOUR:-1}
 LOAD=${LOAD:--c 4 -t 1 /empty.gif}
+KEEP=${KEEP:-}
 source "$(dirname "$0")/lib.sh"
 ensure_webtune
 command -v python3 >/dev/null || { echo "needs python3"; exit 1; }
@@ -41,6 +44,7 @@ neighbour_pid=
 cleanup() {
   [ -n "$neighbour_pid" ] && kill -TERM "$neighbour_pid" 2>/dev/null || true
   wait 2>/dev/null || true
+  if [ -n "$KEEP" ]; then mkdir -p "$KEEP" && cp "$work"/*.json "$work"/*.err "$KEEP"/ 2>/dev/null || true; fi
   "$WEBTUNE" lab clean >/dev/null 2>&1 || true
   rm -rf "$work"
 }
