@@ -180,6 +180,8 @@ pub fn run(args: AdviseArgs) -> anyhow::Result<i32> {
             webtune_search::interleave::block::Metric::Throughput,
         );
         s.budget_s = args.verify_budget.as_secs_f64();
+        // Both copies are restarted within the comparison: a start effect is not advice.
+        s.starts = s.restartable_starts();
         s.validate()
             .map(|()| s)
             .map_err(|e| anyhow::anyhow!("--verify-budget: {e}"))

@@ -114,7 +114,7 @@ pub fn run_urls(urls: &[PathBuf], args: &LiveArgs, html: Option<&str>) -> anyhow
     let bench = bench_args(&args.protocol.bench)?;
     let spec_a = bench.to_spec(&a)?;
     let spec_b = bench.to_spec(&b)?;
-    let settings = args.protocol.settings(&spec_a, 1)?;
+    let settings = args.protocol.settings(&spec_a, Some(1))?;
     let workload = bench.request.workload()?;
     let arms = [
         ArmLoad {

@@ -418,6 +418,38 @@ mod tests {
     }
 
     #[test]
+    fn more_starts_in_the_same_budget_decide_more_and_claim_less() {
+        // Three minutes of 1 s blocks with 10% noise per block (`restartable_starts`' figures).
+        let claims = |starts: usize, effect: f64, start_sd: f64| -> (usize, usize) {
+            let mut s = Settings::new(Metric::Throughput);
+            s.starts = starts;
+            let (mut b_better, mut a_better) = (0, 0);
+            for seed in 0..200u64 {
+                match simulate_starts(s.clone(), effect, 0.10, start_sd, seed).0 {
+                    Verdict::BBetter => b_better += 1,
+                    Verdict::ABetter => a_better += 1,
+                    _ => {}
+                }
+            }
+            (b_better, a_better)
+        };
+        assert_eq!(Settings::new(Metric::Throughput).restartable_starts(), 6);
+        // A true 5% difference, no start effect: six starts decide it more often than two.
+        let (two, wrong_two) = claims(2, 1.05, 0.0);
+        let (six, wrong_six) = claims(6, 1.05, 0.0);
+        eprintln!("5% difference: decided {two} of 200 at 2 starts, {six} at 6");
+        assert_eq!(wrong_two + wrong_six, 0);
+        assert!(six > two + 20, "2 starts: {two}, 6 starts: {six}");
+        // Identical arms with a start effect of 5%: one start takes it for a difference,
+        // six keep the claims near α.
+        let one = claims(1, 1.0, 0.05);
+        let six = claims(6, 1.0, 0.05);
+        eprintln!("start effect 5%: {one:?} claims at 1 start, {six:?} at 6");
+        assert!(one.0 + one.1 > 40, "1 start: {one:?}");
+        assert!(six.0 + six.1 <= 14, "6 starts: {six:?}");
+    }
+
+    #[test]
     fn a_fixed_n_t_interval_looked_at_every_pair_would_not_hold_alpha() {
         // Why the confidence sequence: the naive rule (Student t, 95%, checked after every
         // pair) claims a difference between identical arms far more often than 5%.

@@ -367,7 +367,8 @@ impl TuneRequest {
             webtune_search::interleave::block::Metric::Throughput,
         );
         s.budget_s = self.proof_budget.as_secs_f64();
-        s.starts = 1;
+        // Both stacks are restarted within the proof: a start effect is not a winner.
+        s.starts = s.restartable_starts();
         s.validate()
             .map_err(|e| anyhow::anyhow!("--proof-budget: {e}"))?;
         Ok(ProofProtocol::Interleaved(s))

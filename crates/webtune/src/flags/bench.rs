@@ -397,13 +397,16 @@ mod tests {
         // Open loop decides on p99.
         let b = bench_args(&flags("--rate 100")).unwrap();
         let spec = b.to_spec("http://127.0.0.1:1/").unwrap();
-        let s = ProtocolArgs::default().settings(&spec, 1).unwrap();
-        assert_eq!(s.decide_on, Metric::P99);
+        let s = ProtocolArgs::default().settings(&spec, Some(1)).unwrap();
+        assert_eq!((s.decide_on, s.starts), (Metric::P99, 1));
+        // Arms that can be restarted: a start per 15 pairs of the budget (3 minutes: 6).
+        let s = ProtocolArgs::default().settings(&spec, None).unwrap();
+        assert_eq!(s.starts, 6);
         let p = ProtocolArgs {
             block: Some(Duration::ZERO),
             ..ProtocolArgs::default()
         };
-        let e = p.settings(&spec, 1).unwrap_err().to_string();
+        let e = p.settings(&spec, Some(1)).unwrap_err().to_string();
         assert!(e.starts_with("--block: "), "{e}");
     }
 }

@@ -47,8 +47,9 @@ pub struct ProtocolArgs {
 
 impl ProtocolArgs {
     /// The protocol's settings for load like `spec`'s: decided on `--decide-on`, else on
-    /// throughput in closed loop and on p99 in open loop.
-    pub fn settings(&self, spec: &RunSpec, starts: usize) -> anyhow::Result<Settings> {
+    /// throughput in closed loop and on p99 in open loop; `starts` as given, else as many as
+    /// the budget holds for arms that can be restarted (`Settings::restartable_starts`).
+    pub fn settings(&self, spec: &RunSpec, starts: Option<usize>) -> anyhow::Result<Settings> {
         let decide_on = match &self.decide_on {
             Some(name) => parse_metric(name).map_err(|e| anyhow!("--decide-on: {e}"))?,
             None => match spec.load {
@@ -75,7 +76,7 @@ impl ProtocolArgs {
         if let Some(seed) = self.seed {
             s.seed = seed;
         }
-        s.starts = starts;
+        s.starts = starts.unwrap_or_else(|| s.restartable_starts());
         s.validate().map_err(|e| {
             let flag = if e.contains("block must") {
                 "--block"

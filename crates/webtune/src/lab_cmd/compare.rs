@@ -50,9 +50,10 @@ pub struct CompareArgs {
     #[arg(long = "forum-seed", default_value_t = webtune_lab::forum::data::DEFAULT_SEED, value_name = "N")]
     pub forum_seed: u64,
     /// Starts of both stacks: the budget is split over them, both are restarted between
-    /// them, and the spread between starts goes into the interval.
-    #[arg(long = "starts", default_value_t = 2, value_name = "N")]
-    pub starts: usize,
+    /// them, and the spread between starts goes into the interval [default: one per 15 pairs
+    /// the budget holds, at least 2 — 6 in 3 minutes of 1 s blocks]
+    #[arg(long = "starts", value_name = "N")]
+    pub starts: Option<usize>,
     /// Also write the comparison as a self-contained HTML page: each block's figure of both
     /// arms over time, and the interval narrowing pair by pair.
     #[arg(long = "html", value_name = "FILE")]
