@@ -135,6 +135,7 @@ pub struct AdviseArgs {
     pub bench: Vec<String>,
 }
 
+/// `--live-timeout`: a duration above zero.
 pub fn parse_live_timeout(text: &str) -> Result<std::time::Duration, String> {
     let d = webtune_model::parse_duration(text).map_err(|e| e.to_string())?;
     if d.is_zero() {
@@ -143,6 +144,7 @@ pub fn parse_live_timeout(text: &str) -> Result<std::time::Duration, String> {
     Ok(d)
 }
 
+/// `--ram`: a size of RAM with its unit (`16G`), in KiB.
 pub fn parse_ram(text: &str) -> Result<u64, String> {
     webtune_model::units::parse_ram(text)
         .ok_or_else(|| format!("{text:?} is not a size of RAM: a number with K, M, G or T (16G)"))
