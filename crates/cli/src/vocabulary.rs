@@ -50,3 +50,77 @@ fn fill(cmd: Command, v: &Vocabulary) -> Command {
     }
     cmd
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vocabulary() -> Vocabulary {
+        Vocabulary {
+            long_version: "0.1.0 (commit test)\nio: epoll",
+            stacks: vec!["nginx".into()],
+            parameters: vec!["worker_processes=".into()],
+            cpu_list: |t| match t {
+                "0" => Ok(t.to_string()),
+                _ => Err(format!("bad CPU list {t:?}")),
+            },
+        }
+    }
+
+    fn sub<'a>(cmd: &'a Command, path: &[&str]) -> &'a Command {
+        path.iter()
+            .fold(cmd, |c, name| c.find_subcommand(name).unwrap())
+    }
+
+    #[test]
+    fn candidates_go_where_the_grammar_offers_them_and_the_order_stays() {
+        let ours = command(&vocabulary());
+        let plain = crate::Cli::command();
+        for path in [
+            &["lab", "run"][..],
+            &["tune"],
+            &["lab", "compare"],
+            &["lab", "sweep"],
+        ] {
+            let ids = |c: &Command| -> Vec<String> {
+                sub(c, path)
+                    .get_arguments()
+                    .map(|a| a.get_id().to_string())
+                    .collect()
+            };
+            assert_eq!(ids(&ours), ids(&plain), "{path:?}");
+        }
+        let values = |path: &[&str], id: &str| -> Vec<String> {
+            sub(&ours, path)
+                .get_arguments()
+                .find(|a| a.get_id() == id)
+                .unwrap()
+                .get_possible_values()
+                .iter()
+                .map(|v| v.get_name().to_string())
+                .collect()
+        };
+        assert_eq!(values(&["lab", "run"], "stack"), ["nginx"]);
+        assert_eq!(values(&["tune"], "set"), ["worker_processes="]);
+        // `lab compare`'s stack offers none (it did not before the grammar moved).
+        assert!(values(&["lab", "compare"], "stack").is_empty());
+    }
+
+    #[test]
+    fn a_cpu_list_is_checked_and_the_version_is_the_callers() {
+        fn words(list: &str) -> [&str; 6] {
+            ["webtune", "lab", "run", "nginx", "--server-cpus", list]
+        }
+        let cmd = command(&vocabulary());
+        assert!(cmd.clone().try_get_matches_from(words("0")).is_ok());
+        let e = cmd.clone().try_get_matches_from(words("zz")).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation);
+        assert!(e.to_string().contains("bad CPU list \"zz\""), "{e}");
+        // Without a vocabulary any text parses (the grammar alone runs nothing).
+        assert!(crate::Cli::command()
+            .try_get_matches_from(words("zz"))
+            .is_ok());
+        let long = cmd.render_long_version();
+        assert!(long.ends_with("io: epoll\n"), "{long}");
+    }
+}
