@@ -94,26 +94,8 @@ impl HostChoice {
     }
 }
 
-/// A size of RAM as `--ram` takes it: a number with K, M, G or T (1024-based; `GiB`, `GB`
-/// and `g` alike), fractions allowed (`1.5G`). None for anything else, a bare number
-/// included (its unit would be a guess).
-pub fn parse_ram(text: &str) -> Option<u64> {
-    let t = text.trim();
-    let digits = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(digits);
-    let shift = match unit.trim().to_ascii_lowercase().as_str() {
-        "k" | "kb" | "kib" => 0,
-        "m" | "mb" | "mib" => 10,
-        "g" | "gb" | "gib" => 20,
-        "t" | "tb" | "tib" => 30,
-        _ => return None,
-    };
-    let n: f64 = num.parse().ok()?;
-    let kib = n * (1u64 << shift) as f64;
-    (kib.is_finite() && kib >= 1.0 && kib < (1u64 << 50) as f64).then_some(kib as u64)
-}
+// What a RAM size reads as lives in the model, where `advise --ram`'s grammar reads it too.
+pub use webtune_model::units::parse_ram;
 
 impl HostFacts {
     /// This host, or the machine `choice` names: its facts replace this host's, and this

@@ -9,9 +9,11 @@
 //! no files, no clocks. Every other crate speaks these types.
 
 pub mod capacity;
+pub mod defaults;
 pub mod dropin;
 pub mod errors;
 pub mod flag_values;
+pub mod format;
 pub mod fs;
 pub mod histogram;
 pub mod journey;

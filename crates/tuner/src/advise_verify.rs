@@ -23,8 +23,9 @@ use webtune_search::proof::{self, Arm, Proof};
 
 /// Pairs of whole runs of `--verify --protocol sequential` without `--pairs`.
 pub const DEFAULT_PAIRS: usize = 3;
-/// The interleaved protocol's time budget (`--verify-budget`), as the command line writes it.
-pub const DEFAULT_BUDGET: &str = "3m";
+/// The interleaved protocol's time budget (`--verify-budget`), as the command line writes it
+/// (named in the model, where the grammar reads it too).
+pub use webtune_model::defaults::DEFAULT_VERIFY_BUDGET as DEFAULT_BUDGET;
 
 /// What --verify measured: text for stdout, JSON for `--json`, whether a stop cut it, and
 /// each verified server's throughput proof (the caller's verdict reads them).

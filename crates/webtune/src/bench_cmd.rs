@@ -3,10 +3,15 @@
 //! clean stop that keeps what was measured, and writes the reports.
 
 use crate::exit;
-use crate::flags::bench::{check_outputs, BenchArgs};
+use crate::flags::bench::check_outputs;
+use crate::flags::bench::BenchArgsExt;
+use crate::flags::bench::RequestArgsExt;
+use crate::gate::ThresholdArgsExt;
 use crate::output::{self};
 use crate::running::{emit, no_response_line, run_spec_repeated, verdicts_to_stderr};
+use crate::sharding::ShardArgsExt;
 use anyhow::{bail, Context};
+use webtune_cli::flags::bench::BenchArgs;
 
 pub fn run(args: BenchArgs) -> anyhow::Result<i32> {
     check_outputs(&args)?;

@@ -6,10 +6,11 @@
 
 use crate::exit;
 use crate::flags::bench::load_mode;
-use crate::flags::capacity::SearchArgs;
+use crate::flags::capacity::SearchArgsExt;
 use crate::narrate::Narrator;
 use crate::output::{self, Outputs};
 use anyhow::bail;
+use webtune_cli::flags::capacity::SearchArgs;
 use webtune_lab::trial::Trial;
 use webtune_model::capacity::{CapacityLimit, CapacityStep, StepOutcome};
 use webtune_model::{Arrival, LoadMode};
@@ -21,7 +22,7 @@ use webtune_tuner::capacity_run;
 /// refused; the rest shaped the trial already.
 pub fn run_lab(
     trial: Trial,
-    bench: &crate::flags::bench::BenchArgs,
+    bench: &webtune_cli::flags::bench::BenchArgs,
     search_args: &SearchArgs,
 ) -> anyhow::Result<i32> {
     if bench.rate.is_some() || bench.requests.is_some() || bench.stages.is_some() {

@@ -2,9 +2,10 @@
 //! onto `webtune_fs::run`, and the pool registered with the lab so that `webtune lab clean`
 //! removes it after a SIGKILL (`lab::filesystem::run_registered`, through `fs_runs`).
 
-use crate::flags::fs::{spec_of, FsArgs};
+use crate::flags::fs::spec_of;
 use crate::fs_runs::{own_status, run_spec, sweep_files};
 use crate::output::{self, Outputs};
+use webtune_cli::flags::fs::FsArgs;
 use webtune_model::fs::FsSpec;
 
 pub fn run(args: FsArgs) -> anyhow::Result<i32> {

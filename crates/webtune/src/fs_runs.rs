@@ -3,10 +3,10 @@
 //! their files, and `compare` of saved fs results. Shared by fs, postmark, lab run fs and
 //! compare; no command owns it.
 
-use crate::flags::fs::FsOutput;
 use crate::output::Outputs;
-use crate::output_flags::OutputFlags;
 use std::path::PathBuf;
+use webtune_cli::flags::fs::FsOutput;
+use webtune_cli::output_flags::OutputFlags;
 use webtune_model::fs::{FsResult, FsSpec};
 
 /// Run the workload of `spec` with the process's stop token, its pool registered with the

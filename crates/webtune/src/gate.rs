@@ -6,22 +6,15 @@
 use webtune_model::threshold;
 use webtune_model::{Threshold, Verdict};
 
-#[derive(clap::Args, Debug, Clone, Default)]
-pub struct ThresholdArgs {
-    /// Pass/fail rule checked after the run, repeatable: p50|p90|p99|p999|pN|mean|max <=
-    /// DURATION, errors <= N% (or a count), rps >= N. Every verdict is printed and kept in
-    /// the JSON; exit 99 when one fails. E.g. --threshold 'p99<=50ms' --threshold 'errors<=0.1%'.
-    #[arg(long = "threshold", value_name = "EXPR")]
-    pub threshold: Vec<String>,
-    /// Also check the thresholds at every interval (on the figures so far, after any
-    /// --warmup) and stop the run as soon as one fails (exit 99).
-    #[arg(long = "threshold-abort", requires = "threshold")]
-    pub threshold_abort: bool,
+/// What the binary makes of `ThresholdArgs` (the grammar is `webtune_cli`'s; the mapping onto the
+/// libraries is the binary's, hence a trait: a type of another crate takes no inherent `impl`).
+pub trait ThresholdArgsExt {
+    /// Parse every `--threshold`; relative ones (`+10%`) only where there is a baseline.
+    fn parse(&self, baseline: bool) -> anyhow::Result<Vec<Threshold>>;
 }
 
-impl ThresholdArgs {
-    /// Parse every `--threshold`; relative ones (`+10%`) only where there is a baseline.
-    pub fn parse(&self, baseline: bool) -> anyhow::Result<Vec<Threshold>> {
+impl ThresholdArgsExt for ThresholdArgs {
+    fn parse(&self, baseline: bool) -> anyhow::Result<Vec<Threshold>> {
         let parsed = Threshold::parse_all(&self.threshold)?;
         if !baseline {
             if let Some(t) = parsed.iter().find(|t| t.is_relative()) {
@@ -35,6 +28,7 @@ impl ThresholdArgs {
     }
 }
 
+use webtune_cli::flags::threshold::ThresholdArgs;
 pub use webtune_engine::gate::judge;
 
 /// The command's own status: 130 after a stop signal, 99 when a threshold failed, else

@@ -4,31 +4,16 @@
 //! `webtune-bench.1`, `webtune-lab-run.1`, …) into DIR, for packagers (`cargo deb`).
 
 use anyhow::Context;
-use clap::{Args, CommandFactory};
-use clap_complete::Shell;
 use clap_mangen::Man;
-use std::path::{Path, PathBuf};
-
-#[derive(Args)]
-pub struct CompletionsArgs {
-    /// The shell: bash, zsh, fish, elvish or powershell. For example
-    /// `webtune completions bash > ~/.local/share/bash-completion/completions/webtune`.
-    #[arg(value_enum)]
-    pub shell: Shell,
-}
-
-#[derive(Args)]
-pub struct ManArgs {
-    /// The folder to write the pages into (made if missing).
-    pub dir: PathBuf,
-}
+use std::path::Path;
+use webtune_cli::gen::{CompletionsArgs, ManArgs};
 
 /// `webtune completions SHELL`: the script on stdout.
 pub fn completions(args: CompletionsArgs) -> anyhow::Result<i32> {
     let mut script = Vec::new();
     clap_complete::generate(
         args.shell,
-        &mut crate::Cli::command(),
+        &mut crate::grammar::command(),
         "webtune",
         &mut script,
     );
@@ -53,7 +38,7 @@ fn write_pages(cmd: &clap::Command, dir: &Path) -> std::io::Result<()> {
 pub fn man(args: ManArgs) -> anyhow::Result<i32> {
     let dir = &args.dir;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let mut cli = crate::Cli::command().disable_help_subcommand(true);
+    let mut cli = crate::grammar::command().disable_help_subcommand(true);
     cli.build(); // gives each subcommand its page name, `webtune-lab-run`
     write_pages(&cli, dir)
         .with_context(|| format!("cannot write the man pages into {}", dir.display()))?;

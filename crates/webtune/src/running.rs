@@ -3,10 +3,10 @@
 //! run writes (`emit`, threshold verdicts, the line that says why nothing answered). Shared
 //! by bench, ab, http_load, smtp, sweep, lab run and postal; no command owns it.
 
-use crate::flags::bench::BenchArgs;
 use crate::output::Outputs;
 use anyhow::{bail, Context};
 use std::io::{IsTerminal, Write};
+use webtune_cli::flags::bench::BenchArgs;
 use webtune_engine::{Progress, Workload};
 use webtune_model::{RunResult, RunSpec};
 use webtune_report::output::RunOutputs;

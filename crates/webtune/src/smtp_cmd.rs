@@ -5,9 +5,12 @@
 //! a sweep (the trial API `webtune sweep` uses; `webtune.sweep/1`, each level an SMTP run).
 
 use crate::exit;
-use crate::flags::smtp::{mailboxes, SmtpArgs};
+use crate::flags::smtp::mailboxes;
+use crate::flags::smtp::SmtpArgsExt;
+use crate::gate::ThresholdArgsExt;
 use crate::output::{self, Outputs};
 use crate::running::run_spec_repeated;
+use webtune_cli::flags::smtp::SmtpArgs;
 use webtune_engine::Workload;
 use webtune_model::RunSpec;
 

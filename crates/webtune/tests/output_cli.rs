@@ -401,7 +401,7 @@ fn a_failing_json_still_writes_the_html_and_names_the_path() {
     assert!(is_char_device(&full));
 }
 
-/// The output flags are declared once (src/output_flags.rs) and flattened into every command
+/// The output flags are declared once (crates/cli/src/output_flags.rs) and flattened into every command
 /// that writes results: each command keeps its flags, `--repeat`'s default and its own help
 /// wording, and has no flag it did not have (`tune --csv` stays an error).
 #[test]

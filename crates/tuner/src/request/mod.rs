@@ -27,16 +27,15 @@ pub const DEFAULT_TRIALS: usize = 15;
 pub const DEFAULT_TRIALS_UNDER_BUDGET: usize = 200;
 /// Pairs of the sequential proof without `--confirm`.
 pub const DEFAULT_CONFIRM: usize = 5;
-/// The interleaved proof's time budget (`--proof-budget`), as the command line writes it.
-pub const DEFAULT_PROOF_BUDGET: &str = "3m";
 /// How the search measures without `--search-protocol`, where the subject allows both:
 /// interleaved, since it measured no slower than sequential trials in the tests' short
 /// tunes and cancels the noise both arms meet (docs/tuning.md).
 pub const DEFAULT_SEARCH: &str = "interleaved";
-/// How long `--apply`/`--restore` may run (`--apply-timeout`), as written.
-pub const DEFAULT_APPLY_TIMEOUT: &str = "10m";
-/// The server-side sampling period (`--sample-interval`), as written.
-pub const DEFAULT_SAMPLE_INTERVAL: &str = "250ms";
+/// The proof's budget, `--apply-timeout` and `--sample-interval` as the command line writes
+/// them: named in the model, where the grammar (`webtune-cli`) reads them too.
+pub use webtune_model::defaults::{
+    DEFAULT_APPLY_TIMEOUT, DEFAULT_PROOF_BUDGET, DEFAULT_SAMPLE_INTERVAL,
+};
 
 /// The trials a search may run without --trials: 15, or 200 under a --budget of time.
 pub fn default_trials(budget: bool) -> usize {

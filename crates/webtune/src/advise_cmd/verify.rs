@@ -2,10 +2,12 @@
 //! `webtune_tuner::advise_verify::VerifyRequest` (the A/B on private copies is the tuner's),
 //! and the verdict box put above the pairs behind it.
 
-use crate::flags::bench::{parse_bench, BenchArgs};
-use crate::flags::forum::DataChoice;
+use crate::flags::bench::BenchArgsExt;
+use crate::flags::bench::RequestArgsExt;
 use anyhow::bail;
 use webtune_advise::Advice;
+use webtune_cli::flags::bench::{parse_bench, BenchArgs};
+use webtune_cli::flags::forum::DataChoice;
 use webtune_search::proof::Proof;
 use webtune_tuner::advise_verify::{self, Interleave, Verified, VerifyRequest};
 

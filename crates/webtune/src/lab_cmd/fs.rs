@@ -2,10 +2,11 @@
 //! `lab::filesystem::FsRequest` (which makes the private file system, runs the workload on it and
 //! leaves nothing behind), then the fs report and the device's summary.
 
-use crate::flags::fs::{parse_fs, spec_of, FsArgs};
+use crate::flags::fs::spec_of;
 use crate::fs_runs::own_status;
 use crate::output::{self, Outputs};
 use anyhow::bail;
+use webtune_cli::flags::fs::{parse_fs, FsArgs};
 use webtune_lab::filesystem::FsRequest;
 use webtune_model::fs::FsResult;
 

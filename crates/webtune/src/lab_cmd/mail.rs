@@ -4,19 +4,20 @@
 //! on one start (the queue is kept between levels), and the report: acceptance (the SMTP
 //! 250s) and delivery (files in the Maildirs) apart, with what was left in the queue.
 
-use super::{forum::SweepArgs, RunArgs};
 use crate::exit;
-use crate::flags::smtp::{parse_line, SmtpArgs};
+use crate::flags::smtp::SmtpArgsExt;
 use crate::narrate::Narrator;
 use crate::output::Outputs;
 use anyhow::bail;
 use std::time::Duration;
+use webtune_cli::flags::smtp::{parse_line, SmtpArgs};
+use webtune_cli::lab::{forum::SweepArgs, RunArgs};
 use webtune_lab::trial::{self, MailRequest, RunRequest, Trial};
 use webtune_model::sweep::SweepVariable;
 use webtune_report::mail::mail_text;
 use webtune_report::server_summary::summarise;
 
-type Flags = crate::output_flags::OutputFlags<crate::flags::smtp::SmtpOutput>;
+type Flags = webtune_cli::output_flags::OutputFlags<webtune_cli::flags::smtp::SmtpOutput>;
 
 /// `lab run postfix`: the trial and the report.
 pub(super) fn run(args: &RunArgs, request: &RunRequest) -> anyhow::Result<i32> {

@@ -6,19 +6,13 @@
 //! `--html`, `-q`, relative to where it runs), and reading journals written before the
 //! request was stored, which hold the command-line words (the compatibility path).
 
-use super::{execute, show, TuneArgs};
+use super::{execute, show};
+use crate::tune_cmd::TuneArgsExt;
 use anyhow::Context;
 use clap::parser::ValueSource;
 use clap::{CommandFactory, Parser};
+use webtune_cli::tune::{StoredCommand, TuneArgs};
 use webtune_tuner::request::TuneRequest;
-
-/// `webtune tune …` as words: what journals written before the request was stored hold.
-#[derive(Parser)]
-#[command(name = "webtune tune", disable_version_flag = true)]
-struct StoredCommand {
-    #[command(flatten)]
-    args: TuneArgs,
-}
 
 /// The arguments (clap ids, which are the request's field names) given in `argv` (the
 /// words after `webtune tune`).

@@ -31,10 +31,9 @@ pub const POSTS_PER_PAGE: u64 = 15;
 /// Fewest and most posts `generate` accepts.
 pub const MIN_POSTS: u64 = 100;
 pub const MAX_POSTS: u64 = 20_000_000;
-/// The posts of seed 003's forum.
-pub const SEED_003_POSTS: u64 = 150_000;
-/// The seed used when none is given.
-pub const DEFAULT_SEED: u64 = 3;
+/// The posts of seed 003's forum, and the seed used when none is given (named in the model,
+/// where the command-line grammar reads them too).
+pub use webtune_model::defaults::{DEFAULT_FORUM_SEED as DEFAULT_SEED, SEED_003_POSTS};
 
 /// The tables, in load order (every foreign key points to an earlier table).
 pub const TABLES: [&str; 5] = ["categories", "forums", "users", "topics", "posts"];

@@ -5,13 +5,14 @@
 //! (a word is never split) before parsing; the help clap renders gets the text back verbatim.
 //! Man pages and completions read the definitions untouched (`Cli::command()`).
 
-use clap::{Command, CommandFactory, FromArgMatches};
+use clap::{Command, FromArgMatches};
 use std::io::{IsTerminal, Write};
 
-/// Parse the command line as `P::parse()` does, printing `--help` with its examples verbatim.
-pub fn parse<P: CommandFactory + FromArgMatches>() -> P {
+/// Parse the command line with `cmd` (`P::command()` with the vocabulary filled in) as
+/// `P::parse()` does, printing `--help` with its examples verbatim.
+pub fn parse<P: FromArgMatches>(cmd: Command) -> P {
     let mut texts = Vec::new();
-    let mut cmd = with_placeholders(P::command(), &mut texts);
+    let mut cmd = with_placeholders(cmd, &mut texts);
     let matches = match cmd.try_get_matches_from_mut(std::env::args_os()) {
         Ok(m) => m,
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => {
@@ -61,7 +62,7 @@ fn restore(rendered: &str, texts: &[String]) -> String {
 mod tests {
     use super::*;
     use crate::Cli;
-    use clap::Parser;
+    use clap::{CommandFactory, Parser};
 
     /// Per command: its path, its own examples text, and its help at `width` columns as
     /// webtune prints it and as plain clap printed it.

@@ -7,16 +7,16 @@ use crate::output_flags::{OutputFlags, OutputHelp};
 /// `lab run`: the stack and its load, and the output flags, which may come before `--` as
 /// well as after it.
 #[derive(clap::Args)]
-pub(super) struct RunCmd {
+pub struct RunCmd {
     #[command(flatten)]
-    run: RunArgs,
+    pub run: RunArgs,
     #[command(flatten)]
-    output: OutputFlags<LabRunOutput>,
+    pub output: OutputFlags<LabRunOutput>,
 }
 
 /// The help of `lab run`'s output flags before `--` (they mean what bench's mean after it).
 #[derive(Debug, Clone)]
-struct LabRunOutput;
+pub struct LabRunOutput;
 
 impl OutputHelp for LabRunOutput {
     const JSON: &'static str =
@@ -33,7 +33,7 @@ impl RunCmd {
     /// The run with the output flags given before `--` joined to the words after it, where
     /// bench's (fs's, smtp's) parser reads them: one place for them whichever side they
     /// were given (issue 39).
-    pub(super) fn into_run(self) -> anyhow::Result<RunArgs> {
+    pub fn into_run(self) -> anyhow::Result<RunArgs> {
         let mut run = self.run;
         run.bench = crate::output_flags::join_words(self.output.to_words(), &run.bench)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
