@@ -274,27 +274,21 @@ impl ForumStack {
         Ok(forum)
     }
 
+    /// Wait until a topic page answers through the front server. Its failure is the
+    /// forum's, not the database's (which has started by then): the message used to say
+    /// "mariadb did not start" for a page that timed out because of the web stack's own
+    /// settings (nginx's `upstream_keepalive` with fewer php-fpm children than nginx
+    /// workers holds every child on an idle kept connection: 2026-11-29's forum tune).
     fn wait_for_page(&self, timeout: Duration) -> Result<(), LabError> {
+        const PAGE_WAIT: Duration = Duration::from_secs(5);
         let address = self.front_address();
         let deadline = Instant::now() + timeout;
         loop {
-            let outcome = http_get(address, "/viewtopic.php?t=1", Duration::from_secs(5));
+            let outcome = http_get(address, "/viewtopic.php?t=1", PAGE_WAIT);
             match &outcome {
                 Ok((200, body)) if contains(body, app::PAGE_MARKER.as_bytes()) => return Ok(()),
                 _ if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(100)),
-                _ => {
-                    let what = match outcome {
-                        Ok((status, body)) => format!(
-                            "status {status}: {}",
-                            String::from_utf8_lossy(&body[..body.len().min(200)])
-                        ),
-                        Err(e) => e.to_string(),
-                    };
-                    return Err(db_failed(format!(
-                        "the forum does not answer through {}: GET /viewtopic.php?t=1 gave {what}",
-                        self.base_url()
-                    )));
-                }
+                _ => return Err(page_failed(&self.base_url(), outcome, PAGE_WAIT)),
             }
         }
     }
@@ -362,4 +356,59 @@ impl ForumStack {
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Why the forum's first page did not come: the forum's failure, with a timed-out read
+/// said in words ("no answer within 5 s", not "Resource temporarily unavailable").
+fn page_failed(
+    base_url: &str,
+    outcome: std::io::Result<(u16, Vec<u8>)>,
+    wait: Duration,
+) -> LabError {
+    let what = match outcome {
+        Ok((status, body)) => format!(
+            "status {status}: {}",
+            String::from_utf8_lossy(&body[..body.len().min(200)])
+        ),
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ) =>
+        {
+            format!("no answer within {} s", wait.as_secs())
+        }
+        Err(e) => e.to_string(),
+    };
+    LabError::StartFailed {
+        server: "the forum".into(),
+        message: format!(
+            "GET /viewtopic.php?t=1 through {base_url} gave {what} (its database and web servers are up)"
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_first_page_that_times_out_is_the_forums_failure_in_words() {
+        let timed_out = Err(std::io::Error::from(std::io::ErrorKind::WouldBlock));
+        let e = page_failed("http://127.0.0.1:9", timed_out, Duration::from_secs(5)).to_string();
+        assert_eq!(
+            e,
+            "the forum did not start: GET /viewtopic.php?t=1 through http://127.0.0.1:9 gave \
+             no answer within 5 s (its database and web servers are up)"
+        );
+        let e = page_failed(
+            "u",
+            Ok((502, b"Bad Gateway".to_vec())),
+            Duration::from_secs(5),
+        );
+        assert!(
+            e.to_string().contains("gave status 502: Bad Gateway"),
+            "{e}"
+        );
+    }
 }
