@@ -20,6 +20,21 @@ pub struct GpSampler {
     /// In a local candidate, the scale of a range parameter's step on the unit scale (the
     /// step is this times a sum of three U(−½, ½)).
     pub step: f64,
+    /// Local candidates per centre that move two range parameters in opposite directions,
+    /// by the same factor on the log scale (along a ridge ln a + ln b = const, which
+    /// axis-aligned steps cross rather than follow). 0: none.
+    pub ridge: usize,
+    /// Candidates on the segments between the incumbent and the other measured points
+    /// (range parameters interpolated, the incumbent's categoricals kept): between the best
+    /// feasible point and a collapsed or infeasible one lies the edge. 0: none.
+    pub between: usize,
+    /// Also perturb, for each word of each categorical, the best point measured with that
+    /// word (per-mode incumbents: a mode may move another parameter's peak).
+    pub modes: bool,
+    /// Candidates per other word of each categorical: the incumbent with that word and one
+    /// range parameter redrawn over its whole range (a mode may put another parameter's
+    /// peak elsewhere, far from the incumbent's value). 0: none.
+    pub lines: usize,
 }
 
 impl Default for GpSampler {
@@ -28,6 +43,10 @@ impl Default for GpSampler {
             candidates: 600,
             switch: 0.25,
             step: 0.15,
+            ridge: 0,
+            between: 0,
+            modes: false,
+            lines: 0,
         }
     }
 }
@@ -86,11 +105,68 @@ impl Sampler for GpSampler {
         // every point when none is feasible yet).
         let d = space.dims();
         let mut cands: Vec<Vec<f64>> = (0..self.candidates).map(|_| random_point(d, rng)).collect();
-        let centres: Vec<&Vec<f64>> = if feasible.is_empty() {
+        let mut centres: Vec<&Vec<f64>> = if feasible.is_empty() {
             xs.iter().collect()
         } else {
             feasible.iter().take(4).map(|f| f.1).collect()
         };
+        if self.modes {
+            // `feasible` is sorted best first: the first point with each word is its best.
+            for (i, _) in cat.iter().enumerate().filter(|(_, c)| **c) {
+                let mut seen: Vec<f64> = Vec::new();
+                for (_, x) in &feasible {
+                    if !seen.iter().any(|w| (w - x[i]).abs() < 1e-9) {
+                        seen.push(x[i]);
+                        if !centres.contains(x) {
+                            centres.push(*x);
+                        }
+                    }
+                }
+            }
+        }
+        let ranges: Vec<usize> = (0..d).filter(|i| !cat[*i]).collect();
+        let spans: Vec<Option<f64>> = (0..d).map(|i| log_span(space, i)).collect();
+        if self.ridge > 0 && ranges.len() >= 2 {
+            for c in &centres {
+                for _ in 0..self.ridge {
+                    cands.push(ridge_candidate(c, &ranges, &spans, self.step, rng));
+                }
+            }
+        }
+        if self.lines > 0 && !feasible.is_empty() && !ranges.is_empty() {
+            let inc = feasible[0].1;
+            for (i, _) in cat.iter().enumerate().filter(|(_, c)| **c) {
+                for w in choices(space, i) {
+                    if (w - inc[i]).abs() < 1e-9 {
+                        continue;
+                    }
+                    for _ in 0..self.lines {
+                        let mut u = inc.clone();
+                        u[i] = w;
+                        u[ranges[rng.below(ranges.len() as u64) as usize]] = rng.unit();
+                        cands.push(u);
+                    }
+                }
+            }
+        }
+        if self.between > 0 && xs.len() >= 2 {
+            if let Some(inc) = feasible.first().map(|f| f.1) {
+                for _ in 0..self.between {
+                    let other = &xs[rng.below(xs.len() as u64) as usize];
+                    let t = rng.unit();
+                    let u: Vec<f64> = (0..d)
+                        .map(|i| {
+                            if cat[i] {
+                                inc[i]
+                            } else {
+                                inc[i] + t * (other[i] - inc[i])
+                            }
+                        })
+                        .collect();
+                    cands.push(u);
+                }
+            }
+        }
         for c in centres {
             for _ in 0..100 {
                 let u: Vec<f64> = c
@@ -190,6 +266,45 @@ fn neighbours(space: &Space, i: usize, u: f64) -> Vec<f64> {
     }
 }
 
+/// A point near `c` moved along a ridge: two range parameters `a` ≠ `b` drawn at random,
+/// ln a + δ and ln b − δ (the product kept, up to rounding to integers and the range's
+/// bounds); unit steps in opposite directions where a range is linear. δ is twice the local
+/// step's size on `a`'s unit scale.
+fn ridge_candidate(
+    c: &[f64],
+    ranges: &[usize],
+    spans: &[Option<f64>],
+    step: f64,
+    rng: &mut Rng,
+) -> Vec<f64> {
+    let a = ranges[rng.below(ranges.len() as u64) as usize];
+    let mut b = ranges[rng.below(ranges.len() as u64 - 1) as usize];
+    if b == a {
+        b = ranges[ranges.len() - 1];
+    }
+    let g: f64 = (0..3).map(|_| rng.unit() - 0.5).sum();
+    let da = 2.0 * step * g;
+    let db = match (spans[a], spans[b]) {
+        (Some(sa), Some(sb)) => da * sa / sb,
+        _ => da,
+    };
+    let mut u = c.to_vec();
+    u[a] = (u[a].clamp(0.0, 1.0) + da).clamp(0.0, 1.0);
+    u[b] = (u[b].clamp(0.0, 1.0) - db).clamp(0.0, 1.0);
+    u
+}
+
+/// ln(hi / lo) of a log-scaled integer range (its unit scale's length in nats), else None.
+fn log_span(space: &Space, i: usize) -> Option<f64> {
+    match space.params[i].kind {
+        // As `space` encodes it: ln(x) between ln(max(lo − ½, ½)) and ln(hi + ½).
+        crate::space::Kind::Int { lo, hi, log: true } => {
+            Some((hi as f64 + 0.5).ln() - (lo as f64 - 0.5).max(0.5).ln())
+        }
+        _ => None,
+    }
+}
+
 /// The positions of every value of a categorical parameter (none for a range).
 fn choices(space: &Space, i: usize) -> Vec<f64> {
     match &space.params[i].kind {
@@ -247,6 +362,40 @@ mod tests {
         );
         assert!(choices(&space, 0).is_empty());
     }
+    #[test]
+    fn a_ridge_candidate_keeps_the_product_of_two_log_parameters() {
+        use crate::space::{Kind, ParamSpec, Value};
+        let int = |name: &str, lo, hi| ParamSpec {
+            name: name.into(),
+            kind: Kind::Int { lo, hi, log: true },
+            default: Value::Int(lo),
+        };
+        let space = Space {
+            params: vec![int("workers", 1, 1024), int("threads", 1, 4096)],
+            inert: Vec::new(),
+        };
+        let mut c = Config::new();
+        c.insert("workers".into(), Value::Int(64));
+        c.insert("threads".into(), Value::Int(64));
+        let u = space.encode(&c);
+        let spans: Vec<Option<f64>> = (0..2).map(|i| log_span(&space, i)).collect();
+        let mut rng = Rng::seeded(3);
+        let mut moved = 0;
+        for _ in 0..200 {
+            let v = space.decode(&ridge_candidate(&u, &[0, 1], &spans, 0.1, &mut rng));
+            let (Value::Int(w), Value::Int(t)) = (&v["workers"], &v["threads"]) else {
+                unreachable!()
+            };
+            if *w != 64 {
+                moved += 1;
+            }
+            // The product stays near 64 × 64 (up to rounding each to an integer).
+            let ratio = (*w * *t) as f64 / 4096.0;
+            assert!((0.8..1.25).contains(&ratio), "{w} × {t}");
+        }
+        assert!(moved > 100, "{moved}");
+    }
+
     #[test]
     fn expected_improvement_prefers_mean_and_uncertainty() {
         assert!(expected_improvement(1.0, 0.1, 0.0) > expected_improvement(0.5, 0.1, 0.0));
