@@ -35,6 +35,10 @@ pub struct GpSampler {
     /// range parameter redrawn over its whole range (a mode may put another parameter's
     /// peak elsewhere, far from the incumbent's value). 0: none.
     pub lines: usize,
+    /// Every this many measurements, the proposal must use another word than the
+    /// incumbent's in some categorical (a forced look at the other modes, whose own peaks
+    /// the model, fitted near the first good mode, does not expect). 0: never.
+    pub rotate: usize,
 }
 
 impl Default for GpSampler {
@@ -47,6 +51,7 @@ impl Default for GpSampler {
             between: 0,
             modes: false,
             lines: 0,
+            rotate: 0,
         }
     }
 }
@@ -195,6 +200,15 @@ impl Sampler for GpSampler {
                 None => pof(u),
             }
         };
+        let incumbent = feasible.first().map(|f| f.1.clone());
+        let rotating = self.rotate > 0
+            && history.len().is_multiple_of(self.rotate)
+            && incumbent.is_some()
+            && cat.iter().any(|c| *c);
+        let allowed = |u: &[f64]| match (&incumbent, rotating) {
+            (Some(inc), true) => (0..d).any(|i| cat[i] && (u[i] - inc[i]).abs() > 1e-9),
+            _ => true,
+        };
         let mut scored_cands: Vec<(f64, Vec<f64>)> = Vec::new();
         for u in cands {
             let config = space.decode(&u);
@@ -202,6 +216,9 @@ impl Sampler for GpSampler {
                 continue;
             }
             let snapped = space.encode(&config);
+            if !allowed(&snapped) {
+                continue;
+            }
             scored_cands.push((acq(&snapped), snapped));
         }
         scored_cands.sort_by(|a, b| b.0.total_cmp(&a.0));
@@ -227,7 +244,7 @@ impl Sampler for GpSampler {
                         let mut w = u.clone();
                         w[i] = *v;
                         let config = space.decode(&w);
-                        if history.iter().any(|o| o.config == config) {
+                        if !allowed(&w) || history.iter().any(|o| o.config == config) {
                             continue;
                         }
                         let x = acq(&w);
