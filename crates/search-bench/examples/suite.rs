@@ -5,7 +5,7 @@
 //! the studies that measured a hit at all, picked or not (a miss with a found hit is the
 //! pick's fault, not the search's). `--gp`: the GP rows only.
 //!
-//! `cargo run --release -p webtune-search-bench --example suite -- [SEEDS] [--first-seed N] [--only NAME] [--budgets 10,15,25] [--lhs N] [--race N] [--noise-scale F] [--step S] [--ridge N] [--between N] [--modes] [--gp]`
+//! `cargo run --release -p webtune-search-bench --example suite -- [SEEDS] [--first-seed N] [--only NAME] [--budgets 10,15,25] [--lhs N] [--race N] [--noise-scale F] [--step S] [--ridge N] [--between N] [--gp]`
 //!
 //! `--noise-scale F` multiplies every server's run-to-run noise (0: noise-free), to tell
 //! what the noise costs a search from what its exploration costs it.
@@ -19,7 +19,7 @@ use webtune_search_bench::suite_servers::servers;
 
 type Make = fn() -> Box<dyn Sampler>;
 
-/// The GP with the variant flags (`--step S`, `--ridge N`, `--between N`, `--modes`, …;
+/// The GP with the variant flags (`--step S`, `--ridge N`, `--between N`, …;
 /// `suite_run::gp_from_args`), to measure a change on the named servers before making it
 /// the default.
 fn gp() -> Box<dyn Sampler> {

@@ -1,9 +1,10 @@
 //! The model-based sampler: constrained expected improvement (expected improvement over the
 //! best feasible posterior mean of the objective's GP, times the probability that a second GP
-//! on the SLO margin says "met"; both GPs are `gp`'s), maximised over random and local
-//! candidates, the best three then hill-climbed over the other choices of each categorical
-//! parameter and the integers next to each range's value. Ideas from Gardner et al. 2014
-//! (constrained EI) and Snoek et al. 2012 (noisy EI); code our own.
+//! on the SLO margin says "met"; both GPs are `gp`'s), maximised over candidates — uniform
+//! ones, axis-aligned steps around the best feasible points, and steps along a ridge that
+//! move two parameters by opposite factors — the best three then hill-climbed over the other
+//! choices of each categorical parameter and the integers next to each range's value. Ideas
+//! from Gardner et al. 2014 (constrained EI) and Snoek et al. 2012 (noisy EI); code our own.
 
 use crate::gp::{norm_cdf, Gp};
 use crate::sampler::{random_config, random_point, Observation, Sampler};
@@ -22,23 +23,13 @@ pub struct GpSampler {
     pub step: f64,
     /// Local candidates per centre that move two range parameters in opposite directions,
     /// by the same factor on the log scale (along a ridge ln a + ln b = const, which
-    /// axis-aligned steps cross rather than follow). 0: none.
+    /// axis-aligned steps cross rather than follow; measured on the generated family and
+    /// the named servers: docs/tuning.md). 0: none (the search before issue 34 item 5).
     pub ridge: usize,
     /// Candidates on the segments between the incumbent and the other measured points
     /// (range parameters interpolated, the incumbent's categoricals kept): between the best
     /// feasible point and a collapsed or infeasible one lies the edge. 0: none.
     pub between: usize,
-    /// Also perturb, for each word of each categorical, the best point measured with that
-    /// word (per-mode incumbents: a mode may move another parameter's peak).
-    pub modes: bool,
-    /// Candidates per other word of each categorical: the incumbent with that word and one
-    /// range parameter redrawn over its whole range (a mode may put another parameter's
-    /// peak elsewhere, far from the incumbent's value). 0: none.
-    pub lines: usize,
-    /// Every this many measurements, the proposal must use another word than the
-    /// incumbent's in some categorical (a forced look at the other modes, whose own peaks
-    /// the model, fitted near the first good mode, does not expect). 0: never.
-    pub rotate: usize,
 }
 
 impl Default for GpSampler {
@@ -47,11 +38,8 @@ impl Default for GpSampler {
             candidates: 600,
             switch: 0.25,
             step: 0.15,
-            ridge: 0,
+            ridge: 100,
             between: 0,
-            modes: false,
-            lines: 0,
-            rotate: 0,
         }
     }
 }
@@ -110,47 +98,17 @@ impl Sampler for GpSampler {
         // every point when none is feasible yet).
         let d = space.dims();
         let mut cands: Vec<Vec<f64>> = (0..self.candidates).map(|_| random_point(d, rng)).collect();
-        let mut centres: Vec<&Vec<f64>> = if feasible.is_empty() {
+        let centres: Vec<&Vec<f64>> = if feasible.is_empty() {
             xs.iter().collect()
         } else {
             feasible.iter().take(4).map(|f| f.1).collect()
         };
-        if self.modes {
-            // `feasible` is sorted best first: the first point with each word is its best.
-            for (i, _) in cat.iter().enumerate().filter(|(_, c)| **c) {
-                let mut seen: Vec<f64> = Vec::new();
-                for (_, x) in &feasible {
-                    if !seen.iter().any(|w| (w - x[i]).abs() < 1e-9) {
-                        seen.push(x[i]);
-                        if !centres.contains(x) {
-                            centres.push(*x);
-                        }
-                    }
-                }
-            }
-        }
         let ranges: Vec<usize> = (0..d).filter(|i| !cat[*i]).collect();
         let spans: Vec<Option<f64>> = (0..d).map(|i| log_span(space, i)).collect();
         if self.ridge > 0 && ranges.len() >= 2 {
             for c in &centres {
                 for _ in 0..self.ridge {
                     cands.push(ridge_candidate(c, &ranges, &spans, self.step, rng));
-                }
-            }
-        }
-        if self.lines > 0 && !feasible.is_empty() && !ranges.is_empty() {
-            let inc = feasible[0].1;
-            for (i, _) in cat.iter().enumerate().filter(|(_, c)| **c) {
-                for w in choices(space, i) {
-                    if (w - inc[i]).abs() < 1e-9 {
-                        continue;
-                    }
-                    for _ in 0..self.lines {
-                        let mut u = inc.clone();
-                        u[i] = w;
-                        u[ranges[rng.below(ranges.len() as u64) as usize]] = rng.unit();
-                        cands.push(u);
-                    }
                 }
             }
         }
@@ -200,15 +158,6 @@ impl Sampler for GpSampler {
                 None => pof(u),
             }
         };
-        let incumbent = feasible.first().map(|f| f.1.clone());
-        let rotating = self.rotate > 0
-            && history.len().is_multiple_of(self.rotate)
-            && incumbent.is_some()
-            && cat.iter().any(|c| *c);
-        let allowed = |u: &[f64]| match (&incumbent, rotating) {
-            (Some(inc), true) => (0..d).any(|i| cat[i] && (u[i] - inc[i]).abs() > 1e-9),
-            _ => true,
-        };
         let mut scored_cands: Vec<(f64, Vec<f64>)> = Vec::new();
         for u in cands {
             let config = space.decode(&u);
@@ -216,9 +165,6 @@ impl Sampler for GpSampler {
                 continue;
             }
             let snapped = space.encode(&config);
-            if !allowed(&snapped) {
-                continue;
-            }
             scored_cands.push((acq(&snapped), snapped));
         }
         scored_cands.sort_by(|a, b| b.0.total_cmp(&a.0));
@@ -244,7 +190,7 @@ impl Sampler for GpSampler {
                         let mut w = u.clone();
                         w[i] = *v;
                         let config = space.decode(&w);
-                        if !allowed(&w) || history.iter().any(|o| o.config == config) {
+                        if history.iter().any(|o| o.config == config) {
                             continue;
                         }
                         let x = acq(&w);
