@@ -200,7 +200,7 @@ pub fn random_check_points(server: &Server, n: usize) -> Vec<(Config, f64, f64)>
 }
 
 /// The GP sampler with the variant flags of the `suite` and `family` examples applied
-/// (`--switch P`, `--step S`, `--ridge N`, `--between N`; see `GpSampler`), so a
+/// (`--switch P`, `--step S`, `--ridge N`, `--between N`, `--candidates N`; see `GpSampler`), so a
 /// change is measured before it becomes the default. A flag's bad value: an error line.
 pub fn gp_from_args(args: &[String]) -> Result<webtune_search::GpSampler, String> {
     let mut gp = webtune_search::GpSampler::default();
@@ -225,6 +225,9 @@ pub fn gp_from_args(args: &[String]) -> Result<webtune_search::GpSampler, String
     }
     if let Some(v) = value("--between")? {
         gp.between = v as usize;
+    }
+    if let Some(v) = value("--candidates")? {
+        gp.candidates = v as usize;
     }
     Ok(gp)
 }
