@@ -4,7 +4,7 @@
 //! standard error over functions (each function's hit rate over its seeds is one
 //! observation: the seeds of one function are not independent draws of the family).
 //!
-//! `cargo run --release -p webtune-search-bench --example family -- [FUNCTIONS] [--seeds N] [--family-seed N] [--first-seed N] [--budgets 15,25] [--lhs N] [--race N] [--switch P] [--step S] [--gp] [--label NAME] [--raw FILE]`
+//! `cargo run --release -p webtune-search-bench --example family -- [FUNCTIONS] [--seeds N] [--family-seed N] [--first-seed N] [--budgets 15,25] [--lhs N] [--race N] [--switch P] [--step S] [--ridge N] [--between N] [--candidates N] [--trace NAME:SEED] [--gp] [--label NAME] [--raw FILE]`
 //! `cargo run --release -p webtune-search-bench --example family -- 50 --json > /tmp/family.json`
 //! prints the definitions, optima and noise-free check points for `optuna_suite.py --family`.
 //!
@@ -12,8 +12,8 @@
 //! figures from several runs can be merged.
 
 use std::io::Write;
-use webtune_search::{GpSampler, RandomSampler, Sampler, StudySettings};
-use webtune_search_bench::suite_run::{random_check_points, run};
+use webtune_search::{RandomSampler, Sampler, StudySettings};
+use webtune_search_bench::suite_run::{gp_from_args, random_check_points, run, StudyRun};
 use webtune_search_bench::surfaces::{family, Generated, SHAPES};
 
 type Make = dyn Fn() -> Box<dyn Sampler> + Sync;
@@ -151,13 +151,48 @@ fn main() {
             as usize,
         ..StudySettings::default()
     };
-    // `--switch P`, `--step S`: the GP's local candidates (see `GpSampler`), to measure a
-    // change before making it the default.
-    let gp = GpSampler {
-        switch: value("--switch").map_or(GpSampler::default().switch, |v| v.parse().unwrap()),
-        step: value("--step").map_or(GpSampler::default().step, |v| v.parse().unwrap()),
-        ..GpSampler::default()
-    };
+    let gp = gp_from_args(&args).unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(2)
+    });
+    // `--trace NAME:SEED`: one study's trials (why, configuration, true value over the
+    // optimum, truly feasible) beside the optimum's configuration, to see where runs go.
+    if let Some(t) = value("--trace") {
+        let (name, seed) = t.split_once(':').unwrap_or((&t, "0"));
+        let Some(i) = all.iter().position(|g| g.server.name == name) else {
+            eprintln!("--trace {name}: no such function");
+            std::process::exit(2)
+        };
+        let server = &all[i].server;
+        println!("{name} ({}): {}", all[i].shape.name(), server.about);
+        println!("optimum {:.1} at {:?}", optima[i].0, optima[i].1);
+        let r = run(
+            server,
+            optima[i].0,
+            Box::new(gp),
+            &settings,
+            seed.parse().unwrap_or(0),
+            &budgets,
+        );
+        for tr in &r.trials {
+            let (tp, p99) = server.truth(&tr.config);
+            println!(
+                "{:>2} {:?}: {:.3} {} {:?}",
+                tr.number,
+                tr.why,
+                server.true_value(&tr.config) / optima[i].0,
+                if p99 <= server.slo_p99_ms {
+                    "ok"
+                } else {
+                    "SLO"
+                },
+                tr.config
+            );
+            let _ = tp;
+        }
+        println!("picks {:?}", r.picks);
+        return;
+    }
     let make_gp = move || Box::new(gp) as Box<dyn Sampler>;
     let mut samplers: Vec<(&str, &Make)> = vec![
         ("webtune GP", &make_gp),
@@ -184,19 +219,25 @@ fn main() {
     println!("| shape | search | trials | functions | studies | hits | ± s.e. |");
     println!("|---|---|---|---|---|---|---|");
     for (label, make) in &samplers {
-        // picks[function][seed][budget]
-        let picks: Vec<Vec<Vec<f64>>> = parallel(all.len(), &|i| {
+        // runs[function][seed]: picks and the best found, per budget
+        let runs: Vec<Vec<StudyRun>> = parallel(all.len(), &|i| {
             (first..first + seeds)
-                .map(|s| run(&all[i].server, optima[i].0, make(), &settings, s, &budgets).picks)
+                .map(|s| run(&all[i].server, optima[i].0, make(), &settings, s, &budgets))
                 .collect()
         });
+        let picks: Vec<Vec<Vec<f64>>> = runs
+            .iter()
+            .map(|r| r.iter().map(|x| x.picks.clone()).collect())
+            .collect();
         if let Some(f) = raw.as_mut() {
-            for (i, per_seed) in picks.iter().enumerate() {
-                for (k, p) in per_seed.iter().enumerate() {
+            for (i, per_seed) in runs.iter().enumerate() {
+                for (k, r) in per_seed.iter().enumerate() {
+                    // `found`: the best true value measured by then (over the optimum), so a
+                    // miss reads as "never measured near the optimum" or "measured, not picked".
                     let line = serde_json::json!({
                         "function": all[i].server.name, "shape": all[i].shape,
                         "search": label, "seed": first + k as u64,
-                        "budgets": budgets, "picks": p,
+                        "budgets": budgets, "picks": r.picks, "found": r.found,
                     });
                     writeln!(f, "{line}").unwrap();
                 }

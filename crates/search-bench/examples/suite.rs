@@ -5,32 +5,29 @@
 //! the studies that measured a hit at all, picked or not (a miss with a found hit is the
 //! pick's fault, not the search's). `--gp`: the GP rows only.
 //!
-//! `cargo run --release -p webtune-search-bench --example suite -- [SEEDS] [--first-seed N] [--only NAME] [--budgets 10,15,25] [--lhs N] [--race N] [--noise-scale F] [--step S] [--gp]`
+//! `cargo run --release -p webtune-search-bench --example suite -- [SEEDS] [--first-seed N] [--only NAME] [--budgets 10,15,25] [--lhs N] [--race N] [--noise-scale F] [--step S] [--ridge N] [--between N] [--candidates N] [--gp]`
 //!
 //! `--noise-scale F` multiplies every server's run-to-run noise (0: noise-free), to tell
 //! what the noise costs a search from what its exploration costs it.
 //! `cargo run --release -p webtune-search-bench --example suite -- --json > suite.json` prints the
 //! servers' definitions, optima and noise-free check points for `optuna_suite.py`.
 
-use webtune_search::{GpSampler, RandomSampler, Sampler, StudySettings};
+use webtune_search::{RandomSampler, Sampler, StudySettings};
 use webtune_search_bench::suite::Server;
-use webtune_search_bench::suite_run::{bench, check_points};
+use webtune_search_bench::suite_run::{bench, check_points, gp_from_args};
 use webtune_search_bench::suite_servers::servers;
 
 type Make = fn() -> Box<dyn Sampler>;
 
-/// `--step S` (read once from the arguments): the GP's local step (see `GpSampler::step`),
-/// to measure a change on the named servers before making it the default.
+/// The GP with the variant flags (`--step S`, `--ridge N`, `--between N`, …;
+/// `suite_run::gp_from_args`), to measure a change on the named servers before making it
+/// the default.
 fn gp() -> Box<dyn Sampler> {
-    let step = std::env::args()
-        .skip_while(|a| a != "--step")
-        .nth(1)
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(GpSampler::default().step);
-    Box::new(GpSampler {
-        step,
-        ..GpSampler::default()
-    })
+    let args: Vec<String> = std::env::args().collect();
+    Box::new(gp_from_args(&args).unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(2)
+    }))
 }
 
 fn json() {

@@ -30,6 +30,8 @@ pub struct StudyRun {
     /// The best true value (over the optimum) among the configurations measured so far, per
     /// checkpoint: what a pick could have been had the search known the truth.
     pub found: Vec<f64>,
+    /// Every trial of the study, in order (what `family --trace` prints).
+    pub trials: Vec<webtune_search::study::Trial>,
 }
 
 /// A fresh study of `server`.
@@ -70,6 +72,7 @@ pub fn run(
         picks: Vec::new(),
         spent: Vec::new(),
         found: Vec::new(),
+        trials: Vec::new(),
     };
     let read = |s: &Study, out: &mut StudyRun| {
         let pick = s
@@ -110,6 +113,7 @@ pub fn run(
         let outcome = server.measure_started(&c, start, &mut noise);
         s.record(c, why, outcome);
     }
+    out.trials = s.trials().to_vec();
     out
 }
 
@@ -193,6 +197,39 @@ pub fn random_check_points(server: &Server, n: usize) -> Vec<(Config, f64, f64)>
             (c, tp, p99)
         })
         .collect()
+}
+
+/// The GP sampler with the variant flags of the `suite` and `family` examples applied
+/// (`--switch P`, `--step S`, `--ridge N`, `--between N`, `--candidates N`; see `GpSampler`), so a
+/// change is measured before it becomes the default. A flag's bad value: an error line.
+pub fn gp_from_args(args: &[String]) -> Result<webtune_search::GpSampler, String> {
+    let mut gp = webtune_search::GpSampler::default();
+    let value = |flag: &str| -> Result<Option<f64>, String> {
+        match args.iter().position(|a| a == flag) {
+            None => Ok(None),
+            Some(i) => args
+                .get(i + 1)
+                .and_then(|v| v.parse().ok())
+                .map(Some)
+                .ok_or_else(|| format!("{flag}: needs a number")),
+        }
+    };
+    if let Some(v) = value("--switch")? {
+        gp.switch = v;
+    }
+    if let Some(v) = value("--step")? {
+        gp.step = v;
+    }
+    if let Some(v) = value("--ridge")? {
+        gp.ridge = v as usize;
+    }
+    if let Some(v) = value("--between")? {
+        gp.between = v as usize;
+    }
+    if let Some(v) = value("--candidates")? {
+        gp.candidates = v as usize;
+    }
+    Ok(gp)
 }
 
 #[cfg(test)]

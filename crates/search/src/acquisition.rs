@@ -1,9 +1,10 @@
 //! The model-based sampler: constrained expected improvement (expected improvement over the
 //! best feasible posterior mean of the objective's GP, times the probability that a second GP
-//! on the SLO margin says "met"; both GPs are `gp`'s), maximised over random and local
-//! candidates, the best three then hill-climbed over the other choices of each categorical
-//! parameter and the integers next to each range's value. Ideas from Gardner et al. 2014
-//! (constrained EI) and Snoek et al. 2012 (noisy EI); code our own.
+//! on the SLO margin says "met"; both GPs are `gp`'s), maximised over candidates — uniform
+//! ones, axis-aligned steps around the best feasible points, and steps along a ridge that
+//! move two parameters by opposite factors — the best three then hill-climbed over the other
+//! choices of each categorical parameter and the integers next to each range's value. Ideas
+//! from Gardner et al. 2014 (constrained EI) and Snoek et al. 2012 (noisy EI); code our own.
 
 use crate::gp::{norm_cdf, Gp};
 use crate::sampler::{random_config, random_point, Observation, Sampler};
@@ -20,6 +21,15 @@ pub struct GpSampler {
     /// In a local candidate, the scale of a range parameter's step on the unit scale (the
     /// step is this times a sum of three U(−½, ½)).
     pub step: f64,
+    /// Local candidates per centre that move two range parameters in opposite directions,
+    /// by the same factor on the log scale (along a ridge ln a + ln b = const, which
+    /// axis-aligned steps cross rather than follow; measured on the generated family and
+    /// the named servers: docs/tuning.md). 0: none (the search before issue 34 item 5).
+    pub ridge: usize,
+    /// Candidates on the segments between the incumbent and the other measured points
+    /// (range parameters interpolated, the incumbent's categoricals kept): between the best
+    /// feasible point and a collapsed or infeasible one lies the edge. 0: none.
+    pub between: usize,
 }
 
 impl Default for GpSampler {
@@ -28,6 +38,8 @@ impl Default for GpSampler {
             candidates: 600,
             switch: 0.25,
             step: 0.15,
+            ridge: 100,
+            between: 0,
         }
     }
 }
@@ -91,6 +103,33 @@ impl Sampler for GpSampler {
         } else {
             feasible.iter().take(4).map(|f| f.1).collect()
         };
+        let ranges: Vec<usize> = (0..d).filter(|i| !cat[*i]).collect();
+        let spans: Vec<Option<f64>> = (0..d).map(|i| log_span(space, i)).collect();
+        if self.ridge > 0 && ranges.len() >= 2 {
+            for c in &centres {
+                for _ in 0..self.ridge {
+                    cands.push(ridge_candidate(c, &ranges, &spans, self.step, rng));
+                }
+            }
+        }
+        if self.between > 0 && xs.len() >= 2 {
+            if let Some(inc) = feasible.first().map(|f| f.1) {
+                for _ in 0..self.between {
+                    let other = &xs[rng.below(xs.len() as u64) as usize];
+                    let t = rng.unit();
+                    let u: Vec<f64> = (0..d)
+                        .map(|i| {
+                            if cat[i] {
+                                inc[i]
+                            } else {
+                                inc[i] + t * (other[i] - inc[i])
+                            }
+                        })
+                        .collect();
+                    cands.push(u);
+                }
+            }
+        }
         for c in centres {
             for _ in 0..100 {
                 let u: Vec<f64> = c
@@ -190,6 +229,45 @@ fn neighbours(space: &Space, i: usize, u: f64) -> Vec<f64> {
     }
 }
 
+/// A point near `c` moved along a ridge: two range parameters `a` ≠ `b` drawn at random,
+/// ln a + δ and ln b − δ (the product kept, up to rounding to integers and the range's
+/// bounds); unit steps in opposite directions where a range is linear. δ is twice the local
+/// step's size on `a`'s unit scale.
+fn ridge_candidate(
+    c: &[f64],
+    ranges: &[usize],
+    spans: &[Option<f64>],
+    step: f64,
+    rng: &mut Rng,
+) -> Vec<f64> {
+    let a = ranges[rng.below(ranges.len() as u64) as usize];
+    let mut b = ranges[rng.below(ranges.len() as u64 - 1) as usize];
+    if b == a {
+        b = ranges[ranges.len() - 1];
+    }
+    let g: f64 = (0..3).map(|_| rng.unit() - 0.5).sum();
+    let da = 2.0 * step * g;
+    let db = match (spans[a], spans[b]) {
+        (Some(sa), Some(sb)) => da * sa / sb,
+        _ => da,
+    };
+    let mut u = c.to_vec();
+    u[a] = (u[a].clamp(0.0, 1.0) + da).clamp(0.0, 1.0);
+    u[b] = (u[b].clamp(0.0, 1.0) - db).clamp(0.0, 1.0);
+    u
+}
+
+/// ln(hi / lo) of a log-scaled integer range (its unit scale's length in nats), else None.
+fn log_span(space: &Space, i: usize) -> Option<f64> {
+    match space.params[i].kind {
+        // As `space` encodes it: ln(x) between ln(max(lo − ½, ½)) and ln(hi + ½).
+        crate::space::Kind::Int { lo, hi, log: true } => {
+            Some((hi as f64 + 0.5).ln() - (lo as f64 - 0.5).max(0.5).ln())
+        }
+        _ => None,
+    }
+}
+
 /// The positions of every value of a categorical parameter (none for a range).
 fn choices(space: &Space, i: usize) -> Vec<f64> {
     match &space.params[i].kind {
@@ -247,6 +325,40 @@ mod tests {
         );
         assert!(choices(&space, 0).is_empty());
     }
+    #[test]
+    fn a_ridge_candidate_keeps_the_product_of_two_log_parameters() {
+        use crate::space::{Kind, ParamSpec, Value};
+        let int = |name: &str, lo, hi| ParamSpec {
+            name: name.into(),
+            kind: Kind::Int { lo, hi, log: true },
+            default: Value::Int(lo),
+        };
+        let space = Space {
+            params: vec![int("workers", 1, 1024), int("threads", 1, 4096)],
+            inert: Vec::new(),
+        };
+        let mut c = Config::new();
+        c.insert("workers".into(), Value::Int(64));
+        c.insert("threads".into(), Value::Int(64));
+        let u = space.encode(&c);
+        let spans: Vec<Option<f64>> = (0..2).map(|i| log_span(&space, i)).collect();
+        let mut rng = Rng::seeded(3);
+        let mut moved = 0;
+        for _ in 0..200 {
+            let v = space.decode(&ridge_candidate(&u, &[0, 1], &spans, 0.1, &mut rng));
+            let (Value::Int(w), Value::Int(t)) = (&v["workers"], &v["threads"]) else {
+                unreachable!()
+            };
+            if *w != 64 {
+                moved += 1;
+            }
+            // The product stays near 64 × 64 (up to rounding each to an integer).
+            let ratio = (*w * *t) as f64 / 4096.0;
+            assert!((0.8..1.25).contains(&ratio), "{w} × {t}");
+        }
+        assert!(moved > 100, "{moved}");
+    }
+
     #[test]
     fn expected_improvement_prefers_mean_and_uncertainty() {
         assert!(expected_improvement(1.0, 0.1, 0.0) > expected_improvement(0.5, 0.1, 0.0));
