@@ -184,7 +184,7 @@ impl Arms {
                 (pair, note)
             }
             ArmsKind::Imports(file, imports) => {
-                let mut start = |arm: usize| {
+                let start = |arm: usize| {
                     let options = webtune_lab::StartOptions {
                         interrupt: Some(control.clone()),
                         ..webtune_lab::StartOptions::default()
@@ -194,7 +194,7 @@ impl Arms {
                         .map_err(|e| e.to_string())
                 };
                 let pair =
-                    lab_pair::compare_with(&mut start, template, workload, settings, control, say)
+                    lab_pair::compare_with(&start, template, workload, settings, control, say)
                         .map_err(failed)?;
                 let note = format!(
                     "both arms are private copies of {} (never the running server)",
