@@ -9,7 +9,7 @@
 //! command-line words.
 
 use crate::job::{level_label, Job, Listener, ProofProtocol, SearchProtocol};
-use crate::measure::{describe, full_seconds, measure};
+use crate::measure::{describe, full_seconds, measure, Measured};
 pub use crate::measure::{fs_summary, screening};
 use crate::sequential_proof::{analyze_proof, proof_runs, server_evidence};
 use crate::subject::snippet;
@@ -49,9 +49,52 @@ pub fn new_study(job: &Job) -> Study {
     )
 }
 
+/// How the loop measures a configuration alone (a search trial of the sequential search, a
+/// run of the sequential proof): the lab's trial or the user's `--apply` (`measure`), or a
+/// test's fake, so that the loop — the journal before and after each trial, the budget, a
+/// stop, the proof — is tested without a server.
+pub(crate) trait MeasureAlone {
+    fn measure(
+        &mut self,
+        job: &Job,
+        config: &Config,
+        fidelity: f64,
+        stop: &StopToken,
+        listener: &mut dyn Listener,
+    ) -> Result<Measured, TuneError>;
+}
+
+/// The real one: `measure::measure`.
+struct ByTheLab;
+
+impl MeasureAlone for ByTheLab {
+    fn measure(
+        &mut self,
+        job: &Job,
+        config: &Config,
+        fidelity: f64,
+        stop: &StopToken,
+        listener: &mut dyn Listener,
+    ) -> Result<Measured, TuneError> {
+        measure(job, config, fidelity, stop, listener)
+    }
+}
+
 /// Run the tune (or resume it from `resumed`), journaling every trial before it starts and
 /// after it ends.
 pub fn run(
+    job: &Job,
+    journal: &mut Journal,
+    resumed: Option<&Resumed>,
+    stop: &StopToken,
+    listener: &mut dyn Listener,
+) -> Result<Finished, TuneError> {
+    run_with(&mut ByTheLab, job, journal, resumed, stop, listener)
+}
+
+/// `run`, each configuration measured alone by `alone`.
+pub(crate) fn run_with(
+    alone: &mut dyn MeasureAlone,
     job: &Job,
     journal: &mut Journal,
     resumed: Option<&Resumed>,
@@ -141,7 +184,7 @@ pub fn run(
                 said_memory |= run.pair.is_some();
                 (run.measured, run.pair)
             }
-            _ => (measure(job, &config, fidelity, stop, listener)?, None),
+            _ => (alone.measure(job, &config, fidelity, stop, listener)?, None),
         };
         if m.interrupted {
             // Left pending in the journal: `--resume` runs it again.
@@ -269,7 +312,7 @@ pub fn run(
             };
             listener.trial_starting(&format!("proof {}", arm.letter()), number, of, config);
             let id = journal.begin_trial(Phase::Proof, config, arm.letter())?;
-            let m = measure(job, config, 1.0, stop, listener)?;
+            let m = alone.measure(job, config, 1.0, stop, listener)?;
             if m.interrupted {
                 return Ok::<_, TuneError>(Ran::Interrupted);
             }
@@ -429,3 +472,7 @@ fn halving_report(job: &Job, study: &Study) -> Option<HalvingReport> {
             .count(),
     })
 }
+
+#[cfg(test)]
+#[path = "driver_tests.rs"]
+mod tests;
