@@ -19,7 +19,9 @@
 #                                             instead of closed loop's default, throughput
 #   STARTS=3                                  --starts of every interleaved run (default: the
 #                                             command's own, 2)
-#   SEQUENTIAL=0                              no sequential A/A runs beside the interleaved ones
+#   SEQUENTIAL=0                              no sequential runs beside the interleaved ones
+#                                             (A/A, and the power runs' sequential twins)
+#   POWER_INTERLEAVED=0                       the power runs' sequential twins only
 #   KEEP=DIR                                  keep every run's JSON (its blocks: to judge again
 #                                             offline) and stderr in DIR
 #
@@ -29,6 +31,7 @@ AA_RUNS=${1:-20}
 BUDGET=${2:-3m}
 POWER_RUNS=${POWER_RUNS:-0}
 POWER_DECIDE_ON=${POWER_DECIDE_ON:-}
+POWER_INTERLEAVED=${POWER_INTERLEAVED:-1}
 STARTS=${STARTS:-}
 SEQUENTIAL=${SEQUENTIAL:-1}
 NEIGHBOUR=${NEIGHBOUR:-1}
@@ -116,6 +119,30 @@ if [ "$POWER_RUNS" -gt 0 ]; then
   # Closed loop decides on throughput; the p99 interval is shown beside it.
   echo "power: $POWER_RUNS runs, nginx-apache MaxRequestWorkers 12 (A) vs 4 (B), -c 20 /cpu/20000"
   for i in $(seq "$POWER_RUNS"); do
+    if [ "$SEQUENTIAL" = 1 ]; then
+      # The sequential twin in the same time: 3 pairs of whole runs, A B B A A B, each a
+      # stack start; p99 B/A by a Student-t interval of the pairs' log-ratios (one look).
+      for k in 1 2 3 4 5 6; do
+        case $k in 1|4|5) workers=12 ;; *) workers=4 ;; esac
+        "$WEBTUNE" lab run nginx-apache --set backend.MaxRequestWorkers=$workers -- -c 20 \
+          -d "${run_s}s" -q --json "$work/pseq$i-$k.json" /cpu/20000 >/dev/null 2>&1 || true
+      done
+      python3 - "$work" "$i" <<'PY'
+import json,math,sys
+w,i=sys.argv[1],sys.argv[2]
+try:
+    p99=[json.load(open(f"{w}/pseq{i}-{k}.json"))["latency"]["total"]["p99_us"] for k in range(1,7)]
+except (OSError, KeyError) as e:
+    print("  power seq failed:", e); sys.exit(0)
+pairs=[(p99[0],p99[1]),(p99[3],p99[2]),(p99[4],p99[5])]
+d=[math.log(b/a) for a,b in pairs]; n=len(d); m=sum(d)/n
+sd=math.sqrt(sum((x-m)**2 for x in d)/(n-1)); half=4.303*sd/math.sqrt(n)
+lo,hi=math.exp(m-half),math.exp(m+half)
+v="b_better" if hi<1 else ("a_better" if lo>1 else "undecided")
+print(f"  power seq {v:<10} p99 x{math.exp(m):.3f} (CI x{lo:.3f}-x{hi:.3f}) half-width ±{100*(math.exp(half)-1):.1f}%")
+PY
+    fi
+    [ "$POWER_INTERLEAVED" = 1 ] || continue
     "$WEBTUNE" lab compare nginx-apache --a backend.MaxRequestWorkers=12 \
       --b backend.MaxRequestWorkers=4 --seed "$i" ${STARTS:+--starts "$STARTS"} --budget "$BUDGET" --json "$work/pw$i.json" \
       ${POWER_DECIDE_ON:+--decide-on "$POWER_DECIDE_ON"} \
