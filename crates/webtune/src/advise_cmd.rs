@@ -30,15 +30,12 @@ pub fn run(args: AdviseArgs) -> anyhow::Result<i32> {
         None => args.pairs.is_none().then_some(()),
     }
     .map(|()| {
-        let mut s = webtune_search::interleave::Settings::new(
-            webtune_search::interleave::block::Metric::Throughput,
-        );
-        s.budget_s = args.verify_budget.as_secs_f64();
         // Both copies are restarted within the comparison: a start effect is not advice.
-        s.starts = s.restartable_starts();
-        s.validate()
-            .map(|()| s)
-            .map_err(|e| anyhow::anyhow!("--verify-budget: {e}"))
+        webtune_search::interleave::Settings::restartable(
+            webtune_search::interleave::block::Metric::Throughput,
+            args.verify_budget.as_secs_f64(),
+        )
+        .map_err(|e| anyhow::anyhow!("--verify-budget: {e}"))
     })
     .transpose()?;
     // Bench flags are checked before anything is read or run.

@@ -262,6 +262,15 @@ impl Settings {
         let per_start_s = 2.0 * PAIRS_PER_START * self.block_s;
         ((self.budget_s / per_start_s).floor() as usize).max(2)
     }
+
+    /// The defaults for two arms the caller restarts (the tune's proof, `advise --verify`):
+    /// `budget_s` split over `restartable_starts`, checked.
+    pub fn restartable(decide_on: Metric, budget_s: f64) -> Result<Settings, String> {
+        let mut s = Settings::new(decide_on);
+        s.budget_s = budget_s;
+        s.starts = s.restartable_starts();
+        s.validate().map(|()| s)
+    }
 }
 
 /// Pairs of blocks in each start when the starts are not asked for

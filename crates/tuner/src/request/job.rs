@@ -363,14 +363,12 @@ impl TuneRequest {
         if !interleaved {
             return Ok(ProofProtocol::Sequential);
         }
-        let mut s = webtune_search::interleave::Settings::new(
-            webtune_search::interleave::block::Metric::Throughput,
-        );
-        s.budget_s = self.proof_budget.as_secs_f64();
         // Both stacks are restarted within the proof: a start effect is not a winner.
-        s.starts = s.restartable_starts();
-        s.validate()
-            .map_err(|e| anyhow::anyhow!("--proof-budget: {e}"))?;
+        let s = webtune_search::interleave::Settings::restartable(
+            webtune_search::interleave::block::Metric::Throughput,
+            self.proof_budget.as_secs_f64(),
+        )
+        .map_err(|e| anyhow::anyhow!("--proof-budget: {e}"))?;
         Ok(ProofProtocol::Interleaved(s))
     }
 }
