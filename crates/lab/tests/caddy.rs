@@ -188,9 +188,13 @@ fn http3_to_a_server_without_it_is_a_handshake_failure() {
     stack.stop().unwrap();
 }
 
-/// `--0rtt`: with a new connection every 2 requests, every connection after the first
-/// resumes and sends its first request in 0-RTT; each is counted accepted or refused (a
-/// refused one is sent again in 1-RTT), and every request is served once.
+/// `--0rtt`: with a new connection every 2 requests, each of the 5 connections tries 0-RTT
+/// and is counted accepted, refused (sent again in 1-RTT) or without a ticket (the first
+/// always), and every request is served once. A resumed connection's ticket can miss it:
+/// quic-go sends the ticket when the client's Finished arrives, which comes with the second
+/// request, so the ticket may come after the second answer, when the connection has closed
+/// (CI saw it once). A full handshake's ticket comes before its first answer, so the
+/// connection after one always has a ticket: at least 2 of the last 4 go in 0-RTT.
 #[test]
 fn http3_zero_rtt_is_counted_apart_and_every_request_is_served_once() {
     let stack = start(&["access_log=on"]);
@@ -205,10 +209,13 @@ fn http3_zero_rtt_is_counted_apart_and_every_request_is_served_once() {
     let r = run(&spec, &Workload::request(), &RunControl::new(), &mut |_| {}).unwrap();
     assert_eq!(r.ok, 10, "{:?}", r.errors);
     let h3 = r.http3.clone().unwrap();
-    assert_eq!(h3.zero_rtt_accepted + h3.zero_rtt_refused, 4, "{h3:?}");
+    let tried = h3.zero_rtt_accepted + h3.zero_rtt_refused + h3.zero_rtt_without_ticket;
+    assert_eq!(tried, 5, "{h3:?}");
+    assert!(h3.zero_rtt_without_ticket >= 1, "{h3:?}");
     // Caddy 2.6 (quic-go) accepts 0-RTT on a resumed session.
-    assert_eq!(h3.zero_rtt_accepted, 4, "{h3:?}");
-    assert_eq!(h3.resumed_handshakes, 4, "{h3:?}");
+    assert_eq!(h3.zero_rtt_refused, 0, "{h3:?}");
+    assert!(h3.zero_rtt_accepted >= 2, "{h3:?}");
+    assert_eq!(h3.resumed_handshakes, h3.zero_rtt_accepted, "{h3:?}");
     assert_eq!(r.connections_opened, 5);
     assert_eq!(access_lines(&stack).len() - before, 10);
     stack.stop().unwrap();

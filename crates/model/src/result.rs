@@ -155,6 +155,11 @@ pub struct H3Summary {
     pub resumed_handshakes: u64,
     pub zero_rtt_accepted: u64,
     pub zero_rtt_refused: u64,
+    /// `--0rtt` connections that went in 1-RTT because no session ticket was there yet (the
+    /// server sends its ticket after the handshake, so a connection opened before the last
+    /// one's ticket arrived has none to use).
+    #[serde(default)]
+    pub zero_rtt_without_ticket: u64,
     /// RESET_STREAM codes received, with counts (`h3_stream_reset` errors).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub stream_resets: BTreeMap<u64, u64>,
@@ -191,6 +196,10 @@ impl H3Summary {
             (&mut self.resumed_handshakes, other.resumed_handshakes),
             (&mut self.zero_rtt_accepted, other.zero_rtt_accepted),
             (&mut self.zero_rtt_refused, other.zero_rtt_refused),
+            (
+                &mut self.zero_rtt_without_ticket,
+                other.zero_rtt_without_ticket,
+            ),
             (&mut self.goaways, other.goaways),
         ] {
             *mine += theirs;

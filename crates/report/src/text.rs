@@ -236,12 +236,24 @@ fn write_http3(out: &mut String, h3: &webtune_model::H3Summary) {
         h3.datagrams_sent,
         h3.datagrams_received
     );
-    if h3.resumed_handshakes > 0 || h3.zero_rtt_accepted > 0 || h3.zero_rtt_refused > 0 {
-        let _ = writeln!(
+    if h3.resumed_handshakes > 0
+        || h3.zero_rtt_accepted > 0
+        || h3.zero_rtt_refused > 0
+        || h3.zero_rtt_without_ticket > 0
+    {
+        let _ = write!(
             out,
             "0-RTT           {} resumed handshakes: 0-RTT accepted {}, refused {}",
             h3.resumed_handshakes, h3.zero_rtt_accepted, h3.zero_rtt_refused
         );
+        if h3.zero_rtt_without_ticket > 0 {
+            let _ = write!(
+                out,
+                "; {} in 1-RTT with no session ticket yet",
+                h3.zero_rtt_without_ticket
+            );
+        }
+        let _ = writeln!(out);
     }
     let codes = |m: Vec<String>| m.join(", ");
     if !h3.stream_resets.is_empty() {
@@ -501,5 +513,27 @@ mod tests {
         let e = &mut r.errors;
         e.add(webtune_model::ErrorKind::TlsCertificate);
         assert!(render_text(&r).contains("TLS certificate refused"));
+    }
+
+    #[test]
+    fn zero_rtt_without_a_ticket_is_said_apart() {
+        let mut h3 = webtune_model::H3Summary {
+            resumed_handshakes: 3,
+            zero_rtt_accepted: 3,
+            ..Default::default()
+        };
+        let mut out = String::new();
+        write_http3(&mut out, &h3);
+        assert!(
+            out.contains("0-RTT           3 resumed handshakes: 0-RTT accepted 3, refused 0\n"),
+            "{out}"
+        );
+        h3.zero_rtt_without_ticket = 1;
+        let mut out = String::new();
+        write_http3(&mut out, &h3);
+        assert!(
+            out.contains("refused 0; 1 in 1-RTT with no session ticket yet\n"),
+            "{out}"
+        );
     }
 }

@@ -11,6 +11,14 @@ use webtune_model::{ErrorKind, H3Summary};
 
 pub(crate) type SendRequest = h3::client::SendRequest<h3_quinn::OpenStreams, Bytes>;
 
+/// How a connection's first request goes: in 1-RTT as asked, in 0-RTT with the server's
+/// verdict to come, or in 1-RTT because `--0rtt` found no session ticket to use.
+pub(crate) enum Opening {
+    OneRtt,
+    ZeroRtt(quinn::ZeroRttAccepted),
+    NoTicket,
+}
+
 /// A QUIC connection to `addr`, or the kind of its failure.
 pub(crate) async fn connect(
     endpoint: &quinn::Endpoint,
@@ -19,7 +27,7 @@ pub(crate) async fn connect(
     addr: SocketAddr,
     connect_timeout: Duration,
     try_0rtt: bool,
-) -> Result<(quinn::Connection, Option<quinn::ZeroRttAccepted>), ErrorKind> {
+) -> Result<(quinn::Connection, Opening), ErrorKind> {
     let connecting = endpoint
         .connect_with(client.clone(), addr, &setup.server_name)
         .map_err(|e| match e {
@@ -28,17 +36,17 @@ pub(crate) async fn connect(
         })?;
     // `--0rtt` with a session ticket from an earlier connection: usable at once, the
     // first request goes with the ClientHello.
-    let connecting = match try_0rtt {
+    let (connecting, opening) = match try_0rtt {
         true => match connecting.into_0rtt() {
-            Ok((conn, accepted)) => return Ok((conn, Some(accepted))),
-            Err(connecting) => connecting,
+            Ok((conn, accepted)) => return Ok((conn, Opening::ZeroRtt(accepted))),
+            Err(connecting) => (connecting, Opening::NoTicket),
         },
-        false => connecting,
+        false => (connecting, Opening::OneRtt),
     };
     match tokio::time::timeout(connect_timeout, connecting).await {
         Err(_) => Err(ErrorKind::QuicHandshake),
         Ok(Err(e)) => Err(handshake_kind(&e)),
-        Ok(Ok(conn)) => Ok((conn, None)),
+        Ok(Ok(conn)) => Ok((conn, opening)),
     }
 }
 

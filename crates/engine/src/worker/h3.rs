@@ -13,7 +13,8 @@ use super::base::{check_failed, expected, micros, Base};
 use super::config::WorkerConfig;
 use super::event_loop::DRAIN_GRACE;
 use crate::h3::exchange::{
-    connect, connection_kind, exchange, note_close, stream_kind, Answer, Failure, SendRequest,
+    connect, connection_kind, exchange, note_close, stream_kind, Answer, Failure, Opening,
+    SendRequest,
 };
 use crate::h3::{H3Request, H3Setup, IDLE_TIMEOUT, UDP_BUFFER_BYTES};
 use crate::recorder::{Completion, Recorder};
@@ -421,7 +422,7 @@ async fn connection_loop(
         shared.borrow_mut().base.rec.connect_attempts += 1;
         let connected = connect(&endpoint, &client, &setup, addr, connect_timeout, try_0rtt).await;
         try_0rtt = setup.zero_rtt;
-        let (conn, accepted) = match connected {
+        let (conn, opening) = match connected {
             Ok(pair) => pair,
             Err(kind) => {
                 shared.borrow_mut().fail(kind, first.request);
@@ -455,6 +456,14 @@ async fn connection_loop(
             let _ = std::future::poll_fn(|cx| driver.poll_close(cx)).await;
         });
         // `--0rtt`: the handshake's verdict on the early data, counted when it comes.
+        let accepted = match opening {
+            Opening::ZeroRtt(accepted) => Some(accepted),
+            Opening::NoTicket => {
+                shared.borrow_mut().summary.zero_rtt_without_ticket += 1;
+                None
+            }
+            Opening::OneRtt => None,
+        };
         let early = accepted.map(|accepted| {
             let (tx, rx) = tokio::sync::watch::channel(None);
             let verdict_shared = Rc::clone(&shared);
