@@ -67,6 +67,7 @@ pub struct TuneArgs {
     #[arg(long = "minimize", value_name = "STAT")]
     pub minimize: Option<String>,
     /// A constraint every level must meet (repeatable): 'p99<=100ms', 'errors<=0.1%'.
+    /// Without one on errors the tune holds them to 'errors<=1%' ('errors<=100%': no limit).
     #[arg(long = "slo", value_name = "EXPR")]
     pub slos: Vec<String>,
     /// Load levels: connection counts (or rates with --rate in the bench flags); the worst

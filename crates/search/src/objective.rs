@@ -172,6 +172,9 @@ pub enum Metric {
     Deferred,
 }
 
+/// The SLO on errors a tune holds when its `--slo`s name none (`Slo::with_default_errors`).
+pub const DEFAULT_ERRORS_SLO: &str = "errors<=1%";
+
 /// One constraint. Limits are in ms (latency), a fraction (errors) or ok/s (throughput).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Slo {
@@ -234,6 +237,31 @@ impl Slo {
             upper,
             limit,
         })
+    }
+
+    /// The SLOs with webtune's default one on errors added when none bounds them: a tune
+    /// that counts only served responses cannot see a configuration that turns most
+    /// requests away at the door (seed 003's forum: nginx's 768 `worker_connections` for
+    /// 1,024 clients failed 80% and served as many pages a second as one that failed none),
+    /// and a performance engineer would not call a server that fails more than one request
+    /// in a hundred tuned. The limit is the judge's `ERRORS_MATERIAL`, the difference in
+    /// errors a comparison treats as real; `--slo 'errors<=N%'` replaces it (100% turns it
+    /// off). Its text says it is the default.
+    pub fn with_default_errors(mut slos: Vec<Slo>) -> Vec<Slo> {
+        if slos.iter().all(|s| s.metric != Metric::Errors) {
+            slos.push(Slo {
+                text: format!("{DEFAULT_ERRORS_SLO} (default)"),
+                metric: Metric::Errors,
+                upper: true,
+                limit: crate::interleave::judge::ERRORS_MATERIAL,
+            });
+        }
+        slos
+    }
+
+    /// Whether this is the default SLO on errors (`with_default_errors`), not the user's.
+    pub fn is_default(&self) -> bool {
+        self.text.ends_with(" (default)")
     }
 
     /// `deferred<=N` (or `deferred=0`): a mail stack's deferred messages, a count.
@@ -388,6 +416,30 @@ mod tests {
             mean_ms: p99_ms / 3.0,
             error_ratio: errors,
             mail: None,
+        }
+    }
+
+    #[test]
+    fn a_tune_holds_errors_to_one_percent_unless_told_otherwise() {
+        let p99 = Slo::parse("p99<=100ms").unwrap();
+        let slos = Slo::with_default_errors(vec![p99.clone()]);
+        assert_eq!(slos.len(), 2);
+        let default = &slos[1];
+        assert!(default.is_default() && !p99.is_default());
+        assert_eq!(default.text, "errors<=1% (default)");
+        let parsed = Slo::parse(DEFAULT_ERRORS_SLO).unwrap();
+        assert_eq!(
+            (default.metric, default.upper, default.limit),
+            (parsed.metric, parsed.upper, parsed.limit)
+        );
+        // Four requests in five turned away: infeasible, however many pages a second.
+        assert!(default.margin(&level(1000.0, 10.0, 0.8)) > 0.0);
+        assert!(default.margin(&level(1000.0, 10.0, 0.005)) <= 0.0);
+        // The user's own limit on errors replaces it, looser or tighter.
+        for mine in ["errors<=100%", "errors<=0.1%"] {
+            let slos = Slo::with_default_errors(vec![Slo::parse(mine).unwrap()]);
+            assert_eq!(slos.len(), 1);
+            assert_eq!(slos[0].text, mine);
         }
     }
 

@@ -266,3 +266,40 @@ fn a_default_that_turns_most_clients_away_is_not_kept_without_a_word() {
     }
     assert_eq!(report.unserved(), None);
 }
+
+/// Every configuration failing four requests in five under the tune's own errors SLO: no
+/// winner, and what to do names the limit as webtune's, with the flag that sets another.
+#[test]
+fn nothing_under_the_default_errors_slo_says_whose_limit_it_is() {
+    let mut s = Study::new(
+        synthetic::space(),
+        Objective::MaximizeThroughput,
+        Slo::with_default_errors(vec![]),
+        vec![],
+        StudySettings {
+            trials: 4,
+            seed: 3,
+            ..StudySettings::default()
+        },
+        Box::new(GpSampler::default()),
+    );
+    let mut rng = webtune_model::rng::Rng::seeded(3);
+    while let Next::Measure(c, why) = s.next() {
+        let mut o = synthetic::measure(&c, &mut rng);
+        if let Outcome::Measured(levels) = &mut o {
+            levels.iter_mut().for_each(|l| l.error_ratio = 0.8);
+        }
+        s.record(c, why, o);
+    }
+    let report = TuneReport::from_study(&s, vec!["c=1024".into()], None);
+    assert_eq!(report.slos, vec!["errors<=1% (default)".to_string()]);
+    let v = report.verdict();
+    assert_eq!(v.answer, "No configuration met every SLO");
+    assert!(
+        v.action
+            .contains("relax the SLOs (errors<=1% (default) is webtune's own: --slo 'errors<=N%' sets another)"),
+        "{}",
+        v.action
+    );
+    assert!(report.render_text().contains("SLOs: errors<=1% (default);"));
+}

@@ -121,6 +121,12 @@ fn a_short_tune_of_apache_prefork_journals_every_trial_and_leaves_nothing() {
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(report["schema"], "webtune.tune/1");
+    // No --slo on errors: the tune holds them to 1% and says so.
+    assert_eq!(
+        report["slos"],
+        serde_json::json!(["errors<=1% (default)"]),
+        "{report}"
+    );
     let trials = report["trials"].as_array().unwrap();
     assert_eq!(trials.len(), 4, "the budget is every measured run");
     assert_eq!(trials[0]["why"], "baseline");

@@ -45,6 +45,11 @@ impl TuneRequest {
         if stack_name == webtune_lab::filesystem::NAME {
             return self.fs_job(objective, slos, capacity.is_some());
         }
+        // A served request is what the objective counts: hold errors to 1% unless told.
+        let slos = match capacity {
+            None => webtune_search::objective::Slo::with_default_errors(slos),
+            Some(_) => slos,
+        };
         let stack = StackKind::from_name(stack_name)?;
         // The mail stack's load is `webtune smtp`'s flags.
         if objective == Objective::MaximizeDelivered && stack != StackKind::Postfix {
