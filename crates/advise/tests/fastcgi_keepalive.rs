@@ -166,3 +166,46 @@ fn only_the_pool_the_upstream_reaches() {
         hits[0].current
     );
 }
+
+/// The lab's own nginx-php-fpm configs (as `lab config` renders them), read as any tree
+/// is: the configuration seed 003's forum tune found hanging is named, with the children
+/// the lab test (crates/lab/tests/stacks.rs) then shows answering every request.
+#[test]
+fn the_lab_stack_it_was_found_on() {
+    let advise = |children: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let kind = webtune_lab::StackKind::NginxPhpFpm;
+        let sets: Vec<String> = [
+            "pm=static",
+            "worker_processes=2",
+            "upstream_keepalive=1",
+            children,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let settings = webtune_lab::settings_for(kind, &sets).unwrap();
+        let layout = webtune_lab::Layout {
+            dir: dir.path().join("stack"),
+            docroot: dir.path().join("www"),
+            ports: vec![9000, 8081],
+            privileged: false,
+            addresses: 1,
+        };
+        let programs = webtune_lab::servers::Programs::discover();
+        let rendered = webtune_lab::render(kind, &settings, &layout, &programs).unwrap();
+        let text = |name: &str| {
+            rendered
+                .configs
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, t)| t.clone())
+                .unwrap_or_else(|| panic!("no {name}"))
+        };
+        run(2, &text("nginx.conf"), &text("php-fpm.conf"))
+    };
+    let f = advise("pm.max_children=1");
+    let s = get(&f, ID).expect("the forum's hanging configuration");
+    assert_eq!(s.recommended, "pm.max_children = 3");
+    assert!(get(&advise("pm.max_children=3"), ID).is_none());
+}
