@@ -271,6 +271,95 @@ fn nginx_php_fpm_runs_php_and_stops_clean() {
     guard.stop_and_verify();
 }
 
+/// Requests of `/cpu/20000` from 8 clients at once, each up to 5 in turn and stopping at its
+/// first failure (so a hung stack costs one `timeout` per client, not 5): (answered 200,
+/// timed out, failed otherwise).
+fn concurrent_php(stack: &RunningStack, timeout: Duration) -> (usize, usize, Vec<String>) {
+    const CLIENTS: usize = 8;
+    let address = stack.front_address();
+    let start = std::sync::Barrier::new(CLIENTS);
+    let outcomes: Vec<Vec<Result<u16, std::io::Error>>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..CLIENTS)
+            .map(|_| {
+                s.spawn(|| {
+                    start.wait();
+                    let mut out = Vec::new();
+                    for _ in 0..5 {
+                        let r = http_get(address, "/cpu/20000", timeout).map(|(status, _)| status);
+                        let stop = !matches!(r, Ok(200));
+                        out.push(r);
+                        if stop {
+                            break;
+                        }
+                    }
+                    out
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let (mut ok, mut timed_out, mut other) = (0, 0, Vec::new());
+    for r in outcomes.into_iter().flatten() {
+        match r {
+            Ok(200) => ok += 1,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                timed_out += 1
+            }
+            Ok(status) => other.push(format!("status {status}")),
+            Err(e) => other.push(e.to_string()),
+        }
+    }
+    (ok, timed_out, other)
+}
+
+/// Issue 34 (the advisor's `php_fpm.fastcgi_keepalive_starves_pool`): with nginx keeping
+/// FastCGI connections (`upstream_keepalive` K, which renders `fastcgi_keep_conn on`) each
+/// php-fpm child stays with the connection it accepted until nginx closes it, and nginx
+/// keeps up to K idle ones per worker: with pm.max_children ≤ workers × K a request on a
+/// new connection waits in php-fpm's backlog for a child that never frees. Seed 003's
+/// forum configuration (1 child, 2 workers, keepalive 1) hangs requests; the advised
+/// workers × K + 1 = 3 children serve every one. A count of answers, not a timing: a
+/// 20 ms page not answered in 10 s is hung.
+#[test]
+fn kept_fastcgi_connections_starve_a_small_pool_and_one_child_more_serves() {
+    const HUNG: Duration = Duration::from_secs(10);
+    let base = ["pm=static", "worker_processes=2", "upstream_keepalive=1"];
+    let guard = start(
+        "nginx-php-fpm",
+        &[&base[..], &["pm.max_children=1"]].concat(),
+    );
+    let stack = guard.stack();
+    let nginx = config(stack, "nginx.conf");
+    assert!(nginx.contains("keepalive 1;") && nginx.contains("fastcgi_keep_conn on;"));
+    assert!(nginx.contains("worker_processes 2;"));
+    assert!(config(stack, "php-fpm.conf").contains("pm.max_children = 1"));
+    let (ok, timed_out, other) = concurrent_php(stack, HUNG);
+    assert!(other.is_empty(), "{other:?}");
+    assert!(
+        timed_out >= 1,
+        "1 child behind 2 workers × keepalive 1: some request hangs ({ok} answered)"
+    );
+    guard.stop_and_verify();
+
+    let guard = start(
+        "nginx-php-fpm",
+        &[&base[..], &["pm.max_children=3"]].concat(),
+    );
+    let (ok, timed_out, other) = concurrent_php(guard.stack(), HUNG);
+    assert!(other.is_empty(), "{other:?}");
+    assert_eq!(
+        (ok, timed_out),
+        (40, 0),
+        "3 children > 2 workers × keepalive 1: every request answered"
+    );
+    guard.stop_and_verify();
+}
+
 /// Processes of this test process's starts of `stack`, found by their directory names.
 fn leftovers_of(stack: &str) -> Vec<i32> {
     let root = webtune_lab::registry::lab_root().expect("lab root");

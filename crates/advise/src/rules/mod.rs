@@ -5,6 +5,7 @@
 
 mod apache;
 mod chain;
+mod fastcgi;
 mod live;
 mod mariadb;
 mod measured;
@@ -172,6 +173,7 @@ fn layer_findings(l: &Layers) -> (Vec<Finding>, Vec<Constraint>) {
     out.extend(chain::own_rules(l));
     out.extend(mariadb::rules(l));
     out.extend(php::rules(l));
+    out.extend(fastcgi::rules(l));
     out.extend(timeouts::rules(l));
     out.extend(live::rules(l));
     out.extend(tree::rules(l));

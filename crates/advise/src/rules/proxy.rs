@@ -185,7 +185,7 @@ fn prefix_of(d: &Directive, p: &Directive) -> bool {
 }
 
 /// The innermost `name` that applies at `p`.
-fn in_scope<'a>(n: &'a NginxConfig, p: &Directive, name: &str) -> Option<&'a Directive> {
+pub(super) fn in_scope<'a>(n: &'a NginxConfig, p: &Directive, name: &str) -> Option<&'a Directive> {
     n.parsed
         .all(name)
         .filter(|d| prefix_of(d, p))

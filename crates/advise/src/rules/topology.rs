@@ -187,6 +187,27 @@ fn fpm_listens(f: &webtune_conf::config::Parsed) -> Vec<(String, &Directive, End
         .collect()
 }
 
+/// Every nginx `fastcgi_pass` that reaches a php-fpm pool: the directive, the `upstream`
+/// block it names (when it names one) and the first pool one of its targets reaches.
+pub(crate) fn nginx_fpm_passes<'a>(
+    n: &'a NginxConfig,
+    f: &'a webtune_conf::config::Parsed,
+) -> Vec<(&'a Directive, Option<usize>, String)> {
+    let pools = fpm_listens(f);
+    n.parsed
+        .all("fastcgi_pass")
+        .filter_map(|d| {
+            let (targets, block) = nginx_targets(n, d);
+            targets.iter().find_map(|target| {
+                pools
+                    .iter()
+                    .find(|(_, _, e)| target.reaches(e))
+                    .map(|(name, _, _)| (d, block, name.clone()))
+            })
+        })
+        .collect()
+}
+
 /// The connections found between the layers read.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Topology<'a> {
@@ -225,15 +246,10 @@ impl<'a> Topology<'a> {
                 });
             }
             if let Some(n) = l.nginx {
-                t.nginx_fpm = n.parsed.all("fastcgi_pass").find_map(|d| {
-                    let (targets, _) = nginx_targets(n, d);
-                    targets.iter().find_map(|target| {
-                        pools
-                            .iter()
-                            .find(|(_, _, e)| target.reaches(e))
-                            .map(|(name, _, _)| (d, name.clone()))
-                    })
-                });
+                t.nginx_fpm = nginx_fpm_passes(n, f)
+                    .into_iter()
+                    .next()
+                    .map(|(d, _, pool)| (d, pool));
             }
         }
         t
