@@ -277,8 +277,9 @@ impl ForumStack {
     /// Wait until a topic page answers through the front server. Its failure is the
     /// forum's, not the database's (which has started by then): the message used to say
     /// "mariadb did not start" for a page that timed out because of the web stack's own
-    /// settings (nginx's `upstream_keepalive` with fewer php-fpm children than nginx
-    /// workers holds every child on an idle kept connection: 2026-11-29's forum tune).
+    /// settings (nginx's `upstream_keepalive` K with no more php-fpm children than nginx
+    /// workers × K can hold every child on an idle kept connection: 2026-11-29's forum
+    /// tune; the advisor's `php_fpm.fastcgi_keepalive_starves_pool`).
     fn wait_for_page(&self, timeout: Duration) -> Result<(), LabError> {
         const PAGE_WAIT: Duration = Duration::from_secs(5);
         let address = self.front_address();
