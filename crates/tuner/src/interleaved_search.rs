@@ -432,6 +432,83 @@ mod tests {
         assert_eq!(incumbent(&s, &[]).unwrap().config, w(3));
     }
 
+    /// `candidate` measured against `incumbent`, whose reference was `reference` ok/s, at
+    /// `ratio` of it: the pair and what the study was told.
+    fn told_pair(
+        incumbent: Config,
+        candidate: Config,
+        reference: f64,
+        ratio: f64,
+        became: bool,
+    ) -> (PairedTrial, Outcome) {
+        let mut p = pair(candidate, became);
+        p.incumbent = incumbent;
+        let (Outcome::Measured(r), Outcome::Measured(t)) =
+            (level(reference), level(reference * ratio))
+        else {
+            unreachable!()
+        };
+        p.reference = r[0].clone();
+        p.told = Some(t[0].clone());
+        (p, Outcome::Measured(t))
+    }
+
+    fn figure(s: &Study, number: usize) -> f64 {
+        match &s.trials()[number - 1].outcome {
+            Outcome::Measured(l) => l[0].throughput,
+            Outcome::Failed(_) => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn the_study_holds_the_joint_fit_and_the_incumbent_its_fitted_level() {
+        let mut s = study();
+        let mut pairs = Vec::new();
+        s.record(w(1), Why::Baseline, level(1000.0));
+        // The A/A trial, the default against itself at ×1.1.
+        let (p, o) = told_pair(w(1), w(1), 1000.0, 1.1, false);
+        s.record(w(1), Why::Baseline, o);
+        pairs.push((2, p));
+        // 4 beats the default on a ×3 link and becomes the incumbent; 6 is measured against
+        // the default (×1.2), then against 4 (×0.6 of 4's chained 3,000: 1,800).
+        let (p, o) = told_pair(w(1), w(4), 1000.0, 3.0, true);
+        s.record(w(4), Why::Seed, o);
+        pairs.push((3, p));
+        let (p, o) = told_pair(w(1), w(6), 1000.0, 1.2, false);
+        s.record(w(6), Why::Seed, o);
+        pairs.push((4, p));
+        let (p, o) = told_pair(w(4), w(6), 3000.0, 0.6, false);
+        s.record(w(6), Why::Model, o);
+        pairs.push((5, p));
+        refit(&mut s, &pairs);
+        // The default is its run alone; its A/A trial keeps its noise on that level.
+        assert!((figure(&s, 1) - 1000.0).abs() < 1e-9);
+        assert!((figure(&s, 2) - 1100.0).abs() < 1e-9);
+        // A cycle 1 → 4 → 6 → 1 of equal weights, ×1.5 inconsistent: each link takes a third.
+        let four = figure(&s, 3);
+        assert!((four - 3000.0 / 1.5f64.cbrt()).abs() < 1e-6, "{four}");
+        assert_eq!(figure(&s, 4), figure(&s, 5));
+        let i = incumbent(&s, &pairs).unwrap();
+        assert_eq!((i.config, i.trial), (w(4), 3));
+        assert!((i.reference.throughput - four).abs() < 1e-9);
+        // Fitting again changes nothing; a study replayed from what was told comes to the same.
+        let before: Vec<f64> = (1..=5).map(|n| figure(&s, n)).collect();
+        refit(&mut s, &pairs);
+        assert_eq!((1..=5).map(|n| figure(&s, n)).collect::<Vec<_>>(), before);
+        let mut replayed = study();
+        replayed.record(w(1), Why::Baseline, level(1000.0));
+        for (n, p) in &pairs {
+            let told = Outcome::Measured(vec![p.told.clone().unwrap()]);
+            replayed.record(p.candidate.clone(), Why::Model, told);
+            assert_eq!(replayed.trials().len(), *n);
+        }
+        refit(&mut replayed, &pairs);
+        assert_eq!(
+            (1..=5).map(|n| figure(&replayed, n)).collect::<Vec<_>>(),
+            before
+        );
+    }
+
     #[test]
     fn a_trials_blocks_fit_its_duration() {
         let base = Settings::new(Metric::Throughput);
