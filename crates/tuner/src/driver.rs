@@ -244,8 +244,11 @@ pub(crate) fn run_with(
         }
         numbers.push((config.clone(), number));
         study.record_at(config.clone(), why, m.outcome, fidelity);
-        if pairs.last().is_some_and(|(n, _)| *n == number) {
+        if let Some((_, p)) = pairs.last().filter(|(n, _)| *n == number) {
             crate::interleaved_search::refit(&mut study, &pairs);
+            if let Some(t) = study.trials().last() {
+                line.push_str(&crate::interleaved_search::joint_words(job, p, &t.outcome));
+            }
         }
         // The configuration was printed when the trial started: name the best by its trial
         // (issue 39: each line printed the whole configuration twice).

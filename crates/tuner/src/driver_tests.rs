@@ -132,6 +132,16 @@ struct Quiet;
 impl webtune_lab::trial::TrialEvents for Quiet {}
 impl Listener for Quiet {}
 
+/// Keeps every progress line.
+#[derive(Default)]
+struct Lines(Vec<String>);
+impl webtune_lab::trial::TrialEvents for Lines {}
+impl Listener for Lines {
+    fn trial_done(&mut self, line: &str) {
+        self.0.push(line.to_string());
+    }
+}
+
 /// `tune external --apply true --param w=1..16`: a job whose trials the fake measures.
 fn job(trials: usize, confirm: usize) -> Job {
     let mut job = TuneRequest {
@@ -254,13 +264,14 @@ fn the_interleaved_search_tells_the_joint_fit_and_a_resume_or_show_comes_to_the_
     let job = interleaved(12);
     let mut journal = Journal::create(&whole, "{}", job.settings.seed).unwrap();
     let mut fake = Fake::new();
+    let mut lines = Lines::default();
     let done = run_with(
         &mut fake,
         &job,
         &mut journal,
         None,
         &StopToken::new(),
-        &mut Quiet,
+        &mut lines,
     )
     .unwrap();
     // The first run alone (it sets the scale), every later one against the incumbent.
@@ -295,6 +306,15 @@ fn the_interleaved_search_tells_the_joint_fit_and_a_resume_or_show_comes_to_the_
             }
         }
     }
+    // A trial whose fitted figure is not what its pairs alone said shows both (this seed
+    // measures w=6 twice against w=4).
+    let joint: Vec<&String> = lines
+        .0
+        .iter()
+        .filter(|l| l.contains("on the joint fit of all pairs"))
+        .collect();
+    assert!(!joint.is_empty(), "{:#?}", lines.0);
+    assert!(joint.iter().all(|l| l.contains("against the incumbent")));
     // `--show` re-fits from the journal to the same figures.
     drop(journal);
     let (_, resumed) = Journal::open(&whole).unwrap();
