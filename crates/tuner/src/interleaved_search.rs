@@ -506,7 +506,13 @@ mod tests {
         // A cycle 1 → 4 → 6 → 1 of equal weights, ×1.5 inconsistent: each link takes a third.
         let four = figure(&s, 3);
         assert!((four - 3000.0 / 1.5f64.cbrt()).abs() < 1e-6, "{four}");
-        assert_eq!(figure(&s, 4), figure(&s, 5));
+        // 6's two trials: their geometric mean its fitted level, their ratio what their pairs
+        // said of 6 against 1 and against 4 at its fitted level.
+        let fit = joint_fit(&s, &pairs).unwrap();
+        let six = fit.level(&w(6)).unwrap().throughput;
+        assert!(((figure(&s, 4) * figure(&s, 5)).sqrt() / six - 1.0).abs() < 1e-9);
+        let said = (1000.0 * 1.2) / (four * 0.6);
+        assert!((figure(&s, 4) / figure(&s, 5) / said - 1.0).abs() < 1e-9);
         let i = incumbent(&s, &pairs).unwrap();
         assert_eq!((i.config, i.trial), (w(4), 3));
         assert!((i.reference.throughput - four).abs() < 1e-9);

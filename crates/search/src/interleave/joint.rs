@@ -4,8 +4,9 @@
 //! x_B − x_A ≈ ln(ratio B/A), weighted by its number of pairs; the anchor (the configuration
 //! measured alone, whose runs set the scale: the default, normally) has x = 0 and the level
 //! of its runs. Weighted least squares over the comparison graph (configurations are nodes,
-//! paired trials edges) gives every x_c, and each configuration's figure is
-//! anchor × exp(x_c). Chaining instead — each candidate told as "the incumbent's figure
+//! paired trials edges) gives every x_c, and each configuration's level is anchor × exp(x_c);
+//! a trial is told its incumbent's level × its own ratio, less its candidate's mean residual
+//! (`JointFit::trial_figures`). Chaining instead — each candidate told as "the incumbent's figure
 //! times the ratio" — lets one noisy ratio at a change of incumbent move every later figure
 //! (docs/experiments.md, seed 003's forum, third run: a trial put at ×6 of what the proof
 //! measured); with more than one path between two configurations the fit spreads that error
@@ -84,33 +85,43 @@ fn weight(p: &PairedTrial) -> f64 {
 #[derive(Debug, Clone, PartialEq)]
 pub struct JointFit {
     /// Each configuration the anchor reaches through paired trials, the anchor first, with
-    /// its figures (NaN for a figure no usable observation reached).
-    levels: Vec<(Config, LevelSummary)>,
+    /// its figures (NaN for a figure no usable observation reached) and, per figure, the mean
+    /// residual of its trials as the candidate against another configuration (0 without one).
+    levels: Vec<(Config, LevelSummary, [f64; FIGURES])>,
 }
 
 impl JointFit {
     /// The fitted figures of configuration `c`, when the anchor reaches it.
     pub fn level(&self, c: &Config) -> Option<&LevelSummary> {
-        self.levels.iter().find(|(x, _)| x == c).map(|(_, l)| l)
+        self.levels.iter().find(|(x, ..)| x == c).map(|(_, l, _)| l)
     }
 
-    /// The figures to tell the study for paired trial `p`: its candidate's fitted figures,
-    /// with the candidate's own error ratio and the trial's level. A trial of the incumbent
-    /// against itself (the A/A trial, a race of the incumbent) says nothing of its level but
-    /// measures the noise: it keeps its own ratio, on the fitted level. A figure the fit does
-    /// not reach keeps what the trial was told. None for a trial without told figures.
+    /// The figures to tell the study for paired trial `p`: its incumbent's fitted figures
+    /// times the trial's own ratios, less the mean residual of its candidate's trials — so
+    /// that the mean (on the log scale) of a configuration's trials is its fitted level, and
+    /// their spread is what its pairs measured, as the study's racing and noise estimate
+    /// expect of repeated measurements. With one trial of a configuration that is its fitted
+    /// level; where nothing disagrees (a tree, or repeats against one incumbent) it is what
+    /// the trial was told on the incumbent's fitted level. A trial of the incumbent against
+    /// itself (the A/A trial, a race of the incumbent) says nothing of its level but measures
+    /// the noise: its own ratio on the fitted level. The error ratio is the candidate's own,
+    /// the level's name the trial's; a figure the fit does not reach keeps what the trial
+    /// was told. None for a trial without told figures.
     pub fn trial_figures(&self, p: &PairedTrial) -> Option<LevelSummary> {
         let told = p.told.as_ref()?;
         let mut out = figures(told);
-        if let Some(level) = self.level(&p.candidate) {
-            let fitted = figures(level);
-            let own = log_ratios(p).unwrap_or([f64::NAN; FIGURES]);
+        let own = log_ratios(p)?;
+        let found = |c: &Config| self.levels.iter().find(|(x, ..)| x == c);
+        if let (Some((_, a, _)), Some((_, _, offset))) = (found(&p.incumbent), found(&p.candidate))
+        {
+            let a = figures(a);
             for k in 0..FIGURES {
-                let v = if p.candidate == p.incumbent {
-                    fitted[k] * own[k].exp()
+                let shift = if p.candidate == p.incumbent {
+                    0.0
                 } else {
-                    fitted[k]
+                    offset[k]
                 };
+                let v = a[k] * (own[k] - shift).exp();
                 if v.is_finite() && v > 0.0 {
                     out[k] = v;
                 }
@@ -161,6 +172,21 @@ pub fn fit(
             xi[k] = v;
         }
     }
+    // Each configuration's mean residual as the candidate against another, per figure.
+    let mut offsets = vec![[0.0; FIGURES]; nodes.len()];
+    for (i, offset) in offsets.iter_mut().enumerate() {
+        for (k, o) in offset.iter_mut().enumerate() {
+            let residuals: Vec<f64> = edges
+                .iter()
+                .filter(|e| e.1 == i)
+                .map(|e| e.3[k] - (x[i][k] - x[e.0][k]))
+                .filter(|r| r.is_finite())
+                .collect();
+            if !residuals.is_empty() {
+                *o = residuals.iter().sum::<f64>() / residuals.len() as f64;
+            }
+        }
+    }
     let anchor_level = figures(&base);
     let mut levels = Vec::new();
     for (i, (c, xi)) in nodes.iter().zip(&x).enumerate() {
@@ -179,7 +205,7 @@ pub fn fit(
                 .collect();
             level.error_ratio = own.iter().sum::<f64>() / own.len().max(1) as f64;
         }
-        levels.push(((*c).clone(), level));
+        levels.push(((*c).clone(), level, offsets[i]));
     }
     Some(JointFit { levels })
 }

@@ -91,15 +91,24 @@ fn one_wrong_link_in_a_chain_of_incumbents_is_corrected_by_the_other_paths() {
         let off = (tp(w) / truth).ln().abs();
         assert!(off < 1.2f64.ln(), "w={w}: {} against {truth}", tp(w));
     }
-    // Latencies are fitted alike (they move as 1/throughput here), and each trial is told its
-    // candidate's fitted figures with its own error share.
+    // Latencies are fitted alike (they move as 1/throughput here). A configuration's trials
+    // are told figures whose geometric mean is its fitted level, each with its own error
+    // share; 2, measured once as a candidate, is told its fitted level.
     let c = fit.level(&cfg(4)).unwrap();
     assert!(close(c.p99_ms, 2000.0 / c.throughput), "{c:?}");
-    for t in &trials[2..4] {
-        let told = fit.trial_figures(t).unwrap();
-        assert!(close(told.throughput, tp(4)));
-        assert_eq!(told.error_ratio, 0.04);
-    }
+    let told: Vec<LevelSummary> = trials[2..4]
+        .iter()
+        .map(|t| fit.trial_figures(t).unwrap())
+        .collect();
+    assert!(close(
+        (told[0].throughput * told[1].throughput).sqrt(),
+        tp(4)
+    ));
+    assert!(told.iter().all(|t| t.error_ratio == 0.04));
+    assert!(close(
+        fit.trial_figures(&trials[0]).unwrap().throughput,
+        tp(2)
+    ));
 }
 
 #[test]
@@ -138,8 +147,13 @@ fn an_edge_of_ten_pairs_outweighs_one_of_one_pair() {
     // The weighted mean of the log-ratios: (10 ln 2 + 1 ln 1) / 11.
     assert!(close(tp, 1000.0 * (10.0 * 2f64.ln() / 11.0).exp()), "{tp}");
     assert!(tp > 1800.0);
-    // Both trials of the configuration are told its one fitted figure.
-    assert!(close(fit.trial_figures(&one).unwrap().throughput, tp));
+    // The study is told both trials, their geometric mean the fitted level and their ratio
+    // what the pairs measured (×2 against ×1).
+    let (a, b) = (
+        fit.trial_figures(&many).unwrap().throughput,
+        fit.trial_figures(&one).unwrap().throughput,
+    );
+    assert!(close((a * b).sqrt(), tp) && close(a / b, 2.0), "{a} {b}");
 }
 
 #[test]
