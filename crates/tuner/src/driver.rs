@@ -3,8 +3,9 @@
 //! stopped — or the user's `--apply` command for a server webtune does not start), or at
 //! once with the incumbent (`interleaved_search`, `--search-protocol interleaved`, its pair
 //! and blocks journaled, then every paired trial re-told on the joint fit's scale,
-//! `interleaved_search::refit`) — journal what it measured, tell the study; then the proof — both
-//! stacks at once in alternating blocks (`interleaved_proof`), or sequential pairs A B B A …
+//! `interleaved_search::refit`) — journal what it measured, tell the study; then the proof
+//! — both stacks at once in alternating blocks (`interleaved_proof`), or sequential pairs A B
+//! B A …
 //! judged by `sequential_proof` with the server-side evidence that changed between them. It
 //! is the one place where the study meets the lab; it starts nothing itself and reads no
 //! command-line words.
