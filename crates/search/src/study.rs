@@ -6,7 +6,7 @@
 //! feasible configuration. Every decision is a function of the recorded trials and the
 //! seed, so a study replayed from its journal asks for the same next configuration.
 
-use crate::objective::{evaluate, Objective, Slo};
+use crate::objective::{evaluate, LevelSummary, Objective, Slo};
 use crate::sampler::{latin_hypercube, Observation, Sampler};
 use crate::space::{Config, Space};
 use webtune_model::rng::Rng;
@@ -208,6 +208,23 @@ impl Study {
             evaluation,
             fidelity,
         });
+    }
+
+    /// Tell measured trial `number` new figures: the interleaved search re-tells its paired
+    /// trials on one scale as its joint fit of their ratios changes (`interleave::joint`).
+    /// Sound because nothing is derived from a trial's figures but on demand (the sampler,
+    /// racing and the best read them at each ask). False, and nothing changed, for a failed
+    /// or unknown trial.
+    pub fn retell(&mut self, number: usize, levels: Vec<LevelSummary>) -> bool {
+        let Some(t) = self.trials.iter_mut().find(|t| t.number == number) else {
+            return false;
+        };
+        if matches!(t.outcome, Outcome::Failed(_)) {
+            return false;
+        }
+        t.evaluation = evaluate(self.objective, &self.slos, &levels);
+        t.outcome = Outcome::Measured(levels);
+        true
     }
 
     /// Every trial as the sampler sees it.
@@ -483,6 +500,31 @@ pub(crate) mod tests {
         let d = s.default_config().clone();
         s.record(d, Why::Baseline, Outcome::Failed("did not start".into()));
         assert_eq!(measure(&mut s).map(|m| m.1), Some(Why::Seed));
+    }
+
+    #[test]
+    fn a_trial_retold_is_evaluated_anew_and_a_failed_one_stays_failed() {
+        let mut s = study(10);
+        let d = s.default_config().clone();
+        let w = |v: &str| space().config_from_text(&[("w".into(), v.into())]);
+        s.record(d.clone(), Why::Baseline, level(1000.0, 10.0));
+        s.record(w("8"), Why::Seed, level(3000.0, 10.0));
+        s.record(w("9"), Why::Seed, Outcome::Failed("did not start".into()));
+        assert_eq!(s.best().unwrap().config, w("8"));
+        let Outcome::Measured(mut l) = level(2000.0, 150.0) else {
+            unreachable!()
+        };
+        assert!(s.retell(2, l.clone()));
+        // Now over the p99 SLO: the configuration is infeasible.
+        assert!(!s.trials()[1].evaluation.unwrap().feasible);
+        assert_eq!(s.best().unwrap().config, d);
+        l[0].p99_ms = 10.0;
+        assert!(s.retell(2, l.clone()));
+        let best = s.best().unwrap();
+        assert_eq!(best.config, w("8"));
+        assert!((best.objective - 2000.0).abs() < 1e-9);
+        assert!(!s.retell(3, l.clone()) && !s.retell(9, l));
+        assert!(matches!(s.trials()[2].outcome, Outcome::Failed(_)));
     }
 
     #[test]

@@ -2,8 +2,10 @@
 //! lab trial (`measure`: the stack started with it, loaded at every level, sampled,
 //! stopped — or the user's `--apply` command for a server webtune does not start), or at
 //! once with the incumbent (`interleaved_search`, `--search-protocol interleaved`, its pair
-//! and blocks journaled) — journal what it measured, tell the study; then the proof — both
-//! stacks at once in alternating blocks (`interleaved_proof`), or sequential pairs A B B A …
+//! and blocks journaled, then every paired trial re-told on the joint fit's scale,
+//! `interleaved_search::refit`) — journal what it measured, tell the study; then the proof
+//! — both stacks at once in alternating blocks (`interleaved_proof`), or sequential pairs A B
+//! B A …
 //! judged by `sequential_proof` with the server-side evidence that changed between them. It
 //! is the one place where the study meets the lab; it starts nothing itself and reads no
 //! command-line words.
@@ -62,6 +64,26 @@ pub(crate) trait MeasureAlone {
         stop: &StopToken,
         listener: &mut dyn Listener,
     ) -> Result<Measured, TuneError>;
+
+    /// Run `config` against the incumbent for `seconds` (the interleaved search's trial):
+    /// the lab's two stacks (`interleaved_search::measure`), or a test's fake blocks.
+    #[allow(clippy::too_many_arguments)]
+    fn against(
+        &mut self,
+        job: &Job,
+        base: &webtune_search::interleave::Settings,
+        incumbent: &crate::interleaved_search::Incumbent,
+        config: &Config,
+        seconds: f64,
+        seed: u64,
+        first: bool,
+        stop: &StopToken,
+        listener: &mut dyn Listener,
+    ) -> Result<crate::interleaved_search::PairedRun, TuneError> {
+        crate::interleaved_search::measure(
+            job, base, incumbent, config, seconds, seed, first, stop, listener,
+        )
+    }
 }
 
 /// The real one: `measure::measure`.
@@ -127,6 +149,8 @@ pub(crate) fn run_with(
         (SearchProtocol::Interleaved(_), Some(r)) => paired_so_far(r),
         _ => Vec::new(),
     };
+    // The journal holds what each paired trial was told; the study holds the joint fit's.
+    crate::interleaved_search::refit(&mut study, &pairs);
     let mut said_memory = false;
     if let Some(why) = &job.search_note {
         listener.trial_done(&format!("search: each candidate measured alone: {why}"));
@@ -162,15 +186,12 @@ pub(crate) fn run_with(
             journal.set_fidelity(id, fidelity, full_seconds(job) * fidelity)?;
         }
         let incumbent = match &job.search {
-            SearchProtocol::Interleaved(_) => {
-                let so_far: Vec<PairedTrial> = pairs.iter().map(|(_, p)| p.clone()).collect();
-                crate::interleaved_search::incumbent(&study, &so_far)
-            }
+            SearchProtocol::Interleaved(_) => crate::interleaved_search::incumbent(&study, &pairs),
             SearchProtocol::Sequential => None,
         };
         let (m, pair) = match (&job.search, &incumbent) {
             (SearchProtocol::Interleaved(base), Some(inc)) => {
-                let run = crate::interleaved_search::measure(
+                let run = alone.against(
                     job,
                     base,
                     inc,
@@ -224,6 +245,12 @@ pub(crate) fn run_with(
         }
         numbers.push((config.clone(), number));
         study.record_at(config.clone(), why, m.outcome, fidelity);
+        if let Some((_, p)) = pairs.last().filter(|(n, _)| *n == number) {
+            crate::interleaved_search::refit(&mut study, &pairs);
+            if let Some(t) = study.trials().last() {
+                line.push_str(&crate::interleaved_search::joint_words(job, p, &t.outcome));
+            }
+        }
         // The configuration was printed when the trial started: name the best by its trial
         // (issue 39: each line printed the whole configuration twice).
         let best = study
@@ -366,20 +393,26 @@ pub(crate) fn run_with(
 
 /// The interleaved search's pairs in the journal of a resumed tune, by the study's trial
 /// number (the search trials' order, failed ones included, as `replay_into` records them);
-/// a pair whose trial never finished is left out.
+/// a pair whose trial never finished is left out. A pair journaled before pairs kept what
+/// they were told takes it from its trial's journaled figures (the same figures).
 fn paired_so_far(resumed: &Resumed) -> Vec<(usize, PairedTrial)> {
-    let numbers: Vec<i64> = resumed
+    let search: Vec<&webtune_search::journal::JournaledTrial> = resumed
         .trials
         .iter()
         .filter(|t| t.phase == Phase::Search)
-        .map(|t| t.id)
         .collect();
     resumed
         .search_pairs
         .iter()
         .filter_map(|(id, p)| {
-            let i = numbers.iter().position(|n| n == id)?;
-            Some((i + 1, p.clone()))
+            let i = search.iter().position(|t| t.id == *id)?;
+            let mut p = p.clone();
+            if p.told.is_none() {
+                if let Outcome::Measured(levels) = &search[i].outcome {
+                    p.told = levels.first().cloned();
+                }
+            }
+            Some((i + 1, p))
         })
         .collect()
 }
@@ -433,12 +466,14 @@ fn finish_report(
 pub fn report_so_far(job: &Job, resumed: &Resumed) -> TuneReport {
     let mut study = new_study(job);
     resumed.replay_into(&mut study);
+    let pairs = paired_so_far(resumed);
+    crate::interleaved_search::refit(&mut study, &pairs);
     let levels = job.levels.iter().map(|l| level_label(*l)).collect();
     let runs = proof_runs(resumed);
     let proof = (job.confirm > 0 && runs.len() >= 2 * job.confirm)
         .then(|| analyze_proof(job, &study, &runs[..2 * job.confirm]));
     let mut report = finish_report(job, &study, levels, proof);
-    attach_pairs(&mut report, paired_so_far(resumed));
+    attach_pairs(&mut report, pairs);
     report.time = Some(TimeReport {
         wall_s: resumed.seconds(None),
         search_s: resumed.seconds(Some(Phase::Search)),

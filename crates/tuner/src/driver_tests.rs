@@ -4,8 +4,12 @@
 //! proof, a resume — is checked on its own.
 
 use super::*;
+use crate::interleaved_search::{told, trial_settings, Incumbent, PairedRun};
+use crate::job::SearchProtocol;
 use crate::request::{Load, TuneRequest};
 use webtune_model::RunSpec;
+use webtune_search::interleave::block::Metric;
+use webtune_search::interleave::{judge, Block, Settings, Side};
 use webtune_search::objective::LevelSummary;
 use webtune_search::space::Value;
 
@@ -13,6 +17,8 @@ use webtune_search::space::Value;
 /// `stop_at`, the call of that number stops the tune as Ctrl-C would, mid-trial.
 struct Fake {
     calls: Vec<(Config, f64)>,
+    /// How many of the calls measured a configuration alone.
+    alone: usize,
     stop_at: Option<(usize, StopToken)>,
 }
 
@@ -20,6 +26,7 @@ impl Fake {
     fn new() -> Fake {
         Fake {
             calls: Vec::new(),
+            alone: 0,
             stop_at: None,
         }
     }
@@ -35,6 +42,7 @@ impl MeasureAlone for Fake {
         _listener: &mut dyn Listener,
     ) -> Result<Measured, TuneError> {
         self.calls.push((config.clone(), fidelity));
+        self.alone += 1;
         if let Some((n, token)) = &self.stop_at {
             if self.calls.len() == *n {
                 token.request_stop();
@@ -45,11 +53,7 @@ impl MeasureAlone for Fake {
                 });
             }
         }
-        let w = match config.get("w") {
-            Some(Value::Int(w)) => *w as f64,
-            other => panic!("w: {other:?}"),
-        };
-        let throughput = 1000.0 * (-(w.ln() - 6f64.ln()).powi(2)).exp();
+        let throughput = truth(config);
         Ok(Measured {
             outcome: Outcome::Measured(vec![LevelSummary {
                 level: level_label(job.levels[0]),
@@ -66,11 +70,77 @@ impl MeasureAlone for Fake {
             interrupted: false,
         })
     }
+
+    fn against(
+        &mut self,
+        job: &Job,
+        base: &Settings,
+        incumbent: &Incumbent,
+        config: &Config,
+        seconds: f64,
+        seed: u64,
+        _first: bool,
+        _stop: &StopToken,
+        _listener: &mut dyn Listener,
+    ) -> Result<PairedRun, TuneError> {
+        self.calls.push((config.clone(), 1.0));
+        if let Some((n, token)) = &self.stop_at {
+            if self.calls.len() == *n {
+                token.request_stop();
+                return Ok(PairedRun::interrupted());
+            }
+        }
+        let settings = trial_settings(base, Metric::Throughput, seconds, seed).unwrap();
+        let blocks = self.paired_blocks(truth(&incumbent.config), truth(config), seed);
+        let judgement = judge(&blocks, &settings);
+        Ok(told(job, incumbent, config, blocks, &judgement))
+    }
+}
+
+/// The fake server's throughput: a peak at `w = 6`.
+fn truth(config: &Config) -> f64 {
+    let w = match config.get("w") {
+        Some(Value::Int(w)) => *w as f64,
+        other => panic!("w: {other:?}"),
+    };
+    1000.0 * (-(w.ln() - 6f64.ln()).powi(2)).exp()
+}
+
+/// The interleaved search's trial, faked: three pairs of blocks whose shared level drifts
+/// (a neighbour) and whose ratio B/A is the true one with ±15% noise per pair drawn from the
+/// trial's seed — the same blocks for the same trial in a resumed tune.
+impl Fake {
+    fn paired_blocks(&self, a: f64, b: f64, seed: u64) -> Vec<Block> {
+        let mut rng = webtune_model::rng::Rng::seeded(seed);
+        let mut out = Vec::new();
+        for p in 0..3 {
+            let shared = 1.0 + 0.3 * ((p as f64 + seed as f64) * 1.7).sin();
+            let noise = 1.0 + 0.3 * (rng.unit() - 0.5);
+            for (side, tp) in [(Side::A, a * shared), (Side::B, b * shared * noise)] {
+                let lat = 1000.0 / tp;
+                let mut block = Block::from_figures(side, 0.9, tp, [lat, 2.0 * lat, 4.0 * lat]);
+                block.pair = p;
+                block.index = out.len();
+                out.push(block);
+            }
+        }
+        out
+    }
 }
 
 struct Quiet;
 impl webtune_lab::trial::TrialEvents for Quiet {}
 impl Listener for Quiet {}
+
+/// Keeps every progress line.
+#[derive(Default)]
+struct Lines(Vec<String>);
+impl webtune_lab::trial::TrialEvents for Lines {}
+impl Listener for Lines {
+    fn trial_done(&mut self, line: &str) {
+        self.0.push(line.to_string());
+    }
+}
 
 /// `tune external --apply true --param w=1..16`: a job whose trials the fake measures.
 fn job(trials: usize, confirm: usize) -> Job {
@@ -169,4 +239,114 @@ fn a_stop_mid_trial_leaves_it_pending_and_a_resume_measures_only_what_is_left() 
     assert_eq!(again.calls.len(), 3, "{:?}", again.calls);
     assert_eq!(again.calls[0].0, fake.calls[3].0);
     assert!(done.report.proof.is_none(), "--confirm 0: no proof");
+}
+
+/// An interleaved search of `trials` trials, run by `fake` (`stop`: its token).
+fn interleaved(trials: usize) -> Job {
+    let mut job = job(trials, 0);
+    job.search = SearchProtocol::Interleaved(Settings::new(Metric::Throughput));
+    job
+}
+
+/// Each trial's configuration and objective, in order.
+fn figures(report: &TuneReport) -> Vec<(Config, Option<f64>)> {
+    report
+        .trials
+        .iter()
+        .map(|t| (t.params.clone(), t.objective))
+        .collect()
+}
+
+#[test]
+fn the_interleaved_search_refits_after_each_trial_and_a_resume_or_show_comes_to_the_same_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let (whole, cut) = (dir.path().join("whole.db"), dir.path().join("cut.db"));
+    let job = interleaved(12);
+    let mut journal = Journal::create(&whole, "{}", job.settings.seed).unwrap();
+    let mut fake = Fake::new();
+    let mut lines = Lines::default();
+    let done = run_with(
+        &mut fake,
+        &job,
+        &mut journal,
+        None,
+        &StopToken::new(),
+        &mut lines,
+    )
+    .unwrap();
+    // The first run alone (it sets the scale), every later one against the incumbent.
+    assert_eq!((fake.alone, fake.calls.len()), (1, 12), "{:?}", fake.calls);
+    let report = done.report;
+    let told = figures(&report);
+    assert!(report.trials[0].paired.is_none());
+    // Every configuration here met one incumbent (w=6 twice against w=4, then the
+    // incumbent): the joint fit has nothing to correct, and each trial keeps the figure its
+    // pairs told on the incumbent's level (the arithmetic of a fit that corrects is
+    // `joint`'s and `interleaved_search`'s tests). The pairs keep what they were told.
+    let paired: Vec<_> = report
+        .trials
+        .iter()
+        .filter(|t| t.paired.is_some())
+        .collect();
+    assert_eq!(paired.len(), 11);
+    for t in &paired {
+        let p = t.paired.as_ref().unwrap();
+        let told = p.told.as_ref().expect("the pair keeps what it was told");
+        assert!(
+            (t.objective.unwrap() / told.throughput - 1.0).abs() < 1e-9,
+            "{t:?}"
+        );
+    }
+    assert!(
+        !lines.0.iter().any(|l| l.contains("joint fit")),
+        "{:#?}",
+        lines.0
+    );
+    // A trial the fit moved says both figures on its progress line.
+    let p = paired[6].paired.as_ref().unwrap();
+    let mut moved = p.told.clone().unwrap();
+    moved.throughput *= 1.25;
+    let words = crate::interleaved_search::joint_words(&job, p, &Outcome::Measured(vec![moved]));
+    assert!(
+        words.ends_with("ok/s on the joint fit of all pairs"),
+        "{words}"
+    );
+    let same = Outcome::Measured(vec![p.told.clone().unwrap()]);
+    assert_eq!(crate::interleaved_search::joint_words(&job, p, &same), "");
+    // `--show` re-fits from the journal to the same figures.
+    drop(journal);
+    let (_, resumed) = Journal::open(&whole).unwrap();
+    assert_eq!(figures(&report_so_far(&job, &resumed)), told);
+
+    // Stopped during the seventh trial and resumed: the same trials, told the same figures.
+    let stop = StopToken::new();
+    let mut journal = Journal::create(&cut, "{}", job.settings.seed).unwrap();
+    let mut first = Fake::new();
+    first.stop_at = Some((7, stop.clone()));
+    assert!(
+        run_with(&mut first, &job, &mut journal, None, &stop, &mut Quiet)
+            .unwrap()
+            .interrupted
+    );
+    drop(journal);
+    let (mut journal, resumed) = Journal::open(&cut).unwrap();
+    assert_eq!(resumed.trials.len(), 6);
+    let mut again = Fake::new();
+    let done = run_with(
+        &mut again,
+        &job,
+        &mut journal,
+        Some(&resumed),
+        &StopToken::new(),
+        &mut Quiet,
+    )
+    .unwrap();
+    assert_eq!((again.alone, again.calls.len()), (0, 6));
+    let after = figures(&done.report);
+    assert_eq!(after.len(), told.len());
+    for ((c, a), (d, b)) in told.iter().zip(&after) {
+        assert_eq!(c, d);
+        let (a, b) = (a.unwrap(), b.unwrap());
+        assert!((a / b - 1.0).abs() < 1e-9, "{a} against {b}");
+    }
 }

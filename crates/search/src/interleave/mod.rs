@@ -7,13 +7,15 @@
 //! block order and the budget, starts included), `sequence` (the confidence sequence),
 //! `judge` (per-metric intervals, the stopping rule, the verdict), `render` (its words) and
 //! `as_proof` (the comparison as the tuner's proof) and `search` (a search trial measured
-//! against its incumbent, told on the incumbent's scale); its page is
+//! against its incumbent, told on the incumbent's scale) and `joint` (every paired
+//! trial's figures on one scale, by a joint fit of all pairs' ratios); its page is
 //! `webtune_report::interleave_html`.
 //! It sends no load and reads no clock: the caller measures each block (webtune-tuner's
 //! `interleaved` does it with the engine) and hands it back as a `Block`.
 
 pub mod as_proof;
 pub mod block;
+pub mod joint;
 pub mod judge;
 pub mod render;
 pub mod schedule;

@@ -46,6 +46,12 @@ pub struct PairedTrial {
     /// The candidate beat the incumbent by the interval and met every SLO: it is the
     /// incumbent of the next trial.
     pub became_incumbent: bool,
+    /// The candidate's figures as told when the trial ran: `reference` times the pairs'
+    /// ratios (`on_reference_scale`). The joint fit (`joint`) reads each trial's ratios from
+    /// them; the study then holds the fit's figures. Absent in journals written before the
+    /// fit, where the trial's journaled figures are the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub told: Option<LevelSummary>,
 }
 
 /// The widest interval of a ratio that is still worth printing: beyond ×0.01–×100 (two or
@@ -232,6 +238,7 @@ mod tests {
             incumbent_measured: None,
             candidate_measured: None,
             became_incumbent: false,
+            told: None,
         };
         assert_eq!(p.shown_interval(), None);
         assert_eq!(

@@ -174,9 +174,10 @@ mod tests {
             ci_high: Some(1.1),
             pairs: 2,
             blocks: 4,
-            incumbent_measured: Some(reference),
+            incumbent_measured: Some(reference.clone()),
             candidate_measured: None,
             became_incumbent: false,
+            told: Some(reference),
         };
         j.record_search_pair(id, &pair, &blocks).unwrap();
         j.record_search_pair(id, &pair, &blocks[..2]).unwrap();

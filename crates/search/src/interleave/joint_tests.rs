@@ -1,0 +1,186 @@
+//! The joint fit on synthetic comparison graphs with known levels.
+
+use super::*;
+use crate::interleave::Verdict;
+use crate::space::Value;
+
+fn cfg(w: i64) -> Config {
+    Config::from([("w".to_string(), Value::Int(w))])
+}
+
+/// Figures at throughput `tp`, every latency 1000 / `tp` ms (twice that for p99).
+fn level(tp: f64) -> LevelSummary {
+    let lat = 1000.0 / tp;
+    LevelSummary {
+        level: "c=4".into(),
+        throughput: tp,
+        p50_ms: lat,
+        p90_ms: lat,
+        p99_ms: 2.0 * lat,
+        p999_ms: 3.0 * lat,
+        mean_ms: lat,
+        error_ratio: 0.0,
+        mail: None,
+    }
+}
+
+/// A trial of `candidate` against `incumbent` whose pairs said B/A = `ratio` (throughput; the
+/// latencies 1/ratio), told on `reference` as the chained search told it.
+fn trial(
+    incumbent: i64,
+    candidate: i64,
+    reference: &LevelSummary,
+    ratio: f64,
+    pairs: usize,
+) -> PairedTrial {
+    let mut told = level(reference.throughput * ratio);
+    told.error_ratio = 0.01 * candidate as f64;
+    PairedTrial {
+        incumbent: cfg(incumbent),
+        candidate: cfg(candidate),
+        reference: reference.clone(),
+        metric: "throughput".into(),
+        verdict: Verdict::Undecided,
+        ratio,
+        ci_low: None,
+        ci_high: None,
+        pairs,
+        blocks: 2 * pairs,
+        incumbent_measured: None,
+        candidate_measured: None,
+        became_incumbent: false,
+        told: Some(told),
+    }
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a / b - 1.0).abs() < 1e-9
+}
+
+#[test]
+fn one_wrong_link_in_a_chain_of_incumbents_is_corrected_by_the_other_paths() {
+    // True levels: the default (1) 1,000 ok/s, 2 2,000, 3 3,000; candidates 4, 5 and 6 at
+    // 1,200, 1,500 and 800. Each candidate was measured against the default, then 2 won on
+    // a link that said ×6 (×3 off, one pair), then 3 beat 2 by ×1.5: chained, 2 is put at
+    // 6,000 and 3 at 9,000. The candidates proposed again were measured against 2: three
+    // more paths from the default to 2, each saying ×2.
+    let d = level(1000.0);
+    let t2 = trial(1, 2, &d, 6.0, 1);
+    let i2 = t2.told.clone().unwrap();
+    let t3 = trial(2, 3, &i2, 1.5, 4);
+    assert!(close(t3.told.as_ref().unwrap().throughput, 9000.0));
+    let truth = [
+        (1, 1000.0),
+        (2, 2000.0),
+        (3, 3000.0),
+        (4, 1200.0),
+        (5, 1500.0),
+        (6, 800.0),
+    ];
+    let mut trials = vec![t2, t3];
+    for (w, tp) in &truth[3..] {
+        trials.push(trial(1, *w, &d, tp / 1000.0, 4));
+        trials.push(trial(2, *w, &i2, tp / 2000.0, 4));
+    }
+    let pairs: Vec<&PairedTrial> = trials.iter().collect();
+    let fit = fit(&cfg(1), &[&d], &pairs).unwrap();
+    let tp = |w| fit.level(&cfg(w)).unwrap().throughput;
+    assert!(close(tp(1), 1000.0));
+    // The wrong link weighs one pair against three paths of four: from ×3 off to within 20%.
+    for (w, truth) in truth {
+        let off = (tp(w) / truth).ln().abs();
+        assert!(off < 1.2f64.ln(), "w={w}: {} against {truth}", tp(w));
+    }
+    // Latencies are fitted alike (they move as 1/throughput here). A configuration's trials
+    // are told figures whose geometric mean is its fitted level, each with its own error
+    // share; 2, measured once as a candidate, is told its fitted level.
+    let c = fit.level(&cfg(4)).unwrap();
+    assert!(close(c.p99_ms, 2000.0 / c.throughput), "{c:?}");
+    let told: Vec<LevelSummary> = trials[2..4]
+        .iter()
+        .map(|t| fit.trial_figures(t).unwrap())
+        .collect();
+    assert!(close(
+        (told[0].throughput * told[1].throughput).sqrt(),
+        tp(4)
+    ));
+    assert!(told.iter().all(|t| t.error_ratio == 0.04));
+    assert!(close(
+        fit.trial_figures(&trials[0]).unwrap().throughput,
+        tp(2)
+    ));
+}
+
+#[test]
+fn with_one_path_to_each_configuration_the_fit_is_the_chained_figures() {
+    // A tree: each configuration measured once, against the incumbent of its time (the
+    // default, then 2 once it won, then 5), as the chained search told them.
+    let runs = [level(900.0), level(1100.0)];
+    let d = reference(&[&runs[0], &runs[1]]).unwrap();
+    let t2 = trial(1, 2, &d, 1.4, 3);
+    let i2 = t2.told.clone().unwrap();
+    let t3 = trial(1, 3, &d, 0.7, 2);
+    let t4 = trial(2, 4, &i2, 0.95, 5);
+    let t5 = trial(2, 5, &i2, 1.3, 1);
+    let i5 = t5.told.clone().unwrap();
+    let t6 = trial(5, 6, &i5, 1.02, 4);
+    let pairs = [&t2, &t3, &t4, &t5, &t6];
+    let fit = fit(&cfg(1), &[&runs[0], &runs[1]], &pairs).unwrap();
+    for t in pairs {
+        let told = t.told.as_ref().unwrap();
+        let joint = fit.trial_figures(t).unwrap();
+        for (a, b) in figures(told).into_iter().zip(figures(&joint)) {
+            assert!(close(a, b), "{told:?} became {joint:?}");
+        }
+        assert_eq!(joint.error_ratio, told.error_ratio);
+    }
+    assert!(close(fit.level(&cfg(1)).unwrap().throughput, d.throughput));
+}
+
+#[test]
+fn an_edge_of_ten_pairs_outweighs_one_of_one_pair() {
+    let d = level(1000.0);
+    let many = trial(1, 2, &d, 2.0, 10);
+    let one = trial(1, 2, &d, 1.0, 1);
+    let fit = fit(&cfg(1), &[&d], &[&many, &one]).unwrap();
+    let tp = fit.level(&cfg(2)).unwrap().throughput;
+    // The weighted mean of the log-ratios: (10 ln 2 + 1 ln 1) / 11.
+    assert!(close(tp, 1000.0 * (10.0 * 2f64.ln() / 11.0).exp()), "{tp}");
+    assert!(tp > 1800.0);
+    // The study is told both trials, their geometric mean the fitted level and their ratio
+    // what the pairs measured (×2 against ×1).
+    let (a, b) = (
+        fit.trial_figures(&many).unwrap().throughput,
+        fit.trial_figures(&one).unwrap().throughput,
+    );
+    assert!(close((a * b).sqrt(), tp) && close(a / b, 2.0), "{a} {b}");
+}
+
+#[test]
+fn a_trial_against_itself_keeps_its_noise_on_the_fitted_level() {
+    let d = level(1000.0);
+    let aa = trial(1, 1, &d, 1.08, 3);
+    let t2 = trial(1, 2, &d, 1.5, 3);
+    let i2 = t2.told.clone().unwrap();
+    let race = trial(2, 2, &i2, 0.9, 3);
+    let fit = fit(&cfg(1), &[&d], &[&aa, &t2, &race]).unwrap();
+    // The A/A trials say nothing of the levels…
+    assert!(close(fit.level(&cfg(1)).unwrap().throughput, 1000.0));
+    assert!(close(fit.level(&cfg(2)).unwrap().throughput, 1500.0));
+    // …and keep their own ratio, so the study still sees the noise.
+    assert!(close(fit.trial_figures(&aa).unwrap().throughput, 1080.0));
+    assert!(close(fit.trial_figures(&race).unwrap().throughput, 1350.0));
+}
+
+#[test]
+fn what_the_anchor_does_not_reach_keeps_what_it_was_told() {
+    let d = level(1000.0);
+    let elsewhere = trial(7, 8, &level(500.0), 2.0, 3);
+    let mut untold = trial(1, 2, &d, 2.0, 3);
+    untold.told = None;
+    let fit = fit(&cfg(1), &[&d], &[&elsewhere, &untold]).unwrap();
+    assert!(fit.level(&cfg(8)).is_none() && fit.level(&cfg(2)).is_none());
+    assert_eq!(fit.trial_figures(&elsewhere), elsewhere.told.clone());
+    assert_eq!(fit.trial_figures(&untold), None);
+    assert!(super::fit(&cfg(1), &[], &[&elsewhere]).is_none());
+}
