@@ -5,6 +5,8 @@
 //! move two parameters by opposite factors — the best three then hill-climbed over the other
 //! choices of each categorical parameter and the integers next to each range's value. Ideas
 //! from Gardner et al. 2014 (constrained EI) and Snoek et al. 2012 (noisy EI); code our own.
+//! Optionally (`second_look`, off by default) a proposal outside EI: a second look at a
+//! categorical word measured only once, for mode × integer interactions.
 
 use crate::gp::{norm_cdf, Gp};
 use crate::sampler::{random_config, random_point, Observation, Sampler};
