@@ -226,6 +226,12 @@ pub fn gp_from_args(args: &[String]) -> Result<webtune_search::GpSampler, String
     if let Some(v) = value("--between")? {
         gp.between = v as usize;
     }
+    if let Some(v) = value("--second-look")? {
+        gp.second_look = v as usize;
+    }
+    if let Some(v) = value("--surprise")? {
+        gp.surprise = Some(v);
+    }
     if let Some(v) = value("--candidates")? {
         gp.candidates = v as usize;
     }

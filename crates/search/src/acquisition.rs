@@ -5,6 +5,8 @@
 //! move two parameters by opposite factors — the best three then hill-climbed over the other
 //! choices of each categorical parameter and the integers next to each range's value. Ideas
 //! from Gardner et al. 2014 (constrained EI) and Snoek et al. 2012 (noisy EI); code our own.
+//! Optionally (`second_look`, off by default) a proposal outside EI: a second look at a
+//! categorical word measured only once, for mode × integer interactions.
 
 use crate::gp::{norm_cdf, Gp};
 use crate::sampler::{random_config, random_point, Observation, Sampler};
@@ -30,6 +32,18 @@ pub struct GpSampler {
     /// (range parameters interpolated, the incumbent's categoricals kept): between the best
     /// feasible point and a collapsed or infeasible one lies the edge. 0: none.
     pub between: usize,
+    /// Second looks at words measured once, while fewer than this many words other than the
+    /// incumbent's have been measured at two or more configurations: the incumbent with such
+    /// a word (drawn at random) and the most influential range parameter (the shortest
+    /// length scale) at a random value away from the first look and from the incumbent's.
+    /// For a mode × integer interaction: the word's one run, far from its own peak, looks
+    /// poor and EI never returns (docs/tuning.md). 0: EI alone.
+    pub second_look: usize,
+    /// With `second_look`: only words whose one run scored this much below the model's
+    /// prediction for the incumbent's word at the same point (on the objective's scale, the
+    /// log of throughput: 0.2 is 18%) get a second look; a word that costs a few percent
+    /// everywhere is not a mode that moves a peak. None: every word measured once.
+    pub surprise: Option<f64>,
 }
 
 impl Default for GpSampler {
@@ -40,6 +54,8 @@ impl Default for GpSampler {
             step: 0.15,
             ridge: 100,
             between: 0,
+            second_look: 0,
+            surprise: None,
         }
     }
 }
@@ -94,9 +110,16 @@ impl Sampler for GpSampler {
         feasible.sort_by(|a, b| b.0.total_cmp(&a.0));
         let best = feasible.first().map(|f| f.0);
 
+        let d = space.dims();
+        if self.second_look > 0 {
+            if let Some(inc) = feasible.first().map(|f| f.1) {
+                if let Some(c) = self.second_look(space, inc, &objective, history, rng) {
+                    return c;
+                }
+            }
+        }
         // Candidates: uniform ones, and perturbations of the best feasible points (or of
         // every point when none is feasible yet).
-        let d = space.dims();
         let mut cands: Vec<Vec<f64>> = (0..self.candidates).map(|_| random_point(d, rng)).collect();
         let centres: Vec<&Vec<f64>> = if feasible.is_empty() {
             xs.iter().collect()
@@ -212,6 +235,79 @@ impl Sampler for GpSampler {
             Some((_, u)) => space.decode(&u),
             None => random_config(space, rng),
         }
+    }
+}
+
+impl GpSampler {
+    /// `GpSampler::second_look`: a word (of any categorical, other than the incumbent's
+    /// `inc`) measured at exactly one configuration, looked at again; None when there is none
+    /// (or `second_look` words have had two looks already).
+    fn second_look(
+        &self,
+        space: &Space,
+        inc: &[f64],
+        objective: &Gp,
+        history: &[Observation],
+        rng: &mut Rng,
+    ) -> Option<Config> {
+        let cat: Vec<bool> = space.params.iter().map(|p| p.is_choice()).collect();
+        let xs: Vec<Vec<f64>> = history
+            .iter()
+            .filter(|o| o.score.is_some())
+            .map(|o| space.encode(&o.config))
+            .collect();
+        let ls = objective.length_scales();
+        let main = (0..cat.len())
+            .filter(|i| !cat[*i])
+            .min_by(|a, b| ls[*a].total_cmp(&ls[*b]))?;
+        // (categorical, word position, its distinct measured points)
+        let mut words: Vec<(usize, f64, Vec<&Vec<f64>>)> = Vec::new();
+        for i in (0..cat.len()).filter(|i| cat[*i]) {
+            for w in choices(space, i) {
+                if (inc[i] - w).abs() < 1e-9 {
+                    continue;
+                }
+                let mut looks: Vec<&Vec<f64>> = Vec::new();
+                for x in xs.iter().filter(|x| (x[i] - w).abs() < 1e-9) {
+                    if !looks.contains(&x) {
+                        looks.push(x);
+                    }
+                }
+                // With `surprise`: only a word that did worse at its one point than the model
+                // expects of the incumbent's word there, by more than a word's usual cost.
+                if let (Some(s), [x]) = (self.surprise, looks.as_slice()) {
+                    let mut same = x.to_vec();
+                    same[i] = inc[i];
+                    if objective.predict(&same).0 - objective.predict(x).0 < s {
+                        continue;
+                    }
+                }
+                words.push((i, w, looks));
+            }
+        }
+        if words.iter().filter(|w| w.2.len() >= 2).count() >= self.second_look {
+            return None;
+        }
+        let mut once: Vec<&(usize, f64, Vec<&Vec<f64>>)> =
+            words.iter().filter(|w| w.2.len() == 1).collect();
+        crate::sampler::shuffle(&mut once, rng);
+        for (i, w, looks) in once {
+            let first = looks[0][main];
+            for _ in 0..50 {
+                let v = rng.unit();
+                if (v - first).abs() < 0.25 || (v - inc[main]).abs() < 0.15 {
+                    continue;
+                }
+                let mut u = inc.to_vec();
+                u[*i] = *w;
+                u[main] = v;
+                let c = space.decode(&u);
+                if !history.iter().any(|o| o.config == c) {
+                    return Some(c);
+                }
+            }
+        }
+        None
     }
 }
 
@@ -357,6 +453,111 @@ mod tests {
             assert!((0.8..1.25).contains(&ratio), "{w} × {t}");
         }
         assert!(moved > 100, "{moved}");
+    }
+
+    #[test]
+    fn a_second_look_goes_to_the_surprising_word_away_from_its_first_look() {
+        use crate::space::{Kind, ParamSpec, Value};
+        let space = Space {
+            params: vec![
+                ParamSpec {
+                    name: "n".into(),
+                    kind: Kind::Int {
+                        lo: 1,
+                        hi: 1000,
+                        log: true,
+                    },
+                    default: Value::Int(1),
+                },
+                ParamSpec {
+                    name: "mode".into(),
+                    kind: Kind::Choice(["a", "b", "c"].map(|w| Value::Word(w.into())).to_vec()),
+                    default: Value::Word("a".into()),
+                },
+            ],
+            inert: Vec::new(),
+        };
+        let config = |n: i64, w: &str| -> Config {
+            [
+                ("n".to_string(), Value::Int(n)),
+                ("mode".to_string(), Value::Word(w.into())),
+            ]
+            .into_iter()
+            .collect()
+        };
+        // Word a peaks at n = 100; b's one run is far below a's curve at the same n (a
+        // surprise), c's one run is on a's curve (a word that changes nothing).
+        let curve = |n: i64| 8.0 - ((n as f64).ln() - 100f64.ln()).powi(2) / 4.0;
+        let mut history: Vec<Observation> = [1, 5, 20, 60, 100, 150, 400, 1000]
+            .into_iter()
+            .map(|n| (config(n, "a"), curve(n)))
+            .collect::<Vec<_>>()
+            .into_iter()
+            .chain([
+                (config(400, "b"), curve(400) - 2.0),
+                (config(5, "c"), curve(5)),
+            ])
+            .map(|(c, y)| Observation {
+                config: c,
+                score: Some(y),
+                margin: -1.0,
+            })
+            .collect();
+        let cat = [false, true];
+        let fit = |h: &[Observation]| {
+            let xs: Vec<Vec<f64>> = h.iter().map(|o| space.encode(&o.config)).collect();
+            let ys: Vec<f64> = h.iter().filter_map(|o| o.score).collect();
+            Gp::fit_best(&xs, &ys, &cat).unwrap()
+        };
+        let gp = fit(&history);
+        let inc = space.encode(&config(100, "a"));
+        let at = |n: i64| space.params[0].encode(&Value::Int(n));
+        let sampler = GpSampler {
+            second_look: 9,
+            surprise: Some(0.5),
+            ..GpSampler::default()
+        };
+        for seed in 0..20 {
+            let c = sampler
+                .second_look(&space, &inc, &gp, &history, &mut Rng::seeded(seed))
+                .expect("b was measured once");
+            assert_eq!(c["mode"], Value::Word("b".into()), "{c:?}");
+            let Value::Int(n) = c["n"] else {
+                unreachable!()
+            };
+            // Away from b's first look (400) and from the incumbent's n (100).
+            assert!(
+                (at(n) - at(400)).abs() >= 0.25 && (at(n) - at(100)).abs() >= 0.15,
+                "{n}"
+            );
+        }
+        // Without the surprise test c is a candidate too; off, no second look.
+        let all = GpSampler {
+            surprise: None,
+            ..sampler
+        };
+        let words: std::collections::BTreeSet<String> = (0..40)
+            .filter_map(|seed| all.second_look(&space, &inc, &gp, &history, &mut Rng::seeded(seed)))
+            .map(|c| c["mode"].to_string())
+            .collect();
+        assert_eq!(words.into_iter().collect::<Vec<_>>(), ["b", "c"]);
+        // Once b has had its second look, the limit of one word stops further looks.
+        history.push(Observation {
+            config: config(20, "b"),
+            score: Some(curve(20) - 2.0),
+            margin: -1.0,
+        });
+        let gp = fit(&history);
+        let one = GpSampler {
+            second_look: 1,
+            ..all
+        };
+        assert!(one
+            .second_look(&space, &inc, &gp, &history, &mut Rng::seeded(1))
+            .is_none());
+        assert!(all
+            .second_look(&space, &inc, &gp, &history, &mut Rng::seeded(1))
+            .is_some_and(|c| c["mode"] == Value::Word("c".into())));
     }
 
     #[test]

@@ -196,6 +196,11 @@ impl Gp {
         Some(gp)
     }
 
+    /// The fitted length scales, one a parameter (unit-cube coordinates).
+    pub(crate) fn length_scales(&self) -> &[f64] {
+        &self.ls
+    }
+
     /// Posterior mean and standard deviation of the latent function.
     pub(crate) fn predict(&self, u: &[f64]) -> (f64, f64) {
         let k: Vec<f64> = self
