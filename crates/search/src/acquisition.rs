@@ -5,8 +5,8 @@
 //! move two parameters by opposite factors — the best three then hill-climbed over the other
 //! choices of each categorical parameter and the integers next to each range's value. Ideas
 //! from Gardner et al. 2014 (constrained EI) and Snoek et al. 2012 (noisy EI); code our own.
-//! Optionally (`second_look`, off by default) a proposal outside EI: a second look at a
-//! categorical word measured only once, for mode × integer interactions.
+//! And one proposal outside EI (`second_look`): a second look at a categorical word measured
+//! once whose run fell well below the model's curve, for mode × integer interactions.
 
 use crate::gp::{norm_cdf, Gp};
 use crate::sampler::{random_config, random_point, Observation, Sampler};
@@ -37,12 +37,13 @@ pub struct GpSampler {
     /// a word (drawn at random) and the most influential range parameter (the shortest
     /// length scale) at a random value away from the first look and from the incumbent's.
     /// For a mode × integer interaction: the word's one run, far from its own peak, looks
-    /// poor and EI never returns (docs/tuning.md). 0: EI alone.
+    /// poor and EI never returns (docs/tuning.md). 0: EI alone; 9 by default.
     pub second_look: usize,
     /// With `second_look`: only words whose one run scored this much below the model's
     /// prediction for the incumbent's word at the same point (on the objective's scale, the
     /// log of throughput: 0.2 is 18%) get a second look; a word that costs a few percent
-    /// everywhere is not a mode that moves a peak. None: every word measured once.
+    /// everywhere is not a mode that moves a peak. None: every word measured once; 0.2 by
+    /// default.
     pub surprise: Option<f64>,
 }
 
@@ -54,8 +55,8 @@ impl Default for GpSampler {
             step: 0.15,
             ridge: 100,
             between: 0,
-            second_look: 0,
-            surprise: None,
+            second_look: 9,
+            surprise: Some(0.2),
         }
     }
 }
