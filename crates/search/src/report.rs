@@ -338,7 +338,7 @@ impl TuneReport {
         if self.trials.iter().any(|t| t.paired.is_some()) {
             o.push_str(
                 "search: each candidate interleaved with the incumbent; its figure is the \
-                 incumbent's times the pairs' ratio B/A\n",
+                 incumbent's times the pairs' ratio B/A, all pairs fitted on one scale\n",
             );
         }
         let _ = writeln!(
