@@ -18,7 +18,7 @@
 #   POWER_DECIDE_ON=p99                       the power runs decide on p99 (the seed's question)
 #                                             instead of closed loop's default, throughput
 #   STARTS=3                                  --starts of every interleaved run (default: the
-#                                             command's own, 2)
+#                                             command's own, one per 15 pairs: 6 in 3m)
 #   SEQUENTIAL=0                              no sequential runs beside the interleaved ones
 #                                             (A/A, and the power runs' sequential twins)
 #   POWER_INTERLEAVED=0                       the power runs' sequential twins only
