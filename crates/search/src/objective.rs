@@ -175,6 +175,9 @@ pub enum Metric {
 /// The SLO on errors a tune holds when its `--slo`s name none (`Slo::with_default_errors`).
 pub const DEFAULT_ERRORS_SLO: &str = "errors<=1%";
 
+/// What the default SLO's text ends with, so a report says whose limit it is.
+const DEFAULT_MARK: &str = " (default)";
+
 /// One constraint. Limits are in ms (latency), a fraction (errors) or ok/s (throughput).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Slo {
@@ -250,7 +253,7 @@ impl Slo {
     pub fn with_default_errors(mut slos: Vec<Slo>) -> Vec<Slo> {
         if slos.iter().all(|s| s.metric != Metric::Errors) {
             slos.push(Slo {
-                text: format!("{DEFAULT_ERRORS_SLO} (default)"),
+                text: format!("{DEFAULT_ERRORS_SLO}{DEFAULT_MARK}"),
                 metric: Metric::Errors,
                 upper: true,
                 limit: crate::interleave::judge::ERRORS_MATERIAL,
@@ -259,9 +262,10 @@ impl Slo {
         slos
     }
 
-    /// Whether this is the default SLO on errors (`with_default_errors`), not the user's.
-    pub fn is_default(&self) -> bool {
-        self.text.ends_with(" (default)")
+    /// Whether an SLO's text (a report keeps the texts) is webtune's default on errors
+    /// (`with_default_errors`), not the user's.
+    pub fn is_default_text(text: &str) -> bool {
+        text.ends_with(DEFAULT_MARK)
     }
 
     /// `deferred<=N` (or `deferred=0`): a mail stack's deferred messages, a count.
@@ -425,7 +429,7 @@ mod tests {
         let slos = Slo::with_default_errors(vec![p99.clone()]);
         assert_eq!(slos.len(), 2);
         let default = &slos[1];
-        assert!(default.is_default() && !p99.is_default());
+        assert!(Slo::is_default_text(&default.text) && !Slo::is_default_text(&p99.text));
         assert_eq!(default.text, "errors<=1% (default)");
         let parsed = Slo::parse(DEFAULT_ERRORS_SLO).unwrap();
         assert_eq!(

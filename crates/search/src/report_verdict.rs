@@ -76,7 +76,7 @@ impl TuneReport {
             None => VerdictBox {
                 answer: "No configuration met every SLO".to_string(),
                 interval: Some(noise),
-                action: match self.slos.iter().find(|s| s.ends_with(" (default)")) {
+                action: match self.slos.iter().find(|s| crate::Slo::is_default_text(s)) {
                     Some(default) => format!(
                         "find what fails the requests (the servers' logs, under What the \
                          servers showed), relax the SLOs ({default} is webtune's own: \
@@ -116,9 +116,10 @@ impl TuneReport {
 
     /// "the default failed 67% of its requests (the search's best 57%)" when the tune has no
     /// SLO on errors and the default's runs, or the best's, failed at least
-    /// `ERRORS_MATERIAL` of their requests at their worst level; None otherwise. `tune`
-    /// always holds an SLO on errors (`Slo::with_default_errors`), so this speaks only for a
-    /// study a library caller built without one. (The forum
+    /// `ERRORS_MATERIAL` of their requests at their worst level; None otherwise. A tune
+    /// holds an SLO on errors by default (`Slo::with_default_errors`), so this speaks for a
+    /// `--maximize capacity` tune (its SLOs are its capacity search's, which need not bound
+    /// errors) and for a study built without one. (The forum
     /// at 1,024 connections with nginx's 768 `worker_connections`: "keep the default" while
     /// two requests in three were turned away, docs/experiments.md.)
     pub fn unserved(&self) -> Option<String> {
