@@ -51,11 +51,12 @@ pub fn new_study(job: &Job) -> Study {
     )
 }
 
-/// How the loop measures a configuration alone (a search trial of the sequential search, a
-/// run of the sequential proof): the lab's trial or the user's `--apply` (`measure`), or a
-/// test's fake, so that the loop — the journal before and after each trial, the budget, a
-/// stop, the proof — is tested without a server.
-pub(crate) trait MeasureAlone {
+/// How the loop measures a trial: a configuration alone (a search trial of the sequential
+/// search, a run of the sequential proof: the lab's trial or the user's `--apply`,
+/// `measure`) or against the incumbent (`against`), or a test's fake, so that the loop —
+/// the journal before and after each trial, the budget, a stop, the proof — is tested
+/// without a server.
+pub(crate) trait MeasureTrial {
     fn measure(
         &mut self,
         job: &Job,
@@ -89,7 +90,7 @@ pub(crate) trait MeasureAlone {
 /// The real one: `measure::measure`.
 struct ByTheLab;
 
-impl MeasureAlone for ByTheLab {
+impl MeasureTrial for ByTheLab {
     fn measure(
         &mut self,
         job: &Job,
@@ -114,9 +115,9 @@ pub fn run(
     run_with(&mut ByTheLab, job, journal, resumed, stop, listener)
 }
 
-/// `run`, each configuration measured alone by `alone`.
+/// `run`, each trial measured by `trials`.
 pub(crate) fn run_with(
-    alone: &mut dyn MeasureAlone,
+    trials: &mut dyn MeasureTrial,
     job: &Job,
     journal: &mut Journal,
     resumed: Option<&Resumed>,
@@ -191,7 +192,7 @@ pub(crate) fn run_with(
         };
         let (m, pair) = match (&job.search, &incumbent) {
             (SearchProtocol::Interleaved(base), Some(inc)) => {
-                let run = alone.against(
+                let run = trials.against(
                     job,
                     base,
                     inc,
@@ -205,7 +206,10 @@ pub(crate) fn run_with(
                 said_memory |= run.pair.is_some();
                 (run.measured, run.pair)
             }
-            _ => (alone.measure(job, &config, fidelity, stop, listener)?, None),
+            _ => (
+                trials.measure(job, &config, fidelity, stop, listener)?,
+                None,
+            ),
         };
         if m.interrupted {
             // Left pending in the journal: `--resume` runs it again.
@@ -339,7 +343,7 @@ pub(crate) fn run_with(
             };
             listener.trial_starting(&format!("proof {}", arm.letter()), number, of, config);
             let id = journal.begin_trial(Phase::Proof, config, arm.letter())?;
-            let m = alone.measure(job, config, 1.0, stop, listener)?;
+            let m = trials.measure(job, config, 1.0, stop, listener)?;
             if m.interrupted {
                 return Ok::<_, TuneError>(Ran::Interrupted);
             }

@@ -32,7 +32,7 @@ impl Fake {
     }
 }
 
-impl MeasureAlone for Fake {
+impl MeasureTrial for Fake {
     fn measure(
         &mut self,
         job: &Job,
