@@ -159,6 +159,18 @@ pub(crate) struct PairedRun {
 }
 
 impl PairedRun {
+    /// A trial that could not run its pairs, and why.
+    fn failed(why: String) -> PairedRun {
+        PairedRun {
+            measured: Measured {
+                outcome: Outcome::Failed(why),
+                runs: Vec::new(),
+                interrupted: false,
+            },
+            pair: None,
+        }
+    }
+
     /// A trial the stop token ended (Ctrl-C): nothing of it is kept.
     pub(crate) fn interrupted() -> PairedRun {
         PairedRun {
@@ -208,14 +220,7 @@ pub(crate) fn measure(
     stop: &StopToken,
     listener: &mut dyn Listener,
 ) -> Result<PairedRun, TuneError> {
-    let failed = |why: String| PairedRun {
-        measured: Measured {
-            outcome: Outcome::Failed(why),
-            runs: Vec::new(),
-            interrupted: false,
-        },
-        pair: None,
-    };
+    let failed = PairedRun::failed;
     let target = |c: &Config| match job.subject.target(c) {
         Ok(Target::External { .. }) => Err("an interleaved trial needs a lab stack".to_string()),
         other => other,
@@ -277,16 +282,7 @@ pub(crate) fn told(
     let mut reference = incumbent.reference.clone();
     reference.level = level_label(job.levels[0]);
     let Some(told) = search::on_reference_scale(&reference, &blocks, judgement) else {
-        return PairedRun {
-            measured: Measured {
-                outcome: Outcome::Failed(
-                    "no pair of blocks in which both arms answered".to_string(),
-                ),
-                runs: Vec::new(),
-                interrupted: false,
-            },
-            pair: None,
-        };
+        return PairedRun::failed("no pair of blocks in which both arms answered".to_string());
     };
     let feasible =
         evaluate(job.objective, &job.slos, std::slice::from_ref(&told)).is_some_and(|e| e.feasible);
