@@ -95,6 +95,9 @@ pub struct Study {
     init: Vec<(Config, Why)>,
     trials: Vec<Trial>,
     sampler: Box<dyn Sampler>,
+    /// Configurations whose figure is known less well than its runs' noise says, with the
+    /// standard error of their mean score (`set_spreads`).
+    spreads: Vec<(Config, f64)>,
 }
 
 impl Study {
@@ -130,6 +133,7 @@ impl Study {
             init,
             trials: Vec::new(),
             sampler,
+            spreads: Vec::new(),
         }
     }
 
@@ -225,6 +229,29 @@ impl Study {
         t.evaluation = evaluate(self.objective, &self.slos, &levels);
         t.outcome = Outcome::Measured(levels);
         true
+    }
+
+    /// Tell the study how well each configuration's figure is known, where its caller knows
+    /// better than the runs' spread: the standard error of its mean score (the log scale).
+    /// The interleaved search tells each configuration's spread in its joint fit
+    /// (`interleave::joint`): a figure told from two pairs against an incumbent itself told
+    /// from two may be far off while the study's pooled noise is ±5%. Racing then re-measures
+    /// a leader whose lead is within that spread. Replaces what was told before.
+    pub fn set_spreads(&mut self, spreads: Vec<(Config, f64)>) {
+        self.spreads = spreads
+            .into_iter()
+            .filter(|(_, s)| s.is_finite() && *s >= 0.0)
+            .collect();
+    }
+
+    /// The standard error of a configuration's mean score: the run-to-run noise over √n, or
+    /// the spread its caller told (`set_spreads`) where that is larger.
+    fn score_se(&self, s: &ConfigStats, noise: f64) -> f64 {
+        let runs = noise / (s.n.max(1) as f64).sqrt();
+        self.spreads
+            .iter()
+            .find(|(c, _)| *c == s.config)
+            .map_or(runs, |(_, spread)| spread.max(runs))
     }
 
     /// Every trial as the sampler sees it.
@@ -337,11 +364,14 @@ impl Study {
     /// Racing: the leader (best feasible mean) is re-measured while it has fewer than
     /// `max_measurements` and the runner-up is within noise of it — unless it already has
     /// as many measurements as the runner-up and at least two (two close configurations,
-    /// both measured, are not worth more of the budget).
+    /// both measured, are not worth more of the budget). "Within noise": closer than `z`
+    /// standard errors of the difference, each mean's from the runs' noise or its told
+    /// spread (`score_se`), whichever is larger.
     fn race(&self) -> Option<Config> {
         let ranked = self.ranked();
         let (a, b) = (ranked.first()?, ranked.get(1)?);
-        let se = self.noise() * (1.0 / a.n as f64 + 1.0 / b.n as f64).sqrt();
+        let noise = self.noise();
+        let se = self.score_se(a, noise).hypot(self.score_se(b, noise));
         let close = a.mean_score - b.mean_score < self.settings.z * se;
         let settled = a.n >= 2 && a.n >= b.n;
         (close && !settled && a.n < self.settings.max_measurements).then(|| a.config.clone())
@@ -463,6 +493,32 @@ pub(crate) mod tests {
         let best = s.best().unwrap();
         assert_eq!(best.config, d);
         assert_eq!(best.measurements, 2);
+    }
+
+    #[test]
+    fn a_leader_told_with_a_wide_spread_is_re_measured_though_its_lead_beats_the_noise() {
+        let mut s = study(10);
+        let d = s.default_config().clone();
+        s.record(d.clone(), Why::Baseline, level(1000.0, 10.0));
+        s.record(d.clone(), Why::Baseline, level(1010.0, 10.0));
+        let (seed, why) = measure(&mut s).unwrap();
+        // 25% better: far beyond the A/A's 1% (and the 1% floor), so believed at once.
+        s.record(seed.clone(), why, level(1250.0, 10.0));
+        assert_ne!(measure(&mut s).map(|m| m.1), Some(Why::Race));
+        // Its figure rests on two pairs against a starved incumbent: ±20% on the log scale.
+        s.set_spreads(vec![(seed.clone(), 0.2)]);
+        assert_eq!(measure(&mut s), Some((seed.clone(), Why::Race)));
+        // Re-measured, it has two runs and the default two: settled, the search moves on.
+        s.record(seed.clone(), Why::Race, level(1200.0, 10.0));
+        assert_eq!(measure(&mut s).map(|m| m.1), Some(Why::SpaceFilling));
+        // A spread below the runs' noise changes nothing; a new telling replaces the old.
+        let mut s = study(10);
+        s.record(d.clone(), Why::Baseline, level(1000.0, 10.0));
+        s.record(d.clone(), Why::Baseline, level(1010.0, 10.0));
+        s.record(seed.clone(), Why::Seed, level(1250.0, 10.0));
+        s.set_spreads(vec![(seed.clone(), 0.2)]);
+        s.set_spreads(vec![(seed.clone(), 0.001), (d, f64::NAN)]);
+        assert_eq!(measure(&mut s).map(|m| m.1), Some(Why::SpaceFilling));
     }
 
     #[test]

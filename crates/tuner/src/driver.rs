@@ -187,7 +187,9 @@ pub(crate) fn run_with(
             journal.set_fidelity(id, fidelity, full_seconds(job) * fidelity)?;
         }
         let incumbent = match &job.search {
-            SearchProtocol::Interleaved(_) => crate::interleaved_search::incumbent(&study, &pairs),
+            SearchProtocol::Interleaved(_) => {
+                crate::interleaved_search::opponent(&study, &pairs, &config)
+            }
             SearchProtocol::Sequential => None,
         };
         let (m, pair) = match (&job.search, &incumbent) {
@@ -237,7 +239,7 @@ pub(crate) fn run_with(
         }
         match (&pair, &incumbent, &job.search) {
             (Some((p, _)), Some(inc), _) => {
-                line.push_str(&crate::interleaved_search::describe(p, inc.trial))
+                line.push_str(&crate::interleaved_search::describe(p, inc))
             }
             (None, None, SearchProtocol::Interleaved(_)) if m.outcome_measured() => {
                 line.push_str(" (measured alone: the scale later candidates are told on)")

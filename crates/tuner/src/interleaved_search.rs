@@ -61,6 +61,9 @@ pub struct Incumbent {
     pub reference: LevelSummary,
     /// The study's number of its first measured run (for the progress line).
     pub trial: usize,
+    /// Not the incumbent but the configuration it replaced, standing in as arm A while the
+    /// incumbent itself is re-measured (`opponent`).
+    pub replaced: bool,
 }
 
 /// The incumbent after the trials in `study` and their pairs (`pairs`: the study's trial
@@ -96,13 +99,59 @@ pub fn incumbent(study: &Study, pairs: &[(usize, PairedTrial)]) -> Option<Incumb
             .config
             .clone(),
     };
-    let runs = measured(&config);
+    arm(study, pairs, config, false)
+}
+
+/// Arm A for a trial of `config`: the incumbent (`incumbent`) — unless `config` is the
+/// incumbent itself (racing re-measures a leader whose figure is not yet sure, and the
+/// leader is often the incumbent): then the configuration it replaced, so that the trial
+/// adds a comparison that says something of its level. Against itself it would measure
+/// only the noise. The default, which replaced nothing, is still measured against itself
+/// (the A/A trial).
+pub fn opponent(
+    study: &Study,
+    pairs: &[(usize, PairedTrial)],
+    config: &Config,
+) -> Option<Incumbent> {
+    let current = incumbent(study, pairs)?;
+    if current.config != *config {
+        return Some(current);
+    }
+    let replaced = pairs
+        .iter()
+        .rev()
+        .find(|(_, p)| p.became_incumbent && p.candidate == *config && p.incumbent != *config)
+        .map(|(_, p)| p.incumbent.clone());
+    match replaced {
+        Some(c) => arm(study, pairs, c, true).or(Some(current)),
+        None => Some(current),
+    }
+}
+
+/// `config` as arm A: its level in the joint fit, else the geometric mean of what the study
+/// holds for it. None when the study holds no measured run of it.
+fn arm(
+    study: &Study,
+    pairs: &[(usize, PairedTrial)],
+    config: Config,
+    replaced: bool,
+) -> Option<Incumbent> {
+    let runs: Vec<(usize, &LevelSummary)> = study
+        .trials()
+        .iter()
+        .filter(|t| t.config == config)
+        .filter_map(|t| match &t.outcome {
+            Outcome::Measured(levels) => levels.first().map(|l| (t.number, l)),
+            Outcome::Failed(_) => None,
+        })
+        .collect();
     let levels: Vec<&LevelSummary> = runs.iter().map(|(_, l)| *l).collect();
     let fitted = joint_fit(study, pairs).and_then(|f| f.level(&config).cloned());
     Some(Incumbent {
         reference: fitted.or_else(|| search::reference(&levels))?,
         trial: runs.first()?.0,
         config,
+        replaced,
     })
 }
 
@@ -149,6 +198,9 @@ pub fn refit(study: &mut Study, pairs: &[(usize, PairedTrial)]) {
             study.retell(*number, vec![figures]);
         }
     }
+    // How well each level is known, for racing (`Study::set_spreads`); on the score's log
+    // scale, where a ratio's error is the same for a larger-is-better figure and a latency.
+    study.set_spreads(fit.spreads().map(|(c, s)| (c.clone(), s)).collect());
 }
 
 /// What one paired trial came to: the study's outcome and, when the pairs ran, what the
@@ -290,7 +342,8 @@ pub(crate) fn told(
     let paired = PairedTrial {
         incumbent: incumbent.config.clone(),
         candidate: config.clone(),
-        became_incumbent: *config != incumbent.config
+        became_incumbent: !incumbent.replaced
+            && *config != incumbent.config
             && search::replaces_incumbent(judgement, feasible),
         reference,
         metric: judgement.metric.clone(),
@@ -303,6 +356,7 @@ pub(crate) fn told(
         incumbent_measured: search::arm_summary(&told.level, &blocks, Side::A),
         candidate_measured: search::arm_summary(&told.level, &blocks, Side::B),
         told: Some(told.clone()),
+        log_se: metric_of(&job.objective).and_then(|m| search::log_se(&blocks, m)),
     };
     PairedRun {
         measured: Measured {
@@ -314,13 +368,19 @@ pub(crate) fn told(
     }
 }
 
-/// The progress line's words for a paired trial.
-pub fn describe(p: &PairedTrial, incumbent_trial: usize) -> String {
+/// The progress line's words for a paired trial against `arm` (its arm A).
+pub fn describe(p: &PairedTrial, arm: &Incumbent) -> String {
+    let whom = if arm.replaced {
+        "the configuration the incumbent replaced"
+    } else {
+        "the incumbent"
+    };
     format!(
         "; {} {}",
         p.metric,
         p.ratio_words(&format!(
-            " against the incumbent (trial {incumbent_trial}'s configuration)"
+            " against {whom} (trial {}'s configuration)",
+            arm.trial
         ))
     )
 }
@@ -350,7 +410,7 @@ mod tests {
     use webtune_search::interleave::Verdict;
     use webtune_search::objective::Objective;
     use webtune_search::space::{Kind, ParamSpec, Space, Value};
-    use webtune_search::study::{StudySettings, Why};
+    use webtune_search::study::{Next, StudySettings, Why};
     use webtune_search::GpSampler;
 
     fn level(tp: f64) -> Outcome {
@@ -417,6 +477,7 @@ mod tests {
             candidate_measured: None,
             became_incumbent,
             told: None,
+            log_se: None,
         }
     }
 
@@ -528,6 +589,48 @@ mod tests {
             (1..=5).map(|n| figure(&replayed, n)).collect::<Vec<_>>(),
             before
         );
+    }
+
+    #[test]
+    fn a_leader_told_from_few_noisy_pairs_is_raced_against_what_it_replaced() {
+        let mut s = study();
+        let mut pairs = Vec::new();
+        s.record(w(1), Why::Baseline, level(1000.0));
+        let (p, o) = told_pair(w(1), w(1), 1000.0, 1.02, false);
+        s.record(w(1), Why::Baseline, o);
+        pairs.push((2, p));
+        // 4 beats the default ×1.5 on pairs that agree (±2%): the new incumbent.
+        let (mut p, o) = told_pair(w(1), w(4), 1000.0, 1.5, true);
+        p.log_se = Some(0.02);
+        s.record(w(4), Why::Seed, o);
+        pairs.push((3, p));
+        // 6 is told ×1.4 of 4 over two pairs that disagreed wildly (±0.5 in ln).
+        let (mut p, o) = told_pair(w(4), w(6), 1500.0, 1.4, false);
+        p.log_se = Some(0.5);
+        s.record(w(6), Why::Model, o);
+        pairs.push((4, p));
+        refit(&mut s, &pairs);
+        let fit = joint_fit(&s, &pairs).unwrap();
+        assert!(fit.spread(&w(6)).unwrap() > 0.5, "{fit:?}");
+        // 2,100 against 1,500 is 34% in ln, beyond the runs' noise, within 6's spread: the
+        // leader is measured again before it is believed.
+        assert_eq!(s.next(), Next::Measure(w(6), Why::Race));
+        // Against the incumbent, as every trial.
+        assert_eq!(opponent(&s, &pairs, &w(6)).unwrap().config, w(4));
+        // Were the leader the incumbent, it would run against the configuration it replaced
+        // (against itself it would measure only the noise)…
+        let arm = opponent(&s, &pairs, &w(4)).unwrap();
+        assert_eq!((arm.config.clone(), arm.replaced), (w(1), true));
+        assert!(describe(&pairs[1].1, &arm)
+            .contains("against the configuration the incumbent replaced (trial 1's"));
+        // The default, which replaced nothing, still runs against itself: the A/A trial.
+        let s0 = {
+            let mut s0 = study();
+            s0.record(w(1), Why::Baseline, level(1000.0));
+            s0
+        };
+        let arm = opponent(&s0, &[], &w(1)).unwrap();
+        assert_eq!((arm.config, arm.replaced), (w(1), false));
     }
 
     #[test]

@@ -12,14 +12,19 @@
 //! measured); with more than one path between two configurations the fit spreads that error
 //! over the paths, and with one path (a tree) it equals the chained figures exactly.
 //!
+//! Each level also has a standard error (`JointFit::spread`), from the trials' own pairs: a
+//! figure told from two pairs against an incumbent itself told from two is not known to the
+//! run-to-run noise of the study, and racing must know that to re-measure it.
+//!
 //! This module owns that arithmetic only (`fit`, `JointFit`): pure, no study, no journal.
 //! Error ratios are not fitted: an SLO on errors bounds each arm's own share, so a trial
 //! keeps its candidate's. The caller (webtune-tuner's `interleaved_search`) picks the anchor
 //! and re-tells the study each paired trial's `JointFit::trial_figures` after every trial.
 //!
 //! The solve is a dense Cholesky factorisation of the weighted graph Laplacian with the
-//! anchor's row and column removed (symmetric positive definite on a connected graph).
-//! Hand-written, some forty lines: the workspace has no linear-algebra crate, the graph has
+//! anchor's row and column removed (symmetric positive definite on a connected graph), and
+//! for the spreads one solve per configuration against that factor. Hand-written, some
+//! sixty lines: the workspace has no linear-algebra crate, the graph has
 //! at most a few hundred nodes (one per measured configuration), and nalgebra's build for
 //! one small solve is not worth it on this project's machines.
 
@@ -81,19 +86,55 @@ fn weight(p: &PairedTrial) -> f64 {
     p.pairs.max(1) as f64
 }
 
+/// One configuration of the comparison graph, fitted.
+#[derive(Debug, Clone, PartialEq)]
+struct Node {
+    config: Config,
+    /// Its figures (NaN for a figure no usable observation reached).
+    level: LevelSummary,
+    /// Per figure, the mean residual of its trials as the candidate against another
+    /// configuration (0 without one).
+    offset: [f64; FIGURES],
+    /// The standard error of its fitted ln level (`spread`).
+    spread: Option<f64>,
+}
+
 /// Every configuration of the comparison graph on one scale.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JointFit {
-    /// Each configuration the anchor reaches through paired trials, the anchor first, with
-    /// its figures (NaN for a figure no usable observation reached) and, per figure, the mean
-    /// residual of its trials as the candidate against another configuration (0 without one).
-    levels: Vec<(Config, LevelSummary, [f64; FIGURES])>,
+    /// Each configuration the anchor reaches through paired trials, the anchor first.
+    nodes: Vec<Node>,
 }
 
 impl JointFit {
+    fn node(&self, c: &Config) -> Option<&Node> {
+        self.nodes.iter().find(|n| n.config == *c)
+    }
+
     /// The fitted figures of configuration `c`, when the anchor reaches it.
     pub fn level(&self, c: &Config) -> Option<&LevelSummary> {
-        self.levels.iter().find(|(x, ..)| x == c).map(|(_, l, _)| l)
+        self.node(c).map(|n| &n.level)
+    }
+
+    /// The standard error of configuration `c`'s fitted level on the log scale (≈ relative),
+    /// relative to the anchor's: how far its figure may be off because the pairs on its
+    /// paths to the anchor were few or disagreed. Each paired trial's ratio has the variance
+    /// of its own pairs' mean (`PairedTrial::log_se`), never below the pooled per-pair
+    /// variance of all trials over its number of pairs (two pairs that happened to agree
+    /// are not a precise figure); the fit's weights (pairs) carry those variances to each
+    /// level (the sandwich: Var x̂ = L⁻¹ Bᵀ W V W B L⁻¹). Zero for the anchor; None when no
+    /// trial had two pairs, or for a configuration the anchor does not reach. On a chain of
+    /// incumbents it is the root of the sum of the links' variances: a candidate told ×12
+    /// over two pairs against an incumbent itself told from two pairs is known to ±both.
+    pub fn spread(&self, c: &Config) -> Option<f64> {
+        self.node(c).and_then(|n| n.spread)
+    }
+
+    /// Each configuration the fit reaches with its spread (`spread`), the anchor first.
+    pub fn spreads(&self) -> impl Iterator<Item = (&Config, f64)> {
+        self.nodes
+            .iter()
+            .filter_map(|n| n.spread.map(|s| (&n.config, s)))
     }
 
     /// The figures to tell the study for paired trial `p`: its incumbent's fitted figures
@@ -111,10 +152,10 @@ impl JointFit {
         let told = p.told.as_ref()?;
         let mut out = figures(told);
         let own = log_ratios(p)?;
-        let found = |c: &Config| self.levels.iter().find(|(x, ..)| x == c);
-        if let (Some((_, a, _)), Some((_, _, offset))) = (found(&p.incumbent), found(&p.candidate))
+        if let (Some(a), Some(Node { offset, .. })) =
+            (self.node(&p.incumbent), self.node(&p.candidate))
         {
-            let a = figures(a);
+            let a = figures(&a.level);
             for k in 0..FIGURES {
                 let shift = if p.candidate == p.incumbent {
                     0.0
@@ -153,12 +194,14 @@ pub fn fit(
         }
     }
     let mut edges: Vec<(usize, usize, f64, [f64; FIGURES])> = Vec::new();
+    let mut used: Vec<&PairedTrial> = Vec::new();
     for p in pairs {
         let Some(y) = log_ratios(p) else { continue };
         let a = index(&p.incumbent, &mut nodes);
         let b = index(&p.candidate, &mut nodes);
         if a != b {
             edges.push((a, b, weight(p), y));
+            used.push(p);
         }
     }
     let mut x = vec![[f64::NAN; FIGURES]; nodes.len()];
@@ -187,8 +230,16 @@ pub fn fit(
             }
         }
     }
+    let spreads = edge_variances(&used).map(|v| {
+        let weighted: Vec<(usize, usize, f64, f64)> = edges
+            .iter()
+            .zip(v)
+            .map(|(e, v)| (e.0, e.1, e.2, v))
+            .collect();
+        spread(nodes.len(), &weighted)
+    });
     let anchor_level = figures(&base);
-    let mut levels = Vec::new();
+    let mut fitted = Vec::new();
     for (i, (c, xi)) in nodes.iter().zip(&x).enumerate() {
         if xi.iter().all(|v| !v.is_finite()) {
             continue;
@@ -205,17 +256,49 @@ pub fn fit(
                 .collect();
             level.error_ratio = own.iter().sum::<f64>() / own.len().max(1) as f64;
         }
-        levels.push(((*c).clone(), level, offsets[i]));
+        fitted.push(Node {
+            config: (*c).clone(),
+            level,
+            offset: offsets[i],
+            spread: spreads.as_ref().map(|s| s[i]).filter(|s| s.is_finite()),
+        });
     }
-    Some(JointFit { levels })
+    Some(JointFit { nodes: fitted })
 }
 
-/// The log-levels of `n` nodes from weighted observations x_b − x_a ≈ y, node 0 fixed at 0:
-/// NaN for a node node 0 does not reach. The normal equations of the weighted least squares
-/// are the graph Laplacian's; on the component of node 0, less its row and column, it is
-/// symmetric positive definite.
-fn solve(n: usize, edges: &[(usize, usize, f64, f64)]) -> Vec<f64> {
-    // The component of node 0.
+/// The variance of each used trial's ln ratio (`JointFit::spread`): its own pairs' squared
+/// standard error, never below the pooled per-pair variance over its pairs (pooled over the
+/// trials with two pairs or more, each with pairs − 1 degrees of freedom); the pooled figure
+/// alone for a trial without its own. None when no trial has two pairs.
+fn edge_variances(used: &[&PairedTrial]) -> Option<Vec<f64>> {
+    let (mut ss, mut df) = (0.0, 0.0);
+    for p in used {
+        if let Some(se) = p.log_se.filter(|s| s.is_finite() && p.pairs >= 2) {
+            let n = p.pairs as f64;
+            ss += se * se * n * (n - 1.0);
+            df += n - 1.0;
+        }
+    }
+    if df == 0.0 {
+        return None;
+    }
+    let per_pair = ss / df;
+    Some(
+        used.iter()
+            .map(|p| {
+                let floor = per_pair / weight(p);
+                p.log_se
+                    .filter(|s| s.is_finite())
+                    .map_or(floor, |se| (se * se).max(floor))
+            })
+            .collect(),
+    )
+}
+
+/// The component of node 0 and the weighted Laplacian of its nodes but node 0 (the normal
+/// equations of the weighted least squares): which nodes are reached, the unknowns' nodes
+/// in order, and the matrix (row-major).
+fn laplacian(n: usize, edges: &[(usize, usize, f64, f64)]) -> (Vec<bool>, Vec<usize>, Vec<f64>) {
     let mut reached = vec![false; n];
     reached[0] = true;
     let mut grew = true;
@@ -229,30 +312,48 @@ fn solve(n: usize, edges: &[(usize, usize, f64, f64)]) -> Vec<f64> {
             }
         }
     }
-    // Unknowns: the reached nodes but node 0.
     let unknowns: Vec<usize> = (1..n).filter(|&i| reached[i]).collect();
-    let at = |node: usize| unknowns.iter().position(|&u| u == node);
     let m = unknowns.len();
     let mut lap = vec![0.0; m * m];
-    let mut rhs = vec![0.0; m];
-    for &(a, b, w, y) in edges.iter().filter(|e| reached[e.0]) {
-        let (ia, ib) = (at(a), at(b));
+    for &(a, b, w, _) in edges.iter().filter(|e| reached[e.0]) {
+        let (ia, ib) = (position(&unknowns, a), position(&unknowns, b));
         if let Some(i) = ia {
             lap[i * m + i] += w;
-            rhs[i] -= w * y;
         }
         if let Some(j) = ib {
             lap[j * m + j] += w;
-            rhs[j] += w * y;
         }
         if let (Some(i), Some(j)) = (ia, ib) {
             lap[i * m + j] -= w;
             lap[j * m + i] -= w;
         }
     }
+    (reached, unknowns, lap)
+}
+
+fn position(unknowns: &[usize], node: usize) -> Option<usize> {
+    unknowns.iter().position(|&u| u == node)
+}
+
+/// The log-levels of `n` nodes from weighted observations x_b − x_a ≈ y, node 0 fixed at 0:
+/// NaN for a node node 0 does not reach. On the component of node 0, less its row and
+/// column, the Laplacian is symmetric positive definite.
+fn solve(n: usize, edges: &[(usize, usize, f64, f64)]) -> Vec<f64> {
+    let (reached, unknowns, mut lap) = laplacian(n, edges);
+    let m = unknowns.len();
+    let mut rhs = vec![0.0; m];
+    for &(a, b, w, y) in edges.iter().filter(|e| reached[e.0]) {
+        if let Some(i) = position(&unknowns, a) {
+            rhs[i] -= w * y;
+        }
+        if let Some(j) = position(&unknowns, b) {
+            rhs[j] += w * y;
+        }
+    }
     let mut out = vec![f64::NAN; n];
     out[0] = 0.0;
-    if let Some(x) = cholesky_solve(&mut lap, m, rhs) {
+    if cholesky(&mut lap, m) {
+        let x = substitute(&lap, m, rhs);
         for (i, &node) in unknowns.iter().enumerate() {
             out[node] = x[i];
         }
@@ -260,16 +361,42 @@ fn solve(n: usize, edges: &[(usize, usize, f64, f64)]) -> Vec<f64> {
     out
 }
 
-/// x with a·x = b for a symmetric positive definite `m`×`m` matrix (row-major, overwritten
-/// by its Cholesky factor). None when it is not positive definite.
-fn cholesky_solve(a: &mut [f64], m: usize, mut b: Vec<f64>) -> Option<Vec<f64>> {
+/// The standard error of each node's fitted log-level from edges (a, b, weight, variance of
+/// the edge's observation): with z = L⁻¹ e_c, Var x̂_c = Σ_e w_e² v_e (z_b − z_a)². Node 0
+/// is 0; NaN for a node it does not reach.
+fn spread(n: usize, edges: &[(usize, usize, f64, f64)]) -> Vec<f64> {
+    let (reached, unknowns, mut lap) = laplacian(n, edges);
+    let m = unknowns.len();
+    let mut out = vec![f64::NAN; n];
+    out[0] = 0.0;
+    if !cholesky(&mut lap, m) {
+        return out;
+    }
+    for (i, &node) in unknowns.iter().enumerate() {
+        let mut unit = vec![0.0; m];
+        unit[i] = 1.0;
+        let z = substitute(&lap, m, unit);
+        let at = |k: usize| position(&unknowns, k).map_or(0.0, |j| z[j]);
+        let var: f64 = edges
+            .iter()
+            .filter(|e| reached[e.0])
+            .map(|&(a, b, w, v)| w * w * v * (at(b) - at(a)).powi(2))
+            .sum();
+        out[node] = var.sqrt();
+    }
+    out
+}
+
+/// The Cholesky factor of a symmetric positive definite `m`×`m` matrix (row-major), in place
+/// (lower triangle). False when it is not positive definite.
+fn cholesky(a: &mut [f64], m: usize) -> bool {
     for j in 0..m {
         let mut d = a[j * m + j];
         for k in 0..j {
             d -= a[j * m + k] * a[j * m + k];
         }
         if d <= 0.0 || !d.is_finite() {
-            return None;
+            return false;
         }
         let d = d.sqrt();
         a[j * m + j] = d;
@@ -281,20 +408,24 @@ fn cholesky_solve(a: &mut [f64], m: usize, mut b: Vec<f64>) -> Option<Vec<f64>> 
             a[i * m + j] = s / d;
         }
     }
-    // L y = b, then Lᵀ x = y.
+    true
+}
+
+/// x with L Lᵀ x = b, L the factor `cholesky` left in `l`.
+fn substitute(l: &[f64], m: usize, mut b: Vec<f64>) -> Vec<f64> {
     for i in 0..m {
         for k in 0..i {
-            b[i] -= a[i * m + k] * b[k];
+            b[i] -= l[i * m + k] * b[k];
         }
-        b[i] /= a[i * m + i];
+        b[i] /= l[i * m + i];
     }
     for i in (0..m).rev() {
         for k in i + 1..m {
-            b[i] -= a[k * m + i] * b[k];
+            b[i] -= l[k * m + i] * b[k];
         }
-        b[i] /= a[i * m + i];
+        b[i] /= l[i * m + i];
     }
-    Some(b)
+    b
 }
 
 #[cfg(test)]

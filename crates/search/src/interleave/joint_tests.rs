@@ -50,6 +50,7 @@ fn trial(
         candidate_measured: None,
         became_incumbent: false,
         told: Some(told),
+        log_se: None,
     }
 }
 
@@ -183,4 +184,49 @@ fn what_the_anchor_does_not_reach_keeps_what_it_was_told() {
     assert_eq!(fit.trial_figures(&elsewhere), elsewhere.told.clone());
     assert_eq!(fit.trial_figures(&untold), None);
     assert!(super::fit(&cfg(1), &[], &[&elsewhere]).is_none());
+}
+
+/// `trial` with the pairs' standard error of the mean log-ratio.
+fn with_se(mut t: PairedTrial, se: Option<f64>) -> PairedTrial {
+    t.log_se = se;
+    t
+}
+
+#[test]
+fn a_level_reached_through_few_pairs_has_the_spread_of_its_links() {
+    let d = level(1000.0);
+    let near = |a: f64, b: f64| (a - b).abs() < 1e-9;
+    // A chain: the default, 2 against it, 3 against 2; each link two pairs, ±0.3 each.
+    let t2 = with_se(trial(1, 2, &d, 1.2, 2), Some(0.3));
+    let i2 = t2.told.clone().unwrap();
+    let t3 = with_se(trial(2, 3, &i2, 1.5, 2), Some(0.3));
+    let f = fit(&cfg(1), &[&d], &[&t2, &t3]).unwrap();
+    assert_eq!(f.spread(&cfg(1)), Some(0.0));
+    assert!(near(f.spread(&cfg(2)).unwrap(), 0.3));
+    // Its links' variances add up: 3 is known to ±0.3√2, though its own pairs said ±0.3.
+    assert!(near(f.spread(&cfg(3)).unwrap(), 0.3 * 2f64.sqrt()));
+    assert_eq!(f.spreads().count(), 3);
+    // Measured twice against the default, alike: the mean of two, ±0.3/√2.
+    let again = with_se(trial(1, 2, &d, 1.25, 2), Some(0.3));
+    let f = fit(&cfg(1), &[&d], &[&t2, &again]).unwrap();
+    assert!(near(f.spread(&cfg(2)).unwrap(), 0.3 / 2f64.sqrt()));
+    // Two pairs that happened to agree (±0.01) are no precise figure: the pooled per-pair
+    // variance over its pairs is the floor, (0.09·2 + 0.0001·2) / 2 / 2 here.
+    let lucky = with_se(trial(1, 4, &d, 3.0, 2), Some(0.01));
+    let f = fit(&cfg(1), &[&d], &[&t2, &lucky]).unwrap();
+    let floor = ((0.09 * 2.0 + 0.0001 * 2.0) / 2.0 / 2.0f64).sqrt();
+    assert!(
+        near(f.spread(&cfg(4)).unwrap(), floor),
+        "{:?}",
+        f.spread(&cfg(4))
+    );
+    assert!(near(f.spread(&cfg(2)).unwrap(), 0.3));
+    // A trial without its own (one pair, or an older journal) has the pooled figure alone.
+    let single = with_se(trial(1, 5, &d, 0.5, 1), None);
+    let f = fit(&cfg(1), &[&d], &[&t2, &single]).unwrap();
+    assert!(near(f.spread(&cfg(5)).unwrap(), (0.09f64 * 2.0).sqrt()));
+    // No trial with two pairs: nothing is known of the spreads.
+    let f = fit(&cfg(1), &[&d], &[&single]).unwrap();
+    assert_eq!(f.spread(&cfg(5)), None);
+    assert_eq!(f.spreads().count(), 0);
 }

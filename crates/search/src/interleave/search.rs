@@ -11,7 +11,7 @@
 //! (`replaces_incumbent`) and what the journal and the report keep per trial (`PairedTrial`). It
 //! measures nothing (webtune-tuner's `interleaved_search` runs the pairs) and writes nothing.
 
-use super::block::{Block, Side};
+use super::block::{Block, Metric, Side};
 use super::judge::{Judgement, Verdict};
 use crate::objective::LevelSummary;
 use crate::space::Config;
@@ -52,6 +52,12 @@ pub struct PairedTrial {
     /// fit, where the trial's journaled figures are the same.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub told: Option<LevelSummary>,
+    /// The standard error of the pairs' mean ln(B/A) on the objective's figure (`log_se`):
+    /// how far this trial's ratio alone may be off. The joint fit carries it to each
+    /// configuration's level (`JointFit::spread`), which racing reads. None with fewer than two
+    /// pairs, for an objective the pairs do not track, and in journals written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_se: Option<f64>,
 }
 
 /// The widest interval of a ratio that is still worth printing: beyond ×0.01–×100 (two or
@@ -208,6 +214,20 @@ pub fn on_reference_scale(
     })
 }
 
+/// The standard error of the mean per-pair ln(B/A) of `metric` over the complete pairs of
+/// `blocks` (sample standard deviation / √pairs): None with fewer than two pairs. Not the
+/// verdict's always-valid interval, which pays for being looked at after every pair: this
+/// is one trial's figure as an estimate, for the joint fit's spread and for racing.
+pub fn log_se(blocks: &[Block], metric: Metric) -> Option<f64> {
+    let xs: Vec<f64> = super::judge::log_ratios(blocks, metric)
+        .into_iter()
+        .map(|(_, x)| x)
+        .filter(|x| x.is_finite())
+        .collect();
+    let (_, sd) = super::sequence::mean_sd(&xs)?;
+    Some(sd / (xs.len() as f64).sqrt())
+}
+
 /// Whether the candidate becomes the incumbent: only when the pairs' interval on the
 /// deciding metric lies wholly on the candidate's better side (verdict `b_better`, the same
 /// rule that ends a comparison) and its figures meet every SLO. A better point estimate
@@ -218,7 +238,7 @@ pub fn replaces_incumbent(judgement: &Judgement, feasible: bool) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::super::block::{Metric, Settings};
+    use super::super::block::Settings;
     use super::super::judge;
     use super::*;
 
@@ -239,6 +259,7 @@ mod tests {
             candidate_measured: None,
             became_incumbent: false,
             told: None,
+            log_se: None,
         };
         assert_eq!(p.shown_interval(), None);
         assert_eq!(
@@ -316,6 +337,23 @@ mod tests {
         assert!(!replaces_incumbent(&judged(&noisy), true));
         // No complete pair: nothing to tell.
         assert!(on_reference_scale(&reference, &same[..1], &judged(&same[..1])).is_none());
+    }
+
+    #[test]
+    fn a_trials_standard_error_is_its_pairs_spread_over_root_n() {
+        // The shared level swings ±30%; B/A is ×1.10 in every pair: no spread at all.
+        assert_eq!(log_se(&blocks(6, 1.10), Metric::Throughput), Some(0.0));
+        // B/A ×1.2, ×1.0, ×0.9 in three pairs.
+        let mut bs = blocks(3, 1.0);
+        bs[1].throughput *= 1.2;
+        bs[5].throughput *= 0.9;
+        let xs = [1.2f64.ln(), 0.0, 0.9f64.ln()];
+        let mean = xs.iter().sum::<f64>() / 3.0;
+        let sd = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 2.0).sqrt();
+        let se = log_se(&bs, Metric::Throughput).unwrap();
+        assert!((se - sd / 3f64.sqrt()).abs() < 1e-12, "{se}");
+        // One pair has no spread to tell.
+        assert_eq!(log_se(&bs[..2], Metric::Throughput), None);
     }
 
     #[test]

@@ -178,6 +178,7 @@ mod tests {
             candidate_measured: None,
             became_incumbent: false,
             told: Some(reference),
+            log_se: None,
         };
         j.record_search_pair(id, &pair, &blocks).unwrap();
         j.record_search_pair(id, &pair, &blocks[..2]).unwrap();
