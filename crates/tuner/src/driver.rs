@@ -188,7 +188,7 @@ pub(crate) fn run_with(
         }
         let incumbent = match &job.search {
             SearchProtocol::Interleaved(_) => {
-                crate::interleaved_search::opponent(&study, &pairs, &config)
+                crate::interleaved_search::opponent(&study, &pairs, &config, why)
             }
             SearchProtocol::Sequential => None,
         };

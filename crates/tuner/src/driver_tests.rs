@@ -286,9 +286,9 @@ fn the_interleaved_search_refits_after_each_trial_and_a_resume_or_show_comes_to_
         .collect();
     assert_eq!(paired.len(), 11);
     let w = |v: i64| Config::from([("w".to_string(), Value::Int(v))]);
-    // The incumbent (w=4, trial 3, ×21 over three pairs) led within noise and was
-    // raced: against the default it replaced, not against itself, so its level has two
-    // paths from the default and the fit pools them (the pair's own ratio is the fit's).
+    // The incumbent (w=4, trial 3, ×21 over three pairs) led within noise and was raced:
+    // against the scale (the default, measured alone), not against itself, so its level
+    // has two paths from the default and the fit pools them.
     let raced = paired
         .iter()
         .find(|t| t.why == "race" && t.params == w(4))
@@ -299,20 +299,24 @@ fn the_interleaved_search_refits_after_each_trial_and_a_resume_or_show_comes_to_
         lines
             .0
             .iter()
-            .any(|l| l.contains("against the configuration the incumbent replaced (trial 1's")),
+            .any(|l| l.contains("against the scale (trial 1's configuration)")),
         "{:#?}",
         lines.0
     );
-    let four: Vec<f64> = paired
-        .iter()
-        .filter(|t| t.params == w(4))
-        .map(|t| t.objective.unwrap())
-        .collect();
+    let of = |c: &Config| -> Vec<f64> {
+        paired
+            .iter()
+            .filter(|t| t.params == *c)
+            .map(|t| t.objective.unwrap())
+            .collect()
+    };
+    let four = of(&w(4));
     assert_eq!(four.len(), 2);
+    // A configuration's trials' geometric mean is its fitted level.
     let fitted = (four[0] * four[1]).sqrt();
-    // Every trial told on w=4's level moves with it (no cycle but that one: no residual), and
-    // those against the default keep what their pairs told.
-    for t in &paired {
+    // Every configuration measured once against w=4 moves with w=4's level, and those
+    // measured once against the default keep what their pairs told.
+    for t in paired.iter().filter(|t| of(&t.params).len() == 1) {
         let p = t.paired.as_ref().unwrap();
         let told = p.told.as_ref().expect("the pair keeps what it was told");
         let moved = if p.incumbent == w(4) {

@@ -1,7 +1,9 @@
 //! The interleaved search's figures on one scale (issue 34 item 2): a joint fit of every
 //! paired trial's ratios. Each configuration c has an unknown log-level x_c per figure
 //! (throughput, p50, p90, p99, p99.9, mean); every paired trial is an observation
-//! x_B − x_A ≈ ln(ratio B/A), weighted by its number of pairs; the anchor (the configuration
+//! x_B − x_A ≈ ln(ratio B/A), weighted by 1 / its variance (its pairs' spread, never less
+//! than the pooled per-pair variance over its pairs; by its number of pairs in journals
+//! written before the pairs' spread was kept: `weights`); the anchor (the configuration
 //! measured alone, whose runs set the scale: the default, normally) has x = 0 and the level
 //! of its runs. Weighted least squares over the comparison graph (configurations are nodes,
 //! paired trials edges) gives every x_c, and each configuration's level is anchor × exp(x_c);
@@ -76,14 +78,26 @@ fn log_ratios(p: &PairedTrial) -> Option<[f64; FIGURES]> {
     Some(out)
 }
 
-/// The weight of one paired trial's observation: its number of pairs. Not 1/variance from
-/// the pairs' spread: a search trial holds two to five pairs, and a variance from one to
-/// four degrees of freedom is itself a chance figure (χ² with one degree of freedom is below
-/// a tenth of its mean one time in four), so an edge whose two pairs happened to agree would
-/// outweigh every other; the number of pairs assumes the same noise per pair for every
-/// configuration, which the shared machine makes roughly true.
-fn weight(p: &PairedTrial) -> f64 {
+/// The number of pairs of one paired trial: its observation's weight when no trial's pairs
+/// said how much they spread (`log_se`: journals written before it), and the divisor of the
+/// pooled per-pair variance (`edge_variances`).
+fn pairs_of(p: &PairedTrial) -> f64 {
     p.pairs.max(1) as f64
+}
+
+/// The weight of each used trial's observation: 1 / its variance (`edge_variances`), else
+/// its number of pairs. Not 1 / the pairs' own variance alone: a search trial holds two to
+/// five pairs, and a variance from one to four degrees of freedom is itself a chance figure
+/// (χ² with one degree of freedom is below a tenth of its mean one time in four), so an edge
+/// whose two pairs happened to agree would outweigh every other. With the pooled per-pair
+/// variance over its pairs as the floor, no trial weighs more than its pairs say; one whose
+/// pairs disagreed wildly (against a starved incumbent whose blocks swing ×10: the forum's
+/// runs, docs/experiments.md) weighs less, where by pairs alone it counted as much as any.
+fn weights(used: &[&PairedTrial], variances: Option<&[f64]>) -> Vec<f64> {
+    match variances {
+        Some(v) => v.iter().map(|v| 1.0 / v.max(1e-12)).collect(),
+        None => used.iter().map(|p| pairs_of(p)).collect(),
+    }
 }
 
 /// One configuration of the comparison graph, fitted.
@@ -200,9 +214,13 @@ pub fn fit(
         let a = index(&p.incumbent, &mut nodes);
         let b = index(&p.candidate, &mut nodes);
         if a != b {
-            edges.push((a, b, weight(p), y));
+            edges.push((a, b, 0.0, y));
             used.push(p);
         }
+    }
+    let variances = edge_variances(&used);
+    for (e, w) in edges.iter_mut().zip(weights(&used, variances.as_deref())) {
+        e.2 = w;
     }
     let mut x = vec![[f64::NAN; FIGURES]; nodes.len()];
     for k in 0..FIGURES {
@@ -230,7 +248,7 @@ pub fn fit(
             }
         }
     }
-    let spreads = edge_variances(&used).map(|v| {
+    let spreads = variances.map(|v| {
         let weighted: Vec<(usize, usize, f64, f64)> = edges
             .iter()
             .zip(v)
@@ -286,7 +304,7 @@ fn edge_variances(used: &[&PairedTrial]) -> Option<Vec<f64>> {
     Some(
         used.iter()
             .map(|p| {
-                let floor = per_pair / weight(p);
+                let floor = per_pair / pairs_of(p);
                 p.log_se
                     .filter(|s| s.is_finite())
                     .map_or(floor, |se| (se * se).max(floor))

@@ -230,3 +230,34 @@ fn a_level_reached_through_few_pairs_has_the_spread_of_its_links() {
     assert_eq!(f.spread(&cfg(5)), None);
     assert_eq!(f.spreads().count(), 0);
 }
+
+#[test]
+fn a_trial_whose_pairs_disagreed_weighs_less_than_one_whose_pairs_agreed() {
+    let d = level(1000.0);
+    // 2 measured twice against the default over two pairs each: ×3 from pairs that
+    // disagreed wildly (±0.6 in ln), ×1.2 from pairs that agreed (±0.05); three other
+    // configurations' calm trials make the pooled per-pair variance.
+    let wild = with_se(trial(1, 2, &d, 3.0, 2), Some(0.6));
+    let calm = with_se(trial(1, 2, &d, 1.2, 2), Some(0.05));
+    let others: Vec<PairedTrial> = (3..6)
+        .map(|w| with_se(trial(1, w, &d, 1.0, 2), Some(0.05)))
+        .collect();
+    let mut pairs = vec![&wild, &calm];
+    pairs.extend(others.iter());
+    let f = fit(&cfg(1), &[&d], &pairs).unwrap();
+    let tp = f.level(&cfg(2)).unwrap().throughput;
+    // By pairs alone it would be the geometric mean, ×1.90; by variance, nearer ×1.2. The
+    // calm trial's variance is the pooled floor (0.74 / 5 pairs' df / 2 pairs), not its own.
+    let v = [0.6f64 * 0.6, (0.72 + 0.02) / 5.0 / 2.0];
+    let x = (3f64.ln() / v[0] + 1.2f64.ln() / v[1]) / (1.0 / v[0] + 1.0 / v[1]);
+    assert!(close(tp, 1000.0 * x.exp()), "{tp}");
+    assert!(tp < 1450.0, "{tp}");
+    // Without any trial's spread (an older journal) the weights are the pairs, as before.
+    let (mut wild, mut calm) = (wild.clone(), calm.clone());
+    (wild.log_se, calm.log_se) = (None, None);
+    let f = fit(&cfg(1), &[&d], &[&wild, &calm]).unwrap();
+    assert!(close(
+        f.level(&cfg(2)).unwrap().throughput,
+        1000.0 * 3.6f64.sqrt()
+    ));
+}
