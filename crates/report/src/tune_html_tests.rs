@@ -102,6 +102,7 @@ fn a_search_against_its_incumbent_shows_each_candidate_ratio_and_leaves_out_wide
             became_incumbent: became,
             told: None,
             log_se: None,
+            stand_in: false,
         };
     report.trials[1].paired = Some(pair(1.25, (1.1, 1.4), 8, Verdict::BBetter, true));
     report.trials[2].paired = Some(pair(0.8, (0.7, 0.9), 8, Verdict::ABetter, false));

@@ -294,7 +294,24 @@ fn the_interleaved_search_refits_after_each_trial_and_a_resume_or_show_comes_to_
         .find(|t| t.why == "race" && t.params == w(4))
         .expect("the incumbent raced");
     let p = raced.paired.as_ref().unwrap();
-    assert_eq!((&p.incumbent, p.became_incumbent), (&w(1), false));
+    assert_eq!(
+        (&p.incumbent, p.became_incumbent, p.stand_in),
+        (&w(1), false, true)
+    );
+    let row = report
+        .render_text()
+        .lines()
+        .find(|l| {
+            l.trim_start()
+                .starts_with(&format!("{}  race", raced.number))
+        })
+        .map(str::to_string)
+        .unwrap_or_default();
+    assert!(row.contains("vs the scale"), "{row}");
+    assert!(paired
+        .iter()
+        .filter(|t| t.why != "race" && t.params != w(4))
+        .all(|t| !t.paired.as_ref().unwrap().stand_in));
     assert!(
         lines
             .0

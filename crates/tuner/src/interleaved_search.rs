@@ -367,6 +367,7 @@ pub(crate) fn told(
         candidate_measured: search::arm_summary(&told.level, &blocks, Side::B),
         told: Some(told.clone()),
         log_se: metric_of(&job.objective).and_then(|m| search::log_se(&blocks, m)),
+        stand_in: incumbent.stand_in,
     };
     PairedRun {
         measured: Measured {
@@ -488,6 +489,7 @@ mod tests {
             became_incumbent,
             told: None,
             log_se: None,
+            stand_in: false,
         }
     }
 

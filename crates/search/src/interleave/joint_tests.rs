@@ -51,6 +51,7 @@ fn trial(
         became_incumbent: false,
         told: Some(told),
         log_se: None,
+        stand_in: false,
     }
 }
 

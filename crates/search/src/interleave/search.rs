@@ -58,6 +58,11 @@ pub struct PairedTrial {
     /// pairs, for an objective the pairs do not track, and in journals written before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_se: Option<f64>,
+    /// Arm A was not the incumbent but the scale's configuration (the default, measured
+    /// alone) standing in for a race (webtune-tuner's `interleaved_search::opponent`): the
+    /// trial measured the candidate's level directly and replaced nothing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stand_in: bool,
 }
 
 /// The widest interval of a ratio that is still worth printing: beyond ×0.01–×100 (two or
@@ -260,6 +265,7 @@ mod tests {
             became_incumbent: false,
             told: None,
             log_se: None,
+            stand_in: false,
         };
         assert_eq!(p.shown_interval(), None);
         assert_eq!(

@@ -179,6 +179,7 @@ mod tests {
             became_incumbent: false,
             told: Some(reference),
             log_se: None,
+            stand_in: false,
         };
         j.record_search_pair(id, &pair, &blocks).unwrap();
         j.record_search_pair(id, &pair, &blocks[..2]).unwrap();
