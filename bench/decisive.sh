@@ -19,6 +19,8 @@
 #                                             instead of closed loop's default, throughput
 #   STARTS=3                                  --starts of every interleaved run (default: the
 #                                             command's own, one per 15 pairs: 6 in 3m)
+#   BLOCK=0.5s                                --block of every interleaved run (default: the
+#                                             command's own, 1s)
 #   SEQUENTIAL=0                              no sequential runs beside the interleaved ones
 #                                             (A/A, and the power runs' sequential twins)
 #   POWER_INTERLEAVED=0                       the power runs' sequential twins only
@@ -33,6 +35,7 @@ POWER_RUNS=${POWER_RUNS:-0}
 POWER_DECIDE_ON=${POWER_DECIDE_ON:-}
 POWER_INTERLEAVED=${POWER_INTERLEAVED:-1}
 STARTS=${STARTS:-}
+BLOCK=${BLOCK:-}
 SEQUENTIAL=${SEQUENTIAL:-1}
 NEIGHBOUR=${NEIGHBOUR:-1}
 LOAD=${LOAD:--c 4 -t 1 /empty.gif}
@@ -78,7 +81,7 @@ echo "A/A: $AA_RUNS interleaved runs of lab compare nginx, budget $BUDGET, neigh
 for i in $(seq "$AA_RUNS"); do
   # shellcheck disable=SC2086
   "$WEBTUNE" lab compare nginx --a worker_processes=1 --b worker_processes=1 --seed "$i" \
-    ${STARTS:+--starts "$STARTS"} --budget "$BUDGET" --json "$work/aa$i.json" -- $LOAD >/dev/null 2>"$work/aa$i.err" || true
+    ${STARTS:+--starts "$STARTS"} ${BLOCK:+--block "$BLOCK"} --budget "$BUDGET" --json "$work/aa$i.json" -- $LOAD >/dev/null 2>"$work/aa$i.err" || true
   python3 - "$work/aa$i.json" <<'PY'
 import json,os,sys
 if not os.path.exists(sys.argv[1]):
@@ -144,7 +147,8 @@ PY
     fi
     [ "$POWER_INTERLEAVED" = 1 ] || continue
     "$WEBTUNE" lab compare nginx-apache --a backend.MaxRequestWorkers=12 \
-      --b backend.MaxRequestWorkers=4 --seed "$i" ${STARTS:+--starts "$STARTS"} --budget "$BUDGET" --json "$work/pw$i.json" \
+      --b backend.MaxRequestWorkers=4 --seed "$i" ${STARTS:+--starts "$STARTS"} ${BLOCK:+--block "$BLOCK"} \
+      --budget "$BUDGET" --json "$work/pw$i.json" \
       ${POWER_DECIDE_ON:+--decide-on "$POWER_DECIDE_ON"} \
       -- -c 20 /cpu/20000 >/dev/null 2>"$work/pw$i.err" || true
     python3 - "$work/pw$i.json" <<'PY'
