@@ -4,7 +4,7 @@
 //! standard error over functions (each function's hit rate over its seeds is one
 //! observation: the seeds of one function are not independent draws of the family).
 //!
-//! `cargo run --release -p webtune-search-bench --example family -- [FUNCTIONS] [--seeds N] [--family-seed N] [--first-seed N] [--budgets 15,25] [--lhs N] [--race N] [--switch P] [--step S] [--ridge N] [--between N] [--second-look N] [--surprise S] [--candidates N] [--trace NAME:SEED] [--gp] [--label NAME] [--raw FILE]`
+//! `cargo run --release -p webtune-search-bench --example family -- [FUNCTIONS] [--seeds N] [--family-seed N] [--first-seed N] [--budgets 15,25] [--lhs N] [--race N] [--switch P] [--step S] [--ridge N] [--between N] [--second-look N] [--surprise S] [--apart DEPTH] [--edge N] [--candidates N] [--shapes S,S] [--trace NAME:SEED] [--gp] [--label NAME] [--raw FILE]`
 //! `cargo run --release -p webtune-search-bench --example family -- 50 --json > /tmp/family.json`
 //! prints the definitions, optima and noise-free check points for `optuna_suite.py --family`.
 //!
@@ -117,8 +117,28 @@ fn main() {
         .split(',')
         .filter_map(|b| b.parse().ok())
         .collect();
-    let all = family(family_seed, functions);
-    let optima = optima(&all);
+    let mut all = family(family_seed, functions);
+    let mut optima = optima(&all);
+    // `--shapes cliff,ridge`: only the functions of those shapes (the same functions and
+    // names as in the whole family), to explore a change on the shapes it aims at.
+    if let Some(list) = value("--shapes") {
+        let wanted: Vec<&str> = list.split(',').collect();
+        if let Some(bad) = wanted
+            .iter()
+            .find(|w| !SHAPES.iter().any(|s| s.name() == **w))
+        {
+            eprintln!("--shapes: no shape {bad} (one of cliff, ridge, interaction, slo-edge, infeasible-default)");
+            std::process::exit(2)
+        }
+        let keep: Vec<bool> = all
+            .iter()
+            .map(|g| wanted.contains(&g.shape.name()))
+            .collect();
+        let mut k = keep.iter();
+        all.retain(|_| *k.next().unwrap());
+        let mut k = keep.iter();
+        optima.retain(|_| *k.next().unwrap());
+    }
     if args.iter().any(|a| a == "--shares") {
         for (g, (opt, _)) in all.iter().zip(&optima) {
             let space = g.server.space();
@@ -256,6 +276,9 @@ fn main() {
                     .filter(|i| shape.is_none_or(|s| all[*i].shape == s))
                     .map(hit_rate)
                     .collect();
+                if rates.is_empty() {
+                    continue;
+                }
                 let (mean, se) = rate(&rates);
                 println!(
                     "| {name} | {label} | {b} | {} | {} | {mean:.1}% | {se:.1} |",

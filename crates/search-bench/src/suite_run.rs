@@ -232,6 +232,18 @@ pub fn gp_from_args(args: &[String]) -> Result<webtune_search::GpSampler, String
     if let Some(v) = value("--surprise")? {
         gp.surprise = Some(v);
     }
+    if let Some(v) = value("--apart")? {
+        gp.apart = Some(v);
+    }
+    if let Some(v) = value("--cap")? {
+        gp.cap = v != 0.0;
+    }
+    if let Some(v) = value("--beyond")? {
+        gp.beyond = v != 0.0;
+    }
+    if let Some(v) = value("--edge")? {
+        gp.edge = v as usize;
+    }
     if let Some(v) = value("--candidates")? {
         gp.candidates = v as usize;
     }

@@ -110,11 +110,9 @@ impl Gp {
         ls: &[f64],
         lambda: f64,
         noise: f64,
+        centre: (f64, f64),
     ) -> Option<(Gp, f64)> {
-        let n = y.len() as f64;
-        let mean = y.iter().sum::<f64>() / n;
-        let var = y.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
-        let scale = if var.sqrt() > 1e-9 { var.sqrt() } else { 1.0 };
+        let (mean, scale) = centre;
         let yn: Vec<f64> = y.iter().map(|v| (v - mean) / scale).collect();
         let k: Vec<Vec<f64>> = x
             .iter()
@@ -159,10 +157,35 @@ impl Gp {
     /// and twice it: with 6–15 points the likelihood alone barely tells noise from signal,
     /// and the repeats measure it directly (docs/tuning.md: more hits at 15 and 25 trials).
     pub(crate) fn fit_best(x: &[Vec<f64>], y: &[f64], cat: &[bool]) -> Option<Gp> {
+        Gp::fit_best_centred(x, y, cat, (x, y))
+    }
+
+    /// `fit_best`, the scores standardised by the mean and spread of all the runs `all`
+    /// (points, scores) and the noise grid centred on their repeats, rather than on `y`'s: a
+    /// model fitted without some runs (`GpSampler::apart`'s collapsed ones) keeps the prior
+    /// mean and scale those runs set, so the regions it has not seen still look as mediocre
+    /// as the whole study says rather than as good as the runs kept, and keeps the noise
+    /// their repeats measured (the default's A/A pair is often among them).
+    pub(crate) fn fit_best_centred(
+        x: &[Vec<f64>],
+        y: &[f64],
+        cat: &[bool],
+        (all_x, all): (&[Vec<f64>], &[f64]),
+    ) -> Option<Gp> {
         let d = cat.len();
+        let n = all.len() as f64;
+        let mean = all.iter().sum::<f64>() / n;
+        let var = all.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
+        let (var, scale) = if var.sqrt() > 1e-9 {
+            (var, var.sqrt())
+        } else {
+            (0.0, 1.0)
+        };
+        let centre = (mean, scale);
         let mut best: Option<(Gp, f64, f64)> = None;
-        let noises = match repeat_noise(x, y) {
-            Some(est) => {
+        let noises = match repeat_noise(all_x, all).filter(|_| var > 1e-12) {
+            Some(pooled) => {
+                let est = pooled / var;
                 let est = est.max(1e-4);
                 vec![est / 2.0, est, est * 2.0]
             }
@@ -171,7 +194,8 @@ impl Gp {
         for &lambda in &[0.0, 0.5, 1.0] {
             for &l0 in &[0.1, 0.2, 0.35, 0.6, 1.0, 2.0] {
                 for &noise in &noises {
-                    if let Some((gp, lp)) = Gp::fit(x, y, cat, &vec![l0; d], lambda, noise) {
+                    if let Some((gp, lp)) = Gp::fit(x, y, cat, &vec![l0; d], lambda, noise, centre)
+                    {
                         if best.as_ref().is_none_or(|b| lp > b.1) {
                             best = Some((gp, lp, noise));
                         }
@@ -185,7 +209,7 @@ impl Gp {
             for &m in &[0.3, 0.6, 1.7, 3.0, 8.0] {
                 let mut ls = gp.ls.clone();
                 ls[i] *= m;
-                if let Some((g, p)) = Gp::fit(x, y, cat, &ls, lambda, noise) {
+                if let Some((g, p)) = Gp::fit(x, y, cat, &ls, lambda, noise, centre) {
                     if p > lp {
                         gp = g;
                         lp = p;
@@ -281,9 +305,6 @@ impl Model {
 /// over the variance of all of `y` (the GP's noise in its standardised units); None
 /// without a repeat.
 fn repeat_noise(x: &[Vec<f64>], y: &[f64]) -> Option<f64> {
-    let n = y.len() as f64;
-    let mean = y.iter().sum::<f64>() / n;
-    let var = y.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
     let mut groups: Vec<(&Vec<f64>, Vec<f64>)> = Vec::new();
     for (xi, yi) in x.iter().zip(y) {
         match groups.iter_mut().find(|g| g.0 == xi) {
@@ -297,7 +318,7 @@ fn repeat_noise(x: &[Vec<f64>], y: &[f64]) -> Option<f64> {
         ss += v.iter().map(|a| (a - m).powi(2)).sum::<f64>();
         df += v.len() - 1;
     }
-    (df > 0 && var > 1e-12).then(|| ss / df as f64 / var)
+    (df > 0).then(|| ss / df as f64)
 }
 
 #[cfg(test)]
@@ -341,8 +362,10 @@ mod tests {
         let n = ys.len() as f64;
         let mean = ys.iter().sum::<f64>() / n;
         let var = ys.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
-        // Each pair (a−0.1, a+0.1): its variance is 0.02 with one degree of freedom.
-        assert!((est - 0.02 / var).abs() < 1e-12, "{est}");
+        // Each pair (a−0.1, a+0.1): its variance is 0.02 with one degree of freedom; the
+        // fit's noise is in units of var(y).
+        assert!((est - 0.02).abs() < 1e-12, "{est}");
+        let est = est / var;
         let gp = Gp::fit_best(&xs, &ys, &[false]).unwrap();
         assert!(
             gp.noise >= est / 2.0 - 1e-12 && gp.noise <= est * 2.0 + 1e-12,

@@ -17,6 +17,7 @@ pub mod acquisition;
 pub mod advised;
 pub mod capacity;
 pub mod capacity_judge;
+mod edge;
 pub mod effects;
 pub mod gp;
 pub mod halving;

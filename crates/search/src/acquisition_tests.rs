@@ -1,0 +1,193 @@
+//! Tests of the model-based sampler (`acquisition`), kept apart to keep `acquisition.rs`
+//! short.
+
+use super::*;
+
+#[test]
+fn the_refinement_tries_the_next_integers_and_every_choice() {
+    use crate::space::{Kind, ParamSpec, Value};
+    let space = Space {
+        params: vec![
+            ParamSpec {
+                name: "w".into(),
+                kind: Kind::Int {
+                    lo: 1,
+                    hi: 128,
+                    log: true,
+                },
+                default: Value::Int(4),
+            },
+            ParamSpec {
+                name: "k".into(),
+                kind: Kind::Choice(vec![Value::Word("a".into()), Value::Word("b".into())]),
+                default: Value::Word("a".into()),
+            },
+        ],
+        inert: Vec::new(),
+    };
+    let p = &space.params[0];
+    let at = |x: i64| p.encode(&Value::Int(x));
+    let near: Vec<Value> = neighbours(&space, 0, at(22))
+        .into_iter()
+        .map(|u| p.decode(u))
+        .collect();
+    let want: Vec<Value> = [20, 21, 23, 24].into_iter().map(Value::Int).collect();
+    assert_eq!(near, want);
+    // At the end of the range only the integers inside it.
+    assert_eq!(neighbours(&space, 0, at(128)).len(), 2);
+    assert!(neighbours(&space, 1, 0.25).is_empty());
+    let words: Vec<Value> = choices(&space, 1)
+        .into_iter()
+        .map(|u| space.params[1].decode(u))
+        .collect();
+    assert_eq!(
+        words,
+        vec![Value::Word("a".into()), Value::Word("b".into())]
+    );
+    assert!(choices(&space, 0).is_empty());
+}
+#[test]
+fn a_ridge_candidate_keeps_the_product_of_two_log_parameters() {
+    use crate::space::{Kind, ParamSpec, Value};
+    let int = |name: &str, lo, hi| ParamSpec {
+        name: name.into(),
+        kind: Kind::Int { lo, hi, log: true },
+        default: Value::Int(lo),
+    };
+    let space = Space {
+        params: vec![int("workers", 1, 1024), int("threads", 1, 4096)],
+        inert: Vec::new(),
+    };
+    let mut c = Config::new();
+    c.insert("workers".into(), Value::Int(64));
+    c.insert("threads".into(), Value::Int(64));
+    let u = space.encode(&c);
+    let spans: Vec<Option<f64>> = (0..2).map(|i| log_span(&space, i)).collect();
+    let mut rng = Rng::seeded(3);
+    let mut moved = 0;
+    for _ in 0..200 {
+        let v = space.decode(&ridge_candidate(&u, &[0, 1], &spans, 0.1, &mut rng));
+        let (Value::Int(w), Value::Int(t)) = (&v["workers"], &v["threads"]) else {
+            unreachable!()
+        };
+        if *w != 64 {
+            moved += 1;
+        }
+        // The product stays near 64 × 64 (up to rounding each to an integer).
+        let ratio = (*w * *t) as f64 / 4096.0;
+        assert!((0.8..1.25).contains(&ratio), "{w} × {t}");
+    }
+    assert!(moved > 100, "{moved}");
+}
+
+#[test]
+fn a_second_look_goes_to_the_surprising_word_away_from_its_first_look() {
+    use crate::space::{Kind, ParamSpec, Value};
+    let space = Space {
+        params: vec![
+            ParamSpec {
+                name: "n".into(),
+                kind: Kind::Int {
+                    lo: 1,
+                    hi: 1000,
+                    log: true,
+                },
+                default: Value::Int(1),
+            },
+            ParamSpec {
+                name: "mode".into(),
+                kind: Kind::Choice(["a", "b", "c"].map(|w| Value::Word(w.into())).to_vec()),
+                default: Value::Word("a".into()),
+            },
+        ],
+        inert: Vec::new(),
+    };
+    let config = |n: i64, w: &str| -> Config {
+        [
+            ("n".to_string(), Value::Int(n)),
+            ("mode".to_string(), Value::Word(w.into())),
+        ]
+        .into_iter()
+        .collect()
+    };
+    // Word a peaks at n = 100; b's one run is far below a's curve at the same n (a
+    // surprise), c's one run is on a's curve (a word that changes nothing).
+    let curve = |n: i64| 8.0 - ((n as f64).ln() - 100f64.ln()).powi(2) / 4.0;
+    let mut history: Vec<Observation> = [1, 5, 20, 60, 100, 150, 400, 1000]
+        .into_iter()
+        .map(|n| (config(n, "a"), curve(n)))
+        .collect::<Vec<_>>()
+        .into_iter()
+        .chain([
+            (config(400, "b"), curve(400) - 2.0),
+            (config(5, "c"), curve(5)),
+        ])
+        .map(|(c, y)| Observation {
+            config: c,
+            score: Some(y),
+            margin: -1.0,
+        })
+        .collect();
+    let cat = [false, true];
+    let fit = |h: &[Observation]| {
+        let xs: Vec<Vec<f64>> = h.iter().map(|o| space.encode(&o.config)).collect();
+        let ys: Vec<f64> = h.iter().filter_map(|o| o.score).collect();
+        Gp::fit_best(&xs, &ys, &cat).unwrap()
+    };
+    let gp = fit(&history);
+    let inc = space.encode(&config(100, "a"));
+    let at = |n: i64| space.params[0].encode(&Value::Int(n));
+    let sampler = GpSampler {
+        second_look: 9,
+        surprise: Some(0.5),
+        ..GpSampler::default()
+    };
+    for seed in 0..20 {
+        let c = sampler
+            .second_look(&space, &inc, &gp, &history, &mut Rng::seeded(seed))
+            .expect("b was measured once");
+        assert_eq!(c["mode"], Value::Word("b".into()), "{c:?}");
+        let Value::Int(n) = c["n"] else {
+            unreachable!()
+        };
+        // Away from b's first look (400) and from the incumbent's n (100).
+        assert!(
+            (at(n) - at(400)).abs() >= 0.25 && (at(n) - at(100)).abs() >= 0.15,
+            "{n}"
+        );
+    }
+    // Without the surprise test c is a candidate too; off, no second look.
+    let all = GpSampler {
+        surprise: None,
+        ..sampler
+    };
+    let words: std::collections::BTreeSet<String> = (0..40)
+        .filter_map(|seed| all.second_look(&space, &inc, &gp, &history, &mut Rng::seeded(seed)))
+        .map(|c| c["mode"].to_string())
+        .collect();
+    assert_eq!(words.into_iter().collect::<Vec<_>>(), ["b", "c"]);
+    // Once b has had its second look, the limit of one word stops further looks.
+    history.push(Observation {
+        config: config(20, "b"),
+        score: Some(curve(20) - 2.0),
+        margin: -1.0,
+    });
+    let gp = fit(&history);
+    let one = GpSampler {
+        second_look: 1,
+        ..all
+    };
+    assert!(one
+        .second_look(&space, &inc, &gp, &history, &mut Rng::seeded(1))
+        .is_none());
+    assert!(all
+        .second_look(&space, &inc, &gp, &history, &mut Rng::seeded(1))
+        .is_some_and(|c| c["mode"] == Value::Word("c".into())));
+}
+
+#[test]
+fn expected_improvement_prefers_mean_and_uncertainty() {
+    assert!(expected_improvement(1.0, 0.1, 0.0) > expected_improvement(0.5, 0.1, 0.0));
+    assert!(expected_improvement(0.0, 1.0, 0.0) > expected_improvement(0.0, 0.1, 0.0));
+    assert!(expected_improvement(-5.0, 0.1, 0.0) >= 0.0);
+}
