@@ -301,9 +301,9 @@ impl Model {
     }
 }
 
-/// The pooled within-configuration variance of `y` over the points measured more than once,
-/// over the variance of all of `y` (the GP's noise in its standardised units); None
-/// without a repeat.
+/// The pooled within-configuration variance of `y` over the points measured more than once
+/// (the caller divides it by the variance of the scores it standardises by, for the GP's
+/// noise in its units); None without a repeat.
 fn repeat_noise(x: &[Vec<f64>], y: &[f64]) -> Option<f64> {
     let mut groups: Vec<(&Vec<f64>, Vec<f64>)> = Vec::new();
     for (xi, yi) in x.iter().zip(y) {
