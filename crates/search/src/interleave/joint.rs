@@ -135,7 +135,7 @@ impl JointFit {
     /// paths to the anchor were few or disagreed. Each paired trial's ratio has the variance
     /// of its own pairs' mean (`PairedTrial::log_se`), never below the pooled per-pair
     /// variance of all trials over its number of pairs (two pairs that happened to agree
-    /// are not a precise figure); the fit's weights (pairs) carry those variances to each
+    /// are not a precise figure); the fit (weighted by 1 / those variances) carries them to each
     /// level (the sandwich: Var x̂ = L⁻¹ Bᵀ W V W B L⁻¹). Zero for the anchor; None when no
     /// trial had two pairs, or for a configuration the anchor does not reach. On a chain of
     /// incumbents it is the root of the sum of the links' variances: a candidate told ×12
