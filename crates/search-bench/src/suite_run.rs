@@ -200,7 +200,8 @@ pub fn random_check_points(server: &Server, n: usize) -> Vec<(Config, f64, f64)>
 }
 
 /// The GP sampler with the variant flags of the `suite` and `family` examples applied
-/// (`--switch P`, `--step S`, `--ridge N`, `--between N`, `--candidates N`; see `GpSampler`), so a
+/// (`--switch P`, `--step S`, `--ridge N`, `--between N`, `--second-look N`, `--surprise S|none`,
+/// `--apart DEPTH`, `--cap 1`, `--beyond 1`, `--edge N`, `--candidates N`; see `GpSampler`), so a
 /// change is measured before it becomes the default. A flag's bad value: an error line.
 pub fn gp_from_args(args: &[String]) -> Result<webtune_search::GpSampler, String> {
     let mut gp = webtune_search::GpSampler::default();
@@ -229,7 +230,15 @@ pub fn gp_from_args(args: &[String]) -> Result<webtune_search::GpSampler, String
     if let Some(v) = value("--second-look")? {
         gp.second_look = v as usize;
     }
-    if let Some(v) = value("--surprise")? {
+    // `--surprise none`: a second look at every word measured once, whatever its run said.
+    if args
+        .iter()
+        .position(|a| a == "--surprise")
+        .and_then(|i| args.get(i + 1))
+        .is_some_and(|v| v == "none")
+    {
+        gp.surprise = None;
+    } else if let Some(v) = value("--surprise")? {
         gp.surprise = Some(v);
     }
     if let Some(v) = value("--apart")? {
@@ -255,6 +264,26 @@ mod tests {
     use super::*;
     use crate::suite_servers::{server, servers};
     use webtune_search::GpSampler;
+
+    #[test]
+    fn variant_flags_set_the_samplers_fields_and_a_bad_value_is_one_line() {
+        let args = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+        let (none, default) = (gp_from_args(&[]).unwrap(), GpSampler::default());
+        assert_eq!(
+            (none.ridge, none.second_look, none.surprise),
+            (default.ridge, default.second_look, default.surprise)
+        );
+        let gp = gp_from_args(&args("--ridge 0 --surprise none")).unwrap();
+        assert_eq!((gp.ridge, gp.surprise), (0, None));
+        assert_eq!(
+            gp_from_args(&args("--surprise 0.3")).unwrap().surprise,
+            Some(0.3)
+        );
+        assert_eq!(
+            gp_from_args(&args("--surprise lots")).unwrap_err(),
+            "--surprise: needs a number"
+        );
+    }
 
     /// Hits of the GP at 15 trials over 100 seeds must stay at least Optuna 5.0.0 TPE's
     /// recorded figure on the same server (docs/tuning.md, `examples/optuna_suite.py`).
