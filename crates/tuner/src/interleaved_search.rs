@@ -73,17 +73,11 @@ pub struct Incumbent {
 /// the geometric mean of what the study holds for it. None before any measured run: that
 /// run is measured alone and sets the scale.
 pub fn incumbent(study: &Study, pairs: &[(usize, PairedTrial)]) -> Option<Incumbent> {
-    let measured = |c: &Config| -> Vec<(usize, &LevelSummary)> {
-        study
-            .trials()
-            .iter()
-            .filter(|t| t.config == *c)
-            .filter_map(|t| match &t.outcome {
-                Outcome::Measured(levels) => levels.first().map(|l| (t.number, l)),
-                Outcome::Failed(_) => None,
-            })
-            .collect()
-    };
+    let default = study.default_config();
+    let default_measured = study
+        .trials()
+        .iter()
+        .any(|t| t.config == *default && first(t).is_some());
     let replaced = pairs
         .iter()
         .rev()
@@ -91,11 +85,11 @@ pub fn incumbent(study: &Study, pairs: &[(usize, PairedTrial)]) -> Option<Incumb
         .map(|(_, p)| &p.candidate);
     let config = match replaced {
         Some(c) => c.clone(),
-        None if !measured(study.default_config()).is_empty() => study.default_config().clone(),
+        None if default_measured => default.clone(),
         None => study
             .trials()
             .iter()
-            .find(|t| matches!(t.outcome, Outcome::Measured(_)))?
+            .find(|t| first(t).is_some())?
             .config
             .clone(),
     };
@@ -139,10 +133,7 @@ fn arm(
         .trials()
         .iter()
         .filter(|t| t.config == config)
-        .filter_map(|t| match &t.outcome {
-            Outcome::Measured(levels) => levels.first().map(|l| (t.number, l)),
-            Outcome::Failed(_) => None,
-        })
+        .filter_map(|t| first(t).map(|l| (t.number, l)))
         .collect();
     let levels: Vec<&LevelSummary> = runs.iter().map(|(_, l)| *l).collect();
     let fitted = joint_fit(study, pairs).and_then(|f| f.level(&config).cloned());
