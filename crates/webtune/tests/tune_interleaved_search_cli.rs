@@ -211,7 +211,12 @@ fn a_stopped_interleaved_search_resumes_without_running_a_finished_trial_again()
         Duration::from_secs(30),
     );
     assert_eq!(code, 0);
-    assert_eq!(shown.matches("vs incumbent").count(), 3, "{shown}");
+    // Each paired trial's mark: against the incumbent, or (a race) against the scale.
+    assert_eq!(
+        shown.matches("vs incumbent").count() + shown.matches("vs the scale").count(),
+        3,
+        "{shown}"
+    );
     assert!(leftovers(&lab.0).is_empty(), "{:?}", leftovers(&lab.0));
 }
 
