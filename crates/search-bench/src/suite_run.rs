@@ -230,16 +230,26 @@ pub fn gp_from_args(args: &[String]) -> Result<webtune_search::GpSampler, String
     if let Some(v) = value("--second-look")? {
         gp.second_look = v as usize;
     }
+    // `FLAG none` turns an optional setting off; `FLAG NUMBER` sets it.
+    let optional = |flag: &str| -> Result<Option<Option<f64>>, String> {
+        let none = args
+            .iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .is_some_and(|v| v == "none");
+        if none {
+            Ok(Some(None))
+        } else {
+            Ok(value(flag)?.map(Some))
+        }
+    };
     // `--surprise none`: a second look at every word measured once, whatever its run said.
-    if args
-        .iter()
-        .position(|a| a == "--surprise")
-        .and_then(|i| args.get(i + 1))
-        .is_some_and(|v| v == "none")
-    {
-        gp.surprise = None;
-    } else if let Some(v) = value("--surprise")? {
-        gp.surprise = Some(v);
+    if let Some(v) = optional("--surprise")? {
+        gp.surprise = v;
+    }
+    // `--past-edge none`: every run in the objective's posterior (the search before it).
+    if let Some(v) = optional("--past-edge")? {
+        gp.past_edge = v;
     }
     if let Some(v) = value("--apart")? {
         gp.apart = Some(v);
@@ -270,14 +280,27 @@ mod tests {
         let args = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
         let (none, default) = (gp_from_args(&[]).unwrap(), GpSampler::default());
         assert_eq!(
-            (none.ridge, none.second_look, none.surprise),
-            (default.ridge, default.second_look, default.surprise)
+            (none.ridge, none.second_look, none.surprise, none.past_edge),
+            (
+                default.ridge,
+                default.second_look,
+                default.surprise,
+                default.past_edge
+            )
         );
         let gp = gp_from_args(&args("--ridge 0 --surprise none")).unwrap();
         assert_eq!((gp.ridge, gp.surprise), (0, None));
         assert_eq!(
             gp_from_args(&args("--surprise 0.3")).unwrap().surprise,
             Some(0.3)
+        );
+        assert_eq!(
+            gp_from_args(&args("--past-edge none")).unwrap().past_edge,
+            None
+        );
+        assert_eq!(
+            gp_from_args(&args("--past-edge 0.5")).unwrap().past_edge,
+            Some(0.5)
         );
         assert_eq!(
             gp_from_args(&args("--surprise lots")).unwrap_err(),

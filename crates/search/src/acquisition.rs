@@ -62,6 +62,16 @@ pub struct GpSampler {
     /// With `apart`: only runs where the feasible runs' GP predicted better than the best
     /// feasible run count as collapsed (`edge::collapsed`). false: any.
     pub beyond: bool,
+    /// Runs past an edge (`edge::past_edge`: infeasible, p99 more than half again past its
+    /// SLO, and scoring more than this much below the best feasible run on the objective's
+    /// log scale) stay in the objective GP's choice of hyper-parameters — they say which
+    /// parameter matters, and how sharply — but are left out of the posterior that EI and
+    /// the incumbent read: a stationary kernel would draw one smooth curve through them and
+    /// the good runs beside the edge, so the mean falls before the edge and EI never climbs
+    /// to it. The constraint's GP keeps them and stops the search at the edge. None: the
+    /// posterior has every run (the search before the seventh round on the cliff); Some(0.3)
+    /// by default (docs/tuning.md, "The cliff, mended").
+    pub past_edge: Option<f64>,
 }
 
 impl Default for GpSampler {
@@ -78,6 +88,7 @@ impl Default for GpSampler {
             edge: 0,
             cap: false,
             beyond: false,
+            past_edge: Some(0.3),
         }
     }
 }
@@ -145,6 +156,32 @@ impl Sampler for GpSampler {
         // included (`fit_best_centred`).
         let Some(objective) = Gp::fit_best_centred(&fitted_x, &fitted_y, &cat, (&xs, &ys)) else {
             return random_config(space, rng);
+        };
+        // Runs past an edge out of the posterior (`past_edge`), the hyper-parameters kept.
+        let objective = match self.past_edge {
+            Some(depth) => {
+                let past = crate::edge::past_edge(&scored, depth);
+                let kept_x: Vec<Vec<f64>> = fitted_x
+                    .iter()
+                    .zip(fitted_past(&past, &apart))
+                    .filter(|(_, p)| !*p)
+                    .map(|(x, _)| x.clone())
+                    .collect();
+                let kept_y: Vec<f64> = fitted_y
+                    .iter()
+                    .zip(fitted_past(&past, &apart))
+                    .filter(|(_, p)| !*p)
+                    .map(|(y, _)| *y)
+                    .collect();
+                if kept_x.len() >= 2 && kept_x.len() < fitted_x.len() {
+                    objective
+                        .conditioned_on(&kept_x, &kept_y)
+                        .unwrap_or(objective)
+                } else {
+                    objective
+                }
+            }
+            None => objective,
         };
         // The constraint model, only when some measurement missed an SLO.
         let constraint = if history.iter().any(|o| o.margin > 0.0) {
@@ -382,6 +419,15 @@ impl GpSampler {
         }
         None
     }
+}
+
+/// `past` (per scored run) restricted to the runs in the objective's fit (those not left
+/// `apart`), in order.
+fn fitted_past<'a>(past: &'a [bool], apart: &'a [bool]) -> impl Iterator<Item = bool> + 'a {
+    past.iter()
+        .zip(apart)
+        .filter(|(_, a)| !**a)
+        .map(|(p, _)| *p)
 }
 
 /// The positions of the integers next to the one at `u` (±1, ±2), for a range.

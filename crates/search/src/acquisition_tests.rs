@@ -191,3 +191,97 @@ fn expected_improvement_prefers_mean_and_uncertainty() {
     assert!(expected_improvement(0.0, 1.0, 0.0) > expected_improvement(0.0, 0.1, 0.0));
     assert!(expected_improvement(-5.0, 0.1, 0.0) >= 0.0);
 }
+
+/// One integer `x` in 1..=100; runs climb with it to x = 40 and collapse past an edge
+/// (infeasible, p99 ×3, a quarter of the throughput) at 60 and 80; a starved default at 1.
+fn cliff_history() -> (Space, Vec<Observation>) {
+    use crate::space::{Kind, ParamSpec, Value};
+    let space = Space {
+        params: vec![ParamSpec {
+            name: "x".into(),
+            kind: Kind::Int {
+                lo: 1,
+                hi: 100,
+                log: false,
+            },
+            default: Value::Int(1),
+        }],
+        inert: Vec::new(),
+    };
+    let run = |x: i64, score: f64, margin: f64| {
+        let mut config = Config::new();
+        config.insert("x".into(), Value::Int(x));
+        Observation {
+            config,
+            score: Some(score),
+            margin,
+        }
+    };
+    let history = vec![
+        run(1, 0.2, 1.5),
+        run(1, 0.25, 1.5),
+        run(10, 1.0, -0.5),
+        run(20, 1.3, -0.5),
+        run(30, 1.6, -0.5),
+        run(40, 1.9, -0.5),
+        run(60, 0.5, 2.0),
+        run(80, 0.4, 2.0),
+    ];
+    (space, history)
+}
+
+#[test]
+fn runs_past_the_edge_leave_the_posterior_but_not_the_fit() {
+    let (space, history) = cliff_history();
+    let scored: Vec<&Observation> = history.iter().collect();
+    // Every infeasible run far below the best feasible one and far past its SLO: the
+    // collapsed runs and the starved default alike (nothing tells them apart by their
+    // figures); the default still shapes the fit's hyper-parameters.
+    let past = crate::edge::past_edge(&scored, 0.3);
+    assert_eq!(past, [true, true, false, false, false, false, true, true]);
+    // A shallower depth than the gap keeps the runs past the edge; no feasible run, none.
+    assert!(crate::edge::past_edge(&scored, 2.0).iter().all(|p| !p));
+    assert!(crate::edge::past_edge(&scored[6..], 0.3).iter().all(|p| !p));
+    let xs: Vec<Vec<f64>> = history.iter().map(|o| space.encode(&o.config)).collect();
+    let ys: Vec<f64> = history.iter().filter_map(|o| o.score).collect();
+    let full = Gp::fit_best(&xs, &ys, &[false]).unwrap();
+    let kept: Vec<usize> = (0..xs.len()).filter(|i| !past[*i]).collect();
+    let kx: Vec<Vec<f64>> = kept.iter().map(|i| xs[*i].clone()).collect();
+    let ky: Vec<f64> = kept.iter().map(|i| ys[*i]).collect();
+    let post = full.conditioned_on(&kx, &ky).unwrap();
+    // The same length scales; between the last good run and the first collapsed one the
+    // posterior no longer falls with the collapse.
+    assert_eq!(post.length_scales(), full.length_scales());
+    let at = |x: i64| {
+        space.encode(&{
+            let mut c = Config::new();
+            c.insert("x".into(), crate::space::Value::Int(x));
+            c
+        })
+    };
+    let (with, _) = full.predict(&at(50));
+    let (without, _) = post.predict(&at(50));
+    assert!(without > with + 0.2, "{without} vs {with}");
+}
+
+#[test]
+fn the_search_climbs_to_the_edge_when_the_collapse_leaves_the_posterior() {
+    let (space, history) = cliff_history();
+    let x_of = |c: &Config| match c["x"] {
+        crate::space::Value::Int(x) => x,
+        _ => unreachable!(),
+    };
+    for seed in 0..5 {
+        let mut on = GpSampler::default();
+        let mut off = GpSampler {
+            past_edge: None,
+            ..GpSampler::default()
+        };
+        let a = x_of(&on.ask(&space, &history, &mut Rng::seeded(seed)));
+        let b = x_of(&off.ask(&space, &history, &mut Rng::seeded(seed)));
+        // Past the best run (40), short of the collapse (60); every run in the posterior,
+        // the mean falls before the edge and the search stays below its best run.
+        assert!((41..60).contains(&a), "seed {seed}: {a}");
+        assert!(b < a, "seed {seed}: {b} vs {a}");
+    }
+}

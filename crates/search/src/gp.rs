@@ -220,6 +220,15 @@ impl Gp {
         Some(gp)
     }
 
+    /// The same model — length scales, mix, noise, prior mean and scale — conditioned on
+    /// other runs (`x`, `y`) than those it was fitted to: `GpSampler::past_edge`'s posterior
+    /// without the runs past an edge, whose hyper-parameters were chosen with them. None
+    /// where the covariance is singular.
+    pub(crate) fn conditioned_on(&self, x: &[Vec<f64>], y: &[f64]) -> Option<Gp> {
+        let centre = (self.mean, self.scale);
+        Gp::fit(x, y, &self.cat, &self.ls, self.lambda, self.noise, centre).map(|(gp, _)| gp)
+    }
+
     /// The fitted length scales, one a parameter (unit-cube coordinates).
     pub(crate) fn length_scales(&self) -> &[f64] {
         &self.ls
