@@ -41,16 +41,15 @@ pub fn fidelity_for(screen: Option<f64>, why: Why) -> f64 {
 }
 
 /// The screened configuration to measure in full next, if one is promising: among the
-/// feasible screened configurations without a full run, the best whose score ranks in the
+/// feasible screened configurations without a full run (a failed one included), the best whose score ranks in the
 /// top ⌊n/η⌋ of all n screened configurations (each configuration's best screening score).
 /// (`screen`: the study's screening share; None, no screening and no promotion.)
 pub fn promotion(trials: &[Trial], objective: Objective, screen: Option<f64>) -> Option<Config> {
     screen?;
-    let full = |c: &Config| {
-        trials
-            .iter()
-            .any(|t| t.config == *c && is_full(t.fidelity) && t.evaluation.is_some())
-    };
+    // Measured in full, or tried: a promotion whose full run failed is not promoted again
+    // (it was, every trial, until the budget ran out: a forum pool that served its screening
+    // run and then never started again).
+    let full = |c: &Config| trials.iter().any(|t| t.config == *c && is_full(t.fidelity));
     // Each screened configuration once, with its score (None: failed or breaks an SLO).
     let mut rung: Vec<(Config, Option<f64>)> = Vec::new();
     for t in trials.iter().filter(|t| !is_full(t.fidelity)) {
@@ -236,6 +235,28 @@ mod tests {
             .unwrap();
         let gap = (scores[short].unwrap() - scores[p.number - 1].unwrap()).abs();
         assert!(gap < 0.1, "{gap}");
+    }
+
+    #[test]
+    fn a_promotion_whose_full_run_failed_is_not_promoted_again() {
+        let mut s = study(Some(0.4));
+        let mut promoted: Vec<Config> = Vec::new();
+        for _ in 0..20 {
+            let Next::Measure(c, why) = s.next() else {
+                break;
+            };
+            let f = fidelity_for(s.settings.screen, why);
+            if why == Why::Promote {
+                assert!(!promoted.contains(&c), "promoted twice: {c:?}");
+                promoted.push(c.clone());
+                s.record_at(c, why, Outcome::Failed("did not start".into()), f);
+            } else {
+                let o = truth(&c, f);
+                s.record_at(c, why, o, f);
+            }
+        }
+        assert!(!promoted.is_empty());
+        assert_eq!(s.trials().len(), 20);
     }
 
     #[test]
