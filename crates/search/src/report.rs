@@ -363,8 +363,9 @@ impl TuneReport {
             };
             let pair = t.paired.as_ref().map_or(String::new(), |p| {
                 format!(
-                    "  [×{:.3} vs {}{}{}]",
-                    p.ratio,
+                    "  [{} {} vs {}{}{}]",
+                    p.metric,
+                    crate::interleave::render::times(p.ratio),
                     if p.stand_in { "the scale" } else { "incumbent" },
                     p.interval_words()
                         .map_or(String::new(), |w| format!(", {w}")),

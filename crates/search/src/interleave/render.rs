@@ -401,7 +401,7 @@ fn ratio_ci(mi: &MetricInterval) -> String {
 
 /// A ratio as "×1.234"; under ×0.001 (errors that one arm all but never had) with two
 /// significant digits, "×1.2e-4", rather than "×0.000".
-fn times(x: f64) -> String {
+pub(crate) fn times(x: f64) -> String {
     if x >= 0.001 || x == 0.0 || !x.is_finite() {
         format!("×{x:.3}")
     } else {

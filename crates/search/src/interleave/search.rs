@@ -65,16 +65,17 @@ pub struct PairedTrial {
     pub stand_in: bool,
 }
 
-/// The widest interval of a ratio that is still worth printing: beyond ×0.01–×100 (two or
-/// three pairs, one degree of freedom) the bounds say only that nothing is known yet, and
-/// "×0.000–×17805.578" read like a measurement.
-pub const SHOWN_RATIO_RANGE: (f64, f64) = (0.01, 100.0);
+/// The widest interval of a ratio that is still worth printing, as its high bound over its
+/// low one: wider than ×0.01–×100 (two or three pairs, one degree of freedom) the bounds
+/// say only that nothing is known yet, and "×0.000–×17805.578" read like a measurement. By
+/// width, not position: an errors ratio of ×3.4e-4 (95% CI ×2.4e-4–×4.7e-4) is known well.
+pub const SHOWN_RATIO_SPAN: f64 = 1e4;
 
 impl PairedTrial {
-    /// The pairs' interval when it says something (inside `SHOWN_RATIO_RANGE`).
+    /// The pairs' interval when it says something (no wider than `SHOWN_RATIO_SPAN`).
     pub fn shown_interval(&self) -> Option<(f64, f64)> {
         let (lo, hi) = (self.ci_low?, self.ci_high?);
-        (lo >= SHOWN_RATIO_RANGE.0 && hi <= SHOWN_RATIO_RANGE.1).then_some((lo, hi))
+        (lo > 0.0 && hi / lo <= SHOWN_RATIO_SPAN).then_some((lo, hi))
     }
 
     /// "×1.073 (95% CI ×0.912–×1.204){against} over 8 pair(s); now the incumbent": the
@@ -82,8 +83,8 @@ impl PairedTrial {
     /// incumbent) and the report's table (`against` empty) say them.
     pub fn ratio_words(&self, against: &str) -> String {
         format!(
-            "×{:.3}{}{against} over {} pair(s){}",
-            self.ratio,
+            "{}{}{against} over {} pair(s){}",
+            super::render::times(self.ratio),
             self.interval_words()
                 .map_or(String::new(), |w| format!(" ({w})")),
             self.pairs,
@@ -100,7 +101,11 @@ impl PairedTrial {
     /// report and the HTML page.
     pub fn interval_words(&self) -> Option<String> {
         match (self.shown_interval(), self.ci_low.zip(self.ci_high)) {
-            (Some((lo, hi)), _) => Some(format!("95% CI ×{lo:.3}–×{hi:.3}")),
+            (Some((lo, hi)), _) => Some(format!(
+                "95% CI {}–{}",
+                super::render::times(lo),
+                super::render::times(hi)
+            )),
             (None, Some(_)) => Some("95% CI too wide to show".to_string()),
             (None, None) => None,
         }
@@ -277,6 +282,12 @@ mod tests {
         assert_eq!(p.interval_words().as_deref(), Some("95% CI ×0.144–×2.554"));
         (p.ci_low, p.ci_high) = (None, None);
         assert_eq!(p.interval_words(), None);
+        // An errors ratio far below 1 and known well: shown, in significant digits.
+        (p.ratio, p.ci_low, p.ci_high) = (3.4e-4, Some(2.4e-4), Some(4.7e-4));
+        assert_eq!(
+            p.ratio_words(" vs the scale"),
+            "×3.4e-4 (95% CI ×2.4e-4–×4.7e-4) vs the scale over 2 pair(s)"
+        );
     }
 
     fn summary(tp: f64, p99: f64) -> LevelSummary {
