@@ -41,11 +41,7 @@ pub(crate) fn collapsed(
     depth: f64,
     beyond: bool,
 ) -> Vec<Option<f64>> {
-    let best = scored
-        .iter()
-        .filter(|o| o.feasible())
-        .filter_map(|o| o.score)
-        .fold(f64::NEG_INFINITY, f64::max);
+    let best = best_feasible(scored);
     scored
         .iter()
         .zip(xs)
@@ -108,11 +104,7 @@ pub(crate) fn toward(inc: &[f64], bad: &[&Vec<f64>], cat: &[bool], k: usize) -> 
 /// a starved default still makes its parameter matter, and only the posterior mean is
 /// spared its pull. None of them when no run is feasible yet.
 pub(crate) fn past_edge(scored: &[&Observation], depth: f64) -> Vec<bool> {
-    let best = scored
-        .iter()
-        .filter(|o| o.feasible())
-        .filter_map(|o| o.score)
-        .fold(f64::NEG_INFINITY, f64::max);
+    let best = best_feasible(scored);
     scored
         .iter()
         .map(|o| {
@@ -122,6 +114,15 @@ pub(crate) fn past_edge(scored: &[&Observation], depth: f64) -> Vec<bool> {
                 && o.score.is_some_and(|s| s < best - depth)
         })
         .collect()
+}
+
+/// The best feasible run's score; −∞ when no run is feasible.
+fn best_feasible(scored: &[&Observation]) -> f64 {
+    scored
+        .iter()
+        .filter(|o| o.feasible())
+        .filter_map(|o| o.score)
+        .fold(f64::NEG_INFINITY, f64::max)
 }
 
 #[cfg(test)]
