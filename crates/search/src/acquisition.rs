@@ -69,7 +69,7 @@ pub struct GpSampler {
     /// the incumbent read: a stationary kernel would draw one smooth curve through them and
     /// the good runs beside the edge, so the mean falls before the edge and EI never climbs
     /// to it. The constraint's GP keeps them and stops the search at the edge. None: the
-    /// posterior has every run (the search before the seventh round on the cliff); Some(0.3)
+    /// posterior has every run (the search before this field); Some(0.3)
     /// by default (docs/tuning.md, "The cliff, mended").
     pub past_edge: Option<f64>,
 }

@@ -239,7 +239,7 @@ fn runs_past_the_edge_leave_the_posterior_but_not_the_fit() {
     // figures); the default still shapes the fit's hyper-parameters.
     let past = crate::edge::past_edge(&scored, 0.3);
     assert_eq!(past, [true, true, false, false, false, false, true, true]);
-    // A shallower depth than the gap keeps the runs past the edge; no feasible run, none.
+    // A depth beyond the gap (1.9 − 0.4) flags none; nor does anything with no feasible run.
     assert!(crate::edge::past_edge(&scored, 2.0).iter().all(|p| !p));
     assert!(crate::edge::past_edge(&scored[6..], 0.3).iter().all(|p| !p));
     let xs: Vec<Vec<f64>> = history.iter().map(|o| space.encode(&o.config)).collect();

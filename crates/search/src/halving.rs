@@ -41,8 +41,9 @@ pub fn fidelity_for(screen: Option<f64>, why: Why) -> f64 {
 }
 
 /// The screened configuration to measure in full next, if one is promising: among the
-/// feasible screened configurations without a full run (a failed one included), the best whose score ranks in the
-/// top ⌊n/η⌋ of all n screened configurations (each configuration's best screening score).
+/// feasible screened configurations without a full run (a failed one counts as one), the
+/// best whose score ranks in the top ⌊n/η⌋ of all n screened configurations (each
+/// configuration's best screening score).
 /// (`screen`: the study's screening share; None, no screening and no promotion.)
 pub fn promotion(trials: &[Trial], objective: Objective, screen: Option<f64>) -> Option<Config> {
     screen?;
