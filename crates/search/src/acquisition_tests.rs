@@ -192,42 +192,26 @@ fn expected_improvement_prefers_mean_and_uncertainty() {
     assert!(expected_improvement(-5.0, 0.1, 0.0) >= 0.0);
 }
 
-/// One integer `x` in 1..=100; runs climb with it to x = 40 and collapse past an edge
-/// (infeasible, p99 ×3, a quarter of the throughput) at 60 and 80; a starved default at 1.
+/// One integer `w` in 1..=64 (`study::tests::one_int_space`); runs climb with it to w = 24
+/// and collapse past an edge (infeasible, p99 ×3, a quarter of the throughput) at 36 and 48;
+/// a starved default at 1.
 fn cliff_history() -> (Space, Vec<Observation>) {
-    use crate::space::{Kind, ParamSpec, Value};
-    let space = Space {
-        params: vec![ParamSpec {
-            name: "x".into(),
-            kind: Kind::Int {
-                lo: 1,
-                hi: 100,
-                log: false,
-            },
-            default: Value::Int(1),
-        }],
-        inert: Vec::new(),
-    };
-    let run = |x: i64, score: f64, margin: f64| {
-        let mut config = Config::new();
-        config.insert("x".into(), Value::Int(x));
-        Observation {
-            config,
-            score: Some(score),
-            margin,
-        }
+    let run = |w: i64, score: f64, margin: f64| Observation {
+        config: [("w".to_string(), crate::space::Value::Int(w))].into(),
+        score: Some(score),
+        margin,
     };
     let history = vec![
         run(1, 0.2, 1.5),
         run(1, 0.25, 1.5),
-        run(10, 1.0, -0.5),
-        run(20, 1.3, -0.5),
-        run(30, 1.6, -0.5),
-        run(40, 1.9, -0.5),
-        run(60, 0.5, 2.0),
-        run(80, 0.4, 2.0),
+        run(6, 1.0, -0.5),
+        run(12, 1.3, -0.5),
+        run(18, 1.6, -0.5),
+        run(24, 1.9, -0.5),
+        run(36, 0.5, 2.0),
+        run(48, 0.4, 2.0),
     ];
-    (space, history)
+    (crate::study::tests::one_int_space(1), history)
 }
 
 #[test]
@@ -252,22 +236,16 @@ fn runs_past_the_edge_leave_the_posterior_but_not_the_fit() {
     // The same length scales; between the last good run and the first collapsed one the
     // posterior no longer falls with the collapse.
     assert_eq!(post.length_scales(), full.length_scales());
-    let at = |x: i64| {
-        space.encode(&{
-            let mut c = Config::new();
-            c.insert("x".into(), crate::space::Value::Int(x));
-            c
-        })
-    };
-    let (with, _) = full.predict(&at(50));
-    let (without, _) = post.predict(&at(50));
+    let at = |w: i64| space.encode(&[("w".to_string(), crate::space::Value::Int(w))].into());
+    let (with, _) = full.predict(&at(30));
+    let (without, _) = post.predict(&at(30));
     assert!(without > with + 0.2, "{without} vs {with}");
 }
 
 #[test]
 fn the_search_climbs_to_the_edge_when_the_collapse_leaves_the_posterior() {
     let (space, history) = cliff_history();
-    let x_of = |c: &Config| match c["x"] {
+    let w_of = |c: &Config| match c["w"] {
         crate::space::Value::Int(x) => x,
         _ => unreachable!(),
     };
@@ -277,11 +255,11 @@ fn the_search_climbs_to_the_edge_when_the_collapse_leaves_the_posterior() {
             past_edge: None,
             ..GpSampler::default()
         };
-        let a = x_of(&on.ask(&space, &history, &mut Rng::seeded(seed)));
-        let b = x_of(&off.ask(&space, &history, &mut Rng::seeded(seed)));
-        // Past the best run (40), short of the collapse (60); every run in the posterior,
+        let a = w_of(&on.ask(&space, &history, &mut Rng::seeded(seed)));
+        let b = w_of(&off.ask(&space, &history, &mut Rng::seeded(seed)));
+        // Past the best run (24), short of the collapse (36); every run in the posterior,
         // the mean falls before the edge and the search stays below its best run.
-        assert!((41..60).contains(&a), "seed {seed}: {a}");
+        assert!((25..36).contains(&a), "seed {seed}: {a}");
         assert!(b < a, "seed {seed}: {b} vs {a}");
     }
 }
