@@ -201,7 +201,7 @@ pub fn random_check_points(server: &Server, n: usize) -> Vec<(Config, f64, f64)>
 
 /// The GP sampler with the variant flags of the `suite` and `family` examples applied
 /// (`--switch P`, `--step S`, `--ridge N`, `--between N`, `--second-look N`, `--surprise S|none`,
-/// `--apart DEPTH`, `--cap 1`, `--beyond 1`, `--edge N`, `--candidates N`; see `GpSampler`), so a
+/// `--past-edge DEPTH|none`, `--apart DEPTH`, `--cap 1`, `--beyond 1`, `--edge N`, `--candidates N`; see `GpSampler`), so a
 /// change is measured before it becomes the default. A flag's bad value: an error line.
 pub fn gp_from_args(args: &[String]) -> Result<webtune_search::GpSampler, String> {
     let mut gp = webtune_search::GpSampler::default();

@@ -139,12 +139,7 @@ impl Sampler for GpSampler {
         };
         // Left out of the fit, or with `cap` kept with their scores raised to the floor.
         let apart: Vec<bool> = collapsed.iter().map(|c| c.is_some() && !self.cap).collect();
-        let fitted_x: Vec<Vec<f64>> = xs
-            .iter()
-            .zip(&apart)
-            .filter(|(_, a)| !**a)
-            .map(|(x, _)| x.clone())
-            .collect();
+        let fitted_x = without(&xs, &apart);
         let fitted_y: Vec<f64> = ys
             .iter()
             .zip(&collapsed)
@@ -160,19 +155,15 @@ impl Sampler for GpSampler {
         // Runs past an edge out of the posterior (`past_edge`), the hyper-parameters kept.
         let objective = match self.past_edge {
             Some(depth) => {
-                let past = crate::edge::past_edge(&scored, depth);
-                let kept_x: Vec<Vec<f64>> = fitted_x
-                    .iter()
-                    .zip(fitted_past(&past, &apart))
-                    .filter(|(_, p)| !*p)
-                    .map(|(x, _)| x.clone())
+                // Per run in the fit (those not left `apart`), whether it is past an edge.
+                let past: Vec<bool> = crate::edge::past_edge(&scored, depth)
+                    .into_iter()
+                    .zip(&apart)
+                    .filter(|(_, a)| !**a)
+                    .map(|(p, _)| p)
                     .collect();
-                let kept_y: Vec<f64> = fitted_y
-                    .iter()
-                    .zip(fitted_past(&past, &apart))
-                    .filter(|(_, p)| !*p)
-                    .map(|(y, _)| *y)
-                    .collect();
+                let kept_x = without(&fitted_x, &past);
+                let kept_y = without(&fitted_y, &past);
                 if kept_x.len() >= 2 && kept_x.len() < fitted_x.len() {
                     objective
                         .conditioned_on(&kept_x, &kept_y)
@@ -421,13 +412,14 @@ impl GpSampler {
     }
 }
 
-/// `past` (per scored run) restricted to the runs in the objective's fit (those not left
-/// `apart`), in order.
-fn fitted_past<'a>(past: &'a [bool], apart: &'a [bool]) -> impl Iterator<Item = bool> + 'a {
-    past.iter()
-        .zip(apart)
-        .filter(|(_, a)| !**a)
-        .map(|(p, _)| *p)
+/// The items whose `out` is false, in order.
+fn without<T: Clone>(items: &[T], out: &[bool]) -> Vec<T> {
+    items
+        .iter()
+        .zip(out)
+        .filter(|(_, o)| !**o)
+        .map(|(i, _)| i.clone())
+        .collect()
 }
 
 /// The positions of the integers next to the one at `u` (±1, ±2), for a range.
