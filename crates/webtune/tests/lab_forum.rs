@@ -329,7 +329,7 @@ fn mariadbd_killed_during_a_forum_sweep_is_reported_and_exits_3() {
             "--seed",
             "11",
             "-c",
-            "2,2,2",
+            "2,2,2,2,2",
             "-d",
             "2s",
             "--warmup",
@@ -401,10 +401,12 @@ fn mariadbd_killed_during_a_forum_sweep_is_reported_and_exits_3() {
     let levels = value["levels"].as_array().expect("levels");
     let deaths = |i: usize| levels[i]["result"]["server"]["deaths"].clone();
     // The kill lands in the first level unless this test was held off the CPU past its 2 s
-    // (seen once in a loaded CI run): then in the second. Three levels leave a next one.
-    let died = (0..2)
+    // (seen in loaded runs, with the other forum tests starting their stacks beside it:
+    // once in the second level, twice in the third). Five levels leave a next one after
+    // any of the first four.
+    let died = (0..levels.len() - 1)
         .find(|&i| !deaths(i)[0].is_null())
-        .unwrap_or_else(|| panic!("no death in the first two levels: {levels:?}"));
+        .unwrap_or_else(|| panic!("no death before the last level: {levels:?}"));
     assert_eq!(deaths(died)[0]["process"], "mariadbd", "{}", deaths(died));
     // Killed under load in the first level: some time into it. In the second, the death
     // may be seen at its start (t_s 0) if the kill fell between the levels.
