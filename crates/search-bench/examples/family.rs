@@ -4,7 +4,7 @@
 //! standard error over functions (each function's hit rate over its seeds is one
 //! observation: the seeds of one function are not independent draws of the family).
 //!
-//! `cargo run --release -p webtune-search-bench --example family -- [FUNCTIONS] [--seeds N] [--family-seed N] [--first-seed N] [--budgets 15,25] [--lhs N] [--race N] [--switch P] [--step S] [--ridge N] [--between N] [--second-look N] [--surprise S|none] [--past-edge DEPTH|none] [--apart DEPTH] [--edge N] [--candidates N] [--shapes S,S] [--trace NAME:SEED] [--gp] [--label NAME] [--raw FILE]`
+//! `cargo run --release -p webtune-search-bench --example family -- [FUNCTIONS] [--seeds N] [--family-seed N] [--first-seed N] [--budgets 15,25] [--lhs N] [--race N] [--switch P] [--step S] [--ridge N] [--between N] [--second-look N] [--surprise S|none] [--past-edge DEPTH|none] [--turn MARGIN|none] [--apart DEPTH] [--edge N] [--candidates N] [--shapes S,S] [--trace NAME:SEED] [--gp] [--label NAME] [--raw FILE]`
 //! `cargo run --release -p webtune-search-bench --example family -- 50 --json > /tmp/family.json`
 //! prints the definitions, optima and noise-free check points for `optuna_suite.py --family`.
 //!

@@ -5,7 +5,7 @@
 //! the studies that measured a hit at all, picked or not (a miss with a found hit is the
 //! pick's fault, not the search's). `--gp`: the GP rows only.
 //!
-//! `cargo run --release -p webtune-search-bench --example suite -- [SEEDS] [--first-seed N] [--only NAME] [--budgets 10,15,25] [--lhs N] [--race N] [--noise-scale F] [--step S] [--ridge N] [--between N] [--second-look N] [--surprise S|none] [--past-edge DEPTH|none] [--candidates N] [--gp]`
+//! `cargo run --release -p webtune-search-bench --example suite -- [SEEDS] [--first-seed N] [--only NAME] [--budgets 10,15,25] [--lhs N] [--race N] [--noise-scale F] [--step S] [--ridge N] [--between N] [--second-look N] [--surprise S|none] [--past-edge DEPTH|none] [--turn MARGIN|none] [--candidates N] [--gp]`
 //!
 //! `--noise-scale F` multiplies every server's run-to-run noise (0: noise-free), to tell
 //! what the noise costs a search from what its exploration costs it.

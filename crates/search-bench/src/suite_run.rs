@@ -201,7 +201,7 @@ pub fn random_check_points(server: &Server, n: usize) -> Vec<(Config, f64, f64)>
 
 /// The GP sampler with the variant flags of the `suite` and `family` examples applied
 /// (`--switch P`, `--step S`, `--ridge N`, `--between N`, `--second-look N`, `--surprise S|none`,
-/// `--past-edge DEPTH|none`, `--apart DEPTH`, `--cap 1`, `--beyond 1`, `--edge N`, `--candidates N`; see `GpSampler`), so a
+/// `--past-edge DEPTH|none`, `--turn MARGIN|none`, `--apart DEPTH`, `--cap 1`, `--beyond 1`, `--edge N`, `--candidates N`; see `GpSampler`), so a
 /// change is measured before it becomes the default. A flag's bad value: an error line.
 pub fn gp_from_args(args: &[String]) -> Result<webtune_search::GpSampler, String> {
     let mut gp = webtune_search::GpSampler::default();
@@ -251,6 +251,10 @@ pub fn gp_from_args(args: &[String]) -> Result<webtune_search::GpSampler, String
     if let Some(v) = optional("--past-edge")? {
         gp.past_edge = v;
     }
+    // `--turn MARGIN`: a ridge of two parameters' sum or difference fitted turned.
+    if let Some(v) = optional("--turn")? {
+        gp.turn = v;
+    }
     if let Some(v) = value("--apart")? {
         gp.apart = Some(v);
     }
@@ -280,12 +284,19 @@ mod tests {
         let args = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
         let (none, default) = (gp_from_args(&[]).unwrap(), GpSampler::default());
         assert_eq!(
-            (none.ridge, none.second_look, none.surprise, none.past_edge),
+            (
+                none.ridge,
+                none.second_look,
+                none.surprise,
+                none.past_edge,
+                none.turn
+            ),
             (
                 default.ridge,
                 default.second_look,
                 default.surprise,
-                default.past_edge
+                default.past_edge,
+                default.turn
             )
         );
         let gp = gp_from_args(&args("--ridge 0 --surprise none")).unwrap();
@@ -302,6 +313,8 @@ mod tests {
             gp_from_args(&args("--past-edge 0.5")).unwrap().past_edge,
             Some(0.5)
         );
+        assert_eq!(gp_from_args(&args("--turn none")).unwrap().turn, None);
+        assert_eq!(gp_from_args(&args("--turn 2")).unwrap().turn, Some(2.0));
         assert_eq!(
             gp_from_args(&args("--surprise lots")).unwrap_err(),
             "--surprise: needs a number"

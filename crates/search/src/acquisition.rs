@@ -7,7 +7,9 @@
 //! from Gardner et al. 2014 (constrained EI) and Snoek et al. 2012 (noisy EI); code our own.
 //! And one proposal outside EI (`second_look`): a second look at a categorical word measured
 //! once whose run fell well below the model's curve, for mode × integer interactions. Runs
-//! collapsed past a cliff may be fitted apart (`edge`; measured, off by default).
+//! past an edge leave the objective's posterior (`past_edge`); a ridge of two parameters'
+//! product is fitted through their sum and difference (`turn`). Runs collapsed past a cliff
+//! may be fitted apart (`edge`; measured, off by default).
 
 use crate::gp::{norm_cdf, Gp};
 use crate::sampler::{random_config, random_point, Observation, Sampler};
@@ -72,6 +74,14 @@ pub struct GpSampler {
     /// posterior has every run (the search before this field); Some(0.3)
     /// by default (docs/tuning.md, "The cliff, mended").
     pub past_edge: Option<f64>,
+    /// Two range parameters seen through their sum and difference (`gp::Turn`): the two
+    /// with the shortest length scales in the objective's fit (both log ranges, or both
+    /// linear) are refitted turned, and the turned fit is kept when its log posterior beats
+    /// the plain one's by more than this (1: the runs e times likelier). A ridge along a
+    /// product such as workers × threads then runs along one length scale, and a run on it
+    /// tells the model about the rest of it. None: never turned (the search before this
+    /// field); Some(1.0) by default (docs/tuning.md, "The ridge, turned").
+    pub turn: Option<f64>,
 }
 
 impl Default for GpSampler {
@@ -89,6 +99,7 @@ impl Default for GpSampler {
             cap: false,
             beyond: false,
             past_edge: Some(0.3),
+            turn: Some(1.0),
         }
     }
 }
@@ -151,6 +162,20 @@ impl Sampler for GpSampler {
         // included (`fit_best_centred`).
         let Some(objective) = Gp::fit_best_centred(&fitted_x, &fitted_y, &cat, (&xs, &ys)) else {
             return random_config(space, rng);
+        };
+        // A ridge of two parameters' sum or difference (`turn`).
+        let objective = match self.turn {
+            Some(margin) => {
+                let spans: Vec<Option<f64>> = (0..cat.len()).map(|i| log_span(space, i)).collect();
+                let turned = turn_for(&objective, &cat, &spans).and_then(|t| {
+                    Gp::fit_best_turned(&fitted_x, &fitted_y, &cat, (&xs, &ys), Some(t))
+                });
+                match turned {
+                    Some(t) if t.log_posterior() > objective.log_posterior() + margin => t,
+                    _ => objective,
+                }
+            }
+            None => objective,
         };
         // Runs past an edge out of the posterior (`past_edge`), the hyper-parameters kept.
         let objective = match self.past_edge {
@@ -420,6 +445,24 @@ fn without<T: Clone>(items: &[T], out: &[bool]) -> Vec<T> {
         .filter(|(_, o)| !**o)
         .map(|(i, _)| i.clone())
         .collect()
+}
+
+/// The pair of range parameters to see turned (`GpSampler::turn`): the two with the shortest
+/// length scales in `gp`, both log ranges (weighted by their spans `spans`) or both linear
+/// (weighted alike); None when those two are one of each, or there are fewer than two.
+/// (Trying every pair among the three or four shortest, the best log posterior kept, was
+/// measured and moved nothing: docs/tuning.md.)
+fn turn_for(gp: &Gp, cat: &[bool], spans: &[Option<f64>]) -> Option<crate::gp::Turn> {
+    let ls = gp.length_scales();
+    let mut ranges: Vec<usize> = (0..cat.len()).filter(|i| !cat[*i]).collect();
+    ranges.sort_by(|a, b| ls[*a].total_cmp(&ls[*b]));
+    let (&i, &j) = (ranges.first()?, ranges.get(1)?);
+    let (wi, wj) = match (spans[i], spans[j]) {
+        (Some(a), Some(b)) => (a, b),
+        (None, None) => (1.0, 1.0),
+        _ => return None,
+    };
+    Some(crate::gp::Turn { i, j, wi, wj })
 }
 
 /// The positions of the integers next to the one at `u` (±1, ±2), for a range.

@@ -263,3 +263,138 @@ fn the_search_climbs_to_the_edge_when_the_collapse_leaves_the_posterior() {
         assert!(b < a, "seed {seed}: {b} vs {a}");
     }
 }
+
+/// Two log integers `a`, `b` in 1..=1024 and runs of a ridge along a·b = 1024 (a sum of
+/// logs): high on it, low off it, measured at six points on it and twelve off it, at the
+/// ridge's ends only on one side each.
+fn ridge_history() -> (Space, Vec<Observation>) {
+    use crate::space::{Kind, ParamSpec, Value};
+    let int = |name: &str| ParamSpec {
+        name: name.into(),
+        kind: Kind::Int {
+            lo: 1,
+            hi: 1024,
+            log: true,
+        },
+        default: Value::Int(1),
+    };
+    let space = Space {
+        params: vec![int("a"), int("b")],
+        inert: Vec::new(),
+    };
+    let score = |a: i64, b: i64| {
+        let off = ((a * b) as f64).ln() - 1024f64.ln();
+        2.0 * (-(off / 1.2).powi(2)).exp()
+    };
+    let points = [
+        (8, 128),
+        (16, 64),
+        (32, 32),
+        (12, 90),
+        (24, 40),
+        (48, 20),
+        (1, 1),
+        (4, 4),
+        (1, 64),
+        (64, 1),
+        (512, 512),
+        (1024, 64),
+        (64, 1024),
+        (128, 128),
+        (256, 2),
+        (2, 200),
+        (700, 30),
+        (30, 700),
+    ];
+    let history = points
+        .iter()
+        .map(|&(a, b)| Observation {
+            config: [
+                ("a".to_string(), Value::Int(a)),
+                ("b".to_string(), Value::Int(b)),
+            ]
+            .into(),
+            score: Some(score(a, b)),
+            margin: -1.0,
+        })
+        .collect();
+    (space, history)
+}
+
+#[test]
+fn a_ridge_of_two_parameters_is_fitted_turned_and_carries_along_it() {
+    let (space, history) = ridge_history();
+    let cat = [false, false];
+    let xs: Vec<Vec<f64>> = history.iter().map(|o| space.encode(&o.config)).collect();
+    let ys: Vec<f64> = history.iter().filter_map(|o| o.score).collect();
+    let plain = Gp::fit_best(&xs, &ys, &cat).unwrap();
+    let spans: Vec<Option<f64>> = (0..2).map(|i| log_span(&space, i)).collect();
+    let turn = turn_for(&plain, &cat, &spans).unwrap();
+    let turned = Gp::fit_best_turned(&xs, &ys, &cat, (&xs, &ys), Some(turn)).unwrap();
+    // The turned fit explains the runs better than the sampler's margin asks.
+    let margin = GpSampler::default().turn.unwrap();
+    assert!(
+        turned.log_posterior() > plain.log_posterior() + margin,
+        "{} vs {}",
+        turned.log_posterior(),
+        plain.log_posterior()
+    );
+    // On the ridge beyond the runs (a·b = 1024 at a = 256, b = 4, where no run is near), the
+    // turned model expects the ridge; the plain one falls back toward the study's mean.
+    let at = |a: i64, b: i64| {
+        space.encode(
+            &[
+                ("a".to_string(), crate::space::Value::Int(a)),
+                ("b".to_string(), crate::space::Value::Int(b)),
+            ]
+            .into(),
+        )
+    };
+    let (on_turned, _) = turned.predict(&at(256, 4));
+    let (on_plain, _) = plain.predict(&at(256, 4));
+    assert!(
+        on_turned > 1.5 && on_turned > on_plain + 0.3,
+        "{on_turned} vs {on_plain}"
+    );
+    // Off the ridge there, both say low.
+    assert!(turned.predict(&at(256, 256)).0 < 0.5);
+}
+
+#[test]
+fn turn_for_pairs_only_like_ranges() {
+    let (space, history) = ridge_history();
+    let xs: Vec<Vec<f64>> = history.iter().map(|o| space.encode(&o.config)).collect();
+    let ys: Vec<f64> = history.iter().filter_map(|o| o.score).collect();
+    let gp = Gp::fit_best(&xs, &ys, &[false, false]).unwrap();
+    // A log range beside a linear one: no turn; fewer than two ranges: none.
+    assert!(turn_for(&gp, &[false, false], &[Some(6.9), None]).is_none());
+    assert!(turn_for(&gp, &[false, true], &[Some(6.9), None]).is_none());
+    let t = turn_for(&gp, &[false, false], &[None, None]).unwrap();
+    assert_eq!((t.wi, t.wj), (1.0, 1.0));
+}
+
+#[test]
+fn the_search_follows_a_ridge_beyond_its_runs_when_turned() {
+    let (space, history) = ridge_history();
+    let ab = |c: &Config| match (&c["a"], &c["b"]) {
+        (crate::space::Value::Int(a), crate::space::Value::Int(b)) => (*a, *b),
+        _ => unreachable!(),
+    };
+    for seed in 0..5 {
+        let mut on = GpSampler::default();
+        let mut off = GpSampler {
+            turn: None,
+            ..GpSampler::default()
+        };
+        // Turned, the proposal is on the ridge (a·b within ×2 of 1024) and past the runs
+        // along it (one of a, b beyond 256, where the runs on the ridge stop at 128);
+        // plain, it stays among the runs.
+        let (a, b) = ab(&on.ask(&space, &history, &mut Rng::seeded(seed)));
+        assert!(
+            (512..=2048).contains(&(a * b)) && a.max(b) >= 256,
+            "seed {seed}: {a} × {b}"
+        );
+        let (a, b) = ab(&off.ask(&space, &history, &mut Rng::seeded(seed)));
+        assert!(a.max(b) < 256, "seed {seed}: {a} × {b}");
+    }
+}
