@@ -31,6 +31,15 @@ pub(crate) struct Gp {
     log_posterior: f64,
 }
 
+/// A fit's hyper-parameters: the length scales (one a coordinate as the kernel sees it), the
+/// joint kernel's share of the mix, and the noise variance (standardised units).
+#[derive(Clone, Copy)]
+struct Hyper<'a> {
+    ls: &'a [f64],
+    lambda: f64,
+    noise: f64,
+}
+
 /// Two range parameters `i` and `j` seen by the kernel through the sum and the difference of
 /// their coordinates, each weighted by `wi`, `wj` (a log range's span in nats, so the sum
 /// is ln a + ln b up to a constant): a ridge along a product a·b (or a ratio a/b) of two
@@ -141,12 +150,11 @@ impl Gp {
         x: &[Vec<f64>],
         y: &[f64],
         cat: &[bool],
-        ls: &[f64],
-        lambda: f64,
-        noise: f64,
+        hyper: Hyper,
         centre: (f64, f64),
         turn: Option<Turn>,
     ) -> Option<(Gp, f64)> {
+        let Hyper { ls, lambda, noise } = hyper;
         let (mean, scale) = centre;
         let yn: Vec<f64> = y.iter().map(|v| (v - mean) / scale).collect();
         let k: Vec<Vec<f64>> = x
@@ -250,9 +258,18 @@ impl Gp {
         for &lambda in &[0.0, 0.5, 1.0] {
             for &l0 in &[0.1, 0.2, 0.35, 0.6, 1.0, 2.0] {
                 for &noise in &noises {
-                    if let Some((gp, lp)) =
-                        Gp::fit(x, y, cat, &vec![l0; d], lambda, noise, centre, turn)
-                    {
+                    if let Some((gp, lp)) = Gp::fit(
+                        x,
+                        y,
+                        cat,
+                        Hyper {
+                            ls: &vec![l0; d],
+                            lambda,
+                            noise,
+                        },
+                        centre,
+                        turn,
+                    ) {
                         if best.as_ref().is_none_or(|b| lp > b.1) {
                             best = Some((gp, lp, noise));
                         }
@@ -266,7 +283,18 @@ impl Gp {
             for &m in &[0.3, 0.6, 1.7, 3.0, 8.0] {
                 let mut ls = gp.ls.clone();
                 ls[i] *= m;
-                if let Some((g, p)) = Gp::fit(x, y, cat, &ls, lambda, noise, centre, turn) {
+                if let Some((g, p)) = Gp::fit(
+                    x,
+                    y,
+                    cat,
+                    Hyper {
+                        ls: &ls,
+                        lambda,
+                        noise,
+                    },
+                    centre,
+                    turn,
+                ) {
                     if p > lp {
                         gp = g;
                         lp = p;
@@ -288,9 +316,11 @@ impl Gp {
             &x,
             y,
             &self.cat,
-            &self.ls,
-            self.lambda,
-            self.noise,
+            Hyper {
+                ls: &self.ls,
+                lambda: self.lambda,
+                noise: self.noise,
+            },
             centre,
             self.turn,
         )
