@@ -192,6 +192,14 @@ fn expected_improvement_prefers_mean_and_uncertainty() {
     assert!(expected_improvement(-5.0, 0.1, 0.0) >= 0.0);
 }
 
+/// The integer value of `name` in `c`.
+fn int(c: &Config, name: &str) -> i64 {
+    match c[name] {
+        crate::space::Value::Int(x) => x,
+        _ => unreachable!("{name} is an integer"),
+    }
+}
+
 /// One integer `w` in 1..=64 (`study::tests::one_int_space`); runs climb with it to w = 24
 /// and collapse past an edge (infeasible, p99 ×3, a quarter of the throughput) at 36 and 48;
 /// a starved default at 1.
@@ -245,18 +253,14 @@ fn runs_past_the_edge_leave_the_posterior_but_not_the_fit() {
 #[test]
 fn the_search_climbs_to_the_edge_when_the_collapse_leaves_the_posterior() {
     let (space, history) = cliff_history();
-    let w_of = |c: &Config| match c["w"] {
-        crate::space::Value::Int(x) => x,
-        _ => unreachable!(),
-    };
     for seed in 0..5 {
         let mut on = GpSampler::default();
         let mut off = GpSampler {
             past_edge: None,
             ..GpSampler::default()
         };
-        let a = w_of(&on.ask(&space, &history, &mut Rng::seeded(seed)));
-        let b = w_of(&off.ask(&space, &history, &mut Rng::seeded(seed)));
+        let a = int(&on.ask(&space, &history, &mut Rng::seeded(seed)), "w");
+        let b = int(&off.ask(&space, &history, &mut Rng::seeded(seed)), "w");
         // Past the best run (24), short of the collapse (36); every run in the posterior,
         // the mean falls before the edge and the search stays below its best run.
         assert!((25..36).contains(&a), "seed {seed}: {a}");
@@ -376,10 +380,7 @@ fn turn_for_pairs_only_like_ranges() {
 #[test]
 fn the_search_follows_a_ridge_beyond_its_runs_when_turned() {
     let (space, history) = ridge_history();
-    let ab = |c: &Config| match (&c["a"], &c["b"]) {
-        (crate::space::Value::Int(a), crate::space::Value::Int(b)) => (*a, *b),
-        _ => unreachable!(),
-    };
+    let ab = |c: &Config| (int(c, "a"), int(c, "b"));
     for seed in 0..5 {
         let mut on = GpSampler::default();
         let mut off = GpSampler {
