@@ -269,8 +269,8 @@ fn the_search_climbs_to_the_edge_when_the_collapse_leaves_the_posterior() {
 }
 
 /// Two log integers `a`, `b` in 1..=1024 and runs of a ridge along a·b = 1024 (a sum of
-/// logs): high on it, low off it, measured at six points on it and twelve off it, at the
-/// ridge's ends only on one side each.
+/// logs): 2 on its crest, falling off it, measured at six points on or next to the crest and
+/// twelve off it; none on the crest with a or b beyond 128.
 fn ridge_history() -> (Space, Vec<Observation>) {
     use crate::space::{Kind, ParamSpec, Value};
     let int = |name: &str| ParamSpec {
@@ -343,8 +343,9 @@ fn a_ridge_of_two_parameters_is_fitted_turned_and_carries_along_it() {
         turned.log_posterior(),
         plain.log_posterior()
     );
-    // On the ridge beyond the runs (a·b = 1024 at a = 256, b = 4, where no run is near), the
-    // turned model expects the ridge; the plain one falls back toward the study's mean.
+    // On the crest beyond the runs (a·b = 1024 at a = 256, b = 4; the nearest run, at
+    // 256 × 2, is off the crest and scored 1.44), the turned model expects the crest (2);
+    // the plain one stays near that neighbour's score.
     let at = |a: i64, b: i64| {
         space.encode(
             &[
