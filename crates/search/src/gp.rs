@@ -399,6 +399,10 @@ impl Model {
             .chain(b.iter().map(|u| (u, -1.0 / b.len().max(1) as f64)))
             .collect();
         let mean: f64 = points.iter().map(|(u, w)| w * gp.predict(u).0).sum();
+        // The points as the kernel sees them (through the fit's turn, if any).
+        let seen: Vec<Vec<f64>> = points.iter().map(|(u, _)| gp.view(u)).collect();
+        let points: Vec<(&Vec<f64>, f64)> =
+            seen.iter().zip(&points).map(|(u, p)| (u, p.1)).collect();
         // v_p = L⁻¹ k(X, p): posterior cov(p, q) = k(p, q) − v_p·v_q (standardised units).
         let v: Vec<Vec<f64>> = points
             .iter()
