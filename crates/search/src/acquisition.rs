@@ -163,10 +163,12 @@ impl Sampler for GpSampler {
         let Some(objective) = Gp::fit_best_centred(&fitted_x, &fitted_y, &cat, (&xs, &ys)) else {
             return random_config(space, rng);
         };
+        // Each log range's span in nats (None for the rest): the turn's weights and the ridge
+        // candidates' step ratio.
+        let spans: Vec<Option<f64>> = (0..cat.len()).map(|i| log_span(space, i)).collect();
         // A ridge of two parameters' sum or difference (`turn`).
         let objective = match self.turn {
             Some(margin) => {
-                let spans: Vec<Option<f64>> = (0..cat.len()).map(|i| log_span(space, i)).collect();
                 let turned = turn_for(&objective, &cat, &spans).and_then(|t| {
                     Gp::fit_best_turned(&fitted_x, &fitted_y, &cat, (&xs, &ys), Some(t))
                 });
@@ -242,7 +244,6 @@ impl Sampler for GpSampler {
             feasible.iter().take(4).map(|f| f.1).collect()
         };
         let ranges: Vec<usize> = (0..d).filter(|i| !cat[*i]).collect();
-        let spans: Vec<Option<f64>> = (0..d).map(|i| log_span(space, i)).collect();
         if self.ridge > 0 && ranges.len() >= 2 {
             for c in &centres {
                 for _ in 0..self.ridge {

@@ -17,8 +17,7 @@ pub(crate) struct Gp {
     cat: Vec<bool>,
     ls: Vec<f64>,
     lambda: f64,
-    /// The noise variance (standardised units); read by the unit tests.
-    #[allow(dead_code)]
+    /// The noise variance (standardised units).
     noise: f64,
     /// Lower Cholesky factor of K + noise·I (standardised units).
     l: Vec<Vec<f64>>,
@@ -145,7 +144,7 @@ fn backward(l: &[Vec<f64>], b: &[f64]) -> Vec<f64> {
 }
 
 impl Gp {
-    /// Fit with given hyper-parameters; returns the model and its log posterior.
+    /// Fit with given hyper-parameters (the model keeps its log posterior).
     fn fit(
         x: &[Vec<f64>],
         y: &[f64],
@@ -153,7 +152,7 @@ impl Gp {
         hyper: Hyper,
         centre: (f64, f64),
         turn: Option<Turn>,
-    ) -> Option<(Gp, f64)> {
+    ) -> Option<Gp> {
         let Hyper { ls, lambda, noise } = hyper;
         let (mean, scale) = centre;
         let yn: Vec<f64> = y.iter().map(|v| (v - mean) / scale).collect();
@@ -177,23 +176,19 @@ impl Gp {
         // short length scales and no noise.
         let prior = -ls.iter().map(|v| (v / 0.5).ln().powi(2) / 2.0).sum::<f64>()
             - (noise / 0.05).ln().powi(2) / (2.0 * 1.5 * 1.5);
-        let lp = -0.5 * fit - logdet + prior;
-        Some((
-            Gp {
-                x: x.to_vec(),
-                cat: cat.to_vec(),
-                ls: ls.to_vec(),
-                lambda,
-                noise,
-                l,
-                alpha,
-                mean,
-                scale,
-                turn,
-                log_posterior: lp,
-            },
-            lp,
-        ))
+        Some(Gp {
+            x: x.to_vec(),
+            cat: cat.to_vec(),
+            ls: ls.to_vec(),
+            lambda,
+            noise,
+            l,
+            alpha,
+            mean,
+            scale,
+            turn,
+            log_posterior: -0.5 * fit - logdet + prior,
+        })
     }
 
     /// Fit, choosing hyper-parameters: a grid over a shared length scale and the noise,
@@ -246,7 +241,7 @@ impl Gp {
             (0.0, 1.0)
         };
         let centre = (mean, scale);
-        let mut best: Option<(Gp, f64, f64)> = None;
+        let mut best: Option<Gp> = None;
         let noises = match repeat_noise(all_x, all).filter(|_| var > 1e-12) {
             Some(pooled) => {
                 let est = pooled / var;
@@ -258,7 +253,7 @@ impl Gp {
         for &lambda in &[0.0, 0.5, 1.0] {
             for &l0 in &[0.1, 0.2, 0.35, 0.6, 1.0, 2.0] {
                 for &noise in &noises {
-                    if let Some((gp, lp)) = Gp::fit(
+                    if let Some(gp) = Gp::fit(
                         x,
                         y,
                         cat,
@@ -270,20 +265,23 @@ impl Gp {
                         centre,
                         turn,
                     ) {
-                        if best.as_ref().is_none_or(|b| lp > b.1) {
-                            best = Some((gp, lp, noise));
+                        if best
+                            .as_ref()
+                            .is_none_or(|b| gp.log_posterior > b.log_posterior)
+                        {
+                            best = Some(gp);
                         }
                     }
                 }
             }
         }
-        let (mut gp, mut lp, noise) = best?;
-        let lambda = gp.lambda;
+        let mut gp = best?;
+        let (lambda, noise) = (gp.lambda, gp.noise);
         for i in 0..d {
             for &m in &[0.3, 0.6, 1.7, 3.0, 8.0] {
                 let mut ls = gp.ls.clone();
                 ls[i] *= m;
-                if let Some((g, p)) = Gp::fit(
+                if let Some(g) = Gp::fit(
                     x,
                     y,
                     cat,
@@ -295,9 +293,8 @@ impl Gp {
                     centre,
                     turn,
                 ) {
-                    if p > lp {
+                    if g.log_posterior > gp.log_posterior {
                         gp = g;
-                        lp = p;
                     }
                 }
             }
@@ -324,7 +321,6 @@ impl Gp {
             centre,
             self.turn,
         )
-        .map(|(gp, _)| gp)
     }
 
     /// A point of the unit cube as the kernel sees it (through `turn`, if any).
